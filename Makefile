@@ -1,0 +1,33 @@
+# replaycheck — the two commands a newcomer needs are `make run` and `make test`.
+GO      ?= go
+BIN     := bin/replaycheck
+ARGS    ?=
+
+.PHONY: run test build bench vet fmt-check clean
+
+## build: the replaycheck CLI into bin/ (pure Go, no cgo needed for the simulator)
+build:
+	$(GO) build -o $(BIN) ./cmd/replaycheck
+
+## run: the probe catalog (specs/) on the simulated device, default profile cann
+run: build
+	./$(BIN) run $(ARGS) specs
+
+## test: formatting, vet, the cgo-free build, and every Ginkgo suite
+test: fmt-check vet
+	CGO_ENABLED=0 $(GO) build ./...
+	$(GO) test -count=1 ./...
+
+## bench: benchmarks, each printing ratios against a yardstick measured in the same run
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+clean:
+	rm -rf bin

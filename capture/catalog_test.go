@@ -1,0 +1,95 @@
+package capture_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// The catalog on sim/cann, unguarded: positives come out exact and hazards corrupted, and the
+// result shows why (the stale range's new owner, the op that ran eagerly).
+var _ = Describe("the catalog on sim/cann", func() {
+	sets, err := probes.Load(probes.DefaultLimits(), "../specs")
+	if err != nil {
+		// A load failure is reported by a spec rather than a panic during tree construction.
+		It("loads", func() { Expect(err).NotTo(HaveOccurred()) })
+		return
+	}
+	find := func(id string) *probes.Probe {
+		for _, s := range sets {
+			for _, p := range s.Probes {
+				if p.ID() == id {
+					return p
+				}
+			}
+		}
+		Fail("no probe " + id)
+		return nil
+	}
+	var dev runtime.Device
+	BeforeEach(func() {
+		dev = openSim("cann")
+		DeferCleanup(dev.Close)
+	})
+
+	for _, mode := range runtime.CaptureModes {
+		Context("in "+mode.String()+" mode", func() {
+			It("replays every positive probe exactly", func() {
+				for _, s := range sets {
+					for _, p := range s.Probes {
+						if p.Hazard != "none" {
+							continue
+						}
+						res := runOn(dev, p, mode, p.Replays)
+						Expect(res.Outcome).To(Equal(probes.Exact), "%s: %s", p.ID(), res.Reason)
+					}
+				}
+			})
+
+			It("shows a re-base writing into the bystander that took the old address", func() {
+				res := runOn(dev, find("hazards/rebase-after-capture"), mode, 3)
+				Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+				Expect(res.Stale).To(ConsistOf(SatisfyAll(
+					HaveField("Buffer", "dst"), HaveField("Owners", ConsistOf("bystander")))))
+				Expect(res.Mismatches).To(ContainElement(HaveField("Buffer", "bystander")))
+				Expect(res.Rejection).To(BeNil())
+			})
+
+			It("shows off-capture work running once, eagerly, and missing from every replay", func() {
+				res := runOn(dev, find("hazards/off-capture-stream"), mode, 3)
+				Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+				Expect(res.CorruptedRounds).To(Equal(3))
+				Expect(res.Mismatches).To(ConsistOf(HaveField("Buffer", "side-out")))
+				Expect(res.Timeline).To(ContainElement(SatisfyAll(
+					HaveField("Phase", "capture"), HaveField("Captured", false),
+					HaveField("Call", ContainSubstring("[eager: stream side is not part of the capture]")))))
+				Expect(res.Reason).To(ContainSubstring("ran eagerly outside the capture"))
+				Expect(res.Rejection).To(BeNil())
+			})
+
+			It("shows a scratch allocation from inside the capture replayed into its next owner", func() {
+				res := runOn(dev, find("hazards/alloc-in-capture-reused"), mode, 3)
+				Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+				Expect(res.Stale).To(ContainElement(SatisfyAll(
+					HaveField("Buffer", "scratch"), HaveField("Owners", ConsistOf("bystander")))))
+				Expect(res.Mismatches).To(ConsistOf(HaveField("Buffer", "bystander")))
+				Expect(res.Rejection).To(BeNil())
+			})
+		})
+	}
+
+	It("judges every unguarded instance of the catalog as passing or uncharacterised", func() {
+		var all []*probes.Probe
+		for _, s := range sets {
+			all = append(all, s.Probes...)
+		}
+		for _, in := range probes.Instances(all, probes.Matrix{Guards: []bool{false}, Replays: 3}) {
+			res := capture.Run(ctx(), dev, in, capture.Options{})
+			v, why := res.Verdict()
+			Expect(v).To(BeElementOf(capture.Pass, capture.Uncharacterised), "%s: %s", in.ID(), why)
+		}
+	})
+})

@@ -1,0 +1,81 @@
+package capture
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/probes"
+)
+
+// classify sets the outcome and its reason. Precedence: error > corrupted > rejected > refused >
+// exact; the silent case dominates everything but a broken run.
+func (r *run) classify(err error) {
+	res := r.res
+	if rej := res.Rejection; rej != nil && !rej.Invalidated && res.Rounds > 0 {
+		exact := res.CorruptedRounds == 0
+		rej.ReplaysExact = &exact
+	}
+	switch {
+	case err != nil:
+		res.Outcome, res.Reason = probes.Errored, err.Error()
+	case res.CorruptedRounds > 0:
+		res.Outcome, res.Reason = probes.Corrupted, r.corruptionReason()
+	case res.Rejection != nil:
+		res.Outcome, res.Reason = probes.Rejected, rejectionReason(res.Rejection)
+	case res.Refusal != nil:
+		res.Outcome = probes.Refused
+		res.Reason = fmt.Sprintf("guard refused %s (%s): %s", res.Refusal.Step, res.Refusal.Op, res.Refusal.Detail)
+	default:
+		res.Outcome = probes.Exact
+		res.Reason = fmt.Sprintf("%d of %d rounds byte-identical to the oracle, no error", res.Rounds, res.Replays)
+	}
+}
+
+func (r *run) corruptionReason() string {
+	res := r.res
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d rounds differ from the oracle, first at round %d", res.CorruptedRounds, res.Rounds, res.FirstCorrupted)
+	if len(res.Mismatches) > 0 {
+		m := res.Mismatches[0]
+		fmt.Fprintf(&b, " (%s at offset %d, %s)", m.Buffer, m.Offset, plural(m.Length, "byte"))
+	}
+	for _, s := range res.Stale {
+		fmt.Fprintf(&b, "; graph %s captured %s at %v, now %s", s.Capture, s.Buffer, s.Range, s.Now)
+	}
+	if len(res.Stale) == 0 {
+		for _, ev := range res.Timeline {
+			if ev.Phase == "capture" && strings.Contains(ev.Call, "[eager:") {
+				fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", ev.Step)
+				break
+			}
+		}
+	}
+	if res.Rejection != nil {
+		fmt.Fprintf(&b, "; also %s", rejectionReason(res.Rejection))
+	}
+	return b.String()
+}
+
+func rejectionReason(rej *Rejection) string {
+	s := fmt.Sprintf("platform rejected %s (%s) with %d", rej.Step, rej.Op, rej.Code)
+	if rej.Name != "" {
+		s += " " + rej.Name
+	}
+	s += " [" + string(rej.Class) + "]"
+	if rej.Invalidated {
+		s += ", capture invalidated"
+	} else {
+		s += ", capture not invalidated"
+		if rej.ReplaysExact != nil && *rej.ReplaysExact {
+			s += ", later replays exact"
+		}
+	}
+	return s
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}

@@ -1,0 +1,732 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Options tune one run.
+type Options struct {
+	// Timeout bounds one instance (default one minute). Device calls are not interrupted: the
+	// engine stops between calls and the instance ends in error.
+	Timeout time.Duration
+}
+
+// errFatal marks a failure that ends the instance in error (setup, a broken invariant, a timeout).
+type errFatal struct{ err error }
+
+func (e errFatal) Error() string { return e.err.Error() }
+
+// allocation is a live device buffer the engine holds for a probe buffer name.
+type allocation struct {
+	ptr  runtime.Ptr
+	gen  uint64 // the engine's allocation generation: a free and re-allocation is a new one
+	init probes.Pattern
+	slot probes.Slot
+}
+
+type run struct {
+	ctx    context.Context
+	dev    runtime.Device
+	in     probes.Instance
+	p      *probes.Probe
+	res    *Result
+	oracle *probes.Oracle
+
+	streams map[string]runtime.Stream
+	events  map[string]runtime.Event
+	bufs    map[string]*allocation
+	gen     uint64
+	graphs  map[string]runtime.Graph
+	// setup is the engine's own stream, never part of a capture, used to initialise buffers
+	// allocated while a capture is active without making a synchronous (unsafe) call.
+	setup runtime.Stream
+
+	capture   string // name of the capture in progress, "" when none
+	captureID uint64
+	phase     string
+	round     int
+	ledgerSet map[string]bool
+}
+
+// Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
+// then Replays rounds of replay, comparing every checked buffer byte for byte with the oracle after
+// every round. Run never panics and never returns nil; every failure is in the Result.
+func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Options) (res *Result) {
+	p := in.Probe
+	res = &Result{
+		ID: in.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
+		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
+		Backend: dev.Backend(), Device: dev.Describe(),
+		Expected: in.Expected(), RejectedBy: p.Expect.RejectedBy,
+	}
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+
+	caps := dev.Capabilities()
+	for _, need := range p.Requires {
+		if !caps.Has(need) {
+			res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %q", dev.Backend(), need)
+			return res
+		}
+	}
+	if in.Guarded {
+		// Kernel-mode guards (runtime/guard) are not built yet: a guarded instance would run
+		// unguarded and be judged against the guarded expectation, which proves nothing.
+		res.Outcome, res.Reason = probes.Skipped, "guards on needs runtime/guard, which this build does not have yet"
+		return res
+	}
+
+	if opt.Timeout <= 0 {
+		opt.Timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	r := &run{
+		ctx: ctx, dev: dev, in: in, p: p, res: res, oracle: probes.NewOracle(p),
+		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
+		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]bool{},
+	}
+	base := dev.Counters()
+	err := r.safely(r.body)
+	if terr := r.safely(r.teardown); err == nil {
+		err = terr
+	}
+	if err == nil {
+		res.Leaks = dev.Counters().Leaks(base)
+		if len(res.Leaks) > 0 {
+			err = fmt.Errorf("leaked after teardown: %s", strings.Join(res.Leaks, "; "))
+		}
+	}
+	r.classify(err)
+	return res
+}
+
+// safely runs f, turning a panic into an error so one broken probe cannot take the suite down.
+func (r *run) safely(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return f()
+}
+
+func (r *run) body() error {
+	if err := r.setupObjects(); err != nil {
+		return err
+	}
+	r.phase = "prepare"
+	if err := r.ops(probes.PhasePrepare, "", r.p.Prepare); err != nil {
+		return err
+	}
+	for _, c := range r.p.Captures {
+		if err := r.runCapture(c); err != nil {
+			return err
+		}
+	}
+	r.phase = "between"
+	if err := r.ops(probes.PhaseBetween, "", r.p.Between); err != nil {
+		return err
+	}
+	return r.replays()
+}
+
+func (r *run) setupObjects() error {
+	r.phase = "setup"
+	for _, name := range r.p.Streams {
+		var s runtime.Stream
+		if err := r.must("CreateStream "+name, func() (err error) { s, err = r.dev.CreateStream(runtime.Main); return }); err != nil {
+			return err
+		}
+		r.streams[name] = s
+	}
+	if err := r.must("CreateStream (engine setup stream)", func() (err error) { r.setup, err = r.dev.CreateStream(runtime.Main); return }); err != nil {
+		return err
+	}
+	for _, name := range r.p.Events {
+		var e runtime.Event
+		if err := r.must("CreateEvent "+name, func() (err error) { e, err = r.dev.CreateEvent(runtime.Main); return }); err != nil {
+			return err
+		}
+		r.events[name] = e
+	}
+	for _, b := range r.p.Buffers {
+		took, err := r.allocate("", runtime.Main, b.Name, b.Bytes, b.Init, b.Slot)
+		if err != nil {
+			return err
+		}
+		if !took {
+			return errFatal{fmt.Errorf("allocating declared buffer %q (%d bytes) failed: %s", b.Name, b.Bytes, r.lastErr())}
+		}
+	}
+	return nil
+}
+
+func (r *run) lastErr() string {
+	if n := len(r.res.Timeline); n > 0 {
+		return r.res.Timeline[n-1].Err
+	}
+	return "unknown error"
+}
+
+// must makes an engine call outside the probe's ops: any error ends the instance in error.
+func (r *run) must(call string, f func() error) error {
+	ev := r.record("", call, runtime.Main, f())
+	if ev.Err != "" {
+		return errFatal{fmt.Errorf("%s: %s", call, ev.Err)}
+	}
+	return nil
+}
+
+// record appends a timeline event for a device call that returned err.
+func (r *run) record(step, call string, t runtime.Thread, err error) *Event {
+	ev := Event{Seq: len(r.res.Timeline) + 1, Phase: r.phase, Step: step, Call: call, Thread: t, Round: r.round}
+	if err != nil {
+		ev.Err = err.Error()
+		ev.Class = runtime.ClassOf(err)
+		if e, ok := runtime.AsError(err); ok {
+			ev.Code = e.Code
+		}
+	}
+	r.res.Timeline = append(r.res.Timeline, ev)
+	return &r.res.Timeline[len(r.res.Timeline)-1]
+}
+
+// outcomeOf records the effect of a probe call's error: nil took effect; a guard refusal or a
+// platform rejection did not (the first of each is kept); anything that is not a device error is
+// fatal.
+func (r *run) outcomeOf(step, call string, err error) (bool, error) {
+	if err == nil {
+		return true, nil
+	}
+	e, ok := runtime.AsError(err)
+	if !ok {
+		return false, errFatal{fmt.Errorf("%s: %s: %w", step, call, err)}
+	}
+	if e.Class == runtime.ClassRefused {
+		if r.res.Refusal == nil {
+			r.res.Refusal = &Refusal{Step: step, Op: e.Op, Detail: e.Detail}
+		}
+		return false, nil
+	}
+	if r.res.Rejection == nil {
+		r.res.Rejection = &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class, Invalidated: e.Invalidated}
+	}
+	return false, nil
+}
+
+// call issues one device call for a probe step and records it.
+func (r *run) call(step, call string, t runtime.Thread, f func() error) (bool, error) {
+	if err := r.ctx.Err(); err != nil {
+		return false, errFatal{fmt.Errorf("%s: %w", step, err)}
+	}
+	err := f()
+	r.record(step, call, t, err)
+	return r.outcomeOf(step, call, err)
+}
+
+func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
+	for i, op := range ops {
+		step := probes.Step{Phase: phase, Capture: capture, Index: i}.String()
+		if r.oracle.Skips(op) {
+			ev := r.record(step, string(op.Kind)+" (skipped: names a buffer whose allocation failed)", op.Thread, nil)
+			ev.Skipped = true
+			r.res.Skipped = append(r.res.Skipped, step)
+			continue
+		}
+		took, err := r.issue(step, op)
+		if err != nil {
+			return err
+		}
+		if capture != "" {
+			r.oracle.Capture(capture, op, took)
+		} else {
+			r.oracle.Eager(op, took)
+		}
+	}
+	return nil
+}
+
+func (r *run) buf(step, name string) (*allocation, error) {
+	a := r.bufs[name]
+	if a == nil {
+		return nil, errFatal{fmt.Errorf("%s: buffer %q is not allocated on the device", step, name)}
+	}
+	return a, nil
+}
+
+func (r *run) sizeOf(name string) int64 {
+	if a := r.bufs[name]; a != nil {
+		return a.ptr.Bytes
+	}
+	return 0
+}
+
+// issue performs one probe op on the device.
+func (r *run) issue(step string, op *probes.Op) (bool, error) {
+	t := op.Thread
+	s := r.streams[op.Stream]
+	on := fmt.Sprintf(" on %s", op.Stream)
+	switch op.Kind {
+	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
+		acc, err := op.Resolve(r.sizeOf)
+		if err != nil {
+			return false, errFatal{fmt.Errorf("%s: %w", step, err)}
+		}
+		span := func(sp probes.Span) (runtime.Ptr, error) {
+			a, err := r.buf(step, sp.Buffer)
+			if err != nil {
+				return runtime.Ptr{}, err
+			}
+			return a.ptr.Slice(sp.Off, sp.Len), nil
+		}
+		var f func() error
+		var desc string
+		w, err := span(acc.Writes[0])
+		if err != nil {
+			return false, err
+		}
+		switch op.Kind {
+		case probes.OpFill:
+			desc = fmt.Sprintf("Fill(%s %v, %#02x)", op.Dst, w, op.Value)
+			f = func() error { return r.dev.Fill(t, s, w, op.Value) }
+		case probes.OpCopy:
+			src, err := span(acc.Reads[0])
+			if err != nil {
+				return false, err
+			}
+			desc = fmt.Sprintf("Copy(%s %v <- %s %v)", op.Dst, w, op.Src, src)
+			f = func() error { return r.dev.Copy(t, s, w, src) }
+		case probes.OpAxpy:
+			x, err := span(acc.Reads[0])
+			if err != nil {
+				return false, err
+			}
+			desc = fmt.Sprintf("Axpy(%s %v += %d * %s %v)", op.Y, w, op.A, op.X, x)
+			f = func() error { return r.dev.Axpy(t, s, w, x, op.A) }
+		}
+		took, err := r.call(step, desc+on, t, f)
+		if took && err == nil {
+			r.noteCaptured(op, acc)
+		}
+		return took, err
+	case probes.OpWrite:
+		a, err := r.buf(step, op.Dst)
+		if err != nil {
+			return false, err
+		}
+		data := op.Pattern.Bytes(a.ptr.Bytes)
+		return r.call(step, fmt.Sprintf("Write(%s %v, %s)", op.Dst, a.ptr, op.Pattern), t,
+			func() error { return r.dev.Write(t, a.ptr, data) })
+	case probes.OpRead:
+		a, err := r.buf(step, op.Src)
+		if err != nil {
+			return false, err
+		}
+		data := make([]byte, a.ptr.Bytes)
+		return r.call(step, fmt.Sprintf("Read(%s %v)", op.Src, a.ptr), t,
+			func() error { return r.dev.Read(t, data, a.ptr) })
+	case probes.OpRecord:
+		e := r.events[op.Event]
+		took, err := r.call(step, fmt.Sprintf("Record(%s)%s", op.Event, on), t, func() error { return r.dev.Record(t, e, s) })
+		if took && err == nil {
+			r.noteCaptured(op, probes.Access{})
+		}
+		return took, err
+	case probes.OpWait:
+		e := r.events[op.Event]
+		took, err := r.call(step, fmt.Sprintf("Wait(%s)%s", op.Event, on), t, func() error { return r.dev.Wait(t, s, e) })
+		if took && err == nil {
+			r.noteCaptured(op, probes.Access{})
+		}
+		return took, err
+	case probes.OpSync:
+		return r.call(step, "SyncStream("+op.Stream+")", t, func() error { return r.dev.SyncStream(t, s) })
+	case probes.OpSyncDevice:
+		return r.call(step, "SyncDevice()", t, func() error { return r.dev.SyncDevice(t) })
+	case probes.OpQuery:
+		e := r.events[op.Event]
+		var done bool
+		took, err := r.call(step, "QueryEvent("+op.Event+")", t, func() (err error) { done, err = r.dev.QueryEvent(t, e); return })
+		if took {
+			r.res.Timeline[len(r.res.Timeline)-1].Call += fmt.Sprintf(" = complete:%v", done)
+		}
+		return took, err
+	case probes.OpSyncEvent:
+		e := r.events[op.Event]
+		return r.call(step, "SyncEvent("+op.Event+")", t, func() error { return r.dev.SyncEvent(t, e) })
+	case probes.OpAlloc:
+		return r.allocate(step, t, op.Buffer, *op.Bytes, op.Pattern, op.Slot)
+	case probes.OpFree:
+		a, err := r.buf(step, op.Buffer)
+		if err != nil {
+			return false, err
+		}
+		took, err := r.call(step, fmt.Sprintf("Free(%s %v)", op.Buffer, a.ptr), t, func() error { return r.dev.Free(t, a.ptr) })
+		if took {
+			delete(r.bufs, op.Buffer)
+		}
+		return took, err
+	case probes.OpGrow:
+		return r.grow(step, t, op)
+	}
+	return false, errFatal{fmt.Errorf("%s: op %q is not implemented by the engine", step, op.Kind)}
+}
+
+// allocate mallocs a buffer and writes its init pattern. Outside a capture the pattern is written
+// synchronously; inside one, a synchronous write is an unsafe call the platform may reject, so the
+// engine memsets the buffer on its own stream, which is never part of the capture.
+func (r *run) allocate(step string, t runtime.Thread, name string, n int64, init probes.Pattern, slot probes.Slot) (bool, error) {
+	var ptr runtime.Ptr
+	took, err := r.call(step, fmt.Sprintf("Malloc(%s, %d)", name, n), t, func() (err error) { ptr, err = r.dev.Malloc(t, n); return })
+	if !took || err != nil {
+		return took, err
+	}
+	r.gen++
+	r.bufs[name] = &allocation{ptr: ptr, gen: r.gen, init: init, slot: slot}
+	r.res.Timeline[len(r.res.Timeline)-1].Call += " = " + ptr.String()
+	return true, r.initialise(name, init)
+}
+
+func (r *run) initialise(name string, init probes.Pattern) error {
+	a := r.bufs[name]
+	if r.capture == "" {
+		data := init.Bytes(a.ptr.Bytes)
+		return r.must(fmt.Sprintf("Write(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.dev.Write(runtime.Main, a.ptr, data) })
+	}
+	var value byte
+	switch init.Kind {
+	case probes.PatZero, "":
+	case probes.PatFill:
+		value = init.Byte
+	default:
+		return errFatal{fmt.Errorf("buffer %q is allocated inside a capture with init %s: only zero and fill:B can be initialised there without a synchronous copy", name, init)}
+	}
+	return r.must(fmt.Sprintf("Fill(%s %v, %#02x) (init, engine stream)", name, a.ptr, value), func() error {
+		if err := r.dev.Fill(runtime.Main, r.setup, a.ptr, value); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// grow serves a growth request through the program-mode path: in place when it fits, otherwise free
+// then malloc at the new size then the buffer's init again (a re-base: the address may change).
+func (r *run) grow(step string, t runtime.Thread, op *probes.Op) (bool, error) {
+	a, err := r.buf(step, op.Buffer)
+	if err != nil {
+		return false, err
+	}
+	if *op.Bytes <= a.ptr.Bytes {
+		r.record(step, fmt.Sprintf("grow %s to %d: served in place at %v, no allocator call", op.Buffer, *op.Bytes, a.ptr), t, nil)
+		return true, nil
+	}
+	took, err := r.call(step, fmt.Sprintf("Free(%s %v) (grow to %d)", op.Buffer, a.ptr, *op.Bytes), t, func() error { return r.dev.Free(t, a.ptr) })
+	if !took || err != nil {
+		return took, err
+	}
+	delete(r.bufs, op.Buffer)
+	took, err = r.allocate(step, t, op.Buffer, *op.Bytes, a.init, a.slot)
+	if err == nil && !took {
+		// The old allocation is gone and the new one failed: the probe has lost a buffer the
+		// oracle still holds, which no outcome but error describes honestly.
+		return false, errFatal{fmt.Errorf("%s: grow of %q freed the old allocation and the new one failed: %s", step, op.Buffer, r.lastErr())}
+	}
+	return took, err
+}
+
+// noteCaptured marks the last timeline event as captured when its stream is part of the capture in
+// progress, and enters the buffers it touches into the residency ledger.
+func (r *run) noteCaptured(op *probes.Op, acc probes.Access) {
+	if r.capture == "" {
+		return
+	}
+	ev := &r.res.Timeline[len(r.res.Timeline)-1]
+	info, err := r.dev.CaptureInfo(runtime.Main, r.streams[op.Stream])
+	if err != nil || info.Status != runtime.CaptureActive || info.ID != r.captureID {
+		ev.Call += " [eager: stream " + op.Stream + " is not part of the capture]"
+		return
+	}
+	ev.Captured = true
+	for _, sp := range append(acc.Writes, acc.Reads...) {
+		a := r.bufs[sp.Buffer]
+		key := fmt.Sprintf("%s/%s/%d", r.capture, sp.Buffer, a.gen)
+		if r.ledgerSet[key] {
+			continue
+		}
+		r.ledgerSet[key] = true
+		r.res.Ledger = append(r.res.Ledger, Residency{Capture: r.capture, Buffer: sp.Buffer, Range: a.ptr, Generation: a.gen})
+	}
+}
+
+func (r *run) runCapture(c *probes.Capture) error {
+	r.phase = "capture"
+	origin := r.streams[c.Stream]
+	step := fmt.Sprintf("capture %s begin", c.Name)
+	took, err := r.call(step, fmt.Sprintf("BeginCapture(%s, %s)", c.Stream, r.in.Mode), runtime.Main,
+		func() error { return r.dev.BeginCapture(runtime.Main, origin, r.in.Mode) })
+	if err != nil {
+		return err
+	}
+	if !took {
+		// Nothing is being captured: the ops would run eagerly and mean something else, so they are
+		// not issued, and there is no graph to replay.
+		for i := range c.Ops {
+			s := probes.Step{Phase: probes.PhaseCapture, Capture: c.Name, Index: i}.String()
+			ev := r.record(s, string(c.Ops[i].Kind)+" (skipped: the capture did not begin)", c.Ops[i].Thread, nil)
+			ev.Skipped = true
+			r.res.Skipped = append(r.res.Skipped, s)
+		}
+		r.oracle.EndCapture(c.Name, false)
+		return nil
+	}
+	info, err := r.dev.CaptureInfo(runtime.Main, origin)
+	if err != nil {
+		return errFatal{fmt.Errorf("CaptureInfo after begin: %w", err)}
+	}
+	r.capture, r.captureID = c.Name, info.ID
+	opsErr := r.ops(probes.PhaseCapture, c.Name, c.Ops)
+	r.capture = ""
+	if opsErr != nil {
+		r.abandonCapture(c)
+		return opsErr
+	}
+
+	step = fmt.Sprintf("capture %s end", c.Name)
+	var g runtime.Graph
+	took, err = r.call(step, fmt.Sprintf("EndCapture(%s) from %s", c.EndStream, c.EndThread), c.EndThread,
+		func() (err error) { g, err = r.dev.EndCapture(c.EndThread, r.streams[c.EndStream]); return })
+	if err != nil {
+		return err
+	}
+	if took {
+		r.graphs[c.Name] = g
+	}
+	r.oracle.EndCapture(c.Name, took)
+	return r.abandonCapture(c)
+}
+
+// abandonCapture ends a capture the probe left active (its end failed or was never reached) so the
+// streams are usable again; the graph, if any, is destroyed and never replayed.
+func (r *run) abandonCapture(c *probes.Capture) error {
+	origin := r.streams[c.Stream]
+	info, err := r.dev.CaptureInfo(runtime.Main, origin)
+	if err != nil || info.Status == runtime.CaptureNone {
+		return nil
+	}
+	prev := r.phase
+	r.phase = "cleanup"
+	defer func() { r.phase = prev }()
+	var g runtime.Graph
+	g, err = r.dev.EndCapture(runtime.Main, origin)
+	if err == nil {
+		r.record("", fmt.Sprintf("EndCapture(%s) (cleanup: the probe left the capture active)", c.Stream), runtime.Main, nil)
+		return r.must("DestroyGraph (cleanup)", func() error { return r.dev.DestroyGraph(runtime.Main, g) })
+	}
+	r.record("", fmt.Sprintf("EndCapture(%s) (cleanup)", c.Stream), runtime.Main, err)
+	if info, ierr := r.dev.CaptureInfo(runtime.Main, origin); ierr == nil && info.Status != runtime.CaptureNone {
+		return errFatal{fmt.Errorf("capture %s is still %s after cleanup: %v", c.Name, info.Status, err)}
+	}
+	return nil
+}
+
+func (r *run) replays() error {
+	r.phase = "replay"
+	stream := r.streams[r.p.Replay.Stream]
+	for round := 1; round <= r.in.Replays; round++ {
+		r.round = round
+		r.phase = "each"
+		if err := r.ops(probes.PhaseEach, "", r.p.Replay.Each); err != nil {
+			return err
+		}
+		r.phase = "replay"
+		for _, name := range r.p.Replay.Order {
+			g, ok := r.graphs[name]
+			if !ok {
+				r.oracle.Launch(name, false)
+				continue
+			}
+			step := fmt.Sprintf("replay %d %s", round, name)
+			took, err := r.call(step, fmt.Sprintf("Launch(graph %s) on %s", name, r.p.Replay.Stream), runtime.Main,
+				func() error { return r.dev.Launch(runtime.Main, g, stream) })
+			if err != nil {
+				return err
+			}
+			r.oracle.Launch(name, took)
+		}
+		if err := r.verify(round); err != nil {
+			return err
+		}
+		r.res.Rounds = round
+	}
+	r.round = 0
+	return nil
+}
+
+// verify compares every checked live buffer with the oracle after a round.
+func (r *run) verify(round int) error {
+	r.phase = "verify"
+	if err := r.must("SyncDevice (verify)", func() error { return r.dev.SyncDevice(runtime.Main) }); err != nil {
+		return err
+	}
+	// The timeline keeps one verify sync per round and not the reads: they add nothing a reader needs.
+	names := r.p.Check
+	if names == nil {
+		names = r.oracle.Live()
+	}
+	differs := false
+	for _, name := range names {
+		want, live := r.oracle.Bytes(name)
+		if !live {
+			continue
+		}
+		a, err := r.buf("verify", name)
+		if err != nil {
+			return err
+		}
+		if a.ptr.Bytes != int64(len(want)) {
+			return errFatal{fmt.Errorf("verify: buffer %q is %d bytes on the device and %d in the oracle", name, a.ptr.Bytes, len(want))}
+		}
+		got := make([]byte, a.ptr.Bytes)
+		if err := r.dev.Read(runtime.Main, got, a.ptr); err != nil {
+			return errFatal{fmt.Errorf("verify: Read(%s): %w", name, err)}
+		}
+		if bytes.Equal(got, want) {
+			continue
+		}
+		differs = true
+		if r.res.FirstCorrupted == 0 {
+			r.res.Mismatches = append(r.res.Mismatches, diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches))...)
+		}
+	}
+	if differs {
+		r.res.CorruptedRounds++
+		if r.res.FirstCorrupted == 0 {
+			r.res.FirstCorrupted = round
+			r.findStale()
+		}
+	}
+	return nil
+}
+
+// diff returns up to limit differing ranges of got against want. Differing runs separated by fewer
+// than mergeGap equal bytes form one range: a pattern that differs in some bytes of every lane (iota32
+// against zero) is one finding, not one per lane.
+func diff(round int, name string, want, got []byte, limit int) []Mismatch {
+	const mergeGap = 16
+	var out []Mismatch
+	for i := 0; i < len(want) && len(out) < limit; {
+		if want[i] == got[i] {
+			i++
+			continue
+		}
+		end := i + 1 // one past the last differing byte of the range
+		for j := end; j < len(want) && j < end+mergeGap; j++ {
+			if want[j] != got[j] {
+				end = j + 1
+			}
+		}
+		show := min(end-i, MaxShownBytes)
+		out = append(out, Mismatch{
+			Round: round, Buffer: name, Offset: int64(i), Length: int64(end - i),
+			Want: append([]byte(nil), want[i:i+show]...), Got: append([]byte(nil), got[i:i+show]...),
+		})
+		i = end
+	}
+	return out
+}
+
+// findStale names, for each ledger entry whose allocation changed since capture, what holds its
+// range now.
+func (r *run) findStale() {
+	for _, l := range r.res.Ledger {
+		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
+			continue
+		}
+		s := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation}
+		var now []string
+		for _, name := range r.liveNames() {
+			a := r.bufs[name]
+			if a.ptr.Overlaps(l.Range) {
+				s.Owners = append(s.Owners, name)
+				now = append(now, fmt.Sprintf("buffer %s %v (generation %d)", name, a.ptr, a.gen))
+			}
+		}
+		if len(now) == 0 {
+			s.Now = "free (no live allocation of the probe)"
+		} else {
+			s.Now = strings.Join(now, ", ")
+		}
+		r.res.Stale = append(r.res.Stale, s)
+	}
+}
+
+// liveNames lists the engine's live buffers in allocation order.
+func (r *run) liveNames() []string {
+	var out []string
+	for name := range r.bufs {
+		out = append(out, name)
+	}
+	// Allocation order is the generation order.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && r.bufs[out[j]].gen < r.bufs[out[j-1]].gen; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func (r *run) teardown() error {
+	r.phase = "teardown"
+	r.round = 0
+	var errs []error
+	keep := func(what string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	for _, c := range r.p.Captures {
+		if info, err := r.dev.CaptureInfo(runtime.Main, r.streams[c.Stream]); err == nil && info.Status != runtime.CaptureNone {
+			g, err := r.dev.EndCapture(runtime.Main, r.streams[c.Stream])
+			if err == nil {
+				keep("DestroyGraph", r.dev.DestroyGraph(runtime.Main, g))
+			}
+		}
+	}
+	for _, c := range r.p.Captures {
+		if g, ok := r.graphs[c.Name]; ok {
+			keep("DestroyGraph "+c.Name, r.dev.DestroyGraph(runtime.Main, g))
+		}
+	}
+	if len(r.streams) > 0 || r.setup != 0 {
+		keep("SyncDevice", r.dev.SyncDevice(runtime.Main))
+	}
+	for _, name := range r.liveNames() {
+		keep("Free "+name, r.dev.Free(runtime.Main, r.bufs[name].ptr))
+	}
+	for _, name := range r.p.Events {
+		if e, ok := r.events[name]; ok {
+			keep("DestroyEvent "+name, r.dev.DestroyEvent(runtime.Main, e))
+		}
+	}
+	for _, name := range r.p.Streams {
+		if s, ok := r.streams[name]; ok {
+			keep("DestroyStream "+name, r.dev.DestroyStream(runtime.Main, s))
+		}
+	}
+	if r.setup != 0 {
+		keep("DestroyStream (engine setup stream)", r.dev.DestroyStream(runtime.Main, r.setup))
+	}
+	if len(errs) > 0 {
+		return errFatal{fmt.Errorf("teardown: %w", errors.Join(errs...))}
+	}
+	return nil
+}

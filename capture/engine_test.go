@@ -1,0 +1,267 @@
+package capture_test
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+const header = "version: replaycheck/v1\nset: t\nprobes:\n"
+
+// leakyDevice forgets to free: every Free reports success and does nothing.
+type leakyDevice struct{ runtime.Device }
+
+func (d leakyDevice) Free(runtime.Thread, runtime.Ptr) error { return nil }
+
+// panickyDevice panics on the first launch.
+type panickyDevice struct{ runtime.Device }
+
+func (d panickyDevice) Launch(runtime.Thread, runtime.Graph, runtime.Stream) error {
+	panic("launch exploded")
+}
+
+// slowDevice sleeps in every SyncDevice.
+type slowDevice struct{ runtime.Device }
+
+func (d slowDevice) SyncDevice(t runtime.Thread) error {
+	time.Sleep(20 * time.Millisecond)
+	return d.Device.SyncDevice(t)
+}
+
+// brokenDevice fails reads with an error that is not a device error.
+type brokenDevice struct{ runtime.Device }
+
+func (d brokenDevice) Fill(runtime.Thread, runtime.Stream, runtime.Ptr, byte) error {
+	return errors.New("transport closed")
+}
+
+const simple = header + `
+  - name: p
+    hazard: none
+    buffers:
+      a: {bytes: 4KiB, init: iota8}
+      b: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - copy: {dst: b, src: a}
+    expect: {guarded: exact, unguarded: exact}
+`
+
+var _ = Describe("Run", func() {
+	var dev runtime.Device
+	BeforeEach(func() {
+		dev = openSim("cann")
+		DeferCleanup(func() { Expect(dev.Close()).To(Succeed()) })
+	})
+
+	It("classifies a correct replay as exact, with a timeline that shows what was captured", func() {
+		res := runOn(dev, parseProbe(simple), runtime.Global, 5)
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		Expect(res.Rounds).To(Equal(5))
+		Expect(res.Reason).To(ContainSubstring("5 of 5 rounds"))
+		var captured []capture.Event
+		for _, ev := range res.Timeline {
+			if ev.Captured {
+				captured = append(captured, ev)
+			}
+		}
+		Expect(captured).To(HaveLen(1))
+		Expect(captured[0].Call).To(HavePrefix("Copy(b "))
+		Expect(res.Ledger).To(HaveLen(2))
+		v, _ := res.Verdict()
+		Expect(v).To(Equal(capture.Pass))
+	})
+
+	It("leaves no device object behind", func() {
+		before := dev.Counters()
+		runOn(dev, parseProbe(simple), runtime.Relaxed, 2)
+		Expect(dev.Counters().Leaks(before)).To(BeEmpty())
+	})
+
+	It("reports the first differing ranges and who owns a stale captured range", func() {
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: rebase
+    buffers:
+      src: {bytes: 4KiB, init: fill:0x01}
+      dst: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - copy: {dst: dst, src: src}
+    between:
+      - grow: {buffer: dst, bytes: 8KiB}
+      - alloc: {buffer: bystander, bytes: 4KiB, init: fill:0xEE}
+    expect: {guarded: refused, unguarded: corrupted}
+`), runtime.Global, 3)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.FirstCorrupted).To(Equal(1))
+		Expect(res.CorruptedRounds).To(Equal(3))
+		Expect(res.Mismatches).To(ContainElements(
+			SatisfyAll(HaveField("Buffer", "dst"), HaveField("Offset", int64(0)), HaveField("Length", int64(4096)),
+				HaveField("Want", HaveLen(capture.MaxShownBytes)), HaveField("Got", HaveEach(byte(0)))),
+			SatisfyAll(HaveField("Buffer", "bystander"), HaveField("Length", int64(4096)),
+				HaveField("Want", HaveEach(byte(0xEE))), HaveField("Got", HaveEach(byte(0x01)))),
+		))
+		Expect(res.Stale).To(ConsistOf(SatisfyAll(
+			HaveField("Buffer", "dst"), HaveField("Owners", ConsistOf("bystander")))))
+		Expect(res.Reason).To(ContainSubstring("now buffer bystander"))
+	})
+
+	It("skips ops naming a buffer whose allocation failed, and records the rejection", func() {
+		b, err := sim.New(sim.Options{Profile: "cann", Memory: 1 << 20})
+		Expect(err).NotTo(HaveOccurred())
+		small, err := b.Open(context.Background(), 0)
+		Expect(err).NotTo(HaveOccurred())
+		defer small.Close()
+		res := runOn(small, parseProbe(header+`
+  - name: p
+    hazard: none
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    prepare:
+      - alloc: {buffer: huge, bytes: 2MiB}
+      - fill: {dst: huge, value: 1}
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    check: [a]
+    expect: {guarded: exact}
+`), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
+		Expect(res.Rejection.Class).To(Equal(runtime.ClassOutOfMemory))
+		Expect(res.Rejection.Step).To(Equal("prepare op 1"))
+		Expect(res.Skipped).To(ConsistOf("prepare op 2"))
+	})
+
+	It("is rejected, not corrupted, when the platform rejects a call and no byte differs", func() {
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: sync-in-capture
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 9}
+        - sync: {}
+    expect: {guarded: rejected, unguarded: rejected, rejected-by: [captured-stream]}
+`), runtime.Global, 4)
+		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
+		Expect(res.Rejection).NotTo(BeNil())
+		Expect(res.Rejection.Step).To(Equal("capture main op 2"))
+		Expect(res.Rejection.Code).To(Equal(107027))
+		Expect(res.Rejection.Class).To(Equal(runtime.ClassCapturedStream))
+		Expect(res.Rejection.Invalidated).To(BeFalse())
+		Expect(res.Rejection.ReplaysExact).To(HaveValue(BeTrue()))
+		v, why := res.Verdict()
+		Expect(v).To(Equal(capture.Pass), why)
+	})
+
+	It("fails the verdict when the rejection has a class the probe did not expect", func() {
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: sync-in-capture
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - sync-device: {}
+    expect: {guarded: rejected, unguarded: rejected, rejected-by: [wrong-thread]}
+`), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Rejected))
+		v, why := res.Verdict()
+		Expect(v).To(Equal(capture.Fail))
+		Expect(why).To(ContainSubstring("not one of the expected rejected-by classes"))
+	})
+
+	It("drops the graph of an invalidated capture (cuda profile)", func() {
+		cuda := openSim("cuda")
+		defer cuda.Close()
+		res := runOn(cuda, parseProbe(header+`
+  - name: p
+    hazard: sync-in-capture
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 9}
+        - sync: {}
+        - fill: {dst: a, value: 10}
+    expect: {guarded: rejected, unguarded: rejected}
+`), runtime.Global, 2)
+		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
+		Expect(res.Rejection.Invalidated).To(BeTrue())
+		Expect(res.Rejection.Code).To(Equal(900))
+		// The end of capture failed too: no graph, nothing launched.
+		for _, ev := range res.Timeline {
+			Expect(ev.Call).NotTo(HavePrefix("Launch"))
+		}
+	})
+
+	It("ends a probe that leaks device objects in error", func() {
+		res := runOn(leakyDevice{dev}, parseProbe(simple), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Reason).To(ContainSubstring("leaked"))
+		Expect(res.Leaks).NotTo(BeEmpty())
+	})
+
+	It("turns a panicking device into an error outcome", func() {
+		res := runOn(panickyDevice{dev}, parseProbe(simple), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Reason).To(ContainSubstring("launch exploded"))
+	})
+
+	It("turns an error that is not a device error into an error outcome", func() {
+		res := runOn(brokenDevice{dev}, parseProbe(header+`
+  - name: p
+    hazard: none
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    prepare:
+      - fill: {dst: a, value: 1}
+    capture:
+      ops: []
+    expect: {guarded: exact}
+`), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Reason).To(ContainSubstring("transport closed"))
+	})
+
+	It("stops at the time limit", func() {
+		res := capture.Run(context.Background(), slowDevice{dev},
+			probes.Instance{Probe: parseProbe(simple), Mode: runtime.Global, Replays: 1000},
+			capture.Options{Timeout: 100 * time.Millisecond})
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Reason).To(ContainSubstring("deadline"))
+	})
+
+	It("skips an instance whose probe needs a capability the backend lacks", func() {
+		p := parseProbe(simple)
+		p.Requires = []string{"no-such-capability"}
+		res := runOn(dev, p, runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Skipped))
+		v, _ := res.Verdict()
+		Expect(v).To(Equal(capture.Skip))
+	})
+
+	It("skips guarded instances until the guards exist rather than judging them unguarded", func() {
+		res := capture.Run(context.Background(), dev,
+			probes.Instance{Probe: parseProbe(simple), Mode: runtime.Global, Guarded: true, Replays: 1}, capture.Options{})
+		Expect(res.Outcome).To(Equal(probes.Skipped))
+		Expect(res.Reason).To(ContainSubstring("runtime/guard"))
+	})
+})

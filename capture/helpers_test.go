@@ -1,0 +1,35 @@
+package capture_test
+
+import (
+	"context"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// openSim opens a fresh simulated device with the given profile; the caller closes it.
+func openSim(profile string) runtime.Device {
+	b, err := sim.New(sim.Options{Profile: profile})
+	Expect(err).NotTo(HaveOccurred())
+	dev, err := b.Open(context.Background(), 0)
+	Expect(err).NotTo(HaveOccurred())
+	return dev
+}
+
+// parseProbe loads one probe from YAML text.
+func parseProbe(text string) *probes.Probe {
+	set, err := probes.Parse("inline.yaml", []byte(text), probes.DefaultLimits())
+	Expect(err).NotTo(HaveOccurred())
+	Expect(set.Probes).To(HaveLen(1))
+	return set.Probes[0]
+}
+
+func runOn(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replays int) *capture.Result {
+	return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: mode, Replays: replays}, capture.Options{})
+}
+
+func ctx() context.Context { return context.Background() }

@@ -1,0 +1,241 @@
+// Package cli is the replaycheck command line: argument parsing, loading probe files, choosing a
+// backend and writing reports. It contains no engine logic: probes.Load validates, probes.Instances
+// expands, capture.Run runs and judges, reports writes.
+//
+// Main is what the binary runs; Run is the same with an explicit working directory, environment
+// and context, so tests can call it in-process.
+//
+// Exit status:
+//
+//	0  every verdict is pass, skip or uncharacterised (and for list, validate, version, help: success)
+//	1  a verdict failed, the run was interrupted, or the device did not close cleanly
+//	2  usage, input or setup error: bad flags or environment, a probe file with problems (every
+//	   diagnostic is printed to stderr as file:line:col: rule: message), a backend or device that
+//	   could not be opened. Nothing was judged.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	goruntime "runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/runtime/backends"
+)
+
+// Exit statuses.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// Version is the binary's version; release builds set it with -ldflags "-X ...cli.Version=v1.2.3".
+var Version = "dev"
+
+// Env is what one invocation sees of its process.
+type Env struct {
+	Stdout, Stderr io.Writer // both required
+	// Dir is the directory relative paths are resolved against; "" is the process's working
+	// directory. Tests set it instead of changing the process's directory.
+	Dir string
+	// Getenv reads the environment; nil is os.Getenv.
+	Getenv func(string) string
+}
+
+func (e Env) getenv(key string) string {
+	if e.Getenv == nil {
+		return os.Getenv(key)
+	}
+	return e.Getenv(key)
+}
+
+// path resolves a command-line path against Dir.
+func (e Env) path(p string) string {
+	if e.Dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(e.Dir, p)
+}
+
+// Main runs the command line args (without the program name) in the process's own environment and
+// returns the exit status. An interrupt ends the instance in progress (the engine stops between
+// device calls, the instance ends in error) and the run; the report of what ran is still written.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return Run(ctx, args, Env{Stdout: stdout, Stderr: stderr})
+}
+
+// Run runs the command line args in env and returns the exit status.
+func Run(ctx context.Context, args []string, env Env) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return ExitUsage
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		return help(rest, env)
+	}
+	cmd, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(env.Stderr, "replaycheck: unknown command %q\n\n%s", name, usage)
+		return ExitUsage
+	}
+	return cmd.run(ctx, rest, env)
+}
+
+type command struct {
+	name     string
+	summary  string // one line in the command list
+	argsHelp string // the positional arguments in the usage line
+	detail   string // the paragraph under the usage line
+	// flags declares the command's flags on fs and returns the function that runs it with the
+	// positional arguments once the flags are parsed.
+	flags func(fs *flag.FlagSet, env Env) func(ctx context.Context, args []string) int
+}
+
+var commands = []*command{runCommand, listCommand, validateCommand, versionCommand}
+
+func lookup(name string) (*command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+var usage = func() string {
+	var b strings.Builder
+	b.WriteString(`replaycheck verifies graph capture and replay on accelerator runtimes and finds data that
+replays silently wrong.
+
+Usage:
+  replaycheck <command> [flags] [arguments]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(&b, "  %-9s %s\n", "help", "print help for a command")
+	b.WriteString(`
+Probe paths are files or directories of probe YAML and default to "specs".
+Run "replaycheck help <command>" for a command's flags.
+
+Exit status: 0 every verdict passes, skips or is uncharacterised; 1 a verdict failed;
+2 usage, input or setup error (nothing was judged).
+`)
+	return b.String()
+}()
+
+func help(args []string, env Env) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stdout, usage)
+		return ExitOK
+	}
+	cmd, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(env.Stderr, "replaycheck help: unknown command %q\n\n%s", args[0], usage)
+		return ExitUsage
+	}
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	cmd.flags(fs, env)
+	printCommandUsage(env.Stdout, cmd, fs)
+	return ExitOK
+}
+
+func printCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: replaycheck %s", cmd.name)
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprint(w, " [flags]")
+	}
+	if cmd.argsHelp != "" {
+		fmt.Fprint(w, " "+cmd.argsHelp)
+	}
+	fmt.Fprintf(w, "\n\n%s\n", cmd.detail)
+	if hasFlags {
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
+
+// run parses the command's flags, which may come before, between or after its positional
+// arguments ("--" ends the flags), and runs it.
+func (c *command) run(ctx context.Context, args []string, env Env) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {} // usage is printed below, to stdout for -h and to stderr for a mistake
+	body := c.flags(fs, env)
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printCommandUsage(env.Stdout, c, fs)
+		return ExitOK
+	}
+	if err != nil {
+		// flag has printed the error itself.
+		fmt.Fprintf(env.Stderr, "Run 'replaycheck help %s' for usage.\n", c.name)
+		return ExitUsage
+	}
+	return body(ctx, pos)
+}
+
+// parseInterleaved lets flags follow positional arguments, as in "run probes.yaml --format json";
+// the flag package alone stops at the first positional argument.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+var versionCommand = &command{
+	name:    "version",
+	summary: "print the version",
+	detail:  "Print the version of replaycheck, the Go toolchain that built it and the backends built in.",
+	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
+		return func(_ context.Context, args []string) int {
+			if len(args) > 0 {
+				fmt.Fprintf(env.Stderr, "replaycheck version: takes no arguments, got %q\n", args)
+				return ExitUsage
+			}
+			fmt.Fprintf(env.Stdout, "replaycheck %s %s %s/%s, backends: %s\n", version(), goruntime.Version(),
+				goruntime.GOOS, goruntime.GOARCH, strings.Join(backends.Names(), ", "))
+			return ExitOK
+		}
+	},
+}
+
+// version is Version, or the module version when the binary was installed with go install.
+func version() string {
+	if Version != "dev" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return Version
+}

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// defaultPaths is where the probe catalog lives in the repository.
+var defaultPaths = []string{"specs"}
+
+// loaded is what a command works on once its probe files loaded without a problem.
+type loaded struct {
+	sets   []*probes.Set
+	probes []*probes.Probe
+}
+
+// load reads the probe files named by args (defaultPaths when none). On any problem it prints every
+// diagnostic to stderr, one per line, and returns false: a command never works on part of its input.
+func load(env Env, args []string) (loaded, bool) {
+	if len(args) == 0 {
+		args = defaultPaths
+	}
+	resolved := make([]string, len(args))
+	for i, a := range args {
+		resolved[i] = env.path(a)
+	}
+	sets, err := probes.Load(probes.DefaultLimits(), resolved...)
+	if err != nil {
+		var diags probes.Diagnostics
+		if !errors.As(err, &diags) {
+			fmt.Fprintf(env.Stderr, "replaycheck: loading probes: %v\n", err)
+			return loaded{}, false
+		}
+		for _, d := range diags {
+			// Name files as the user did, not by the directory the paths were resolved against.
+			d.Pos.File = displayPath(d.Pos.File, args, resolved)
+			fmt.Fprintln(env.Stderr, d.Error())
+		}
+		return loaded{}, false
+	}
+	var l loaded
+	l.sets = sets
+	for _, s := range sets {
+		l.probes = append(l.probes, s.Probes...)
+	}
+	return l, true
+}
+
+// displayPath turns a path under one of the resolved arguments back into the argument as given.
+func displayPath(file string, given, resolved []string) string {
+	for i, r := range resolved {
+		if r == given[i] {
+			continue
+		}
+		if file == r {
+			return given[i]
+		}
+		if rest, ok := strings.CutPrefix(file, r+string(filepath.Separator)); ok {
+			return filepath.Join(given[i], rest)
+		}
+	}
+	return file
+}
+
+// matrixFlags select instances: capture modes, guard settings and an id pattern.
+type matrixFlags struct {
+	modes  string
+	guards string
+	run    string
+}
+
+func (m *matrixFlags) declare(fs *flag.FlagSet) {
+	fs.StringVar(&m.modes, "modes", "", "comma-separated capture modes to run, a subset of global,thread-local,relaxed (default: each probe's own)")
+	fs.StringVar(&m.guards, "guards", "both", "guard settings to run: off (program mode), on (kernel mode) or both")
+	fs.StringVar(&m.run, "run", "", "run only instances whose id (set/name@mode/guards-on|off) matches this regular expression")
+}
+
+// selection is a parsed matrixFlags.
+type selection struct {
+	matrix probes.Matrix
+	filter *regexp.Regexp // nil: every instance
+}
+
+func (m *matrixFlags) parse() (selection, error) {
+	var sel selection
+	if m.modes != "" {
+		for _, name := range strings.Split(m.modes, ",") {
+			mode, err := runtime.ParseCaptureMode(strings.TrimSpace(name))
+			if err != nil {
+				return selection{}, fmt.Errorf("--modes: %w", err)
+			}
+			sel.matrix.Modes = append(sel.matrix.Modes, mode)
+		}
+	}
+	switch m.guards {
+	case "both":
+	case "on":
+		sel.matrix.Guards = []bool{true}
+	case "off":
+		sel.matrix.Guards = []bool{false}
+	default:
+		return selection{}, fmt.Errorf("--guards: %q is not off, on or both", m.guards)
+	}
+	if m.run != "" {
+		re, err := regexp.Compile(m.run)
+		if err != nil {
+			return selection{}, fmt.Errorf("--run: %w", err)
+		}
+		sel.filter = re
+	}
+	return sel, nil
+}
+
+// instances expands the probes through the selection, in the stable order of probes.Instances.
+func (s selection) instances(ps []*probes.Probe) []probes.Instance {
+	all := probes.Instances(ps, s.matrix)
+	if s.filter == nil {
+		return all
+	}
+	var out []probes.Instance
+	for _, in := range all {
+		if s.filter.MatchString(in.ID()) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+var listCommand = &command{
+	name:     "list",
+	summary:  "list the instances probe files expand to",
+	argsHelp: "[PATH...]",
+	detail: `List every instance (probe x capture mode x guard setting) the probe files expand to, one per
+line: its id, hazard and expected outcome ("baseline" when the probe leaves it to the platform
+baseline). Problems in the files are printed as in validate and exit with status 2.`,
+	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
+		var mf matrixFlags
+		mf.declare(fs)
+		return func(_ context.Context, args []string) int {
+			sel, err := mf.parse()
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck list: %v\n", err)
+				return ExitUsage
+			}
+			l, ok := load(env, args)
+			if !ok {
+				return ExitUsage
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+			for _, in := range sel.instances(l.probes) {
+				expect := string(in.Expected())
+				if expect == "" {
+					expect = "baseline"
+				}
+				fmt.Fprintf(tw, "%s\t%s\texpect %s\n", in.ID(), in.Probe.Hazard, expect)
+			}
+			if err := tw.Flush(); err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck list: writing: %v\n", err)
+				return ExitUsage
+			}
+			return ExitOK
+		}
+	},
+}
+
+var validateCommand = &command{
+	name:     "validate",
+	summary:  "check probe files; print every problem as file:line:col: rule: message",
+	argsHelp: "[PATH...]",
+	detail: `Load the probe files with every static check of the probe language and print each problem as
+file:line:col: rule: message, all of them, then exit with status 2. Without a problem, print
+"ok: N probe files, M probes, K instances" and exit 0.`,
+	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
+		return func(_ context.Context, args []string) int {
+			l, ok := load(env, args)
+			if !ok {
+				return ExitUsage
+			}
+			n := len(probes.Instances(l.probes, probes.Matrix{}))
+			fmt.Fprintf(env.Stdout, "ok: %s, %s, %s\n",
+				plural(len(l.sets), "probe file"), plural(len(l.probes), "probe"), plural(n, "instance"))
+			return ExitOK
+		}
+	},
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,19 @@
+// Command replaycheck verifies graph capture and replay on accelerator runtimes (ACLGraph, CUDA
+// graphs, and a pure-Go simulator) and finds data that replays silently wrong.
+//
+//	replaycheck run [flags] [PATH...]    run probe instances, report a verdict for each
+//	replaycheck list [flags] [PATH...]   list the instances probe files expand to
+//	replaycheck validate [PATH...]       check probe files, print every problem with file:line:col
+//	replaycheck version
+//	replaycheck help [command]
+//
+// Everything but this entry point lives in internal/cli, so the tests run the CLI in-process.
+package main
+
+import (
+	"os"
+
+	"github.com/replaycheck/replaycheck/cmd/replaycheck/internal/cli"
+)
+
+func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }

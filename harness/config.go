@@ -1,0 +1,94 @@
+package harness
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Config selects what a suite process runs and on what.
+type Config struct {
+	Backend string
+	Profile string
+	Replays int    // 0: each probe's own
+	Seed    uint64 // simulator replay-order seed; 0 deterministic
+	Modes   string // comma-separated subset of capture modes; "" all
+	Guards  string // off, on or both
+	Timeout time.Duration
+
+	envErrs []error // malformed environment defaults, reported by Check
+}
+
+// Check reports malformed environment values and an unusable matrix.
+func (c *Config) Check() error {
+	if len(c.envErrs) > 0 {
+		return c.envErrs[0]
+	}
+	_, err := c.Matrix()
+	return err
+}
+
+// Matrix is the instance matrix the configuration selects.
+func (c *Config) Matrix() (probes.Matrix, error) {
+	m := probes.Matrix{Replays: c.Replays}
+	if c.Modes != "" {
+		for _, s := range strings.Split(c.Modes, ",") {
+			mode, err := runtime.ParseCaptureMode(strings.TrimSpace(s))
+			if err != nil {
+				return m, err
+			}
+			m.Modes = append(m.Modes, mode)
+		}
+	}
+	switch c.Guards {
+	case "", "both":
+	case "on":
+		m.Guards = []bool{true}
+	case "off":
+		m.Guards = []bool{false}
+	default:
+		return m, fmt.Errorf("guards %q: want off, on or both", c.Guards)
+	}
+	return m, nil
+}
+
+// RegisterFlags registers the suite flags on fs with defaults from the environment
+// (REPLAYCHECK_BACKEND, REPLAYCHECK_PROFILE, REPLAYCHECK_REPLAYS, REPLAYCHECK_SEED,
+// REPLAYCHECK_MODES, REPLAYCHECK_GUARDS). Flags are read when the test binary parses them, so use the
+// Config only from TestX.
+func RegisterFlags(fs *flag.FlagSet) *Config {
+	c := &Config{}
+	fs.StringVar(&c.Backend, "replaycheck.backend", env("REPLAYCHECK_BACKEND", "sim"), "device backend")
+	fs.StringVar(&c.Profile, "replaycheck.profile", env("REPLAYCHECK_PROFILE", "cann"), "simulator platform profile")
+	fs.IntVar(&c.Replays, "replaycheck.replays", c.envInt("REPLAYCHECK_REPLAYS", 0), "replay rounds per instance (0: each probe's own)")
+	fs.Uint64Var(&c.Seed, "replaycheck.seed", uint64(c.envInt("REPLAYCHECK_SEED", 0)), "simulator replay-order seed (0: deterministic)")
+	fs.StringVar(&c.Modes, "replaycheck.modes", env("REPLAYCHECK_MODES", ""), "capture modes to run, comma-separated (default all)")
+	fs.StringVar(&c.Guards, "replaycheck.guards", env("REPLAYCHECK_GUARDS", "both"), "guard settings to run: off, on or both")
+	fs.DurationVar(&c.Timeout, "replaycheck.timeout", time.Minute, "time limit of one instance")
+	return c
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func (c *Config) envInt(key string, def int) int {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			c.envErrs = append(c.envErrs, fmt.Errorf("environment %s=%q: want a non-negative integer", key, v))
+			return def
+		}
+		return n
+	}
+	return def
+}

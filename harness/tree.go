@@ -1,0 +1,104 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+)
+
+// Labels of an instance: set:, hazard:, mode:, guards:, backend: and the probe's own labels.
+func InstanceLabels(in probes.Instance, backend string) ginkgo.Labels {
+	l := ginkgo.Label(
+		"set:"+in.Probe.Set,
+		"hazard:"+string(in.Probe.Hazard),
+		"mode:"+in.Mode.String(),
+		"guards:"+probes.GuardsName(in.Guarded),
+		"backend:"+backend,
+	)
+	return append(l, in.Probe.Labels...)
+}
+
+// Suite is one process's view of the catalog: its configuration and, once BeforeSuite ran, its
+// device.
+type Suite struct {
+	cfg     *Config
+	device  runtime.Device
+	results []*capture.Result
+}
+
+// Device returns the device BeforeSuite opened; nil before.
+func (s *Suite) Device() runtime.Device { return s.device }
+
+// Results returns every result this process produced, in run order.
+func (s *Suite) Results() []*capture.Result { return s.results }
+
+// Register builds the spec tree for sets: a container per set, a spec per instance. It also registers
+// the BeforeSuite that opens device 0 of the configured backend and the AfterSuite that closes it.
+// Call it from TestX before RunSpecs.
+func Register(cfg *Config, sets []*probes.Set) (*Suite, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	matrix, _ := cfg.Matrix()
+	s := &Suite{cfg: cfg}
+	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
+		b, err := backends.Open(cfg.Backend, backends.Config{Profile: cfg.Profile, Seed: cfg.Seed})
+		if err != nil {
+			ginkgo.Fail(err.Error())
+		}
+		dev, err := b.Open(ctx, 0)
+		if err != nil {
+			ginkgo.Fail(fmt.Sprintf("open %s device 0: %v", cfg.Backend, err))
+		}
+		s.device = dev
+		ginkgo.DeferCleanup(func() error { return dev.Close() })
+	})
+	for _, set := range sets {
+		instances := probes.Instances(set.Probes, matrix)
+		ginkgo.Describe("set "+set.Name, ginkgo.Label("set:"+set.Name), func() {
+			for _, in := range instances {
+				ginkgo.It(specName(in), InstanceLabels(in, cfg.Backend), func(ctx ginkgo.SpecContext) {
+					s.check(ctx, in)
+				})
+			}
+		})
+	}
+	return s, nil
+}
+
+func specName(in probes.Instance) string {
+	return fmt.Sprintf("%s [%s, guards %s]", in.Probe.Name, in.Mode, probes.GuardsName(in.Guarded))
+}
+
+// check runs one instance and turns its verdict into the spec's fate.
+func (s *Suite) check(ctx context.Context, in probes.Instance) {
+	res := capture.Run(ctx, s.device, in, capture.Options{Timeout: s.cfg.Timeout})
+	s.results = append(s.results, res)
+	entry := reports.EntryOf(res)
+	ginkgo.AddReportEntry("replaycheck result", ginkgo.ReportEntryVisibilityNever, entry)
+	switch v, why := res.Verdict(); v {
+	case capture.Skip:
+		ginkgo.Skip(why)
+	case capture.Fail:
+		ginkgo.Fail(why + "\n" + explain(entry))
+	case capture.Uncharacterised:
+		ginkgo.AddReportEntry("uncharacterised", fmt.Sprintf("%s: outcome %s (%s)", in.ID(), res.Outcome, res.Reason))
+	}
+}
+
+// explain renders a failed instance's detail block for the spec's failure message.
+func explain(e reports.Entry) string {
+	var b strings.Builder
+	if err := reports.WriteDetail(&b, e); err != nil {
+		return e.Reason
+	}
+	return b.String()
+}

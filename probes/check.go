@@ -1,0 +1,305 @@
+package probes
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// check runs the static checks that need the whole probe: the names captures, the replay and ops
+// refer to; buffer liveness and sizes followed in execution order; races inside each capture; and
+// the limits.
+func (l *loader) check(p *Probe) {
+	t := &tracker{
+		l:       l,
+		p:       p,
+		streams: toSet(p.Streams),
+		events:  toSet(p.Events),
+		bufs:    map[string]*liveBuffer{},
+		allocAt: map[string]Pos{},
+		largest: map[string]int64{},
+	}
+	for _, c := range p.Captures {
+		t.stream(c.Stream, l.where(c, "stream", c.Pos))
+		t.stream(c.EndStream, l.where(c, "end-stream", l.where(c, "stream", c.Pos)))
+	}
+	t.stream(p.Replay.Stream, l.where(&p.Replay, "stream", p.Replay.Pos))
+	var names []string
+	for _, c := range p.Captures {
+		names = append(names, c.Name)
+	}
+	for i, name := range p.Replay.Order {
+		if p.Capture(name) == nil {
+			l.errorf(l.where(&p.Replay, "order."+strconv.Itoa(i), p.Replay.Pos), RuleUnknownCapture,
+				"replay order names unknown capture %q%s (captures: %s)", name, didYouMean(name, names), strings.Join(names, ", "))
+		}
+	}
+
+	count := len(executionOrder(p))
+	// The race check is quadratic in the worst case; a probe over the op limit is not worth it.
+	checkRaces := true
+	if count > l.lim.MaxOps {
+		l.errorf(p.Pos, RuleLimit, "probe %s has %d ops, above the limit of %d", p.Name, count, l.lim.MaxOps)
+		checkRaces = false
+	}
+
+	// Execution order: declared buffers, prepare, each capture's ops, between, one round of each.
+	for _, op := range executionOrder(p) {
+		if op.Kind == OpAlloc && op.Buffer != "" {
+			if _, seen := t.allocAt[op.Buffer]; !seen {
+				t.allocAt[op.Buffer] = op.Pos
+			}
+		}
+	}
+	for _, b := range p.Buffers {
+		t.bufs[b.Name] = &liveBuffer{size: b.Bytes, sized: b.Bytes > 0, live: true, at: b.Pos, how: "declared"}
+		t.grew(b.Name, b.Bytes)
+	}
+	for _, op := range p.Prepare {
+		t.step(op)
+	}
+	for _, c := range p.Captures {
+		var hb *happensBefore
+		if checkRaces && t.streams[c.Stream] {
+			hb = newHappensBefore(p.Streams, c)
+		}
+		for i, op := range c.Ops {
+			acc, ok := t.step(op)
+			if hb == nil || !t.streams[op.Stream] {
+				continue
+			}
+			switch {
+			case op.Kind == OpRecord && t.events[op.Event]:
+				hb.record(op.Stream, op.Event)
+			case op.Kind == OpWait && t.events[op.Event]:
+				hb.wait(op.Stream, op.Event)
+			case op.Kind.touchesData() && ok:
+				if r := hb.access(op, i, acc, t.gen); r != "" {
+					l.errorf(op.Pos, RuleRace, "%s", r)
+				}
+			}
+		}
+	}
+	for _, op := range p.Between {
+		t.step(op)
+	}
+	for _, op := range p.Replay.Each {
+		t.step(op)
+	}
+
+	for i, name := range p.Check {
+		at := l.where(p, "check."+strconv.Itoa(i), p.Pos)
+		switch b := t.bufs[name]; {
+		case b == nil:
+			l.errorf(at, RuleUndeclared, "check names undeclared buffer %q%s (buffers: %s)", name, didYouMean(name, t.known()), strings.Join(t.known(), ", "))
+		case !b.live:
+			l.errorf(at, RuleUseAfterFree, "check names buffer %q, freed at line %d and not allocated again before the replays", name, b.freed.Line)
+		}
+	}
+	var total int64
+	for _, n := range t.largest {
+		total += n
+	}
+	if total > l.lim.MaxTotalBytes {
+		l.errorf(p.Pos, RuleLimit, "probe %s uses %s of buffers in all, above the limit of %s", p.Name, bytesText(total), bytesText(l.lim.MaxTotalBytes))
+	}
+}
+
+// liveBuffer is what the static walk knows of a buffer name at one point of the probe.
+type liveBuffer struct {
+	size  int64
+	sized bool // false when the size itself was bad: ranges on it are not checked
+	live  bool
+	at    Pos    // the declaration or the alloc that made it
+	how   string // "declared" or "allocated"
+	freed Pos
+	gen   int // allocations of the name before this one: a re-allocated buffer is another buffer
+}
+
+// tracker follows buffers through a probe in execution order.
+type tracker struct {
+	l       *loader
+	p       *Probe
+	streams map[string]bool
+	events  map[string]bool
+	bufs    map[string]*liveBuffer
+	allocAt map[string]Pos   // the first alloc of each name, for "not allocated yet"
+	largest map[string]int64 // the largest size each name reaches, for the total limit
+}
+
+func (t *tracker) size(name string) int64 { return t.bufs[name].size }
+
+func (t *tracker) gen(name string) int { return t.bufs[name].gen }
+
+func (t *tracker) grew(name string, size int64) {
+	t.largest[name] = max(t.largest[name], size)
+}
+
+// known lists every buffer name of the probe, for hints.
+func (t *tracker) known() []string {
+	names := slices.Collect(maps.Keys(t.bufs))
+	for name := range t.allocAt {
+		if t.bufs[name] == nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// stream reports a reference to an undeclared stream. Without any declared stream the probe has
+// already been reported and every reference would be noise.
+func (t *tracker) stream(name string, at Pos) {
+	if name == "" || len(t.p.Streams) == 0 || t.streams[name] {
+		return
+	}
+	t.l.errorf(at, RuleUndeclared, "undeclared stream %q%s (streams: %s)", name, didYouMean(name, t.p.Streams), strings.Join(t.p.Streams, ", "))
+}
+
+// step checks one op at the point it is issued and applies what it does to the buffers. It returns
+// what a data op accesses; ok is false when that could not be worked out (a problem was reported).
+func (t *tracker) step(op *Op) (acc Access, ok bool) {
+	l := t.l
+	if op.Kind.onStream() {
+		t.stream(op.Stream, l.where(op, "stream", op.Pos))
+	}
+	if op.Event != "" && !t.events[op.Event] {
+		l.errorf(l.where(op, "event", op.Pos), RuleUndeclared, "undeclared event %q%s (events: %s)",
+			op.Event, didYouMean(op.Event, t.p.Events), strings.Join(t.p.Events, ", "))
+	}
+	refs := bufferRefs(op)
+	usable := true
+	for _, r := range refs {
+		if !t.usable(op, r.field, r.name) {
+			usable = false
+		}
+	}
+	switch op.Kind {
+	case OpAlloc:
+		t.alloc(op)
+	case OpFree:
+		if usable {
+			b := t.bufs[op.Buffer]
+			b.live, b.freed = false, op.Pos
+		}
+	case OpGrow:
+		// grow never shrinks: a request at or below the size is served in place.
+		if b := t.bufs[op.Buffer]; usable && op.Bytes != nil && *op.Bytes > b.size {
+			b.size = *op.Bytes
+			t.grew(op.Buffer, b.size)
+		}
+	}
+	if !usable || !op.Kind.touchesData() {
+		return Access{}, false
+	}
+	for _, r := range refs {
+		if !t.bufs[r.name].sized {
+			return Access{}, false
+		}
+	}
+	if op.Kind == OpAxpy {
+		if y, x := t.size(op.Y), t.size(op.X); y != x || y%4 != 0 {
+			l.errorf(op.Pos, RuleAxpySize, "axpy needs x and y of the same size, a multiple of 4 bytes: y %q is %d bytes, x %q is %d bytes here", op.Y, y, op.X, x)
+			return Access{}, false
+		}
+	}
+	acc, err := op.Resolve(t.size)
+	if err != nil {
+		l.errorf(op.Pos, RuleRange, "%v", err)
+		return Access{}, false
+	}
+	return acc, true
+}
+
+// usable reports whether a buffer an op names exists at this point, reporting why not.
+func (t *tracker) usable(op *Op, field, name string) bool {
+	if name == "" {
+		return false // the missing field is reported already
+	}
+	at := t.l.where(op, field, op.Pos)
+	b := t.bufs[name]
+	switch {
+	case b == nil:
+		if first, later := t.allocAt[name]; later {
+			t.l.errorf(at, RuleUndeclared, "buffer %q is not allocated yet (alloc at line %d)", name, first.Line)
+		} else {
+			t.l.errorf(at, RuleUndeclared, "undeclared buffer %q%s (buffers: %s)", name, didYouMean(name, t.known()), strings.Join(t.known(), ", "))
+		}
+		return false
+	case !b.live:
+		t.l.errorf(at, RuleUseAfterFree, "buffer %q is used after its free at line %d and not allocated again", name, b.freed.Line)
+		return false
+	}
+	return true
+}
+
+func (t *tracker) alloc(op *Op) {
+	name := op.Buffer
+	if name == "" {
+		return
+	}
+	old := t.bufs[name]
+	if old != nil && old.live {
+		t.l.errorf(t.l.where(op, "buffer", op.Pos), RuleDuplicate, "duplicate buffer %q: %s at line %d and still live; free it before allocating it again", name, old.how, old.at.Line)
+		return
+	}
+	b := &liveBuffer{live: true, at: op.Pos, how: "allocated"}
+	if old != nil {
+		b.gen = old.gen + 1
+	}
+	if op.Bytes != nil {
+		b.size, b.sized = *op.Bytes, true
+		t.grew(name, b.size)
+	}
+	t.bufs[name] = b
+}
+
+type bufferRef struct{ field, name string }
+
+// bufferRefs lists the existing buffers an op names (alloc names a new one).
+func bufferRefs(op *Op) []bufferRef {
+	switch op.Kind {
+	case OpFill, OpWrite:
+		return []bufferRef{{"dst", op.Dst}}
+	case OpCopy:
+		return []bufferRef{{"dst", op.Dst}, {"src", op.Src}}
+	case OpRead:
+		return []bufferRef{{"src", op.Src}}
+	case OpAxpy:
+		return []bufferRef{{"y", op.Y}, {"x", op.X}}
+	case OpFree, OpGrow:
+		return []bufferRef{{"buffer", op.Buffer}}
+	}
+	return nil
+}
+
+func toSet(names []string) map[string]bool {
+	s := make(map[string]bool, len(names))
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+// executionOrder lists a probe's ops in the order they are first issued.
+func executionOrder(p *Probe) []*Op {
+	ops := slices.Clone(p.Prepare)
+	for _, c := range p.Captures {
+		ops = append(ops, c.Ops...)
+	}
+	ops = append(ops, p.Between...)
+	return append(ops, p.Replay.Each...)
+}
+
+// bytesText prints a byte count with its unit.
+func bytesText(n int64) string {
+	if s := FormatSize(n); s != strconv.FormatInt(n, 10) {
+		return s
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// opRef names an op in messages: its kind and line.
+func opRef(op *Op) string { return fmt.Sprintf("%s (line %d)", op.Kind, op.Pos.Line) }

@@ -1,0 +1,110 @@
+package probes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Rule names, one per static check. A Diagnostic's Rule is one of these; the package doc says what
+// each one covers.
+const (
+	RuleVersion            = "version"
+	RuleUnknownKey         = "unknown-key"
+	RuleMissingKey         = "missing-key"
+	RuleBadName            = "bad-name"
+	RuleBadValue           = "bad-value"
+	RuleBadSize            = "bad-size"
+	RuleBadPattern         = "bad-pattern"
+	RuleDuplicate          = "duplicate"
+	RuleUndeclared         = "undeclared"
+	RuleRange              = "range"
+	RuleAxpySize           = "axpy-size"
+	RuleUseAfterFree       = "use-after-free"
+	RuleCaptureAndCaptures = "capture-and-captures"
+	RuleUnknownCapture     = "unknown-capture"
+	RuleRace               = "race"
+	RuleLimit              = "limit"
+	RuleYAML               = "yaml"
+	RuleRead               = "read"
+)
+
+// Diagnostic is one problem found in a probe file.
+type Diagnostic struct {
+	Pos     Pos
+	Rule    string
+	Message string
+}
+
+// Error is "file:line:col: rule: message", or "file: rule: message" when there is no line (a file
+// that could not be read).
+func (d Diagnostic) Error() string {
+	if d.Pos.Line == 0 {
+		return fmt.Sprintf("%s: %s: %s", d.Pos.File, d.Rule, d.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", d.Pos, d.Rule, d.Message)
+}
+
+// Diagnostics is every problem found in the files loaded together, sorted by file, line and column.
+type Diagnostics []Diagnostic
+
+// Error prints one diagnostic per line.
+func (ds Diagnostics) Error() string {
+	lines := make([]string, len(ds))
+	for i, d := range ds {
+		lines[i] = d.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sort orders by file, line and column; problems at one position keep the order they were found in.
+func (ds Diagnostics) sort() {
+	slices.SortStableFunc(ds, func(a, b Diagnostic) int {
+		if c := strings.Compare(a.Pos.File, b.Pos.File); c != 0 {
+			return c
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line - b.Pos.Line
+		}
+		return a.Pos.Col - b.Pos.Col
+	})
+}
+
+// err returns ds as an error, nil when empty (never a typed nil).
+func (ds Diagnostics) err() error {
+	if len(ds) == 0 {
+		return nil
+	}
+	ds.sort()
+	return ds
+}
+
+// Limits bound what one probe may ask of a device. A zero or negative field takes its default.
+type Limits struct {
+	MaxBufferBytes int64 // one buffer, at any size it reaches (declared, alloc, grow); default 1 GiB
+	MaxTotalBytes  int64 // the largest size of every buffer of a probe, summed; default 4 GiB
+	MaxOps         int   // ops of one probe, all phases; default 100000
+	MaxReplays     int   // replay rounds; default 1000000
+}
+
+// DefaultLimits are the limits of PROBE-LANGUAGE.md.
+func DefaultLimits() Limits {
+	return Limits{MaxBufferBytes: 1 << 30, MaxTotalBytes: 4 << 30, MaxOps: 100000, MaxReplays: 1000000}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxBufferBytes <= 0 {
+		l.MaxBufferBytes = d.MaxBufferBytes
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
+	}
+	if l.MaxOps <= 0 {
+		l.MaxOps = d.MaxOps
+	}
+	if l.MaxReplays <= 0 {
+		l.MaxReplays = d.MaxReplays
+	}
+	return l
+}

@@ -1,0 +1,94 @@
+// Package probes is the probe language of replaycheck: its types, the strict loader that reads
+// probe files into them, and the oracle that states what a probe means. The language itself is
+// specified in shared/design/PROBE-LANGUAGE.md (replaycheck/v1); this comment specifies the loader.
+//
+// # Loading
+//
+// [Load] reads files and directories. A file is read whatever its name; a directory contributes
+// its *.yaml and *.yml files in name order and is not descended into, so a baselines/ directory
+// under a probe directory is not read as probes. A file named twice (directly and through its
+// directory) is read once. Load reads every file even after a bad one and returns
+//
+//   - the sets of the files that have no problem, in the order read, and
+//   - every problem of every file as [Diagnostics], sorted by file, line and column; nil when there
+//     is none.
+//
+// A file with any problem contributes no set: nothing is loaded partially. [LoadFile] and [Parse]
+// read one file the same way and return its set or its Diagnostics.
+//
+// Each [Diagnostic] prints as "file:line:col: rule: message". The position is the key or value at
+// fault; a missing key is reported at the mapping that lacks it; range, axpy-size and race problems
+// at the op (its kind key); probe-wide limits at the probe. YAML syntax errors carry the line the
+// parser reports and column 1 (it reports no column); a file that cannot be read has no line.
+//
+// What the loader resolves, so that later layers see no gaps: a probe takes the keys it leaves out
+// (replays, modes, guards) from its set's defaults, then from [DefaultReplays], [DefaultModes] and
+// [DefaultGuards]; `capture:` becomes the one [Capture] named "main"; a capture's stream defaults to
+// the probe's first stream and its end-stream to its stream; the stream of fill, copy, axpy, record,
+// wait and sync ops defaults to the capture's stream inside a capture's ops and to the first stream
+// elsewhere; replay.stream defaults to the first capture's stream and replay.order to each capture
+// once in order; buffer and alloc slots default to plain. Byte counts and offsets that an op leaves
+// out stay nil: the executor resolves them with [Op.Resolve] when the op is issued.
+//
+// # Rules
+//
+// Every Diagnostic names one rule:
+//
+//	version               version is not exactly replaycheck/v1. Nothing else of such a file is checked.
+//	yaml                  the file is not well-formed YAML, or holds more than one document.
+//	unknown-key           a key the language does not define, at any level, or an unknown op kind;
+//	                      the message lists the allowed keys.
+//	missing-key           a required key is missing: version, set, probes; a probe's name, hazard,
+//	                      streams, expect and capture or captures; a buffer's bytes; a captures
+//	                      entry's name; expect.guarded; an op's required fields.
+//	bad-name              a set, probe, buffer, stream, event, capture name or a label that is not
+//	                      [a-z0-9][a-z0-9-]*.
+//	bad-value             a value of the wrong shape or outside its closed set: hazard, requires,
+//	                      modes, guards (on/off), thread and end-thread (main/other), slot, expect
+//	                      outcomes, rejected-by classes, fill value (0..255), axpy a (uint32); an op
+//	                      that is not a one-key map; an empty streams, modes, guards, captures,
+//	                      check or replay order list.
+//	bad-size              a size that is not a non-negative integer of bytes or an integer with
+//	                      KiB, MiB, GiB, TiB (KB, MB, k, signs, fractions, overflow), or a buffer
+//	                      (declared or alloc) below 1 byte.
+//	bad-pattern           an init or write value that is not a pattern (ParsePattern).
+//	duplicate             a repeated key in one mapping; a buffer, stream, event, probe or capture
+//	                      name given twice; an alloc of a buffer that is still live (alloc after its
+//	                      free is allowed); a set name already loaded from another file; a repeated
+//	                      label, capability, mode, guard setting, class or checked buffer.
+//	undeclared            an op, capture, end-stream or replay naming a stream, an op naming an
+//	                      event, or an op or check naming a buffer that the probe does not declare
+//	                      (or has not allocated yet at that point).
+//	range                 an op's offset and byte count leave its buffer, at the size the buffer
+//	                      has when the op is issued.
+//	axpy-size             axpy with x and y of different sizes, or not a multiple of 4 bytes.
+//	use-after-free        an op or check naming a buffer after its free, unless allocated again.
+//	capture-and-captures  a probe with both capture and captures.
+//	unknown-capture       replay.order naming a capture the probe does not have.
+//	race                  two data ops of one capture's ops list that overlap, at least one writing,
+//	                      with no order between them (below).
+//	limit                 a buffer above Limits.MaxBufferBytes; all of a probe's buffers above
+//	                      Limits.MaxTotalBytes; more than Limits.MaxOps ops in a probe; replays
+//	                      above Limits.MaxReplays or below 1.
+//	read                  a path that cannot be read.
+//
+// # Static checks in execution order
+//
+// Buffer names, liveness and sizes are followed through the probe in the order its ops are first
+// issued: the declared buffers, prepare, each capture's ops (captures in declaration order),
+// between, then replay.each once. alloc adds a buffer, free removes it, grow to a larger size
+// raises it (never lowers). Each op's ranges are resolved with [Op.Resolve] at the sizes of that
+// point. The total-bytes limit sums, over every buffer name, the largest size it reaches.
+//
+// # Races
+//
+// Within one capture's ops list, two data ops (fill, copy, axpy) race when their byte spans
+// ([Span.Overlaps], per allocation of a buffer name) overlap with at least one of them writing,
+// and nothing orders them. Ops on one stream are ordered in list order. `record e` on stream s
+// followed in the list by `wait e` on stream t orders everything before the record on s before
+// everything after the wait on t, and chains of such pairs compose. Only events recorded inside
+// the list count, and only when recorded by a stream that has joined the capture: the origin stream
+// has joined, and a stream joins when it waits on such an event. Ops on a stream that never joins
+// are therefore unordered with every other stream's ops. A race is reported at the later op, naming
+// both ops and the overlapping span; the oracle could not define the bytes such a probe leaves.
+package probes

@@ -1,0 +1,76 @@
+package probes
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Instance is one run of a probe: a capture mode and a guard setting.
+type Instance struct {
+	Probe   *Probe
+	Mode    runtime.CaptureMode
+	Guarded bool // kernel mode
+	Replays int
+}
+
+// GuardsName is "on" or "off".
+func GuardsName(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// ID is "set/name@mode/guards-on|off", stable across runs (used for sharding and baselines).
+func (in Instance) ID() string {
+	return fmt.Sprintf("%s@%s/guards-%s", in.Probe.ID(), in.Mode, GuardsName(in.Guarded))
+}
+
+// Expected is the outcome this instance promises; "" when the probe leaves it to the baseline.
+func (in Instance) Expected() Outcome {
+	if in.Guarded {
+		return in.Probe.Expect.Guarded
+	}
+	return in.Probe.Expect.Unguarded
+}
+
+// Matrix selects and overrides the instance matrix. Zero values keep each probe's own.
+type Matrix struct {
+	Modes   []runtime.CaptureMode
+	Guards  []bool
+	Replays int
+}
+
+// Instances expands probes into instances: each probe's modes x guards, filtered by m, in a stable
+// order (probe order, then mode, then guards on before off).
+func Instances(probes []*Probe, m Matrix) []Instance {
+	var out []Instance
+	for _, p := range probes {
+		replays := p.Replays
+		if m.Replays > 0 {
+			replays = m.Replays
+		}
+		for _, mode := range p.Modes {
+			if m.Modes != nil && !contains(m.Modes, mode) {
+				continue
+			}
+			for _, g := range p.Guards {
+				if m.Guards != nil && !contains(m.Guards, g) {
+					continue
+				}
+				out = append(out, Instance{Probe: p, Mode: mode, Guarded: g, Replays: replays})
+			}
+		}
+	}
+	return out
+}
+
+func contains[T comparable](xs []T, x T) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

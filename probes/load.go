@@ -1,0 +1,609 @@
+package probes
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Load reads probe files. Each path is a file, read whatever its name, or a directory, which
+// contributes its *.yaml and *.yml files in name order without descending into subdirectories.
+// It reads every file even after a bad one and returns the sets of the files that have no problem,
+// in the order read, together with the problems of all files as Diagnostics (nil when there is
+// none). A file with a problem contributes no set. Set names are unique among the files loaded
+// together; a file named twice is read once.
+func Load(lim Limits, paths ...string) ([]*Set, error) {
+	var (
+		sets  []*Set
+		diags Diagnostics
+		read  = map[string]bool{}
+		named = map[string]Pos{} // set name -> where it was first defined
+	)
+	for _, path := range paths {
+		files, err := probeFiles(path)
+		if err != nil {
+			diags = append(diags, Diagnostic{Pos: Pos{File: path}, Rule: RuleRead, Message: err.Error()})
+			continue
+		}
+		for _, file := range files {
+			if abs, err := filepath.Abs(file); err == nil {
+				if read[abs] {
+					continue
+				}
+				read[abs] = true
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				diags = append(diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: err.Error()})
+				continue
+			}
+			set, namePos, ds := parse(file, data, lim)
+			diags = append(diags, ds...)
+			if set == nil || set.Name == "" {
+				continue
+			}
+			// Even a bad file claims its set name, so that a duplicate is reported in the same run.
+			if first, dup := named[set.Name]; dup {
+				diags = append(diags, Diagnostic{Pos: namePos, Rule: RuleDuplicate,
+					Message: fmt.Sprintf("set %q is already defined in %s (line %d)", set.Name, first.File, first.Line)})
+				continue
+			}
+			named[set.Name] = namePos
+			if len(ds) == 0 {
+				sets = append(sets, set)
+			}
+		}
+	}
+	return sets, diags.err()
+}
+
+// LoadFile reads one probe file.
+func LoadFile(path string, lim Limits) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Diagnostics{{Pos: Pos{File: path}, Rule: RuleRead, Message: err.Error()}}
+	}
+	return Parse(path, data, lim)
+}
+
+// Parse reads one probe file's content; file names it in positions. It returns the set, or nil and
+// every problem of the file as Diagnostics.
+func Parse(file string, data []byte, lim Limits) (*Set, error) {
+	set, _, ds := parse(file, data, lim)
+	if len(ds) > 0 {
+		return nil, ds.err()
+	}
+	return set, nil
+}
+
+// probeFiles lists the files a Load path stands for.
+func probeFiles(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	entries, err := os.ReadDir(path) // sorted by name
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+			files = append(files, filepath.Join(path, e.Name()))
+		}
+	}
+	return files, nil
+}
+
+// parse decodes and checks one file. It returns the set as far as it could be read (nil when the
+// file is not a mapping), where the set's name is written, and the file's problems.
+func parse(file string, data []byte, lim Limits) (*Set, Pos, Diagnostics) {
+	l := &loader{file: file, lim: lim.withDefaults(), pos: map[fieldKey]Pos{}}
+	root := l.document(data)
+	if root == nil {
+		return nil, Pos{}, l.diags
+	}
+	set, namePos := l.set(root)
+	return set, namePos, l.diags
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// document returns the file's one document, nil after a syntax error.
+func (l *loader) document(data []byte) *yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			l.errorf(Pos{File: l.file, Line: 1, Col: 1}, RuleMissingKey, "empty probe file: want a mapping with version, set and probes")
+		} else {
+			l.yamlError(err)
+		}
+		return nil
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		l.errorf(l.at(&next), RuleYAML, "a probe file is one YAML document; a second one starts here")
+	case !errors.Is(err, io.EOF):
+		l.yamlError(err)
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return deref(doc.Content[0])
+}
+
+// yamlParserProblems are the problems yaml.v3's parser (not its scanner) reports. For them it
+// prints the 0-based line of the construct being parsed, and nothing on the first line; scanner
+// problems carry a 1-based line.
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected '-' indicator",
+	"did not find expected <document start>", "did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found undefined tag handle",
+}
+
+// yamlError reports a syntax error at the line yaml.v3 gives, column 1: it reports no column.
+func (l *loader) yamlError(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	p := Pos{File: l.file}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		p.Line, _ = strconv.Atoi(m[1])
+		p.Col = 1
+		msg = strings.TrimPrefix(err.Error(), m[0])
+	}
+	if slices.Contains(yamlParserProblems, msg) {
+		p.Line, p.Col = p.Line+1, 1
+	}
+	l.errorf(p, RuleYAML, "%s", msg)
+}
+
+var (
+	setKeys      = []string{"version", "set", "description", "defaults", "probes"}
+	defaultsKeys = []string{"replays", "modes", "guards"}
+)
+
+func (l *loader) set(root *yaml.Node) (*Set, Pos) {
+	s := &Set{Pos: l.at(root)}
+	f, ok := l.fields(root, "probe file", setKeys, "version", "set", "probes")
+	if !ok {
+		return nil, Pos{}
+	}
+	if e, ok := f["version"]; ok {
+		v, ok := l.scalar(e.val, "version")
+		if ok && v != Version {
+			// Another version's file is read by another reader; checking it against v1 would
+			// bury the one useful message under unknown keys.
+			l.errorf(l.at(deref(e.val)), RuleVersion, "version %q is not supported: want %s", v, Version)
+			return nil, Pos{}
+		}
+	}
+	var namePos Pos
+	if e, ok := f["set"]; ok {
+		s.Name, _ = l.name(e.val, "set name")
+		namePos = l.at(deref(e.val))
+	}
+	if e, ok := f["description"]; ok {
+		s.Description = l.text(e.val, "description")
+	}
+	if e, ok := f["defaults"]; ok {
+		s.Defaults = l.defaults(e.val)
+	}
+	if e, ok := f["probes"]; ok {
+		firstAt := map[string]int{}
+		for _, n := range l.list(e.val, "probes") {
+			p := l.probe(n, s)
+			if p == nil {
+				continue
+			}
+			if line, dup := firstAt[p.Name]; dup && p.Name != "" {
+				l.errorf(l.where(p, "name", p.Pos), RuleDuplicate, "duplicate probe %q (first at line %d)", p.Name, line)
+				continue
+			}
+			firstAt[p.Name] = l.where(p, "name", p.Pos).Line
+			s.Probes = append(s.Probes, p)
+		}
+	}
+	return s, namePos
+}
+
+func (l *loader) defaults(n *yaml.Node) Defaults {
+	var d Defaults
+	f, ok := l.fields(n, "defaults", defaultsKeys)
+	if !ok {
+		return d
+	}
+	if e, ok := f["replays"]; ok {
+		d.Replays, _ = l.replays(e.val, "defaults replays")
+	}
+	if e, ok := f["modes"]; ok {
+		d.Modes = l.modes(e.val)
+	}
+	if e, ok := f["guards"]; ok {
+		d.Guards = l.guards(e.val)
+	}
+	return d
+}
+
+// modes reads a non-empty list of capture modes; nil after a problem.
+func (l *loader) modes(n *yaml.Node) []runtime.CaptureMode {
+	var names []string
+	for _, m := range runtime.CaptureModes {
+		names = append(names, m.String())
+	}
+	list, at := l.names(n, "mode", func(n *yaml.Node, what string) (string, bool) { return l.oneOf(n, what, names) })
+	if len(at) == 0 {
+		l.nonEmpty(n, "modes")
+		return nil
+	}
+	out := make([]runtime.CaptureMode, 0, len(list))
+	for _, s := range list {
+		m, _ := runtime.ParseCaptureMode(s)
+		out = append(out, m)
+	}
+	return out
+}
+
+// guards reads a non-empty list of on/off; nil after a problem.
+func (l *loader) guards(n *yaml.Node) []bool {
+	list, at := l.names(n, "guard setting", func(n *yaml.Node, what string) (string, bool) {
+		return l.oneOf(n, what, []string{"on", "off"})
+	})
+	if len(at) == 0 {
+		l.nonEmpty(n, "guards")
+		return nil
+	}
+	out := make([]bool, 0, len(list))
+	for _, s := range list {
+		out = append(out, s == "on")
+	}
+	return out
+}
+
+// nonEmpty reports a list that was given empty: an empty matrix axis would silently run nothing.
+func (l *loader) nonEmpty(n *yaml.Node, what string) {
+	n = deref(n)
+	if isNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0) {
+		l.errorf(l.at(n), RuleBadValue, "%s: want at least one", what)
+	}
+}
+
+var (
+	probeKeys = []string{"name", "description", "hazard", "labels", "requires", "buffers", "streams", "events",
+		"prepare", "capture", "captures", "between", "replay", "check", "expect", "replays", "modes", "guards"}
+	bufferKeys       = []string{"bytes", "init", "slot"}
+	captureKeys      = []string{"stream", "ops", "end-thread", "end-stream"}
+	capturesItemKeys = []string{"name", "stream", "ops", "end-thread", "end-stream"}
+	replayKeys       = []string{"stream", "order", "each"}
+	expectKeys       = []string{"guarded", "unguarded", "rejected-by"}
+	slotNames        = []string{string(SlotPlain), string(SlotRetained), string(SlotArena)}
+)
+
+func hazardNames() []string {
+	out := make([]string, len(Hazards))
+	for i, h := range Hazards {
+		out[i] = string(h)
+	}
+	return out
+}
+
+func classNames() []string {
+	out := make([]string, len(runtime.Classes))
+	for i, c := range runtime.Classes {
+		out[i] = string(c)
+	}
+	return out
+}
+
+// probe decodes one probe, resolves its defaults and runs the static checks on it.
+func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
+	n = deref(n)
+	p := &Probe{Pos: l.at(n), Set: s.Name}
+	f, ok := l.fields(n, "probe", probeKeys, "name", "hazard", "streams", "expect")
+	if !ok {
+		return nil
+	}
+	if e, ok := f["name"]; ok {
+		p.Name, _ = l.name(e.val, "probe name")
+		l.mark(p, "name", deref(e.val))
+	}
+	if e, ok := f["description"]; ok {
+		p.Description = l.text(e.val, "description")
+	}
+	if e, ok := f["hazard"]; ok {
+		h, _ := l.oneOf(e.val, "hazard", hazardNames())
+		p.Hazard = Hazard(h)
+	}
+	if e, ok := f["labels"]; ok {
+		p.Labels, _ = l.names(e.val, "label", l.name)
+	}
+	if e, ok := f["requires"]; ok {
+		p.Requires, _ = l.names(e.val, "capability", func(n *yaml.Node, what string) (string, bool) {
+			return l.oneOf(n, what, runtime.CapabilityNames)
+		})
+	}
+	if e, ok := f["buffers"]; ok {
+		p.Buffers = l.buffers(e.val)
+	}
+	if e, ok := f["streams"]; ok {
+		p.Streams, _ = l.names(e.val, "stream", l.name)
+		l.nonEmpty(e.val, "streams")
+	}
+	if e, ok := f["events"]; ok {
+		p.Events, _ = l.names(e.val, "event", l.name)
+	}
+	if e, ok := f["prepare"]; ok {
+		p.Prepare = l.ops(e.val, "prepare")
+	}
+	l.captures(p, n, f)
+	if e, ok := f["between"]; ok {
+		p.Between = l.ops(e.val, "between")
+	}
+	p.Replay.Pos = p.Pos
+	if e, ok := f["replay"]; ok {
+		l.replay(p, e)
+	}
+	if e, ok := f["check"]; ok {
+		var at []*yaml.Node
+		p.Check, at = l.names(e.val, "checked buffer", l.scalar)
+		for i, n := range at {
+			l.mark(p, "check."+strconv.Itoa(i), n)
+		}
+		if len(at) == 0 {
+			l.errorf(l.at(deref(e.val)), RuleBadValue, "check: want at least one buffer; leave check out to compare every live buffer")
+		}
+	}
+	if e, ok := f["expect"]; ok {
+		l.expect(p, e)
+	}
+	if e, ok := f["replays"]; ok {
+		p.Replays, _ = l.replays(e.val, "replays")
+	}
+	if e, ok := f["modes"]; ok {
+		p.Modes = l.modes(e.val)
+	}
+	if e, ok := f["guards"]; ok {
+		p.Guards = l.guards(e.val)
+	}
+	resolveDefaults(p, s.Defaults)
+	l.check(p)
+	return p
+}
+
+func (l *loader) buffers(n *yaml.Node) []*Buffer {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		l.errorf(l.at(n), RuleBadValue, "buffers: want a mapping of name to {bytes, init, slot}, got %s", describe(n))
+		return nil
+	}
+	var out []*Buffer
+	firstAt := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		name, ok := l.name(k, "buffer name")
+		if !ok {
+			continue
+		}
+		if line, dup := firstAt[name]; dup {
+			l.errorf(l.at(k), RuleDuplicate, "duplicate buffer %q (first at line %d)", name, line)
+			continue
+		}
+		firstAt[name] = k.Line
+		b := &Buffer{Pos: l.at(k), Name: name, Init: Pattern{Kind: PatZero}, Slot: SlotPlain}
+		what := fmt.Sprintf("buffer %s", name)
+		f, ok := l.fields(v, what, bufferKeys, "bytes")
+		if ok {
+			if e, ok := f["bytes"]; ok {
+				b.Bytes, _ = l.bufferSize(e.val, what+" bytes", 1)
+				l.mark(b, "bytes", deref(e.val))
+			}
+			if e, ok := f["init"]; ok {
+				b.Init, _ = l.pattern(e.val, what+" init")
+			}
+			if e, ok := f["slot"]; ok {
+				if s, ok := l.oneOf(e.val, what+" slot", slotNames); ok {
+					b.Slot = Slot(s)
+				}
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// captures reads `capture:` or `captures:`.
+func (l *loader) captures(p *Probe, n *yaml.Node, f map[string]entry) {
+	one, hasOne := f["capture"]
+	many, hasMany := f["captures"]
+	switch {
+	case hasOne && hasMany:
+		later := many.key
+		if one.key.Line > later.Line || (one.key.Line == later.Line && one.key.Column > later.Column) {
+			later = one.key
+		}
+		l.errorf(l.at(later), RuleCaptureAndCaptures, "capture and captures are both given: use capture for one capture sequence, captures for several")
+		return
+	case !hasOne && !hasMany:
+		l.errorf(l.at(n), RuleMissingKey, "probe lacks required key \"capture\" (or \"captures\")")
+		return
+	case hasOne:
+		c := &Capture{Pos: l.at(one.key), Name: "main"}
+		if l.capture(c, one.val, "capture", captureKeys) {
+			p.Captures = append(p.Captures, c)
+		}
+		return
+	}
+	items := l.list(many.val, "captures")
+	if len(items) == 0 {
+		l.errorf(l.at(deref(many.val)), RuleBadValue, "captures: want at least one capture")
+	}
+	firstAt := map[string]int{}
+	for _, item := range items {
+		item = deref(item)
+		c := &Capture{Pos: l.at(item)}
+		if !l.capture(c, item, "capture", capturesItemKeys, "name") {
+			continue
+		}
+		if line, dup := firstAt[c.Name]; dup && c.Name != "" {
+			l.errorf(l.where(c, "name", c.Pos), RuleDuplicate, "duplicate capture %q (first at line %d)", c.Name, line)
+			continue
+		}
+		firstAt[c.Name] = l.where(c, "name", c.Pos).Line
+		p.Captures = append(p.Captures, c)
+	}
+}
+
+func (l *loader) capture(c *Capture, n *yaml.Node, what string, keys []string, required ...string) bool {
+	f, ok := l.fields(n, what, keys, required...)
+	if !ok {
+		return false
+	}
+	if e, ok := f["name"]; ok {
+		c.Name, _ = l.name(e.val, "capture name")
+		l.mark(c, "name", deref(e.val))
+	}
+	if e, ok := f["stream"]; ok {
+		c.Stream, _ = l.scalar(e.val, "capture stream")
+		l.mark(c, "stream", deref(e.val))
+	}
+	if e, ok := f["end-stream"]; ok {
+		c.EndStream, _ = l.scalar(e.val, "capture end-stream")
+		l.mark(c, "end-stream", deref(e.val))
+	}
+	if e, ok := f["end-thread"]; ok {
+		c.EndThread = l.thread(e.val, "capture end-thread")
+	}
+	if e, ok := f["ops"]; ok {
+		c.Ops = l.ops(e.val, "capture ops")
+	}
+	return true
+}
+
+func (l *loader) replay(p *Probe, e entry) {
+	r := &p.Replay
+	r.Pos = l.at(e.key)
+	f, ok := l.fields(e.val, "replay", replayKeys)
+	if !ok {
+		return
+	}
+	if e, ok := f["stream"]; ok {
+		r.Stream, _ = l.scalar(e.val, "replay stream")
+		l.mark(r, "stream", deref(e.val))
+	}
+	if e, ok := f["order"]; ok {
+		items := l.list(e.val, "replay order")
+		if len(items) == 0 {
+			l.errorf(l.at(deref(e.val)), RuleBadValue, "replay order: want at least one capture; leave order out to launch each capture once")
+		}
+		for _, item := range items {
+			if name, ok := l.scalar(item, "replay order entry"); ok {
+				l.mark(r, "order."+strconv.Itoa(len(r.Order)), deref(item))
+				r.Order = append(r.Order, name)
+			}
+		}
+	}
+	if e, ok := f["each"]; ok {
+		r.Each = l.ops(e.val, "replay each")
+	}
+}
+
+func (l *loader) expect(p *Probe, e entry) {
+	x := &p.Expect
+	x.Pos = l.at(e.key)
+	f, ok := l.fields(e.val, "expect", expectKeys, "guarded")
+	if !ok {
+		return
+	}
+	if e, ok := f["guarded"]; ok {
+		v, _ := l.oneOf(e.val, "expect guarded", []string{string(Exact), string(Refused), string(Rejected)})
+		x.Guarded = Outcome(v)
+	}
+	if e, ok := f["unguarded"]; ok {
+		v, _ := l.oneOf(e.val, "expect unguarded", []string{string(Exact), string(Refused), string(Rejected), string(Corrupted)})
+		x.Unguarded = Outcome(v)
+	}
+	if e, ok := f["rejected-by"]; ok {
+		classes, _ := l.names(e.val, "error class", func(n *yaml.Node, what string) (string, bool) {
+			return l.oneOf(n, what, classNames())
+		})
+		for _, c := range classes {
+			x.RejectedBy = append(x.RejectedBy, runtime.Class(c))
+		}
+	}
+}
+
+// resolveDefaults fills what the probe left out: the set's defaults, then the built-in ones, and
+// the default streams of captures, ops and the replay, so later layers never see "".
+func resolveDefaults(p *Probe, d Defaults) {
+	switch {
+	case p.Replays > 0:
+	case d.Replays > 0:
+		p.Replays = d.Replays
+	default:
+		p.Replays = DefaultReplays
+	}
+	switch {
+	case p.Modes != nil:
+	case d.Modes != nil:
+		p.Modes = slices.Clone(d.Modes)
+	default:
+		p.Modes = slices.Clone(DefaultModes)
+	}
+	switch {
+	case p.Guards != nil:
+	case d.Guards != nil:
+		p.Guards = slices.Clone(d.Guards)
+	default:
+		p.Guards = slices.Clone(DefaultGuards)
+	}
+
+	var first string
+	if len(p.Streams) > 0 {
+		first = p.Streams[0]
+	}
+	defaultStream := func(ops []*Op, stream string) {
+		for _, op := range ops {
+			if op.Stream == "" && op.Kind.onStream() {
+				op.Stream = stream
+			}
+		}
+	}
+	defaultStream(p.Prepare, first)
+	for _, c := range p.Captures {
+		if c.Stream == "" {
+			c.Stream = first
+		}
+		if c.EndStream == "" {
+			c.EndStream = c.Stream
+		}
+		defaultStream(c.Ops, c.Stream)
+	}
+	defaultStream(p.Between, first)
+	defaultStream(p.Replay.Each, first)
+	if p.Replay.Stream == "" && len(p.Captures) > 0 {
+		p.Replay.Stream = p.Captures[0].Stream
+	}
+	if p.Replay.Order == nil {
+		for _, c := range p.Captures {
+			p.Replay.Order = append(p.Replay.Order, c.Name)
+		}
+	}
+}

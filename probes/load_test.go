@@ -1,0 +1,219 @@
+package probes_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/probes"
+)
+
+// diagnostics returns err's Diagnostics, failing the spec when err is anything else.
+func diagnostics(err error) probes.Diagnostics {
+	GinkgoHelper()
+	var ds probes.Diagnostics
+	Expect(errors.As(err, &ds)).To(BeTrue(), "error %v is not Diagnostics", err)
+	return ds
+}
+
+// lineColRule renders diagnostics as "line:col rule", the form the fixture table asserts.
+func lineColRule(ds probes.Diagnostics) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = fmt.Sprintf("%d:%d %s", d.Pos.Line, d.Pos.Col, d.Rule)
+	}
+	return out
+}
+
+var _ = Describe("Load", func() {
+	lim := probes.DefaultLimits()
+
+	Describe("good fixtures", func() {
+		files, _ := filepath.Glob("testdata/good/*.y*ml")
+
+		It("finds the fixtures", func() {
+			Expect(files).To(HaveLen(3))
+		})
+		for _, file := range files {
+			It("loads "+filepath.Base(file)+" clean", func() {
+				set, err := probes.LoadFile(file, lim)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(set.Probes).NotTo(BeEmpty())
+			})
+		}
+
+		It("loads the good directory as one set per file, in name order", func() {
+			sets, err := probes.Load(lim, "testdata/good")
+			Expect(err).NotTo(HaveOccurred())
+			var names []string
+			for _, s := range sets {
+				names = append(names, s.Name)
+			}
+			Expect(names).To(Equal([]string{"every-op", "race-ordered", "realloc"}))
+		})
+	})
+
+	// Each bad fixture with every diagnostic it must produce, exactly, as "line:col rule".
+	DescribeTable("bad fixtures",
+		func(file string, lim probes.Limits, want []string, mentions ...string) {
+			path := filepath.Join("testdata", "bad", file)
+			set, err := probes.LoadFile(path, lim)
+			Expect(set).To(BeNil())
+			ds := diagnostics(err)
+			Expect(lineColRule(ds)).To(Equal(want), "diagnostics:\n%v", err)
+			for _, d := range ds {
+				Expect(d.Pos.File).To(Equal(path))
+				Expect(d.Error()).To(HavePrefix(fmt.Sprintf("%s:%d:%d: %s: ", path, d.Pos.Line, d.Pos.Col, d.Rule)))
+			}
+			for _, m := range mentions {
+				Expect(err.Error()).To(ContainSubstring(m))
+			}
+		},
+		EntryDescription("%[1]s"),
+		Entry(nil, "version.yaml", lim, []string{"1:10 version"}, `"replaycheck/v2"`),
+		Entry(nil, "yaml-syntax.yaml", lim, []string{"6:1 yaml"}),
+		Entry(nil, "yaml-two-documents.yaml", lim, []string{"4:1 yaml"}),
+		Entry(nil, "unknown-key-top.yaml", lim, []string{"3:1 unknown-key"}, `did you mean "description"`, "allowed: version, set"),
+		Entry(nil, "unknown-key-probe.yaml", lim, []string{"7:5 unknown-key"}, `"labls"`),
+		Entry(nil, "unknown-key-op.yaml", lim, []string{"11:36 unknown-key", "12:11 unknown-key"}, `"offest" in fill`, `unknown op "memset"`),
+		Entry(nil, "unknown-key-nested.yaml", lim,
+			[]string{"4:3 unknown-key", "9:22 unknown-key", "13:7 unknown-key", "15:7 unknown-key", "18:7 unknown-key"}),
+		Entry(nil, "missing-key.yaml", lim, []string{
+			"1:1 missing-key", // set
+			"3:5 missing-key", // hazard
+			"5:10 missing-key", // buffer bytes
+			"10:17 missing-key", // copy src
+			"11:11 missing-key", // sync-event event
+			"13:7 missing-key", // expect guarded
+			"14:5 missing-key", // name
+			"14:5 missing-key", // capture or captures
+		}),
+		Entry(nil, "bad-name.yaml", lim, []string{
+			"2:6 bad-name", "4:11 bad-name", "6:18 bad-name", "8:7 bad-name", "9:15 bad-name", "10:14 bad-name",
+			"12:25 bad-name", "14:15 bad-name",
+		}),
+		Entry(nil, "bad-value.yaml", lim, []string{
+			"4:19 bad-value", "5:12 bad-value", "8:13 bad-value", "9:16 bad-value", "11:28 bad-value", "14:31 bad-value",
+			"15:31 bad-value", "16:42 bad-value", "17:9 bad-value", "18:9 bad-value", "20:19 bad-value", "22:16 bad-value",
+			"23:18 bad-value", "24:39 bad-value", "25:14 bad-value", "26:12 bad-value",
+		}),
+		Entry(nil, "bad-size.yaml", lim, []string{
+			"7:19 bad-size",  // 4KB
+			"8:19 bad-size",  // 1MB
+			"9:18 bad-size",  // 4k
+			"10:25 bad-size", // -1
+			"11:27 bad-size", // 1.5KiB
+			"12:25 bad-size", // 99999999999999999999
+			"13:30 bad-size", // 8388608TiB
+			"14:22 bad-size", // 0
+			"18:35 bad-size", // alloc 0.5
+			"19:43 bad-size", // offset -4
+		}, `"4KB"`, "overflows", "at least 1 byte"),
+		Entry(nil, "bad-pattern.yaml", lim, []string{
+			"7:28 bad-pattern", "8:28 bad-pattern", "9:28 bad-pattern", "10:28 bad-pattern", "11:28 bad-pattern",
+			"14:32 bad-pattern", "15:45 bad-pattern",
+		}),
+		Entry(nil, "duplicate-buffer.yaml", lim, []string{"8:7 duplicate"}, `buffer "a" (first at line 7)`),
+		Entry(nil, "duplicate-alloc.yaml", lim, []string{"10:25 duplicate", "14:27 duplicate"}, "declared at line 7", "allocated at line 11"),
+		Entry(nil, "duplicate-stream.yaml", lim, []string{"6:27 duplicate"}, `stream "main"`),
+		Entry(nil, "duplicate-event.yaml", lim, []string{"9:9 duplicate"}, `event "fork"`),
+		Entry(nil, "duplicate-probe.yaml", lim, []string{"9:11 duplicate"}, `probe "p" (first at line 4)`),
+		Entry(nil, "duplicate-capture.yaml", lim, []string{"9:15 duplicate"}, `capture "one"`),
+		Entry(nil, "duplicate-key.yaml", lim, []string{"9:5 duplicate"}, `key "hazard" given twice`),
+		Entry(nil, "undeclared-buffer.yaml", lim, []string{"10:21 undeclared", "11:21 undeclared", "15:18 undeclared"},
+			`"dts"`, "not allocated yet (alloc at line 14)", `"nowhere"`),
+		Entry(nil, "undeclared-stream.yaml", lim,
+			[]string{"10:42 undeclared", "12:15 undeclared", "13:19 undeclared", "15:15 undeclared"}),
+		Entry(nil, "undeclared-event.yaml", lim, []string{"10:27 undeclared", "11:25 undeclared", "13:24 undeclared"},
+			`did you mean "fork"`),
+		Entry(nil, "range.yaml", lim, []string{"11:9 range", "12:9 range", "13:9 range", "14:9 range", "17:11 range"},
+			"fill offset 1025 is outside", "[1020, 1028)", "copy source offset 513"),
+		Entry(nil, "axpy-size.yaml", lim, []string{"15:11 axpy-size", "16:11 axpy-size"}),
+		Entry(nil, "use-after-free.yaml", lim,
+			[]string{"13:31 use-after-free", "15:24 use-after-free", "16:24 use-after-free", "20:16 use-after-free"},
+			"free at line 12"),
+		Entry(nil, "capture-and-captures.yaml", lim, []string{"8:5 capture-and-captures"}),
+		Entry(nil, "unknown-capture.yaml", lim, []string{"11:22 unknown-capture", "11:37 unknown-capture"},
+			`did you mean "second"`),
+		Entry(nil, "race-write-write.yaml", lim, []string{"16:11 race"},
+			"fill (line 16) on stream side and fill (line 15) on stream main race on a[512:768] (write-write)"),
+		Entry(nil, "race-read-write.yaml", lim, []string{"18:11 race", "19:11 race", "20:11 race"},
+			"fill (line 18) on stream main and copy (line 17) on stream side race on a[100:110] (read-write)",
+			"copy (line 19) on stream main and copy (line 17) on stream side race on c[0:8] (read-write)",
+			"a[1000:1016]"),
+		Entry(nil, "race-unjoined.yaml", lim, []string{"19:11 race", "21:11 race"},
+			"stream side has not joined the capture"),
+		Entry(nil, "limit-buffer.yaml", lim, []string{"7:20 limit", "11:35 limit", "12:37 limit"}),
+		Entry(nil, "limit-total.yaml", lim, []string{"4:5 limit"}, "4294967297 bytes"),
+		Entry(nil, "limit-ops.yaml", probes.Limits{MaxOps: 3}, []string{"5:5 limit"}, "has 4 ops, above the limit of 3"),
+		Entry(nil, "limit-replays.yaml", lim, []string{"4:12 limit", "11:14 limit", "17:14 limit", "23:14 limit"}),
+		Entry("several problems in one file, all reported together", "several.yaml", lim, []string{
+			"8:18 bad-size", "12:5 unknown-key", "18:11 race", "19:31 undeclared", "21:21 unknown-capture", "22:23 bad-value",
+		}),
+	)
+
+	It("has a table entry for every bad fixture", func() {
+		files, _ := filepath.Glob("testdata/bad/*.yaml")
+		Expect(len(files)).To(Equal(35))
+	})
+
+	It("reports a directory's bad file and returns the good ones", func() {
+		sets, err := probes.Load(lim, "testdata/mixed")
+		Expect(sets).To(HaveLen(1))
+		Expect(sets[0].Name).To(Equal("mixed-good"))
+		ds := diagnostics(err)
+		// notes.txt and sub/ are not read; bad.yml is.
+		Expect(ds).To(HaveLen(1))
+		Expect(ds[0].Error()).To(HavePrefix(filepath.Join("testdata", "mixed", "bad.yml") + ":8:23: bad-value: "))
+	})
+
+	It("reports a set name loaded twice at the second set: naming the first file", func() {
+		sets, err := probes.Load(lim, "testdata/dupset")
+		Expect(sets).To(HaveLen(1))
+		ds := diagnostics(err)
+		Expect(ds).To(HaveLen(1))
+		Expect(ds[0].Pos).To(Equal(probes.Pos{File: filepath.Join("testdata", "dupset", "b.yaml"), Line: 2, Col: 6}))
+		Expect(ds[0].Rule).To(Equal(probes.RuleDuplicate))
+		Expect(ds[0].Message).To(ContainSubstring(filepath.Join("testdata", "dupset", "a.yaml")))
+	})
+
+	It("reports every file's problems together, sorted by file", func() {
+		sets, err := probes.Load(lim, "testdata/bad/version.yaml", "testdata/good", "testdata/bad/axpy-size.yaml", "testdata/nowhere")
+		Expect(sets).To(HaveLen(3))
+		ds := diagnostics(err)
+		var files []string
+		for _, d := range ds {
+			files = append(files, d.Pos.File)
+		}
+		Expect(files).To(Equal([]string{
+			"testdata/bad/axpy-size.yaml", "testdata/bad/axpy-size.yaml", "testdata/bad/version.yaml", "testdata/nowhere",
+		}))
+		Expect(ds[3].Rule).To(Equal(probes.RuleRead))
+		Expect(ds[3].Error()).To(HavePrefix("testdata/nowhere: read: "))
+		Expect(strings.Count(err.Error(), "\n")).To(Equal(3))
+	})
+
+	It("reads a file named twice once", func() {
+		sets, err := probes.Load(lim, "testdata/good/realloc.yml", "testdata/good")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sets).To(HaveLen(3))
+	})
+
+	It("returns no error, not a typed nil, when all is well", func() {
+		_, err := probes.Load(lim)
+		Expect(err).To(BeNil())
+		_, err = probes.Parse("x.yaml", []byte(minimal), lim)
+		Expect(err).To(BeNil())
+	})
+
+	It("reports an empty file and a document that is not a mapping", func() {
+		_, err := probes.Parse("empty.yaml", nil, lim)
+		Expect(lineColRule(diagnostics(err))).To(Equal([]string{"1:1 missing-key"}))
+		_, err = probes.Parse("list.yaml", []byte("- a\n- b\n"), lim)
+		Expect(lineColRule(diagnostics(err))).To(Equal([]string{"1:1 bad-value"}))
+	})
+})

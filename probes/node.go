@@ -1,0 +1,315 @@
+package probes
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// loader reads one probe file. It walks yaml.Node trees rather than decoding into structs so every
+// problem carries the line and column of the key or value at fault, and it keeps going after a
+// problem so a file's problems are all reported at once.
+type loader struct {
+	file  string
+	lim   Limits
+	diags Diagnostics
+	// pos holds where a field's value was written, for the checks that run after decoding.
+	pos map[fieldKey]Pos
+}
+
+// fieldKey names one field of one decoded value (an *Op, *Capture, *Replay, *Probe...).
+type fieldKey struct {
+	owner any
+	field string
+}
+
+func (l *loader) at(n *yaml.Node) Pos { return Pos{File: l.file, Line: n.Line, Col: n.Column} }
+
+func (l *loader) errorf(p Pos, rule, format string, args ...any) {
+	l.diags = append(l.diags, Diagnostic{Pos: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+// mark remembers where owner's field was written.
+func (l *loader) mark(owner any, field string, n *yaml.Node) {
+	l.pos[fieldKey{owner, field}] = l.at(n)
+}
+
+// where is the position of owner's field, or fallback when the field was not written.
+func (l *loader) where(owner any, field string, fallback Pos) Pos {
+	if p, ok := l.pos[fieldKey{owner, field}]; ok {
+		return p
+	}
+	return fallback
+}
+
+// deref follows aliases to the anchored node.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+func describe(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case isNull(n):
+		return "nothing"
+	case n.Kind == yaml.ScalarNode:
+		return strconv.Quote(n.Value)
+	}
+	return "an unexpected node"
+}
+
+// entry is one key of a mapping and its value.
+type entry struct{ key, val *yaml.Node }
+
+// fields reads a mapping whose keys come from keys. Unknown and repeated keys are reported where
+// they are written, missing required keys at the mapping. ok is false when n is not a mapping.
+func (l *loader) fields(n *yaml.Node, what string, keys []string, required ...string) (map[string]entry, bool) {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		l.errorf(l.at(n), RuleBadValue, "%s: want a mapping, got %s", what, describe(n))
+		return nil, false
+	}
+	out := make(map[string]entry, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			l.errorf(l.at(k), RuleBadValue, "%s: keys are plain words, got %s", what, describe(k))
+		case !slices.Contains(keys, k.Value):
+			l.errorf(l.at(k), RuleUnknownKey, "unknown key %q in %s%s (allowed: %s)",
+				k.Value, what, didYouMean(k.Value, keys), strings.Join(keys, ", "))
+		default:
+			if first, dup := out[k.Value]; dup {
+				l.errorf(l.at(k), RuleDuplicate, "key %q given twice in %s (first at line %d)", k.Value, what, first.key.Line)
+				continue
+			}
+			out[k.Value] = entry{k, v}
+		}
+	}
+	for _, r := range required {
+		if _, ok := out[r]; !ok {
+			l.errorf(l.at(n), RuleMissingKey, "%s lacks required key %q", what, r)
+		}
+	}
+	return out, true
+}
+
+// list reads a sequence; nothing (`key:` with no value) is an empty list.
+func (l *loader) list(n *yaml.Node, what string) []*yaml.Node {
+	n = deref(n)
+	switch {
+	case isNull(n):
+		return nil
+	case n.Kind != yaml.SequenceNode:
+		l.errorf(l.at(n), RuleBadValue, "%s: want a list, got %s", what, describe(n))
+		return nil
+	}
+	return n.Content
+}
+
+// scalar reads a plain value; nothing is an error.
+func (l *loader) scalar(n *yaml.Node, what string) (string, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		l.errorf(l.at(n), RuleBadValue, "%s: want a value, got %s", what, describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// text reads free text; nothing is the empty string.
+func (l *loader) text(n *yaml.Node, what string) string {
+	if isNull(deref(n)) {
+		return ""
+	}
+	s, _ := l.scalar(n, what)
+	return s
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// name reads a name of the language ([a-z0-9][a-z0-9-]*). A badly formed name is reported and
+// still returned, so that what refers to it is not reported a second time as undeclared.
+func (l *loader) name(n *yaml.Node, what string) (string, bool) {
+	v, ok := l.scalar(n, what)
+	if ok && !nameRE.MatchString(v) {
+		l.errorf(l.at(deref(n)), RuleBadName, "bad %s %q: want lower-case letters, digits and '-', not starting with '-'", what, v)
+	}
+	return v, ok
+}
+
+// size reads a byte count (PROBE-LANGUAGE.md, Sizes).
+func (l *loader) size(n *yaml.Node, what string) (int64, bool) {
+	v, ok := l.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	sz, err := ParseSize(v)
+	if err != nil {
+		hint := ""
+		for _, u := range []string{"KB", "MB", "GB", "TB", "kB", "k", "K", "M", "G", "T"} {
+			if strings.HasSuffix(v, u) {
+				hint = " (decimal units are not sizes here: write KiB, MiB, GiB or TiB)"
+				break
+			}
+		}
+		l.errorf(l.at(deref(n)), RuleBadSize, "%s: %v%s", what, err, hint)
+		return 0, false
+	}
+	return sz, true
+}
+
+// bufferSize reads the size of a buffer (declared, alloc or grow): at least min bytes, at most
+// the buffer limit.
+func (l *loader) bufferSize(n *yaml.Node, what string, min int64) (int64, bool) {
+	sz, ok := l.size(n, what)
+	switch {
+	case !ok:
+		return 0, false
+	case sz < min:
+		l.errorf(l.at(deref(n)), RuleBadSize, "%s: a buffer is at least %d byte", what, min)
+		return 0, false
+	case sz > l.lim.MaxBufferBytes:
+		l.errorf(l.at(deref(n)), RuleLimit, "%s: %s is above the buffer limit of %s", what, bytesText(sz), bytesText(l.lim.MaxBufferBytes))
+	}
+	return sz, true
+}
+
+// unsigned reads an integer 0..max, decimal or 0x hex.
+func (l *loader) unsigned(n *yaml.Node, what string, max uint64) (uint64, bool) {
+	v, ok := l.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	u, err := strconv.ParseUint(v, 0, 64)
+	if err != nil || u > max {
+		l.errorf(l.at(deref(n)), RuleBadValue, "%s: want an integer 0..%d (decimal or 0x hex), got %q", what, max, v)
+		return 0, false
+	}
+	return u, true
+}
+
+// replays reads a replay count, 1..MaxReplays.
+func (l *loader) replays(n *yaml.Node, what string) (int, bool) {
+	v, ok := l.scalar(n, what)
+	if !ok {
+		return 0, false
+	}
+	p := l.at(deref(n))
+	// ParseInt clamps out-of-range values, so huge counts read as above the limit.
+	i, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		l.errorf(p, RuleBadValue, "%s: want an integer, got %q", what, v)
+	case i < 1:
+		l.errorf(p, RuleLimit, "%s: %s is below 1", what, v)
+	case i > int64(l.lim.MaxReplays):
+		l.errorf(p, RuleLimit, "%s: %s is above the limit of %d", what, v, l.lim.MaxReplays)
+	default:
+		return int(i), true
+	}
+	return 0, false
+}
+
+// oneOf reads a value from a closed set.
+func (l *loader) oneOf(n *yaml.Node, what string, allowed []string) (string, bool) {
+	v, ok := l.scalar(n, what)
+	if !ok {
+		return "", false
+	}
+	if !slices.Contains(allowed, v) {
+		l.errorf(l.at(deref(n)), RuleBadValue, "%s %q%s: want one of %s", what, v, didYouMean(v, allowed), strings.Join(allowed, ", "))
+		return "", false
+	}
+	return v, true
+}
+
+func (l *loader) pattern(n *yaml.Node, what string) (Pattern, bool) {
+	v, ok := l.scalar(n, what)
+	if !ok {
+		return Pattern{}, false
+	}
+	p, err := ParsePattern(v)
+	if err != nil {
+		l.errorf(l.at(deref(n)), RuleBadPattern, "%s: %v", what, err)
+		return Pattern{}, false
+	}
+	return p, true
+}
+
+var threadNames = []string{"main", "other"}
+
+func (l *loader) thread(n *yaml.Node, what string) runtime.Thread {
+	if v, _ := l.oneOf(n, what, threadNames); v == "other" {
+		return runtime.Other
+	}
+	return runtime.Main
+}
+
+// names reads a list of names, reporting repeats; at gives each name's position.
+func (l *loader) names(n *yaml.Node, what string, check func(*yaml.Node, string) (string, bool)) (out []string, at []*yaml.Node) {
+	seen := map[string]int{}
+	for _, item := range l.list(n, what+"s") {
+		v, ok := check(item, what)
+		if !ok {
+			continue
+		}
+		if line, dup := seen[v]; dup {
+			l.errorf(l.at(deref(item)), RuleDuplicate, "duplicate %s %q (first at line %d)", what, v, line)
+			continue
+		}
+		seen[v] = deref(item).Line
+		out = append(out, v)
+		at = append(at, deref(item))
+	}
+	return out, at
+}
+
+// didYouMean suggests the closest allowed word for a small typo.
+func didYouMean(word string, allowed []string) string {
+	best, bestDist := "", 3
+	for _, a := range allowed {
+		if d := editDistance(word, a); d < bestDist && d < len(word) {
+			best, bestDist = a, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

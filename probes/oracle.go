@@ -1,0 +1,194 @@
+package probes
+
+import "encoding/binary"
+
+// Oracle executes a probe's intended meaning on named host byte slices. It knows no addresses,
+// streams or devices: buffers are values identified by name, a captured op refers to its buffers by
+// name and is applied to whatever buffer has that name when a graph is launched. It is deliberately
+// independent of the simulator's data model, so a bug in one cannot hide in the other.
+//
+// The engine drives it in step with the device: every op it issues is reported with whether it took
+// effect (a rejected or refused op has none). Enqueued data ops (fill, copy, axpy) issued inside a
+// capture's ops list belong to that capture's graph, whatever stream they went to: the intent of a
+// probe is that they are part of the graph. Every other op, inside a capture or not, applies once
+// when issued. A freed buffer becomes a ghost: graph ops may still read and write it, it is never
+// checked. A buffer whose allocation was refused or rejected makes later ops naming it skipped.
+type Oracle struct {
+	bufs    map[string]*oracleBuffer
+	order   []string // live buffers, in allocation order
+	refused map[string]bool
+	graphs  map[string][]graphOp
+}
+
+type oracleBuffer struct {
+	data []byte
+	init Pattern
+	live bool
+}
+
+type graphOp struct {
+	op     *Op
+	access Access
+}
+
+// NewOracle starts an oracle with p's declared buffers allocated and initialised.
+func NewOracle(p *Probe) *Oracle {
+	o := &Oracle{
+		bufs:    map[string]*oracleBuffer{},
+		refused: map[string]bool{},
+		graphs:  map[string][]graphOp{},
+	}
+	for _, b := range p.Buffers {
+		o.allocate(b.Name, b.Bytes, b.Init)
+	}
+	return o
+}
+
+func (o *Oracle) allocate(name string, n int64, init Pattern) {
+	o.bufs[name] = &oracleBuffer{data: init.Bytes(n), init: init, live: true}
+	o.order = append(o.order, name)
+	delete(o.refused, name)
+}
+
+// Size returns the current size of a buffer by name (live or ghost), -1 when it never existed.
+func (o *Oracle) Size(name string) int64 {
+	if b, ok := o.bufs[name]; ok {
+		return int64(len(b.data))
+	}
+	return -1
+}
+
+// Skips reports whether op names a buffer whose allocation was refused or rejected: such an op is
+// not issued and has no effect.
+func (o *Oracle) Skips(op *Op) bool {
+	if op.Kind == OpAlloc {
+		return false
+	}
+	for _, name := range op.Buffers() {
+		if o.refused[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// Eager applies an op issued outside any graph. took is false when the platform rejected it or a
+// guard refused it.
+func (o *Oracle) Eager(op *Op, took bool) {
+	if op.Kind == OpAlloc {
+		if took {
+			o.allocate(op.Buffer, *op.Bytes, op.Pattern)
+		} else {
+			o.refused[op.Buffer] = true
+		}
+		return
+	}
+	if !took {
+		return
+	}
+	switch op.Kind {
+	case OpFree:
+		o.release(op.Buffer)
+	case OpGrow:
+		b := o.bufs[op.Buffer]
+		if b != nil && *op.Bytes > int64(len(b.data)) {
+			b.data = b.init.Bytes(*op.Bytes)
+		}
+	case OpWrite:
+		if b := o.bufs[op.Dst]; b != nil {
+			op.Pattern.Fill(b.data)
+		}
+	case OpFill, OpCopy, OpAxpy:
+		if acc, err := op.Resolve(o.Size); err == nil {
+			o.apply(graphOp{op, acc})
+		}
+	}
+}
+
+func (o *Oracle) release(name string) {
+	if b := o.bufs[name]; b != nil && b.live {
+		b.live = false
+		for i, n := range o.order {
+			if n == name {
+				o.order = append(o.order[:i], o.order[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// Capture records op into capture's graph when it is an enqueued data op (and took effect), and
+// applies it eagerly otherwise. Ranges are resolved now, with the sizes buffers have at capture.
+func (o *Oracle) Capture(capture string, op *Op, took bool) {
+	switch op.Kind {
+	case OpFill, OpCopy, OpAxpy:
+		if !took {
+			return
+		}
+		if acc, err := op.Resolve(o.Size); err == nil {
+			o.graphs[capture] = append(o.graphs[capture], graphOp{op, acc})
+		}
+	default:
+		o.Eager(op, took)
+	}
+}
+
+// EndCapture drops the capture's graph when its end failed: there is nothing to replay.
+func (o *Oracle) EndCapture(capture string, ok bool) {
+	if !ok {
+		delete(o.graphs, capture)
+	}
+}
+
+// Launch applies one replay of capture's graph; took is false when the launch was refused or
+// rejected.
+func (o *Oracle) Launch(capture string, took bool) {
+	if !took {
+		return
+	}
+	for _, g := range o.graphs[capture] {
+		o.apply(g)
+	}
+}
+
+// apply executes a resolved data op. Spans beyond a buffer's current size (it was re-allocated
+// smaller under the same name) are clipped: the intent covers only bytes that exist.
+func (o *Oracle) apply(g graphOp) {
+	switch g.op.Kind {
+	case OpFill:
+		w := o.span(g.access.Writes[0])
+		for i := range w {
+			w[i] = g.op.Value
+		}
+	case OpCopy:
+		dst, src := o.span(g.access.Writes[0]), o.span(g.access.Reads[0])
+		copy(dst, src)
+	case OpAxpy:
+		y, x := o.span(g.access.Writes[0]), o.span(g.access.Reads[0])
+		for i := 0; i+4 <= len(y) && i+4 <= len(x); i += 4 {
+			v := g.op.A*binary.LittleEndian.Uint32(x[i:]) + binary.LittleEndian.Uint32(y[i:])
+			binary.LittleEndian.PutUint32(y[i:], v)
+		}
+	}
+}
+
+func (o *Oracle) span(s Span) []byte {
+	b := o.bufs[s.Buffer]
+	if b == nil {
+		return nil
+	}
+	lo, hi := min(s.Off, int64(len(b.data))), min(s.End(), int64(len(b.data)))
+	return b.data[lo:hi]
+}
+
+// Live lists the live buffers in allocation order.
+func (o *Oracle) Live() []string { return append([]string(nil), o.order...) }
+
+// Bytes returns the intended contents of a live buffer.
+func (o *Oracle) Bytes(name string) ([]byte, bool) {
+	b := o.bufs[name]
+	if b == nil || !b.live {
+		return nil, false
+	}
+	return b.data, true
+}

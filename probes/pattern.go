@@ -1,0 +1,160 @@
+package probes
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// PatternKind is the family of an init/write pattern.
+type PatternKind string
+
+const (
+	PatZero   PatternKind = "zero"
+	PatFill   PatternKind = "fill"
+	PatIota8  PatternKind = "iota8"
+	PatIota32 PatternKind = "iota32"
+	PatRandom PatternKind = "random"
+	PatHex    PatternKind = "hex"
+)
+
+// Pattern is a deterministic byte pattern; the zero Pattern is `zero`.
+type Pattern struct {
+	Kind PatternKind
+	Byte byte   // fill
+	Seed uint64 // random
+	Hex  []byte // hex, at least one byte
+}
+
+// ParsePattern reads the pattern syntax of PROBE-LANGUAGE.md.
+func ParsePattern(s string) (Pattern, error) {
+	head, arg, hasArg := strings.Cut(s, ":")
+	switch PatternKind(head) {
+	case PatZero, PatIota8, PatIota32:
+		if hasArg {
+			return Pattern{}, fmt.Errorf("pattern %q takes no argument", head)
+		}
+		return Pattern{Kind: PatternKind(head)}, nil
+	case PatFill:
+		v, err := strconv.ParseUint(arg, 0, 64)
+		if !hasArg || err != nil || v > 255 {
+			return Pattern{}, fmt.Errorf("pattern %q: fill needs a byte 0..255, decimal or 0x hex (fill:0xAB)", s)
+		}
+		return Pattern{Kind: PatFill, Byte: byte(v)}, nil
+	case PatRandom:
+		v, err := strconv.ParseUint(arg, 0, 64)
+		if !hasArg || err != nil {
+			return Pattern{}, fmt.Errorf("pattern %q: random needs a uint64 seed (random:42)", s)
+		}
+		return Pattern{Kind: PatRandom, Seed: v}, nil
+	case PatHex:
+		b, err := hex.DecodeString(arg)
+		if !hasArg || err != nil || len(b) == 0 {
+			return Pattern{}, fmt.Errorf("pattern %q: hex needs an even number of hex digits, at least two (hex:deadbeef)", s)
+		}
+		return Pattern{Kind: PatHex, Hex: b}, nil
+	}
+	return Pattern{}, fmt.Errorf("unknown pattern %q (want zero, fill:B, iota8, iota32, random:SEED or hex:BYTES)", s)
+}
+
+func (p Pattern) String() string {
+	switch p.Kind {
+	case PatFill:
+		return fmt.Sprintf("fill:%#02x", p.Byte)
+	case PatRandom:
+		return fmt.Sprintf("random:%d", p.Seed)
+	case PatHex:
+		return "hex:" + hex.EncodeToString(p.Hex)
+	case "":
+		return string(PatZero)
+	}
+	return string(p.Kind)
+}
+
+// Fill writes the pattern over dst, starting at pattern offset 0.
+func (p Pattern) Fill(dst []byte) {
+	switch p.Kind {
+	case PatZero, "":
+		clear(dst)
+	case PatFill:
+		for i := range dst {
+			dst[i] = p.Byte
+		}
+	case PatIota8:
+		for i := range dst {
+			dst[i] = byte(i)
+		}
+	case PatIota32:
+		var lane [4]byte
+		for i := 0; i < len(dst); i += 4 {
+			binary.LittleEndian.PutUint32(lane[:], uint32(i/4))
+			copy(dst[i:], lane[:])
+		}
+	case PatRandom:
+		state := p.Seed
+		var word [8]byte
+		for i := 0; i < len(dst); i += 8 {
+			binary.LittleEndian.PutUint64(word[:], splitmix64(&state))
+			copy(dst[i:], word[:])
+		}
+	case PatHex:
+		for i := 0; i < len(dst); i += len(p.Hex) {
+			copy(dst[i:], p.Hex)
+		}
+	}
+}
+
+// Bytes returns n bytes of the pattern.
+func (p Pattern) Bytes(n int64) []byte {
+	b := make([]byte, n)
+	p.Fill(b)
+	return b
+}
+
+func splitmix64(state *uint64) uint64 {
+	*state += 0x9e3779b97f4a7c15
+	z := *state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// ParseSize reads a byte count: a non-negative integer, or an integer with a binary unit
+// (KiB, MiB, GiB, TiB). Anything else — decimal units, fractions, signs, overflow — is an error.
+func ParseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}}
+	num, shift := s, uint(0)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			num, shift = strings.TrimSuffix(s, u.suffix), u.shift
+			break
+		}
+	}
+	if num == "" || strings.IndexFunc(num, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, fmt.Errorf("bad size %q: want a non-negative integer of bytes, optionally with KiB, MiB, GiB or TiB", s)
+	}
+	v, err := strconv.ParseUint(num, 10, 63)
+	if err != nil || v > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("size %q overflows", s)
+	}
+	return int64(v << shift), nil
+}
+
+// FormatSize prints n with the largest binary unit that divides it.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}

@@ -1,0 +1,156 @@
+package probes
+
+import (
+	"fmt"
+	"slices"
+)
+
+// happensBefore orders the ops of one capture's ops list with vector clocks. Ops on one stream are
+// ordered in list order; `record e` on s then a later `wait e` on t orders everything before the
+// record on s before everything after the wait on t. Only events recorded inside the list by a
+// stream that has joined the capture order anything: the origin has joined, and a stream joins by
+// waiting on such an event. A stream that never joins keeps a clock of its own ops only, so its
+// ops are unordered with every other stream's.
+type happensBefore struct {
+	capture string
+	index   map[string]int
+	// clock[s][u] is how many data ops of stream u are ordered before stream s's next op.
+	clock  [][]int
+	joined []bool
+	// events holds the clock an event's latest record in the list carries; nil when a stream that
+	// had not joined recorded it.
+	events map[string][]int
+	// done[s] lists stream s's data ops in list order: done[s][k] is the one with clock k+1.
+	done [][]dataAccess
+}
+
+type dataAccess struct {
+	op     *Op
+	stream string
+	seq    int // index in the ops list
+	writes []bufferSpan
+	reads  []bufferSpan
+}
+
+// bufferSpan is a span of one allocation of a buffer name.
+type bufferSpan struct {
+	Span
+	gen int
+}
+
+func newHappensBefore(streams []string, c *Capture) *happensBefore {
+	h := &happensBefore{capture: c.Name, index: map[string]int{}, events: map[string][]int{}}
+	for i, s := range streams {
+		h.index[s] = i
+	}
+	h.clock = make([][]int, len(streams))
+	for i := range h.clock {
+		h.clock[i] = make([]int, len(streams))
+	}
+	h.joined = make([]bool, len(streams))
+	h.done = make([][]dataAccess, len(streams))
+	h.joined[h.index[c.Stream]] = true
+	return h
+}
+
+func (h *happensBefore) record(stream, event string) {
+	s := h.index[stream]
+	if !h.joined[s] {
+		h.events[event] = nil
+		return
+	}
+	h.events[event] = slices.Clone(h.clock[s])
+}
+
+func (h *happensBefore) wait(stream, event string) {
+	ev := h.events[event]
+	if ev == nil {
+		return // recorded outside the list or by a stream outside the capture: no order
+	}
+	t := h.index[stream]
+	for u, n := range ev {
+		h.clock[t][u] = max(h.clock[t][u], n)
+	}
+	h.joined[t] = true
+}
+
+// access adds a data op and describes its race with the earliest unordered earlier op whose spans
+// overlap its own with at least one write; "" when there is none.
+func (h *happensBefore) access(op *Op, seq int, acc Access, gen func(string) int) string {
+	s := h.index[op.Stream]
+	spans := func(in []Span) []bufferSpan {
+		out := make([]bufferSpan, len(in))
+		for i, sp := range in {
+			out[i] = bufferSpan{sp, gen(sp.Buffer)}
+		}
+		return out
+	}
+	me := dataAccess{op: op, stream: op.Stream, seq: seq, writes: spans(acc.Writes), reads: spans(acc.Reads)}
+
+	var (
+		first *dataAccess
+		over  Span
+		kind  string
+		more  int
+	)
+	for u := range h.done {
+		if u == s {
+			continue // same stream: ordered
+		}
+		for i := h.clock[s][u]; i < len(h.done[u]); i++ {
+			a := &h.done[u][i]
+			sp, k, ok := conflict(me, *a)
+			if !ok {
+				continue
+			}
+			if first == nil || a.seq < first.seq {
+				if first != nil {
+					more++
+				}
+				first, over, kind = a, sp, k
+			} else {
+				more++
+			}
+		}
+	}
+	h.clock[s][s]++
+	h.done[s] = append(h.done[s], me)
+	if first == nil {
+		return ""
+	}
+	msg := fmt.Sprintf("%s on stream %s and %s on stream %s race on %s (%s): no stream order or record/wait inside capture %s orders them",
+		opRef(op), op.Stream, opRef(first.op), first.stream, over, kind, h.capture)
+	for _, st := range []string{op.Stream, first.stream} {
+		if !h.joined[h.index[st]] {
+			msg += fmt.Sprintf("; stream %s has not joined the capture", st)
+			break
+		}
+	}
+	if more > 0 {
+		msg += fmt.Sprintf(" (and %d more earlier ops)", more)
+	}
+	return msg
+}
+
+// conflict reports the first overlap between b and a with at least one write, write-write first.
+func conflict(b, a dataAccess) (Span, string, bool) {
+	pairs := []struct {
+		x, y []bufferSpan
+		kind string
+	}{
+		{b.writes, a.writes, "write-write"},
+		{b.writes, a.reads, "read-write"},
+		{b.reads, a.writes, "read-write"},
+	}
+	for _, p := range pairs {
+		for _, x := range p.x {
+			for _, y := range p.y {
+				if x.gen == y.gen && x.Overlaps(y.Span) {
+					off := max(x.Off, y.Off)
+					return Span{Buffer: x.Buffer, Off: off, Len: min(x.End(), y.End()) - off}, p.kind, true
+				}
+			}
+		}
+	}
+	return Span{}, "", false
+}

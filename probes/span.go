@@ -1,0 +1,103 @@
+package probes
+
+import "fmt"
+
+// Span is a byte range of a named buffer.
+type Span struct {
+	Buffer string
+	Off    int64
+	Len    int64
+}
+
+// End is the first offset past the span.
+func (s Span) End() int64 { return s.Off + s.Len }
+
+// Overlaps reports whether two spans share a byte of the same buffer.
+func (s Span) Overlaps(t Span) bool {
+	return s.Buffer == t.Buffer && s.Len > 0 && t.Len > 0 && s.Off < t.End() && t.Off < s.End()
+}
+
+func (s Span) String() string { return fmt.Sprintf("%s[%d:%d]", s.Buffer, s.Off, s.End()) }
+
+// Access is what a data op touches once its defaults are resolved.
+type Access struct {
+	Writes []Span
+	Reads  []Span
+}
+
+// Resolve fills in an op's default offsets and byte counts with the buffer sizes given by size
+// (the sizes at the moment the op is issued) and returns what it reads and writes. It fails when a
+// range leaves its buffer or the axpy size rules are broken. Ops without data effect on device
+// buffers (record, wait, sync, query, alloc, free, grow) return an empty Access.
+func (op *Op) Resolve(size func(buffer string) int64) (Access, error) {
+	opt := func(p *int64, def int64) int64 {
+		if p != nil {
+			return *p
+		}
+		return def
+	}
+	within := func(what, buf string, off, n int64) error {
+		total := size(buf)
+		if off < 0 || n < 0 || off > total || n > total-off {
+			return fmt.Errorf("%s range [%d, %d) is outside buffer %q of %d bytes", what, off, off+n, buf, total)
+		}
+		return nil
+	}
+	offsetWithin := func(what, buf string, off int64) error {
+		if total := size(buf); off < 0 || off > total {
+			return fmt.Errorf("%s offset %d is outside buffer %q of %d bytes", what, off, buf, total)
+		}
+		return nil
+	}
+	switch op.Kind {
+	case OpFill:
+		off := opt(op.Offset, 0)
+		// The offset first: the default count is derived from it.
+		if err := offsetWithin("fill", op.Dst, off); err != nil {
+			return Access{}, err
+		}
+		n := opt(op.Bytes, size(op.Dst)-off)
+		if err := within("fill", op.Dst, off, n); err != nil {
+			return Access{}, err
+		}
+		return Access{Writes: []Span{{op.Dst, off, n}}}, nil
+	case OpCopy:
+		doff, soff := opt(op.DstOffset, 0), opt(op.SrcOffset, 0)
+		if err := offsetWithin("copy destination", op.Dst, doff); err != nil {
+			return Access{}, err
+		}
+		if err := offsetWithin("copy source", op.Src, soff); err != nil {
+			return Access{}, err
+		}
+		n := opt(op.Bytes, min(size(op.Dst)-doff, size(op.Src)-soff))
+		if err := within("copy destination", op.Dst, doff, n); err != nil {
+			return Access{}, err
+		}
+		if err := within("copy source", op.Src, soff, n); err != nil {
+			return Access{}, err
+		}
+		return Access{Writes: []Span{{op.Dst, doff, n}}, Reads: []Span{{op.Src, soff, n}}}, nil
+	case OpAxpy:
+		ny, nx := size(op.Y), size(op.X)
+		if ny != nx || ny%4 != 0 {
+			return Access{}, fmt.Errorf("axpy needs x and y of the same size, a multiple of 4 bytes (y %q is %d, x %q is %d)", op.Y, ny, op.X, nx)
+		}
+		return Access{Writes: []Span{{op.Y, 0, ny}}, Reads: []Span{{op.X, 0, nx}, {op.Y, 0, ny}}}, nil
+	case OpWrite:
+		return Access{Writes: []Span{{op.Dst, 0, size(op.Dst)}}}, nil
+	case OpRead:
+		return Access{Reads: []Span{{op.Src, 0, size(op.Src)}}}, nil
+	}
+	return Access{}, nil
+}
+
+// Buffers lists the buffer names an op refers to, in field order.
+func (op *Op) Buffers() []string {
+	var out []string
+	for _, b := range []string{op.Dst, op.Src, op.Y, op.X, op.Buffer} {
+		if b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}

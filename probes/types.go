@@ -1,0 +1,255 @@
+package probes
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Version is the only probe-language version this package reads.
+const Version = "replaycheck/v1"
+
+// Pos is a position in a probe file. Line and Col are 1-based.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+
+// Set is one probe file.
+type Set struct {
+	Pos         Pos // of the document
+	Name        string
+	Description string
+	Defaults    Defaults
+	Probes      []*Probe
+}
+
+// Defaults are the set-level values a probe inherits for keys it does not give.
+type Defaults struct {
+	Replays int                   // 0: not given
+	Modes   []runtime.CaptureMode // nil: not given
+	Guards  []bool                // nil: not given; true = on (kernel mode), false = off (program mode)
+}
+
+// Built-in defaults when neither the probe nor its set gives a key.
+var (
+	DefaultReplays = 10
+	DefaultModes   = []runtime.CaptureMode{runtime.Global, runtime.ThreadLocal, runtime.Relaxed}
+	DefaultGuards  = []bool{true, false}
+)
+
+// Hazard names what a probe provokes.
+type Hazard string
+
+// Hazards lists the defined hazards.
+var Hazards = []Hazard{
+	"none", "rebase", "off-capture", "alloc-in-capture", "free-in-capture", "sync-in-capture",
+	"event-misuse", "capture-dependency", "dangling-fork", "wrong-thread", "unsafe-call",
+	"unmatched-end", "capture-conflict",
+}
+
+// Probe is one probe, with defaults already resolved.
+type Probe struct {
+	Pos         Pos
+	Set         string
+	Name        string
+	Description string
+	Hazard      Hazard
+	Labels      []string
+	Requires    []string
+
+	Buffers []*Buffer // in declaration (allocation) order
+	Streams []string  // in declaration order; Streams[0] is the default stream
+	Events  []string
+
+	Prepare  []*Op
+	Captures []*Capture // `capture:` becomes one capture named "main"
+	Between  []*Op
+	Replay   Replay
+	Check    []string // nil: every live buffer
+	Expect   Expect
+
+	Replays int
+	Modes   []runtime.CaptureMode
+	Guards  []bool
+}
+
+// ID is "set/name".
+func (p *Probe) ID() string { return p.Set + "/" + p.Name }
+
+// Buffer returns the declared buffer called name, or nil.
+func (p *Probe) Buffer(name string) *Buffer {
+	for _, b := range p.Buffers {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// Capture returns the capture called name, or nil.
+func (p *Probe) Capture(name string) *Capture {
+	for _, c := range p.Captures {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Slot is a buffer's allocation point.
+type Slot string
+
+const (
+	SlotPlain    Slot = "plain"
+	SlotRetained Slot = "retained"
+	SlotArena    Slot = "arena"
+)
+
+// Buffer is a declared buffer.
+type Buffer struct {
+	Pos   Pos
+	Name  string
+	Bytes int64
+	Init  Pattern
+	Slot  Slot
+}
+
+// Capture is one capture sequence.
+type Capture struct {
+	Pos    Pos
+	Name   string // "main" for the single `capture:` form
+	Stream string // origin stream
+	Ops    []*Op
+	// EndThread is the thread that ends the capture.
+	EndThread runtime.Thread
+	// EndStream is the stream the capture is ended on; defaults to Stream. (Extension: lets probes
+	// end on a non-origin stream or on one that is not capturing.)
+	EndStream string
+}
+
+// Replay describes one replay round.
+type Replay struct {
+	Pos    Pos
+	Stream string   // launch stream; default the first capture's stream
+	Order  []string // capture names; default each capture once, in declaration order
+	Each   []*Op
+}
+
+// Outcome is the verdict of one probe instance. The zero value is not an outcome.
+type Outcome string
+
+const (
+	Exact     Outcome = "exact"     // every replay byte-identical to the oracle, no error anywhere
+	Rejected  Outcome = "rejected"  // the platform returned an error for an op, and no byte differs
+	Refused   Outcome = "refused"   // a guard refused an op or a replay without side effect, no byte differs
+	Corrupted Outcome = "corrupted" // bytes differ from the oracle after some replay
+	Errored   Outcome = "error"     // setup failed, timeout, crash or leak
+	Skipped   Outcome = "skipped"   // not run (missing capability, guards not available)
+)
+
+// Rank orders outcomes by precedence: a higher rank wins when several apply.
+func (o Outcome) Rank() int {
+	switch o {
+	case Exact:
+		return 1
+	case Refused:
+		return 2
+	case Rejected:
+		return 3
+	case Corrupted:
+		return 4
+	case Errored:
+		return 5
+	}
+	return 0
+}
+
+// Expect is what a probe promises.
+type Expect struct {
+	Pos        Pos
+	Guarded    Outcome // required: exact, refused or rejected
+	Unguarded  Outcome // "" when the platform baseline decides
+	RejectedBy []runtime.Class
+}
+
+// OpKind is the op's key in the probe file.
+type OpKind string
+
+const (
+	OpFill       OpKind = "fill"
+	OpCopy       OpKind = "copy"
+	OpAxpy       OpKind = "axpy"
+	OpWrite      OpKind = "write"
+	OpRead       OpKind = "read"
+	OpRecord     OpKind = "record"
+	OpWait       OpKind = "wait"
+	OpSync       OpKind = "sync"
+	OpSyncDevice OpKind = "sync-device"
+	OpQuery      OpKind = "query"
+	OpSyncEvent  OpKind = "sync-event"
+	OpAlloc      OpKind = "alloc"
+	OpFree       OpKind = "free"
+	OpGrow       OpKind = "grow"
+)
+
+// Enqueued reports whether the op is stream work (recorded into a graph when issued during capture).
+func (k OpKind) Enqueued() bool {
+	switch k {
+	case OpFill, OpCopy, OpAxpy, OpRecord, OpWait:
+		return true
+	}
+	return false
+}
+
+// Op is one op. Fields that do not apply to Kind are zero. Optional byte counts and offsets are nil
+// when not given; defaults are resolved when the op is issued (ResolveRange).
+type Op struct {
+	Pos    Pos
+	Kind   OpKind
+	Stream string // "" when not given: the phase's default stream
+	Thread runtime.Thread
+
+	Dst, Src string // fill/write: Dst; copy: Dst, Src; read: Src
+	Y, X     string // axpy
+	Buffer   string // alloc, free, grow
+	Event    string // record, wait, query, sync-event
+
+	Value   byte    // fill
+	Pattern Pattern // write value, alloc init
+	A       uint32  // axpy
+
+	Offset    *int64 // fill
+	Bytes     *int64 // fill, copy; alloc and grow (required there)
+	DstOffset *int64 // copy
+	SrcOffset *int64 // copy
+
+	Slot Slot // alloc
+}
+
+// Step locates an op inside a probe: its phase, the capture (for capture ops) and its index.
+type Step struct {
+	Phase   Phase
+	Capture string // capture name, for PhaseCapture
+	Index   int
+}
+
+func (s Step) String() string {
+	if s.Phase == PhaseCapture {
+		return fmt.Sprintf("capture %s op %d", s.Capture, s.Index+1)
+	}
+	return fmt.Sprintf("%s op %d", s.Phase, s.Index+1)
+}
+
+// Phase is a part of a probe.
+type Phase string
+
+const (
+	PhasePrepare Phase = "prepare"
+	PhaseCapture Phase = "capture"
+	PhaseBetween Phase = "between"
+	PhaseEach    Phase = "each"
+)

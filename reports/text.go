@@ -1,0 +1,391 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+)
+
+// TextOptions tune WriteText.
+type TextOptions struct {
+	// Color marks verdicts with ANSI colors (green ok, red FAIL, yellow skip).
+	Color bool
+}
+
+// Marks: go test's own vocabulary, so FAIL is the word that stands out in a column of ok.
+var marks = map[string]string{
+	string(capture.Pass):            "ok",
+	string(capture.Fail):            "FAIL",
+	string(capture.Skip):            "skip",
+	string(capture.Uncharacterised): "?",
+}
+
+var markColors = map[string]string{
+	string(capture.Pass):            "\x1b[32m",
+	string(capture.Fail):            "\x1b[1;31m",
+	string(capture.Skip):            "\x1b[33m",
+	string(capture.Uncharacterised): "\x1b[36m",
+}
+
+const (
+	maxReason         = 100 // runes of the one-line reason; the detail block has the whole sentence
+	maxTimelineEvents = 10  // timeline events shown under a detail block
+	detailLabelWidth  = 10
+	// shortMismatchBytes: mismatches up to this many shown bytes take one line.
+	shortMismatchBytes = 4
+)
+
+// WriteText writes rep for a terminal: a header line, one aligned line per instance (verdict mark,
+// probe, mode, guards, outcome, expected, short reason), a detail block under each instance that
+// failed, ended in error or corrupted data, and a summary line.
+func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
+	tw := &textWriter{w: w}
+	tw.printf("%s %s  backend %s", rep.Tool, rep.Version, rep.Backend)
+	if rep.Profile != "" {
+		tw.printf("  profile %s", rep.Profile)
+	}
+	if rep.Device != "" {
+		tw.printf("  device %s", rep.Device)
+	}
+	tw.printf("\n\n")
+
+	header := []string{"", "PROBE", "MODE", "GUARDS", "OUTCOME", "EXPECTED", "REASON"}
+	rows := make([][]string, len(rep.Results))
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for i, e := range rep.Results {
+		expected := e.Expected
+		if expected == "" {
+			expected = "-"
+		}
+		rows[i] = []string{markOf(e.Verdict), e.Probe, e.Mode, e.Guards, e.Outcome, expected, shortReason(e)}
+		for j, cell := range rows[i] {
+			widths[j] = max(widths[j], utf8.RuneCountInString(cell))
+		}
+	}
+	indent := strings.Repeat(" ", widths[0]+2)
+	if len(rows) > 0 {
+		tw.row(header, widths, "")
+	}
+	for i, e := range rep.Results {
+		color := ""
+		if opt.Color {
+			color = markColors[e.Verdict]
+		}
+		tw.row(rows[i], widths, color)
+		if needsDetail(e) {
+			tw.detail(indent, e)
+		}
+	}
+	if len(rows) > 0 {
+		tw.printf("\n")
+	}
+	tw.printf("%s\n", summaryLine(rep.Summary))
+	return tw.err
+}
+
+// needsDetail: a passing corrupted instance (an unguarded probe expected to corrupt) still shows
+// where the bytes went wrong, because that is the finding the probe exists to demonstrate.
+func needsDetail(e Entry) bool {
+	return e.Verdict == string(capture.Fail) || e.Outcome == string(probes.Corrupted) || e.Outcome == string(probes.Errored)
+}
+
+func markOf(verdict string) string {
+	if m, ok := marks[verdict]; ok {
+		return m
+	}
+	return verdict
+}
+
+// shortReason is the one-line explanation of an instance: what happened, in a few words.
+func shortReason(e Entry) string {
+	var s string
+	switch {
+	case e.Verdict == string(capture.Fail) && e.Outcome == e.Expected:
+		s = e.VerdictReason // the outcome matched; the rejection class did not
+	case e.Outcome == string(probes.Exact):
+		s = fmt.Sprintf("%d/%d rounds exact", e.Rounds, e.Replays)
+	case e.Outcome == string(probes.Corrupted):
+		s = fmt.Sprintf("%d/%d rounds corrupted, first at round %d", e.CorruptedRounds, e.Rounds, e.FirstCorrupted)
+		if len(e.Stale) > 0 {
+			var bufs []string
+			for _, st := range e.Stale {
+				if !slices.Contains(bufs, st.Buffer) {
+					bufs = append(bufs, st.Buffer)
+				}
+			}
+			s += "; graph holds stale " + strings.Join(bufs, ", ")
+		}
+	case e.Outcome == string(probes.Rejected) && e.Rejection != nil:
+		r := e.Rejection
+		s = fmt.Sprintf("%s at %s: %d", r.Op, r.Step, r.Code)
+		if r.Name != "" {
+			s += " " + r.Name
+		}
+		s += " [" + r.Class + "]"
+		if r.Invalidated {
+			s += ", invalidated"
+		}
+	case e.Outcome == string(probes.Refused) && e.Refusal != nil:
+		s = fmt.Sprintf("guard refused %s (%s)", e.Refusal.Step, e.Refusal.Op)
+	default:
+		s, _, _ = strings.Cut(e.Reason, "\n")
+	}
+	return truncate(s, maxReason)
+}
+
+func rejectionText(r *Rejection) string {
+	s := fmt.Sprintf("%s: %s returned %d", r.Step, r.Op, r.Code)
+	if r.Name != "" {
+		s += " " + r.Name
+	}
+	s += " [" + r.Class + "]"
+	if r.Invalidated {
+		s += ", capture invalidated"
+	} else {
+		s += ", capture not invalidated"
+		if r.ReplaysExact != nil {
+			if *r.ReplaysExact {
+				s += ", later replays exact"
+			} else {
+				s += ", later replays corrupted"
+			}
+		}
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-3]) + "..."
+}
+
+// summaryLine reads like "48 instances: 40 pass, 0 fail, 8 skip (exact 24, corrupted 16, skipped 8)".
+func summaryLine(s Summary) string {
+	noun := "instances"
+	if s.Total == 1 {
+		noun = "instance"
+	}
+	if s.Total == 0 {
+		return "0 instances"
+	}
+	line := fmt.Sprintf("%d %s: %d pass, %d fail, %d skip", s.Total, noun, s.Pass, s.Fail, s.Skip)
+	if s.Uncharacterised > 0 {
+		line += fmt.Sprintf(", %d uncharacterised", s.Uncharacterised)
+	}
+	var parts []string
+	for _, o := range outcomeOrder(s.ByOutcome) {
+		parts = append(parts, fmt.Sprintf("%s %d", o, s.ByOutcome[o]))
+	}
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return line
+}
+
+// outcomeOrder lists the outcomes present in precedence order, skipped last, unknown names after.
+func outcomeOrder(by map[string]int) []string {
+	known := []probes.Outcome{probes.Exact, probes.Refused, probes.Rejected, probes.Corrupted, probes.Errored, probes.Skipped}
+	var out, rest []string
+	for _, o := range known {
+		if by[string(o)] > 0 {
+			out = append(out, string(o))
+		}
+	}
+	for o, n := range by {
+		if n > 0 && !slices.Contains(known, probes.Outcome(o)) {
+			rest = append(rest, o)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// textWriter keeps the first write error so the layout code stays linear.
+type textWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *textWriter) printf(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, format, args...)
+	}
+}
+
+// row prints cells padded to widths; the last cell is not padded. color, when set, wraps the first
+// cell (the mark) after its padding is computed, so escape codes never skew the columns.
+func (t *textWriter) row(cells []string, widths []int, color string) {
+	var b strings.Builder
+	for i, c := range cells {
+		pad := widths[i] - utf8.RuneCountInString(c)
+		if i == 0 && color != "" && c != "" {
+			c = color + c + "\x1b[0m"
+		}
+		b.WriteString(c)
+		if i < len(cells)-1 {
+			b.WriteString(strings.Repeat(" ", pad+2))
+		}
+	}
+	t.printf("%s\n", strings.TrimRight(b.String(), " "))
+}
+
+// label prints one labelled detail line; follow-up lines of the same item use an empty label.
+func (t *textWriter) label(indent, label, text string) {
+	t.printf("%s%-*s%s\n", indent, detailLabelWidth, label, text)
+}
+
+func (t *textWriter) detail(indent string, e Entry) {
+	if e.Verdict == string(capture.Fail) && e.VerdictReason != "" {
+		want, _, _ := strings.Cut(e.VerdictReason, ":")
+		t.label(indent, "verdict", want)
+	}
+	for i, line := range strings.Split(e.Reason, "\n") {
+		l := ""
+		if i == 0 {
+			l = "reason"
+		}
+		t.label(indent, l, line)
+	}
+	for _, m := range e.Mismatches {
+		where := fmt.Sprintf("round %d  %s  offset %d  length %d", m.Round, m.Buffer, m.Offset, m.Length)
+		if len(m.Want) <= 2*shortMismatchBytes && len(m.Got) <= 2*shortMismatchBytes {
+			// Short runs (a lane's low byte, a few bytes of a fill) read best on one line each.
+			t.label(indent, "mismatch", fmt.Sprintf("%s  want %s  got %s", where, words(m.Want), words(m.Got)))
+			continue
+		}
+		t.label(indent, "mismatch", where)
+		shown := ""
+		if n := int64(len(m.Want) / 2); n < m.Length {
+			shown = fmt.Sprintf("  (first %d bytes)", n)
+		}
+		t.label(indent, "", "  want "+words(m.Want)+shown)
+		t.label(indent, "", "  got  "+words(m.Got))
+	}
+	for _, s := range e.Stale {
+		t.label(indent, "stale", fmt.Sprintf("graph %s captured %s at %s (generation %d)", s.Capture, s.Buffer, s.Range, s.Generation))
+		t.label(indent, "", "  now "+s.Now)
+	}
+	if r := e.Rejection; r != nil {
+		t.label(indent, "rejection", rejectionText(r))
+	}
+	if r := e.Refusal; r != nil {
+		text := fmt.Sprintf("%s: %s", r.Step, r.Op)
+		if r.Detail != "" {
+			text += ": " + r.Detail
+		}
+		t.label(indent, "refusal", text)
+		for _, c := range r.Checked {
+			held := "held"
+			if !c.Held {
+				held = "VIOLATED"
+			}
+			t.label(indent, "", fmt.Sprintf("  %s unchanged: %s", c.What, held))
+		}
+	}
+	if len(e.SkippedSteps) > 0 {
+		t.label(indent, "skipped", strings.Join(e.SkippedSteps, ", "))
+	}
+	for _, l := range e.Leaks {
+		t.label(indent, "leak", l)
+	}
+	t.timeline(indent, e.Timeline)
+}
+
+// timeline shows the last events that explain a failure: the probe's captured and eager ops, the
+// ops between capture and replay, and every call that returned an error or was skipped. Engine
+// bookkeeping (setup, verify reads, teardown) and the successful replay launches are left out.
+func (t *textWriter) timeline(indent string, events []Event) {
+	var keep []Event
+	for _, ev := range events {
+		if ev.Error != "" || ev.Skipped || (ev.Step != "" && (ev.Phase == "capture" || ev.Phase == "between")) {
+			keep = append(keep, ev)
+		}
+	}
+	if len(keep) == 0 {
+		return
+	}
+	head := fmt.Sprintf("%d of %d calls (capture, between, errors)", len(keep), len(events))
+	if len(keep) > maxTimelineEvents {
+		head = fmt.Sprintf("last %d of the %d calls in capture, between or with errors (%d calls in all)", maxTimelineEvents, len(keep), len(events))
+		keep = keep[len(keep)-maxTimelineEvents:]
+	}
+	t.label(indent, "timeline", head)
+	stepW, seqW := 0, 0
+	for _, ev := range keep {
+		stepW = max(stepW, utf8.RuneCountInString(stepOf(ev)))
+		seqW = max(seqW, len(fmt.Sprint(ev.Seq)))
+	}
+	for _, ev := range keep {
+		tag := ""
+		switch {
+		case ev.Skipped:
+			tag = "skipped"
+		case ev.Error != "":
+			tag = "error"
+		case ev.Captured:
+			// Uncaptured stream work during a capture needs no tag: the engine's call text says
+			// "[eager: ...]" with the reason.
+			tag = "captured"
+		}
+		call := ev.Call
+		if ev.Thread != "" && ev.Thread != "main" {
+			call += " (thread " + ev.Thread + ")"
+		}
+		if ev.Error != "" {
+			call += " -> " + errorText(ev)
+		}
+		line := fmt.Sprintf("  #%-*d  %-*s  %-8s  %s", seqW, ev.Seq, stepW, stepOf(ev), tag, call)
+		t.label(indent, "", strings.TrimRight(line, " "))
+	}
+}
+
+func stepOf(ev Event) string {
+	if ev.Step != "" {
+		return ev.Step
+	}
+	return ev.Phase
+}
+
+func errorText(ev Event) string {
+	if ev.Code != 0 {
+		return fmt.Sprintf("%d [%s]", ev.Code, ev.Class)
+	}
+	if ev.Class != "" {
+		return "[" + ev.Class + "]"
+	}
+	return ev.Error
+}
+
+// words groups a hex string in 4-byte words so a reader can line want up against got.
+func words(h string) string {
+	if h == "" {
+		return "(none)"
+	}
+	var b strings.Builder
+	for i := 0; i < len(h); i += 8 {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(h[i:min(i+8, len(h))])
+	}
+	return b.String()
+}
+
+// WriteDetail writes the detail block of one entry (reason, mismatches, stale ranges, rejection or
+// refusal, leaks, the timeline calls that matter), as WriteText prints it under an instance.
+func WriteDetail(w io.Writer, e Entry) error {
+	tw := &textWriter{w: w}
+	tw.detail("", e)
+	return tw.err
+}

@@ -1,0 +1,247 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ptr is a range of device memory: the address the device returned and the length requested.
+type Ptr struct {
+	Addr  uint64
+	Bytes int64
+}
+
+// End is the first address past the range.
+func (p Ptr) End() uint64 { return p.Addr + uint64(p.Bytes) }
+
+// IsZero reports whether p is the zero Ptr (no allocation).
+func (p Ptr) IsZero() bool { return p.Addr == 0 && p.Bytes == 0 }
+
+// Overlaps reports whether two ranges share at least one byte.
+func (p Ptr) Overlaps(q Ptr) bool { return p.Addr < q.End() && q.Addr < p.End() }
+
+// Contains reports whether q lies entirely inside p.
+func (p Ptr) Contains(q Ptr) bool { return q.Addr >= p.Addr && q.End() <= p.End() }
+
+// Slice returns the sub-range [off, off+n) of p.
+func (p Ptr) Slice(off, n int64) Ptr { return Ptr{Addr: p.Addr + uint64(off), Bytes: n} }
+
+func (p Ptr) String() string { return fmt.Sprintf("%#x+%d", p.Addr, p.Bytes) }
+
+// Stream, Event and Graph are opaque handles issued by one Device. Zero is never a valid handle.
+type (
+	Stream uint64
+	Event  uint64
+	Graph  uint64
+)
+
+func (s Stream) String() string { return fmt.Sprintf("stream#%d", uint64(s)) }
+func (e Event) String() string  { return fmt.Sprintf("event#%d", uint64(e)) }
+func (g Graph) String() string  { return fmt.Sprintf("graph#%d", uint64(g)) }
+
+// Thread names the OS thread a device call is issued from.
+type Thread uint8
+
+const (
+	// Main is the device's own worker thread: the thread that set the device current.
+	Main Thread = iota
+	// Other is a second worker thread bound to the same device.
+	Other
+)
+
+func (t Thread) String() string {
+	switch t {
+	case Main:
+		return "main"
+	case Other:
+		return "other"
+	}
+	return fmt.Sprintf("thread(%d)", uint8(t))
+}
+
+// CaptureMode is the stream-capture mode of ACL (aclmdlRICaptureMode) and CUDA (CUstreamCaptureMode);
+// both number them the same way.
+type CaptureMode uint8
+
+const (
+	Global      CaptureMode = 0
+	ThreadLocal CaptureMode = 1
+	Relaxed     CaptureMode = 2
+)
+
+// CaptureModes lists every mode in platform order.
+var CaptureModes = []CaptureMode{Global, ThreadLocal, Relaxed}
+
+func (m CaptureMode) String() string {
+	switch m {
+	case Global:
+		return "global"
+	case ThreadLocal:
+		return "thread-local"
+	case Relaxed:
+		return "relaxed"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// ParseCaptureMode accepts the names String returns.
+func ParseCaptureMode(s string) (CaptureMode, error) {
+	for _, m := range CaptureModes {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown capture mode %q (want global, thread-local or relaxed)", s)
+}
+
+// CaptureStatus is a stream's capture state, numbered as both platforms number it.
+type CaptureStatus uint8
+
+const (
+	CaptureNone        CaptureStatus = 0
+	CaptureActive      CaptureStatus = 1
+	CaptureInvalidated CaptureStatus = 2
+)
+
+func (s CaptureStatus) String() string {
+	switch s {
+	case CaptureNone:
+		return "none"
+	case CaptureActive:
+		return "active"
+	case CaptureInvalidated:
+		return "invalidated"
+	}
+	return fmt.Sprintf("status(%d)", uint8(s))
+}
+
+// CaptureInfo describes a stream's participation in a capture.
+type CaptureInfo struct {
+	Status CaptureStatus
+	// ID identifies the capture sequence the stream belongs to (0 when Status is CaptureNone).
+	// Streams forked into one capture share its ID.
+	ID uint64
+	// Origin is the stream the capture began on.
+	Origin Stream
+	Mode   CaptureMode
+}
+
+// Capabilities says what a backend can do. Probes name the capabilities they require; a backend
+// lacking one skips the probe.
+type Capabilities struct {
+	Kernels            bool // the axpy kernel
+	GraphIntrospection bool // GraphNodes works
+	ThreadRules        bool // capture modes are enforced per OS thread
+	FaultInjection     bool // allocation failures can be injected
+}
+
+// Has reports whether the capability with the probe-language name is present.
+func (c Capabilities) Has(name string) bool {
+	switch name {
+	case "kernels":
+		return c.Kernels
+	case "graph-introspection":
+		return c.GraphIntrospection
+	case "thread-rules":
+		return c.ThreadRules
+	case "fault-injection":
+		return c.FaultInjection
+	}
+	return false
+}
+
+// CapabilityNames lists the names Has understands.
+var CapabilityNames = []string{"kernels", "graph-introspection", "thread-rules", "fault-injection"}
+
+// Counters are live-object and allocator counters; a probe that leaks shows up here.
+type Counters struct {
+	Mallocs      int64 // allocator calls that succeeded
+	Frees        int64 // frees that succeeded
+	LiveAllocs   int64
+	LiveBytes    int64
+	LiveStreams  int64
+	LiveEvents   int64
+	LiveGraphs   int64
+	Launches     int64
+	CapturesDone int64 // captures that ended with a graph
+}
+
+// Leaks reports the live objects left in c relative to a baseline taken before the work began.
+func (c Counters) Leaks(base Counters) []string {
+	var out []string
+	add := func(what string, now, then int64) {
+		if now != then {
+			out = append(out, fmt.Sprintf("%s: %d live, %d before", what, now, then))
+		}
+	}
+	add("allocations", c.LiveAllocs, base.LiveAllocs)
+	add("streams", c.LiveStreams, base.LiveStreams)
+	add("events", c.LiveEvents, base.LiveEvents)
+	add("graphs", c.LiveGraphs, base.LiveGraphs)
+	return out
+}
+
+// GraphNode is one node of a captured graph, for backends with GraphIntrospection.
+type GraphNode struct {
+	Kind   string // "memset", "memcpy", "kernel", "event-record", "event-wait", "empty"
+	Reads  []Ptr
+	Writes []Ptr
+}
+
+// Backend opens devices of one kind.
+type Backend interface {
+	// Name is the backend's short name: "sim", "acl", "cuda".
+	Name() string
+	// Devices returns how many devices Open accepts.
+	Devices(ctx context.Context) (int, error)
+	// Open opens device index and starts its worker threads.
+	Open(ctx context.Context, index int) (Device, error)
+}
+
+// Device is one opened device. Every method is safe to call from any goroutine; the Thread
+// argument says which of the device's OS threads issues the call.
+type Device interface {
+	Backend() string
+	// Describe names the device and, for the simulator, its platform profile.
+	Describe() string
+	Capabilities() Capabilities
+	Counters() Counters
+	// Close destroys what is left and stops the workers. The Device is unusable afterwards.
+	Close() error
+
+	Malloc(t Thread, bytes int64) (Ptr, error)
+	Free(t Thread, p Ptr) error
+	// Write copies src to device memory at dst synchronously (host to device); len(src) == dst.Bytes.
+	Write(t Thread, dst Ptr, src []byte) error
+	// Read copies device memory at src into dst synchronously (device to host); len(dst) == src.Bytes.
+	Read(t Thread, dst []byte, src Ptr) error
+
+	CreateStream(t Thread) (Stream, error)
+	DestroyStream(t Thread, s Stream) error
+	CreateEvent(t Thread) (Event, error)
+	DestroyEvent(t Thread, e Event) error
+
+	// Fill enqueues a memset of dst to value.
+	Fill(t Thread, s Stream, dst Ptr, value byte) error
+	// Copy enqueues a device-to-device copy of min(dst.Bytes, src.Bytes) bytes.
+	Copy(t Thread, s Stream, dst, src Ptr) error
+	// Axpy enqueues the kernel y[i] = a*x[i] + y[i] over little-endian uint32 lanes, wrapping.
+	Axpy(t Thread, s Stream, y, x Ptr, a uint32) error
+	Record(t Thread, e Event, s Stream) error
+	Wait(t Thread, s Stream, e Event) error
+	SyncStream(t Thread, s Stream) error
+	SyncDevice(t Thread) error
+	// QueryEvent reports whether all work recorded before e has completed.
+	QueryEvent(t Thread, e Event) (bool, error)
+	SyncEvent(t Thread, e Event) error
+
+	BeginCapture(t Thread, s Stream, mode CaptureMode) error
+	// EndCapture ends the capture that s belongs to and returns its graph.
+	EndCapture(t Thread, s Stream) (Graph, error)
+	CaptureInfo(t Thread, s Stream) (CaptureInfo, error)
+	// Launch replays g on s.
+	Launch(t Thread, g Graph, s Stream) error
+	DestroyGraph(t Thread, g Graph) error
+	// GraphNodes lists a graph's nodes; ClassNotSupported without GraphIntrospection.
+	GraphNodes(t Thread, g Graph) ([]GraphNode, error)
+}

@@ -1,0 +1,16 @@
+// Package runtime is the backend-neutral device API that every layer of replaycheck speaks.
+//
+// A Backend opens a Device. A Device allocates and frees device memory (Ptr), creates Streams and
+// Events, performs synchronous host<->device copies, enqueues stream work (fill, copy, the axpy
+// kernel), records and waits events, and captures a stream's work into a Graph that Launch replays.
+//
+// Thread affinity is part of the contract. ACL and CUDA bind a context to an OS thread and define
+// capture modes per thread, so every Device method takes the Thread it must be issued from: Main is
+// the device's own worker, Other a second worker. Backends run each call on a goroutine that holds
+// runtime.LockOSThread for its whole life (see Worker), so a call issued from Other really comes from
+// a different OS thread, on hardware and on the simulator alike.
+//
+// Every failure is a *Error carrying the platform's own code and a portable Class. A guard refusal
+// is an *Error of class ClassRefused. Handles (Stream, Event, Graph) are small opaque numbers owned by
+// the Device that issued them; the zero handle is never valid.
+package runtime

@@ -1,0 +1,151 @@
+package guard
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// allocation is one live block the guard saw allocated.
+type allocation struct {
+	ptr runtime.Ptr
+	// gen grows with every allocation made through the Device, so a free and a re-allocation at
+	// the same address is told apart from the original.
+	gen uint64
+}
+
+// ledger is the residency ledger: the live allocations made through one Device, sorted by address.
+type ledger struct {
+	live    []allocation
+	nextGen uint64
+}
+
+func compareAddr(a allocation, addr uint64) int { return cmp.Compare(a.ptr.Addr, addr) }
+
+// add enters a new allocation with the next generation.
+func (l *ledger) add(p runtime.Ptr) allocation {
+	l.nextGen++
+	a := allocation{ptr: p, gen: l.nextGen}
+	i, found := slices.BinarySearchFunc(l.live, p.Addr, compareAddr)
+	if found {
+		// Two live blocks cannot share an address: the old one was freed behind the guard's back.
+		l.live[i] = a
+		return a
+	}
+	l.live = slices.Insert(l.live, i, a)
+	return a
+}
+
+// remove drops the allocation that starts at addr, if any.
+func (l *ledger) remove(addr uint64) {
+	if i, found := slices.BinarySearchFunc(l.live, addr, compareAddr); found {
+		l.live = slices.Delete(l.live, i, i+1)
+	}
+}
+
+// containing returns the live allocation that holds all of r.
+func (l *ledger) containing(r runtime.Ptr) (allocation, bool) {
+	i, found := slices.BinarySearchFunc(l.live, r.Addr, compareAddr)
+	if !found {
+		i--
+	}
+	if i < 0 || i >= len(l.live) {
+		return allocation{}, false
+	}
+	a := l.live[i]
+	// r.End() < r.Addr would be an overflowing range: never inside anything.
+	if r.End() >= r.Addr && a.ptr.Contains(r) {
+		return a, true
+	}
+	return allocation{}, false
+}
+
+// overlapping returns the live allocations that share a byte with r, for telling what holds a stale
+// range now.
+func (l *ledger) overlapping(r runtime.Ptr) []allocation {
+	var out []allocation
+	for _, a := range l.live {
+		if a.ptr.Overlaps(r) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// capturedRange is a range a captured op touches, with the generation of the allocation that held
+// it at capture (0: none the guard made).
+type capturedRange struct {
+	ptr runtime.Ptr
+	gen uint64
+}
+
+func (r capturedRange) String() string {
+	if r.gen == 0 {
+		return fmt.Sprintf("%v (in no allocation made through the guard at capture)", r.ptr)
+	}
+	return fmt.Sprintf("%v (allocation generation %d at capture)", r.ptr, r.gen)
+}
+
+// capture is an active capture begun through the Device.
+type capture struct {
+	id     uint64
+	origin runtime.Stream
+	mode   runtime.CaptureMode
+	ranges []capturedRange
+	seen   map[capturedRange]bool
+}
+
+func (c *capture) String() string {
+	return fmt.Sprintf("capture %d (origin %v, %v mode)", c.id, c.origin, c.mode)
+}
+
+// touch records the ranges a captured op touches, with the generation that holds each now.
+func (c *capture) touch(l *ledger, ptrs ...runtime.Ptr) {
+	for _, p := range ptrs {
+		if p.Bytes <= 0 {
+			continue
+		}
+		r := capturedRange{ptr: p}
+		if a, ok := l.containing(p); ok {
+			r.gen = a.gen
+		}
+		c.add(r)
+	}
+}
+
+func (c *capture) add(r capturedRange) {
+	if c.seen[r] {
+		return
+	}
+	c.seen[r] = true
+	c.ranges = append(c.ranges, r)
+}
+
+// stale explains why r may not be replayed, or returns "" when it is still resident. holder names
+// who holds an allocation now ("" when no one in particular).
+func (l *ledger) stale(r capturedRange, holder func(allocation) string) string {
+	if r.gen == 0 {
+		return fmt.Sprintf("captured range %v: the guard cannot vouch for it", r)
+	}
+	a, ok := l.containing(r.ptr)
+	if ok && a.gen == r.gen {
+		return ""
+	}
+	if ok {
+		return fmt.Sprintf("captured range %v now lies in allocation generation %d at %v%s: same address, different allocation", r, a.gen, a.ptr, holder(a))
+	}
+	now := l.overlapping(r.ptr)
+	if len(now) == 0 {
+		return fmt.Sprintf("captured range %v is no longer inside any live allocation (freed)", r)
+	}
+	var held string
+	for i, a := range now {
+		if i > 0 {
+			held += ", "
+		}
+		held += fmt.Sprintf("generation %d at %v%s", a.gen, a.ptr, holder(a))
+	}
+	return fmt.Sprintf("captured range %v is no longer inside one live allocation; it overlaps %s", r, held)
+}

@@ -1,0 +1,77 @@
+package guard
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Mode is a context's execution identity.
+type Mode uint8
+
+const (
+	// Unlatched is the state of a Latch before its first successful Latch call. It is not a mode a
+	// context can run in.
+	Unlatched Mode = iota
+	// Program mode: everything the platform allows is allowed; growth is free + malloc.
+	Program
+	// Kernel mode: the guards are on.
+	Kernel
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Unlatched:
+		return "unlatched"
+	case Program:
+		return "program"
+	case Kernel:
+		return "kernel"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// Latch holds a context's execution mode, latched once. The zero Latch is unlatched and ready to
+// use. A Latch is safe for concurrent use; it must not be copied after first use.
+type Latch struct {
+	mu   sync.Mutex
+	mode Mode
+}
+
+// Latch latches m. Latching the held mode again is a no-op; latching the other mode is refused
+// with class runtime.ClassInvalidState and leaves the held mode unchanged. Unlatched and unknown
+// values are not modes to latch (class runtime.ClassInvalidValue): there is no unlatch.
+func (l *Latch) Latch(m Mode) error {
+	if m != Program && m != Kernel {
+		return guardError(runtime.ClassInvalidValue, "Latch", "cannot latch %v: a context latches program or kernel, and there is no unlatch", m)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch l.mode {
+	case Unlatched:
+		l.mode = m
+		return nil
+	case m:
+		return nil
+	}
+	// A context that changed identity would carry buffers and captures made under the other rules.
+	return guardError(runtime.ClassInvalidState, "Latch", "context is latched in %v mode; it cannot become %v", l.mode, m)
+}
+
+// Mode returns the latched mode, Unlatched before the first successful Latch.
+func (l *Latch) Mode() Mode {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mode
+}
+
+// guardError builds an error raised by the guard itself, never by the platform.
+func guardError(class runtime.Class, op, format string, args ...any) *runtime.Error {
+	return &runtime.Error{Backend: "guard", Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
+}
+
+// refusal builds a guard refusal: nothing was done.
+func refusal(op, format string, args ...any) *runtime.Error {
+	return guardError(runtime.ClassRefused, op, format, args...)
+}

@@ -1,0 +1,394 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Slot is a buffer's allocation point, as the probe language names it.
+type Slot uint8
+
+const (
+	// Plain is an ordinary allocation: it grows by free + malloc in both modes.
+	Plain Slot = iota
+	// Retained holds one buffer for the context's life: in kernel mode it is allocated once and
+	// never grown, released or freed.
+	Retained
+	// Arena is a region of an arena bank: in kernel mode a committed region is never re-based or
+	// released.
+	Arena
+)
+
+// Slots lists every slot in order.
+var Slots = []Slot{Plain, Retained, Arena}
+
+func (s Slot) String() string {
+	switch s {
+	case Plain:
+		return "plain"
+	case Retained:
+		return "retained"
+	case Arena:
+		return "arena"
+	}
+	return fmt.Sprintf("slot(%d)", uint8(s))
+}
+
+// ParseSlot accepts the names String returns (the probe language's slot names).
+func ParseSlot(name string) (Slot, error) {
+	for _, s := range Slots {
+		if s.String() == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown slot %q (want plain, retained or arena)", name)
+}
+
+func (s Slot) valid() bool { return s <= Arena }
+
+// Served says how a Provision was served.
+type Served uint8
+
+const (
+	// NotServed: the request was refused or failed.
+	NotServed Served = iota
+	// InPlace: no allocator call; the slot's address and size are unchanged.
+	InPlace
+	// Allocated: the first allocation of an empty slot.
+	Allocated
+	// Rebased: the old buffer was freed and a new one allocated; the address may have changed and
+	// the contents are not carried over.
+	Rebased
+)
+
+func (s Served) String() string {
+	switch s {
+	case NotServed:
+		return "not-served"
+	case InPlace:
+		return "in-place"
+	case Allocated:
+		return "allocated"
+	case Rebased:
+		return "rebased"
+	}
+	return fmt.Sprintf("served(%d)", uint8(s))
+}
+
+// Region is one arena region of a CommitBank call: its key and the capacity asked for.
+type Region struct {
+	Key   string
+	Bytes int64
+}
+
+// slotState is what one slot holds. A slot that holds nothing is not kept.
+type slotState struct {
+	slot Slot
+	key  string
+	ptr  runtime.Ptr
+}
+
+// Holds reports what the slot named key holds: its kind and buffer. ok is false for an empty slot.
+func (d *Device) Holds(key string) (slot Slot, p runtime.Ptr, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st := d.slots[key]; st != nil {
+		return st.slot, st.ptr, true
+	}
+	return 0, runtime.Ptr{}, false
+}
+
+// holderOf returns the slot holding the buffer that starts at addr, or nil.
+func (d *Device) holderOf(addr uint64) *slotState {
+	for _, st := range d.slots {
+		if st.ptr.Addr == addr {
+			return st
+		}
+	}
+	return nil
+}
+
+// refuseRelease refuses, in kernel mode, to free what a Retained slot or committed Arena region
+// holds: a graph may hold its address for the context's whole life.
+func (d *Device) refuseRelease(op string, st *slotState) error {
+	switch {
+	case st.slot == Retained && d.guarding(d.off.RetainedSlot):
+		return refusal(op, "retained slot %q holds %v for the context's life: kernel mode never frees it", st.key, st.ptr)
+	case st.slot == Arena && d.guarding(d.off.ArenaBank):
+		return refusal(op, "arena region %q is committed at %v: kernel mode never releases it", st.key, st.ptr)
+	}
+	return nil
+}
+
+// lookup returns the state of the slot named key after checking that the caller's view of it (kind
+// and buffer) matches the guard's; a mismatch is the caller's bug, reported without side effect.
+func (d *Device) lookup(op string, slot Slot, key string, cur runtime.Ptr) (*slotState, error) {
+	st := d.slots[key]
+	var held runtime.Ptr
+	if st != nil {
+		if st.slot != slot {
+			return nil, guardError(runtime.ClassInvalidValue, op, "key %q names a %v slot, not a %v slot", key, st.slot, slot)
+		}
+		held = st.ptr
+	}
+	if cur != held {
+		return nil, guardError(runtime.ClassInvalidValue, op, "%v slot %q holds %v, not %v", slot, key, describePtr(held), describePtr(cur))
+	}
+	return st, nil
+}
+
+func describePtr(p runtime.Ptr) string {
+	if p.IsZero() {
+		return "nothing"
+	}
+	return p.String()
+}
+
+func checkRequest(op string, slot Slot, key string, bytes int64) error {
+	switch {
+	case !slot.valid():
+		return guardError(runtime.ClassInvalidValue, op, "unknown %v", slot)
+	case key == "":
+		return guardError(runtime.ClassInvalidValue, op, "a %v slot needs a key", slot)
+	case bytes < 0:
+		return guardError(runtime.ClassInvalidValue, op, "%v slot %q: negative request of %d bytes", slot, key, bytes)
+	}
+	return nil
+}
+
+// Provision is the growth and first-allocation path of the buffer held in the slot named key. cur
+// is what the caller holds there (the zero Ptr for an empty slot) and must match what the guard
+// holds. It returns the buffer to use and how the request was served; see the package doc for the
+// rules of each slot and mode. A refusal or an invalid request returns cur and NotServed and leaves
+// the slot, its buffer and the allocator as they were. A re-base whose allocation fails after the
+// free returns the zero Ptr: the slot is empty then, and the error says so.
+func (d *Device) Provision(t runtime.Thread, slot Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, Served, error) {
+	const op = "Provision"
+	if err := checkRequest(op, slot, key, bytes); err != nil {
+		return cur, NotServed, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.retired {
+		return cur, NotServed, guardError(runtime.ClassInvalidState, op, "the context is retired: slot %q cannot be provisioned", key)
+	}
+	st, err := d.lookup(op, slot, key, cur)
+	if err != nil {
+		return cur, NotServed, err
+	}
+	if slot == Arena {
+		ptrs, served, err := d.commit(t, op, []Region{{Key: key, Bytes: bytes}})
+		if ptrs == nil {
+			return cur, NotServed, err
+		}
+		// Published; err, if any, is about freeing the re-based block.
+		return ptrs[0], served[0], err
+	}
+	switch {
+	case st != nil && bytes <= st.ptr.Bytes:
+		return st.ptr, InPlace, nil
+	case st == nil && bytes == 0:
+		return runtime.Ptr{}, InPlace, nil
+	case st != nil && slot == Retained && d.guarding(d.off.RetainedSlot):
+		// Refused ahead of the free: the buffer stays where a captured graph may expect it.
+		return cur, NotServed, refusal(op, "retained slot %q holds %v (capacity %d bytes); growth to %d bytes would re-base it: refused before anything was freed",
+			key, st.ptr, st.ptr.Bytes, bytes)
+	}
+	if err := d.watchAllocator(op); err != nil {
+		return cur, NotServed, err
+	}
+	if st == nil {
+		p, err := d.inner.Malloc(t, bytes)
+		if err != nil {
+			return runtime.Ptr{}, NotServed, fmt.Errorf("%s: first allocation of %v slot %q (%d bytes): %w", op, slot, key, bytes, err)
+		}
+		d.ledger.add(p)
+		d.slots[key] = &slotState{slot: slot, key: key, ptr: p}
+		return p, Allocated, nil
+	}
+	if err := d.inner.Free(t, st.ptr); err != nil {
+		return cur, NotServed, fmt.Errorf("%s: re-base of %v slot %q: free of %v: %w", op, slot, key, st.ptr, err)
+	}
+	d.ledger.remove(st.ptr.Addr)
+	delete(d.slots, key)
+	p, err := d.inner.Malloc(t, bytes)
+	if err != nil {
+		// Free + malloc cannot be undone: the slot is empty now, and the error says so.
+		return runtime.Ptr{}, NotServed, fmt.Errorf("%s: re-base of %v slot %q: freed %v, then the allocation of %d bytes failed; the slot is empty: %w",
+			op, slot, key, st.ptr, bytes, err)
+	}
+	d.ledger.add(p)
+	d.slots[key] = &slotState{slot: slot, key: key, ptr: p}
+	return p, Rebased, nil
+}
+
+// Release frees the buffer p held in the slot named key and empties the slot. In kernel mode a
+// Retained buffer and a committed Arena region are refused. Releasing an empty slot (p zero) does
+// nothing.
+func (d *Device) Release(t runtime.Thread, slot Slot, key string, p runtime.Ptr) error {
+	const op = "Release"
+	if err := checkRequest(op, slot, key, 0); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, err := d.lookup(op, slot, key, p)
+	if err != nil || st == nil {
+		return err
+	}
+	if err := d.refuseRelease(op, st); err != nil {
+		return err
+	}
+	if err := d.watchAllocator(op); err != nil {
+		return err
+	}
+	if err := d.inner.Free(t, st.ptr); err != nil {
+		return fmt.Errorf("%s: %v slot %q: free of %v: %w", op, slot, key, st.ptr, err)
+	}
+	d.ledger.remove(st.ptr.Addr)
+	delete(d.slots, key)
+	return nil
+}
+
+// CommitBank commits the arena regions and returns each region's buffer, in order (the zero Ptr for
+// a zero request on an uncommitted region). See the package doc for the rules; a refusal or a
+// failure changes no region, and a failure frees every allocation the call made.
+func (d *Device) CommitBank(t runtime.Thread, regions []Region) ([]runtime.Ptr, error) {
+	const op = "CommitBank"
+	seen := map[string]bool{}
+	for _, r := range regions {
+		if err := checkRequest(op, Arena, r.Key, r.Bytes); err != nil {
+			return nil, err
+		}
+		if seen[r.Key] {
+			return nil, guardError(runtime.ClassInvalidValue, op, "arena region %q is named twice", r.Key)
+		}
+		seen[r.Key] = true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.retired {
+		return nil, guardError(runtime.ClassInvalidState, op, "the context is retired: the bank cannot be committed")
+	}
+	ptrs, _, err := d.commit(t, op, regions)
+	return ptrs, err
+}
+
+// commit plans, allocates, then publishes: nothing is visible, and nothing old is freed, until every
+// allocation the bank needs has succeeded, so a failure can be rolled back completely.
+func (d *Device) commit(t runtime.Thread, op string, regions []Region) ([]runtime.Ptr, []Served, error) {
+	ptrs := make([]runtime.Ptr, len(regions))
+	served := make([]Served, len(regions))
+	var need []int // regions that need a new block
+	for i, r := range regions {
+		st := d.slots[r.Key]
+		if st != nil && st.slot != Arena {
+			return nil, nil, guardError(runtime.ClassInvalidValue, op, "key %q names a %v slot, not an arena region", r.Key, st.slot)
+		}
+		switch {
+		case st != nil && r.Bytes <= st.ptr.Bytes:
+			ptrs[i], served[i] = st.ptr, InPlace
+		case st == nil && r.Bytes == 0:
+			served[i] = InPlace
+		case st == nil:
+			served[i] = Allocated
+			need = append(need, i)
+		case d.guarding(d.off.ArenaBank):
+			// Checked for every region before any allocation or free, so the peers stay as they were.
+			return nil, nil, refusal(op, "arena region %q is committed at %v with capacity %d bytes; a request of %d bytes exceeds it: refused before any allocation or free, no region of the %d changed",
+				r.Key, st.ptr, st.ptr.Bytes, r.Bytes, len(regions))
+		default:
+			served[i] = Rebased
+			need = append(need, i)
+		}
+	}
+	if len(need) == 0 {
+		return ptrs, served, nil
+	}
+	if err := d.watchAllocator(op); err != nil {
+		return nil, nil, err
+	}
+	for n, i := range need {
+		p, err := d.inner.Malloc(t, regions[i].Bytes)
+		if err != nil {
+			return nil, nil, d.rollback(t, op, regions[i], err, need[:n], ptrs)
+		}
+		ptrs[i] = p
+	}
+	var old []runtime.Ptr
+	for _, i := range need {
+		key := regions[i].Key
+		if st := d.slots[key]; st != nil {
+			old = append(old, st.ptr)
+		}
+		d.ledger.add(ptrs[i])
+		d.slots[key] = &slotState{slot: Arena, key: key, ptr: ptrs[i]}
+	}
+	var errs []error
+	for _, p := range old {
+		if err := d.inner.Free(t, p); err != nil {
+			errs = append(errs, fmt.Errorf("free of the re-based block %v: %w", p, err))
+			continue
+		}
+		d.ledger.remove(p.Addr)
+	}
+	if len(errs) > 0 {
+		return ptrs, served, fmt.Errorf("%s: the bank is published, but: %w", op, errors.Join(errs...))
+	}
+	return ptrs, served, nil
+}
+
+// rollback frees the blocks this commit allocated (regions made, in ptrs) after an allocation failed.
+func (d *Device) rollback(t runtime.Thread, op string, failed Region, cause error, made []int, ptrs []runtime.Ptr) error {
+	var errs []error
+	for _, i := range made {
+		if err := d.inner.Free(t, ptrs[i]); err != nil {
+			errs = append(errs, fmt.Errorf("rollback free of %v: %w", ptrs[i], err))
+		}
+	}
+	err := fmt.Errorf("%s: allocation of arena region %q (%d bytes) failed; rolled back %d allocation(s) of this commit, no region changed: %w",
+		op, failed.Key, failed.Bytes, len(made), cause)
+	if len(errs) > 0 {
+		return errors.Join(append([]error{err}, errs...)...)
+	}
+	return err
+}
+
+// Retire ends the context's life: it frees every buffer a slot holds, in either mode, Retained and
+// Arena included, as a context's exit does. Afterwards Provision and CommitBank fail with
+// runtime.ClassInvalidState. Retire is refused in kernel mode while a capture is active; a second
+// Retire does nothing.
+func (d *Device) Retire(t runtime.Thread) error {
+	const op = "Retire"
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.retired {
+		return nil
+	}
+	if err := d.watchAllocator(op); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(d.slots))
+	for k := range d.slots {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var errs []error
+	for _, k := range keys {
+		st := d.slots[k]
+		if err := d.inner.Free(t, st.ptr); err != nil {
+			errs = append(errs, fmt.Errorf("%v slot %q: free of %v: %w", st.slot, k, st.ptr, err))
+			continue
+		}
+		d.ledger.remove(st.ptr.Addr)
+		delete(d.slots, k)
+	}
+	d.retired = true
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %w", op, errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package guard_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+)
+
+var _ = Describe("Capture watch", func() {
+	var (
+		f            *fake
+		d            *guard.Device
+		origin, side runtime.Stream
+		x, y         runtime.Ptr
+	)
+
+	BeforeEach(func() {
+		f = newFake()
+		d = guarded(f, guard.Kernel)
+		origin, side = stream(d), stream(d)
+		x, y = malloc(d, 1024), malloc(d, 1024)
+		Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
+	})
+
+	It("refuses malloc and free during the capture, and allows them after it", func() {
+		before := f.Counters()
+		_, err := d.Malloc(runtime.Main, 512)
+		e := expectRefused(err, "Malloc")
+		Expect(e.Detail).To(ContainSubstring("capture"))
+		expectRefused(d.Free(runtime.Main, x), "Free")
+		_, err = d.Malloc(runtime.Other, 512)
+		expectRefused(err, "Malloc")
+		Expect(f.Counters()).To(Equal(before))
+		Expect(f.MallocCalls()).To(Equal(2))
+
+		_, err = d.EndCapture(runtime.Main, origin)
+		Expect(err).NotTo(HaveOccurred())
+		malloc(d, 512)
+		Expect(d.Free(runtime.Main, x)).To(Succeed())
+	})
+
+	It("refuses slot calls that would reach the allocator, and serves in place ones", func() {
+		_, _, err := d.Provision(runtime.Main, guard.Plain, "fresh", runtime.Ptr{}, 512)
+		expectRefused(err, "Provision")
+		_, err = d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 512}})
+		expectRefused(err, "CommitBank")
+		expectRefused(d.Retire(runtime.Main), "Retire")
+		_, err = d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 0}})
+		Expect(err).NotTo(HaveOccurred(), "a zero request calls no allocator")
+		Expect(f.MallocCalls()).To(Equal(2))
+	})
+
+	It("refuses every op enqueued on a stream outside the capture, with no effect", func() {
+		write(d, x, 0x11)
+		e := event(d)
+		expectRefused(d.Fill(runtime.Main, side, x, 0xFF), "Fill")
+		expectRefused(d.Copy(runtime.Main, side, x, y), "Copy")
+		expectRefused(d.Axpy(runtime.Main, side, x, y, 3), "Axpy")
+		expectRefused(d.Record(runtime.Main, e, side), "Record")
+		refusal := expectRefused(d.Wait(runtime.Main, side, e), "Wait")
+		Expect(refusal.Detail).To(ContainSubstring(side.String()))
+		Expect(read(d, x)).To(Equal(filled(x, 0x11)))
+		info, err := d.CaptureInfo(runtime.Main, side)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.Status).To(Equal(runtime.CaptureNone), "the refused Wait forked nothing")
+	})
+
+	It("allows the Wait that forks a stream into the capture, and what the fork then enqueues", func() {
+		fork, join := event(d), event(d)
+		Expect(d.Record(runtime.Main, fork, origin)).To(Succeed())
+		Expect(d.Wait(runtime.Main, side, fork)).To(Succeed())
+		Expect(d.Fill(runtime.Main, side, y, 0x22)).To(Succeed())
+		Expect(d.Record(runtime.Main, join, side)).To(Succeed())
+		Expect(d.Wait(runtime.Main, origin, join)).To(Succeed())
+		Expect(d.Fill(runtime.Main, origin, x, 0x33)).To(Succeed())
+		g, err := d.EndCapture(runtime.Main, origin)
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(d.Launch(runtime.Main, g, origin)).To(Succeed())
+		Expect(read(d, x)).To(Equal(filled(x, 0x33)))
+		Expect(read(d, y)).To(Equal(filled(y, 0x22)), "the forked stream's work replays")
+	})
+
+	It("does not treat an event recorded before the capture as a fork", func() {
+		_, err := d.EndCapture(runtime.Main, origin)
+		Expect(err).NotTo(HaveOccurred())
+		early := event(d)
+		Expect(d.Record(runtime.Main, early, origin)).To(Succeed())
+		Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
+		expectRefused(d.Wait(runtime.Main, side, early), "Wait")
+	})
+
+	It("keeps watching after an EndCapture that fails and leaves the capture active", func() {
+		fork := event(d)
+		Expect(d.Record(runtime.Main, fork, origin)).To(Succeed())
+		Expect(d.Wait(runtime.Main, side, fork)).To(Succeed())
+		_, err := d.EndCapture(runtime.Main, side)
+		expectClass(err, runtime.ClassCaptureUnmatched, "EndCapture")
+		_, err = d.Malloc(runtime.Main, 512)
+		expectRefused(err, "Malloc")
+		_, err = d.EndCapture(runtime.Main, origin)
+		Expect(err).NotTo(HaveOccurred())
+		malloc(d, 512)
+	})
+
+	It("lets everything through in program mode", func() {
+		p := guarded(newFake(), guard.Program)
+		s, other := stream(p), stream(p)
+		buf := malloc(p, 512)
+		Expect(p.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		extra := malloc(p, 512)
+		Expect(p.Fill(runtime.Main, other, buf, 1)).To(Succeed())
+		Expect(p.Free(runtime.Main, extra)).To(Succeed())
+	})
+})

@@ -1,0 +1,351 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+type stream struct {
+	id      runtime.Stream
+	capture *capture // the capture the stream belongs to, nil when it runs eagerly
+	tail    []int    // while capturing: the nodes the next op on the stream depends on
+}
+
+type event struct {
+	id runtime.Event
+	// capture is set while the event's last record belongs to a capture in progress; nodes are the
+	// recording stream's last nodes then. When the capture ends the event reads as never recorded.
+	capture *capture
+	nodes   []int
+	// eager: the last record ran outside any capture.
+	eager bool
+}
+
+// work is one stream operation, run eagerly or stored in a graph node.
+type work struct {
+	kind  string
+	dst   runtime.Ptr // memset/memcpy destination, kernel y
+	src   runtime.Ptr // memcpy source, kernel x
+	value byte
+	a     uint32
+}
+
+// Node kinds, as runtime.GraphNode names them.
+const (
+	kindMemset = "memset"
+	kindMemcpy = "memcpy"
+	kindKernel = "kernel"
+)
+
+func (w work) reads() []runtime.Ptr {
+	switch w.kind {
+	case kindMemcpy:
+		return []runtime.Ptr{w.src}
+	case kindKernel:
+		return []runtime.Ptr{w.src, w.dst}
+	}
+	return nil
+}
+
+func (w work) writes() []runtime.Ptr { return []runtime.Ptr{w.dst} }
+
+type node struct {
+	work work
+	deps []int
+	// gens are the allocation generations of work.reads() then work.writes() when the node was
+	// recorded: a replay whose ranges have another generation now runs on memory someone else owns.
+	gens []uint64
+}
+
+// capture is one capture sequence: the origin stream, the streams forked into it, and the DAG.
+type capture struct {
+	id      uint64
+	origin  runtime.Stream
+	mode    runtime.CaptureMode
+	thread  runtime.Thread // the thread that began it
+	status  runtime.CaptureStatus
+	nodes   []node
+	members []*stream // origin first, then forked streams in fork order
+}
+
+func (c *capture) String() string {
+	return fmt.Sprintf("capture %d (origin %v, %v, begun on %v, %v)", c.id, c.origin, c.mode, c.thread, c.status)
+}
+
+// add records w as a node that depends on the stream's last nodes, and makes it the stream's tail.
+func (c *capture) add(s *stream, w work, mem *memory) {
+	n := node{work: w, deps: slices.Clone(s.tail)}
+	for _, p := range append(w.reads(), w.writes()...) {
+		var gen uint64
+		if a := mem.containing(p); a != nil {
+			gen = a.gen
+		}
+		n.gens = append(n.gens, gen)
+	}
+	c.nodes = append(c.nodes, n)
+	s.tail = []int{len(c.nodes) - 1}
+}
+
+func (c *capture) fork(s *stream, from []int) {
+	s.capture = c
+	s.tail = slices.Clone(from)
+	c.members = append(c.members, s)
+}
+
+// unjoined lists the forked streams whose last nodes are not ancestors of (or equal to) the
+// origin stream's last nodes: work the end of the capture would not wait for.
+func (c *capture) unjoined() []*stream {
+	reach := make([]bool, len(c.nodes))
+	var visit func(int)
+	visit = func(i int) {
+		if reach[i] {
+			return
+		}
+		reach[i] = true
+		for _, p := range c.nodes[i].deps {
+			visit(p)
+		}
+	}
+	for _, i := range c.members[0].tail {
+		visit(i)
+	}
+	var out []*stream
+	for _, s := range c.members[1:] {
+		if s.capture != c {
+			continue
+		}
+		for _, i := range s.tail {
+			if !reach[i] {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func union(a, b []int) []int {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// terminate ends a capture without a graph: its streams run eagerly again, and events recorded in
+// it read as never recorded.
+func (d *Device) terminate(c *capture) {
+	for _, s := range c.members {
+		if s.capture == c {
+			s.capture, s.tail = nil, nil
+		}
+	}
+	for _, e := range d.events {
+		if e.capture == c {
+			e.capture, e.nodes = nil, nil
+		}
+	}
+	d.captures = slices.DeleteFunc(d.captures, func(x *capture) bool { return x == c })
+}
+
+func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+	return d.call(t, "BeginCapture", func() error {
+		if !slices.Contains(runtime.CaptureModes, mode) {
+			return d.fail("BeginCapture", runtime.ClassInvalidValue, "unknown capture mode %v", mode)
+		}
+		if s == 0 {
+			// Handle 0 stands for the platform's default stream, which only the rules speak about.
+			if err := d.enforce(&call{op: "BeginCapture", thread: t, defaultStream: true, mode: mode}); err != nil {
+				return err
+			}
+		}
+		st, err := d.lookupStream("BeginCapture", s)
+		if err != nil {
+			return err
+		}
+		if err := d.enforce(&call{op: "BeginCapture", thread: t, stream: st, mode: mode}); err != nil {
+			return err
+		}
+		if st.capture != nil {
+			return d.fail("BeginCapture", runtime.ClassInvalidValue, "%v is already in %v", s, st.capture)
+		}
+		d.lastCapture++
+		c := &capture{id: d.lastCapture, origin: s, mode: mode, thread: t, status: runtime.CaptureActive}
+		c.fork(st, nil)
+		d.captures = append(d.captures, c)
+		return nil
+	})
+}
+
+// EndCapture ends the capture that s began and returns its graph. The profile decides which ends
+// fail and whether a failed end still terminates the capture; a capture that is not on s, or was
+// invalidated, never yields a graph whatever the profile says.
+func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+	var g runtime.Graph
+	err := d.call(t, "EndCapture", func() error {
+		st, err := d.lookupStream("EndCapture", s)
+		if err != nil {
+			return err
+		}
+		if err := d.enforce(&call{op: "EndCapture", thread: t, stream: st}); err != nil {
+			return err
+		}
+		c := st.capture
+		switch {
+		case c == nil:
+			return d.fail("EndCapture", runtime.ClassInvalidValue, "%v is not capturing", s)
+		case c.origin != s:
+			return d.fail("EndCapture", runtime.ClassInvalidValue, "%v did not begin %v", s, c)
+		case c.status == runtime.CaptureInvalidated:
+			d.terminate(c)
+			return d.fail("EndCapture", runtime.ClassCaptureInvalidated, "%v was invalidated by an earlier error; no graph", c)
+		}
+		g = runtime.Graph(d.newHandle())
+		d.graphs[g] = &graph{id: g, capture: c.id, nodes: c.nodes}
+		d.terminate(c)
+		d.counters.CapturesDone++
+		return nil
+	})
+	return g, err
+}
+
+func (d *Device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+	var info runtime.CaptureInfo
+	err := d.call(t, "CaptureInfo", func() error {
+		st, err := d.lookupStream("CaptureInfo", s)
+		if err != nil {
+			return err
+		}
+		if c := st.capture; c != nil {
+			info = runtime.CaptureInfo{Status: c.status, ID: c.id, Origin: c.origin, Mode: c.mode}
+		}
+		return nil
+	})
+	return info, err
+}
+
+// graph is an ended capture: its nodes hold the addresses recorded at capture time.
+type graph struct {
+	id      runtime.Graph
+	capture uint64
+	nodes   []node
+}
+
+// stale lists the captured ranges whose allocation is gone or has been replaced since capture.
+func (g *graph) stale(mem *memory) []string {
+	var out []string
+	for _, n := range g.nodes {
+		for i, p := range append(n.work.reads(), n.work.writes()...) {
+			a := mem.containing(p)
+			switch {
+			case a == nil:
+				out = append(out, fmt.Sprintf("%v is not live", p))
+			case a.gen != n.gens[i]:
+				out = append(out, fmt.Sprintf("%v now belongs to allocation %v", p, a.ptr))
+			}
+		}
+	}
+	return slices.Compact(out)
+}
+
+// Launch replays g on s against the addresses recorded at capture time, whatever they hold now:
+// no liveness check, as on the platforms. Launching into a capturing stream is not modelled and
+// fails with not-supported.
+func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+	return d.call(t, "Launch", func() error {
+		gr, err := d.lookupGraph("Launch", g)
+		if err != nil {
+			return err
+		}
+		st, err := d.lookupStream("Launch", s)
+		if err != nil {
+			return err
+		}
+		if err := d.enforce(&call{op: "Launch", thread: t, stream: st, graph: gr}); err != nil {
+			return err
+		}
+		if st.capture != nil {
+			return d.fail("Launch", runtime.ClassNotSupported, "%v is in %v: capturing a graph launch is not modelled", s, st.capture)
+		}
+		for _, i := range d.replayOrder(gr) {
+			d.execute(gr.nodes[i].work)
+		}
+		d.counters.Launches++
+		return nil
+	})
+}
+
+// replayOrder is capture order (always a topological order: a node only depends on earlier ones),
+// or with a seed, a random pick among the nodes whose dependencies are done.
+func (d *Device) replayOrder(g *graph) []int {
+	order := make([]int, 0, len(g.nodes))
+	if d.rng == nil {
+		for i := range g.nodes {
+			order = append(order, i)
+		}
+		return order
+	}
+	pending := make([]int, len(g.nodes))
+	children := make([][]int, len(g.nodes))
+	var ready []int
+	for i, n := range g.nodes {
+		pending[i] = len(n.deps)
+		for _, p := range n.deps {
+			children[p] = append(children[p], i)
+		}
+		if len(n.deps) == 0 {
+			ready = append(ready, i)
+		}
+	}
+	for len(ready) > 0 {
+		k := d.rng.IntN(len(ready))
+		i := ready[k]
+		ready = slices.Delete(ready, k, k+1)
+		order = append(order, i)
+		for _, c := range children[i] {
+			if pending[c]--; pending[c] == 0 {
+				ready = append(ready, c)
+			}
+		}
+	}
+	return order
+}
+
+func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
+	return d.call(t, "DestroyGraph", func() error {
+		if _, err := d.lookupGraph("DestroyGraph", g); err != nil {
+			return err
+		}
+		delete(d.graphs, g)
+		return nil
+	})
+}
+
+// GraphNodes lists g's nodes in capture order with the ranges each reads and writes.
+func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+	var out []runtime.GraphNode
+	err := d.call(t, "GraphNodes", func() error {
+		gr, err := d.lookupGraph("GraphNodes", g)
+		if err != nil {
+			return err
+		}
+		for _, n := range gr.nodes {
+			out = append(out, runtime.GraphNode{Kind: n.work.kind, Reads: n.work.reads(), Writes: n.work.writes()})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func streamList(ss []*stream) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = s.id.String()
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,503 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Device is one simulated device. It implements runtime.Device; the methods beyond that interface
+// (ResidentBytes, FailMalloc) serve tests and fault injection.
+type Device struct {
+	index   int
+	size    int64
+	profile *Profile
+	main    *runtime.Worker
+	other   *runtime.Worker
+
+	// life is held shared by every call while it is dispatched and exclusively by Close, so a call
+	// never reaches a stopped worker.
+	life   sync.RWMutex
+	closed bool
+
+	// mu guards everything below; bodies run on the workers under it.
+	mu       sync.Mutex
+	mem      *memory
+	streams  map[runtime.Stream]*stream
+	events   map[runtime.Event]*event
+	graphs   map[runtime.Graph]*graph
+	captures []*capture // in progress (active or invalidated), in the order they began
+	// handles are never reused, so a destroyed handle stays invalid.
+	lastHandle  uint64
+	lastCapture uint64
+	counters    runtime.Counters
+	failMalloc  int
+	rng         *rand.Rand // nil: replay in capture order
+	hook        func(op string, t runtime.Thread)
+}
+
+func newDevice(index int, opts Options, p *Profile) *Device {
+	d := &Device{
+		index:   index,
+		size:    opts.Memory,
+		profile: p,
+		mem:     newMemory(addressBase+uint64(index)*addressStride, opts.Memory),
+		streams: map[runtime.Stream]*stream{},
+		events:  map[runtime.Event]*event{},
+		graphs:  map[runtime.Graph]*graph{},
+	}
+	if opts.Seed != 0 {
+		// The device index is part of the stream so that devices of one backend shuffle differently.
+		d.rng = rand.New(rand.NewPCG(opts.Seed, uint64(index)))
+	}
+	d.main = runtime.StartWorker(nil)
+	d.other = runtime.StartWorker(nil)
+	return d
+}
+
+func (d *Device) Backend() string { return "sim" }
+
+// Describe names the device, its profile and its memory, e.g.
+// "sim device 0 (profile cann: Ascend ACL, CANN 9.0 a2a3 rules; 16GiB)".
+func (d *Device) Describe() string {
+	return fmt.Sprintf("sim device %d (profile %s: %s; %s)", d.index, d.profile.Name, d.profile.Description, formatBytes(d.size))
+}
+
+func (d *Device) Capabilities() runtime.Capabilities {
+	return runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true}
+}
+
+// Counters reports the allocator and live-object counters. Mallocs, Frees, Launches and
+// CapturesDone count successful calls over the device's life; the live counts are what exists now
+// (all zero after Close). LiveBytes sums the sizes callers asked for, not the rounded blocks.
+func (d *Device) Counters() runtime.Counters {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.counters
+	c.LiveAllocs = int64(len(d.mem.live))
+	c.LiveBytes = d.mem.liveBytes()
+	c.LiveStreams = int64(len(d.streams))
+	c.LiveEvents = int64(len(d.events))
+	c.LiveGraphs = int64(len(d.graphs))
+	return c
+}
+
+// ResidentBytes is the host memory backing the device's touched pages: what the simulation costs,
+// whatever Memory says.
+func (d *Device) ResidentBytes() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.mem.residentBytes()
+}
+
+// FailMalloc makes the n-th next Malloc call that passes argument and capture checks fail with
+// out-of-memory (n = 1: the very next one), leaving the allocator untouched. n <= 0 cancels a
+// pending injection. One injection is pending at a time; a new call replaces it.
+func (d *Device) FailMalloc(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.failMalloc = max(n, 0)
+}
+
+// Close destroys every stream, event, graph, capture and allocation, drops the backing pages and
+// stops both workers. Calls afterwards fail with invalid-value; Close again is a no-op.
+func (d *Device) Close() error {
+	d.life.Lock()
+	defer d.life.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	d.main.Stop()
+	d.other.Stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.mem = newMemory(d.mem.base, 0)
+	clear(d.streams)
+	clear(d.events)
+	clear(d.graphs)
+	d.captures = nil
+	return nil
+}
+
+// call runs body on the worker that serves t, under the device lock: every device call of the
+// simulator comes from the OS thread its Thread names, as on hardware.
+func (d *Device) call(t runtime.Thread, op string, body func() error) error {
+	var w *runtime.Worker
+	switch t {
+	case runtime.Main:
+		w = d.main
+	case runtime.Other:
+		w = d.other
+	default:
+		return d.fail(op, runtime.ClassInvalidValue, "unknown thread %v: the device has threads main and other", t)
+	}
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if d.closed {
+		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
+	}
+	var err error
+	w.Do(func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.hook != nil {
+			d.hook(op, t)
+		}
+		err = body()
+	})
+	return err
+}
+
+// fail builds the error for a failure no rule covers, with the profile's code for class.
+func (d *Device) fail(op string, class runtime.Class, format string, args ...any) error {
+	code := d.profile.Errors[class]
+	return &runtime.Error{Backend: "sim", Op: op, Code: code.Code, Name: code.Name, Class: class, Detail: fmt.Sprintf(format, args...)}
+}
+
+func (d *Device) newHandle() uint64 {
+	d.lastHandle++
+	return d.lastHandle
+}
+
+// checkRange verifies that p is a non-empty range inside one live allocation.
+func (d *Device) checkRange(op, what string, p runtime.Ptr) error {
+	if p.Bytes <= 0 {
+		return d.fail(op, runtime.ClassInvalidValue, "%s %v is empty", what, p)
+	}
+	if d.mem.containing(p) == nil {
+		return d.fail(op, runtime.ClassInvalidValue, "%s %v does not lie inside a live allocation", what, p)
+	}
+	return nil
+}
+
+func (d *Device) lookupStream(op string, s runtime.Stream) (*stream, error) {
+	if st, ok := d.streams[s]; ok {
+		return st, nil
+	}
+	if s == 0 {
+		return nil, d.fail(op, runtime.ClassInvalidValue, "the simulator has no default stream: create one")
+	}
+	return nil, d.fail(op, runtime.ClassInvalidValue, "%v does not exist (never created or destroyed)", s)
+}
+
+func (d *Device) lookupEvent(op string, e runtime.Event) (*event, error) {
+	if ev, ok := d.events[e]; ok {
+		return ev, nil
+	}
+	return nil, d.fail(op, runtime.ClassInvalidValue, "%v does not exist (never created or destroyed)", e)
+}
+
+func (d *Device) lookupGraph(op string, g runtime.Graph) (*graph, error) {
+	if gr, ok := d.graphs[g]; ok {
+		return gr, nil
+	}
+	return nil, d.fail(op, runtime.ClassInvalidValue, "%v does not exist (never captured or destroyed)", g)
+}
+
+func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
+	var p runtime.Ptr
+	err := d.call(t, "Malloc", func() error {
+		if bytes <= 0 {
+			return d.fail("Malloc", runtime.ClassInvalidValue, "cannot allocate %d bytes: the size must be positive", bytes)
+		}
+		if err := d.enforce(&call{op: "Malloc", thread: t}); err != nil {
+			return err
+		}
+		if d.failMalloc > 0 {
+			d.failMalloc--
+			if d.failMalloc == 0 {
+				return d.fail("Malloc", runtime.ClassOutOfMemory, "allocation of %d bytes failed by injection (FailMalloc)", bytes)
+			}
+		}
+		a := d.mem.alloc(bytes)
+		if a == nil {
+			return d.fail("Malloc", runtime.ClassOutOfMemory,
+				"cannot allocate %d bytes: %s of %s are carved out and no cached block is large enough",
+				bytes, formatBytes(int64(d.mem.bump-d.mem.base)), formatBytes(d.size))
+		}
+		d.counters.Mallocs++
+		p = a.ptr
+		return nil
+	})
+	return p, err
+}
+
+func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
+	return d.call(t, "Free", func() error {
+		a := d.mem.live[p.Addr]
+		if a == nil {
+			return d.fail("Free", runtime.ClassInvalidValue, "%v is not a live allocation (never allocated or already freed)", p)
+		}
+		if a.ptr != p {
+			return d.fail("Free", runtime.ClassInvalidValue, "%v does not match the live allocation %v at that address", p, a.ptr)
+		}
+		if err := d.enforce(&call{op: "Free", thread: t}); err != nil {
+			return err
+		}
+		d.mem.release(a)
+		d.counters.Frees++
+		return nil
+	})
+}
+
+func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+	return d.call(t, "Write", func() error {
+		if int64(len(src)) != dst.Bytes {
+			return d.fail("Write", runtime.ClassInvalidValue, "%d host bytes for destination %v: the lengths must match", len(src), dst)
+		}
+		if err := d.checkRange("Write", "destination", dst); err != nil {
+			return err
+		}
+		if err := d.enforce(&call{op: "Write", thread: t}); err != nil {
+			return err
+		}
+		d.mem.write(dst.Addr, src)
+		return nil
+	})
+}
+
+func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+	return d.call(t, "Read", func() error {
+		if int64(len(dst)) != src.Bytes {
+			return d.fail("Read", runtime.ClassInvalidValue, "%d host bytes for source %v: the lengths must match", len(dst), src)
+		}
+		if err := d.checkRange("Read", "source", src); err != nil {
+			return err
+		}
+		if err := d.enforce(&call{op: "Read", thread: t}); err != nil {
+			return err
+		}
+		d.mem.read(dst, src.Addr)
+		return nil
+	})
+}
+
+func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+	var s runtime.Stream
+	err := d.call(t, "CreateStream", func() error {
+		s = runtime.Stream(d.newHandle())
+		d.streams[s] = &stream{id: s}
+		return nil
+	})
+	return s, err
+}
+
+// DestroyStream destroys s. A stream that belongs to a capture ends that capture without a graph
+// (the platforms differ here; no probe depends on it).
+func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+	return d.call(t, "DestroyStream", func() error {
+		st, err := d.lookupStream("DestroyStream", s)
+		if err != nil {
+			return err
+		}
+		if st.capture != nil {
+			d.terminate(st.capture)
+		}
+		delete(d.streams, s)
+		return nil
+	})
+}
+
+func (d *Device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+	var e runtime.Event
+	err := d.call(t, "CreateEvent", func() error {
+		e = runtime.Event(d.newHandle())
+		d.events[e] = &event{id: e}
+		return nil
+	})
+	return e, err
+}
+
+func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
+	return d.call(t, "DestroyEvent", func() error {
+		if _, err := d.lookupEvent("DestroyEvent", e); err != nil {
+			return err
+		}
+		delete(d.events, e)
+		return nil
+	})
+}
+
+func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+	return d.call(t, "Fill", func() error {
+		st, err := d.lookupStream("Fill", s)
+		if err != nil {
+			return err
+		}
+		if err := d.checkRange("Fill", "destination", dst); err != nil {
+			return err
+		}
+		return d.enqueue(&call{op: "Fill", thread: t, stream: st}, work{kind: kindMemset, dst: dst, value: value})
+	})
+}
+
+func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+	return d.call(t, "Copy", func() error {
+		st, err := d.lookupStream("Copy", s)
+		if err != nil {
+			return err
+		}
+		if err := d.checkRange("Copy", "destination", dst); err != nil {
+			return err
+		}
+		if err := d.checkRange("Copy", "source", src); err != nil {
+			return err
+		}
+		n := min(dst.Bytes, src.Bytes)
+		return d.enqueue(&call{op: "Copy", thread: t, stream: st}, work{kind: kindMemcpy, dst: dst.Slice(0, n), src: src.Slice(0, n)})
+	})
+}
+
+func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+	return d.call(t, "Axpy", func() error {
+		st, err := d.lookupStream("Axpy", s)
+		if err != nil {
+			return err
+		}
+		if x.Bytes != y.Bytes || y.Bytes%4 != 0 {
+			return d.fail("Axpy", runtime.ClassInvalidValue, "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
+		}
+		if err := d.checkRange("Axpy", "y", y); err != nil {
+			return err
+		}
+		if err := d.checkRange("Axpy", "x", x); err != nil {
+			return err
+		}
+		return d.enqueue(&call{op: "Axpy", thread: t, stream: st}, work{kind: kindKernel, dst: y, src: x, a: a})
+	})
+}
+
+// enqueue records w into the capture the stream belongs to, or runs it now: a stream executes its
+// work in enqueue order, and running it at once is a valid linearisation of every stream.
+func (d *Device) enqueue(c *call, w work) error {
+	if err := d.enforce(c); err != nil {
+		return err
+	}
+	if cp := c.stream.capture; cp != nil {
+		cp.add(c.stream, w, d.mem)
+		return nil
+	}
+	d.execute(w)
+	return nil
+}
+
+func (d *Device) execute(w work) {
+	switch w.kind {
+	case kindMemset:
+		d.mem.fill(w.dst.Addr, w.dst.Bytes, w.value)
+	case kindMemcpy:
+		d.mem.move(w.dst.Addr, w.src.Addr, w.dst.Bytes)
+	case kindKernel:
+		d.mem.axpy(w.dst.Addr, w.src.Addr, w.dst.Bytes, w.a)
+	}
+}
+
+// Record marks e with the work enqueued on s so far. On a capturing stream the event becomes
+// part of the capture: it names the stream's current last nodes.
+func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) error {
+	return d.call(t, "Record", func() error {
+		st, err := d.lookupStream("Record", s)
+		if err != nil {
+			return err
+		}
+		ev, err := d.lookupEvent("Record", e)
+		if err != nil {
+			return err
+		}
+		if err := d.enforce(&call{op: "Record", thread: t, stream: st, event: ev}); err != nil {
+			return err
+		}
+		if cp := st.capture; cp != nil {
+			ev.capture, ev.nodes, ev.eager = cp, append([]int(nil), st.tail...), false
+		} else {
+			ev.capture, ev.nodes, ev.eager = nil, nil, true
+		}
+		return nil
+	})
+}
+
+// Wait makes s wait for e. For an event recorded in a capture: a stream of that capture joins the
+// event's nodes; a stream outside every capture is forked into it. An event recorded eagerly (or
+// never) names finished work, so waiting on it outside a capture does nothing.
+func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error {
+	return d.call(t, "Wait", func() error {
+		st, err := d.lookupStream("Wait", s)
+		if err != nil {
+			return err
+		}
+		ev, err := d.lookupEvent("Wait", e)
+		if err != nil {
+			return err
+		}
+		if err := d.enforce(&call{op: "Wait", thread: t, stream: st, event: ev}); err != nil {
+			return err
+		}
+		switch {
+		case ev.capture == nil:
+			return nil
+		case st.capture == ev.capture:
+			st.tail = union(st.tail, ev.nodes)
+		case st.capture == nil:
+			ev.capture.fork(st, ev.nodes)
+		default:
+			return d.fail("Wait", runtime.ClassNotSupported,
+				"%v is in capture %d and %v was recorded in capture %d: merging captures is not modelled", s, st.capture.id, e, ev.capture.id)
+		}
+		return nil
+	})
+}
+
+func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
+	return d.call(t, "SyncStream", func() error {
+		st, err := d.lookupStream("SyncStream", s)
+		if err != nil {
+			return err
+		}
+		return d.enforce(&call{op: "SyncStream", thread: t, stream: st})
+	})
+}
+
+func (d *Device) SyncDevice(t runtime.Thread) error {
+	return d.call(t, "SyncDevice", func() error {
+		return d.enforce(&call{op: "SyncDevice", thread: t})
+	})
+}
+
+// QueryEvent reports true whenever the profile lets it through: work runs at enqueue, so all work
+// an eagerly recorded event names is complete, and a never-recorded event names no work.
+func (d *Device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
+	err := d.call(t, "QueryEvent", func() error {
+		ev, err := d.lookupEvent("QueryEvent", e)
+		if err != nil {
+			return err
+		}
+		return d.enforce(&call{op: "QueryEvent", thread: t, event: ev})
+	})
+	return err == nil, err
+}
+
+func (d *Device) SyncEvent(t runtime.Thread, e runtime.Event) error {
+	return d.call(t, "SyncEvent", func() error {
+		ev, err := d.lookupEvent("SyncEvent", e)
+		if err != nil {
+			return err
+		}
+		return d.enforce(&call{op: "SyncEvent", thread: t, event: ev})
+	})
+}
+
+// formatBytes writes n in the largest binary unit that divides it exactly.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
+}

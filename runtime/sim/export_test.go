@@ -1,0 +1,41 @@
+package sim
+
+import "github.com/replaycheck/replaycheck/runtime"
+
+// Test-only access to internals the public API deliberately hides.
+
+// SetCallHook installs f to run at the start of every call body, on the worker thread, under the
+// device lock. f must not call the Device.
+func (d *Device) SetCallHook(f func(op string, t runtime.Thread)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.hook = f
+}
+
+// InvalidateCapture marks the capture s belongs to as invalidated, whatever the profile, so the
+// rules that concern invalidated captures can be exercised on every profile.
+func (d *Device) InvalidateCapture(s runtime.Stream) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.streams[s]
+	if st == nil || st.capture == nil {
+		return false
+	}
+	st.capture.status = runtime.CaptureInvalidated
+	return true
+}
+
+// GraphDeps returns each node's dependencies, in capture order.
+func (d *Device) GraphDeps(g runtime.Graph) [][]int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	gr := d.graphs[g]
+	if gr == nil {
+		return nil
+	}
+	out := make([][]int, len(gr.nodes))
+	for i, n := range gr.nodes {
+		out[i] = append([]int{}, n.deps...)
+	}
+	return out
+}

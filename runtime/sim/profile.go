@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+//go:embed profiles/*.yaml
+var profileFiles embed.FS
+
+// Profile is one platform's answer to calls made during a capture, loaded from YAML. The simulator
+// evaluates a fixed set of named conditions (see Conditions); a profile binds them to codes.
+type Profile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Errors gives the platform's code for failures that no rule covers, by class. Every profile
+	// names invalid-value, out-of-memory, not-supported and capture-invalidated.
+	Errors map[runtime.Class]Code `yaml:"errors"`
+	// Rules are tried in order; the first whose call and condition match decides.
+	Rules []Rule `yaml:"rules"`
+}
+
+// Code is a platform error code and the platform's name for it.
+type Code struct {
+	Code int    `yaml:"code"`
+	Name string `yaml:"name"`
+}
+
+// Rule binds one condition, for some device calls and capture modes, to the platform's answer.
+type Rule struct {
+	// Situation is the row of shared/facts/PLATFORMS.md this rule encodes, in words; it starts the
+	// Detail of the error the rule produces.
+	Situation string `yaml:"situation"`
+	// Source is the row's evidence tag: measured, source, doc or verify.
+	Source string `yaml:"source"`
+	// Note says why, for rows tagged verify: which choice was made.
+	Note string `yaml:"note"`
+	// Calls are Device method names ("SyncStream", "Write", ...).
+	Calls []string `yaml:"calls"`
+	// When is a condition name (see Conditions).
+	When string `yaml:"when"`
+	// ModeNames restricts the rule to captures begun in these modes, as written in the file ("global",
+	// "thread-local", "relaxed"); empty means every mode. Only for conditions that name captures.
+	ModeNames []string `yaml:"modes"`
+	// Modes is ModeNames parsed.
+	Modes []runtime.CaptureMode `yaml:"-"`
+	// Allow lets the call through: the platform does not check this situation.
+	Allow bool `yaml:"allow"`
+	// Code, Name and Class are the error a rejecting rule returns.
+	Code  int           `yaml:"code"`
+	Name  string        `yaml:"name"`
+	Class runtime.Class `yaml:"class"`
+	// Invalidates: the rejection also invalidates the captures the condition names.
+	Invalidates bool `yaml:"invalidates"`
+	// EndsCapture: a rejected EndCapture still terminates the capture (no graph is returned).
+	EndsCapture bool `yaml:"ends-capture"`
+}
+
+// Applies reports whether the rule is tried for call.
+func (r *Rule) Applies(call string) bool { return slices.Contains(r.Calls, call) }
+
+// AppliesToMode reports whether the rule covers a capture begun in mode m.
+func (r *Rule) AppliesToMode(m runtime.CaptureMode) bool {
+	return len(r.Modes) == 0 || slices.Contains(r.Modes, m)
+}
+
+// Source tags a rule may carry, as PLATFORMS.md defines them.
+var sourceTags = []string{"measured", "source", "doc", "verify"}
+
+// Classes every profile must give a code for, used by failures outside the rules.
+var requiredErrors = []runtime.Class{
+	runtime.ClassInvalidValue, runtime.ClassOutOfMemory, runtime.ClassNotSupported, runtime.ClassCaptureInvalidated,
+}
+
+// Profiles lists the embedded profile names, sorted.
+func Profiles() []string {
+	entries, err := profileFiles.ReadDir("profiles")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// embeddedProfiles parses every embedded profile once; a broken one fails every New that asks for it.
+var embeddedProfiles = sync.OnceValue(func() map[string]profileOrError {
+	out := map[string]profileOrError{}
+	for _, name := range Profiles() {
+		data, err := profileFiles.ReadFile("profiles/" + name + ".yaml")
+		if err == nil {
+			var p *Profile
+			p, err = ParseProfile(data)
+			if err == nil && p.Name != name {
+				err = fmt.Errorf("profile file %s.yaml names itself %q", name, p.Name)
+			}
+			out[name] = profileOrError{p, err}
+			continue
+		}
+		out[name] = profileOrError{nil, err}
+	}
+	return out
+})
+
+type profileOrError struct {
+	p   *Profile
+	err error
+}
+
+// LoadProfile returns the embedded profile with the given name.
+func LoadProfile(name string) (*Profile, error) {
+	got, ok := embeddedProfiles()[name]
+	if !ok {
+		return nil, fmt.Errorf("sim: unknown profile %q (embedded: %s)", name, strings.Join(Profiles(), ", "))
+	}
+	if got.err != nil {
+		return nil, fmt.Errorf("sim: embedded profile %q: %w", name, got.err)
+	}
+	return got.p, nil
+}
+
+// ParseProfile decodes and validates a profile document. Unknown keys, unknown calls, conditions,
+// modes and classes, and rules that cannot mean anything are errors, all reported together.
+func ParseProfile(data []byte) (*Profile, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Profile
+	if err := dec.Decode(&p); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty profile document")
+		}
+		return nil, fmt.Errorf("decode profile: %w", err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (p *Profile) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if p.Name == "" {
+		bad("profile: name is required")
+	}
+	if p.Description == "" {
+		bad("profile %s: description is required", p.Name)
+	}
+	for class, code := range p.Errors {
+		if !runtime.ValidClass(class) {
+			bad("profile %s: errors: unknown class %q", p.Name, class)
+		}
+		if code.Code == 0 || code.Name == "" {
+			bad("profile %s: errors: %s needs a non-zero code and a name", p.Name, class)
+		}
+	}
+	for _, class := range requiredErrors {
+		if _, ok := p.Errors[class]; !ok {
+			bad("profile %s: errors: %s is required", p.Name, class)
+		}
+	}
+	if len(p.Rules) == 0 {
+		bad("profile %s: no rules", p.Name)
+	}
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		at := fmt.Sprintf("profile %s: rule %d (%s)", p.Name, i+1, r.Situation)
+		if r.Situation == "" {
+			bad("%s: situation is required", at)
+		}
+		if !slices.Contains(sourceTags, r.Source) {
+			bad("%s: source %q is not one of %s", at, r.Source, strings.Join(sourceTags, ", "))
+		}
+		if r.Source == "verify" && r.Note == "" {
+			bad("%s: a verify row needs a note saying which choice was made", at)
+		}
+		cond, ok := conditions[r.When]
+		if !ok {
+			bad("%s: unknown condition %q (known: %s)", at, r.When, strings.Join(Conditions(), ", "))
+		}
+		if len(r.Calls) == 0 {
+			bad("%s: calls is required", at)
+		}
+		for _, c := range r.Calls {
+			if !slices.Contains(callNames, c) {
+				bad("%s: unknown call %q", at, c)
+			} else if ok && !slices.Contains(cond.calls, c) {
+				bad("%s: condition %s is not evaluated for %s (only %s)", at, r.When, c, strings.Join(cond.calls, ", "))
+			}
+		}
+		r.Modes = nil
+		for _, name := range r.ModeNames {
+			m, err := runtime.ParseCaptureMode(name)
+			if err != nil {
+				bad("%s: %v", at, err)
+				continue
+			}
+			r.Modes = append(r.Modes, m)
+		}
+		if len(r.ModeNames) > 0 && ok && !cond.scoped {
+			bad("%s: modes given, but condition %s names no capture", at, r.When)
+		}
+		if r.Allow {
+			if r.Code != 0 || r.Name != "" || r.Class != "" || r.Invalidates || r.EndsCapture {
+				bad("%s: an allow rule carries no code, name, class, invalidates or ends-capture", at)
+			}
+			continue
+		}
+		if r.Code == 0 || r.Name == "" {
+			bad("%s: a rejecting rule needs a non-zero code and a name", at)
+		}
+		if !runtime.ValidClass(r.Class) {
+			bad("%s: unknown class %q", at, r.Class)
+		}
+		if r.EndsCapture && (ok && !cond.scoped || len(r.Calls) != 1 || r.Calls[0] != "EndCapture") {
+			bad("%s: ends-capture is only meaningful for EndCapture with a condition that names the capture", at)
+		}
+		if r.Invalidates && ok && !cond.scoped {
+			bad("%s: invalidates, but condition %s names no capture", at, r.When)
+		}
+	}
+	return errors.Join(errs...)
+}

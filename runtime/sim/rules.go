@@ -1,0 +1,287 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// call is what a condition sees of one device call.
+type call struct {
+	op            string
+	thread        runtime.Thread
+	stream        *stream // the stream argument, if any
+	defaultStream bool    // the stream argument is handle 0, the platform's default stream
+	event         *event
+	graph         *graph
+	mode          runtime.CaptureMode // BeginCapture's mode
+}
+
+// condition is a situation the simulator can recognise. A profile binds it to an answer.
+type condition struct {
+	doc   string
+	calls []string // the calls it is evaluated for
+	// scoped conditions name the captures they concern: a rule's modes filter them, and an
+	// invalidating or capture-ending rule acts on them.
+	scoped bool
+	eval   func(d *Device, c *call) (captures []*capture, detail string, ok bool)
+}
+
+var (
+	enqueueCalls = []string{"Fill", "Copy", "Axpy", "Record", "Wait"}
+	unsafeCalls  = []string{"Malloc", "Free", "Write", "Read", "SyncDevice"}
+	// callNames are the Device methods a rule may name.
+	callNames = []string{
+		"Malloc", "Free", "Write", "Read", "Fill", "Copy", "Axpy", "Record", "Wait", "SyncStream", "SyncDevice",
+		"QueryEvent", "SyncEvent", "BeginCapture", "EndCapture", "Launch",
+	}
+)
+
+var conditions = map[string]condition{
+	"stream-capturing": {
+		doc:    "the stream argument belongs to a capture in progress",
+		calls:  []string{"SyncStream", "BeginCapture"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if c.stream == nil || c.stream.capture == nil {
+				return nil, "", false
+			}
+			return []*capture{c.stream.capture}, fmt.Sprintf("%v is in %v", c.stream.id, c.stream.capture), true
+		},
+	},
+	"any-capture": {
+		doc:    "some capture is in progress on the device",
+		calls:  unsafeCalls,
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if len(d.captures) == 0 {
+				return nil, "", false
+			}
+			return slices.Clone(d.captures), fmt.Sprintf("%v is in progress", d.captures[0]), true
+		},
+	},
+	"caller-began-capture": {
+		doc:    "the calling thread began a capture in progress",
+		calls:  unsafeCalls,
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			caps := capturesWhere(d, func(x *capture) bool { return x.thread == c.thread })
+			if len(caps) == 0 {
+				return nil, "", false
+			}
+			return caps, fmt.Sprintf("thread %v began %v", c.thread, caps[0]), true
+		},
+	},
+	"other-thread-began-capture": {
+		doc:    "another thread began a capture in progress",
+		calls:  unsafeCalls,
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			caps := capturesWhere(d, func(x *capture) bool { return x.thread != c.thread })
+			if len(caps) == 0 {
+				return nil, "", false
+			}
+			return caps, fmt.Sprintf("called on thread %v while %v is in progress", c.thread, caps[0]), true
+		},
+	},
+	"event-captured": {
+		doc:    "the event's last record belongs to a capture in progress",
+		calls:  []string{"QueryEvent", "SyncEvent"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if c.event.capture == nil {
+				return nil, "", false
+			}
+			return []*capture{c.event.capture}, fmt.Sprintf("%v was recorded in %v", c.event.id, c.event.capture), true
+		},
+	},
+	"event-recorded-outside": {
+		doc:    "a capturing stream waits on an event recorded outside any capture (e.g. before the capture began)",
+		calls:  []string{"Wait"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if c.stream.capture == nil || !c.event.eager {
+				return nil, "", false
+			}
+			return []*capture{c.stream.capture}, fmt.Sprintf("%v is in %v and %v was recorded outside it", c.stream.id, c.stream.capture, c.event.id), true
+		},
+	},
+	"event-in-other-capture": {
+		doc:    "a capturing stream waits on an event recorded in another capture in progress",
+		calls:  []string{"Wait"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			sc, ec := c.stream.capture, c.event.capture
+			if sc == nil || ec == nil || sc == ec {
+				return nil, "", false
+			}
+			return []*capture{sc, ec}, fmt.Sprintf("%v is in %v and %v was recorded in %v", c.stream.id, sc, c.event.id, ec), true
+		},
+	},
+	"capture-invalidated": {
+		doc:    "the capture the call would record into, sync or end was invalidated by an earlier error",
+		calls:  append(slices.Clone(enqueueCalls), "SyncStream", "EndCapture"),
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			target := c.stream.capture
+			if target == nil && c.op == "Wait" && c.event.capture != nil {
+				target = c.event.capture // the wait would fork the stream into it
+			}
+			if target == nil || target.status != runtime.CaptureInvalidated {
+				return nil, "", false
+			}
+			return []*capture{target}, fmt.Sprintf("%v", target), true
+		},
+	},
+	"stream-outside-capture": {
+		doc:    "work enqueued on a stream that is in no capture while a capture is in progress",
+		calls:  enqueueCalls,
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if c.stream.capture != nil || len(d.captures) == 0 || (c.op == "Wait" && c.event.capture != nil) {
+				return nil, "", false
+			}
+			return slices.Clone(d.captures), fmt.Sprintf("%v is in no capture while %v is in progress", c.stream.id, d.captures[0]), true
+		},
+	},
+	"default-stream": {
+		doc:   "the stream argument is the platform's default stream (handle 0)",
+		calls: []string{"BeginCapture"},
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			return nil, "the default stream was named", c.defaultStream
+		},
+	},
+	"stream-not-capturing": {
+		doc:   "the stream belongs to no capture",
+		calls: []string{"EndCapture"},
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			return nil, fmt.Sprintf("%v is not capturing", c.stream.id), c.stream.capture == nil
+		},
+	},
+	"stream-not-origin": {
+		doc:    "the stream is in a capture it did not begin",
+		calls:  []string{"EndCapture"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			cp := c.stream.capture
+			if cp == nil || cp.origin == c.stream.id {
+				return nil, "", false
+			}
+			return []*capture{cp}, fmt.Sprintf("%v was forked into %v", c.stream.id, cp), true
+		},
+	},
+	"end-from-other-thread": {
+		doc:    "the capture is ended from a thread that did not begin it",
+		calls:  []string{"EndCapture"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			cp := c.stream.capture
+			if cp == nil || cp.thread == c.thread {
+				return nil, "", false
+			}
+			return []*capture{cp}, fmt.Sprintf("ended on thread %v, %v", c.thread, cp), true
+		},
+	},
+	"fork-unjoined": {
+		doc:    "a stream forked into the capture has work the origin stream does not wait for",
+		calls:  []string{"EndCapture"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			cp := c.stream.capture
+			if cp == nil || cp.origin != c.stream.id {
+				return nil, "", false
+			}
+			open := cp.unjoined()
+			if len(open) == 0 {
+				return nil, "", false
+			}
+			return []*capture{cp}, fmt.Sprintf("%s not joined back to %v in %v", streamList(open), c.stream.id, cp), true
+		},
+	},
+	"graph-range-stale": {
+		doc:   "a range the graph captured is no longer the live allocation it was at capture (freed, or re-based and reused)",
+		calls: []string{"Launch"},
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			stale := c.graph.stale(d.mem)
+			if len(stale) == 0 {
+				return nil, "", false
+			}
+			return nil, fmt.Sprintf("%v captured ranges that changed owner: %s", c.graph.id, strings.Join(stale, "; ")), true
+		},
+	},
+}
+
+// Conditions lists the condition names a profile rule may use, sorted.
+func Conditions() []string {
+	names := make([]string, 0, len(conditions))
+	for name := range conditions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ConditionDoc describes a condition in one line ("" for an unknown name).
+func ConditionDoc(name string) string { return conditions[name].doc }
+
+// ConditionCalls lists the calls a condition is evaluated for.
+func ConditionCalls(name string) []string { return slices.Clone(conditions[name].calls) }
+
+func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
+	var out []*capture
+	for _, c := range d.captures {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// enforce applies the profile to one call: the first rule whose call and condition match decides.
+// An allow rule lets the call through; a rejecting rule returns its error after invalidating or
+// ending the captures it names, as the rule says. No match: the call proceeds.
+func (d *Device) enforce(c *call) error {
+	for i := range d.profile.Rules {
+		r := &d.profile.Rules[i]
+		if !r.Applies(c.op) {
+			continue
+		}
+		cond := conditions[r.When]
+		caps, detail, ok := cond.eval(d, c)
+		if !ok {
+			continue
+		}
+		if cond.scoped {
+			caps = slices.DeleteFunc(caps, func(x *capture) bool { return !r.AppliesToMode(x.mode) })
+			if len(caps) == 0 {
+				continue
+			}
+		}
+		if r.Allow {
+			return nil
+		}
+		invalidated := false
+		if r.Invalidates {
+			for _, x := range caps {
+				if x.status == runtime.CaptureActive {
+					x.status = runtime.CaptureInvalidated
+					invalidated = true
+				}
+			}
+		}
+		if r.EndsCapture {
+			for _, x := range caps {
+				d.terminate(x)
+			}
+			detail += "; the capture is ended without a graph"
+		}
+		return &runtime.Error{
+			Backend: "sim", Op: c.op, Code: r.Code, Name: r.Name, Class: r.Class, Invalidated: invalidated,
+			Detail: fmt.Sprintf("%s: %s (profile %s, rule %d)", r.Situation, detail, d.profile.Name, i+1),
+		}
+	}
+	return nil
+}
