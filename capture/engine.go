@@ -10,6 +10,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // Options tune one run.
@@ -17,6 +18,9 @@ type Options struct {
 	// Timeout bounds one instance (default one minute). Device calls are not interrupted: the
 	// engine stops between calls and the instance ends in error.
 	Timeout time.Duration
+	// Guard configures the guard decorator every instance runs behind. Its Disabled switches are
+	// for negative-control tests only.
+	Guard guard.Options
 }
 
 // errFatal marks a failure that ends the instance in error (setup, a broken invariant, a timeout).
@@ -34,7 +38,8 @@ type allocation struct {
 
 type run struct {
 	ctx    context.Context
-	dev    runtime.Device
+	dev    runtime.Device // the guard decorator over the backend's device
+	guard  *guard.Device
 	in     probes.Instance
 	p      *probes.Probe
 	res    *Result
@@ -77,25 +82,27 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 			return res
 		}
 	}
-	if in.Guarded {
-		// Kernel-mode guards (runtime/guard) are not built yet: a guarded instance would run
-		// unguarded and be judged against the guarded expectation, which proves nothing.
-		res.Outcome, res.Reason = probes.Skipped, "guards on needs runtime/guard, which this build does not have yet"
-		return res
-	}
-
 	if opt.Timeout <= 0 {
 		opt.Timeout = time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
+	mode := guard.Program
+	if in.Guarded {
+		mode = guard.Kernel
+	}
+	gd, err := guard.NewWithOptions(dev, mode, opt.Guard)
+	if err != nil {
+		res.Outcome, res.Reason = probes.Errored, err.Error()
+		return res
+	}
 	r := &run{
-		ctx: ctx, dev: dev, in: in, p: p, res: res, oracle: probes.NewOracle(p),
+		ctx: ctx, dev: gd, guard: gd, in: in, p: p, res: res, oracle: probes.NewOracle(p),
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
 		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]bool{},
 	}
 	base := dev.Counters()
-	err := r.safely(r.body)
+	err = r.safely(r.body)
 	if terr := r.safely(r.teardown); err == nil {
 		err = terr
 	}
@@ -228,9 +235,25 @@ func (r *run) call(step, call string, t runtime.Thread, f func() error) (bool, e
 	if err := r.ctx.Err(); err != nil {
 		return false, errFatal{fmt.Errorf("%s: %w", step, err)}
 	}
+	var before *snapshot
+	if r.in.Guarded {
+		before = r.snap()
+	}
 	err := f()
 	r.record(step, call, t, err)
-	return r.outcomeOf(step, call, err)
+	if before == nil || !runtime.IsRefusal(err) {
+		return r.outcomeOf(step, call, err)
+	}
+	first := r.res.Refusal == nil
+	checks, cerr := r.checkRefusal(step, before)
+	took, oerr := r.outcomeOf(step, call, err)
+	if first {
+		r.res.Refusal.Checked = checks
+	}
+	if cerr != nil {
+		return false, cerr
+	}
+	return took, oerr
 }
 
 func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
@@ -370,7 +393,9 @@ func (r *run) issue(step string, op *probes.Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		took, err := r.call(step, fmt.Sprintf("Free(%s %v)", op.Buffer, a.ptr), t, func() error { return r.dev.Free(t, a.ptr) })
+		gs, _ := guard.ParseSlot(string(a.slot))
+		took, err := r.call(step, fmt.Sprintf("Release(%s %s %v)", a.slot, op.Buffer, a.ptr), t,
+			func() error { return r.guard.Release(t, gs, op.Buffer, a.ptr) })
 		if took {
 			delete(r.bufs, op.Buffer)
 		}
@@ -381,12 +406,17 @@ func (r *run) issue(step string, op *probes.Op) (bool, error) {
 	return false, errFatal{fmt.Errorf("%s: op %q is not implemented by the engine", step, op.Kind)}
 }
 
-// allocate mallocs a buffer and writes its init pattern. Outside a capture the pattern is written
-// synchronously; inside one, a synchronous write is an unsafe call the platform may reject, so the
-// engine memsets the buffer on its own stream, which is never part of the capture.
+// allocate provisions a buffer in its slot (a first allocation) and writes its init pattern.
 func (r *run) allocate(step string, t runtime.Thread, name string, n int64, init probes.Pattern, slot probes.Slot) (bool, error) {
+	gs, err := guard.ParseSlot(string(slot))
+	if err != nil {
+		return false, errFatal{fmt.Errorf("%s: %w", step, err)}
+	}
 	var ptr runtime.Ptr
-	took, err := r.call(step, fmt.Sprintf("Malloc(%s, %d)", name, n), t, func() (err error) { ptr, err = r.dev.Malloc(t, n); return })
+	took, err := r.call(step, fmt.Sprintf("Provision(%s %s, %d)", slot, name, n), t, func() (err error) {
+		ptr, _, err = r.guard.Provision(t, gs, name, runtime.Ptr{}, n)
+		return
+	})
 	if !took || err != nil {
 		return took, err
 	}
@@ -418,29 +448,40 @@ func (r *run) initialise(name string, init probes.Pattern) error {
 	})
 }
 
-// grow serves a growth request through the program-mode path: in place when it fits, otherwise free
-// then malloc at the new size then the buffer's init again (a re-base: the address may change).
+// grow sends a growth request through the buffer's slot: served in place when it fits; otherwise
+// re-provisioned by free then malloc at the new size and the buffer's init again (a re-base: the
+// address may change), unless a kernel-mode guard refuses it first.
 func (r *run) grow(step string, t runtime.Thread, op *probes.Op) (bool, error) {
 	a, err := r.buf(step, op.Buffer)
 	if err != nil {
 		return false, err
 	}
-	if *op.Bytes <= a.ptr.Bytes {
-		r.record(step, fmt.Sprintf("grow %s to %d: served in place at %v, no allocator call", op.Buffer, *op.Bytes, a.ptr), t, nil)
-		return true, nil
-	}
-	took, err := r.call(step, fmt.Sprintf("Free(%s %v) (grow to %d)", op.Buffer, a.ptr, *op.Bytes), t, func() error { return r.dev.Free(t, a.ptr) })
-	if !took || err != nil {
+	gs, _ := guard.ParseSlot(string(a.slot))
+	var ptr runtime.Ptr
+	var served guard.Served
+	took, err := r.call(step, fmt.Sprintf("Provision(%s %s %v, %d) (grow)", a.slot, op.Buffer, a.ptr, *op.Bytes), t, func() (err error) {
+		ptr, served, err = r.guard.Provision(t, gs, op.Buffer, a.ptr, *op.Bytes)
+		return
+	})
+	if err != nil {
 		return took, err
 	}
-	delete(r.bufs, op.Buffer)
-	took, err = r.allocate(step, t, op.Buffer, *op.Bytes, a.init, a.slot)
-	if err == nil && !took {
-		// The old allocation is gone and the new one failed: the probe has lost a buffer the
-		// oracle still holds, which no outcome but error describes honestly.
-		return false, errFatal{fmt.Errorf("%s: grow of %q freed the old allocation and the new one failed: %s", step, op.Buffer, r.lastErr())}
+	if !took {
+		if held, _, ok := r.guard.Holds(op.Buffer); !ok || held != gs {
+			// The old allocation is gone and the new one failed: the probe has lost a buffer the
+			// oracle still holds, which no outcome but error describes honestly.
+			return false, errFatal{fmt.Errorf("%s: grow of %q freed the old allocation and the new one failed: %s", step, op.Buffer, r.lastErr())}
+		}
+		return false, nil
 	}
-	return took, err
+	ev := &r.res.Timeline[len(r.res.Timeline)-1]
+	ev.Call += fmt.Sprintf(" = %v [%v]", ptr, served)
+	if served == guard.InPlace {
+		return true, nil
+	}
+	r.gen++
+	r.bufs[op.Buffer] = &allocation{ptr: ptr, gen: r.gen, init: a.init, slot: a.slot}
+	return true, r.initialise(op.Buffer, a.init)
 }
 
 // noteCaptured marks the last timeline event as captured when its stream is part of the capture in
@@ -709,9 +750,8 @@ func (r *run) teardown() error {
 	if len(r.streams) > 0 || r.setup != 0 {
 		keep("SyncDevice", r.dev.SyncDevice(runtime.Main))
 	}
-	for _, name := range r.liveNames() {
-		keep("Free "+name, r.dev.Free(runtime.Main, r.bufs[name].ptr))
-	}
+	// Retire frees every slot's buffer, retained and arena included, as a context's exit does.
+	keep("Retire", r.guard.Retire(runtime.Main))
 	for _, name := range r.p.Events {
 		if e, ok := r.events[name]; ok {
 			keep("DestroyEvent "+name, r.dev.DestroyEvent(runtime.Main, e))

@@ -258,10 +258,33 @@ var _ = Describe("Run", func() {
 		Expect(v).To(Equal(capture.Skip))
 	})
 
-	It("skips guarded instances until the guards exist rather than judging them unguarded", func() {
-		res := capture.Run(context.Background(), dev,
-			probes.Instance{Probe: parseProbe(simple), Mode: runtime.Global, Guarded: true, Replays: 1}, capture.Options{})
-		Expect(res.Outcome).To(Equal(probes.Skipped))
-		Expect(res.Reason).To(ContainSubstring("runtime/guard"))
+	It("runs guarded instances behind the kernel-mode guards and checks the refusal changed nothing", func() {
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(header+`
+  - name: p
+    hazard: rebase
+    buffers:
+      src: {bytes: 4KiB, init: fill:0x01}
+      dst: {bytes: 4KiB, slot: retained}
+    streams: [main]
+    capture:
+      ops:
+        - copy: {dst: dst, src: src}
+    between:
+      - grow: {buffer: dst, bytes: 8KiB}
+      - alloc: {buffer: bystander, bytes: 4KiB, init: fill:0xEE}
+    expect: {guarded: refused, unguarded: corrupted}
+`), Mode: runtime.Global, Guarded: true, Replays: 2}, capture.Options{})
+		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
+		Expect(res.Refusal).NotTo(BeNil())
+		Expect(res.Refusal.Step).To(Equal("between op 1"))
+		Expect(res.Refusal.Detail).To(ContainSubstring("retained slot"))
+		Expect(res.Refusal.Checked).To(ConsistOf(
+			capture.SideEffectCheck{What: "allocator counters (mallocs, frees, live allocations, live bytes)", Held: true},
+			capture.SideEffectCheck{What: "buffer addresses and sizes", Held: true},
+			capture.SideEffectCheck{What: "buffer contents", Held: true},
+		))
+		Expect(res.Rounds).To(Equal(2))
+		v, why := res.Verdict()
+		Expect(v).To(Equal(capture.Pass), why)
 	})
 })

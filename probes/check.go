@@ -3,6 +3,7 @@ package probes
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,22 +38,21 @@ func (l *loader) check(p *Probe) {
 		}
 	}
 
-	count := len(executionOrder(p))
+	all := executionOrder(p)
 	// The race check is quadratic in the worst case; a probe over the op limit is not worth it.
 	checkRaces := true
-	if count > l.lim.MaxOps {
-		l.errorf(p.Pos, RuleLimit, "probe %s has %d ops, above the limit of %d", p.Name, count, l.lim.MaxOps)
+	if len(all) > l.lim.MaxOps {
+		l.errorf(p.Pos, RuleLimit, "probe %s has %d ops, above the limit of %d", p.Name, len(all), l.lim.MaxOps)
 		checkRaces = false
 	}
-
-	// Execution order: declared buffers, prepare, each capture's ops, between, one round of each.
-	for _, op := range executionOrder(p) {
+	for _, op := range all {
 		if op.Kind == OpAlloc && op.Buffer != "" {
 			if _, seen := t.allocAt[op.Buffer]; !seen {
 				t.allocAt[op.Buffer] = op.Pos
 			}
 		}
 	}
+	// Execution order: declared buffers, prepare, each capture's ops, between, one round of each.
 	for _, b := range p.Buffers {
 		t.bufs[b.Name] = &liveBuffer{size: b.Bytes, sized: b.Bytes > 0, live: true, at: b.Pos, how: "declared"}
 		t.grew(b.Name, b.Bytes)
@@ -67,7 +67,7 @@ func (l *loader) check(p *Probe) {
 		}
 		for i, op := range c.Ops {
 			acc, ok := t.step(op)
-			if hb == nil || !t.streams[op.Stream] {
+			if hb == nil || hb.exhausted || !t.streams[op.Stream] {
 				continue
 			}
 			switch {
@@ -76,8 +76,11 @@ func (l *loader) check(p *Probe) {
 			case op.Kind == OpWait && t.events[op.Event]:
 				hb.wait(op.Stream, op.Event)
 			case op.Kind.touchesData() && ok:
-				if r := hb.access(op, i, acc, t.gen); r != "" {
+				if r := hb.access(op, i, acc); r != "" {
 					l.errorf(op.Pos, RuleRace, "%s", r)
+				}
+				if hb.exhausted {
+					l.errorf(op.Pos, RuleLimit, "capture %s has too many unordered data ops for the race check (more than %d op pairs by here); order its streams with record/wait or split it", c.Name, raceBudget)
 				}
 			}
 		}
@@ -100,6 +103,10 @@ func (l *loader) check(p *Probe) {
 	}
 	var total int64
 	for _, n := range t.largest {
+		if n > math.MaxInt64-total {
+			total = math.MaxInt64 // sizes up to 8 EiB parse; their sum must not wrap below the limit
+			break
+		}
 		total += n
 	}
 	if total > l.lim.MaxTotalBytes {
@@ -115,7 +122,6 @@ type liveBuffer struct {
 	at    Pos    // the declaration or the alloc that made it
 	how   string // "declared" or "allocated"
 	freed Pos
-	gen   int // allocations of the name before this one: a re-allocated buffer is another buffer
 }
 
 // tracker follows buffers through a probe in execution order.
@@ -130,8 +136,6 @@ type tracker struct {
 }
 
 func (t *tracker) size(name string) int64 { return t.bufs[name].size }
-
-func (t *tracker) gen(name string) int { return t.bufs[name].gen }
 
 func (t *tracker) grew(name string, size int64) {
 	t.largest[name] = max(t.largest[name], size)
@@ -246,9 +250,6 @@ func (t *tracker) alloc(op *Op) {
 		return
 	}
 	b := &liveBuffer{live: true, at: op.Pos, how: "allocated"}
-	if old != nil {
-		b.gen = old.gen + 1
-	}
 	if op.Bytes != nil {
 		b.size, b.sized = *op.Bytes, true
 		t.grew(name, b.size)

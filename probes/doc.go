@@ -21,6 +21,9 @@
 // at the op (its kind key); probe-wide limits at the probe. YAML syntax errors carry the line the
 // parser reports and column 1 (it reports no column); a file that cannot be read has no line.
 //
+// YAML anchors and aliases are followed; a problem inside an anchored value is reported where the
+// anchor defines it. Merge keys (<<) are not part of the language and are unknown keys.
+//
 // What the loader resolves, so that later layers see no gaps: a probe takes the keys it leaves out
 // (replays, modes, guards) from its set's defaults, then from [DefaultReplays], [DefaultModes] and
 // [DefaultGuards]; `capture:` becomes the one [Capture] named "main"; a capture's stream defaults to
@@ -69,7 +72,8 @@
 //	                      with no order between them (below).
 //	limit                 a buffer above Limits.MaxBufferBytes; all of a probe's buffers above
 //	                      Limits.MaxTotalBytes; more than Limits.MaxOps ops in a probe; replays
-//	                      above Limits.MaxReplays or below 1.
+//	                      above Limits.MaxReplays or below 1; a capture whose race check would
+//	                      compare more than 20 million op pairs (so the loader never stalls).
 //	read                  a path that cannot be read.
 //
 // # Static checks in execution order
@@ -83,12 +87,14 @@
 // # Races
 //
 // Within one capture's ops list, two data ops (fill, copy, axpy) race when their byte spans
-// ([Span.Overlaps], per allocation of a buffer name) overlap with at least one of them writing,
-// and nothing orders them. Ops on one stream are ordered in list order. `record e` on stream s
-// followed in the list by `wait e` on stream t orders everything before the record on s before
-// everything after the wait on t, and chains of such pairs compose. Only events recorded inside
-// the list count, and only when recorded by a stream that has joined the capture: the origin stream
-// has joined, and a stream joins when it waits on such an event. Ops on a stream that never joins
-// are therefore unordered with every other stream's ops. A race is reported at the later op, naming
-// both ops and the overlapping span; the oracle could not define the bytes such a probe leaves.
+// ([Span.Overlaps]) overlap with at least one of them writing, and nothing orders them. Ops on one
+// stream are ordered in list order. `record e` on stream s followed in the list by `wait e` on
+// stream t orders everything before the record on s before everything after the wait on t, and
+// chains of such pairs compose. Only events recorded inside the list count, and only when recorded
+// by a stream that has joined the capture: the origin stream has joined, and a stream joins when it
+// waits on such an event. Ops on a stream that never joins are therefore unordered with every other
+// stream's ops. Spans are compared by buffer name, also across a free and a new alloc of the name:
+// the oracle applies graph ops by name, and a new allocation may reuse the old address. A race is
+// reported at the later op, naming both ops and the overlapping span; the oracle could not define
+// the bytes such a probe leaves.
 package probes

@@ -46,6 +46,23 @@ var _ = Describe("Load", func() {
 			})
 		}
 
+		It("has a fixture that uses every op kind", func() {
+			set, err := probes.LoadFile("testdata/good/every-op.yaml", lim)
+			Expect(err).NotTo(HaveOccurred())
+			kinds := map[probes.OpKind]bool{}
+			for _, p := range set.Probes {
+				ops := append(append([]*probes.Op{}, p.Prepare...), p.Between...)
+				ops = append(ops, p.Replay.Each...)
+				for _, c := range p.Captures {
+					ops = append(ops, c.Ops...)
+				}
+				for _, op := range ops {
+					kinds[op.Kind] = true
+				}
+			}
+			Expect(kinds).To(HaveLen(14))
+		})
+
 		It("loads the good directory as one set per file, in name order", func() {
 			sets, err := probes.Load(lim, "testdata/good")
 			Expect(err).NotTo(HaveOccurred())
@@ -83,14 +100,14 @@ var _ = Describe("Load", func() {
 		Entry(nil, "unknown-key-nested.yaml", lim,
 			[]string{"4:3 unknown-key", "9:22 unknown-key", "13:7 unknown-key", "15:7 unknown-key", "18:7 unknown-key"}),
 		Entry(nil, "missing-key.yaml", lim, []string{
-			"1:1 missing-key", // set
-			"3:5 missing-key", // hazard
-			"5:10 missing-key", // buffer bytes
+			"1:1 missing-key",   // set
+			"3:5 missing-key",   // hazard
+			"5:10 missing-key",  // buffer bytes
 			"10:17 missing-key", // copy src
 			"11:11 missing-key", // sync-event event
-			"13:7 missing-key", // expect guarded
-			"14:5 missing-key", // name
-			"14:5 missing-key", // capture or captures
+			"13:7 missing-key",  // expect guarded
+			"14:5 missing-key",  // name
+			"14:5 missing-key",  // capture or captures
 		}),
 		Entry(nil, "bad-name.yaml", lim, []string{
 			"2:6 bad-name", "4:11 bad-name", "6:18 bad-name", "8:7 bad-name", "9:15 bad-name", "10:14 bad-name",

@@ -21,21 +21,23 @@ type happensBefore struct {
 	// had not joined recorded it.
 	events map[string][]int
 	// done[s] lists stream s's data ops in list order: done[s][k] is the one with clock k+1.
-	done [][]dataAccess
+	done [][]*dataAccess
+	// budget is how many more op pairs the check may compare; the check is quadratic when many
+	// ops are unordered, and stops (exhausted) rather than stall the loader.
+	budget    int
+	exhausted bool
 }
+
+// raceBudget bounds the op pairs one capture's race check compares: far above any real probe,
+// well under a second.
+var raceBudget = 20_000_000
 
 type dataAccess struct {
 	op     *Op
 	stream string
 	seq    int // index in the ops list
-	writes []bufferSpan
-	reads  []bufferSpan
-}
-
-// bufferSpan is a span of one allocation of a buffer name.
-type bufferSpan struct {
-	Span
-	gen int
+	writes []Span
+	reads  []Span
 }
 
 func newHappensBefore(streams []string, c *Capture) *happensBefore {
@@ -48,7 +50,8 @@ func newHappensBefore(streams []string, c *Capture) *happensBefore {
 		h.clock[i] = make([]int, len(streams))
 	}
 	h.joined = make([]bool, len(streams))
-	h.done = make([][]dataAccess, len(streams))
+	h.done = make([][]*dataAccess, len(streams))
+	h.budget = raceBudget
 	h.joined[h.index[c.Stream]] = true
 	return h
 }
@@ -76,16 +79,9 @@ func (h *happensBefore) wait(stream, event string) {
 
 // access adds a data op and describes its race with the earliest unordered earlier op whose spans
 // overlap its own with at least one write; "" when there is none.
-func (h *happensBefore) access(op *Op, seq int, acc Access, gen func(string) int) string {
+func (h *happensBefore) access(op *Op, seq int, acc Access) string {
 	s := h.index[op.Stream]
-	spans := func(in []Span) []bufferSpan {
-		out := make([]bufferSpan, len(in))
-		for i, sp := range in {
-			out[i] = bufferSpan{sp, gen(sp.Buffer)}
-		}
-		return out
-	}
-	me := dataAccess{op: op, stream: op.Stream, seq: seq, writes: spans(acc.Writes), reads: spans(acc.Reads)}
+	me := &dataAccess{op: op, stream: op.Stream, seq: seq, writes: acc.Writes, reads: acc.Reads}
 
 	var (
 		first *dataAccess
@@ -97,9 +93,13 @@ func (h *happensBefore) access(op *Op, seq int, acc Access, gen func(string) int
 		if u == s {
 			continue // same stream: ordered
 		}
-		for i := h.clock[s][u]; i < len(h.done[u]); i++ {
-			a := &h.done[u][i]
-			sp, k, ok := conflict(me, *a)
+		unordered := h.done[u][h.clock[s][u]:]
+		if h.budget -= len(unordered); h.budget < 0 {
+			h.exhausted = true
+			return ""
+		}
+		for _, a := range unordered {
+			sp, k, ok := conflict(me, a)
 			if !ok {
 				continue
 			}
@@ -133,24 +133,30 @@ func (h *happensBefore) access(op *Op, seq int, acc Access, gen func(string) int
 }
 
 // conflict reports the first overlap between b and a with at least one write, write-write first.
-func conflict(b, a dataAccess) (Span, string, bool) {
-	pairs := []struct {
-		x, y []bufferSpan
-		kind string
-	}{
-		{b.writes, a.writes, "write-write"},
-		{b.writes, a.reads, "read-write"},
-		{b.reads, a.writes, "read-write"},
+func conflict(b, a *dataAccess) (Span, string, bool) {
+	if sp, ok := overlap(b.writes, a.writes); ok {
+		return sp, "write-write", true
 	}
-	for _, p := range pairs {
-		for _, x := range p.x {
-			for _, y := range p.y {
-				if x.gen == y.gen && x.Overlaps(y.Span) {
-					off := max(x.Off, y.Off)
-					return Span{Buffer: x.Buffer, Off: off, Len: min(x.End(), y.End()) - off}, p.kind, true
-				}
+	if sp, ok := overlap(b.writes, a.reads); ok {
+		return sp, "read-write", true
+	}
+	if sp, ok := overlap(b.reads, a.writes); ok {
+		return sp, "read-write", true
+	}
+	return Span{}, "", false
+}
+
+// overlap returns the first shared byte range of two span lists. Spans name buffers, not
+// allocations: the oracle applies a graph's ops to whatever buffer has the name at launch, and a
+// buffer freed and allocated again may well land on its old address.
+func overlap(xs, ys []Span) (Span, bool) {
+	for _, x := range xs {
+		for _, y := range ys {
+			if x.Overlaps(y) {
+				off := max(x.Off, y.Off)
+				return Span{Buffer: x.Buffer, Off: off, Len: min(x.End(), y.End()) - off}, true
 			}
 		}
 	}
-	return Span{}, "", false
+	return Span{}, false
 }

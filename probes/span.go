@@ -27,7 +27,7 @@ type Access struct {
 
 // Resolve fills in an op's default offsets and byte counts with the buffer sizes given by size
 // (the sizes at the moment the op is issued) and returns what it reads and writes. It fails when a
-// range leaves its buffer or the axpy size rules are broken. Ops without data effect on device
+// range is empty or leaves its buffer or the axpy size rules are broken. Ops without data effect on device
 // buffers (record, wait, sync, query, alloc, free, grow) return an empty Access.
 func (op *Op) Resolve(size func(buffer string) int64) (Access, error) {
 	opt := func(p *int64, def int64) int64 {
@@ -40,6 +40,10 @@ func (op *Op) Resolve(size func(buffer string) int64) (Access, error) {
 		total := size(buf)
 		if off < 0 || n < 0 || off > total || n > total-off {
 			return fmt.Errorf("%s range [%d, %d) is outside buffer %q of %d bytes", what, off, off+n, buf, total)
+		}
+		if n == 0 {
+			// An empty memset or copy does nothing, and platforms disagree on whether it is an error.
+			return fmt.Errorf("%s range at offset %d of buffer %q is empty", what, off, buf)
 		}
 		return nil
 	}

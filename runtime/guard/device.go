@@ -235,6 +235,14 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 	if info, err := d.inner.CaptureInfo(t, s); err == nil && info.Status != runtime.CaptureNone {
 		c = d.captures[info.ID]
 	}
+	if c == nil {
+		// A capture whose ID could not be learnt at begin is known by its origin.
+		for _, k := range d.captures {
+			if k.id == 0 && k.origin == s {
+				c = k
+			}
+		}
+	}
 	g, err := d.inner.EndCapture(t, s)
 	if c == nil {
 		return g, err

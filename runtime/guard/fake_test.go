@@ -30,6 +30,8 @@ type fake struct {
 	// mallocCalls counts every Malloc that reached the allocator, failed ones included.
 	mallocCalls int
 	failIn      int
+	// blindInfo makes CaptureInfo fail, as a platform that cannot answer would.
+	blindInfo bool
 }
 
 type fakeCapture struct {
@@ -62,6 +64,13 @@ func (f *fake) FailMalloc(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failIn = n
+}
+
+// Blind makes CaptureInfo fail (or answer again).
+func (f *fake) Blind(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.blindInfo = on
 }
 
 // MallocCalls counts the Malloc calls that reached the allocator, failed ones included.
@@ -336,8 +345,8 @@ func (f *fake) CaptureInfo(_ runtime.Thread, s runtime.Stream) (runtime.CaptureI
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id, ok := f.streams[s]
-	if !ok {
-		return runtime.CaptureInfo{}, fakeErr("CaptureInfo", runtime.ClassInvalidValue, "%v does not exist", s)
+	if !ok || f.blindInfo {
+		return runtime.CaptureInfo{}, fakeErr("CaptureInfo", runtime.ClassInvalidValue, "%v does not exist or cannot be asked", s)
 	}
 	if id == 0 {
 		return runtime.CaptureInfo{}, nil

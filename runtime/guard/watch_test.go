@@ -105,6 +105,28 @@ var _ = Describe("Capture watch", func() {
 		malloc(d, 512)
 	})
 
+	It("fails closed when the platform cannot say which streams are capturing", func() {
+		f.Blind(true)
+		e := expectRefused(d.Fill(runtime.Main, origin, x, 1), "Fill")
+		Expect(e.Detail).To(ContainSubstring("cannot be established"))
+		f.Blind(false)
+		Expect(d.Fill(runtime.Main, origin, x, 1)).To(Succeed())
+	})
+
+	It("keeps watching, and ends cleanly, a capture whose ID it could not learn", func() {
+		_, err := d.EndCapture(runtime.Main, origin)
+		Expect(err).NotTo(HaveOccurred())
+		f.Blind(true)
+		Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
+		f.Blind(false)
+		expectRefused(d.Fill(runtime.Main, origin, x, 1), "Fill")
+		_, err = d.Malloc(runtime.Main, 512)
+		expectRefused(err, "Malloc")
+		_, err = d.EndCapture(runtime.Main, origin)
+		Expect(err).NotTo(HaveOccurred())
+		malloc(d, 512)
+	})
+
 	It("lets everything through in program mode", func() {
 		p := guarded(newFake(), guard.Program)
 		s, other := stream(p), stream(p)

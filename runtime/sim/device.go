@@ -38,6 +38,8 @@ type Device struct {
 	hook        func(op string, t runtime.Thread)
 }
 
+var _ runtime.Device = (*Device)(nil)
+
 func newDevice(index int, opts Options, p *Profile) *Device {
 	d := &Device{
 		index:   index,

@@ -21,10 +21,11 @@
 // Sparse memory. Backing pages (PageSize) are materialised on the first non-zero write; untouched
 // memory reads as zero, so a 16 GiB device costs what is touched (Device.ResidentBytes).
 //
-// Streams. Fill, Copy, Axpy, Record and Wait check at enqueue that every range lies inside one live
-// allocation (invalid-value otherwise). Work on a stream that belongs to no capture runs at
-// enqueue: a valid linearisation of in-order streams, in which every event is complete once
-// recorded, so QueryEvent reports true and synchronisation returns at once. Copy moves
+// Streams. Fill, Copy and Axpy check at enqueue that every range they name is non-empty and lies
+// inside one allocation live at that moment, and every call checks its handles (invalid-value
+// otherwise). Work on a stream that belongs to no capture runs at enqueue: a valid linearisation
+// of in-order streams, in which every event is complete once recorded, so QueryEvent reports true
+// and synchronisation returns at once. Copy moves
 // min(dst.Bytes, src.Bytes) bytes with memmove semantics. Axpy computes y[i] = a*x[i] + y[i] over
 // little-endian uint32 lanes, wrapping; x and y must have the same size, a multiple of 4. Write and
 // Read are synchronous and need len == Ptr.Bytes.
@@ -53,6 +54,7 @@
 // a rejected call has no other effect. "cann" encodes CANN 9.0 (rejections never invalidate;
 // aclrtMalloc and aclrtFree are unchecked); "cuda" encodes the CUDA driver API (900/902/905
 // invalidate, then work enqueued into the capture fails 901 and its end fails 901 with no graph).
+// Options.ProfileYAML runs a device on a profile document instead, to try a corrected row.
 // Failures outside the rules (bad arguments, out of memory) use the profile's codes for their
 // class. Every error is a *runtime.Error{Backend: "sim", Op: the method name, ...} whose Detail
 // names the situation, the objects involved and the profile rule.

@@ -32,7 +32,10 @@ func openDevice(opts sim.Options) *sim.Device {
 	return d
 }
 
-func onProfile(name string) *sim.Device { GinkgoHelper(); return openDevice(sim.Options{Profile: name}) }
+func onProfile(name string) *sim.Device {
+	GinkgoHelper()
+	return openDevice(sim.Options{Profile: name})
+}
 
 func malloc(d *sim.Device, n int64) runtime.Ptr {
 	GinkgoHelper()

@@ -41,7 +41,7 @@ type memory struct {
 	cache map[int64][]uint64
 	live  map[uint64]*allocation
 	// sorted is live sorted by address, for finding the allocation that contains a range.
-	sorted []*allocation
+	sorted  []*allocation
 	nextGen uint64
 	// pages materialise on first non-zero write; an absent page reads as zeros. Pages are never
 	// dropped on free: freed memory keeps its bytes, as a caching allocator's memory does.

@@ -22,7 +22,7 @@ var _ = Describe("the caching allocator", func() {
 		Expect(a.Bytes).To(Equal(int64(1)), "the Ptr keeps the requested length")
 		Expect(b.Addr - a.Addr).To(Equal(uint64(512)))
 		Expect(c.Addr - b.Addr).To(Equal(uint64(512)))
-		Expect(e.Addr - c.Addr).To(Equal(uint64(1024)), "513 bytes take two units")
+		Expect(e.Addr-c.Addr).To(Equal(uint64(1024)), "513 bytes take two units")
 	})
 
 	It("returns the old address for free + malloc of the same rounded size", func() {
@@ -104,7 +104,7 @@ var _ = Describe("the caching allocator", func() {
 		e := expectError(err, 207001, runtime.ClassOutOfMemory)
 		Expect(e.Detail).To(ContainSubstring("FailMalloc"))
 		third := malloc(d, 4*KiB)
-		Expect(third.Addr - first.Addr).To(Equal(uint64(4*KiB)), "the failed call carved nothing")
+		Expect(third.Addr-first.Addr).To(Equal(uint64(4*KiB)), "the failed call carved nothing")
 		Expect(d.Counters().Mallocs).To(Equal(int64(2)))
 
 		d.FailMalloc(1)

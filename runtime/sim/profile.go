@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -67,12 +68,22 @@ type Rule struct {
 	EndsCapture bool `yaml:"ends-capture"`
 }
 
-// Applies reports whether the rule is tried for call.
-func (r *Rule) Applies(call string) bool { return slices.Contains(r.Calls, call) }
+func (r *Rule) applies(call string) bool { return slices.Contains(r.Calls, call) }
 
-// AppliesToMode reports whether the rule covers a capture begun in mode m.
-func (r *Rule) AppliesToMode(m runtime.CaptureMode) bool {
+func (r *Rule) appliesToMode(m runtime.CaptureMode) bool {
 	return len(r.Modes) == 0 || slices.Contains(r.Modes, m)
+}
+
+// clone copies p deeply, so a caller of LoadProfile cannot change what devices enforce.
+func (p *Profile) clone() *Profile {
+	c := *p
+	c.Errors = maps.Clone(p.Errors)
+	c.Rules = slices.Clone(p.Rules)
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		r.Calls, r.ModeNames, r.Modes = slices.Clone(r.Calls), slices.Clone(r.ModeNames), slices.Clone(r.Modes)
+	}
+	return &c
 }
 
 // Source tags a rule may carry, as PLATFORMS.md defines them.
@@ -123,7 +134,7 @@ type profileOrError struct {
 	err error
 }
 
-// LoadProfile returns the embedded profile with the given name.
+// LoadProfile returns a copy of the embedded profile with the given name.
 func LoadProfile(name string) (*Profile, error) {
 	got, ok := embeddedProfiles()[name]
 	if !ok {
@@ -132,7 +143,7 @@ func LoadProfile(name string) (*Profile, error) {
 	if got.err != nil {
 		return nil, fmt.Errorf("sim: embedded profile %q: %w", name, got.err)
 	}
-	return got.p, nil
+	return got.p.clone(), nil
 }
 
 // ParseProfile decodes and validates a profile document. Unknown keys, unknown calls, conditions,

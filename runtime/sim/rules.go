@@ -246,7 +246,7 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 func (d *Device) enforce(c *call) error {
 	for i := range d.profile.Rules {
 		r := &d.profile.Rules[i]
-		if !r.Applies(c.op) {
+		if !r.applies(c.op) {
 			continue
 		}
 		cond := conditions[r.When]
@@ -255,7 +255,7 @@ func (d *Device) enforce(c *call) error {
 			continue
 		}
 		if cond.scoped {
-			caps = slices.DeleteFunc(caps, func(x *capture) bool { return !r.AppliesToMode(x.mode) })
+			caps = slices.DeleteFunc(caps, func(x *capture) bool { return !r.appliesToMode(x.mode) })
 			if len(caps) == 0 {
 				continue
 			}

@@ -1,0 +1,84 @@
+package capture
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// snapshot is what a refusal must leave unchanged: every live buffer's address, size and slot
+// holding, its contents (when they can be read), and the allocator counters.
+type snapshot struct {
+	counters runtime.Counters
+	ptrs     map[string]runtime.Ptr
+	contents map[string][]byte // nil during a capture
+}
+
+// snap records the state a refusal must not change. During a capture the contents are not read: a
+// synchronous read is an unsafe call there, and the oracle comparison after every replay covers
+// them anyway.
+func (r *run) snap() *snapshot {
+	s := &snapshot{counters: r.dev.Counters(), ptrs: map[string]runtime.Ptr{}}
+	if r.capture == "" {
+		s.contents = map[string][]byte{}
+	}
+	for name, a := range r.bufs {
+		s.ptrs[name] = a.ptr
+		if s.contents != nil {
+			data := make([]byte, a.ptr.Bytes)
+			if err := r.dev.Read(runtime.Main, data, a.ptr); err == nil {
+				s.contents[name] = data
+			}
+		}
+	}
+	return s
+}
+
+// checkRefusal compares the device with the snapshot taken before a refused call. The checks of the
+// first refusal are kept in the result; a refusal with a side effect ends the instance in error,
+// because a guard that refuses and still changes something is not a clean refusal.
+func (r *run) checkRefusal(step string, before *snapshot) ([]SideEffectCheck, error) {
+	var checks []SideEffectCheck
+	var broken []string
+	add := func(what string, held bool, detail string) {
+		checks = append(checks, SideEffectCheck{What: what, Held: held})
+		if !held {
+			broken = append(broken, what+": "+detail)
+		}
+	}
+
+	after := r.dev.Counters()
+	c0 := before.counters
+	add("allocator counters (mallocs, frees, live allocations, live bytes)",
+		after.Mallocs == c0.Mallocs && after.Frees == c0.Frees && after.LiveAllocs == c0.LiveAllocs && after.LiveBytes == c0.LiveBytes,
+		fmt.Sprintf("before %+v, after %+v", c0, after))
+
+	moved := ""
+	for name, p := range before.ptrs {
+		_, held, ok := r.guard.Holds(name)
+		switch {
+		case !ok:
+			moved += fmt.Sprintf(" %s no longer held (was %v);", name, p)
+		case held != p:
+			moved += fmt.Sprintf(" %s moved from %v to %v;", name, p, held)
+		}
+	}
+	add("buffer addresses and sizes", moved == "", moved)
+
+	if before.contents != nil {
+		changed := ""
+		for name, want := range before.contents {
+			got := make([]byte, len(want))
+			if err := r.dev.Read(runtime.Main, got, before.ptrs[name]); err != nil || !bytes.Equal(got, want) {
+				changed += " " + name
+			}
+		}
+		add("buffer contents", changed == "", "changed:"+changed)
+	}
+
+	if len(broken) > 0 {
+		return checks, errFatal{fmt.Errorf("%s: the refusal had side effects: %v", step, broken)}
+	}
+	return checks, nil
+}
