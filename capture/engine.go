@@ -237,7 +237,10 @@ func (r *run) call(step, call string, t runtime.Thread, f func() error) (bool, e
 	}
 	var before *snapshot
 	if r.in.Guarded {
-		before = r.snap()
+		var err error
+		if before, err = r.snap(); err != nil {
+			return false, err
+		}
 	}
 	err := f()
 	r.record(step, call, t, err)
@@ -533,12 +536,14 @@ func (r *run) runCapture(c *probes.Capture) error {
 	if err != nil {
 		return errFatal{fmt.Errorf("CaptureInfo after begin: %w", err)}
 	}
+	// The capture stays "in progress" for the engine until its end returns: until then the engine
+	// makes no synchronous call of its own (a snapshot read is an unsafe call during a capture).
 	r.capture, r.captureID = c.Name, info.ID
-	opsErr := r.ops(probes.PhaseCapture, c.Name, c.Ops)
-	r.capture = ""
-	if opsErr != nil {
+	defer func() { r.capture = "" }()
+	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
+		r.capture = ""
 		r.abandonCapture(c)
-		return opsErr
+		return err
 	}
 
 	step = fmt.Sprintf("capture %s end", c.Name)
@@ -552,6 +557,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 		r.graphs[c.Name] = g
 	}
 	r.oracle.EndCapture(c.Name, took)
+	r.capture = ""
 	return r.abandonCapture(c)
 }
 

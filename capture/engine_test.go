@@ -259,7 +259,7 @@ var _ = Describe("Run", func() {
 	})
 
 	It("runs guarded instances behind the kernel-mode guards and checks the refusal changed nothing", func() {
-		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(header+`
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(header + `
   - name: p
     hazard: rebase
     buffers:

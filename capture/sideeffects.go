@@ -18,7 +18,7 @@ type snapshot struct {
 // snap records the state a refusal must not change. During a capture the contents are not read: a
 // synchronous read is an unsafe call there, and the oracle comparison after every replay covers
 // them anyway.
-func (r *run) snap() *snapshot {
+func (r *run) snap() (*snapshot, error) {
 	s := &snapshot{counters: r.dev.Counters(), ptrs: map[string]runtime.Ptr{}}
 	if r.capture == "" {
 		s.contents = map[string][]byte{}
@@ -27,12 +27,13 @@ func (r *run) snap() *snapshot {
 		s.ptrs[name] = a.ptr
 		if s.contents != nil {
 			data := make([]byte, a.ptr.Bytes)
-			if err := r.dev.Read(runtime.Main, data, a.ptr); err == nil {
-				s.contents[name] = data
+			if err := r.dev.Read(runtime.Main, data, a.ptr); err != nil {
+				return nil, errFatal{fmt.Errorf("snapshot before a guarded call: Read(%s): %w", name, err)}
 			}
+			s.contents[name] = data
 		}
 	}
-	return s
+	return s, nil
 }
 
 // checkRefusal compares the device with the snapshot taken before a refused call. The checks of the

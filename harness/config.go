@@ -10,6 +10,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // Config selects what a suite process runs and on what.
@@ -21,17 +22,48 @@ type Config struct {
 	Modes   string // comma-separated subset of capture modes; "" all
 	Guards  string // off, on or both
 	Timeout time.Duration
+	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency or all,
+	// comma-separated). For negative controls only: it proves the suite fails without them.
+	DisableGuards string
 
 	envErrs []error // malformed environment defaults, reported by Check
 }
 
-// Check reports malformed environment values and an unusable matrix.
+// Check reports malformed environment values, an unusable matrix and unknown guard names.
 func (c *Config) Check() error {
 	if len(c.envErrs) > 0 {
 		return c.envErrs[0]
 	}
+	if _, err := c.Disabled(); err != nil {
+		return err
+	}
 	_, err := c.Matrix()
 	return err
+}
+
+// Disabled is the guard.Disabled that DisableGuards names.
+func (c *Config) Disabled() (guard.Disabled, error) {
+	var d guard.Disabled
+	if c.DisableGuards == "" {
+		return d, nil
+	}
+	for _, name := range strings.Split(c.DisableGuards, ",") {
+		switch strings.TrimSpace(name) {
+		case "retained":
+			d.RetainedSlot = true
+		case "arena":
+			d.ArenaBank = true
+		case "capture-watch":
+			d.CaptureWatch = true
+		case "residency":
+			d.Residency = true
+		case "all":
+			d = guard.Disabled{RetainedSlot: true, ArenaBank: true, CaptureWatch: true, Residency: true}
+		default:
+			return d, fmt.Errorf("disable-guards: unknown guard %q (want retained, arena, capture-watch, residency or all)", name)
+		}
+	}
+	return d, nil
 }
 
 // Matrix is the instance matrix the configuration selects.
@@ -71,6 +103,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Modes, "replaycheck.modes", env("REPLAYCHECK_MODES", ""), "capture modes to run, comma-separated (default all)")
 	fs.StringVar(&c.Guards, "replaycheck.guards", env("REPLAYCHECK_GUARDS", "both"), "guard settings to run: off, on or both")
 	fs.DurationVar(&c.Timeout, "replaycheck.timeout", time.Minute, "time limit of one instance")
+	fs.StringVar(&c.DisableGuards, "replaycheck.disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, all)")
 	return c
 }
 

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // Labels of an instance: set:, hazard:, mode:, guards:, backend: and the probe's own labels.
@@ -32,6 +34,12 @@ type Suite struct {
 	cfg     *Config
 	device  runtime.Device
 	results []*capture.Result
+}
+
+// options are the engine options of every instance this suite runs.
+func (s *Suite) options() capture.Options {
+	off, _ := s.cfg.Disabled() // checked by Register
+	return capture.Options{Timeout: s.cfg.Timeout, Guard: guard.Options{Disabled: off}}
 }
 
 // Device returns the device BeforeSuite opened; nil before.
@@ -71,7 +79,40 @@ func Register(cfg *Config, sets []*probes.Set) (*Suite, error) {
 			}
 		})
 	}
+	registerInvariant(s, sets, matrix)
 	return s, nil
+}
+
+// registerInvariant adds the suite's central invariant as a spec of its own: no instance with guards
+// on ends corrupted, on any probe file loaded. It runs the guarded instances itself, so it holds
+// whatever order the specs run in and whichever of them a focus selected.
+func registerInvariant(s *Suite, sets []*probes.Set, matrix probes.Matrix) {
+	if matrix.Guards != nil && !slices.Contains(matrix.Guards, true) {
+		return
+	}
+	matrix.Guards = []bool{true}
+	ginkgo.Describe("central invariant", ginkgo.Label("invariant"), func() {
+		ginkgo.It("no instance with guards on ends corrupted", func(ctx ginkgo.SpecContext) {
+			var broken []string
+			ran := 0
+			for _, set := range sets {
+				for _, in := range probes.Instances(set.Probes, matrix) {
+					res := capture.Run(ctx, s.device, in, s.options())
+					if res.Outcome == probes.Skipped {
+						continue
+					}
+					ran++
+					if res.Outcome == probes.Corrupted {
+						broken = append(broken, in.ID()+"\n"+explain(reports.EntryOf(res)))
+					}
+				}
+			}
+			if len(broken) > 0 {
+				ginkgo.Fail(fmt.Sprintf("%d guarded instance(s) ended corrupted:\n%s", len(broken), strings.Join(broken, "\n")))
+			}
+			ginkgo.AddReportEntry("guarded instances checked", ran)
+		})
+	})
 }
 
 func specName(in probes.Instance) string {
@@ -80,7 +121,7 @@ func specName(in probes.Instance) string {
 
 // check runs one instance and turns its verdict into the spec's fate.
 func (s *Suite) check(ctx context.Context, in probes.Instance) {
-	res := capture.Run(ctx, s.device, in, capture.Options{Timeout: s.cfg.Timeout})
+	res := capture.Run(ctx, s.device, in, s.options())
 	s.results = append(s.results, res)
 	entry := reports.EntryOf(res)
 	ginkgo.AddReportEntry("replaycheck result", ginkgo.ReportEntryVisibilityNever, entry)

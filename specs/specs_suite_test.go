@@ -3,6 +3,7 @@ package specs_test
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,10 +19,8 @@ var cfg = harness.RegisterFlags(flag.CommandLine)
 // one spec per instance, passing when the outcome matches the probe's expectation.
 func TestCatalog(t *testing.T) {
 	RegisterFailHandler(Fail)
-	paths := []string{"."}
-	if extra := os.Getenv("REPLAYCHECK_PROBES"); extra != "" {
-		paths = append(paths, extra)
-	}
+	// REPLAYCHECK_PROBES adds probe files or directories (a path list) to the catalog.
+	paths := append([]string{"."}, filepath.SplitList(os.Getenv("REPLAYCHECK_PROBES"))...)
 	sets, err := probes.Load(probes.DefaultLimits(), paths...)
 	if err != nil {
 		t.Fatalf("the probe catalog does not load:\n%v", err)

@@ -1,0 +1,114 @@
+package harness_test
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/replaycheck/replaycheck/harness"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+)
+
+var _ = Describe("Config", func() {
+	parse := func(args ...string) *harness.Config {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		c := harness.RegisterFlags(fs)
+		Expect(fs.Parse(args)).To(Succeed())
+		return c
+	}
+
+	It("defaults to the simulator with the cann profile and every mode and guard setting", func() {
+		c := parse()
+		Expect(c.Backend).To(Equal("sim"))
+		Expect(c.Profile).To(Equal("cann"))
+		m, err := c.Matrix()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Modes).To(BeNil())
+		Expect(m.Guards).To(BeNil())
+	})
+
+	It("selects modes, guards and replays", func() {
+		c := parse("-replaycheck.modes=global, relaxed", "-replaycheck.guards=off", "-replaycheck.replays=7")
+		m, err := c.Matrix()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.Modes).To(Equal([]runtime.CaptureMode{runtime.Global, runtime.Relaxed}))
+		Expect(m.Guards).To(Equal([]bool{false}))
+		Expect(m.Replays).To(Equal(7))
+	})
+
+	It("takes defaults from the environment, and reports a malformed one", func() {
+		GinkgoT().Setenv("REPLAYCHECK_PROFILE", "cuda")
+		GinkgoT().Setenv("REPLAYCHECK_REPLAYS", "3")
+		c := parse()
+		Expect(c.Profile).To(Equal("cuda"))
+		Expect(c.Replays).To(Equal(3))
+		Expect(c.Check()).To(Succeed())
+
+		GinkgoT().Setenv("REPLAYCHECK_REPLAYS", "many")
+		Expect(parse().Check()).To(MatchError(ContainSubstring(`REPLAYCHECK_REPLAYS="many"`)))
+	})
+
+	It("rejects unknown modes, guard settings and guard names", func() {
+		Expect(parse("-replaycheck.modes=sometimes").Check()).To(MatchError(ContainSubstring("unknown capture mode")))
+		Expect(parse("-replaycheck.guards=maybe").Check()).To(MatchError(ContainSubstring("want off, on or both")))
+		Expect(parse("-replaycheck.disable-guards=moat").Check()).To(MatchError(ContainSubstring(`unknown guard "moat"`)))
+	})
+
+	It("names the guards to remove for negative controls", func() {
+		d, err := parse("-replaycheck.disable-guards=residency,capture-watch").Disabled()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d).To(Equal(guard.Disabled{Residency: true, CaptureWatch: true}))
+	})
+})
+
+var _ = Describe("InstanceLabels", func() {
+	It("labels an instance by set, hazard, mode, guards, backend and the probe's own labels", func() {
+		p := &probes.Probe{Set: "hazards", Name: "x", Hazard: "rebase", Labels: []string{"retained"}}
+		l := harness.InstanceLabels(probes.Instance{Probe: p, Mode: runtime.ThreadLocal, Guarded: true}, "sim")
+		Expect([]string(l)).To(Equal([]string{
+			"set:hazards", "hazard:rebase", "mode:thread-local", "guards:on", "backend:sim", "retained",
+		}))
+	})
+})
+
+// The suite itself, run as go test runs it: the central invariant passes with the guards and fails,
+// naming the corrupted instances, when they are removed.
+var _ = Describe("the catalog suite", Ordered, func() {
+	var suite string
+	BeforeAll(func() {
+		var err error
+		suite, err = gexec.CompileTest(filepath.Join("..", "specs"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(gexec.CleanupBuildArtifacts)
+	})
+
+	run := func(args ...string) *gexec.Session {
+		cmd := exec.Command(suite, append([]string{"-ginkgo.label-filter=invariant", "-replaycheck.replays=2"}, args...)...)
+		cmd.Dir = filepath.Join("..", "specs")
+		cmd.Env = append(os.Environ(), "REPLAYCHECK_PROBES=")
+		s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		return s.Wait("2m")
+	}
+
+	It("holds the central invariant with every guard", func() {
+		s := run()
+		Expect(s).To(gexec.Exit(0))
+		Expect(string(s.Out.Contents())).To(ContainSubstring("1 Passed"))
+	})
+
+	It("fails the central invariant when the guards are removed", func() {
+		s := run("-replaycheck.disable-guards=all")
+		Expect(s).NotTo(gexec.Exit(0))
+		out := string(s.Out.Contents())
+		Expect(out).To(ContainSubstring("guarded instance(s) ended corrupted"))
+		Expect(out).To(ContainSubstring("hazards/rebase-after-capture@global/guards-on"))
+	})
+})
