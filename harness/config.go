@@ -1,14 +1,18 @@
 package harness
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
@@ -22,6 +26,9 @@ type Config struct {
 	Modes   string // comma-separated subset of capture modes; "" all
 	Guards  string // off, on or both
 	Timeout time.Duration
+	// Baseline is the platform baseline unguarded outcomes are compared with: auto (the default:
+	// baselines/<platform>.yaml in the suite's directory, when it exists), none, or a file.
+	Baseline string
 	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency or all,
 	// comma-separated). For negative controls only: it proves the suite fails without them.
 	DisableGuards string
@@ -39,6 +46,34 @@ func (c *Config) Check() error {
 	}
 	_, err := c.Matrix()
 	return err
+}
+
+// Platform is the platform key of the configured backend and profile, e.g. sim/cann.
+func (c *Config) Platform() string {
+	if c.Backend != "sim" {
+		return reports.PlatformKey(c.Backend, "")
+	}
+	return reports.PlatformKey(c.Backend, c.Profile)
+}
+
+// LoadBaseline reads the baseline the configuration names; auto looks for
+// baselines/<platform>.yaml under dir and returns nil when there is none.
+func (c *Config) LoadBaseline(dir string) (*reports.Baseline, error) {
+	switch c.Baseline {
+	case "none":
+		return nil, nil
+	case "", "auto":
+		file := filepath.Join(dir, "baselines", reports.BaselineFile(c.Platform()))
+		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return reports.ReadBaseline(file)
+	}
+	b, err := reports.ReadBaseline(c.Baseline)
+	if err == nil && b.Platform != c.Platform() {
+		return nil, fmt.Errorf("baseline %s records platform %s, but the suite runs %s", c.Baseline, b.Platform, c.Platform())
+	}
+	return b, err
 }
 
 // Disabled is the guard.Disabled that DisableGuards names.
@@ -103,6 +138,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Modes, "replaycheck.modes", env("REPLAYCHECK_MODES", ""), "capture modes to run, comma-separated (default all)")
 	fs.StringVar(&c.Guards, "replaycheck.guards", env("REPLAYCHECK_GUARDS", "both"), "guard settings to run: off, on or both")
 	fs.DurationVar(&c.Timeout, "replaycheck.timeout", time.Minute, "time limit of one instance")
+	fs.StringVar(&c.Baseline, "replaycheck.baseline", env("REPLAYCHECK_BASELINE", "auto"), "platform baseline: auto, none, or a file")
 	fs.StringVar(&c.DisableGuards, "replaycheck.disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, all)")
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -102,6 +103,27 @@ var _ = Describe("the catalog suite", Ordered, func() {
 		s := run()
 		Expect(s).To(gexec.Exit(0))
 		Expect(string(s.Out.Contents())).To(ContainSubstring("1 Passed"))
+	})
+
+	It("fails with the drift message when the baseline says otherwise", func() {
+		data, err := os.ReadFile(filepath.Join("..", "specs", "baselines", "sim-cann.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		const honest = "hazards/off-capture-stream@relaxed/guards-off: {outcome: corrupted}"
+		Expect(string(data)).To(ContainSubstring(honest))
+		tampered := filepath.Join(GinkgoT().TempDir(), "sim-cann.yaml")
+		Expect(os.WriteFile(tampered, []byte(strings.Replace(string(data), honest,
+			"hazards/off-capture-stream@relaxed/guards-off: {outcome: exact}", 1)), 0o644)).To(Succeed())
+
+		cmd := exec.Command(suite, "-ginkgo.label-filter=set:hazards && guards:off", "-replaycheck.replays=2",
+			"-replaycheck.baseline="+tampered)
+		cmd.Dir = filepath.Join("..", "specs")
+		s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(s, "2m").Should(gexec.Exit())
+		Expect(s.ExitCode()).NotTo(Equal(0))
+		out := string(s.Out.Contents())
+		Expect(out).To(ContainSubstring("hazards/off-capture-stream in relaxed mode: behaviour changed: baseline says exact, now corrupted"))
+		Expect(out).To(ContainSubstring("1 Failed"))
 	})
 
 	It("fails the central invariant when the guards are removed", func() {

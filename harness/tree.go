@@ -31,9 +31,10 @@ func InstanceLabels(in probes.Instance, backend string) ginkgo.Labels {
 // Suite is one process's view of the catalog: its configuration and, once BeforeSuite ran, its
 // device.
 type Suite struct {
-	cfg     *Config
-	device  runtime.Device
-	results []*capture.Result
+	cfg      *Config
+	baseline *reports.Baseline
+	device   runtime.Device
+	results  []*capture.Result
 }
 
 // options are the engine options of every instance this suite runs.
@@ -50,13 +51,18 @@ func (s *Suite) Results() []*capture.Result { return s.results }
 
 // Register builds the spec tree for sets: a container per set, a spec per instance. It also registers
 // the BeforeSuite that opens device 0 of the configured backend and the AfterSuite that closes it.
-// Call it from TestX before RunSpecs.
-func Register(cfg *Config, sets []*probes.Set) (*Suite, error) {
+// Unguarded outcomes are compared with the platform baseline the configuration names (auto: the one
+// in dir/baselines). Call it from TestX before RunSpecs.
+func Register(cfg *Config, sets []*probes.Set, dir string) (*Suite, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	matrix, _ := cfg.Matrix()
-	s := &Suite{cfg: cfg}
+	baseline, err := cfg.LoadBaseline(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Suite{cfg: cfg, baseline: baseline}
 	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 		b, err := backends.Open(cfg.Backend, backends.Config{Profile: cfg.Profile, Seed: cfg.Seed})
 		if err != nil {
@@ -125,7 +131,7 @@ func (s *Suite) check(ctx context.Context, in probes.Instance) {
 	s.results = append(s.results, res)
 	entry := reports.EntryOf(res)
 	ginkgo.AddReportEntry("replaycheck result", ginkgo.ReportEntryVisibilityNever, entry)
-	switch v, why := res.Verdict(); v {
+	switch v, why := reports.Judge(res, s.baseline); v {
 	case capture.Skip:
 		ginkgo.Skip(why)
 	case capture.Fail:

@@ -20,6 +20,13 @@ type Report struct {
 	Device  string    `json:"device"`
 	Summary Summary   `json:"summary"`
 	Results []Entry   `json:"results"`
+	// Baseline is the platform baseline unguarded results are judged against (nil: none). Set it
+	// before Add.
+	Baseline *Baseline `json:"-"`
+	// BaselineFile names the baseline used, for readers of the report.
+	BaselineFile string `json:"baseline,omitempty"`
+	// Enforcement is the enforcement table, written as the report's last section when set.
+	Enforcement *Table `json:"enforcement,omitempty"`
 
 	opt Options
 }
@@ -177,6 +184,8 @@ func (r *Report) Add(res *capture.Result) Entry {
 		return Entry{}
 	}
 	e := EntryOf(res)
+	v, why := Judge(res, r.Baseline)
+	e.Verdict, e.VerdictReason = string(v), why
 	if e.Verdict == string(capture.Pass) && !r.opt.AllTimelines {
 		e.Timeline = nil
 	}

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
@@ -150,177 +151,228 @@ func sampleReport(opt reports.Options) *reports.Report {
 	return rep
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
+// expectGolden compares got with testdata/name, or rewrites it under -update.
+func expectGolden(name string, got []byte) {
+	GinkgoHelper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatalf("updating golden file: %v", err)
-		}
+		Expect(os.WriteFile(path, got, 0o644)).To(Succeed(), "updating golden file %s", path)
 		return
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run go test ./reports -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs from the golden file (-want +got); run go test ./reports -update if the change is intended:\n%s", name, diff)
-	}
+	Expect(err).NotTo(HaveOccurred(), "reading golden file (run go test ./reports -update to create it)")
+	Expect(got).To(matchGolden(name, want))
 }
 
-func TestWriteTextGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := reports.WriteText(&buf, sampleReport(reports.Options{}), reports.TextOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "report.txt", buf.Bytes())
+// goldenMatcher matches bytes equal to a golden file's content; its failure message is the
+// cmp.Diff of the two, in full (Gomega's own formatting would truncate a long report).
+type goldenMatcher struct {
+	name string
+	want []byte
+	diff string
 }
 
-func TestWriteTextColorGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := reports.WriteText(&buf, sampleReport(reports.Options{}), reports.TextOptions{Color: true}); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "report-color.txt", buf.Bytes())
+func matchGolden(name string, want []byte) *goldenMatcher {
+	return &goldenMatcher{name: name, want: want}
 }
 
-func TestWriteJSONGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := reports.WriteJSON(&buf, sampleReport(reports.Options{})); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "report.json", buf.Bytes())
-}
-
-func TestEmptyReport(t *testing.T) {
-	rep := reports.New("replaycheck", "dev", reports.Options{})
-	rep.Backend = "sim"
-	var text, js bytes.Buffer
-	if err := reports.WriteText(&text, rep, reports.TextOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if want := "replaycheck dev  backend sim\n\n0 instances\n"; text.String() != want {
-		t.Errorf("empty text report = %q, want %q", text.String(), want)
-	}
-	if err := reports.WriteJSON(&js, rep); err != nil {
-		t.Fatal(err)
-	}
-	// An empty run is still a document with an empty results array, not null.
-	if !strings.Contains(js.String(), `"results": []`) {
-		t.Errorf("empty JSON report has no empty results array:\n%s", js.String())
-	}
-}
-
-func TestSummaryCounts(t *testing.T) {
-	s := sampleReport(reports.Options{}).Summary
-	want := reports.Summary{
-		Total: 7, Pass: 3, Fail: 2, Skip: 1, Uncharacterised: 1,
-		ByOutcome: map[string]int{"exact": 2, "corrupted": 2, "rejected": 1, "skipped": 1, "error": 1},
-	}
-	if diff := cmp.Diff(want, s); diff != "" {
-		t.Errorf("summary (-want +got):\n%s", diff)
-	}
-	if !s.Failed() {
-		t.Error("Failed() = false with two failing instances")
-	}
-}
-
-func TestTimelineKeptOnlyWhenNotPass(t *testing.T) {
-	for _, tc := range []struct {
-		opt      reports.Options
-		passKeep bool
-	}{{reports.Options{}, false}, {reports.Options{AllTimelines: true}, true}} {
-		rep := sampleReport(tc.opt)
-		for _, e := range rep.Results {
-			has := len(e.Timeline) > 0
-			switch {
-			case e.Verdict == "pass" && has != tc.passKeep:
-				t.Errorf("AllTimelines=%v: pass %s has timeline=%v", tc.opt.AllTimelines, e.ID, has)
-			case e.Verdict != "pass" && e.ID != "rebase/grow-after-capture@global/guards-on" && e.ID != "leak/forgotten-graph@global/guards-off" && !has:
-				t.Errorf("AllTimelines=%v: %s %s lost its timeline", tc.opt.AllTimelines, e.Verdict, e.ID)
-			}
-		}
-	}
-}
-
-func TestEntryFlattening(t *testing.T) {
-	e := reports.EntryOf(corruptedResult(probes.Corrupted))
-	if e.Mode != "global" || e.Guards != "off" || e.Verdict != "pass" || e.Outcome != "corrupted" || e.Expected != "corrupted" {
-		t.Errorf("enums flattened wrong: mode %q guards %q verdict %q outcome %q expected %q", e.Mode, e.Guards, e.Verdict, e.Outcome, e.Expected)
-	}
-	if got := e.Stale[0].Range; got.Addr != "0x100000000" || got.Bytes != 64 {
-		t.Errorf("stale range = %+v, want addr 0x100000000, 64 bytes", got)
-	}
-	if got := e.Mismatches[1]; got.Want != "0000" || got.Got != "0707" {
-		t.Errorf("mismatch bytes = want %q got %q, want hex 0000 and 0707", got.Want, got.Got)
-	}
-	if e.DurationMS != 2 {
-		t.Errorf("duration_ms = %v, want 2", e.DurationMS)
-	}
-
-	// The JSON field names are the contract with CI scripts: decode generically and look them up.
-	var buf bytes.Buffer
-	if err := reports.WriteJSON(&buf, sampleReport(reports.Options{})); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Results []map[string]any `json:"results"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatalf("report is not JSON: %v", err)
-	}
-	for _, key := range []string{"probe", "id", "set", "hazard", "mode", "guards", "outcome", "verdict", "verdict_reason", "reason", "rounds", "corrupted_rounds", "first_corrupted", "duration_ms"} {
-		for i, r := range doc.Results {
-			if _, ok := r[key]; !ok {
-				t.Errorf("results[%d] has no %q", i, key)
-			}
-		}
-	}
-	rej, ok := doc.Results[3]["rejection"].(map[string]any)
+func (m *goldenMatcher) Match(actual any) (bool, error) {
+	got, ok := actual.([]byte)
 	if !ok {
-		t.Fatalf("results[3] has no rejection object: %v", doc.Results[3])
+		return false, fmt.Errorf("matchGolden expects []byte, got %T", actual)
 	}
-	for _, key := range []string{"step", "op", "code", "name", "class", "invalidated", "replays_exact"} {
-		if _, ok := rej[key]; !ok {
-			t.Errorf("rejection has no %q", key)
-		}
-	}
-	if _, ok := doc.Results[4]["expected"]; !ok {
-		t.Error("skipped instance lost its expectation")
-	}
-	if _, ok := doc.Results[5]["expected"]; ok {
-		t.Error("uncharacterised instance has an expected key; it must be omitted")
-	}
+	m.diff = cmp.Diff(string(m.want), string(got))
+	return m.diff == "", nil
 }
 
-func TestTextShowsWhatWentWrong(t *testing.T) {
-	var buf bytes.Buffer
-	if err := reports.WriteText(&buf, sampleReport(reports.Options{}), reports.TextOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
-	for _, want := range []string{
-		"FAIL  rebase/promised-exact",
-		"want 07070707",
-		"got  00000000",
-		"graph main captured dst at 0x100000000+64 (generation 1)",
-		"now buffer bystander",
-		"107027 ACL_ERROR_RT_STREAM_CAPTURED [captured-stream]",
-		"between op 2",
-		"(thread other)",
-		"leak      graphs: 1 live, 0 before",
-		"7 instances: 3 pass, 2 fail, 1 skip, 1 uncharacterised (exact 2, rejected 1, corrupted 2, error 1, skipped 1)",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text report lacks %q:\n%s", want, out)
-		}
-	}
-	// Engine bookkeeping is not what a reader needs under a failure.
-	if strings.Contains(out, "SyncDevice (verify)") || strings.Contains(out, "CreateStream main") {
-		t.Errorf("text report shows engine bookkeeping in a timeline:\n%s", out)
-	}
+func (m *goldenMatcher) FailureMessage(any) string {
+	return fmt.Sprintf("%s differs from the golden file (-want +got); run go test ./reports -update if the change is intended:\n%s", m.name, m.diff)
 }
+
+func (m *goldenMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("%s matches the golden file, and was expected not to", m.name)
+}
+
+func writeText(rep *reports.Report, opt reports.TextOptions) []byte {
+	GinkgoHelper()
+	var buf bytes.Buffer
+	Expect(reports.WriteText(&buf, rep, opt)).To(Succeed())
+	return buf.Bytes()
+}
+
+func writeJSON(rep *reports.Report) []byte {
+	GinkgoHelper()
+	var buf bytes.Buffer
+	Expect(reports.WriteJSON(&buf, rep)).To(Succeed())
+	return buf.Bytes()
+}
+
+var _ = Describe("the writers' output", func() {
+	DescribeTable("matches its golden file under testdata/ (go test ./reports -update rewrites them)",
+		func(golden string, write func(*reports.Report) []byte) {
+			expectGolden(golden, write(sampleReport(reports.Options{})))
+		},
+		Entry("plain text", "report.txt", func(rep *reports.Report) []byte {
+			return writeText(rep, reports.TextOptions{})
+		}),
+		Entry("colored text", "report-color.txt", func(rep *reports.Report) []byte {
+			return writeText(rep, reports.TextOptions{Color: true})
+		}),
+		Entry("JSON", "report.json", writeJSON),
+	)
+})
+
+var _ = Describe("an empty report", func() {
+	var rep *reports.Report
+	BeforeEach(func() {
+		rep = reports.New("replaycheck", "dev", reports.Options{})
+		rep.Backend = "sim"
+	})
+
+	It("writes as a header and a zero count in text", func() {
+		Expect(string(writeText(rep, reports.TextOptions{}))).To(Equal("replaycheck dev  backend sim\n\n0 instances\n"))
+	})
+
+	It("is still a JSON document with an empty results array, not null", func() {
+		js := string(writeJSON(rep))
+		Expect(js).To(ContainSubstring(`"results": []`), "empty JSON report has no empty results array")
+	})
+})
+
+var _ = Describe("the summary", func() {
+	It("counts verdicts and outcomes, and fails a run with failing instances", func() {
+		s := sampleReport(reports.Options{}).Summary
+		want := reports.Summary{
+			Total: 7, Pass: 3, Fail: 2, Skip: 1, Uncharacterised: 1,
+			ByOutcome: map[string]int{"exact": 2, "corrupted": 2, "rejected": 1, "skipped": 1, "error": 1},
+		}
+		Expect(s).To(Equal(want), "summary (-want +got):\n%s", cmp.Diff(want, s))
+		Expect(s.Failed()).To(BeTrue(), "Failed() = false with two failing instances")
+	})
+})
+
+var _ = Describe("timelines", func() {
+	// Instances that never ran far enough to have a timeline: the skipped one and the leak.
+	noTimeline := map[string]bool{
+		"rebase/grow-after-capture@global/guards-on": true,
+		"leak/forgotten-graph@global/guards-off":     true,
+	}
+	DescribeTable("are kept for every instance that did not pass, and for passes only when asked",
+		func(opt reports.Options, passKeep bool) {
+			for _, e := range sampleReport(opt).Results {
+				has := len(e.Timeline) > 0
+				switch {
+				case e.Verdict == "pass":
+					Expect(has).To(Equal(passKeep), "AllTimelines=%v: pass %s has timeline=%v", opt.AllTimelines, e.ID, has)
+				case !noTimeline[e.ID]:
+					Expect(has).To(BeTrue(), "AllTimelines=%v: %s %s lost its timeline", opt.AllTimelines, e.Verdict, e.ID)
+				}
+			}
+		},
+		Entry("by default, passes drop theirs", reports.Options{}, false),
+		Entry("with AllTimelines, passes keep theirs", reports.Options{AllTimelines: true}, true),
+	)
+})
+
+var _ = Describe("EntryOf", func() {
+	var e reports.Entry
+	BeforeEach(func() {
+		e = reports.EntryOf(corruptedResult(probes.Corrupted))
+	})
+
+	It("flattens the enums to their names", func() {
+		Expect(e.Mode).To(Equal("global"))
+		Expect(e.Guards).To(Equal("off"))
+		Expect(e.Verdict).To(Equal("pass"))
+		Expect(e.Outcome).To(Equal("corrupted"))
+		Expect(e.Expected).To(Equal("corrupted"))
+	})
+
+	It("writes a stale range's address in hex and keeps its size", func() {
+		Expect(e.Stale).To(HaveLen(1))
+		Expect(e.Stale[0].Range.Addr).To(Equal("0x100000000"), "stale range = %+v", e.Stale[0].Range)
+		Expect(e.Stale[0].Range.Bytes).To(Equal(int64(64)), "stale range = %+v", e.Stale[0].Range)
+	})
+
+	It("writes mismatch bytes as hex", func() {
+		Expect(e.Mismatches).To(HaveLen(2))
+		Expect(e.Mismatches[1].Want).To(Equal("0000"))
+		Expect(e.Mismatches[1].Got).To(Equal("0707"))
+	})
+
+	It("gives the duration in milliseconds", func() {
+		Expect(e.DurationMS).To(Equal(2.0))
+	})
+})
+
+// The JSON field names are the contract with CI scripts: decode generically and look them up.
+var _ = Describe("the JSON field names", func() {
+	var results []map[string]any
+	BeforeEach(func() {
+		var doc struct {
+			Results []map[string]any `json:"results"`
+		}
+		Expect(json.Unmarshal(writeJSON(sampleReport(reports.Options{})), &doc)).To(Succeed(), "report is not JSON")
+		results = doc.Results
+		Expect(results).To(HaveLen(7))
+	})
+
+	It("name every field of every result", func() {
+		for _, key := range []string{"probe", "id", "set", "hazard", "mode", "guards", "outcome", "verdict", "verdict_reason", "reason", "rounds", "corrupted_rounds", "first_corrupted", "duration_ms"} {
+			for i, r := range results {
+				Expect(r).To(HaveKey(key), "results[%d] has no %q", i, key)
+			}
+		}
+	})
+
+	It("name every field of a rejection", func() {
+		Expect(results[3]).To(HaveKeyWithValue("rejection", BeAssignableToTypeOf(map[string]any{})), "results[3] has no rejection object")
+		rej := results[3]["rejection"].(map[string]any)
+		for _, key := range []string{"step", "op", "code", "name", "class", "invalidated", "replays_exact"} {
+			Expect(rej).To(HaveKey(key), "rejection has no %q", key)
+		}
+	})
+
+	It("keep a skipped instance's expectation", func() {
+		Expect(results[4]).To(HaveKey("expected"), "skipped instance lost its expectation")
+	})
+
+	It("omit the expectation of an uncharacterised instance", func() {
+		Expect(results[5]).NotTo(HaveKey("expected"), "uncharacterised instance has an expected key; it must be omitted")
+	})
+})
+
+var _ = Describe("the text report", func() {
+	var out string
+	BeforeEach(func() {
+		out = string(writeText(sampleReport(reports.Options{}), reports.TextOptions{}))
+	})
+
+	DescribeTable("shows what went wrong",
+		func(want string) {
+			Expect(out).To(ContainSubstring(want))
+		},
+		Entry("a failure where exact was promised", "FAIL  rebase/promised-exact"),
+		Entry("the expected bytes of a mismatch", "want 07070707"),
+		Entry("the bytes it got instead", "got  00000000"),
+		Entry("the address a graph captured", "graph main captured dst at 0x100000000+64 (generation 1)"),
+		Entry("who owns a stale range now", "now buffer bystander"),
+		Entry("a rejection's code, name and class", "107027 ACL_ERROR_RT_STREAM_CAPTURED [captured-stream]"),
+		Entry("the step of a timeline event", "between op 2"),
+		Entry("the thread of an event off the main thread", "(thread other)"),
+		Entry("a leak", "leak      graphs: 1 live, 0 before"),
+		Entry("the summary line", "7 instances: 3 pass, 2 fail, 1 skip, 1 uncharacterised (exact 2, rejected 1, corrupted 2, error 1, skipped 1)"),
+	)
+
+	// Engine bookkeeping is not what a reader needs under a failure.
+	DescribeTable("hides engine bookkeeping from timelines",
+		func(call string) {
+			Expect(out).NotTo(ContainSubstring(call), "text report shows engine bookkeeping in a timeline")
+		},
+		Entry("the verify sync", "SyncDevice (verify)"),
+		Entry("setup stream creation", "CreateStream main"),
+	)
+})
 
 type failingWriter struct{ n int }
 
@@ -331,11 +383,12 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestWriteErrorsSurface(t *testing.T) {
-	if err := reports.WriteText(&failingWriter{n: 2}, sampleReport(reports.Options{}), reports.TextOptions{}); err == nil {
-		t.Error("WriteText swallowed a write error")
-	}
-	if err := reports.WriteJSON(&failingWriter{}, sampleReport(reports.Options{})); err == nil {
-		t.Error("WriteJSON swallowed a write error")
-	}
-}
+var _ = Describe("write errors", func() {
+	It("surface from WriteText", func() {
+		Expect(reports.WriteText(&failingWriter{n: 2}, sampleReport(reports.Options{}), reports.TextOptions{})).NotTo(Succeed(), "WriteText swallowed a write error")
+	})
+
+	It("surface from WriteJSON", func() {
+		Expect(reports.WriteJSON(&failingWriter{}, sampleReport(reports.Options{}))).NotTo(Succeed(), "WriteJSON swallowed a write error")
+	})
+})

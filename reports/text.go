@@ -52,6 +52,9 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	if rep.Device != "" {
 		tw.printf("  device %s", rep.Device)
 	}
+	if rep.BaselineFile != "" {
+		tw.printf("\nbaseline %s (%s)", rep.BaselineFile, rep.Baseline.Platform)
+	}
 	tw.printf("\n\n")
 
 	header := []string{"", "PROBE", "MODE", "GUARDS", "OUTCOME", "EXPECTED", "REASON"}
@@ -88,6 +91,12 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 		tw.printf("\n")
 	}
 	tw.printf("%s\n", summaryLine(rep.Summary))
+	if rep.Enforcement != nil {
+		tw.printf("\n")
+		if tw.err == nil {
+			tw.err = WriteTable(w, rep.Enforcement)
+		}
+	}
 	return tw.err
 }
 

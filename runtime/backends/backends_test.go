@@ -1,78 +1,64 @@
 package backends_test
 
 import (
-	"context"
-	"strings"
-	"testing"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/runtime/backends"
 )
 
-func TestNamesAreOpenable(t *testing.T) {
-	names := backends.Names()
-	if len(names) == 0 || names[0] != "sim" {
-		t.Fatalf("Names() = %v, want sim first", names)
-	}
-	for _, name := range names {
-		b, err := backends.Open(name, backends.Config{})
-		if err != nil {
-			t.Fatalf("Open(%q) of a listed backend: %v", name, err)
+var _ = Describe("Names", func() {
+	It("lists sim first, and every listed backend opens under its own name", func() {
+		names := backends.Names()
+		Expect(names).NotTo(BeEmpty(), "Names() lists no backend")
+		Expect(names[0]).To(Equal("sim"), "Names() = %v, want sim first", names)
+		for _, name := range names {
+			b, err := backends.Open(name, backends.Config{})
+			Expect(err).NotTo(HaveOccurred(), "Open(%q) of a listed backend", name)
+			Expect(b.Name()).To(Equal(name), "Open(%q).Name()", name)
 		}
-		if b.Name() != name {
-			t.Errorf("Open(%q).Name() = %q", name, b.Name())
-		}
-	}
-	// Names hands out a copy: a caller cannot change what the package accepts.
-	names[0] = "mutated"
-	if backends.Names()[0] != "sim" {
-		t.Error("Names() exposes the package's own slice")
-	}
-}
+	})
 
-func TestSimOpensADevice(t *testing.T) {
-	for _, profile := range []string{"", "cann", "cuda"} {
-		b, err := backends.Open("sim", backends.Config{Profile: profile, Seed: 7, Memory: 1 << 20})
-		if err != nil {
-			t.Fatalf("profile %q: %v", profile, err)
-		}
-		dev, err := b.Open(context.Background(), 0)
-		if err != nil {
-			t.Fatalf("profile %q: opening device 0: %v", profile, err)
-		}
-		want := profile
-		if want == "" {
-			want = backends.DefaultProfile
-		}
-		if !strings.Contains(dev.Describe(), want) {
-			t.Errorf("profile %q: device %q does not name profile %q", profile, dev.Describe(), want)
-		}
-		if err := dev.Close(); err != nil {
-			t.Errorf("profile %q: closing device: %v", profile, err)
-		}
-	}
-}
+	It("hands out a copy, so a caller cannot change what the package accepts", func() {
+		names := backends.Names()
+		Expect(names).NotTo(BeEmpty())
+		names[0] = "mutated"
+		Expect(backends.Names()[0]).To(Equal("sim"), "Names() exposes the package's own slice")
+	})
+})
 
-func TestOpenErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  backends.Config
-		want []string
-	}{
-		{"acl", backends.Config{}, []string{`backend "acl" is not built into this binary yet`}},
-		{"cuda", backends.Config{}, []string{`backend "cuda" is not built into this binary yet`}},
-		{"tpu", backends.Config{}, []string{`unknown backend "tpu"`, "sim", "acl", "cuda"}},
-		{"", backends.Config{}, []string{`unknown backend ""`}},
-		{"sim", backends.Config{Profile: "rocm"}, []string{"sim", `"rocm"`, "cann", "cuda"}},
-	} {
-		b, err := backends.Open(tc.name, tc.cfg)
-		if err == nil {
-			t.Errorf("Open(%q, %+v) = %v, want an error", tc.name, tc.cfg, b.Name())
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("Open(%q, %+v) error %q does not mention %q", tc.name, tc.cfg, err, w)
+var _ = Describe("Open", func() {
+	DescribeTable("opens a sim device that names its profile, and closes it cleanly",
+		func(ctx SpecContext, profile, want string) {
+			b, err := backends.Open("sim", backends.Config{Profile: profile, Seed: 7, Memory: 1 << 20})
+			Expect(err).NotTo(HaveOccurred(), "profile %q", profile)
+			dev, err := b.Open(ctx, 0)
+			Expect(err).NotTo(HaveOccurred(), "profile %q: opening device 0", profile)
+			// A non-nil error from Close fails the spec.
+			DeferCleanup(dev.Close)
+			Expect(dev.Describe()).To(ContainSubstring(want), "profile %q: the device does not name profile %q", profile, want)
+		},
+		Entry("no profile named: the default profile", "", backends.DefaultProfile),
+		Entry("the cann profile", "cann", "cann"),
+		Entry("the cuda profile", "cuda", "cuda"),
+	)
+
+	DescribeTable("refuses what it cannot open, with an error that says why",
+		func(name string, cfg backends.Config, want ...string) {
+			b, err := backends.Open(name, cfg)
+			Expect(err).To(HaveOccurred(), func() string {
+				return fmt.Sprintf("Open(%q, %+v) = %v, want an error", name, cfg, b.Name())
+			})
+			for _, w := range want {
+				Expect(err).To(MatchError(ContainSubstring(w)), "Open(%q, %+v): the error does not mention %q", name, cfg, w)
 			}
-		}
-	}
-}
+		},
+		Entry("acl is planned but not built in", "acl", backends.Config{}, `backend "acl" is not built into this binary yet`),
+		Entry("cuda is planned but not built in", "cuda", backends.Config{}, `backend "cuda" is not built into this binary yet`),
+		Entry("an unknown name lists the known backends", "tpu", backends.Config{}, `unknown backend "tpu"`, "sim", "acl", "cuda"),
+		Entry("the empty name is unknown", "", backends.Config{}, `unknown backend ""`),
+		Entry("an unknown sim profile lists the embedded ones", "sim", backends.Config{Profile: "rocm"}, "sim", `"rocm"`, "cann", "cuda"),
+	)
+})

@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
@@ -31,6 +34,8 @@ type runFlags struct {
 	memory    string
 	color     bool
 	timelines string
+	table     bool
+	baseline  string
 	// envErr is a bad REPLAYCHECK_REPLAYS, reported only when the command runs without --replays
 	// (flags are declared before anyone knows the command will run, e.g. for help).
 	envErr error
@@ -41,7 +46,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	f.fs = fs
 	f.matrixFlags.declare(fs)
 	fs.StringVar(&f.backend, "backend", envOr(env, envBackend, "sim"), "backend to run on (built in: sim; env "+envBackend+")")
-	fs.StringVar(&f.profile, "profile", envOr(env, envProfile, backends.DefaultProfile), "simulator platform profile: cann or cuda (env "+envProfile+")")
+	fs.StringVar(&f.profile, "profile", envOr(env, envProfile, backends.DefaultProfile), "simulator platform profile: cann or cuda, or a comma-separated list to run each (env "+envProfile+")")
 	replays := 0
 	if s := env.getenv(envReplays); s != "" {
 		n, err := strconv.Atoi(s)
@@ -57,6 +62,8 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
 	fs.StringVar(&f.timelines, "timelines", "failed", "keep call timelines in the report for instances that did not pass (failed) or for all")
+	fs.BoolVar(&f.table, "table", false, "print only the enforcement table: hazard x mode -> what the platform did, one column group per profile")
+	fs.StringVar(&f.baseline, "baseline", "auto", "platform baseline to judge unguarded outcomes against: auto (baselines/<platform>.yaml beside the probes), none, or a file")
 }
 
 // given reports whether the flag was set on the command line.
@@ -135,49 +142,184 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 		fmt.Fprintln(env.Stderr, "replaycheck run: warning: no instances to run")
 	}
 
-	backend, err := backends.Open(f.backend, cfg)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
-		return ExitUsage
-	}
-	dev, err := backend.Open(ctx, 0)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "replaycheck run: opening device 0 of backend %s: %v\n", f.backend, err)
-		return ExitUsage
-	}
-
-	rep := reports.New("replaycheck", version(), reports.Options{AllTimelines: f.timelines == "all"})
-	rep.Backend, rep.Device = backend.Name(), dev.Describe()
-	if backend.Name() == "sim" {
-		rep.Profile = f.profile
-	}
-	interrupted := false
-	for i, in := range instances {
-		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "replaycheck run: interrupted after %d of %d instances\n", i, len(instances))
-			interrupted = true
+	var runs []*reports.Report
+	code := ExitOK
+	for _, profile := range f.profiles() {
+		baseline, err := f.baselineFor(env, args, reports.PlatformKey(f.backend, profileOf(f.backend, profile)))
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+			return ExitUsage
+		}
+		pr, err := execute(ctx, env, f, profile, cfg, instances, baseline)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+			return ExitUsage
+		}
+		runs = append(runs, pr.report)
+		if pr.failed() {
+			code = ExitFail
+		}
+		if pr.interrupted {
 			break
 		}
-		rep.Add(capture.Run(ctx, dev, in, capture.Options{Timeout: f.timeout}))
 	}
-
-	code := ExitOK
-	if rep.Summary.Failed() || interrupted {
-		// An interrupted run did not show that the instances it never ran pass.
-		code = ExitFail
-	}
-	if err := dev.Close(); err != nil {
-		fmt.Fprintf(env.Stderr, "replaycheck run: closing device: %v\n", err)
-		code = ExitFail
-	}
-	if f.format == "json" {
-		err = reports.WriteJSON(env.Stdout, rep)
-	} else {
-		err = reports.WriteText(env.Stdout, rep, reports.TextOptions{Color: f.color})
-	}
-	if err != nil {
+	if err := writeRuns(env, f, runs); err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck run: writing the report: %v\n", err)
 		return ExitFail
 	}
 	return code
+}
+
+// profiles lists the platform profiles to run, one run each (--profile cann,cuda).
+func (f *runFlags) profiles() []string {
+	var out []string
+	for _, p := range strings.Split(f.profile, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// profileOf is the profile a backend runs with: only the simulator has profiles.
+func profileOf(backend, profile string) string {
+	if backend == "sim" {
+		return profile
+	}
+	return ""
+}
+
+// baselineFor finds the platform baseline unguarded results are judged against: --baseline none
+// disables it, a path names it (one platform only), and auto (the default) looks for
+// baselines/<platform>.yaml beside the probe paths (in a directory given, or in a file's directory).
+// Auto finding nothing is not an error: those instances stay uncharacterised.
+func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Baseline, error) {
+	switch f.baseline {
+	case "none":
+		return nil, nil
+	case "", "auto":
+	default:
+		if len(f.profiles()) > 1 {
+			return nil, fmt.Errorf("--baseline %s names one file, but %d profiles run: use auto or none", f.baseline, len(f.profiles()))
+		}
+		b, err := reports.ReadBaseline(env.path(f.baseline))
+		if err != nil {
+			return nil, err
+		}
+		if b.Platform != key {
+			return nil, fmt.Errorf("--baseline %s records platform %s, but this run is %s", f.baseline, b.Platform, key)
+		}
+		return b, nil
+	}
+	if len(args) == 0 {
+		args = defaultPaths
+	}
+	for _, a := range args {
+		dir := env.path(a)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			dir = filepath.Dir(dir)
+		}
+		file := filepath.Join(dir, "baselines", reports.BaselineFile(key))
+		if _, err := os.Stat(file); err != nil {
+			continue
+		}
+		b, err := reports.ReadBaseline(file)
+		if err != nil {
+			return nil, err
+		}
+		b.File = displayPath(file, args, resolvedAll(env, args))
+		return b, nil
+	}
+	return nil, nil
+}
+
+func resolvedAll(env Env, args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = env.path(a)
+	}
+	return out
+}
+
+// platformRun is one platform's run of the selected instances.
+type platformRun struct {
+	report      *reports.Report
+	results     []*capture.Result
+	interrupted bool
+	closeErr    error
+}
+
+// failed: a failed verdict, an interrupted run (the instances it never ran were not shown to pass)
+// or a device that did not close cleanly.
+func (p platformRun) failed() bool {
+	return p.report.Summary.Failed() || p.interrupted || p.closeErr != nil
+}
+
+// execute opens device 0 of the backend with one profile and runs every instance on it. An error
+// means nothing ran (the backend or device could not be opened).
+func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg backends.Config, instances []probes.Instance, baseline *reports.Baseline) (platformRun, error) {
+	cfg.Profile = profile
+	backend, err := backends.Open(f.backend, cfg)
+	if err != nil {
+		return platformRun{}, err
+	}
+	dev, err := backend.Open(ctx, 0)
+	if err != nil {
+		return platformRun{}, fmt.Errorf("opening device 0 of backend %s: %w", f.backend, err)
+	}
+	rep := reports.New("replaycheck", version(), reports.Options{AllTimelines: f.timelines == "all"})
+	rep.Backend, rep.Device, rep.Profile = backend.Name(), dev.Describe(), profileOf(backend.Name(), profile)
+	if baseline != nil {
+		rep.Baseline, rep.BaselineFile = baseline, baseline.File
+	}
+	pr := platformRun{report: rep}
+	for i, in := range instances {
+		if ctx.Err() != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck run: interrupted after %d of %d instances\n", i, len(instances))
+			pr.interrupted = true
+			break
+		}
+		res := capture.Run(ctx, dev, in, capture.Options{Timeout: f.timeout})
+		pr.results = append(pr.results, res)
+		rep.Add(res)
+	}
+	if err := dev.Close(); err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: closing device: %v\n", err)
+		pr.closeErr = err
+	}
+	return pr, nil
+}
+
+// writeRuns writes the reports: with --table only the enforcement table of every run; otherwise
+// each run's report, the enforcement table as its last section (one table over all runs).
+func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
+	table := reports.EnforcementTable(runs...)
+	if f.table {
+		if f.format == "json" {
+			return reports.WriteJSONValue(env.Stdout, table)
+		}
+		return reports.WriteTable(env.Stdout, table)
+	}
+	if f.format == "json" {
+		if len(runs) == 1 {
+			runs[0].Enforcement = table
+			return reports.WriteJSON(env.Stdout, runs[0])
+		}
+		return reports.WriteJSONValue(env.Stdout, struct {
+			Runs        []*reports.Report `json:"runs"`
+			Enforcement *reports.Table    `json:"enforcement"`
+		}{runs, table})
+	}
+	for i, r := range runs {
+		if i == len(runs)-1 {
+			r.Enforcement = table
+		}
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		if err := reports.WriteText(env.Stdout, r, reports.TextOptions{Color: f.color}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/reports"
+)
+
+var baselineCommand = &command{
+	name:     "baseline",
+	summary:  "record a platform baseline from a run (write), or compare a run with one (diff)",
+	argsHelp: "write|diff [PATH...]",
+	detail: `A baseline records what one platform (backend/profile) did with every unguarded instance:
+outcome and, for a rejection, class, code and whether the capture was invalidated.
+
+  write  runs the unguarded instances and writes the baseline to --out (default: stdout).
+  diff   runs them and compares with the baseline (--baseline; auto finds
+         baselines/<platform>.yaml beside the probes). Each changed behaviour is printed with the
+         probe, the mode, the old and the new behaviour; instances the baseline does not hold are
+         listed as uncharacterised. Exit 1 when a behaviour changed or a baseline instance did not
+         run, 0 otherwise.`,
+	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
+		var f runFlags
+		f.declare(fs, env)
+		var out string
+		fs.StringVar(&out, "out", "", "write: the file to write the baseline to (default: stdout)")
+		return func(ctx context.Context, args []string) int {
+			if len(args) == 0 || (args[0] != "write" && args[0] != "diff") {
+				fmt.Fprintln(env.Stderr, "replaycheck baseline: want write or diff first")
+				return ExitUsage
+			}
+			verb, paths := args[0], args[1:]
+			f.guards = "off" // a baseline is the platform's: guards are the runtime's
+			if len(f.profiles()) != 1 {
+				fmt.Fprintln(env.Stderr, "replaycheck baseline: one --profile at a time")
+				return ExitUsage
+			}
+			sel, cfg, err := f.check()
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+				return ExitUsage
+			}
+			l, ok := load(env, paths)
+			if !ok {
+				return ExitUsage
+			}
+			profile := f.profiles()[0]
+			key := reports.PlatformKey(f.backend, profileOf(f.backend, profile))
+			var base *reports.Baseline
+			if verb == "diff" {
+				if base, err = f.baselineFor(env, paths, key); err != nil {
+					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+					return ExitUsage
+				}
+				if base == nil {
+					fmt.Fprintf(env.Stderr, "replaycheck baseline: no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)\n", key, reports.BaselineFile(key))
+					return ExitUsage
+				}
+			}
+			pr, err := execute(ctx, env, &f, profile, cfg, sel.instances(l.probes), nil)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+				return ExitUsage
+			}
+			if pr.interrupted || pr.closeErr != nil {
+				return ExitFail
+			}
+			if broken := brokenResults(pr.results); len(broken) > 0 {
+				for _, b := range broken {
+					fmt.Fprintf(env.Stderr, "replaycheck baseline: %s ended in error: %s\n", b.ID, b.Reason)
+				}
+				return ExitFail
+			}
+			if verb == "write" {
+				return writeBaseline(env, out, reports.NewBaseline(key, pr.report.Device, pr.results))
+			}
+			return diffBaseline(env, base, pr.results)
+		}
+	},
+}
+
+// brokenResults are the results that say nothing about the platform because the run broke.
+func brokenResults(results []*capture.Result) []*capture.Result {
+	var out []*capture.Result
+	for _, r := range results {
+		if r.Outcome == "error" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func writeBaseline(env Env, out string, b *reports.Baseline) int {
+	w := env.Stdout
+	if out != "" {
+		f, err := os.Create(env.path(out))
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+			return ExitUsage
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := b.WriteYAML(w); err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck baseline: writing: %v\n", err)
+		return ExitFail
+	}
+	if out != "" {
+		fmt.Fprintf(env.Stdout, "wrote %s: %d instances of %s\n", out, len(b.Instances), b.Platform)
+	}
+	return ExitOK
+}
+
+func diffBaseline(env Env, b *reports.Baseline, results []*capture.Result) int {
+	drifts := b.Diff(results)
+	changed, missing, unknown := 0, 0, 0
+	for _, d := range drifts {
+		switch {
+		case d.Changed():
+			changed++
+			fmt.Fprintf(env.Stdout, "changed          %s\n", d)
+		case d.Now == nil:
+			missing++
+			fmt.Fprintf(env.Stdout, "not run          %s\n", d)
+		default:
+			unknown++
+			fmt.Fprintf(env.Stdout, "uncharacterised  %s\n", d)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "baseline %s (%s): %d changed, %d not run, %d uncharacterised, %d unchanged\n",
+		b.Platform, b.File, changed, missing, unknown, len(results)-changed-unknown)
+	if changed > 0 || missing > 0 {
+		return ExitFail
+	}
+	return ExitOK
+}

@@ -1,0 +1,285 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+)
+
+// BaselineVersion is the format tag of a baseline file.
+const BaselineVersion = "replaycheck-baseline/v1"
+
+// Baseline records what one platform did with every unguarded instance of a catalog: the outcome
+// and, for a rejection, the class, code and whether the capture was invalidated. A later run on the
+// same platform is compared with it, so a driver or runtime upgrade that changes behaviour is caught.
+// Only unguarded instances are recorded: the guards are the runtime's, the baseline is the platform's.
+type Baseline struct {
+	Version     string `yaml:"version"`
+	Platform    string `yaml:"platform"`
+	Description string `yaml:"description,omitempty"`
+	// Instances maps an instance id (set/name@mode/guards-off) to what the platform did.
+	Instances map[string]Behaviour `yaml:"instances"`
+
+	// File is where the baseline was read from, for messages.
+	File string `yaml:"-"`
+}
+
+// Behaviour is what a platform did with one instance.
+type Behaviour struct {
+	Outcome     string `yaml:"outcome"`
+	Class       string `yaml:"class,omitempty"`
+	Code        int    `yaml:"code,omitempty"`
+	Invalidated bool   `yaml:"invalidated,omitempty"`
+}
+
+func (b Behaviour) String() string {
+	if b.Outcome != string(probes.Rejected) {
+		return b.Outcome
+	}
+	s := fmt.Sprintf("rejected with %d [%s]", b.Code, b.Class)
+	if b.Invalidated {
+		s += ", capture invalidated"
+	}
+	return s
+}
+
+// PlatformKey names the platform a backend and profile stand for, e.g. "sim/cann". Its baseline
+// file is BaselineFile(key) in the catalog's baselines/ directory.
+func PlatformKey(backend, profile string) string {
+	if profile == "" {
+		return backend
+	}
+	return backend + "/" + profile
+}
+
+// BaselineFile is the file name of a platform's baseline: the key with "/" made "-", plus .yaml.
+func BaselineFile(key string) string { return strings.ReplaceAll(key, "/", "-") + ".yaml" }
+
+// BehaviourOf is what res shows the platform did.
+func BehaviourOf(res *capture.Result) Behaviour {
+	b := Behaviour{Outcome: string(res.Outcome)}
+	if res.Outcome == probes.Rejected && res.Rejection != nil {
+		b.Class, b.Code, b.Invalidated = string(res.Rejection.Class), res.Rejection.Code, res.Rejection.Invalidated
+	}
+	return b
+}
+
+// recordable reports whether res says something about the platform: unguarded, run, not broken.
+func recordable(res *capture.Result) bool {
+	return !res.Guarded && res.Outcome != probes.Skipped && res.Outcome != probes.Errored
+}
+
+// NewBaseline records the unguarded results of a run on platform.
+func NewBaseline(platform, description string, results []*capture.Result) *Baseline {
+	b := &Baseline{Version: BaselineVersion, Platform: platform, Description: description, Instances: map[string]Behaviour{}}
+	for _, res := range results {
+		if recordable(res) {
+			b.Instances[res.ID] = BehaviourOf(res)
+		}
+	}
+	return b
+}
+
+// ReadBaseline reads a baseline file strictly: unknown keys, a wrong version, an unknown outcome or
+// a rejection without class are errors naming the file and line.
+func ReadBaseline(path string) (*Baseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	return ParseBaseline(path, data)
+}
+
+// ParseBaseline is ReadBaseline on data already read; file names it in errors.
+func ParseBaseline(file string, data []byte) (*Baseline, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var b Baseline
+	if err := dec.Decode(&b); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	b.File = file
+	if b.Version != BaselineVersion {
+		return nil, fmt.Errorf("%s:%d: version must be %s, not %q", file, lineOf(&doc, "version"), BaselineVersion, b.Version)
+	}
+	if b.Platform == "" {
+		return nil, fmt.Errorf("%s: platform is missing", file)
+	}
+	var errs []string
+	for _, id := range slices.Sorted(maps.Keys(b.Instances)) {
+		beh := b.Instances[id]
+		line := lineOf(&doc, "instances", id)
+		switch probes.Outcome(beh.Outcome) {
+		case probes.Exact, probes.Corrupted, probes.Refused:
+			if beh.Class != "" || beh.Code != 0 || beh.Invalidated {
+				errs = append(errs, fmt.Sprintf("%s:%d: %s: class, code and invalidated belong to a rejection only", file, line, id))
+			}
+		case probes.Rejected:
+			if beh.Class == "" {
+				errs = append(errs, fmt.Sprintf("%s:%d: %s: a rejection needs its class", file, line, id))
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("%s:%d: %s: outcome %q is not exact, rejected, refused or corrupted", file, line, id, beh.Outcome))
+		}
+		if !strings.HasSuffix(id, "/guards-off") {
+			errs = append(errs, fmt.Sprintf("%s:%d: %s: a baseline records unguarded instances (…/guards-off) only", file, line, id))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return &b, nil
+}
+
+// lineOf finds the line of a key path in a YAML document, 0 when absent.
+func lineOf(doc *yaml.Node, path ...string) int {
+	n := doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return 0
+		}
+		next := (*yaml.Node)(nil)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, next = n.Content[i].Line, n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			return 0
+		}
+		n = next
+	}
+	return line
+}
+
+// WriteYAML writes the baseline with instances in sorted order, one per line, so that baselines diff
+// well under version control.
+func (b *Baseline) WriteYAML(w io.Writer) error {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# What %s did with every unguarded instance of the catalog. Written by\n", b.Platform)
+	fmt.Fprintf(&buf, "# `replaycheck baseline write`; compared with every run on this platform.\n")
+	fmt.Fprintf(&buf, "version: %s\nplatform: %s\n", BaselineVersion, b.Platform)
+	if b.Description != "" {
+		d, err := yaml.Marshal(map[string]string{"description": b.Description})
+		if err != nil {
+			return err
+		}
+		buf.Write(d)
+	}
+	buf.WriteString("instances:\n")
+	for _, id := range slices.Sorted(maps.Keys(b.Instances)) {
+		beh := b.Instances[id]
+		fmt.Fprintf(&buf, "  %s: {outcome: %s", id, beh.Outcome)
+		if beh.Class != "" {
+			fmt.Fprintf(&buf, ", class: %s, code: %d", beh.Class, beh.Code)
+		}
+		if beh.Invalidated {
+			buf.WriteString(", invalidated: true")
+		}
+		buf.WriteString("}\n")
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// Drift is one difference between a run and a baseline.
+type Drift struct {
+	ID       string
+	Probe    string
+	Mode     string
+	Baseline *Behaviour // nil: the baseline does not characterise the instance
+	Now      *Behaviour // nil: the run did not produce the instance
+}
+
+// Changed reports whether the platform's behaviour differs from the baseline (as opposed to an
+// instance only one side has).
+func (d Drift) Changed() bool { return d.Baseline != nil && d.Now != nil }
+
+func (d Drift) String() string {
+	switch {
+	case d.Baseline == nil:
+		return fmt.Sprintf("%s in %s mode: uncharacterised (not in the baseline), now %s", d.Probe, d.Mode, d.Now)
+	case d.Now == nil:
+		return fmt.Sprintf("%s in %s mode: in the baseline (%s) but not in this run", d.Probe, d.Mode, d.Baseline)
+	}
+	return fmt.Sprintf("%s in %s mode: behaviour changed: baseline says %s, now %s", d.Probe, d.Mode, d.Baseline, d.Now)
+}
+
+// Compare returns the drift of one result, and false when there is none (or the result says nothing
+// about the platform).
+func (b *Baseline) Compare(res *capture.Result) (Drift, bool) {
+	if !recordable(res) {
+		return Drift{}, false
+	}
+	now := BehaviourOf(res)
+	d := Drift{ID: res.ID, Probe: res.Probe, Mode: res.Mode.String(), Now: &now}
+	old, ok := b.Instances[res.ID]
+	if !ok {
+		return d, true
+	}
+	if old == now {
+		return Drift{}, false
+	}
+	d.Baseline = &old
+	return d, true
+}
+
+// Diff compares a run with the baseline: changed behaviour, uncharacterised instances, and baseline
+// instances the run did not produce. Sorted by instance id.
+func (b *Baseline) Diff(results []*capture.Result) []Drift {
+	var out []Drift
+	seen := map[string]bool{}
+	for _, res := range results {
+		seen[res.ID] = true
+		if d, ok := b.Compare(res); ok {
+			out = append(out, d)
+		}
+	}
+	for id, beh := range b.Instances {
+		if !seen[id] {
+			probe, rest, _ := strings.Cut(id, "@")
+			mode, _, _ := strings.Cut(rest, "/")
+			old := beh
+			out = append(out, Drift{ID: id, Probe: probe, Mode: mode, Baseline: &old})
+		}
+	}
+	slices.SortFunc(out, func(x, y Drift) int { return strings.Compare(x.ID, y.ID) })
+	return out
+}
+
+// Judge is the verdict of a result against its own expectation and, for an unguarded instance, the
+// platform's baseline (nil: none). Behaviour that differs from the baseline fails with the drift; an
+// instance without expectation that matches the baseline passes; one the baseline does not hold
+// stays uncharacterised.
+func Judge(res *capture.Result, b *Baseline) (capture.Verdict, string) {
+	v, why := res.Verdict()
+	if b == nil || (v != capture.Pass && v != capture.Uncharacterised) {
+		return v, why
+	}
+	d, drifted := b.Compare(res)
+	switch {
+	case drifted && d.Changed():
+		return capture.Fail, fmt.Sprintf("drift from baseline %s (%s): %s", b.Platform, b.File, d)
+	case !drifted && !res.Guarded && v == capture.Uncharacterised:
+		return capture.Pass, "matches baseline " + b.Platform
+	}
+	return v, why
+}

@@ -1,0 +1,165 @@
+package reports_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+func unguarded(id, probe string, mode runtime.CaptureMode, o probes.Outcome) *capture.Result {
+	return &capture.Result{ID: id, Probe: probe, Mode: mode, Outcome: o, Replays: 1, Rounds: 1}
+}
+
+func rejection(code int, class runtime.Class, invalidated bool) *capture.Rejection {
+	return &capture.Rejection{Step: "capture main op 2", Op: "SyncStream", Code: code, Class: class, Invalidated: invalidated}
+}
+
+var _ = Describe("Baseline", func() {
+	results := func() []*capture.Result {
+		rej := unguarded("p/sync@global/guards-off", "p/sync", runtime.Global, probes.Rejected)
+		rej.Rejection = rejection(900, runtime.ClassCaptureUnsupported, true)
+		guarded := unguarded("p/sync@global/guards-on", "p/sync", runtime.Global, probes.Rejected)
+		guarded.Guarded = true
+		return []*capture.Result{
+			unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Corrupted),
+			rej, guarded,
+			unguarded("p/broken@global/guards-off", "p/broken", runtime.Global, probes.Errored),
+		}
+	}
+
+	It("records unguarded results that ran, and reads back what it wrote", func() {
+		b := reports.NewBaseline("sim/cuda", "test", results())
+		Expect(b.Instances).To(Equal(map[string]reports.Behaviour{
+			"p/rebase@global/guards-off": {Outcome: "corrupted"},
+			"p/sync@global/guards-off":   {Outcome: "rejected", Class: "capture-unsupported", Code: 900, Invalidated: true},
+		}))
+		var buf bytes.Buffer
+		Expect(b.WriteYAML(&buf)).To(Succeed())
+		Expect(buf.String()).To(ContainSubstring("  p/sync@global/guards-off: {outcome: rejected, class: capture-unsupported, code: 900, invalidated: true}\n"))
+		back, err := reports.ParseBaseline("b.yaml", buf.Bytes())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back.Instances).To(Equal(b.Instances))
+		Expect(back.Platform).To(Equal("sim/cuda"))
+	})
+
+	DescribeTable("rejects a malformed file, naming file and line",
+		func(text, want string) {
+			_, err := reports.ParseBaseline("b.yaml", []byte(text))
+			Expect(err).To(MatchError(ContainSubstring(want)))
+		},
+		Entry("unknown key", "version: replaycheck-baseline/v1\nplatform: sim/cann\ncolour: red\ninstances: {}\n", "b.yaml: yaml: unmarshal errors:\n  line 3: field colour not found"),
+		Entry("wrong version", "version: v0\nplatform: sim/cann\ninstances: {}\n", "b.yaml:1: version must be replaycheck-baseline/v1"),
+		Entry("no platform", "version: replaycheck-baseline/v1\ninstances: {}\n", "b.yaml: platform is missing"),
+		Entry("unknown outcome", "version: replaycheck-baseline/v1\nplatform: p\ninstances:\n  a/b@global/guards-off: {outcome: fine}\n", `b.yaml:4: a/b@global/guards-off: outcome "fine"`),
+		Entry("rejection without class", "version: replaycheck-baseline/v1\nplatform: p\ninstances:\n  a/b@global/guards-off: {outcome: rejected, code: 1}\n", "b.yaml:4: a/b@global/guards-off: a rejection needs its class"),
+		Entry("code on a silent outcome", "version: replaycheck-baseline/v1\nplatform: p\ninstances:\n  a/b@global/guards-off: {outcome: corrupted, code: 1}\n", "belong to a rejection only"),
+		Entry("guarded instance", "version: replaycheck-baseline/v1\nplatform: p\ninstances:\n  a/b@global/guards-on: {outcome: exact}\n", "b.yaml:4: a/b@global/guards-on: a baseline records unguarded instances"),
+	)
+
+	It("reports changed, uncharacterised and missing instances", func() {
+		b := reports.NewBaseline("sim/cuda", "", results())
+		b.Instances["p/gone@relaxed/guards-off"] = reports.Behaviour{Outcome: "exact"}
+		now := results()
+		now[0].Outcome = probes.Exact // the re-base no longer corrupts
+		now[1].Rejection.Code = 901   // another code
+		now = append(now, unguarded("p/new@global/guards-off", "p/new", runtime.Global, probes.Exact))
+		var lines []string
+		for _, d := range b.Diff(now) {
+			lines = append(lines, d.String())
+		}
+		Expect(lines).To(Equal([]string{
+			"p/gone in relaxed mode: in the baseline (exact) but not in this run",
+			"p/new in global mode: uncharacterised (not in the baseline), now exact",
+			"p/rebase in global mode: behaviour changed: baseline says corrupted, now exact",
+			"p/sync in global mode: behaviour changed: baseline says rejected with 900 [capture-unsupported], capture invalidated, now rejected with 901 [capture-unsupported], capture invalidated",
+		}))
+	})
+
+	It("judges unguarded results against it and leaves guarded ones to their expectation", func() {
+		b := reports.NewBaseline("sim/cuda", "", results())
+		b.File = "baselines/sim-cuda.yaml"
+		same := results()
+		v, why := reports.Judge(same[0], b)
+		Expect(v).To(Equal(capture.Pass), why)
+		Expect(why).To(Equal("matches baseline sim/cuda"))
+
+		drifted := unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Exact)
+		v, why = reports.Judge(drifted, b)
+		Expect(v).To(Equal(capture.Fail))
+		Expect(why).To(Equal("drift from baseline sim/cuda (baselines/sim-cuda.yaml): p/rebase in global mode: behaviour changed: baseline says corrupted, now exact"))
+
+		unknown := unguarded("p/new@global/guards-off", "p/new", runtime.Global, probes.Exact)
+		v, _ = reports.Judge(unknown, b)
+		Expect(v).To(Equal(capture.Uncharacterised))
+
+		// An explicit expectation still rules: a matching baseline cannot save a wrong outcome.
+		wrong := unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Corrupted)
+		wrong.Expected = probes.Exact
+		v, _ = reports.Judge(wrong, b)
+		Expect(v).To(Equal(capture.Fail))
+
+		v, _ = reports.Judge(same[0], nil)
+		Expect(v).To(Equal(capture.Uncharacterised))
+	})
+})
+
+var _ = Describe("the enforcement table", func() {
+	It("shows what sim/cann and sim/cuda do with every unguarded hazard probe of the catalog", func() {
+		sets, err := probes.Load(probes.DefaultLimits(), filepath.Join("..", "specs"))
+		Expect(err).NotTo(HaveOccurred())
+		var all []*probes.Probe
+		for _, s := range sets {
+			all = append(all, s.Probes...)
+		}
+		var runs []*reports.Report
+		for _, profile := range []string{"cann", "cuda"} {
+			b, err := sim.New(sim.Options{Profile: profile})
+			Expect(err).NotTo(HaveOccurred())
+			dev, err := b.Open(context.Background(), 0)
+			Expect(err).NotTo(HaveOccurred())
+			rep := reports.New("replaycheck", "test", reports.Options{})
+			rep.Backend, rep.Profile = "sim", profile
+			for _, in := range probes.Instances(all, probes.Matrix{Guards: []bool{false}, Replays: 2}) {
+				rep.Add(capture.Run(context.Background(), dev, in, capture.Options{}))
+			}
+			Expect(dev.Close()).To(Succeed())
+			runs = append(runs, rep)
+		}
+		var buf bytes.Buffer
+		Expect(reports.WriteTable(&buf, reports.EnforcementTable(runs...))).To(Succeed())
+		expectGolden("enforcement.txt", buf.Bytes())
+	})
+
+	It("marks instances a run did not produce and ignores guarded and positive ones", func() {
+		rep := reports.New("replaycheck", "test", reports.Options{})
+		rep.Backend, rep.Profile = "sim", "cann"
+		rej := unguarded("p/sync@global/guards-off", "p/sync", runtime.Global, probes.Rejected)
+		rej.Hazard = "sync-in-capture"
+		rej.Rejection = rejection(107027, runtime.ClassCapturedStream, false)
+		g := unguarded("p/sync@relaxed/guards-on", "p/sync", runtime.Relaxed, probes.Refused)
+		g.Guarded, g.Hazard = true, "sync-in-capture"
+		pos := unguarded("p/ok@global/guards-off", "p/ok", runtime.Global, probes.Exact)
+		pos.Hazard = "none"
+		for _, r := range []*capture.Result{rej, g, pos} {
+			rep.Add(r)
+		}
+		t := reports.EnforcementTable(rep)
+		Expect(t.Rows).To(Equal([]reports.TableRow{{Hazard: "sync-in-capture", Probe: "p/sync", Cells: []string{"107027", "-", "-"}}}))
+	})
+})
+
+var _ = BeforeSuite(func() {
+	// The catalog the table golden is built from lives beside this package.
+	_, err := os.Stat(filepath.Join("..", "specs"))
+	Expect(err).NotTo(HaveOccurred())
+})
