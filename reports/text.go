@@ -119,6 +119,10 @@ func shortReason(e Entry) string {
 	switch {
 	case e.Verdict == string(capture.Fail) && e.Outcome == e.Expected:
 		s = e.VerdictReason // the outcome matched; the rejection class did not
+	case e.Verdict == string(capture.Fail) && strings.HasPrefix(e.VerdictReason, "drift"):
+		// The platform changed: what changed is the news, not the outcome alone.
+		_, what, _ := strings.Cut(e.VerdictReason, "behaviour changed: ")
+		s = "drift: " + what
 	case e.Outcome == string(probes.Exact):
 		s = fmt.Sprintf("%d/%d rounds exact", e.Rounds, e.Replays)
 	case e.Outcome == string(probes.Corrupted):
@@ -256,7 +260,8 @@ func (t *textWriter) label(indent, label, text string) {
 
 func (t *textWriter) detail(indent string, e Entry) {
 	if e.Verdict == string(capture.Fail) && e.VerdictReason != "" {
-		want, _, _ := strings.Cut(e.VerdictReason, ":")
+		// "expected X, got Y: <reason>" would repeat the reason printed below.
+		want := strings.TrimSuffix(e.VerdictReason, ": "+e.Reason)
 		t.label(indent, "verdict", want)
 	}
 	for i, line := range strings.Split(e.Reason, "\n") {

@@ -65,6 +65,22 @@ func (e Env) path(p string) string {
 	return filepath.Join(e.Dir, p)
 }
 
+// display names a file for the user: relative to the directory paths are resolved against when it
+// lies below it, as given otherwise.
+func (e Env) display(file string) string {
+	base := e.Dir
+	if base == "" {
+		var err error
+		if base, err = os.Getwd(); err != nil {
+			return file
+		}
+	}
+	if rel, err := filepath.Rel(base, file); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return file
+}
+
 // Main runs the command line args (without the program name) in the process's own environment and
 // returns the exit status. An interrupt ends the instance in progress (the engine stops between
 // device calls, the instance ends in error) and the run; the report of what ran is still written.

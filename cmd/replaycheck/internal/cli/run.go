@@ -227,18 +227,10 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Bas
 		if err != nil {
 			return nil, err
 		}
-		b.File = displayPath(file, args, resolvedAll(env, args))
+		b.File = env.display(file)
 		return b, nil
 	}
 	return nil, nil
-}
-
-func resolvedAll(env Env, args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = env.path(a)
-	}
-	return out
 }
 
 // platformRun is one platform's run of the selected instances.
