@@ -29,6 +29,9 @@ type Config struct {
 	// Baseline is the platform baseline unguarded outcomes are compared with: auto (the default:
 	// baselines/<platform>.yaml in the suite's directory, when it exists), none, or a file.
 	Baseline string
+	// Report is a file the suite writes its replaycheck report to (JSON for .json, text otherwise),
+	// from every parallel process's results; "" writes none.
+	Report string
 	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency or all,
 	// comma-separated). For negative controls only: it proves the suite fails without them.
 	DisableGuards string
@@ -139,6 +142,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Guards, "replaycheck.guards", env("REPLAYCHECK_GUARDS", "both"), "guard settings to run: off, on or both")
 	fs.DurationVar(&c.Timeout, "replaycheck.timeout", time.Minute, "time limit of one instance")
 	fs.StringVar(&c.Baseline, "replaycheck.baseline", env("REPLAYCHECK_BASELINE", "auto"), "platform baseline: auto, none, or a file")
+	fs.StringVar(&c.Report, "replaycheck.report", env("REPLAYCHECK_REPORT", ""), "write the replaycheck report to this file (.json: JSON, else text)")
 	fs.StringVar(&c.DisableGuards, "replaycheck.disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, all)")
 	return c
 }

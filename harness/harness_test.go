@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
@@ -91,6 +92,7 @@ var _ = Describe("the catalog suite", Ordered, func() {
 	})
 
 	run := func(args ...string) *gexec.Session {
+		// A later -ginkgo.label-filter wins over this default.
 		cmd := exec.Command(suite, append([]string{"-ginkgo.label-filter=invariant", "-replaycheck.replays=2"}, args...)...)
 		cmd.Dir = filepath.Join("..", "specs")
 		cmd.Env = append(os.Environ(), "REPLAYCHECK_PROBES=")
@@ -124,6 +126,28 @@ var _ = Describe("the catalog suite", Ordered, func() {
 		out := string(s.Out.Contents())
 		Expect(out).To(ContainSubstring("hazards/off-capture-stream in relaxed mode: behaviour changed: baseline says exact, now corrupted"))
 		Expect(out).To(ContainSubstring("1 Failed"))
+	})
+
+	It("writes one replaycheck report with the enforcement table when asked", func() {
+		file := filepath.Join(GinkgoT().TempDir(), "report.json")
+		s := run("-ginkgo.label-filter=set:hazards || invariant", "-replaycheck.report="+file)
+		Expect(s).To(gexec.Exit(0))
+		data, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred())
+		var rep struct {
+			Summary struct{ Total, Pass int }
+			Results []struct {
+				ID, Outcome, Verdict string
+			}
+			Enforcement struct{ Rows []struct{ Probe string } }
+		}
+		Expect(json.Unmarshal(data, &rep)).To(Succeed())
+		Expect(rep.Summary.Total).To(Equal(18))
+		Expect(rep.Summary.Pass).To(Equal(18))
+		Expect(rep.Results).To(ContainElement(SatisfyAll(
+			HaveField("ID", "hazards/rebase-after-capture@global/guards-off"),
+			HaveField("Outcome", "corrupted"), HaveField("Verdict", "pass"))))
+		Expect(rep.Enforcement.Rows).To(HaveLen(3))
 	})
 
 	It("fails the central invariant when the guards are removed", func() {

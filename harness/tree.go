@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -86,7 +88,56 @@ func Register(cfg *Config, sets []*probes.Set, dir string) (*Suite, error) {
 		})
 	}
 	registerInvariant(s, sets, matrix)
+	if cfg.Report != "" {
+		ginkgo.ReportAfterSuite("replaycheck report", func(r ginkgo.Report) {
+			if err := s.writeReport(r); err != nil {
+				ginkgo.Fail(err.Error())
+			}
+		})
+	}
 	return s, nil
+}
+
+// resultEntry names the report entry every instance spec attaches its reports.Entry to.
+const resultEntry = "replaycheck result"
+
+// writeReport collects the entries every process attached to its specs and writes one replaycheck
+// report (JSON for a .json file, text otherwise), enforcement table included.
+func (s *Suite) writeReport(r ginkgo.Report) error {
+	rep := reports.New("replaycheck", "suite", reports.Options{})
+	rep.Backend = s.cfg.Backend
+	if s.cfg.Backend == "sim" {
+		rep.Profile = s.cfg.Profile
+	}
+	if s.baseline != nil {
+		rep.Baseline, rep.BaselineFile = s.baseline, s.baseline.File
+	}
+	for _, spec := range r.SpecReports {
+		for _, re := range spec.ReportEntries {
+			if re.Name != resultEntry {
+				continue
+			}
+			// In-process the raw value is there; from another parallel process only its JSON is.
+			e, ok := re.GetRawValue().(reports.Entry)
+			if !ok {
+				if err := json.Unmarshal([]byte(re.Value.AsJSON), &e); err != nil {
+					return fmt.Errorf("report entry of %q: %w", spec.FullText(), err)
+				}
+			}
+			rep.AddEntry(e)
+		}
+	}
+	slices.SortStableFunc(rep.Results, func(a, b reports.Entry) int { return strings.Compare(a.ID, b.ID) })
+	rep.Enforcement = reports.EnforcementTable(rep)
+	f, err := os.Create(s.cfg.Report)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if strings.HasSuffix(s.cfg.Report, ".json") {
+		return reports.WriteJSON(f, rep)
+	}
+	return reports.WriteText(f, rep, reports.TextOptions{})
 }
 
 // registerInvariant adds the suite's central invariant as a spec of its own: no instance with guards
@@ -130,8 +181,10 @@ func (s *Suite) check(ctx context.Context, in probes.Instance) {
 	res := capture.Run(ctx, s.device, in, s.options())
 	s.results = append(s.results, res)
 	entry := reports.EntryOf(res)
-	ginkgo.AddReportEntry("replaycheck result", ginkgo.ReportEntryVisibilityNever, entry)
-	switch v, why := reports.Judge(res, s.baseline); v {
+	v, why := reports.Judge(res, s.baseline)
+	entry.Verdict, entry.VerdictReason = string(v), why
+	ginkgo.AddReportEntry(resultEntry, ginkgo.ReportEntryVisibilityNever, entry)
+	switch v {
 	case capture.Skip:
 		ginkgo.Skip(why)
 	case capture.Fail:

@@ -178,7 +178,8 @@ func New(tool, version string, opt Options) *Report {
 	}
 }
 
-// Add appends res, counts it in the summary and returns the entry as stored. A nil res is ignored.
+// Add appends res, judged against r.Baseline, counts it in the summary and returns the entry as
+// stored. A nil res is ignored.
 func (r *Report) Add(res *capture.Result) Entry {
 	if res == nil {
 		return Entry{}
@@ -186,6 +187,12 @@ func (r *Report) Add(res *capture.Result) Entry {
 	e := EntryOf(res)
 	v, why := Judge(res, r.Baseline)
 	e.Verdict, e.VerdictReason = string(v), why
+	return r.AddEntry(e)
+}
+
+// AddEntry appends an entry already judged (e.g. one a Ginkgo process recorded), counts it and
+// returns it as stored: without its timeline when it passed, unless the report keeps all.
+func (r *Report) AddEntry(e Entry) Entry {
 	if e.Verdict == string(capture.Pass) && !r.opt.AllTimelines {
 		e.Timeline = nil
 	}
