@@ -12,23 +12,13 @@ import (
 // The catalog on sim/cann, unguarded: positives come out exact and hazards corrupted, and the
 // result shows why (the stale range's new owner, the op that ran eagerly).
 var _ = Describe("the catalog on sim/cann", func() {
-	sets, err := probes.Load(probes.DefaultLimits(), "../specs")
+	cat, err := loadCatalog()
 	if err != nil {
 		// A load failure is reported by a spec rather than a panic during tree construction.
 		It("loads", func() { Expect(err).NotTo(HaveOccurred()) })
 		return
 	}
-	find := func(id string) *probes.Probe {
-		for _, s := range sets {
-			for _, p := range s.Probes {
-				if p.ID() == id {
-					return p
-				}
-			}
-		}
-		Fail("no probe " + id)
-		return nil
-	}
+	sets, find := cat.sets, cat.find
 	var dev runtime.Device
 	BeforeEach(func() {
 		dev = openSim("cann")

@@ -3,6 +3,7 @@ package capture_test
 import (
 	"context"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
@@ -33,3 +34,24 @@ func runOn(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replay
 }
 
 func ctx() context.Context { return context.Background() }
+
+// catalog is the probe catalog of specs/, loaded once per tree construction.
+type catalog struct{ sets []*probes.Set }
+
+func loadCatalog() (catalog, error) {
+	sets, err := probes.Load(probes.DefaultLimits(), "../specs")
+	return catalog{sets}, err
+}
+
+// find returns the probe with the given "set/name" id, failing the spec when there is none.
+func (c catalog) find(id string) *probes.Probe {
+	for _, s := range c.sets {
+		for _, p := range s.Probes {
+			if p.ID() == id {
+				return p
+			}
+		}
+	}
+	Fail("no probe " + id)
+	return nil
+}

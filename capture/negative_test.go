@@ -15,26 +15,15 @@ import (
 // another guard stands behind it (the residency check catches every re-base), the refusal moves to
 // that guard, and removing both turns it corrupted. Re-introduce the defect, watch the result change.
 var _ = Describe("negative controls", func() {
-	sets, err := probes.Load(probes.DefaultLimits(), "../specs")
+	cat, err := loadCatalog()
 	if err != nil {
 		It("loads the catalog", func() { Expect(err).NotTo(HaveOccurred()) })
 		return
 	}
-	find := func(id string) *probes.Probe {
-		for _, s := range sets {
-			for _, p := range s.Probes {
-				if p.ID() == id {
-					return p
-				}
-			}
-		}
-		Fail("no probe " + id)
-		return nil
-	}
 	guarded := func(id string, off guard.Disabled) *capture.Result {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		in := probes.Instance{Probe: find(id), Mode: runtime.Global, Guarded: true, Replays: 3}
+		in := probes.Instance{Probe: cat.find(id), Mode: runtime.Global, Guarded: true, Replays: 3}
 		return capture.Run(ctx(), dev, in, capture.Options{Guard: guard.Options{Disabled: off}})
 	}
 
