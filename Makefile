@@ -11,12 +11,13 @@ build:
 
 ## run: the probe catalog (specs/) on the simulated device, default profile cann
 run: build
-	./$(BIN) run $(ARGS) specs
+	./$(BIN) run $(strip $(ARGS) specs)
 
-## test: formatting, vet, the cgo-free build, and every Ginkgo suite
+## test: formatting, vet, the cgo-free build, and every Ginkgo suite under the race detector
+## (device calls run on two locked worker threads per device; the race detector needs gcc)
 test: fmt-check vet
 	CGO_ENABLED=0 $(GO) build ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 ./...
 
 ## bench: benchmarks, each printing ratios against a yardstick measured in the same run
 bench:

@@ -7,6 +7,7 @@ import (
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // The catalog on sim/cann, unguarded: positives come out exact and hazards corrupted, and the
@@ -70,6 +71,24 @@ var _ = Describe("the catalog on sim/cann", func() {
 			})
 		})
 	}
+
+	It("replays every positive probe exactly in any order its graph's dependencies allow", func() {
+		for seed := uint64(1); seed <= 16; seed++ {
+			b, err := sim.New(sim.Options{Profile: "cann", Seed: seed})
+			Expect(err).NotTo(HaveOccurred())
+			d, err := b.Open(ctx(), 0)
+			Expect(err).NotTo(HaveOccurred())
+			for _, s := range sets {
+				for _, p := range s.Probes {
+					if p.Hazard == "none" {
+						res := runOn(d, p, runtime.Global, 3)
+						Expect(res.Outcome).To(Equal(probes.Exact), "seed %d, %s: %s", seed, p.ID(), res.Reason)
+					}
+				}
+			}
+			Expect(d.Close()).To(Succeed())
+		}
+	})
 
 	for _, profile := range []string{"cann", "cuda"} {
 		It("judges every instance of the catalog on sim/"+profile+" as passing or uncharacterised", func() {

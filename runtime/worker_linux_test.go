@@ -1,0 +1,47 @@
+package runtime_test
+
+import (
+	"syscall"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Linux only: the OS thread id comes from gettid.
+var _ = Describe("Worker", func() {
+	It("runs every job on one OS thread, a different one from another worker's", func() {
+		a, b := runtime.StartWorker(nil), runtime.StartWorker(nil)
+		defer a.Stop()
+		defer b.Stop()
+		tid := func(w *runtime.Worker) (id int) {
+			w.Do(func() { id = syscall.Gettid() })
+			return id
+		}
+		first := tid(a)
+		for range 50 {
+			Expect(tid(a)).To(Equal(first))
+		}
+		Expect(tid(b)).NotTo(Equal(first))
+	})
+
+	It("runs init first, on the worker's own thread", func() {
+		var initTid int
+		w := runtime.StartWorker(func() { initTid = syscall.Gettid() })
+		defer w.Stop()
+		var jobTid int
+		w.Do(func() { jobTid = syscall.Gettid() })
+		Expect(initTid).NotTo(BeZero())
+		Expect(jobTid).To(Equal(initTid))
+	})
+
+	It("stops after the jobs already queued, and a second Stop is harmless", func() {
+		w := runtime.StartWorker(nil)
+		ran := 0
+		w.Do(func() { ran++ })
+		w.Stop()
+		w.Stop()
+		Expect(ran).To(Equal(1))
+	})
+})
