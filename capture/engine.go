@@ -2,9 +2,12 @@ package capture
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -716,19 +719,11 @@ func (r *run) findStale() {
 	}
 }
 
-// liveNames lists the engine's live buffers in allocation order.
+// liveNames lists the engine's live buffers in allocation (generation) order.
 func (r *run) liveNames() []string {
-	var out []string
-	for name := range r.bufs {
-		out = append(out, name)
-	}
-	// Allocation order is the generation order.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && r.bufs[out[j]].gen < r.bufs[out[j-1]].gen; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
+	names := slices.Collect(maps.Keys(r.bufs))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(r.bufs[a].gen, r.bufs[b].gen) })
+	return names
 }
 
 func (r *run) teardown() error {
