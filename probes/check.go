@@ -91,6 +91,7 @@ func (l *loader) check(p *Probe) {
 	for _, op := range p.Replay.Each {
 		t.step(op)
 	}
+	t.eachRepeats(p.Replay.Each)
 
 	for i, name := range p.Check {
 		at := l.where(p, "check."+strconv.Itoa(i), p.Pos)
@@ -111,6 +112,32 @@ func (l *loader) check(p *Probe) {
 	}
 	if total > l.lim.MaxTotalBytes {
 		l.errorf(p.Pos, RuleLimit, "probe %s uses %s of buffers in all, above the limit of %s", p.Name, bytesText(total), bytesText(l.lim.MaxTotalBytes))
+	}
+}
+
+// eachRepeats checks that replay.each can run again: it runs before every round, so a buffer it
+// allocates must be freed within it, and one it frees must be allocated again within it.
+func (t *tracker) eachRepeats(each []*Op) {
+	allocs, frees := map[string]bool{}, map[string]bool{}
+	for _, op := range each {
+		switch op.Kind {
+		case OpAlloc:
+			allocs[op.Buffer] = true
+		case OpFree:
+			frees[op.Buffer] = true
+		}
+	}
+	for _, op := range each {
+		b := t.bufs[op.Buffer]
+		if b == nil {
+			continue
+		}
+		switch {
+		case op.Kind == OpAlloc && b.live:
+			t.l.errorf(op.Pos, RuleDuplicate, "replay.each runs before every round: it allocates %q again in round 2 while round 1's is still live; free it in each too", op.Buffer)
+		case op.Kind == OpFree && !b.live && !allocs[op.Buffer]:
+			t.l.errorf(op.Pos, RuleUseAfterFree, "replay.each runs before every round: round 2 frees %q again after round 1 freed it; allocate it in each too", op.Buffer)
+		}
 	}
 }
 

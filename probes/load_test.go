@@ -153,6 +153,8 @@ var _ = Describe("Load", func() {
 		Entry(nil, "use-after-free.yaml", lim,
 			[]string{"13:31 use-after-free", "15:24 use-after-free", "16:24 use-after-free", "20:16 use-after-free"},
 			"free at line 12"),
+		Entry(nil, "each-repeats.yaml", lim, []string{"16:11 duplicate", "19:11 use-after-free"},
+			"allocates \"tmp\" again in round 2", "round 2 frees \"gone\" again"),
 		Entry(nil, "capture-and-captures.yaml", lim, []string{"8:5 capture-and-captures"}),
 		Entry(nil, "unknown-capture.yaml", lim, []string{"11:22 unknown-capture", "11:37 unknown-capture"},
 			`did you mean "second"`),
@@ -175,7 +177,7 @@ var _ = Describe("Load", func() {
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(35))
+		Expect(len(files)).To(Equal(36))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {
