@@ -36,11 +36,17 @@ func StartWorker(init func()) *Worker {
 	return w
 }
 
-// Do runs f on the worker's thread and waits for it.
+// Do runs f on the worker's thread and waits for it. A panic in f is carried back and raised again
+// on the caller's goroutine, where the caller can recover it; the worker goes on serving.
 func (w *Worker) Do(f func()) {
-	fin := make(chan struct{})
-	w.jobs <- func() { defer close(fin); f() }
-	<-fin
+	fin := make(chan any, 1)
+	w.jobs <- func() {
+		defer func() { fin <- recover() }()
+		f()
+	}
+	if v := <-fin; v != nil {
+		panic(v)
+	}
 }
 
 // Stop ends the worker after the jobs already queued. Do must not be called afterwards.

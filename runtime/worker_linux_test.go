@@ -36,6 +36,20 @@ var _ = Describe("Worker", func() {
 		Expect(jobTid).To(Equal(initTid))
 	})
 
+	It("raises a job's panic on the caller's goroutine and keeps serving", func() {
+		w := runtime.StartWorker(nil)
+		defer w.Stop()
+		recovered := func() (v any) {
+			defer func() { v = recover() }()
+			w.Do(func() { panic("device call exploded") })
+			return nil
+		}()
+		Expect(recovered).To(Equal("device call exploded"))
+		ran := false
+		w.Do(func() { ran = true })
+		Expect(ran).To(BeTrue())
+	})
+
 	It("stops after the jobs already queued, and a second Stop is harmless", func() {
 		w := runtime.StartWorker(nil)
 		ran := 0

@@ -17,10 +17,11 @@ type stream struct {
 type event struct {
 	id runtime.Event
 	// capture is set while the event's last record belongs to a capture in progress; nodes are the
-	// recording stream's last nodes then. When the capture ends the event reads as never recorded.
+	// recording stream's last nodes then. A record inside a capture is a graph node, not a record of
+	// the event: when the capture ends the event is back to what its last eager record made it.
 	capture *capture
 	nodes   []int
-	// eager: the last record ran outside any capture.
+	// eager: the last record outside any capture ran (the event names completed work).
 	eager bool
 }
 
@@ -137,8 +138,8 @@ func union(a, b []int) []int {
 	return out
 }
 
-// terminate ends a capture without a graph: its streams run eagerly again, and events recorded in
-// it read as never recorded.
+// terminate ends a capture: its streams run eagerly again, and events recorded in it are back to
+// their state before the capture (eagerly recorded or never recorded).
 func (d *Device) terminate(c *capture) {
 	for _, s := range c.members {
 		if s.capture == c {

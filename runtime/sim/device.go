@@ -413,7 +413,8 @@ func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 			return err
 		}
 		if cp := st.capture; cp != nil {
-			ev.capture, ev.nodes, ev.eager = cp, append([]int(nil), st.tail...), false
+			// eager is kept: the captured record does not touch the event outside the graph.
+			ev.capture, ev.nodes = cp, append([]int(nil), st.tail...)
 		} else {
 			ev.capture, ev.nodes, ev.eager = nil, nil, true
 		}

@@ -50,8 +50,9 @@
 // Platform rules are data. A Profile (profiles/*.yaml, embedded; see Profiles) lists rules that
 // bind device calls under named conditions (see Conditions) and capture modes to the platform's
 // answer: allowed, or an error code, name and runtime.Class, whether the rejection invalidates the
-// capture, and whether a failed EndCapture still terminates it. The first matching rule decides;
-// a rejected call has no other effect. "cann" encodes CANN 9.0 (rejections never invalidate;
+// capture, and whether a failed EndCapture still terminates it. The first matching rejecting rule
+// decides; allow rules document what the platform lets through and never pre-empt a rejection. A
+// rejected call has no other effect. "cann" encodes CANN 9.0 (rejections never invalidate;
 // aclrtMalloc and aclrtFree are unchecked); "cuda" encodes the CUDA driver API (900/902/905
 // invalidate, then work enqueued into the capture fails 901 and its end fails 901 with no graph).
 // Options.ProfileYAML runs a device on a profile document instead, to try a corrected row.

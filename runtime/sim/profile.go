@@ -28,7 +28,8 @@ type Profile struct {
 	// Errors gives the platform's code for failures that no rule covers, by class. Every profile
 	// names invalid-value, out-of-memory, not-supported and capture-invalidated.
 	Errors map[runtime.Class]Code `yaml:"errors"`
-	// Rules are tried in order; the first whose call and condition match decides.
+	// Rejecting rules are tried in order and the first whose call and condition match decides;
+	// allow rules document silent behaviour and never pre-empt a rejection.
 	Rules []Rule `yaml:"rules"`
 }
 
@@ -164,6 +165,11 @@ func ParseProfile(data []byte) (*Profile, error) {
 	return &p, nil
 }
 
+// guardOnly reports whether a class belongs to the kernel-mode guards, never to a platform.
+func guardOnly(c runtime.Class) bool {
+	return c == runtime.ClassRefused || c == runtime.ClassInvalidState
+}
+
 func (p *Profile) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -176,6 +182,9 @@ func (p *Profile) validate() error {
 	for class, code := range p.Errors {
 		if !runtime.ValidClass(class) {
 			bad("profile %s: errors: unknown class %q", p.Name, class)
+		}
+		if guardOnly(class) {
+			bad("profile %s: errors: %s is the guards' class, not a platform's", p.Name, class)
 		}
 		if code.Code == 0 || code.Name == "" {
 			bad("profile %s: errors: %s needs a non-zero code and a name", p.Name, class)
@@ -238,6 +247,10 @@ func (p *Profile) validate() error {
 		}
 		if !runtime.ValidClass(r.Class) {
 			bad("%s: unknown class %q", at, r.Class)
+		}
+		if guardOnly(r.Class) {
+			// The engine reads this class as a guard refusal: a platform rule must never use it.
+			bad("%s: class %s is the guards', not a platform's", at, r.Class)
 		}
 		if r.EndsCapture && (ok && !cond.scoped || len(r.Calls) != 1 || r.Calls[0] != "EndCapture") {
 			bad("%s: ends-capture is only meaningful for EndCapture with a condition that names the capture", at)

@@ -103,7 +103,7 @@ var conditions = map[string]condition{
 		calls:  []string{"Wait"},
 		scoped: true,
 		eval: func(d *Device, c *call) ([]*capture, string, bool) {
-			if c.stream.capture == nil || !c.event.eager {
+			if c.stream.capture == nil || c.event.capture != nil || !c.event.eager {
 				return nil, "", false
 			}
 			return []*capture{c.stream.capture}, fmt.Sprintf("%v is in %v and %v was recorded outside it", c.stream.id, c.stream.capture, c.event.id), true
@@ -240,13 +240,14 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 	return out
 }
 
-// enforce applies the profile to one call: the first rule whose call and condition match decides.
-// An allow rule lets the call through; a rejecting rule returns its error after invalidating or
-// ending the captures it names, as the rule says. No match: the call proceeds.
+// enforce applies the profile to one call: the first rejecting rule whose call and condition match
+// returns its error after invalidating or ending the captures it names, as the rule says. Allow rules
+// record what the platform lets through and never pre-empt a rejection, so a silent row placed before
+// a rejecting one cannot hide it. No match: the call proceeds.
 func (d *Device) enforce(c *call) error {
 	for i := range d.profile.Rules {
 		r := &d.profile.Rules[i]
-		if !r.applies(c.op) {
+		if r.Allow || !r.applies(c.op) {
 			continue
 		}
 		cond := conditions[r.When]
@@ -259,9 +260,6 @@ func (d *Device) enforce(c *call) error {
 			if len(caps) == 0 {
 				continue
 			}
-		}
-		if r.Allow {
-			return nil
 		}
 		invalidated := false
 		if r.Invalidates {
