@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -40,10 +41,13 @@ type Device struct {
 	mu     sync.Mutex
 	ledger ledger
 	slots  map[string]*slotState
-	// captures are the active captures begun through this Device, by the platform's capture ID.
+	// captures are the active captures begun through this Device, by the sequence number the
+	// Device assigned at BeginCapture (never reused, never 0). The platform's capture ID is only a
+	// field of a capture, used to match streams; a platform may report none.
 	captures map[uint64]*capture
-	// recordedIn maps an event last recorded on a stream of an active capture to that capture's ID:
-	// a Wait on it forks a stream into the capture.
+	lastSeq  uint64
+	// recordedIn maps an event last recorded on a stream of an active capture to that capture's
+	// sequence number: a Wait on it forks a stream into the capture.
 	recordedIn map[runtime.Event]uint64
 	// graphs are the ranges each graph captured through this Device touches.
 	graphs  map[runtime.Graph][]capturedRange
@@ -97,9 +101,6 @@ func (d *Device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
 	return d.inner.CreateStream(t)
 }
-func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
-	return d.inner.DestroyStream(t, s)
-}
 func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
 	return d.inner.Write(t, dst, src)
 }
@@ -120,6 +121,46 @@ func (d *Device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.Captur
 }
 func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
 	return d.inner.GraphNodes(t, g)
+}
+
+// DestroyStream destroys s through the inner device. In kernel mode it is refused while s is part
+// of an active capture begun here: the platform would end or break the capture behind the guard's
+// back. Once a destroy succeeds, a capture whose origin was s, and any other capture the inner
+// device now reports ended, is no longer watched.
+func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.guarding(d.off.CaptureWatch) {
+		if err := d.refuseDestroy(t, s); err != nil {
+			return err
+		}
+	}
+	if err := d.inner.DestroyStream(t, s); err != nil {
+		return err
+	}
+	for _, c := range d.captures {
+		// The origin is gone, so the platform cannot be asked about it any more.
+		if c.origin == s || !d.stillCapturing(t, c) {
+			d.forget(c)
+		}
+	}
+	return nil
+}
+
+// refuseDestroy refuses the destruction of a stream that is part of an active capture begun here,
+// or whose membership cannot be established while one is active.
+func (d *Device) refuseDestroy(t runtime.Thread, s runtime.Stream) error {
+	if c := d.capturedFrom(s); c != nil {
+		return refusal("DestroyStream", "%v is the origin of %s: destroying it would end the capture behind the guard's back", s, c)
+	}
+	c, err := d.captureOf(t, s)
+	switch {
+	case c != nil:
+		return refusal("DestroyStream", "%v is part of %s: destroying it would end the capture behind the guard's back", s, c)
+	case err != nil:
+		return refusal("DestroyStream", "%s is active and membership of %v cannot be established: %v", d.activeCaptures(), s, err)
+	}
+	return nil
 }
 
 func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
@@ -195,16 +236,17 @@ func (d *Device) watchAllocator(op string) error {
 }
 
 func (d *Device) activeCaptures() string {
-	ids := make([]uint64, 0, len(d.captures))
-	for id := range d.captures {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	names := make([]string, len(ids))
-	for i, id := range ids {
-		names[i] = d.captures[id].String()
+	seqs := sortedSeqs(d.captures)
+	names := make([]string, len(seqs))
+	for i, seq := range seqs {
+		names[i] = d.captures[seq].String()
 	}
 	return strings.Join(names, " and ")
+}
+
+// sortedSeqs returns the keys of captures in the order the captures began.
+func sortedSeqs(captures map[uint64]*capture) []uint64 {
+	return slices.Sorted(maps.Keys(captures))
 }
 
 // --- Capture. ---
@@ -216,13 +258,14 @@ func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 	if err := d.inner.BeginCapture(t, s, mode); err != nil {
 		return err
 	}
-	c := &capture{origin: s, mode: mode, seen: map[capturedRange]bool{}}
+	d.lastSeq++
+	c := &capture{seq: d.lastSeq, origin: s, mode: mode, seen: map[capturedRange]bool{}}
 	// Without the platform's capture ID no stream can be shown to be part of the capture, so the
-	// watch then refuses every stream: it fails closed.
+	// watch then refuses every stream: it fails closed. Such a capture is known by its origin.
 	if info, err := d.inner.CaptureInfo(t, s); err == nil && info.Status != runtime.CaptureNone {
 		c.id = info.ID
 	}
-	d.captures[c.id] = c
+	d.captures[c.seq] = c
 	return nil
 }
 
@@ -231,18 +274,7 @@ func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var c *capture
-	if info, err := d.inner.CaptureInfo(t, s); err == nil && info.Status != runtime.CaptureNone {
-		c = d.captures[info.ID]
-	}
-	if c == nil {
-		// A capture whose ID could not be learnt at begin is known by its origin.
-		for _, k := range d.captures {
-			if k.id == 0 && k.origin == s {
-				c = k
-			}
-		}
-	}
+	c := d.ending(t, s)
 	g, err := d.inner.EndCapture(t, s)
 	if c == nil {
 		return g, err
@@ -257,21 +289,70 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 	return g, err
 }
 
+// ending returns the active capture (begun here) that an EndCapture on s would end, or nil.
+func (d *Device) ending(t runtime.Thread, s runtime.Stream) *capture {
+	info, err := d.inner.CaptureInfo(t, s)
+	if err == nil && info.Status != runtime.CaptureNone && info.ID != 0 {
+		if c, _ := d.byID(info.ID); c != nil {
+			return c
+		}
+		// A capture whose ID could not be learnt at begin, or one of several claiming the ID, is
+		// known by its origin.
+		if c := d.capturedFrom(s); c != nil && (c.id == 0 || c.id == info.ID) {
+			return c
+		}
+		return nil
+	}
+	// The platform cannot be asked, reports no capture ID, or reports s not capturing (a capture
+	// that ended behind the guard's back: the failing end then forgets it). Known by its origin.
+	return d.capturedFrom(s)
+}
+
 func (d *Device) stillCapturing(t runtime.Thread, c *capture) bool {
 	info, err := d.inner.CaptureInfo(t, c.origin)
 	if err != nil {
 		return true // keep watching: failing closed is the safe side
 	}
+	if c.id == 0 {
+		return info.Status != runtime.CaptureNone
+	}
 	return info.Status != runtime.CaptureNone && info.ID == c.id
 }
 
 func (d *Device) forget(c *capture) {
-	delete(d.captures, c.id)
-	for e, id := range d.recordedIn {
-		if id == c.id {
+	delete(d.captures, c.seq)
+	for e, seq := range d.recordedIn {
+		if seq == c.seq {
 			delete(d.recordedIn, e)
 		}
 	}
+}
+
+// capturedFrom returns the latest active capture begun here on origin s, or nil.
+func (d *Device) capturedFrom(s runtime.Stream) *capture {
+	var found *capture
+	for _, c := range d.captures {
+		if c.origin == s && (found == nil || c.seq > found.seq) {
+			found = c
+		}
+	}
+	return found
+}
+
+// byID returns the active capture with platform capture ID id (non-zero), nil when none, and an
+// error when several claim it: the platform's answer then proves membership of neither.
+func (d *Device) byID(id uint64) (*capture, error) {
+	var found *capture
+	for _, c := range d.captures {
+		if c.id != id {
+			continue
+		}
+		if found != nil {
+			return nil, fmt.Errorf("%s and %s both report platform capture ID %d", found, c, id)
+		}
+		found = c
+	}
+	return found, nil
 }
 
 // captureOf returns the active capture (begun here) that s is part of, or nil.
@@ -286,7 +367,7 @@ func (d *Device) captureOf(t runtime.Thread, s runtime.Stream) (*capture, error)
 	if info.Status == runtime.CaptureNone || info.ID == 0 {
 		return nil, nil
 	}
-	return d.captures[info.ID], nil
+	return d.byID(info.ID)
 }
 
 // watchStream returns the active capture s is part of (nil when none), or a refusal when a capture
@@ -371,7 +452,7 @@ func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 		return err
 	}
 	if c != nil {
-		d.recordedIn[e] = c.id
+		d.recordedIn[e] = c.seq
 	} else {
 		delete(d.recordedIn, e)
 	}
@@ -383,9 +464,9 @@ func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	id, recorded := d.recordedIn[e]
-	_, active := d.captures[id]
-	if forks := recorded && id != 0 && active; !forks {
+	seq, recorded := d.recordedIn[e]
+	_, active := d.captures[seq]
+	if forks := recorded && active; !forks {
 		if _, err := d.watchStream(t, "Wait", s); err != nil {
 			return err
 		}

@@ -74,9 +74,25 @@
 // are refused, because the work would run once, eagerly, and never replay. The one exception is the
 // Wait that forks a stream into the capture: a Wait on an event that was last recorded, through this
 // Device, on a stream of the active capture. Stream membership is what the inner device's
-// CaptureInfo reports; when CaptureInfo fails the guard refuses (it cannot prove membership). A
-// capture stops being watched when EndCapture ends it (the guard asks CaptureInfo afterwards, so an
-// EndCapture that fails but ends the capture counts too).
+// CaptureInfo reports; when CaptureInfo fails the guard refuses (it cannot prove membership).
+//
+// The guard keys each capture by a sequence number of its own, never shared and never reused. The
+// platform's capture ID (CaptureInfo's ID) is kept only to match streams to a capture, and only
+// when it is non-zero. A capture whose ID the guard could not learn at BeginCapture (CaptureInfo
+// failed or reported ID 0) is known by its origin stream: it is watched like any other, and ended by
+// EndCapture on that origin, but no stream can be shown to be part of it, so in kernel mode all stream
+// work is refused while it is active. Several such captures are watched side by side; ending one
+// leaves the others watched.
+//
+// In kernel mode DestroyStream is refused for a stream that is part of an active capture (its
+// origin, or a stream CaptureInfo puts in it), and, while a capture is active, for a stream whose
+// membership CaptureInfo cannot establish: the platform would end or break the capture behind the
+// guard's back. The Detail names the capture.
+//
+// A capture stops being watched when EndCapture ends it (the guard asks CaptureInfo afterwards, so
+// an EndCapture that fails but ends the capture counts too), and when a DestroyStream that goes
+// through (in program mode, or with the capture watch removed) destroys its origin or leaves it
+// ended, as CaptureInfo on its origin reports; events recorded in it then fork into nothing.
 //
 // # Residency check
 //

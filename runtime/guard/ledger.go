@@ -90,6 +90,10 @@ func (r capturedRange) String() string {
 
 // capture is an active capture begun through the Device.
 type capture struct {
+	// seq is the Device's own key for the capture: assigned at BeginCapture, never 0, never reused.
+	seq uint64
+	// id is the platform's capture ID (CaptureInfo's ID), used only to match streams; 0 when the
+	// platform did not report one.
 	id     uint64
 	origin runtime.Stream
 	mode   runtime.CaptureMode
@@ -98,7 +102,10 @@ type capture struct {
 }
 
 func (c *capture) String() string {
-	return fmt.Sprintf("capture %d (origin %v, %v mode)", c.id, c.origin, c.mode)
+	if c.id == 0 {
+		return fmt.Sprintf("capture #%d (no platform capture ID, origin %v, %v mode)", c.seq, c.origin, c.mode)
+	}
+	return fmt.Sprintf("capture #%d (platform capture ID %d, origin %v, %v mode)", c.seq, c.id, c.origin, c.mode)
 }
 
 // touch records the ranges a captured op touches, with the generation that holds each now.
