@@ -42,12 +42,10 @@ func (r *run) corruptionReason() string {
 	for _, s := range res.Stale {
 		fmt.Fprintf(&b, "; graph %s captured %s at %v, now %s", s.Capture, s.Buffer, s.Range, s.Now)
 	}
-	if len(res.Stale) == 0 {
-		for _, ev := range res.Timeline {
-			if ev.Phase == "capture" && strings.Contains(ev.Call, "[eager:") {
-				fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", ev.Step)
-				break
-			}
+	for _, ev := range res.Timeline {
+		if ev.Phase == "capture" && strings.Contains(ev.Call, eagerMark) {
+			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", ev.Step)
+			break
 		}
 	}
 	if res.Rejection != nil {

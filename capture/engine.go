@@ -62,6 +62,8 @@ type run struct {
 	phase     string
 	round     int
 	ledgerSet map[string]bool
+	// deferredContents are the refusals made during a capture whose contents check waits for its end.
+	deferredContents []string
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
@@ -134,7 +136,7 @@ func (r *run) body() error {
 		return err
 	}
 	r.phase = "prepare"
-	if err := r.ops(probes.PhasePrepare, "", r.p.Prepare); err != nil {
+	if err := r.eager(probes.PhasePrepare, r.p.Prepare); err != nil {
 		return err
 	}
 	for _, c := range r.p.Captures {
@@ -143,10 +145,23 @@ func (r *run) body() error {
 		}
 	}
 	r.phase = "between"
-	if err := r.ops(probes.PhaseBetween, "", r.p.Between); err != nil {
+	if err := r.eager(probes.PhaseBetween, r.p.Between); err != nil {
 		return err
 	}
 	return r.replays()
+}
+
+// eager issues an eager phase's ops and waits for the device: an eager phase is complete before
+// the next begins, whatever streams its work went to (on real hardware nothing else orders work on
+// a side stream before a capture or a launch on another).
+func (r *run) eager(phase probes.Phase, ops []*probes.Op) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := r.ops(phase, "", ops); err != nil {
+		return err
+	}
+	return r.must(fmt.Sprintf("SyncDevice (end of %s)", phase), func() error { return r.dev.SyncDevice(runtime.Main) })
 }
 
 func (r *run) setupObjects() error {
@@ -189,6 +204,9 @@ func (r *run) lastErr() string {
 
 // must makes an engine call outside the probe's ops: any error ends the instance in error.
 func (r *run) must(call string, f func() error) error {
+	if err := r.ctx.Err(); err != nil {
+		return errFatal{fmt.Errorf("%s: %w", call, err)}
+	}
 	ev := r.record("", call, runtime.Main, f())
 	if ev.Err != "" {
 		return errFatal{fmt.Errorf("%s: %s", call, ev.Err)}
@@ -219,6 +237,10 @@ func (r *run) outcomeOf(step, call string, err error) (bool, error) {
 	}
 	e, ok := runtime.AsError(err)
 	if !ok {
+		return false, errFatal{fmt.Errorf("%s: %s: %w", step, call, err)}
+	}
+	if e.Backend == guard.Backend && e.Class != runtime.ClassRefused {
+		// The guard said the engine used its API wrongly: a harness bug, not a platform answer.
 		return false, errFatal{fmt.Errorf("%s: %s: %w", step, call, err)}
 	}
 	if e.Class == runtime.ClassRefused {
@@ -265,8 +287,10 @@ func (r *run) call(step, call string, t runtime.Thread, f func() error) (bool, e
 func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 	for i, op := range ops {
 		step := probes.Step{Phase: phase, Capture: capture, Index: i}.String()
-		if r.oracle.Skips(op) {
-			ev := r.record(step, string(op.Kind)+" (skipped: names a buffer whose allocation failed)", op.Thread, nil)
+		if why := r.skipReason(op); why != "" {
+			// Neither the device nor the oracle sees the op: an earlier op that the platform
+			// rejected or a guard refused left nothing for it to act on as written.
+			ev := r.record(step, string(op.Kind)+" (skipped: "+why+")", op.Thread, nil)
 			ev.Skipped = true
 			r.res.Skipped = append(r.res.Skipped, step)
 			continue
@@ -282,6 +306,25 @@ func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 		}
 	}
 	return nil
+}
+
+// skipReason says why an op cannot be issued as written, "" when it can. Each case follows from an
+// earlier op that did not take effect: an allocation that failed, a free that was refused (the name
+// is still allocated), a grow that was refused (a range sized for the grown buffer no longer fits).
+func (r *run) skipReason(op *probes.Op) string {
+	switch {
+	case r.oracle.Skips(op):
+		return "names a buffer whose allocation failed"
+	case op.Kind == probes.OpAlloc && r.bufs[op.Buffer] != nil:
+		return fmt.Sprintf("buffer %q is still allocated: its free did not take effect", op.Buffer)
+	}
+	switch op.Kind {
+	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
+		if _, err := op.Resolve(r.sizeOf); err != nil {
+			return fmt.Sprintf("%v, which the probe's ranges assumed grown: a grow did not take effect", err)
+		}
+	}
+	return ""
 }
 
 func (r *run) buf(step, name string) (*allocation, error) {
@@ -490,6 +533,9 @@ func (r *run) grow(step string, t runtime.Thread, op *probes.Op) (bool, error) {
 	return true, r.initialise(op.Buffer, a.init)
 }
 
+// eagerMark tags a timeline call that was enqueued during a capture on a stream outside it.
+const eagerMark = "[eager:"
+
 // noteCaptured marks the last timeline event as captured when its stream is part of the capture in
 // progress, and enters the buffers it touches into the residency ledger.
 func (r *run) noteCaptured(op *probes.Op, acc probes.Access) {
@@ -499,7 +545,7 @@ func (r *run) noteCaptured(op *probes.Op, acc probes.Access) {
 	ev := &r.res.Timeline[len(r.res.Timeline)-1]
 	info, err := r.dev.CaptureInfo(runtime.Main, r.streams[op.Stream])
 	if err != nil || info.Status != runtime.CaptureActive || info.ID != r.captureID {
-		ev.Call += " [eager: stream " + op.Stream + " is not part of the capture]"
+		ev.Call += " " + eagerMark + " stream " + op.Stream + " is not part of the capture]"
 		return
 	}
 	ev.Captured = true
@@ -558,10 +604,16 @@ func (r *run) runCapture(c *probes.Capture) error {
 	}
 	if took {
 		r.graphs[c.Name] = g
+	} else {
+		// No graph: nothing will replay these ranges, so they explain no difference.
+		r.res.Ledger = slices.DeleteFunc(r.res.Ledger, func(l Residency) bool { return l.Capture == c.Name })
 	}
 	r.oracle.EndCapture(c.Name, took)
 	r.capture = ""
-	return r.abandonCapture(c)
+	if err := r.abandonCapture(c); err != nil {
+		return err
+	}
+	return r.checkDeferredContents()
 }
 
 // abandonCapture ends a capture the probe left active (its end failed or was never reached) so the
@@ -594,7 +646,7 @@ func (r *run) replays() error {
 	for round := 1; round <= r.in.Replays; round++ {
 		r.round = round
 		r.phase = "each"
-		if err := r.ops(probes.PhaseEach, "", r.p.Replay.Each); err != nil {
+		if err := r.eager(probes.PhaseEach, r.p.Replay.Each); err != nil {
 			return err
 		}
 		r.phase = "replay"
@@ -698,6 +750,9 @@ func diff(round int, name string, want, got []byte, limit int) []Mismatch {
 // range now.
 func (r *run) findStale() {
 	for _, l := range r.res.Ledger {
+		if !slices.Contains(r.p.Replay.Order, l.Capture) {
+			continue
+		}
 		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
 			continue
 		}

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -21,6 +22,10 @@ type snapshot struct {
 func (r *run) snap() (*snapshot, error) {
 	s := &snapshot{counters: r.dev.Counters(), ptrs: map[string]runtime.Ptr{}}
 	if r.capture == "" {
+		// Work still in flight would change the contents under the snapshot.
+		if err := r.dev.SyncDevice(runtime.Main); err != nil {
+			return nil, errFatal{fmt.Errorf("snapshot before a guarded call: SyncDevice: %w", err)}
+		}
 		s.contents = map[string][]byte{}
 	}
 	for name, a := range r.bufs {
@@ -76,10 +81,47 @@ func (r *run) checkRefusal(step string, before *snapshot) ([]SideEffectCheck, er
 			}
 		}
 		add("buffer contents", changed == "", "changed:"+changed)
+	} else {
+		// Read once the capture is over: see checkDeferredContents.
+		r.deferredContents = append(r.deferredContents, step)
 	}
 
 	if len(broken) > 0 {
 		return checks, errFatal{fmt.Errorf("%s: the refusal had side effects: %v", step, broken)}
 	}
 	return checks, nil
+}
+
+// checkDeferredContents finishes the side-effect check of refusals made during a capture, once it
+// has ended: every live buffer must hold what the oracle holds then (captured work has not run yet,
+// eager work is in both). The check joins the first refusal's when that one was deferred.
+func (r *run) checkDeferredContents() error {
+	if len(r.deferredContents) == 0 {
+		return nil
+	}
+	steps := r.deferredContents
+	r.deferredContents = nil
+	if err := r.dev.SyncDevice(runtime.Main); err != nil {
+		return errFatal{fmt.Errorf("contents check after the capture: SyncDevice: %w", err)}
+	}
+	var changed []string
+	for _, name := range r.oracle.Live() {
+		want, _ := r.oracle.Bytes(name)
+		a := r.bufs[name]
+		if a == nil || a.ptr.Bytes != int64(len(want)) {
+			changed = append(changed, name)
+			continue
+		}
+		got := make([]byte, len(want))
+		if err := r.dev.Read(runtime.Main, got, a.ptr); err != nil || !bytes.Equal(got, want) {
+			changed = append(changed, name)
+		}
+	}
+	if ref := r.res.Refusal; ref != nil && ref.Step == steps[0] {
+		ref.Checked = append(ref.Checked, SideEffectCheck{What: "buffer contents (compared with the oracle when the capture ended)", Held: len(changed) == 0})
+	}
+	if len(changed) > 0 {
+		return errFatal{fmt.Errorf("the refusal at %s had side effects: %v differ from the oracle when the capture ended", strings.Join(steps, ", "), changed)}
+	}
+	return nil
 }

@@ -66,9 +66,13 @@ func (l *Latch) Mode() Mode {
 	return l.mode
 }
 
+// Backend is the Backend of every error the guard raises itself (refusals, misuse of its API); the
+// platform's errors pass through with their own.
+const Backend = "guard"
+
 // guardError builds an error raised by the guard itself, never by the platform.
 func guardError(class runtime.Class, op, format string, args ...any) *runtime.Error {
-	return &runtime.Error{Backend: "guard", Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
+	return &runtime.Error{Backend: Backend, Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
 }
 
 // refusal builds a guard refusal: nothing was done.

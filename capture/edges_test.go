@@ -1,0 +1,158 @@
+package capture_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Edge paths where an earlier op did not take effect, so later ops cannot run as written.
+var _ = Describe("after an op that did not take effect", func() {
+	var dev runtime.Device
+	BeforeEach(func() {
+		dev = openSim("cann")
+		DeferCleanup(dev.Close)
+	})
+	guarded := func(p *probes.Probe) *capture.Result {
+		return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 2}, capture.Options{})
+	}
+
+	It("skips the re-allocation of a buffer whose free was refused, and keeps using the buffer", func() {
+		res := guarded(parseProbe(header + `
+  - name: p
+    hazard: rebase
+    buffers:
+      src: {bytes: 4KiB, init: iota8}
+      dst: {bytes: 4KiB, slot: retained}
+    streams: [main]
+    capture:
+      ops:
+        - copy: {dst: dst, src: src}
+    between:
+      - free: {buffer: dst}
+      - alloc: {buffer: dst, bytes: 8KiB, slot: retained}
+    replay:
+      each:
+        - fill: {dst: dst, value: 3, bytes: 16}
+    expect: {guarded: refused}
+`))
+		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
+		Expect(res.Refusal.Step).To(Equal("between op 1"))
+		Expect(res.Skipped).To(Equal([]string{"between op 2"}))
+		Expect(res.Rejection).To(BeNil())
+	})
+
+	It("skips an op sized for a grow that was refused, instead of ending in error", func() {
+		res := guarded(parseProbe(header + `
+  - name: p
+    hazard: rebase
+    buffers:
+      src: {bytes: 4KiB, init: iota8}
+      dst: {bytes: 4KiB, slot: retained}
+    streams: [main]
+    capture:
+      ops:
+        - copy: {dst: dst, src: src}
+    between:
+      - grow: {buffer: dst, bytes: 8KiB}
+      - fill: {dst: dst, value: 7, offset: 4KiB, bytes: 4KiB}
+    expect: {guarded: refused}
+`))
+		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
+		Expect(res.Skipped).To(Equal([]string{"between op 2"}))
+		Expect(res.Timeline).To(ContainElement(HaveField("Call", ContainSubstring("a grow did not take effect"))))
+	})
+
+	It("ends a guard API misuse in error rather than calling it a platform rejection", func() {
+		res := runOn(misusedGuard{dev}, parseProbe(simple), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Rejection).To(BeNil())
+		Expect(res.Reason).To(ContainSubstring("invalid-state"))
+	})
+
+	It("stops at the time limit even when there is no graph to launch", func() {
+		cuda := openSim("cuda")
+		defer cuda.Close()
+		start := time.Now()
+		res := capture.Run(context.Background(), cuda, probes.Instance{Probe: parseProbe(header + `
+  - name: p
+    hazard: sync-in-capture
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - sync-device: {}
+    expect: {guarded: rejected}
+`), Mode: runtime.Global, Replays: 1000000}, capture.Options{Timeout: 100 * time.Millisecond})
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Reason).To(ContainSubstring("deadline"))
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
+	})
+
+	It("blames no stale range on a capture that produced no graph, and names the eager op", func() {
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: off-capture
+    buffers:
+      x: {bytes: 4KiB}
+      data: {bytes: 4KiB, init: iota8}
+      out: {bytes: 4KiB}
+      side-out: {bytes: 4KiB}
+    streams: [main, side, other]
+    events: [e]
+    captures:
+      - name: a
+        ops:
+          - record: {event: e, stream: main}
+          - wait: {event: e, stream: side}
+          - fill: {dst: x, value: 9, stream: side}
+      - name: b
+        ops:
+          - copy: {dst: out, src: data}
+          - fill: {dst: side-out, value: 0x5C, stream: other}
+    between:
+      - grow: {buffer: x, bytes: 8KiB}
+    replay:
+      each:
+        - fill: {dst: side-out, value: 0, stream: other}
+    expect: {guarded: refused}
+`), runtime.Global, 2)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.Stale).To(BeEmpty())
+		Expect(res.Ledger).NotTo(ContainElement(HaveField("Capture", "a")))
+		Expect(res.Reason).To(ContainSubstring("capture b op 2 ran eagerly outside the capture"))
+	})
+
+	It("checks the contents after a refusal made during a capture once the capture has ended", func() {
+		res := guarded(parseProbe(header + `
+  - name: p
+    hazard: off-capture
+    buffers:
+      out: {bytes: 4KiB}
+      side-out: {bytes: 4KiB, init: fill:0x11}
+    streams: [main, side]
+    capture:
+      ops:
+        - fill: {dst: out, value: 1}
+        - fill: {dst: side-out, value: 0x5C, stream: side}
+    expect: {guarded: refused}
+`))
+		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
+		Expect(res.Refusal.Checked).To(ContainElement(capture.SideEffectCheck{
+			What: "buffer contents (compared with the oracle when the capture ended)", Held: true}))
+	})
+})
+
+// misusedGuard cannot happen with the real engine; it stands for a guard answering invalid-state.
+type misusedGuard struct{ runtime.Device }
+
+func (m misusedGuard) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
+	return runtime.Ptr{}, &runtime.Error{Backend: "guard", Op: "Malloc", Class: runtime.ClassInvalidState, Detail: "retired"}
+}
