@@ -54,7 +54,7 @@ func (l *loader) check(p *Probe) {
 	}
 	// Execution order: declared buffers, prepare, each capture's ops, between, one round of each.
 	for _, b := range p.Buffers {
-		t.bufs[b.Name] = &liveBuffer{size: b.Bytes, sized: b.Bytes > 0, live: true, at: b.Pos, how: "declared"}
+		t.bufs[b.Name] = &liveBuffer{size: b.Bytes, sized: b.Bytes > 0, live: true, at: b.Pos, how: "declared", init: b.Init}
 		t.grew(b.Name, b.Bytes)
 	}
 	for _, op := range p.Prepare {
@@ -66,6 +66,7 @@ func (l *loader) check(p *Probe) {
 			hb = newHappensBefore(p.Streams, c)
 		}
 		for i, op := range c.Ops {
+			t.initInCapture(op)
 			acc, ok := t.step(op)
 			if hb == nil || hb.exhausted || !t.streams[op.Stream] {
 				continue
@@ -92,6 +93,7 @@ func (l *loader) check(p *Probe) {
 		t.step(op)
 	}
 	t.eachRepeats(p.Replay.Each)
+	t.eachRoundTwo(p.Replay.Each)
 
 	for i, name := range p.Check {
 		at := l.where(p, "check."+strconv.Itoa(i), p.Pos)
@@ -112,6 +114,48 @@ func (l *loader) check(p *Probe) {
 	}
 	if total > l.lim.MaxTotalBytes {
 		l.errorf(p.Pos, RuleLimit, "probe %s uses %s of buffers in all, above the limit of %s", p.Name, bytesText(total), bytesText(l.lim.MaxTotalBytes))
+	}
+}
+
+// initInCapture checks that a buffer (re-)provisioned inside a capture can be initialised there:
+// a synchronous copy is an unsafe call during a capture, so the engine initialises with an
+// asynchronous memset on a stream outside the capture, which only zero and fill:B patterns allow.
+func (t *tracker) initInCapture(op *Op) {
+	ok := func(p Pattern) bool { return p.Kind == PatZero || p.Kind == PatFill || p.Kind == "" }
+	switch op.Kind {
+	case OpAlloc:
+		if !ok(op.Pattern) {
+			t.l.errorf(t.l.where(op, "init", op.Pos), RuleBadPattern, "alloc inside a capture: init %s cannot be written without a synchronous copy (an unsafe call during a capture); use zero or fill:B", op.Pattern)
+		}
+	case OpGrow:
+		if b := t.bufs[op.Buffer]; b != nil && b.live && !ok(b.init) {
+			t.l.errorf(op.Pos, RuleBadPattern, "grow inside a capture re-provisions %q with its init %s, which cannot be written without a synchronous copy (an unsafe call during a capture); give it zero or fill:B", op.Buffer, b.init)
+		}
+	}
+}
+
+// eachRoundTwo walks replay.each once more, with the buffers as round 1 left them (sizes only grow,
+// so two rounds see every size each will meet), and keeps what only round 2 breaks.
+func (t *tracker) eachRoundTwo(each []*Op) {
+	l := t.l
+	before := len(l.diags)
+	for _, op := range each {
+		if op.Kind == OpAlloc || op.Kind == OpFree {
+			continue // eachRepeats reports what repeating these breaks
+		}
+		t.step(op)
+	}
+	fresh := l.diags[before:]
+	l.diags = l.diags[:before]
+	for _, d := range fresh {
+		seen := false
+		for _, old := range l.diags[:before] {
+			seen = seen || (old.Pos == d.Pos && old.Rule == d.Rule)
+		}
+		if !seen {
+			d.Message = "in round 2 (replay.each runs before every round): " + d.Message
+			l.diags = append(l.diags, d)
+		}
 	}
 }
 
@@ -147,6 +191,7 @@ type liveBuffer struct {
 	sized bool // false when the size itself was bad: ranges on it are not checked
 	live  bool
 	at    Pos    // the declaration or the alloc that made it
+	init  Pattern
 	how   string // "declared" or "allocated"
 	freed Pos
 }
@@ -276,7 +321,7 @@ func (t *tracker) alloc(op *Op) {
 		t.l.errorf(t.l.where(op, "buffer", op.Pos), RuleDuplicate, "duplicate buffer %q: %s at line %d and still live; free it before allocating it again", name, old.how, old.at.Line)
 		return
 	}
-	b := &liveBuffer{live: true, at: op.Pos, how: "allocated"}
+	b := &liveBuffer{live: true, at: op.Pos, how: "allocated", init: op.Pattern}
 	if op.Bytes != nil {
 		b.size, b.sized = *op.Bytes, true
 		t.grew(name, b.size)

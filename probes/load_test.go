@@ -155,6 +155,9 @@ var _ = Describe("Load", func() {
 			"free at line 12"),
 		Entry(nil, "each-repeats.yaml", lim, []string{"16:11 duplicate", "19:11 use-after-free"},
 			"allocates \"tmp\" again in round 2", "round 2 frees \"gone\" again"),
+		Entry(nil, "init-in-capture.yaml", lim, []string{"13:55 bad-pattern", "15:11 bad-pattern"},
+			"alloc inside a capture: init iota8", `re-provisions "counted" with its init iota32`),
+		Entry(nil, "each-round-two.yaml", lim, []string{"17:11 axpy-size"}, "in round 2 (replay.each runs before every round)"),
 		Entry(nil, "capture-and-captures.yaml", lim, []string{"8:5 capture-and-captures"}),
 		Entry(nil, "unknown-capture.yaml", lim, []string{"11:22 unknown-capture", "11:37 unknown-capture"},
 			`did you mean "second"`),
@@ -177,7 +180,7 @@ var _ = Describe("Load", func() {
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(36))
+		Expect(len(files)).To(Equal(38))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {

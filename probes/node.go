@@ -196,7 +196,7 @@ func (l *loader) unsigned(n *yaml.Node, what string, max uint64) (uint64, bool) 
 	if !ok {
 		return 0, false
 	}
-	u, err := strconv.ParseUint(v, 0, 64)
+	u, err := ParseUint(v)
 	if err != nil || u > max {
 		l.errorf(l.at(deref(n)), RuleBadValue, "%s: want an integer 0..%d (decimal or 0x hex), got %q", what, max, v)
 		return 0, false

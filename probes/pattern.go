@@ -39,15 +39,15 @@ func ParsePattern(s string) (Pattern, error) {
 		}
 		return Pattern{Kind: PatternKind(head)}, nil
 	case PatFill:
-		v, err := strconv.ParseUint(arg, 0, 64)
+		v, err := ParseUint(arg)
 		if !hasArg || err != nil || v > 255 {
 			return Pattern{}, fmt.Errorf("pattern %q: fill needs a byte 0..255, decimal or 0x hex (fill:0xAB)", s)
 		}
 		return Pattern{Kind: PatFill, Byte: byte(v)}, nil
 	case PatRandom:
-		v, err := strconv.ParseUint(arg, 0, 64)
+		v, err := ParseUint(arg)
 		if !hasArg || err != nil {
-			return Pattern{}, fmt.Errorf("pattern %q: random needs a uint64 seed (random:42)", s)
+			return Pattern{}, fmt.Errorf("pattern %q: random needs a uint64 seed, decimal or 0x hex (random:42)", s)
 		}
 		return Pattern{Kind: PatRandom, Seed: v}, nil
 	case PatHex:
@@ -58,6 +58,21 @@ func ParsePattern(s string) (Pattern, error) {
 		return Pattern{Kind: PatHex, Hex: b}, nil
 	}
 	return Pattern{}, fmt.Errorf("unknown pattern %q (want zero, fill:B, iota8, iota32, random:SEED or hex:BYTES)", s)
+}
+
+// ParseUint reads an unsigned integer written in decimal or as 0x hex. Leading zeros, octal and
+// binary prefixes, signs and underscores are errors: 010 would otherwise silently mean 8.
+func ParseUint(s string) (uint64, error) {
+	if hexDigits, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		if hexDigits == "" || strings.ContainsAny(hexDigits, "_+-") {
+			return 0, fmt.Errorf("bad hex number %q", s)
+		}
+		return strconv.ParseUint(hexDigits, 16, 64)
+	}
+	if s == "" || (len(s) > 1 && s[0] == '0') || strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, fmt.Errorf("bad number %q: want decimal digits without leading zeros, or 0x hex", s)
+	}
+	return strconv.ParseUint(s, 10, 64)
 }
 
 func (p Pattern) String() string {

@@ -113,3 +113,27 @@ var _ = Describe("Pattern.Fill", func() {
 		Expect(probes.Pattern{Kind: probes.PatIota8}.Bytes(4)).To(Equal([]byte{0, 1, 2, 3}))
 	})
 })
+
+var _ = DescribeTable("ParseUint reads decimal or 0x hex, nothing else",
+	func(s string, want uint64, ok bool) {
+		got, err := probes.ParseUint(s)
+		if !ok {
+			Expect(err).To(HaveOccurred(), s)
+			return
+		}
+		Expect(err).NotTo(HaveOccurred(), s)
+		Expect(got).To(Equal(want))
+	},
+	Entry("decimal", "10", uint64(10), true),
+	Entry("zero", "0", uint64(0), true),
+	Entry("hex", "0xAB", uint64(0xab), true),
+	Entry("upper-case prefix", "0XFF", uint64(0xff), true),
+	Entry("largest", "18446744073709551615", uint64(1<<64-1), true),
+	Entry("leading zero is not octal", "010", uint64(0), false),
+	Entry("octal prefix", "0o10", uint64(0), false),
+	Entry("binary", "0b11", uint64(0), false),
+	Entry("underscore", "1_000", uint64(0), false),
+	Entry("sign", "+1", uint64(0), false),
+	Entry("empty hex", "0x", uint64(0), false),
+	Entry("overflow", "18446744073709551616", uint64(0), false),
+)
