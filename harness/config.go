@@ -62,21 +62,23 @@ func (c *Config) Platform() string {
 // LoadBaseline reads the baseline the configuration names; auto looks for
 // baselines/<platform>.yaml under dir and returns nil when there is none.
 func (c *Config) LoadBaseline(dir string) (*reports.Baseline, error) {
+	var file string
 	switch c.Baseline {
 	case "none":
 		return nil, nil
 	case "", "auto":
-		file := filepath.Join(dir, "baselines", reports.BaselineFile(c.Platform()))
+		file = filepath.Join(dir, "baselines", reports.BaselineFile(c.Platform()))
 		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return reports.ReadBaseline(file)
+	default:
+		file = c.Baseline
 	}
-	b, err := reports.ReadBaseline(c.Baseline)
-	if err == nil && b.Platform != c.Platform() {
-		return nil, fmt.Errorf("baseline %s records platform %s, but the suite runs %s", c.Baseline, b.Platform, c.Platform())
+	b, err := reports.ReadBaseline(file)
+	if err != nil {
+		return nil, err
 	}
-	return b, err
+	return b, b.CheckPlatform(c.Platform())
 }
 
 // Disabled is the guard.Disabled that DisableGuards names.

@@ -190,7 +190,7 @@ type liveBuffer struct {
 	size  int64
 	sized bool // false when the size itself was bad: ranges on it are not checked
 	live  bool
-	at    Pos    // the declaration or the alloc that made it
+	at    Pos // the declaration or the alloc that made it
 	init  Pattern
 	how   string // "declared" or "allocated"
 	freed Pos

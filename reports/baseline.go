@@ -243,11 +243,15 @@ func (b *Baseline) Compare(res *capture.Result) (Drift, bool) {
 }
 
 // Diff compares a run with the baseline: changed behaviour, uncharacterised instances, and baseline
-// instances the run did not produce. Sorted by instance id.
+// instances the run did not produce (a skipped or broken result counts as not run). Sorted by
+// instance id.
 func (b *Baseline) Diff(results []*capture.Result) []Drift {
 	var out []Drift
 	seen := map[string]bool{}
 	for _, res := range results {
+		if !recordable(res) {
+			continue // skipped or broken: it did not run, as far as the platform is concerned
+		}
 		seen[res.ID] = true
 		if d, ok := b.Compare(res); ok {
 			out = append(out, d)
@@ -282,4 +286,23 @@ func Judge(res *capture.Result, b *Baseline) (capture.Verdict, string) {
 		return capture.Pass, "matches baseline " + b.Platform
 	}
 	return v, why
+}
+
+// Unchanged counts the results that say something about the platform and match the baseline.
+func (b *Baseline) Unchanged(results []*capture.Result) int {
+	n := 0
+	for _, res := range results {
+		if _, drifted := b.Compare(res); recordable(res) && !drifted {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckPlatform fails when the baseline records another platform than key.
+func (b *Baseline) CheckPlatform(key string) error {
+	if b.Platform != key {
+		return fmt.Errorf("baseline %s records platform %s, but this run is %s", b.File, b.Platform, key)
+	}
+	return nil
 }

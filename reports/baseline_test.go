@@ -85,6 +85,24 @@ var _ = Describe("Baseline", func() {
 		}))
 	})
 
+	It("counts a baseline instance that was skipped or broke as not run, not as unchanged", func() {
+		b := reports.NewBaseline("sim/cuda", "", results())
+		now := results()
+		now[0].Outcome = probes.Skipped // p/rebase: the backend lacked a capability this time
+		drifts := b.Diff(now)
+		Expect(drifts).To(HaveLen(1))
+		Expect(drifts[0].Now).To(BeNil())
+		Expect(drifts[0].String()).To(Equal("p/rebase in global mode: in the baseline (corrupted) but not in this run"))
+		Expect(b.Unchanged(now)).To(Equal(1)) // p/sync only
+	})
+
+	It("names the file and both platforms when it is used for another platform", func() {
+		b := reports.NewBaseline("sim/cuda", "", nil)
+		b.File = "baselines/sim-cann.yaml"
+		Expect(b.CheckPlatform("sim/cuda")).To(Succeed())
+		Expect(b.CheckPlatform("sim/cann")).To(MatchError("baseline baselines/sim-cann.yaml records platform sim/cuda, but this run is sim/cann"))
+	})
+
 	It("judges unguarded results against it and leaves guarded ones to their expectation", func() {
 		b := reports.NewBaseline("sim/cuda", "", results())
 		b.File = "baselines/sim-cuda.yaml"

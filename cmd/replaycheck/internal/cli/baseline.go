@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/reports"
@@ -97,15 +98,25 @@ func brokenResults(results []*capture.Result) []*capture.Result {
 func writeBaseline(env Env, out string, b *reports.Baseline) int {
 	w := env.Stdout
 	if out != "" {
-		f, err := os.Create(env.path(out))
+		path := env.path(out)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+			return ExitUsage
+		}
+		f, err := os.Create(path)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 			return ExitUsage
 		}
-		defer f.Close()
-		w = f
-	}
-	if err := b.WriteYAML(w); err != nil {
+		err = b.WriteYAML(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck baseline: writing %s: %v\n", out, err)
+			return ExitFail
+		}
+	} else if err := b.WriteYAML(w); err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck baseline: writing: %v\n", err)
 		return ExitFail
 	}
@@ -132,7 +143,7 @@ func diffBaseline(env Env, b *reports.Baseline, results []*capture.Result) int {
 		}
 	}
 	fmt.Fprintf(env.Stdout, "baseline %s (%s): %d changed, %d not run, %d uncharacterised, %d unchanged\n",
-		b.Platform, b.File, changed, missing, unknown, len(results)-changed-unknown)
+		b.Platform, b.File, changed, missing, unknown, b.Unchanged(results))
 	if changed > 0 || missing > 0 {
 		return ExitFail
 	}

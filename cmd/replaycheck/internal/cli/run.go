@@ -142,6 +142,20 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 		fmt.Fprintln(env.Stderr, "replaycheck run: warning: no instances to run")
 	}
 
+	// Every profile is checked before anything runs: a typo in the third must not cost the first two.
+	if len(f.profiles()) == 0 {
+		fmt.Fprintln(env.Stderr, "replaycheck run: --profile names no profile")
+		return ExitUsage
+	}
+	for _, profile := range f.profiles() {
+		c := cfg
+		c.Profile = profile
+		if _, err := backends.Open(f.backend, c); err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+			return ExitUsage
+		}
+	}
+
 	var runs []*reports.Report
 	code := ExitOK
 	for _, profile := range f.profiles() {
@@ -206,10 +220,8 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Bas
 		if err != nil {
 			return nil, err
 		}
-		if b.Platform != key {
-			return nil, fmt.Errorf("--baseline %s records platform %s, but this run is %s", f.baseline, b.Platform, key)
-		}
-		return b, nil
+		b.File = f.baseline
+		return b, b.CheckPlatform(key)
 	}
 	if len(args) == 0 {
 		args = defaultPaths
@@ -228,7 +240,7 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Bas
 			return nil, err
 		}
 		b.File = env.display(file)
-		return b, nil
+		return b, b.CheckPlatform(key)
 	}
 	return nil, nil
 }
