@@ -1,12 +1,9 @@
 package harness
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -62,20 +59,17 @@ func (c *Config) Platform() string {
 // LoadBaseline reads the baseline the configuration names; auto looks for
 // baselines/<platform>.yaml under dir and returns nil when there is none.
 func (c *Config) LoadBaseline(dir string) (*reports.Baseline, error) {
-	var file string
+	var b *reports.Baseline
+	var err error
 	switch c.Baseline {
 	case "none":
 		return nil, nil
 	case "", "auto":
-		file = filepath.Join(dir, "baselines", reports.BaselineFile(c.Platform()))
-		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
+		b, err = reports.FindBaseline(dir, c.Platform())
 	default:
-		file = c.Baseline
+		b, err = reports.ReadBaseline(c.Baseline)
 	}
-	b, err := reports.ReadBaseline(file)
-	if err != nil {
+	if b == nil || err != nil {
 		return nil, err
 	}
 	return b, b.CheckPlatform(c.Platform())

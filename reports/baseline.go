@@ -2,10 +2,13 @@ package reports
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -87,6 +90,17 @@ func NewBaseline(platform, description string, results []*capture.Result) *Basel
 		}
 	}
 	return b
+}
+
+// FindBaseline reads the baseline of platform key from dir/baselines/, as BaselineFile names it;
+// nil without error when there is none. Callers check the platform (CheckPlatform) once they have
+// named the file for their users.
+func FindBaseline(dir, key string) (*Baseline, error) {
+	file := filepath.Join(dir, "baselines", BaselineFile(key))
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return ReadBaseline(file)
 }
 
 // ReadBaseline reads a baseline file strictly: unknown keys, a wrong version, an unknown outcome or

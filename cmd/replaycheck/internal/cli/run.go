@@ -231,16 +231,14 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Bas
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			dir = filepath.Dir(dir)
 		}
-		file := filepath.Join(dir, "baselines", reports.BaselineFile(key))
-		if _, err := os.Stat(file); err != nil {
-			continue
-		}
-		b, err := reports.ReadBaseline(file)
+		b, err := reports.FindBaseline(dir, key)
 		if err != nil {
 			return nil, err
 		}
-		b.File = env.display(file)
-		return b, b.CheckPlatform(key)
+		if b != nil {
+			b.File = env.display(b.File)
+			return b, b.CheckPlatform(key)
+		}
 	}
 	return nil, nil
 }
