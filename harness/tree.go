@@ -167,7 +167,7 @@ func registerInvariant(s *Suite, sets []*probes.Set, matrix probes.Matrix) {
 			if len(broken) > 0 {
 				ginkgo.Fail(fmt.Sprintf("%d guarded instance(s) ended corrupted:\n%s", len(broken), strings.Join(broken, "\n")))
 			}
-			ginkgo.AddReportEntry("guarded instances checked", ran)
+			ginkgo.AddReportEntry("guarded instances checked", ginkgo.ReportEntryVisibilityFailureOrVerbose, ran)
 		})
 	})
 }
