@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -112,7 +113,7 @@ func probeFiles(path string) ([]string, error) {
 // parse decodes and checks one file. It returns the set as far as it could be read (nil when the
 // file is not a mapping), where the set's name is written, and the file's problems.
 func parse(file string, data []byte, lim Limits) (*Set, Pos, Diagnostics) {
-	l := &loader{file: file, lim: lim.withDefaults(), pos: map[fieldKey]Pos{}}
+	l := &loader{file: file, data: data, lim: lim.withDefaults(), pos: map[fieldKey]Pos{}}
 	root := l.document(data)
 	if root == nil {
 		return nil, Pos{}, l.diags
@@ -170,7 +171,38 @@ func (l *loader) yamlError(err error) {
 	if slices.Contains(yamlParserProblems, msg) {
 		p.Line, p.Col = p.Line+1, 1
 	}
+	if p.Line == 0 {
+		p.Line, p.Col = l.locate(msg)
+	}
 	l.errorf(p, RuleYAML, "%s", msg)
+}
+
+// locate finds, for the problems yaml.v3 reports without a line, the offending place in the data:
+// an unknown alias, a control character, an invalid UTF-8 byte. 1:1 when it cannot tell.
+func (l *loader) locate(msg string) (line, col int) {
+	at := -1
+	switch {
+	case strings.HasPrefix(msg, "unknown anchor '"):
+		name := strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor '"), "' referenced")
+		at = bytes.Index(l.data, []byte("*"+name))
+	case strings.Contains(msg, "control characters"):
+		at = bytes.IndexFunc(l.data, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\r' && r != '\t' })
+	case strings.Contains(msg, "UTF-8"):
+		for i := 0; i < len(l.data); {
+			r, n := utf8.DecodeRune(l.data[i:])
+			if r == utf8.RuneError && n <= 1 {
+				at = i
+				break
+			}
+			i += n
+		}
+	}
+	if at < 0 {
+		return 1, 1
+	}
+	line = 1 + bytes.Count(l.data[:at], []byte("\n"))
+	col = 1 + utf8.RuneCount(l.data[bytes.LastIndexByte(l.data[:at], '\n')+1:at])
+	return line, col
 }
 
 var (

@@ -158,6 +158,9 @@ var _ = Describe("Load", func() {
 		Entry(nil, "init-in-capture.yaml", lim, []string{"13:55 bad-pattern", "15:11 bad-pattern"},
 			"alloc inside a capture: init iota8", `re-provisions "counted" with its init iota32`),
 		Entry(nil, "each-round-two.yaml", lim, []string{"17:11 axpy-size"}, "in round 2 (replay.each runs before every round)"),
+		Entry("an unknown alias, placed where it is used", "yaml-unknown-alias.yaml", lim, []string{"4:11 yaml"}, "unknown anchor 'nope'"),
+		Entry("a control character, placed", "yaml-control-char.yaml", lim, []string{"2:7 yaml"}, "control characters"),
+		Entry("invalid UTF-8, placed", "yaml-bad-utf8.yaml", lim, []string{"2:7 yaml"}, "UTF-8"),
 		Entry(nil, "capture-and-captures.yaml", lim, []string{"8:5 capture-and-captures"}),
 		Entry(nil, "unknown-capture.yaml", lim, []string{"11:22 unknown-capture", "11:37 unknown-capture"},
 			`did you mean "second"`),
@@ -180,7 +183,7 @@ var _ = Describe("Load", func() {
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(38))
+		Expect(len(files)).To(Equal(41))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {

@@ -18,6 +18,7 @@ import (
 // problem so a file's problems are all reported at once.
 type loader struct {
 	file  string
+	data  []byte // the file's text, to place the problems yaml.v3 reports without a line
 	lim   Limits
 	diags Diagnostics
 	// pos holds where a field's value was written, for the checks that run after decoding.
