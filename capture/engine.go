@@ -36,7 +36,7 @@ type allocation struct {
 	ptr  runtime.Ptr
 	gen  uint64 // the engine's allocation generation: a free and re-allocation is a new one
 	init probes.Pattern
-	slot probes.Slot
+	slot guard.Slot
 }
 
 type run struct {
@@ -442,9 +442,8 @@ func (r *run) issue(step string, op *probes.Op) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		gs, _ := guard.ParseSlot(string(a.slot))
 		took, err := r.call(step, fmt.Sprintf("Release(%s %s %v)", a.slot, op.Buffer, a.ptr), t,
-			func() error { return r.guard.Release(t, gs, op.Buffer, a.ptr) })
+			func() error { return r.guard.Release(t, a.slot, op.Buffer, a.ptr) })
 		if took {
 			delete(r.bufs, op.Buffer)
 		}
@@ -470,7 +469,7 @@ func (r *run) allocate(step string, t runtime.Thread, name string, n int64, init
 		return took, err
 	}
 	r.gen++
-	r.bufs[name] = &allocation{ptr: ptr, gen: r.gen, init: init, slot: slot}
+	r.bufs[name] = &allocation{ptr: ptr, gen: r.gen, init: init, slot: gs}
 	r.res.Timeline[len(r.res.Timeline)-1].Call += " = " + ptr.String()
 	return true, r.initialise(name, init)
 }
@@ -505,7 +504,7 @@ func (r *run) grow(step string, t runtime.Thread, op *probes.Op) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	gs, _ := guard.ParseSlot(string(a.slot))
+	gs := a.slot
 	var ptr runtime.Ptr
 	var served guard.Served
 	took, err := r.call(step, fmt.Sprintf("Provision(%s %s %v, %d) (grow)", a.slot, op.Buffer, a.ptr, *op.Bytes), t, func() (err error) {

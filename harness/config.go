@@ -11,6 +11,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -50,10 +51,7 @@ func (c *Config) Check() error {
 
 // Platform is the platform key of the configured backend and profile, e.g. sim/cann.
 func (c *Config) Platform() string {
-	if c.Backend != "sim" {
-		return reports.PlatformKey(c.Backend, "")
-	}
-	return reports.PlatformKey(c.Backend, c.Profile)
+	return reports.PlatformKey(c.Backend, backends.ProfileOf(c.Backend, c.Profile))
 }
 
 // LoadBaseline reads the baseline the configuration names; auto looks for

@@ -105,10 +105,7 @@ const resultEntry = "replaycheck result"
 // report (JSON for a .json file, text otherwise), enforcement table included.
 func (s *Suite) writeReport(r ginkgo.Report) error {
 	rep := reports.New("replaycheck", "suite", reports.Options{})
-	rep.Backend = s.cfg.Backend
-	if s.cfg.Backend == "sim" {
-		rep.Profile = s.cfg.Profile
-	}
+	rep.Backend, rep.Profile = s.cfg.Backend, backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)
 	if s.baseline != nil {
 		rep.Baseline, rep.BaselineFile = s.baseline, s.baseline.File
 	}

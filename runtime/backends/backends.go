@@ -30,6 +30,18 @@ type Config struct {
 // first target platform.
 const DefaultProfile = "cann"
 
+// ProfileOf is the platform profile a backend runs with: only the simulator has profiles, so every
+// other backend gets "" whatever was asked for.
+func ProfileOf(name, profile string) string {
+	if name != "sim" {
+		return ""
+	}
+	if profile == "" {
+		return DefaultProfile
+	}
+	return profile
+}
+
 // builtin are the backends this binary can open.
 var builtin = []string{"sim"}
 

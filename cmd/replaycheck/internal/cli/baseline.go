@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/runtime/backends"
 )
 
 var baselineCommand = &command{
@@ -50,7 +52,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			profile := f.profiles()[0]
-			key := reports.PlatformKey(f.backend, profileOf(f.backend, profile))
+			key := reports.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile))
 			var base *reports.Baseline
 			if verb == "diff" {
 				if base, err = f.baselineFor(env, paths, key); err != nil {
@@ -88,7 +90,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 func brokenResults(results []*capture.Result) []*capture.Result {
 	var out []*capture.Result
 	for _, r := range results {
-		if r.Outcome == "error" {
+		if r.Outcome == probes.Errored {
 			out = append(out, r)
 		}
 	}

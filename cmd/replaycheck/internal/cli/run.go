@@ -159,7 +159,7 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 	var runs []*reports.Report
 	code := ExitOK
 	for _, profile := range f.profiles() {
-		baseline, err := f.baselineFor(env, args, reports.PlatformKey(f.backend, profileOf(f.backend, profile)))
+		baseline, err := f.baselineFor(env, args, reports.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile)))
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
@@ -193,14 +193,6 @@ func (f *runFlags) profiles() []string {
 		}
 	}
 	return out
-}
-
-// profileOf is the profile a backend runs with: only the simulator has profiles.
-func profileOf(backend, profile string) string {
-	if backend == "sim" {
-		return profile
-	}
-	return ""
 }
 
 // baselineFor finds the platform baseline unguarded results are judged against: --baseline none
@@ -270,7 +262,7 @@ func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg back
 		return platformRun{}, fmt.Errorf("opening device 0 of backend %s: %w", f.backend, err)
 	}
 	rep := reports.New("replaycheck", version(), reports.Options{AllTimelines: f.timelines == "all"})
-	rep.Backend, rep.Device, rep.Profile = backend.Name(), dev.Describe(), profileOf(backend.Name(), profile)
+	rep.Backend, rep.Device, rep.Profile = backend.Name(), dev.Describe(), backends.ProfileOf(backend.Name(), profile)
 	if baseline != nil {
 		rep.Baseline, rep.BaselineFile = baseline, baseline.File
 	}
