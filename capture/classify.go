@@ -11,7 +11,7 @@ import (
 // exact; the silent case dominates everything but a broken run.
 func (r *run) classify(err error) {
 	res := r.res
-	if rej := res.Rejection; rej != nil && !rej.Invalidated && res.Rounds > 0 {
+	if rej := res.Rejection; rej != nil && rej.DuringCapture && !rej.Invalidated && res.Rounds > 0 {
 		exact := res.CorruptedRounds == 0
 		rej.ReplaysExact = &exact
 	}
@@ -20,6 +20,8 @@ func (r *run) classify(err error) {
 		res.Outcome, res.Reason = probes.Errored, err.Error()
 	case res.CorruptedRounds > 0:
 		res.Outcome, res.Reason = probes.Corrupted, r.corruptionReason()
+	case staleRan(res) != nil:
+		res.Outcome, res.Reason = probes.Corrupted, r.staleReason(staleRan(res))
 	case res.Rejection != nil:
 		res.Outcome, res.Reason = probes.Rejected, rejectionReason(res.Rejection)
 	case res.Refusal != nil:
@@ -41,6 +43,9 @@ func (r *run) corruptionReason() string {
 	}
 	for _, s := range res.Stale {
 		fmt.Fprintf(&b, "; graph %s captured %s at %v, now %s", s.Capture, s.Buffer, s.Range, s.Now)
+		if !s.Ran {
+			b.WriteString(" (the platform rejected that launch)")
+		}
 	}
 	for _, ev := range res.Timeline {
 		if ev.Phase == "capture" && strings.Contains(ev.Call, eagerMark) {
@@ -54,15 +59,51 @@ func (r *run) corruptionReason() string {
 	return b.String()
 }
 
+// staleRan returns the first stale range a launch ran over, nil when none.
+func staleRan(res *Result) *StaleRange {
+	for i := range res.Stale {
+		if res.Stale[i].Ran {
+			return &res.Stale[i]
+		}
+	}
+	return nil
+}
+
+// staleReason explains a corruption no checked byte shows yet: a replay used memory the buffer it
+// captured no longer owns.
+func (r *run) staleReason(s *StaleRange) string {
+	reason := fmt.Sprintf("no checked byte differs, but replay round %d of graph %s used stale memory: it %s %s at %v, captured at generation %d, now %s",
+		s.Round, s.Capture, accessVerb(s.Access), s.Buffer, s.Range, s.Generation, s.Now)
+	if n := len(r.res.Stale); n > 1 {
+		reason += fmt.Sprintf(" (and %d more stale ranges)", n-1)
+	}
+	if r.res.Rejection != nil {
+		reason += "; also " + rejectionReason(r.res.Rejection)
+	}
+	return reason
+}
+
+func accessVerb(a Access) string {
+	switch a {
+	case AccessRead:
+		return "reads"
+	case AccessWrite:
+		return "writes"
+	}
+	return "reads and writes"
+}
+
 func rejectionReason(rej *Rejection) string {
 	s := fmt.Sprintf("platform rejected %s (%s) with %d", rej.Step, rej.Op, rej.Code)
 	if rej.Name != "" {
 		s += " " + rej.Name
 	}
 	s += " [" + string(rej.Class) + "]"
-	if rej.Invalidated {
+	switch {
+	case !rej.DuringCapture:
+	case rej.Invalidated:
 		s += ", capture invalidated"
-	} else {
+	default:
 		s += ", capture not invalidated"
 		if rej.ReplaysExact != nil && *rej.ReplaysExact {
 			s += ", later replays exact"

@@ -31,12 +31,14 @@ type errFatal struct{ err error }
 
 func (e errFatal) Error() string { return e.err.Error() }
 
-// allocation is a live device buffer the engine holds for a probe buffer name.
+// allocation is a live buffer the engine holds for a probe buffer name.
 type allocation struct {
-	ptr  runtime.Ptr
-	gen  uint64 // the engine's allocation generation: a free and re-allocation is a new one
-	init probes.Pattern
-	slot guard.Slot
+	ptr   runtime.Ptr
+	gen   uint64 // the engine's allocation generation: a free and re-allocation is a new one
+	init  probes.Pattern
+	slot  guard.Slot
+	place probes.Place
+	host  bool // host memory: the CPU reads and writes it, no driver call
 }
 
 type run struct {
@@ -61,7 +63,11 @@ type run struct {
 	captureID uint64
 	phase     string
 	round     int
-	ledgerSet map[string]bool
+	ledgerSet map[string]int // capture/buffer/generation -> index in the ledger
+	staleSeen map[string]bool
+	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
+	// thread: teardown gives each thread its mode back.
+	threadModes map[runtime.Thread]runtime.CaptureMode
 	// deferredContents are the refusals made during a capture whose contents check waits for its end.
 	deferredContents []string
 }
@@ -104,7 +110,8 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	r := &run{
 		ctx: ctx, dev: gd, guard: gd, in: in, p: p, res: res, oracle: probes.NewOracle(p),
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]bool{},
+		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]int{},
+		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 	}
 	base := dev.Counters()
 	err = r.safely(r.body)
@@ -173,8 +180,19 @@ func (r *run) setupObjects() error {
 		}
 		r.streams[name] = s
 	}
+	// The default stream is the platform's: never created, never destroyed.
+	r.streams[probes.DefaultStream] = runtime.DefaultStream
 	if err := r.must("CreateStream (engine setup stream)", func() (err error) { r.setup, err = r.dev.CreateStream(runtime.Main); return }); err != nil {
 		return err
+	}
+	for _, pl := range r.p.Pools {
+		call := fmt.Sprintf("ReservePool(%s, %d", pl.Name, pl.Bytes)
+		if pl.Host != 0 {
+			call += ", " + pl.Host.String() + " host"
+		}
+		if err := r.must(call+")", func() error { return r.guard.ReservePool(runtime.Main, pl.Name, pl.Bytes, pl.Host) }); err != nil {
+			return err
+		}
 	}
 	for _, name := range r.p.Events {
 		var e runtime.Event
@@ -184,12 +202,10 @@ func (r *run) setupObjects() error {
 		r.events[name] = e
 	}
 	for _, b := range r.p.Buffers {
-		took, err := r.allocate("", runtime.Main, b.Name, b.Bytes, b.Init, b.Slot)
-		if err != nil {
+		// A declared buffer is setup, not one of the probe's ops: a failure ends the instance in
+		// error, never as a platform rejection of a step.
+		if _, err := r.allocate("", runtime.Main, b.Name, b.Bytes, b.Init, b.Slot, b.Place); err != nil {
 			return err
-		}
-		if !took {
-			return errFatal{fmt.Errorf("allocating declared buffer %q (%d bytes) failed: %s", b.Name, b.Bytes, r.lastErr())}
 		}
 	}
 	return nil
@@ -250,7 +266,7 @@ func (r *run) outcomeOf(step, call string, err error) (bool, error) {
 		return false, nil
 	}
 	if r.res.Rejection == nil {
-		r.res.Rejection = &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class, Invalidated: e.Invalidated}
+		r.res.Rejection = &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class, DuringCapture: r.capture != "", Invalidated: e.Invalidated}
 	}
 	return false, nil
 }
@@ -396,6 +412,10 @@ func (r *run) issue(step string, op *probes.Op) (bool, error) {
 			return false, err
 		}
 		data := op.Pattern.Bytes(a.ptr.Bytes)
+		if a.host {
+			return r.call(step, fmt.Sprintf("HostWrite(%s %v, %s)", op.Dst, a.ptr, op.Pattern), t,
+				func() error { return r.dev.HostWrite(a.ptr, data) })
+		}
 		return r.call(step, fmt.Sprintf("Write(%s %v, %s)", op.Dst, a.ptr, op.Pattern), t,
 			func() error { return r.dev.Write(t, a.ptr, data) })
 	case probes.OpRead:
@@ -404,6 +424,10 @@ func (r *run) issue(step string, op *probes.Op) (bool, error) {
 			return false, err
 		}
 		data := make([]byte, a.ptr.Bytes)
+		if a.host {
+			return r.call(step, fmt.Sprintf("HostRead(%s %v)", op.Src, a.ptr), t,
+				func() error { return r.dev.HostRead(data, a.ptr) })
+		}
 		return r.call(step, fmt.Sprintf("Read(%s %v)", op.Src, a.ptr), t,
 			func() error { return r.dev.Read(t, data, a.ptr) })
 	case probes.OpRecord:
@@ -436,46 +460,98 @@ func (r *run) issue(step string, op *probes.Op) (bool, error) {
 		e := r.events[op.Event]
 		return r.call(step, "SyncEvent("+op.Event+")", t, func() error { return r.dev.SyncEvent(t, e) })
 	case probes.OpAlloc:
-		return r.allocate(step, t, op.Buffer, *op.Bytes, op.Pattern, op.Slot)
+		return r.allocate(step, t, op.Buffer, *op.Bytes, op.Pattern, op.Slot, op.Place)
 	case probes.OpFree:
 		a, err := r.buf(step, op.Buffer)
 		if err != nil {
 			return false, err
 		}
-		took, err := r.call(step, fmt.Sprintf("Release(%s %s %v)", a.slot, op.Buffer, a.ptr), t,
-			func() error { return r.guard.Release(t, a.slot, op.Buffer, a.ptr) })
+		call, f := r.release(t, op.Buffer, a)
+		took, err := r.call(step, call, t, f)
 		if took {
 			delete(r.bufs, op.Buffer)
 		}
 		return took, err
 	case probes.OpGrow:
 		return r.grow(step, t, op)
+	case probes.OpExchangeMode:
+		var old runtime.CaptureMode
+		took, err := r.call(step, fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), t, func() (err error) {
+			old, err = r.dev.ExchangeCaptureMode(t, op.Mode)
+			return
+		})
+		if took {
+			if _, ok := r.threadModes[t]; !ok {
+				r.threadModes[t] = old
+			}
+			r.res.Timeline[len(r.res.Timeline)-1].Call += " = " + old.String()
+		}
+		return took, err
 	}
 	return false, errFatal{fmt.Errorf("%s: op %q is not implemented by the engine", step, op.Kind)}
 }
 
-// allocate provisions a buffer in its slot (a first allocation) and writes its init pattern.
-func (r *run) allocate(step string, t runtime.Thread, name string, n int64, init probes.Pattern, slot probes.Slot) (bool, error) {
+// allocate provisions a buffer where its place says (its slot, its pool, or host memory) and
+// writes its init pattern. step is "" for a declared buffer: setup, whose failure is fatal.
+func (r *run) allocate(step string, t runtime.Thread, name string, n int64, init probes.Pattern, slot probes.Slot, place probes.Place) (bool, error) {
 	gs, err := guard.ParseSlot(string(slot))
 	if err != nil {
 		return false, errFatal{fmt.Errorf("%s: %w", step, err)}
 	}
 	var ptr runtime.Ptr
-	took, err := r.call(step, fmt.Sprintf("Provision(%s %s, %d)", slot, name, n), t, func() (err error) {
-		ptr, _, err = r.guard.Provision(t, gs, name, runtime.Ptr{}, n)
-		return
-	})
-	if !took || err != nil {
+	var call string
+	var f func() error
+	switch {
+	case place.Pool != "":
+		call = fmt.Sprintf("PoolAlloc(%s %s, %d)", place.Pool, name, n)
+		f = func() (err error) { ptr, err = r.guard.PoolAlloc(t, place.Pool, n); return }
+	case place.Host != 0:
+		call = fmt.Sprintf("AllocHost(%s %s, %d)", place.Host, name, n)
+		f = func() (err error) { ptr, err = r.dev.AllocHost(t, n, place.Host); return }
+	default:
+		call = fmt.Sprintf("Provision(%s %s, %d)", slot, name, n)
+		f = func() (err error) { ptr, _, err = r.guard.Provision(t, gs, name, runtime.Ptr{}, n); return }
+	}
+	if step == "" {
+		if err := r.must(call, f); err != nil {
+			return false, err
+		}
+	} else if took, err := r.call(step, call, t, f); !took || err != nil {
 		return took, err
 	}
 	r.gen++
-	r.bufs[name] = &allocation{ptr: ptr, gen: r.gen, init: init, slot: gs}
+	r.bufs[name] = &allocation{ptr: ptr, gen: r.gen, init: init, slot: gs, place: place, host: r.isHost(place)}
 	r.res.Timeline[len(r.res.Timeline)-1].Call += " = " + ptr.String()
 	return true, r.initialise(name, init)
 }
 
+// isHost reports whether a place is host memory: a host buffer, or a block of a host pool.
+func (r *run) isHost(place probes.Place) bool {
+	if place.Pool != "" {
+		pl := r.p.Pool(place.Pool)
+		return pl != nil && pl.Host != 0
+	}
+	return place.Host != 0
+}
+
+// release returns the call that frees a buffer where its place says, and its description.
+func (r *run) release(t runtime.Thread, name string, a *allocation) (string, func() error) {
+	switch {
+	case a.place.Pool != "":
+		return fmt.Sprintf("PoolFree(%s %s %v)", a.place.Pool, name, a.ptr), func() error { return r.guard.PoolFree(t, a.place.Pool, a.ptr) }
+	case a.place.Host != 0:
+		return fmt.Sprintf("FreeHost(%s %s %v)", a.place.Host, name, a.ptr), func() error { return r.dev.FreeHost(t, a.ptr) }
+	}
+	return fmt.Sprintf("Release(%s %s %v)", a.slot, name, a.ptr), func() error { return r.guard.Release(t, a.slot, name, a.ptr) }
+}
+
 func (r *run) initialise(name string, init probes.Pattern) error {
 	a := r.bufs[name]
+	if a.host {
+		// The CPU writes host memory: no driver call, no capture rule.
+		data := init.Bytes(a.ptr.Bytes)
+		return r.must(fmt.Sprintf("HostWrite(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.dev.HostWrite(a.ptr, data) })
+	}
 	if r.capture == "" {
 		data := init.Bytes(a.ptr.Bytes)
 		return r.must(fmt.Sprintf("Write(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.dev.Write(runtime.Main, a.ptr, data) })
@@ -489,20 +565,21 @@ func (r *run) initialise(name string, init probes.Pattern) error {
 		return errFatal{fmt.Errorf("buffer %q is allocated inside a capture with init %s: only zero and fill:B can be initialised there without a synchronous copy", name, init)}
 	}
 	return r.must(fmt.Sprintf("Fill(%s %v, %#02x) (init, engine stream)", name, a.ptr, value), func() error {
-		if err := r.dev.Fill(runtime.Main, r.setup, a.ptr, value); err != nil {
-			return err
-		}
-		return nil
+		return r.dev.Fill(runtime.Main, r.setup, a.ptr, value)
 	})
 }
 
 // grow sends a growth request through the buffer's slot: served in place when it fits; otherwise
 // re-provisioned by free then malloc at the new size and the buffer's init again (a re-base: the
-// address may change), unless a kernel-mode guard refuses it first.
+// address may change), unless a kernel-mode guard refuses it first. A pooled or host buffer has no
+// slot: it is served in place when it fits, and re-based by a free and an allocation otherwise.
 func (r *run) grow(step string, t runtime.Thread, op *probes.Op) (bool, error) {
 	a, err := r.buf(step, op.Buffer)
 	if err != nil {
 		return false, err
+	}
+	if a.place != (probes.Place{}) {
+		return r.regrow(step, t, op, a)
 	}
 	gs := a.slot
 	var ptr runtime.Ptr
@@ -528,8 +605,28 @@ func (r *run) grow(step string, t runtime.Thread, op *probes.Op) (bool, error) {
 		return true, nil
 	}
 	r.gen++
-	r.bufs[op.Buffer] = &allocation{ptr: ptr, gen: r.gen, init: a.init, slot: a.slot}
+	r.bufs[op.Buffer] = &allocation{ptr: ptr, gen: r.gen, init: a.init, slot: a.slot, place: a.place, host: a.host}
 	return true, r.initialise(op.Buffer, a.init)
+}
+
+// regrow grows a pooled or host buffer: in place when the request fits, else free, then allocate at
+// the new size and initialise again.
+func (r *run) regrow(step string, t runtime.Thread, op *probes.Op, a *allocation) (bool, error) {
+	n := *op.Bytes
+	if n <= a.ptr.Bytes {
+		r.record(step, fmt.Sprintf("grow(%s %v, %d) = in place [no call]", op.Buffer, a.ptr, n), t, nil)
+		return true, nil
+	}
+	call, free := r.release(t, op.Buffer, a)
+	if took, err := r.call(step, call+" (grow)", t, free); !took || err != nil {
+		return took, err
+	}
+	delete(r.bufs, op.Buffer)
+	took, err := r.allocate(step, t, op.Buffer, n, a.init, probes.SlotPlain, a.place)
+	if err == nil && !took {
+		return false, errFatal{fmt.Errorf("%s: grow of %q freed the old allocation and the new one failed: %s", step, op.Buffer, r.lastErr())}
+	}
+	return took, err
 }
 
 // eagerMark tags a timeline call that was enqueued during a capture on a stream outside it.
@@ -548,15 +645,20 @@ func (r *run) noteCaptured(op *probes.Op, acc probes.Access) {
 		return
 	}
 	ev.Captured = true
-	for _, sp := range append(acc.Writes, acc.Reads...) {
-		a := r.bufs[sp.Buffer]
-		key := fmt.Sprintf("%s/%s/%d", r.capture, sp.Buffer, a.gen)
-		if r.ledgerSet[key] {
-			continue
+	note := func(spans []probes.Span, how string) {
+		for _, sp := range spans {
+			a := r.bufs[sp.Buffer]
+			key := fmt.Sprintf("%s/%s/%d", r.capture, sp.Buffer, a.gen)
+			if i, ok := r.ledgerSet[key]; ok {
+				r.res.Ledger[i].Access = r.res.Ledger[i].Access.With(how)
+				continue
+			}
+			r.ledgerSet[key] = len(r.res.Ledger)
+			r.res.Ledger = append(r.res.Ledger, Residency{Capture: r.capture, Buffer: sp.Buffer, Range: a.ptr, Generation: a.gen, Access: Access(how)})
 		}
-		r.ledgerSet[key] = true
-		r.res.Ledger = append(r.res.Ledger, Residency{Capture: r.capture, Buffer: sp.Buffer, Range: a.ptr, Generation: a.gen})
 	}
+	note(acc.Writes, AccessWrite)
+	note(acc.Reads, AccessRead)
 }
 
 func (r *run) runCapture(c *probes.Capture) error {
@@ -641,7 +743,6 @@ func (r *run) abandonCapture(c *probes.Capture) error {
 
 func (r *run) replays() error {
 	r.phase = "replay"
-	stream := r.streams[r.p.Replay.Stream]
 	for round := 1; round <= r.in.Replays; round++ {
 		r.round = round
 		r.phase = "each"
@@ -649,19 +750,25 @@ func (r *run) replays() error {
 			return err
 		}
 		r.phase = "replay"
-		for _, name := range r.p.Replay.Order {
-			g, ok := r.graphs[name]
+		for _, lc := range r.p.Replay.Order {
+			g, ok := r.graphs[lc.Capture]
 			if !ok {
-				r.oracle.Launch(name, false)
+				r.oracle.Launch(lc.Capture, false)
 				continue
 			}
-			step := fmt.Sprintf("replay %d %s", round, name)
-			took, err := r.call(step, fmt.Sprintf("Launch(graph %s) on %s", name, r.p.Replay.Stream), runtime.Main,
+			step := fmt.Sprintf("replay %d %s", round, lc.Capture)
+			stream := r.streams[lc.Stream]
+			took, err := r.call(step, fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream), runtime.Main,
 				func() error { return r.dev.Launch(runtime.Main, g, stream) })
 			if err != nil {
 				return err
 			}
-			r.oracle.Launch(name, took)
+			// A launch the platform ran, or rejected after looking at it, touched what the graph
+			// captured; one a guard refused touched nothing.
+			if ev := r.res.Timeline[len(r.res.Timeline)-1]; took || ev.Class != runtime.ClassRefused {
+				r.noteStale(lc.Capture, round, took)
+			}
+			r.oracle.Launch(lc.Capture, took)
 		}
 		if err := r.verify(round); err != nil {
 			return err
@@ -696,9 +803,9 @@ func (r *run) verify(round int) error {
 		if a.ptr.Bytes != int64(len(want)) {
 			return errFatal{fmt.Errorf("verify: buffer %q is %d bytes on the device and %d in the oracle", name, a.ptr.Bytes, len(want))}
 		}
-		got := make([]byte, a.ptr.Bytes)
-		if err := r.dev.Read(runtime.Main, got, a.ptr); err != nil {
-			return errFatal{fmt.Errorf("verify: Read(%s): %w", name, err)}
+		got, err := r.contents(a)
+		if err != nil {
+			return errFatal{fmt.Errorf("verify: reading %s: %w", name, err)}
 		}
 		if bytes.Equal(got, want) {
 			continue
@@ -712,7 +819,6 @@ func (r *run) verify(round int) error {
 		r.res.CorruptedRounds++
 		if r.res.FirstCorrupted == 0 {
 			r.res.FirstCorrupted = round
-			r.findStale()
 		}
 	}
 	return nil
@@ -745,17 +851,25 @@ func diff(round int, name string, want, got []byte, limit int) []Mismatch {
 	return out
 }
 
-// findStale names, for each ledger entry whose allocation changed since capture, what holds its
-// range now.
-func (r *run) findStale() {
+// noteStale records, the first time a launch of capture's graph touches it, each range the graph
+// captured that is no longer the allocation it captured: the buffer was freed, or freed and
+// allocated again (a re-base, a pool block handed out again). That is a use of stale memory
+// whether or not a checked byte differs yet; Result.Stale says which live buffers own the range
+// now. ran is false when the platform rejected the launch.
+func (r *run) noteStale(capture string, round int, ran bool) {
 	for _, l := range r.res.Ledger {
-		if !slices.Contains(r.p.Replay.Order, l.Capture) {
+		if l.Capture != capture {
 			continue
 		}
 		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
 			continue
 		}
-		s := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation}
+		key := fmt.Sprintf("%s/%s/%d", l.Capture, l.Buffer, l.Generation)
+		if r.staleSeen[key] {
+			continue
+		}
+		r.staleSeen[key] = true
+		s := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation, Access: l.Access, Round: round, Ran: ran}
 		var now []string
 		for _, name := range r.liveNames() {
 			a := r.bufs[name]
@@ -771,6 +885,15 @@ func (r *run) findStale() {
 		}
 		r.res.Stale = append(r.res.Stale, s)
 	}
+}
+
+// contents reads a buffer back: a synchronous device read, or the CPU's read of host memory.
+func (r *run) contents(a *allocation) ([]byte, error) {
+	data := make([]byte, a.ptr.Bytes)
+	if a.host {
+		return data, r.dev.HostRead(data, a.ptr)
+	}
+	return data, r.dev.Read(runtime.Main, data, a.ptr)
 }
 
 // liveNames lists the engine's live buffers in allocation (generation) order.
@@ -805,8 +928,19 @@ func (r *run) teardown() error {
 	if len(r.streams) > 0 || r.setup != 0 {
 		keep("SyncDevice", r.dev.SyncDevice(runtime.Main))
 	}
-	// Retire frees every slot's buffer, retained and arena included, as a context's exit does.
+	// Host buffers have no slot: the engine frees what the probe left.
+	for _, name := range r.liveNames() {
+		if a := r.bufs[name]; a.place.Host != 0 {
+			keep("FreeHost "+name, r.dev.FreeHost(runtime.Main, a.ptr))
+		}
+	}
+	// Retire frees every slot's buffer, retained and arena included, and every pool's segment, as a
+	// context's exit does.
 	keep("Retire", r.guard.Retire(runtime.Main))
+	for t, mode := range r.threadModes {
+		_, err := r.dev.ExchangeCaptureMode(t, mode)
+		keep(fmt.Sprintf("ExchangeCaptureMode(%s) on thread %s", mode, t), err)
+	}
 	for _, name := range r.p.Events {
 		if e, ok := r.events[name]; ok {
 			keep("DestroyEvent "+name, r.dev.DestroyEvent(runtime.Main, e))

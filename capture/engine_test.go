@@ -279,7 +279,7 @@ var _ = Describe("Run", func() {
 		Expect(res.Refusal.Step).To(Equal("between op 1"))
 		Expect(res.Refusal.Detail).To(ContainSubstring("retained slot"))
 		Expect(res.Refusal.Checked).To(ConsistOf(
-			capture.SideEffectCheck{What: "allocator counters (mallocs, frees, live allocations, live bytes)", Held: true},
+			capture.SideEffectCheck{What: "allocator counters (mallocs, frees, live allocations, live bytes, host allocations)", Held: true},
 			capture.SideEffectCheck{What: "buffer addresses and sizes", Held: true},
 			capture.SideEffectCheck{What: "buffer contents", Held: true},
 		))

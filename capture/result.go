@@ -39,8 +39,10 @@ type Result struct {
 	// Ledger is the residency ledger at the end of each capture: every buffer a captured op names,
 	// with the address range and allocation generation it had.
 	Ledger []Residency
-	// Stale lists, when bytes differ, each captured range whose allocation is no longer the one it
-	// was at capture, and which live allocation owns that range now.
+	// Stale lists each captured range that a launch touched after its allocation stopped being the
+	// one it was at capture (freed, or freed and handed out again), with the first round it
+	// happened in and which live allocation owns that range now. It is kept in every outcome; a
+	// stale range a launch ran over makes the outcome corrupted even when no checked byte differs.
 	Stale    []StaleRange
 	Timeline []Event
 	Skipped  []string // steps not issued because they name a buffer whose allocation failed
@@ -50,12 +52,15 @@ type Result struct {
 
 // Rejection is the first error the platform returned for an op of the probe.
 type Rejection struct {
-	Step        string // e.g. "capture main op 2"
-	Op          string // the device call
-	Code        int
-	Name        string
-	Class       runtime.Class
-	Invalidated bool
+	Step  string // e.g. "capture main op 2"
+	Op    string // the device call
+	Code  int
+	Name  string
+	Class runtime.Class
+	// DuringCapture is true when the op was issued while a capture was in progress; Invalidated
+	// and ReplaysExact speak of that capture.
+	DuringCapture bool
+	Invalidated   bool
 	// ReplaysExact says, for a rejection that did not invalidate its capture, whether every replay
 	// that followed was byte-identical to the oracle. Nil when there were no replays.
 	ReplaysExact *bool
@@ -93,14 +98,38 @@ type Residency struct {
 	Buffer     string
 	Range      runtime.Ptr
 	Generation uint64
+	Access     Access // how the capture's ops touch it
 }
 
-// StaleRange is a captured range that no longer holds the allocation it had at capture.
+// Access is how captured ops touch a buffer.
+type Access string
+
+const (
+	AccessRead      = "read"
+	AccessWrite     = "write"
+	AccessReadWrite = "read-write"
+)
+
+// With is a together with how ("read" or "write").
+func (a Access) With(how string) Access {
+	if a == "" || a == Access(how) {
+		return Access(how)
+	}
+	return AccessReadWrite
+}
+
+// StaleRange is a captured range that a launch touched after it stopped holding the allocation it
+// had at capture.
 type StaleRange struct {
 	Capture    string
 	Buffer     string // the buffer the graph captured
 	Range      runtime.Ptr
 	Generation uint64
+	Access     Access // how the graph touches it
+	Round      int    // the first replay round whose launch touched it
+	// Ran is false when the platform rejected that launch (it faulted on the range, say); true when
+	// the launch ran and silently read or wrote memory the buffer no longer owns.
+	Ran bool
 	// Now says what holds the range now: "buffer B (generation G)", "free", or a list.
 	Now string
 	// Owners are the live buffers overlapping the range now.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -31,9 +32,9 @@ func (r *run) snap() (*snapshot, error) {
 	for name, a := range r.bufs {
 		s.ptrs[name] = a.ptr
 		if s.contents != nil {
-			data := make([]byte, a.ptr.Bytes)
-			if err := r.dev.Read(runtime.Main, data, a.ptr); err != nil {
-				return nil, errFatal{fmt.Errorf("snapshot before a guarded call: Read(%s): %w", name, err)}
+			data, err := r.contents(a)
+			if err != nil {
+				return nil, errFatal{fmt.Errorf("snapshot before a guarded call: reading %s: %w", name, err)}
 			}
 			s.contents[name] = data
 		}
@@ -56,13 +57,21 @@ func (r *run) checkRefusal(step string, before *snapshot) ([]SideEffectCheck, er
 
 	after := r.dev.Counters()
 	c0 := before.counters
-	add("allocator counters (mallocs, frees, live allocations, live bytes)",
-		after.Mallocs == c0.Mallocs && after.Frees == c0.Frees && after.LiveAllocs == c0.LiveAllocs && after.LiveBytes == c0.LiveBytes,
+	add("allocator counters (mallocs, frees, live allocations, live bytes, host allocations)",
+		after.Mallocs == c0.Mallocs && after.Frees == c0.Frees && after.LiveAllocs == c0.LiveAllocs && after.LiveBytes == c0.LiveBytes &&
+			after.HostAllocs == c0.HostAllocs && after.HostFrees == c0.HostFrees && after.LiveHostAllocs == c0.LiveHostAllocs,
 		fmt.Sprintf("before %+v, after %+v", c0, after))
 
 	moved := ""
 	for name, p := range before.ptrs {
-		_, held, ok := r.guard.Holds(name)
+		a := r.bufs[name]
+		held, ok := p, a != nil
+		if a != nil && a.place == (probes.Place{}) {
+			// A slotted buffer: ask the runtime what its slot holds, not the engine's own view.
+			_, held, ok = r.guard.Holds(name)
+		} else if a != nil {
+			held = a.ptr
+		}
 		switch {
 		case !ok:
 			moved += fmt.Sprintf(" %s no longer held (was %v);", name, p)
@@ -75,8 +84,12 @@ func (r *run) checkRefusal(step string, before *snapshot) ([]SideEffectCheck, er
 	if before.contents != nil {
 		changed := ""
 		for name, want := range before.contents {
-			got := make([]byte, len(want))
-			if err := r.dev.Read(runtime.Main, got, before.ptrs[name]); err != nil || !bytes.Equal(got, want) {
+			a := r.bufs[name]
+			if a == nil || a.ptr != before.ptrs[name] {
+				changed += " " + name
+				continue
+			}
+			if got, err := r.contents(a); err != nil || !bytes.Equal(got, want) {
 				changed += " " + name
 			}
 		}
@@ -112,8 +125,7 @@ func (r *run) checkDeferredContents() error {
 			changed = append(changed, name)
 			continue
 		}
-		got := make([]byte, len(want))
-		if err := r.dev.Read(runtime.Main, got, a.ptr); err != nil || !bytes.Equal(got, want) {
+		if got, err := r.contents(a); err != nil || !bytes.Equal(got, want) {
 			changed = append(changed, name)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // check runs the static checks that need the whole probe: the names captures, the replay and ops
@@ -16,11 +18,15 @@ func (l *loader) check(p *Probe) {
 	t := &tracker{
 		l:       l,
 		p:       p,
-		streams: toSet(p.Streams),
+		streams: toSet(append(slices.Clone(p.Streams), DefaultStream)),
 		events:  toSet(p.Events),
 		bufs:    map[string]*liveBuffer{},
 		allocAt: map[string]Pos{},
 		largest: map[string]int64{},
+		pools:   map[string]*poolUse{},
+	}
+	for _, pl := range p.Pools {
+		t.pools[pl.Name] = &poolUse{pool: pl}
 	}
 	for _, c := range p.Captures {
 		t.stream(c.Stream, l.where(c, "stream", c.Pos))
@@ -31,10 +37,13 @@ func (l *loader) check(p *Probe) {
 	for _, c := range p.Captures {
 		names = append(names, c.Name)
 	}
-	for i, name := range p.Replay.Order {
-		if p.Capture(name) == nil {
-			l.errorf(l.where(&p.Replay, "order."+strconv.Itoa(i), p.Replay.Pos), RuleUnknownCapture,
-				"replay order names unknown capture %q%s (captures: %s)", name, didYouMean(name, names), strings.Join(names, ", "))
+	for _, lc := range p.Replay.Order {
+		if p.Capture(lc.Capture) == nil {
+			l.errorf(lc.Pos, RuleUnknownCapture,
+				"replay order names unknown capture %q%s (captures: %s)", lc.Capture, didYouMean(lc.Capture, names), strings.Join(names, ", "))
+		}
+		if lc.Stream != p.Replay.Stream {
+			t.stream(lc.Stream, lc.Pos)
 		}
 	}
 
@@ -54,8 +63,12 @@ func (l *loader) check(p *Probe) {
 	}
 	// Execution order: declared buffers, prepare, each capture's ops, between, one round of each.
 	for _, b := range p.Buffers {
-		t.bufs[b.Name] = &liveBuffer{size: b.Bytes, sized: b.Bytes > 0, live: true, at: b.Pos, how: "declared", init: b.Init}
-		t.grew(b.Name, b.Bytes)
+		lb := &liveBuffer{size: b.Bytes, sized: b.Bytes > 0, live: true, at: b.Pos, how: "declared", init: b.Init, place: b.Place}
+		t.bufs[b.Name] = lb
+		if t.place(b.Place, b.Slot, func(field string) Pos { return l.where(b, field, b.Pos) }) {
+			t.grew(b.Name, lb)
+			t.claim(lb, 0, b.Pos)
+		}
 	}
 	for _, op := range p.Prepare {
 		t.step(op)
@@ -63,7 +76,7 @@ func (l *loader) check(p *Probe) {
 	for _, c := range p.Captures {
 		var hb *happensBefore
 		if checkRaces && t.streams[c.Stream] {
-			hb = newHappensBefore(p.Streams, c)
+			hb = newHappensBefore(append(slices.Clone(p.Streams), DefaultStream), c)
 		}
 		for i, op := range c.Ops {
 			t.initInCapture(op)
@@ -92,8 +105,14 @@ func (l *loader) check(p *Probe) {
 	for _, op := range p.Replay.Each {
 		t.step(op)
 	}
-	t.eachRepeats(p.Replay.Each)
 	t.eachRoundTwo(p.Replay.Each)
+	for _, ops := range [][]*Op{p.Prepare, p.Between, p.Replay.Each} {
+		for _, op := range ops {
+			if op.Intent != IntentDefault {
+				l.errorf(l.where(op, "intent", op.Pos), RuleBadValue, "intent belongs to ops inside a capture's ops list: outside a capture every op applies once, when it is issued")
+			}
+		}
+	}
 
 	for i, name := range p.Check {
 		at := l.where(p, "check."+strconv.Itoa(i), p.Pos)
@@ -105,6 +124,9 @@ func (l *loader) check(p *Probe) {
 		}
 	}
 	var total int64
+	for _, pl := range p.Pools {
+		t.largest["pool "+pl.Name] = pl.Bytes
+	}
 	for _, n := range t.largest {
 		if n > math.MaxInt64-total {
 			total = math.MaxInt64 // sizes up to 8 EiB parse; their sum must not wrap below the limit
@@ -117,31 +139,41 @@ func (l *loader) check(p *Probe) {
 	}
 }
 
-// initInCapture checks that a buffer (re-)provisioned inside a capture can be initialised there:
-// a synchronous copy is an unsafe call during a capture, so the engine initialises with an
+// initInCapture checks that a device buffer (re-)provisioned inside a capture can be initialised
+// there: a synchronous copy is an unsafe call during a capture, so the engine initialises with an
 // asynchronous memset on a stream outside the capture, which only zero and fill:B patterns allow.
+// A host buffer is initialised by the CPU, which no capture rule concerns.
 func (t *tracker) initInCapture(op *Op) {
 	ok := func(p Pattern) bool { return p.Kind == PatZero || p.Kind == PatFill || p.Kind == "" }
 	switch op.Kind {
 	case OpAlloc:
-		if !ok(op.Pattern) {
+		if !ok(op.Pattern) && !t.hostPlace(op.Place) {
 			t.l.errorf(t.l.where(op, "init", op.Pos), RuleBadPattern, "alloc inside a capture: init %s cannot be written without a synchronous copy (an unsafe call during a capture); use zero or fill:B", op.Pattern)
 		}
 	case OpGrow:
-		if b := t.bufs[op.Buffer]; b != nil && b.live && !ok(b.init) {
+		if b := t.bufs[op.Buffer]; b != nil && b.live && !ok(b.init) && !t.hostPlace(b.place) {
 			t.l.errorf(op.Pos, RuleBadPattern, "grow inside a capture re-provisions %q with its init %s, which cannot be written without a synchronous copy (an unsafe call during a capture); give it zero or fill:B", op.Buffer, b.init)
 		}
 	}
 }
 
 // eachRoundTwo walks replay.each once more, with the buffers as round 1 left them (sizes only grow,
-// so two rounds see every size each will meet), and keeps what only round 2 breaks.
+// so two rounds see every size each will meet), and keeps what only round 2 breaks: an alloc of a
+// name round 1 left live and each does not free before it, a free of a name round 1 freed and each
+// does not allocate again before it, a range that no longer fits. The canonical per-step
+// re-allocation, a free then an alloc of one name, repeats cleanly.
 func (t *tracker) eachRoundTwo(each []*Op) {
 	l := t.l
 	before := len(l.diags)
 	for _, op := range each {
-		if op.Kind == OpAlloc || op.Kind == OpFree {
-			continue // eachRepeats reports what repeating these breaks
+		b := t.bufs[op.Buffer]
+		switch {
+		case op.Kind == OpAlloc && b != nil && b.live:
+			l.errorf(op.Pos, RuleDuplicate, "replay.each runs before every round: it allocates %q again in round 2 while round 1's is still live; free it in each before this alloc", op.Buffer)
+			continue
+		case op.Kind == OpFree && b != nil && !b.live:
+			l.errorf(op.Pos, RuleUseAfterFree, "replay.each runs before every round: round 2 frees %q again after round 1 freed it; allocate it in each before this free", op.Buffer)
+			continue
 		}
 		t.step(op)
 	}
@@ -152,36 +184,13 @@ func (t *tracker) eachRoundTwo(each []*Op) {
 		for _, old := range l.diags[:before] {
 			seen = seen || (old.Pos == d.Pos && old.Rule == d.Rule)
 		}
-		if !seen {
-			d.Message = "in round 2 (replay.each runs before every round): " + d.Message
-			l.diags = append(l.diags, d)
-		}
-	}
-}
-
-// eachRepeats checks that replay.each can run again: it runs before every round, so a buffer it
-// allocates must be freed within it, and one it frees must be allocated again within it.
-func (t *tracker) eachRepeats(each []*Op) {
-	allocs, frees := map[string]bool{}, map[string]bool{}
-	for _, op := range each {
-		switch op.Kind {
-		case OpAlloc:
-			allocs[op.Buffer] = true
-		case OpFree:
-			frees[op.Buffer] = true
-		}
-	}
-	for _, op := range each {
-		b := t.bufs[op.Buffer]
-		if b == nil {
+		if seen {
 			continue
 		}
-		switch {
-		case op.Kind == OpAlloc && b.live:
-			t.l.errorf(op.Pos, RuleDuplicate, "replay.each runs before every round: it allocates %q again in round 2 while round 1's is still live; free it in each too", op.Buffer)
-		case op.Kind == OpFree && !b.live && !allocs[op.Buffer]:
-			t.l.errorf(op.Pos, RuleUseAfterFree, "replay.each runs before every round: round 2 frees %q again after round 1 freed it; allocate it in each too", op.Buffer)
+		if !strings.HasPrefix(d.Message, "replay.each runs before every round") {
+			d.Message = "in round 2 (replay.each runs before every round): " + d.Message
 		}
+		l.diags = append(l.diags, d)
 	}
 }
 
@@ -194,6 +203,7 @@ type liveBuffer struct {
 	init  Pattern
 	how   string // "declared" or "allocated"
 	freed Pos
+	place Place
 }
 
 // tracker follows buffers through a probe in execution order.
@@ -204,13 +214,105 @@ type tracker struct {
 	events  map[string]bool
 	bufs    map[string]*liveBuffer
 	allocAt map[string]Pos   // the first alloc of each name, for "not allocated yet"
-	largest map[string]int64 // the largest size each name reaches, for the total limit
+	largest map[string]int64 // the largest size each unpooled name reaches, and each pool's, for the total limit
+	pools   map[string]*poolUse
+}
+
+// poolUse is how much of a pool the live blocks hold at one point of the probe.
+type poolUse struct {
+	pool *Pool
+	live int64 // rounded block bytes
+	over bool  // reported over capacity, and still over
 }
 
 func (t *tracker) size(name string) int64 { return t.bufs[name].size }
 
-func (t *tracker) grew(name string, size int64) {
-	t.largest[name] = max(t.largest[name], size)
+// grew notes the size a buffer reaches: toward the total limit unless a pool's segment holds it.
+func (t *tracker) grew(name string, b *liveBuffer) {
+	if b.place.Pool == "" {
+		t.largest[name] = max(t.largest[name], b.size)
+	}
+}
+
+func blockBytes(n int64) int64 {
+	return (n + runtime.PoolGranularity - 1) / runtime.PoolGranularity * runtime.PoolGranularity
+}
+
+// claim takes a pooled buffer's block from its pool, having given back old bytes, and reports a
+// pool whose live blocks would no longer fit in it. Best fit can still fail on a fragmented pool;
+// that is an error of the run, with the pool's state in the message.
+func (t *tracker) claim(b *liveBuffer, old int64, at Pos) {
+	u := t.pools[b.place.Pool]
+	if u == nil || !b.sized {
+		return
+	}
+	u.live += blockBytes(b.size) - blockBytes(old)
+	switch {
+	case u.live > u.pool.Bytes && !u.over:
+		t.l.errorf(at, RulePool, "pool %q (%s) would hold %s of live blocks here (blocks are rounded up to %d bytes): size it for the blocks live at once",
+			u.pool.Name, bytesText(u.pool.Bytes), bytesText(u.live), runtime.PoolGranularity)
+		u.over = true // once per overflow, where it happens
+	case u.live <= u.pool.Bytes:
+		u.over = false
+	}
+}
+
+// release gives a pooled buffer's block back.
+func (t *tracker) release(b *liveBuffer) {
+	if u := t.pools[b.place.Pool]; u != nil && b.sized {
+		u.live = max(u.live-blockBytes(b.size), 0)
+	}
+}
+
+func (t *tracker) hostPlace(pl Place) bool {
+	if pl.Pool != "" {
+		u := t.pools[pl.Pool]
+		return u != nil && u.pool.Host != 0
+	}
+	return pl.Host != 0
+}
+
+// place checks where a buffer's memory comes from: a declared pool, device or host memory, with a
+// slot only for device memory the runtime's allocation points hand out. at gives the position of
+// a field.
+func (t *tracker) place(pl Place, slot Slot, at func(field string) Pos) bool {
+	ok := true
+	if pl.Pool != "" {
+		if t.pools[pl.Pool] == nil {
+			var names []string
+			for _, p := range t.p.Pools {
+				names = append(names, p.Name)
+			}
+			t.l.errorf(at("pool"), RuleUndeclared, "undeclared pool %q%s (pools: %s)", pl.Pool, didYouMean(pl.Pool, names), strings.Join(names, ", "))
+			ok = false
+		}
+		if pl.Host != 0 {
+			t.l.errorf(at("host"), RuleBadValue, "a pooled buffer lives where its pool does: give host to the pool, not the buffer")
+			ok = false
+		}
+	}
+	if slot != "" && slot != SlotPlain && (pl.Pool != "" || pl.Host != 0) {
+		t.l.errorf(at("slot"), RuleBadValue, "slot %s is an allocation point of the runtime's device memory: a buffer from %s has none", slot, pl)
+		ok = false
+	}
+	return ok
+}
+
+// memory checks that a data op names memory its kind of op can touch: a memset and the axpy
+// kernel work on device memory; a stream copy needs a device buffer on at least one side.
+func (t *tracker) memory(op *Op) bool {
+	host := func(name string) bool { b := t.bufs[name]; return b != nil && t.hostPlace(b.place) }
+	switch {
+	case op.Kind == OpFill && host(op.Dst):
+		t.l.errorf(t.l.where(op, "dst", op.Pos), RuleMemory, "fill is a device memset: %q is host memory (write it from the host instead)", op.Dst)
+	case op.Kind == OpAxpy && (host(op.Y) || host(op.X)):
+		t.l.errorf(op.Pos, RuleMemory, "axpy is a device kernel: y %q and x %q must be device memory", op.Y, op.X)
+	case op.Kind == OpCopy && host(op.Dst) && host(op.Src):
+		t.l.errorf(op.Pos, RuleMemory, "copy %q <- %q: both are host memory; a stream copies to or from the device", op.Dst, op.Src)
+	default:
+		return true
+	}
+	return false
 }
 
 // known lists every buffer name of the probe, for hints.
@@ -259,15 +361,18 @@ func (t *tracker) step(op *Op) (acc Access, ok bool) {
 		if usable {
 			b := t.bufs[op.Buffer]
 			b.live, b.freed = false, op.Pos
+			t.release(b)
 		}
 	case OpGrow:
 		// grow never shrinks: a request at or below the size is served in place.
 		if b := t.bufs[op.Buffer]; usable && op.Bytes != nil && *op.Bytes > b.size {
+			old := b.size
 			b.size = *op.Bytes
-			t.grew(op.Buffer, b.size)
+			t.grew(op.Buffer, b)
+			t.claim(b, old, op.Pos)
 		}
 	}
-	if !usable || !op.Kind.touchesData() {
+	if !usable || !op.Kind.touchesData() || !t.memory(op) {
 		return Access{}, false
 	}
 	for _, r := range refs {
@@ -321,12 +426,16 @@ func (t *tracker) alloc(op *Op) {
 		t.l.errorf(t.l.where(op, "buffer", op.Pos), RuleDuplicate, "duplicate buffer %q: %s at line %d and still live; free it before allocating it again", name, old.how, old.at.Line)
 		return
 	}
-	b := &liveBuffer{live: true, at: op.Pos, how: "allocated", init: op.Pattern}
+	b := &liveBuffer{live: true, at: op.Pos, how: "allocated", init: op.Pattern, place: op.Place}
+	placed := t.place(op.Place, op.Slot, func(field string) Pos { return t.l.where(op, field, op.Pos) })
 	if op.Bytes != nil {
 		b.size, b.sized = *op.Bytes, true
-		t.grew(name, b.size)
+		t.grew(name, b)
 	}
 	t.bufs[name] = b
+	if placed {
+		t.claim(b, 0, op.Pos)
+	}
 }
 
 type bufferRef struct{ field, name string }

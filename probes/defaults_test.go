@@ -131,7 +131,8 @@ probes:
 
 		It("defaults the replay to the first capture's stream and each capture once", func() {
 			Expect(p.Replay.Stream).To(Equal("second"))
-			Expect(p.Replay.Order).To(Equal([]string{"on-second", "default"}))
+			Expect(p.Replay.Captures()).To(Equal([]string{"on-second", "default"}))
+			Expect(p.Replay.Order[0].Stream).To(Equal("second"))
 		})
 	})
 

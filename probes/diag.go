@@ -24,6 +24,8 @@ const (
 	RuleCaptureAndCaptures = "capture-and-captures"
 	RuleUnknownCapture     = "unknown-capture"
 	RuleRace               = "race"
+	RuleMemory             = "memory"
+	RulePool               = "pool"
 	RuleLimit              = "limit"
 	RuleYAML               = "yaml"
 	RuleRead               = "read"

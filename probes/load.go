@@ -274,10 +274,7 @@ func (l *loader) defaults(n *yaml.Node) Defaults {
 
 // modes reads a non-empty list of capture modes; nil after a problem.
 func (l *loader) modes(n *yaml.Node) []runtime.CaptureMode {
-	var names []string
-	for _, m := range runtime.CaptureModes {
-		names = append(names, m.String())
-	}
+	names := captureModeNames()
 	list, at := l.names(n, "mode", func(n *yaml.Node, what string) (string, bool) { return l.oneOf(n, what, names) })
 	if len(at) == 0 {
 		l.nonEmpty(n, "modes")
@@ -316,9 +313,11 @@ func (l *loader) nonEmpty(n *yaml.Node, what string) {
 }
 
 var (
-	probeKeys = []string{"name", "description", "hazard", "labels", "requires", "buffers", "streams", "events",
+	probeKeys = []string{"name", "description", "hazard", "labels", "requires", "pools", "buffers", "streams", "events",
 		"prepare", "capture", "captures", "between", "replay", "check", "expect", "replays", "modes", "guards"}
-	bufferKeys       = []string{"bytes", "init", "slot"}
+	bufferKeys       = []string{"bytes", "init", "slot", "host", "pool"}
+	poolKeys         = []string{"bytes", "host"}
+	launchKeys       = []string{"capture", "stream"}
 	captureKeys      = []string{"stream", "ops", "end-thread", "end-stream"}
 	capturesItemKeys = []string{"name", "stream", "ops", "end-thread", "end-stream"}
 	replayKeys       = []string{"stream", "order", "each"}
@@ -369,12 +368,21 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 			return l.oneOf(n, what, runtime.CapabilityNames)
 		})
 	}
+	if e, ok := f["pools"]; ok {
+		p.Pools = l.pools(e.val)
+	}
 	if e, ok := f["buffers"]; ok {
 		p.Buffers = l.buffers(e.val)
 	}
 	if e, ok := f["streams"]; ok {
-		p.Streams, _ = l.names(e.val, "stream", l.name)
+		var at []*yaml.Node
+		p.Streams, at = l.names(e.val, "stream", l.name)
 		l.nonEmpty(e.val, "streams")
+		for i, name := range p.Streams {
+			if name == DefaultStream {
+				l.errorf(l.at(deref(at[i])), RuleBadName, "stream name %q is reserved for the platform's default stream: name it in ops without declaring it", name)
+			}
+		}
 	}
 	if e, ok := f["events"]; ok {
 		p.Events, _ = l.names(e.val, "event", l.name)
@@ -454,9 +462,58 @@ func (l *loader) buffers(n *yaml.Node) []*Buffer {
 				if s, ok := l.oneOf(e.val, what+" slot", slotNames); ok {
 					b.Slot = Slot(s)
 				}
+				l.mark(b, "slot", deref(e.val))
+			}
+			if e, ok := f["host"]; ok {
+				b.Place.Host = l.host(e.val, what+" host")
+				l.mark(b, "host", deref(e.val))
+			}
+			if e, ok := f["pool"]; ok {
+				b.Place.Pool, _ = l.scalar(e.val, what+" pool")
+				l.mark(b, "pool", deref(e.val))
 			}
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// pools reads the probe's pools: a mapping of name to {bytes, host}.
+func (l *loader) pools(n *yaml.Node) []*Pool {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		l.errorf(l.at(n), RuleBadValue, "pools: want a mapping of name to {bytes, host}, got %s", describe(n))
+		return nil
+	}
+	var out []*Pool
+	firstAt := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		name, ok := l.name(k, "pool name")
+		if !ok {
+			continue
+		}
+		if line, dup := firstAt[name]; dup {
+			l.errorf(l.at(k), RuleDuplicate, "duplicate pool %q (first at line %d)", name, line)
+			continue
+		}
+		firstAt[name] = k.Line
+		pl := &Pool{Pos: l.at(k), Name: name}
+		what := "pool " + name
+		f, ok := l.fields(v, what, poolKeys, "bytes")
+		if !ok {
+			continue
+		}
+		if e, ok := f["bytes"]; ok {
+			pl.Bytes, _ = l.bufferSize(e.val, what+" bytes", runtime.PoolGranularity)
+		}
+		if e, ok := f["host"]; ok {
+			pl.Host = l.host(e.val, what+" host")
+		}
+		out = append(out, pl)
 	}
 	return out
 }
@@ -546,15 +603,38 @@ func (l *loader) replay(p *Probe, e entry) {
 			l.errorf(l.at(deref(e.val)), RuleBadValue, "replay order: want at least one capture; leave order out to launch each capture once")
 		}
 		for _, item := range items {
-			if name, ok := l.scalar(item, "replay order entry"); ok {
-				l.mark(r, "order."+strconv.Itoa(len(r.Order)), deref(item))
-				r.Order = append(r.Order, name)
+			if launch, ok := l.launch(item); ok {
+				r.Order = append(r.Order, launch)
 			}
 		}
 	}
 	if e, ok := f["each"]; ok {
 		r.Each = l.ops(e.val, "replay each")
 	}
+}
+
+// launch reads one replay order entry: a capture name, launched on the replay stream, or
+// {capture, stream}.
+func (l *loader) launch(n *yaml.Node) (Launch, bool) {
+	n = deref(n)
+	at := l.at(n)
+	if n.Kind == yaml.ScalarNode {
+		name, ok := l.scalar(n, "replay order entry")
+		return Launch{Pos: at, Capture: name}, ok
+	}
+	f, ok := l.fields(n, "replay order entry", launchKeys, "capture")
+	if !ok {
+		return Launch{}, false
+	}
+	lc := Launch{Pos: at}
+	if e, ok := f["capture"]; ok {
+		lc.Capture, _ = l.scalar(e.val, "replay order capture")
+		lc.Pos = l.at(deref(e.val))
+	}
+	if e, ok := f["stream"]; ok {
+		lc.Stream, _ = l.scalar(e.val, "replay order stream")
+	}
+	return lc, lc.Capture != ""
 }
 
 func (l *loader) expect(p *Probe, e entry) {
@@ -635,7 +715,12 @@ func resolveDefaults(p *Probe, d Defaults) {
 	}
 	if p.Replay.Order == nil {
 		for _, c := range p.Captures {
-			p.Replay.Order = append(p.Replay.Order, c.Name)
+			p.Replay.Order = append(p.Replay.Order, Launch{Pos: p.Replay.Pos, Capture: c.Name})
+		}
+	}
+	for i := range p.Replay.Order {
+		if p.Replay.Order[i].Stream == "" {
+			p.Replay.Order[i].Stream = p.Replay.Stream
 		}
 	}
 }

@@ -176,14 +176,44 @@ var _ = Describe("Load", func() {
 		Entry(nil, "limit-total.yaml", lim, []string{"4:5 limit"}, "4294967297 bytes"),
 		Entry(nil, "limit-ops.yaml", probes.Limits{MaxOps: 3}, []string{"5:5 limit"}, "has 4 ops, above the limit of 3"),
 		Entry(nil, "limit-replays.yaml", lim, []string{"4:12 limit", "11:14 limit", "17:14 limit", "23:14 limit"}),
+		Entry("pools: declared, large enough, the only place of their buffers", "pool.yaml", lim, []string{
+			"9:21 bad-size", "13:30 undeclared", "14:43 bad-value", "15:43 bad-value", "21:9 pool", "24:9 pool",
+		}, `did you mean "cache"`, "would hold 4608 bytes of live blocks here", "give host to the pool"),
+		Entry("host memory, intent and the default stream", "memory.yaml", lim, []string{
+			"11:46 bad-value", "13:21 bad-name", "16:47 bad-value", "19:23 memory", "20:11 memory", "21:11 memory",
+			"23:30 unknown-key", "24:11 race",
+		}, "fill is a device memset", "both are host memory", "reserved for the platform's default stream", "stream default has not joined"),
 		Entry("several problems in one file, all reported together", "several.yaml", lim, []string{
 			"8:18 bad-size", "12:5 unknown-key", "18:11 race", "19:31 undeclared", "21:21 unknown-capture", "22:23 bad-value",
 		}),
 	)
 
+	It("accepts the canonical per-step re-allocation in replay.each: a free, then an alloc of the name", func() {
+		_, err := probes.Parse("each.yaml", []byte(`version: replaycheck/v1
+set: each-realloc
+probes:
+  - name: per-step-metadata
+    hazard: none
+    buffers:
+      out: {bytes: 4KiB}
+      meta: {bytes: 512, init: fill:0x01}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: out, value: 7}
+    replay:
+      each:
+        - free: {buffer: meta}
+        - alloc: {buffer: meta, bytes: 512, init: fill:0x02}
+        - write: {dst: meta, value: fill:0x03}
+    expect: {guarded: exact, unguarded: exact}
+`), lim)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(41))
+		Expect(len(files)).To(Equal(43))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {

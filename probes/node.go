@@ -183,7 +183,7 @@ func (l *loader) bufferSize(n *yaml.Node, what string, min int64) (int64, bool) 
 	case !ok:
 		return 0, false
 	case sz < min:
-		l.errorf(l.at(deref(n)), RuleBadSize, "%s: a buffer is at least %d byte", what, min)
+		l.errorf(l.at(deref(n)), RuleBadSize, "%s: at least %s", what, plural(min, "byte"))
 		return 0, false
 	case sz > l.lim.MaxBufferBytes:
 		l.errorf(l.at(deref(n)), RuleLimit, "%s: %s is above the buffer limit of %s", what, bytesText(sz), bytesText(l.lim.MaxBufferBytes))
@@ -255,6 +255,28 @@ func (l *loader) pattern(n *yaml.Node, what string) (Pattern, bool) {
 
 var threadNames = []string{"main", "other"}
 
+// host reads a host memory kind (pageable, pinned); 0 after a problem.
+func (l *loader) host(n *yaml.Node, what string) runtime.HostMemory {
+	names := make([]string, len(runtime.HostMemories))
+	for i, h := range runtime.HostMemories {
+		names[i] = h.String()
+	}
+	s, ok := l.oneOf(n, what, names)
+	if !ok {
+		return 0
+	}
+	h, _ := runtime.ParseHostMemory(s)
+	return h
+}
+
+func captureModeNames() []string {
+	names := make([]string, len(runtime.CaptureModes))
+	for i, m := range runtime.CaptureModes {
+		names[i] = m.String()
+	}
+	return names
+}
+
 func (l *loader) thread(n *yaml.Node, what string) runtime.Thread {
 	if v, _ := l.oneOf(n, what, threadNames); v == "other" {
 		return runtime.Other
@@ -313,4 +335,11 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }

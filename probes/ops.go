@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // opFields lists each op's keys, the required ones first (PROBE-LANGUAGE.md, Ops).
@@ -12,25 +14,26 @@ var opFields = map[OpKind]struct {
 	keys     []string
 	required int // keys[:required] are required
 }{
-	OpFill:       {[]string{"dst", "value", "offset", "bytes", "stream", "thread"}, 2},
-	OpCopy:       {[]string{"dst", "src", "bytes", "dst-offset", "src-offset", "stream", "thread"}, 2},
-	OpAxpy:       {[]string{"y", "x", "a", "stream", "thread"}, 3},
-	OpWrite:      {[]string{"dst", "value", "thread"}, 2},
-	OpRead:       {[]string{"src", "thread"}, 1},
-	OpRecord:     {[]string{"event", "stream", "thread"}, 1},
-	OpWait:       {[]string{"event", "stream", "thread"}, 1},
-	OpSync:       {[]string{"stream", "thread"}, 0},
-	OpSyncDevice: {[]string{"thread"}, 0},
-	OpQuery:      {[]string{"event", "thread"}, 1},
-	OpSyncEvent:  {[]string{"event", "thread"}, 1},
-	OpAlloc:      {[]string{"buffer", "bytes", "init", "slot", "thread"}, 2},
-	OpFree:       {[]string{"buffer", "thread"}, 1},
-	OpGrow:       {[]string{"buffer", "bytes", "thread"}, 2},
+	OpFill:         {[]string{"dst", "value", "offset", "bytes", "stream", "thread", "intent"}, 2},
+	OpCopy:         {[]string{"dst", "src", "bytes", "dst-offset", "src-offset", "stream", "thread", "intent"}, 2},
+	OpAxpy:         {[]string{"y", "x", "a", "stream", "thread", "intent"}, 3},
+	OpWrite:        {[]string{"dst", "value", "thread", "intent"}, 2},
+	OpRead:         {[]string{"src", "thread"}, 1},
+	OpRecord:       {[]string{"event", "stream", "thread"}, 1},
+	OpWait:         {[]string{"event", "stream", "thread"}, 1},
+	OpSync:         {[]string{"stream", "thread"}, 0},
+	OpSyncDevice:   {[]string{"thread"}, 0},
+	OpQuery:        {[]string{"event", "thread"}, 1},
+	OpSyncEvent:    {[]string{"event", "thread"}, 1},
+	OpAlloc:        {[]string{"buffer", "bytes", "init", "slot", "host", "pool", "thread"}, 2},
+	OpFree:         {[]string{"buffer", "thread"}, 1},
+	OpGrow:         {[]string{"buffer", "bytes", "thread"}, 2},
+	OpExchangeMode: {[]string{"mode", "thread"}, 1},
 }
 
 // opKinds lists every op in the order of PROBE-LANGUAGE.md.
 var opKinds = []OpKind{OpFill, OpCopy, OpAxpy, OpWrite, OpRead, OpRecord, OpWait, OpSync, OpSyncDevice,
-	OpQuery, OpSyncEvent, OpAlloc, OpFree, OpGrow}
+	OpQuery, OpSyncEvent, OpAlloc, OpFree, OpGrow, OpExchangeMode}
 
 // onStream reports whether the op names a stream (and so gets the phase's default stream).
 func (k OpKind) onStream() bool {
@@ -126,6 +129,17 @@ func (l *loader) op(n *yaml.Node) *Op {
 		case "slot":
 			s, _ := l.oneOf(val, field, slotNames)
 			op.Slot = Slot(s)
+		case "host":
+			op.Place.Host = l.host(val, field)
+		case "pool":
+			op.Place.Pool, _ = l.scalar(val, field)
+		case "intent":
+			s, _ := l.oneOf(val, field, []string{string(IntentReplay), string(IntentOnce)})
+			op.Intent = Intent(s)
+		case "mode":
+			if s, ok := l.oneOf(val, field, captureModeNames()); ok {
+				op.Mode, _ = runtime.ParseCaptureMode(s)
+			}
 		case "bytes":
 			var sz int64
 			var ok bool

@@ -8,11 +8,15 @@ import "encoding/binary"
 // independent of the simulator's data model, so a bug in one cannot hide in the other.
 //
 // The engine drives it in step with the device: every op it issues is reported with whether it took
-// effect (a rejected or refused op has none). Enqueued data ops (fill, copy, axpy) issued inside a
-// capture's ops list belong to that capture's graph, whatever stream they went to: the intent of a
-// probe is that they are part of the graph. Every other op, inside a capture or not, applies once
-// when issued. A freed buffer becomes a ghost: graph ops may still read and write it, it is never
-// checked. A buffer whose allocation was refused or rejected makes later ops naming it skipped.
+// effect (a rejected or refused op has none). An op issued inside a capture's ops list that the
+// probe means to replay (Op.Replays: fill, copy and axpy by default, whatever stream they went to,
+// and any of them or a write marked `intent: replay`) belongs to that capture's graph and applies on
+// every launch of it; every other op, inside a capture or not, applies once when issued. Buffers
+// are named, never addressed: a graph op applies to whatever buffer has its name when the graph is
+// launched, at the ranges resolved when it was captured (clipped to the buffer's size then). A
+// freed buffer becomes a ghost: graph ops may still read and write it, it is never checked. A
+// buffer whose allocation was refused or rejected makes later ops naming it skipped. Host and
+// device buffers, pooled or not, are alike here: where memory lives is the device's business.
 type Oracle struct {
 	bufs    map[string]*oracleBuffer
 	order   []string // live buffers, in allocation order
@@ -94,11 +98,7 @@ func (o *Oracle) Eager(op *Op, took bool) {
 		if b != nil && *op.Bytes > int64(len(b.data)) {
 			b.data = b.init.Bytes(*op.Bytes)
 		}
-	case OpWrite:
-		if b := o.bufs[op.Dst]; b != nil {
-			op.Pattern.Fill(b.data)
-		}
-	case OpFill, OpCopy, OpAxpy:
+	case OpFill, OpCopy, OpAxpy, OpWrite:
 		if acc, err := op.Resolve(o.Size); err == nil {
 			o.apply(graphOp{op, acc})
 		}
@@ -117,19 +117,18 @@ func (o *Oracle) release(name string) {
 	}
 }
 
-// Capture records op into capture's graph when it is an enqueued data op (and took effect), and
-// applies it eagerly otherwise. Ranges are resolved now, with the sizes buffers have at capture.
+// Capture records op into capture's graph when the probe means it to replay (and it took effect),
+// and applies it once otherwise. Ranges are resolved now, with the sizes buffers have at capture.
 func (o *Oracle) Capture(capture string, op *Op, took bool) {
-	switch op.Kind {
-	case OpFill, OpCopy, OpAxpy:
-		if !took {
-			return
-		}
-		if acc, err := op.Resolve(o.Size); err == nil {
-			o.graphs[capture] = append(o.graphs[capture], graphOp{op, acc})
-		}
-	default:
+	if !op.Replays() {
 		o.Eager(op, took)
+		return
+	}
+	if !took {
+		return
+	}
+	if acc, err := op.Resolve(o.Size); err == nil {
+		o.graphs[capture] = append(o.graphs[capture], graphOp{op, acc})
 	}
 }
 
@@ -155,6 +154,8 @@ func (o *Oracle) Launch(capture string, took bool) {
 // smaller under the same name) are clipped: the intent covers only bytes that exist.
 func (o *Oracle) apply(g graphOp) {
 	switch g.op.Kind {
+	case OpWrite:
+		g.op.Pattern.Fill(o.span(g.access.Writes[0]))
 	case OpFill:
 		w := o.span(g.access.Writes[0])
 		for i := range w {

@@ -46,10 +46,15 @@ type Hazard string
 
 // Hazards lists the defined hazards.
 var Hazards = []Hazard{
-	"none", "rebase", "off-capture", "alloc-in-capture", "free-in-capture", "sync-in-capture",
+	"none", "rebase", "pool-reuse", "off-capture", "alloc-in-capture", "free-in-capture", "replay-after-free",
+	"host-staging", "host-work-in-capture", "concurrent-replay", "default-stream", "sync-in-capture",
 	"event-misuse", "capture-dependency", "dangling-fork", "wrong-thread", "unsafe-call",
 	"unmatched-end", "capture-conflict",
 }
+
+// DefaultStream is the stream name every probe may use without declaring it: the platform's
+// default stream (CUDA's legacy NULL stream, ACL's default stream).
+const DefaultStream = "default"
 
 // Probe is one probe, with defaults already resolved.
 type Probe struct {
@@ -61,8 +66,9 @@ type Probe struct {
 	Labels      []string
 	Requires    []string
 
+	Pools   []*Pool   // reserved in declaration order, before the buffers
 	Buffers []*Buffer // in declaration (allocation) order
-	Streams []string  // in declaration order; Streams[0] is the default stream
+	Streams []string  // in declaration order; Streams[0] is the stream ops default to
 	Events  []string
 
 	Prepare  []*Op
@@ -85,6 +91,16 @@ func (p *Probe) Buffer(name string) *Buffer {
 	for _, b := range p.Buffers {
 		if b.Name == name {
 			return b
+		}
+	}
+	return nil
+}
+
+// Pool returns the declared pool called name, or nil.
+func (p *Probe) Pool(name string) *Pool {
+	for _, pl := range p.Pools {
+		if pl.Name == name {
+			return pl
 		}
 	}
 	return nil
@@ -116,6 +132,36 @@ type Buffer struct {
 	Bytes int64
 	Init  Pattern
 	Slot  Slot
+	Place Place
+}
+
+// Place says where a buffer's memory comes from. The zero Place is device memory from the
+// runtime's own allocation points (its slot).
+type Place struct {
+	// Host is the kind of a host buffer; 0 for device memory.
+	Host runtime.HostMemory
+	// Pool names the pool that serves the buffer; "" when it is not pooled.
+	Pool string
+}
+
+func (pl Place) String() string {
+	switch {
+	case pl.Pool != "":
+		return "pool " + pl.Pool
+	case pl.Host != 0:
+		return pl.Host.String() + " host memory"
+	}
+	return "device memory"
+}
+
+// Pool is a caching allocator the probe's runtime keeps: one segment reserved from the device
+// (or, with Host, from host memory) before prepare, from which pooled buffers are served with no
+// allocator call. See runtime/guard for its reuse policy.
+type Pool struct {
+	Pos   Pos
+	Name  string
+	Bytes int64
+	Host  runtime.HostMemory // 0: a device pool
 }
 
 // Capture is one capture sequence.
@@ -135,8 +181,25 @@ type Capture struct {
 type Replay struct {
 	Pos    Pos
 	Stream string   // launch stream; default the first capture's stream
-	Order  []string // capture names; default each capture once, in declaration order
+	Order  []Launch // default each capture once, in declaration order, on Stream
 	Each   []*Op
+}
+
+// Launch is one graph launch of a replay round: the capture's graph, on a stream. Launches on
+// different streams that nothing orders run concurrently.
+type Launch struct {
+	Pos     Pos
+	Capture string
+	Stream  string // resolved: Replay.Stream when the entry names none
+}
+
+// Captures lists the capture names a round launches, in order.
+func (r Replay) Captures() []string {
+	out := make([]string, len(r.Order))
+	for i, l := range r.Order {
+		out[i] = l.Capture
+	}
+	return out
 }
 
 // Outcome is the verdict of one probe instance. The zero value is not an outcome.
@@ -194,6 +257,20 @@ const (
 	OpAlloc      OpKind = "alloc"
 	OpFree       OpKind = "free"
 	OpGrow       OpKind = "grow"
+	// OpExchangeMode sets the calling thread's capture interaction mode, as
+	// aclmdlRICaptureThreadExchangeMode and cuThreadExchangeStreamCaptureMode do.
+	OpExchangeMode OpKind = "exchange-mode"
+)
+
+// Intent says when a probe means an op inside a capture's ops list to take effect: on every
+// replay, as part of the graph, or once, when it is issued. The oracle holds the probe to it.
+type Intent string
+
+const (
+	// IntentDefault: fill, copy and axpy replay; every other op applies once.
+	IntentDefault Intent = ""
+	IntentReplay  Intent = "replay"
+	IntentOnce    Intent = "once"
 )
 
 // Enqueued reports whether the op is stream work (recorded into a graph when issued during capture).
@@ -227,7 +304,23 @@ type Op struct {
 	DstOffset *int64 // copy
 	SrcOffset *int64 // copy
 
-	Slot Slot // alloc
+	Slot  Slot  // alloc
+	Place Place // alloc
+
+	Intent Intent              // fill, copy, axpy, write inside a capture's ops
+	Mode   runtime.CaptureMode // exchange-mode
+}
+
+// Replays reports whether the probe means the op, issued inside a capture's ops list, to take
+// effect on every replay: its Intent, or by default when it is enqueued data work.
+func (op *Op) Replays() bool {
+	switch op.Intent {
+	case IntentReplay:
+		return true
+	case IntentOnce:
+		return false
+	}
+	return op.Kind == OpFill || op.Kind == OpCopy || op.Kind == OpAxpy
 }
 
 // Step locates an op inside a probe: its phase, the capture (for capture ops) and its index.

@@ -28,16 +28,27 @@ func (p Ptr) Slice(off, n int64) Ptr { return Ptr{Addr: p.Addr + uint64(off), By
 
 func (p Ptr) String() string { return fmt.Sprintf("%#x+%d", p.Addr, p.Bytes) }
 
-// Stream, Event and Graph are opaque handles issued by one Device. Zero is never a valid handle.
+// Stream, Event and Graph are opaque handles issued by one Device. Zero is never a valid Event or
+// Graph; the zero Stream is DefaultStream.
 type (
 	Stream uint64
 	Event  uint64
 	Graph  uint64
 )
 
-func (s Stream) String() string { return fmt.Sprintf("stream#%d", uint64(s)) }
-func (e Event) String() string  { return fmt.Sprintf("event#%d", uint64(e)) }
-func (g Graph) String() string  { return fmt.Sprintf("graph#%d", uint64(g)) }
+// DefaultStream names the platform's default stream: CUDA's legacy NULL stream, ACL's default
+// stream. It always exists: it is never created or destroyed. On CUDA it synchronises implicitly
+// with every blocking stream, which is why work on it during a capture is a hazard of its own.
+const DefaultStream Stream = 0
+
+func (s Stream) String() string {
+	if s == DefaultStream {
+		return "default stream"
+	}
+	return fmt.Sprintf("stream#%d", uint64(s))
+}
+func (e Event) String() string { return fmt.Sprintf("event#%d", uint64(e)) }
+func (g Graph) String() string { return fmt.Sprintf("graph#%d", uint64(g)) }
 
 // Thread names the OS thread a device call is issued from.
 type Thread uint8
@@ -58,6 +69,44 @@ func (t Thread) String() string {
 	}
 	return fmt.Sprintf("thread(%d)", uint8(t))
 }
+
+// HostMemory is the kind of a host allocation.
+type HostMemory uint8
+
+const (
+	// Pageable is ordinary host memory (malloc): the driver must stage copies from it.
+	Pageable HostMemory = iota + 1
+	// Pinned is page-locked host memory from the driver (aclrtMallocHost, cuMemAllocHost): async
+	// copies read and write it directly, and a captured copy reads it again on every replay.
+	Pinned
+)
+
+// HostMemories lists every host memory kind.
+var HostMemories = []HostMemory{Pageable, Pinned}
+
+func (h HostMemory) String() string {
+	switch h {
+	case Pageable:
+		return "pageable"
+	case Pinned:
+		return "pinned"
+	}
+	return fmt.Sprintf("host-memory(%d)", uint8(h))
+}
+
+// ParseHostMemory accepts the names String returns.
+func ParseHostMemory(s string) (HostMemory, error) {
+	for _, h := range HostMemories {
+		if h.String() == s {
+			return h, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown host memory %q (want pageable or pinned)", s)
+}
+
+// PoolGranularity is the unit a runtime's pool rounds every block up to, as caching allocators
+// (and the platforms' own allocators) do.
+const PoolGranularity = 512
 
 // CaptureMode is the stream-capture mode of ACL (aclmdlRICaptureMode) and CUDA (CUstreamCaptureMode);
 // both number them the same way.
@@ -164,6 +213,10 @@ type Counters struct {
 	LiveGraphs   int64
 	Launches     int64
 	CapturesDone int64 // captures that ended with a graph
+	// Host allocations (AllocHost), pageable and pinned alike.
+	HostAllocs     int64 // host allocations that succeeded
+	HostFrees      int64 // host frees that succeeded
+	LiveHostAllocs int64
 }
 
 // Leaks reports the live objects left in c relative to a baseline taken before the work began.
@@ -175,6 +228,7 @@ func (c Counters) Leaks(base Counters) []string {
 		}
 	}
 	add("allocations", c.LiveAllocs, base.LiveAllocs)
+	add("host allocations", c.LiveHostAllocs, base.LiveHostAllocs)
 	add("streams", c.LiveStreams, base.LiveStreams)
 	add("events", c.LiveEvents, base.LiveEvents)
 	add("graphs", c.LiveGraphs, base.LiveGraphs)
@@ -216,6 +270,16 @@ type Device interface {
 	// Read copies device memory at src into dst synchronously (device to host); len(dst) == src.Bytes.
 	Read(t Thread, dst []byte, src Ptr) error
 
+	// AllocHost allocates host memory that stream copies may name: Pinned through the driver,
+	// Pageable as a program's malloc would. Host and device addresses never overlap.
+	AllocHost(t Thread, bytes int64, kind HostMemory) (Ptr, error)
+	FreeHost(t Thread, p Ptr) error
+	// HostWrite and HostRead are the CPU's own stores and loads of host memory: no driver call, so
+	// no capture rule applies. len(src) == dst.Bytes, len(dst) == src.Bytes; the range must lie
+	// in one live host allocation.
+	HostWrite(dst Ptr, src []byte) error
+	HostRead(dst []byte, src Ptr) error
+
 	CreateStream(t Thread) (Stream, error)
 	DestroyStream(t Thread, s Stream) error
 	CreateEvent(t Thread) (Event, error)
@@ -223,7 +287,8 @@ type Device interface {
 
 	// Fill enqueues a memset of dst to value.
 	Fill(t Thread, s Stream, dst Ptr, value byte) error
-	// Copy enqueues a device-to-device copy of min(dst.Bytes, src.Bytes) bytes.
+	// Copy enqueues a copy of min(dst.Bytes, src.Bytes) bytes: device to device, or host to device
+	// or device to host when one side is host memory from AllocHost (an async memcpy).
 	Copy(t Thread, s Stream, dst, src Ptr) error
 	// Axpy enqueues the kernel y[i] = a*x[i] + y[i] over little-endian uint32 lanes, wrapping.
 	Axpy(t Thread, s Stream, y, x Ptr, a uint32) error
@@ -235,11 +300,16 @@ type Device interface {
 	QueryEvent(t Thread, e Event) (bool, error)
 	SyncEvent(t Thread, e Event) error
 
+	// ExchangeCaptureMode sets the calling thread's capture interaction mode and returns the one it
+	// had (aclmdlRICaptureThreadExchangeMode, cuThreadExchangeStreamCaptureMode). A thread starts
+	// in Global. The thread's mode decides which captures forbid its potentially unsafe calls.
+	ExchangeCaptureMode(t Thread, mode CaptureMode) (CaptureMode, error)
+
 	BeginCapture(t Thread, s Stream, mode CaptureMode) error
 	// EndCapture ends the capture that s belongs to and returns its graph.
 	EndCapture(t Thread, s Stream) (Graph, error)
 	CaptureInfo(t Thread, s Stream) (CaptureInfo, error)
-	// Launch replays g on s.
+	// Launch replays g on s. Launches on different streams that nothing orders run concurrently.
 	Launch(t Thread, g Graph, s Stream) error
 	DestroyGraph(t Thread, g Graph) error
 	// GraphNodes lists a graph's nodes; ClassNotSupported without GraphIntrospection.

@@ -25,7 +25,9 @@ const (
 	ClassInvalidValue        Class = "invalid-value"
 	ClassNotSupported        Class = "not-supported"
 	ClassDeviceLost          Class = "device-lost"
-	ClassInternal            Class = "internal"
+	// ClassIllegalAddress is device work that touched memory no allocation holds (CUDA 700).
+	ClassIllegalAddress Class = "illegal-address"
+	ClassInternal       Class = "internal"
 	// ClassInvalidState is a call that the object's current state forbids, e.g. latching a context
 	// into the other execution mode.
 	ClassInvalidState Class = "invalid-state"
@@ -38,8 +40,8 @@ var Classes = []Class{
 	ClassCaptureUnsupported, ClassCapturedStream, ClassCapturedEvent, ClassCaptureDependency,
 	ClassCaptureUnjoined, ClassCaptureUnmatched, ClassCaptureInvalidated, ClassCaptureImplicit,
 	ClassCaptureNotCapturing, ClassCaptureConflict, ClassWrongThread, ClassCaptureMode,
-	ClassOutOfMemory, ClassInvalidValue, ClassNotSupported, ClassDeviceLost, ClassInternal, ClassRefused,
-	ClassInvalidState,
+	ClassOutOfMemory, ClassInvalidValue, ClassNotSupported, ClassDeviceLost, ClassIllegalAddress, ClassInternal,
+	ClassRefused, ClassInvalidState,
 }
 
 // ValidClass reports whether c is one of Classes.

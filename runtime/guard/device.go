@@ -24,6 +24,9 @@ type Disabled struct {
 	CaptureWatch bool
 	// Residency: Launch replays whatever its captured ranges hold now.
 	Residency bool
+	// ReplayIsolation: a graph is launched while another graph that shares its memory is still in
+	// flight on another stream.
+	ReplayIsolation bool
 }
 
 // Options configure a Device beyond its mode.
@@ -51,6 +54,8 @@ type Device struct {
 	recordedIn map[runtime.Event]uint64
 	// graphs are the ranges each graph captured through this Device touches.
 	graphs  map[runtime.Graph][]capturedRange
+	pools   map[string]*pool
+	flights flights
 	retired bool
 }
 
@@ -70,6 +75,7 @@ func NewWithOptions(inner runtime.Device, mode Mode, opts Options) (*Device, err
 		inner: inner, off: opts.Disabled,
 		slots: map[string]*slotState{}, captures: map[uint64]*capture{},
 		recordedIn: map[runtime.Event]uint64{}, graphs: map[runtime.Graph][]capturedRange{},
+		pools: map[string]*pool{}, flights: newFlights(),
 	}
 	if err := d.latch.Latch(mode); err != nil {
 		return nil, err
@@ -94,9 +100,13 @@ func (d *Device) Describe() string                   { return d.inner.Describe()
 func (d *Device) Capabilities() runtime.Capabilities { return d.inner.Capabilities() }
 func (d *Device) Counters() runtime.Counters         { return d.inner.Counters() }
 func (d *Device) Close() error                       { return d.inner.Close() }
-func (d *Device) SyncDevice(t runtime.Thread) error  { return d.inner.SyncDevice(t) }
 func (d *Device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 	return d.inner.CreateEvent(t)
+}
+func (d *Device) HostWrite(dst runtime.Ptr, src []byte) error { return d.inner.HostWrite(dst, src) }
+func (d *Device) HostRead(dst []byte, src runtime.Ptr) error  { return d.inner.HostRead(dst, src) }
+func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+	return d.inner.ExchangeCaptureMode(t, mode)
 }
 func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
 	return d.inner.CreateStream(t)
@@ -107,14 +117,48 @@ func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
 func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 	return d.inner.Read(t, dst, src)
 }
+
+// --- Synchronisation: passed through; what completes tells the replay-isolation check which
+// launches are no longer in flight. ---
+
+func (d *Device) SyncDevice(t runtime.Thread) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	err := d.inner.SyncDevice(t)
+	if err == nil {
+		d.flights.landAll()
+	}
+	return err
+}
+
 func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
-	return d.inner.SyncStream(t, s)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	err := d.inner.SyncStream(t, s)
+	if err == nil {
+		d.flights.land(s, d.flights.seq)
+	}
+	return err
 }
+
 func (d *Device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
-	return d.inner.QueryEvent(t, e)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	done, err := d.inner.QueryEvent(t, e)
+	if err == nil && done {
+		d.flights.landEvent(e)
+	}
+	return done, err
 }
+
 func (d *Device) SyncEvent(t runtime.Thread, e runtime.Event) error {
-	return d.inner.SyncEvent(t, e)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	err := d.inner.SyncEvent(t, e)
+	if err == nil {
+		d.flights.landEvent(e)
+	}
+	return err
 }
 func (d *Device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
 	return d.inner.CaptureInfo(t, s)
@@ -170,6 +214,7 @@ func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
 		return err
 	}
 	delete(d.recordedIn, e)
+	delete(d.flights.fences, e)
 	return nil
 }
 
@@ -199,6 +244,39 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 	}
 	d.ledger.add(p)
 	return p, nil
+}
+
+// AllocHost allocates host memory through the inner device and enters it into the residency
+// ledger: a captured copy reads or writes it on every replay. In kernel mode it is refused while a
+// capture is active, pageable memory included: the hazard of an allocation made inside a capture
+// and freed later does not depend on who hands the memory out.
+func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.watchAllocator("AllocHost"); err != nil {
+		return runtime.Ptr{}, err
+	}
+	p, err := d.inner.AllocHost(t, bytes, kind)
+	if err != nil {
+		return p, err
+	}
+	d.ledger.add(p)
+	return p, nil
+}
+
+// FreeHost frees host memory through the inner device. In kernel mode it is refused while a
+// capture is active.
+func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.watchAllocator("FreeHost"); err != nil {
+		return err
+	}
+	if err := d.inner.FreeHost(t, p); err != nil {
+		return err
+	}
+	d.ledger.remove(p.Addr)
+	return nil
 }
 
 // Free frees p through the inner device. In kernel mode it is refused while a capture is active,
@@ -397,7 +475,7 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 		return err
 	}
 	if c != nil {
-		c.touch(&d.ledger, dst)
+		c.touch(&d.ledger, true, dst)
 	}
 	return nil
 }
@@ -416,7 +494,8 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 	}
 	if c != nil {
 		n := min(dst.Bytes, src.Bytes)
-		c.touch(&d.ledger, dst.Slice(0, n), src.Slice(0, n))
+		c.touch(&d.ledger, true, dst.Slice(0, n))
+		c.touch(&d.ledger, false, src.Slice(0, n))
 	}
 	return nil
 }
@@ -434,7 +513,8 @@ func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 		return err
 	}
 	if c != nil {
-		c.touch(&d.ledger, y, x)
+		c.touch(&d.ledger, true, y)
+		c.touch(&d.ledger, false, x)
 	}
 	return nil
 }
@@ -453,8 +533,10 @@ func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 	}
 	if c != nil {
 		d.recordedIn[e] = c.seq
+		delete(d.flights.fences, e) // a record inside a capture is a graph node, not a fence
 	} else {
 		delete(d.recordedIn, e)
+		d.flights.record(e, s)
 	}
 	return nil
 }
@@ -471,13 +553,18 @@ func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error
 			return err
 		}
 	}
-	return d.inner.Wait(t, s, e)
+	if err := d.inner.Wait(t, s, e); err != nil {
+		return err
+	}
+	d.flights.wait(s, e)
+	return nil
 }
 
 // --- Replay. ---
 
-// Launch replays g on s. In kernel mode it is refused on a stream outside an active capture, and
-// when a range g captured is no longer live with the allocation generation it had at capture.
+// Launch replays g on s. In kernel mode it is refused on a stream outside an active capture, when
+// a range g captured is no longer live with the allocation generation it had at capture, and when
+// a graph still in flight on another stream shares memory with g (see flights).
 func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -491,9 +578,15 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 			return err
 		}
 	}
+	if d.guarding(d.off.ReplayIsolation) {
+		if err := d.flights.isolated(g, s, ranges); err != nil {
+			return err
+		}
+	}
 	if err := d.inner.Launch(t, g, s); err != nil {
 		return err
 	}
+	d.flights.launch(g, s, ranges)
 	if c != nil {
 		// A graph launched into a capture replays its ranges as part of the new graph.
 		for _, r := range ranges {
@@ -510,7 +603,7 @@ func (d *Device) checkResidency(g runtime.Graph, ranges []capturedRange, known b
 	var first string
 	stale := 0
 	for _, r := range ranges {
-		if why := d.ledger.stale(r, d.describeHolder); why != "" {
+		if why := d.ledger.stale(r, d.describeHolder, d.describeFree); why != "" {
 			if stale == 0 {
 				first = why
 			}
@@ -526,10 +619,21 @@ func (d *Device) checkResidency(g runtime.Graph, ranges []capturedRange, known b
 	return refusal("Launch", "replay of %v refused: %s (and %d more stale ranges)", g, first, stale-1)
 }
 
-// describeHolder names the slot holding a, for refusal details.
+// describeHolder names the slot or pool holding a, for refusal details.
 func (d *Device) describeHolder(a allocation) string {
 	if st := d.holderOf(a.ptr.Addr); st != nil {
 		return fmt.Sprintf(", held by %v slot %q", st.slot, st.key)
+	}
+	if p := d.poolAt(a.ptr); p != nil {
+		return fmt.Sprintf(", a block of %v", p)
+	}
+	return ""
+}
+
+// describeFree says where a freed range lies when a pool's segment still holds it.
+func (d *Device) describeFree(r runtime.Ptr) string {
+	if p := d.poolAt(r); p != nil {
+		return fmt.Sprintf(" back in the free space of %v", p)
 	}
 	return ""
 }

@@ -380,3 +380,21 @@ func (f *fake) DestroyGraph(_ runtime.Thread, g runtime.Graph) error {
 func (f *fake) GraphNodes(runtime.Thread, runtime.Graph) ([]runtime.GraphNode, error) {
 	return nil, fakeErr("GraphNodes", runtime.ClassNotSupported, "no introspection")
 }
+
+// The guard's host-memory and thread-mode paths are plain pass-through plus ledger entries; their
+// specs run on the simulator (sim_test.go), so the fake does not model host memory.
+func (f *fake) AllocHost(runtime.Thread, int64, runtime.HostMemory) (runtime.Ptr, error) {
+	return runtime.Ptr{}, fakeErr("AllocHost", runtime.ClassNotSupported, "the fake has no host memory")
+}
+func (f *fake) FreeHost(runtime.Thread, runtime.Ptr) error {
+	return fakeErr("FreeHost", runtime.ClassNotSupported, "the fake has no host memory")
+}
+func (f *fake) HostWrite(runtime.Ptr, []byte) error {
+	return fakeErr("HostWrite", runtime.ClassNotSupported, "the fake has no host memory")
+}
+func (f *fake) HostRead([]byte, runtime.Ptr) error {
+	return fakeErr("HostRead", runtime.ClassNotSupported, "the fake has no host memory")
+}
+func (f *fake) ExchangeCaptureMode(runtime.Thread, runtime.CaptureMode) (runtime.CaptureMode, error) {
+	return runtime.Global, nil
+}

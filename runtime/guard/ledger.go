@@ -75,10 +75,11 @@ func (l *ledger) overlapping(r runtime.Ptr) []allocation {
 }
 
 // capturedRange is a range a captured op touches, with the generation of the allocation that held
-// it at capture (0: none the guard made).
+// it at capture (0: none the guard made), and whether the op writes it.
 type capturedRange struct {
-	ptr runtime.Ptr
-	gen uint64
+	ptr   runtime.Ptr
+	gen   uint64
+	write bool
 }
 
 func (r capturedRange) String() string {
@@ -108,13 +109,13 @@ func (c *capture) String() string {
 	return fmt.Sprintf("capture #%d (platform capture ID %d, origin %v, %v mode)", c.seq, c.id, c.origin, c.mode)
 }
 
-// touch records the ranges a captured op touches, with the generation that holds each now.
-func (c *capture) touch(l *ledger, ptrs ...runtime.Ptr) {
+// touch records the ranges a captured op reads or writes, with the generation that holds each now.
+func (c *capture) touch(l *ledger, write bool, ptrs ...runtime.Ptr) {
 	for _, p := range ptrs {
 		if p.Bytes <= 0 {
 			continue
 		}
-		r := capturedRange{ptr: p}
+		r := capturedRange{ptr: p, write: write}
 		if a, ok := l.containing(p); ok {
 			r.gen = a.gen
 		}
@@ -131,8 +132,8 @@ func (c *capture) add(r capturedRange) {
 }
 
 // stale explains why r may not be replayed, or returns "" when it is still resident. holder names
-// who holds an allocation now ("" when no one in particular).
-func (l *ledger) stale(r capturedRange, holder func(allocation) string) string {
+// who holds an allocation now ("" when no one in particular); free says where a freed range lies.
+func (l *ledger) stale(r capturedRange, holder func(allocation) string, free func(runtime.Ptr) string) string {
 	if r.gen == 0 {
 		return fmt.Sprintf("captured range %v: the guard cannot vouch for it", r)
 	}
@@ -145,7 +146,7 @@ func (l *ledger) stale(r capturedRange, holder func(allocation) string) string {
 	}
 	now := l.overlapping(r.ptr)
 	if len(now) == 0 {
-		return fmt.Sprintf("captured range %v is no longer inside any live allocation (freed)", r)
+		return fmt.Sprintf("captured range %v is no longer inside any live allocation (freed%s)", r, free(r.ptr))
 	}
 	var held string
 	for i, a := range now {

@@ -358,7 +358,7 @@ func (d *Device) rollback(t runtime.Thread, op string, failed Region, cause erro
 }
 
 // Retire ends the context's life: it frees every buffer a slot holds, in either mode, Retained and
-// Arena included, as a context's exit does. Afterwards Provision and CommitBank fail with
+// Arena included, and every pool's segment, as a context's exit does. Afterwards Provision and CommitBank fail with
 // runtime.ClassInvalidState. Retire is refused in kernel mode while a capture is active; a second
 // Retire does nothing.
 func (d *Device) Retire(t runtime.Thread) error {
@@ -386,6 +386,7 @@ func (d *Device) Retire(t runtime.Thread) error {
 		d.ledger.remove(st.ptr.Addr)
 		delete(d.slots, k)
 	}
+	errs = append(errs, d.releasePools(t)...)
 	d.retired = true
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %w", op, errors.Join(errs...))

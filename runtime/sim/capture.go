@@ -237,26 +237,27 @@ type graph struct {
 	nodes   []node
 }
 
-// stale lists the captured ranges whose allocation is gone or has been replaced since capture.
-func (g *graph) stale(mem *memory) []string {
-	var out []string
+// stale lists the captured ranges that now lie in another allocation than at capture (freed and
+// handed out again), and freed those that lie in no live allocation (returned to the driver).
+func (g *graph) stale(mem *memory) (stale, freed []string) {
 	for _, n := range g.nodes {
 		for i, p := range append(n.work.reads(), n.work.writes()...) {
 			a := mem.containing(p)
 			switch {
 			case a == nil:
-				out = append(out, fmt.Sprintf("%v is not live", p))
+				freed = append(freed, fmt.Sprintf("%v is in no live allocation", p))
 			case a.gen != n.gens[i]:
-				out = append(out, fmt.Sprintf("%v now belongs to allocation %v", p, a.ptr))
+				stale = append(stale, fmt.Sprintf("%v now belongs to allocation %v", p, a.ptr))
 			}
 		}
 	}
-	return slices.Compact(out)
+	return slices.Compact(stale), slices.Compact(freed)
 }
 
 // Launch replays g on s against the addresses recorded at capture time, whatever they hold now:
 // no liveness check, as on the platforms. Launching into a capturing stream is not modelled and
-// fails with not-supported.
+// fails with not-supported. The graph's work is queued on s and runs when the device next settles
+// (at any call but another Launch): launches on different streams run concurrently.
 func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
 	return d.call(t, "Launch", func() error {
 		gr, err := d.lookupGraph("Launch", g)
@@ -273,12 +274,55 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 		if st.capture != nil {
 			return d.fail("Launch", runtime.ClassNotSupported, "%v is in %v: capturing a graph launch is not modelled", s, st.capture)
 		}
+		q := d.queueOf(s)
 		for _, i := range d.replayOrder(gr) {
-			d.execute(gr.nodes[i].work)
+			q.works = append(q.works, gr.nodes[i].work)
 		}
 		d.counters.Launches++
 		return nil
 	})
+}
+
+// pendingWork is the graph work launched on one stream and not run yet, in stream order.
+type pendingWork struct {
+	stream runtime.Stream
+	works  []work
+}
+
+func (d *Device) queueOf(s runtime.Stream) *pendingWork {
+	for _, q := range d.pending {
+		if q.stream == s {
+			return q
+		}
+	}
+	q := &pendingWork{stream: s}
+	d.pending = append(d.pending, q)
+	return q
+}
+
+// settle runs the launched work. Each stream's work runs in its order; the streams run
+// concurrently: one node of each in turn, in the order the streams were first launched on, or with
+// a seed a random stream's next node at each step. Nothing ordered launches on different streams
+// (an event or a synchronisation settles the work before it), so any interleaving is one the
+// hardware may choose.
+func (d *Device) settle() {
+	for next := 0; len(d.pending) > 0; {
+		i := next % len(d.pending)
+		if d.rng != nil {
+			i = d.rng.IntN(len(d.pending))
+		}
+		q := d.pending[i]
+		if len(q.works) > 0 {
+			d.execute(q.works[0])
+			q.works = q.works[1:]
+		}
+		if len(q.works) == 0 {
+			d.pending = slices.Delete(d.pending, i, i+1)
+			next = i
+			continue
+		}
+		next = i + 1
+	}
 }
 
 // replayOrder is capture order (always a topological order: a node only depends on earlier ones),

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/replaycheck/replaycheck/runtime"
@@ -36,6 +37,11 @@ type Device struct {
 	failMalloc  int
 	rng         *rand.Rand // nil: replay in capture order
 	hook        func(op string, t runtime.Thread)
+	// threadModes are the capture interaction modes of the device's threads (ExchangeCaptureMode).
+	threadModes [2]runtime.CaptureMode
+	// pending is graph work launched and not run yet, one entry per stream in launch order: launches
+	// on different streams run concurrently, interleaved when the device next has to settle them.
+	pending []*pendingWork
 }
 
 var _ runtime.Device = (*Device)(nil)
@@ -45,8 +51,8 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		index:   index,
 		size:    opts.Memory,
 		profile: p,
-		mem:     newMemory(addressBase+uint64(index)*addressStride, opts.Memory),
-		streams: map[runtime.Stream]*stream{},
+		mem:     newMemory(index, opts.Memory),
+		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {id: runtime.DefaultStream}},
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]*graph{},
 	}
@@ -78,9 +84,12 @@ func (d *Device) Counters() runtime.Counters {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := d.counters
-	c.LiveAllocs = int64(len(d.mem.live))
-	c.LiveBytes = d.mem.liveBytes()
-	c.LiveStreams = int64(len(d.streams))
+	c.LiveAllocs = int64(len(d.mem.device.live))
+	c.LiveBytes = d.mem.device.liveBytes()
+	c.LiveHostAllocs = int64(len(d.mem.host.live))
+	if len(d.streams) > 0 {
+		c.LiveStreams = int64(len(d.streams)) - 1 // the default stream is never created
+	}
 	c.LiveEvents = int64(len(d.events))
 	c.LiveGraphs = int64(len(d.graphs))
 	return c
@@ -116,8 +125,9 @@ func (d *Device) Close() error {
 	d.other.Stop()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.mem = newMemory(d.mem.base, 0)
+	d.mem = newMemory(d.index, 0)
 	clear(d.streams)
+	d.pending = nil
 	clear(d.events)
 	clear(d.graphs)
 	d.captures = nil
@@ -148,9 +158,28 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 		if d.hook != nil {
 			d.hook(op, t)
 		}
+		if op != "Launch" && op != "CaptureInfo" {
+			// Every call but another launch, or a question about capture state, needs the
+			// graph work launched before it done.
+			d.settle()
+		}
 		err = body()
 	})
 	return err
+}
+
+// hostAccess runs body, a CPU access to host memory, under the device lock: no driver call, so no
+// worker thread and no rule; graph work launched before it is settled first.
+func (d *Device) hostAccess(op string, body func() error) error {
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if d.closed {
+		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.settle()
+	return body()
 }
 
 // fail builds the error for a failure no rule covers, with the profile's code for class.
@@ -164,23 +193,25 @@ func (d *Device) newHandle() uint64 {
 	return d.lastHandle
 }
 
-// checkRange verifies that p is a non-empty range inside one live allocation.
-func (d *Device) checkRange(op, what string, p runtime.Ptr) error {
+// checkRange verifies that p is a non-empty range inside one live device allocation, or, when
+// host is true, inside one live device or host allocation. It returns that allocation.
+func (d *Device) checkRange(op, what string, p runtime.Ptr, host bool) (*allocation, error) {
 	if p.Bytes <= 0 {
-		return d.fail(op, runtime.ClassInvalidValue, "%s %v is empty", what, p)
+		return nil, d.fail(op, runtime.ClassInvalidValue, "%s %v is empty", what, p)
 	}
-	if d.mem.containing(p) == nil {
-		return d.fail(op, runtime.ClassInvalidValue, "%s %v does not lie inside a live allocation", what, p)
+	a := d.mem.containing(p)
+	switch {
+	case a == nil:
+		return nil, d.fail(op, runtime.ClassInvalidValue, "%s %v does not lie inside a live allocation", what, p)
+	case a.host != 0 && !host:
+		return nil, d.fail(op, runtime.ClassInvalidValue, "%s %v is %v host memory: %s needs device memory", what, p, a.host, op)
 	}
-	return nil
+	return a, nil
 }
 
 func (d *Device) lookupStream(op string, s runtime.Stream) (*stream, error) {
 	if st, ok := d.streams[s]; ok {
 		return st, nil
-	}
-	if s == 0 {
-		return nil, d.fail(op, runtime.ClassInvalidValue, "the simulator has no default stream: create one")
 	}
 	return nil, d.fail(op, runtime.ClassInvalidValue, "%v does not exist (never created or destroyed)", s)
 }
@@ -214,11 +245,11 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 				return d.fail("Malloc", runtime.ClassOutOfMemory, "allocation of %d bytes failed by injection (FailMalloc)", bytes)
 			}
 		}
-		a := d.mem.alloc(bytes)
+		a := d.mem.alloc(d.mem.device, bytes)
 		if a == nil {
 			return d.fail("Malloc", runtime.ClassOutOfMemory,
 				"cannot allocate %d bytes: %s of %s are carved out and no cached block is large enough",
-				bytes, formatBytes(int64(d.mem.bump-d.mem.base)), formatBytes(d.size))
+				bytes, formatBytes(int64(d.mem.device.bump-d.mem.device.base)), formatBytes(d.size))
 		}
 		d.counters.Mallocs++
 		p = a.ptr
@@ -229,18 +260,105 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 
 func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
 	return d.call(t, "Free", func() error {
-		a := d.mem.live[p.Addr]
-		if a == nil {
-			return d.fail("Free", runtime.ClassInvalidValue, "%v is not a live allocation (never allocated or already freed)", p)
-		}
-		if a.ptr != p {
-			return d.fail("Free", runtime.ClassInvalidValue, "%v does not match the live allocation %v at that address", p, a.ptr)
+		a, err := d.liveAt("Free", d.mem.device, p)
+		if err != nil {
+			return err
 		}
 		if err := d.enforce(&call{op: "Free", thread: t}); err != nil {
 			return err
 		}
-		d.mem.release(a)
+		d.mem.device.release(a)
 		d.counters.Frees++
+		return nil
+	})
+}
+
+// liveAt returns the live allocation of h that p is exactly.
+func (d *Device) liveAt(op string, h *heap, p runtime.Ptr) (*allocation, error) {
+	a := h.live[p.Addr]
+	if a == nil {
+		return nil, d.fail(op, runtime.ClassInvalidValue, "%v is not a live allocation (never allocated or already freed)", p)
+	}
+	if a.ptr != p {
+		return nil, d.fail(op, runtime.ClassInvalidValue, "%v does not match the live allocation %v at that address", p, a.ptr)
+	}
+	return a, nil
+}
+
+// AllocHost allocates host memory. Pinned memory comes from the driver (aclrtMallocHost,
+// cuMemAllocHost) and is subject to the profile's rules; pageable memory is the program's own
+// malloc: no driver call, no rule.
+func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+	var p runtime.Ptr
+	err := d.call(t, "AllocHost", func() error {
+		if !slices.Contains(runtime.HostMemories, kind) {
+			return d.fail("AllocHost", runtime.ClassInvalidValue, "unknown %v", kind)
+		}
+		if bytes <= 0 {
+			return d.fail("AllocHost", runtime.ClassInvalidValue, "cannot allocate %d bytes: the size must be positive", bytes)
+		}
+		if kind == runtime.Pinned {
+			if err := d.enforce(&call{op: "AllocHost", thread: t}); err != nil {
+				return err
+			}
+		}
+		a := d.mem.alloc(d.mem.host, bytes)
+		if a == nil {
+			return d.fail("AllocHost", runtime.ClassOutOfMemory, "cannot allocate %d bytes of %v host memory", bytes, kind)
+		}
+		a.host = kind
+		d.counters.HostAllocs++
+		p = a.ptr
+		return nil
+	})
+	return p, err
+}
+
+// FreeHost frees host memory from AllocHost; freeing pinned memory is a driver call.
+func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+	return d.call(t, "FreeHost", func() error {
+		a, err := d.liveAt("FreeHost", d.mem.host, p)
+		if err != nil {
+			return err
+		}
+		if a.host == runtime.Pinned {
+			if err := d.enforce(&call{op: "FreeHost", thread: t}); err != nil {
+				return err
+			}
+		}
+		d.mem.host.release(a)
+		d.counters.HostFrees++
+		return nil
+	})
+}
+
+// hostRange checks that p lies in one live host allocation.
+func (d *Device) hostRange(op string, p runtime.Ptr, n int) error {
+	if int64(n) != p.Bytes {
+		return d.fail(op, runtime.ClassInvalidValue, "%d bytes for host range %v: the lengths must match", n, p)
+	}
+	if a := d.mem.host.containing(p); a == nil || p.Bytes <= 0 {
+		return d.fail(op, runtime.ClassInvalidValue, "%v does not lie inside a live host allocation", p)
+	}
+	return nil
+}
+
+func (d *Device) HostWrite(dst runtime.Ptr, src []byte) error {
+	return d.hostAccess("HostWrite", func() error {
+		if err := d.hostRange("HostWrite", dst, len(src)); err != nil {
+			return err
+		}
+		d.mem.write(dst.Addr, src)
+		return nil
+	})
+}
+
+func (d *Device) HostRead(dst []byte, src runtime.Ptr) error {
+	return d.hostAccess("HostRead", func() error {
+		if err := d.hostRange("HostRead", src, len(dst)); err != nil {
+			return err
+		}
+		d.mem.read(dst, src.Addr)
 		return nil
 	})
 }
@@ -250,7 +368,7 @@ func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
 		if int64(len(src)) != dst.Bytes {
 			return d.fail("Write", runtime.ClassInvalidValue, "%d host bytes for destination %v: the lengths must match", len(src), dst)
 		}
-		if err := d.checkRange("Write", "destination", dst); err != nil {
+		if _, err := d.checkRange("Write", "destination", dst, false); err != nil {
 			return err
 		}
 		if err := d.enforce(&call{op: "Write", thread: t}); err != nil {
@@ -266,7 +384,7 @@ func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 		if int64(len(dst)) != src.Bytes {
 			return d.fail("Read", runtime.ClassInvalidValue, "%d host bytes for source %v: the lengths must match", len(dst), src)
 		}
-		if err := d.checkRange("Read", "source", src); err != nil {
+		if _, err := d.checkRange("Read", "source", src, false); err != nil {
 			return err
 		}
 		if err := d.enforce(&call{op: "Read", thread: t}); err != nil {
@@ -288,9 +406,12 @@ func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
 }
 
 // DestroyStream destroys s. A stream that belongs to a capture ends that capture without a graph
-// (the platforms differ here; no probe depends on it).
+// (the platforms differ here; no probe depends on it). The default stream is never destroyed.
 func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
 	return d.call(t, "DestroyStream", func() error {
+		if s == runtime.DefaultStream {
+			return d.fail("DestroyStream", runtime.ClassInvalidValue, "the default stream is never destroyed")
+		}
 		st, err := d.lookupStream("DestroyStream", s)
 		if err != nil {
 			return err
@@ -329,7 +450,7 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 		if err != nil {
 			return err
 		}
-		if err := d.checkRange("Fill", "destination", dst); err != nil {
+		if _, err := d.checkRange("Fill", "destination", dst, false); err != nil {
 			return err
 		}
 		return d.enqueue(&call{op: "Fill", thread: t, stream: st}, work{kind: kindMemset, dst: dst, value: value})
@@ -342,14 +463,20 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 		if err != nil {
 			return err
 		}
-		if err := d.checkRange("Copy", "destination", dst); err != nil {
+		da, err := d.checkRange("Copy", "destination", dst, true)
+		if err != nil {
 			return err
 		}
-		if err := d.checkRange("Copy", "source", src); err != nil {
+		sa, err := d.checkRange("Copy", "source", src, true)
+		if err != nil {
 			return err
+		}
+		if da.host != 0 && sa.host != 0 {
+			return d.fail("Copy", runtime.ClassInvalidValue, "destination %v and source %v are both host memory: a copy between host buffers is the CPU's, not a stream's", dst, src)
 		}
 		n := min(dst.Bytes, src.Bytes)
-		return d.enqueue(&call{op: "Copy", thread: t, stream: st}, work{kind: kindMemcpy, dst: dst.Slice(0, n), src: src.Slice(0, n)})
+		c := &call{op: "Copy", thread: t, stream: st, pageable: da.host == runtime.Pageable || sa.host == runtime.Pageable}
+		return d.enqueue(c, work{kind: kindMemcpy, dst: dst.Slice(0, n), src: src.Slice(0, n)})
 	})
 }
 
@@ -362,10 +489,10 @@ func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 		if x.Bytes != y.Bytes || y.Bytes%4 != 0 {
 			return d.fail("Axpy", runtime.ClassInvalidValue, "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
 		}
-		if err := d.checkRange("Axpy", "y", y); err != nil {
+		if _, err := d.checkRange("Axpy", "y", y, false); err != nil {
 			return err
 		}
-		if err := d.checkRange("Axpy", "x", x); err != nil {
+		if _, err := d.checkRange("Axpy", "x", x, false); err != nil {
 			return err
 		}
 		return d.enqueue(&call{op: "Axpy", thread: t, stream: st}, work{kind: kindKernel, dst: y, src: x, a: a})
@@ -461,6 +588,19 @@ func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
 		}
 		return d.enforce(&call{op: "SyncStream", thread: t, stream: st})
 	})
+}
+
+// ExchangeCaptureMode sets the calling thread's capture interaction mode and returns its old one.
+func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+	var old runtime.CaptureMode
+	err := d.call(t, "ExchangeCaptureMode", func() error {
+		if !slices.Contains(runtime.CaptureModes, mode) {
+			return d.fail("ExchangeCaptureMode", runtime.ClassInvalidValue, "unknown capture mode %v", mode)
+		}
+		old, d.threadModes[t] = d.threadModes[t], mode
+		return nil
+	})
+	return old, err
 }
 
 func (d *Device) SyncDevice(t runtime.Thread) error {

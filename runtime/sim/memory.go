@@ -18,61 +18,79 @@ const (
 	// addressBase is where device 0's address space starts: far from zero, so a zero or small
 	// address is never valid, and shaped like a real device VA.
 	addressBase = 0x7f00_0000_0000
+	// hostBase is where device 0's host memory starts: below every device's address space, so a
+	// host address is never a device address.
+	hostBase = 0x1000_0000_0000
 	// addressStride separates the address spaces of devices of one backend; it also caps Memory.
 	addressStride = 1 << 40
 )
 
-// allocation is one live block handed out by Malloc.
+// allocation is one live block handed out by a heap.
 type allocation struct {
 	ptr      runtime.Ptr // what the caller asked for
 	capacity int64       // the block's size: ptr.Bytes rounded up, or a larger cached block
-	// gen numbers allocations in the order they were made, over the device's life: a range that is
-	// live again after free + malloc at the same address has a different generation.
+	// gen numbers allocations in the order they were made, over the device's life and across its
+	// heaps: a range that is live again after free + malloc at the same address has a different
+	// generation.
 	gen uint64
+	// host is the kind of a host allocation; 0 for device memory.
+	host runtime.HostMemory
 }
 
 func (a *allocation) end() uint64 { return a.ptr.End() }
 
-// memory is one device's address space: a caching allocator over a bump pointer, and sparse pages.
-type memory struct {
+// heap is one caching allocator over an address range: device memory, or the host memory that
+// AllocHost hands out (glibc's and the pinned allocators' small-block caches reuse LIFO too).
+type heap struct {
 	base, limit uint64
 	bump        uint64
 	// cache holds freed blocks by capacity; each list is a stack, so reuse is LIFO.
 	cache map[int64][]uint64
 	live  map[uint64]*allocation
 	// sorted is live sorted by address, for finding the allocation that contains a range.
-	sorted  []*allocation
-	nextGen uint64
+	sorted []*allocation
+}
+
+func newHeap(base uint64, size int64) *heap {
+	return &heap{base: base, limit: base + uint64(size), bump: base, cache: map[int64][]uint64{}, live: map[uint64]*allocation{}}
+}
+
+// memory is one device's memory: the device heap, the host heap and the sparse pages that back
+// both (host and device addresses never overlap, so one page map serves both).
+type memory struct {
+	device, host *heap
+	nextGen      uint64
 	// pages materialise on first non-zero write; an absent page reads as zeros. Pages are never
 	// dropped on free: freed memory keeps its bytes, as a caching allocator's memory does.
 	pages map[uint64][]byte
 }
 
-func newMemory(base uint64, size int64) *memory {
+func newMemory(index int, size int64) *memory {
 	return &memory{
-		base: base, limit: base + uint64(size), bump: base,
-		cache: map[int64][]uint64{}, live: map[uint64]*allocation{}, pages: map[uint64][]byte{},
+		device: newHeap(addressBase+uint64(index)*addressStride, size),
+		host:   newHeap(hostBase+uint64(index)*addressStride, size),
+		pages:  map[uint64][]byte{},
 	}
 }
 
 func roundUp(n int64) int64 { return (n + Granularity - 1) / Granularity * Granularity }
 
-// alloc returns a block for bytes (> 0), or nil when the device is out of memory. Order: a cached
-// block of exactly the rounded size (LIFO), fresh space from the bump pointer, then the smallest
-// larger cached block.
-func (m *memory) alloc(bytes int64) *allocation {
-	if bytes > int64(m.limit-m.base) {
+// alloc returns a block of h for bytes (> 0), or nil when h is exhausted. Order: a cached block of
+// exactly the rounded size (LIFO), fresh space from the bump pointer, then the smallest larger
+// cached block.
+func (m *memory) alloc(h *heap, bytes int64) *allocation {
+	if bytes > int64(h.limit-h.base) {
 		return nil
 	}
 	size := roundUp(bytes)
-	addr, capacity, ok := m.takeCached(size)
-	if !ok && m.bump+uint64(size) <= m.limit {
-		addr, capacity, ok = m.bump, size, true
-		m.bump += uint64(size)
+	addr, capacity, ok := h.takeCached(size)
+	if !ok && h.bump+uint64(size) <= h.limit {
+		addr, capacity, ok = h.bump, size, true
+		h.bump += uint64(size)
 	}
 	if !ok {
 		best := int64(-1)
-		for c, list := range m.cache {
+		for c, list := range h.cache {
 			if c > size && len(list) > 0 && (best < 0 || c < best) {
 				best = c
 			}
@@ -80,55 +98,63 @@ func (m *memory) alloc(bytes int64) *allocation {
 		if best < 0 {
 			return nil
 		}
-		addr, capacity, _ = m.takeCached(best)
+		addr, capacity, _ = h.takeCached(best)
 	}
 	m.nextGen++
 	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen}
-	m.live[addr] = a
-	i, _ := slices.BinarySearchFunc(m.sorted, addr, compareAddr)
-	m.sorted = slices.Insert(m.sorted, i, a)
+	h.live[addr] = a
+	i, _ := slices.BinarySearchFunc(h.sorted, addr, compareAddr)
+	h.sorted = slices.Insert(h.sorted, i, a)
 	return a
 }
 
-func (m *memory) takeCached(capacity int64) (uint64, int64, bool) {
-	list := m.cache[capacity]
+func (h *heap) takeCached(capacity int64) (uint64, int64, bool) {
+	list := h.cache[capacity]
 	if len(list) == 0 {
 		return 0, 0, false
 	}
 	addr := list[len(list)-1]
-	m.cache[capacity] = list[:len(list)-1]
+	h.cache[capacity] = list[:len(list)-1]
 	return addr, capacity, true
 }
 
 // release returns a live block to the cache. The caller has checked that it is live.
-func (m *memory) release(a *allocation) {
-	delete(m.live, a.ptr.Addr)
-	i, found := slices.BinarySearchFunc(m.sorted, a.ptr.Addr, compareAddr)
+func (h *heap) release(a *allocation) {
+	delete(h.live, a.ptr.Addr)
+	i, found := slices.BinarySearchFunc(h.sorted, a.ptr.Addr, compareAddr)
 	if found {
-		m.sorted = slices.Delete(m.sorted, i, i+1)
+		h.sorted = slices.Delete(h.sorted, i, i+1)
 	}
-	m.cache[a.capacity] = append(m.cache[a.capacity], a.ptr.Addr)
+	h.cache[a.capacity] = append(h.cache[a.capacity], a.ptr.Addr)
 }
 
-// containing returns the live allocation whose requested range holds all of p, or nil.
-func (m *memory) containing(p runtime.Ptr) *allocation {
-	i, found := slices.BinarySearchFunc(m.sorted, p.Addr, compareAddr)
+// containing returns the live allocation of h whose requested range holds all of p, or nil.
+func (h *heap) containing(p runtime.Ptr) *allocation {
+	i, found := slices.BinarySearchFunc(h.sorted, p.Addr, compareAddr)
 	if !found {
 		i--
 	}
-	if i < 0 || i >= len(m.sorted) {
+	if i < 0 || i >= len(h.sorted) {
 		return nil
 	}
-	a := m.sorted[i]
+	a := h.sorted[i]
 	if p.Bytes > 0 && p.End() >= p.Addr && a.ptr.Contains(p) {
 		return a
 	}
 	return nil
 }
 
-func (m *memory) liveBytes() int64 {
+// containing returns the live allocation, device or host, that holds all of p, or nil.
+func (m *memory) containing(p runtime.Ptr) *allocation {
+	if a := m.device.containing(p); a != nil {
+		return a
+	}
+	return m.host.containing(p)
+}
+
+func (h *heap) liveBytes() int64 {
 	var n int64
-	for _, a := range m.live {
+	for _, a := range h.live {
 		n += a.ptr.Bytes
 	}
 	return n

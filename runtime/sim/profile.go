@@ -57,6 +57,11 @@ type Rule struct {
 	ModeNames []string `yaml:"modes"`
 	// Modes is ModeNames parsed.
 	Modes []runtime.CaptureMode `yaml:"-"`
+	// CallerModeNames restricts the rule to calls from threads whose capture interaction mode
+	// (ExchangeCaptureMode; every thread starts in global) is one of these; empty means any.
+	CallerModeNames []string `yaml:"caller-modes"`
+	// CallerModes is CallerModeNames parsed.
+	CallerModes []runtime.CaptureMode `yaml:"-"`
 	// Allow lets the call through: the platform does not check this situation.
 	Allow bool `yaml:"allow"`
 	// Code, Name and Class are the error a rejecting rule returns.
@@ -75,6 +80,10 @@ func (r *Rule) appliesToMode(m runtime.CaptureMode) bool {
 	return len(r.Modes) == 0 || slices.Contains(r.Modes, m)
 }
 
+func (r *Rule) appliesToCaller(m runtime.CaptureMode) bool {
+	return len(r.CallerModes) == 0 || slices.Contains(r.CallerModes, m)
+}
+
 // clone copies p deeply, so a caller of LoadProfile cannot change what devices enforce.
 func (p *Profile) clone() *Profile {
 	c := *p
@@ -83,6 +92,7 @@ func (p *Profile) clone() *Profile {
 	for i := range c.Rules {
 		r := &c.Rules[i]
 		r.Calls, r.ModeNames, r.Modes = slices.Clone(r.Calls), slices.Clone(r.ModeNames), slices.Clone(r.Modes)
+		r.CallerModeNames, r.CallerModes = slices.Clone(r.CallerModeNames), slices.Clone(r.CallerModes)
 	}
 	return &c
 }
@@ -235,6 +245,15 @@ func (p *Profile) validate() error {
 		}
 		if len(r.ModeNames) > 0 && ok && !cond.scoped {
 			bad("%s: modes given, but condition %s names no capture", at, r.When)
+		}
+		r.CallerModes = nil
+		for _, name := range r.CallerModeNames {
+			m, err := runtime.ParseCaptureMode(name)
+			if err != nil {
+				bad("%s: caller-modes: %v", at, err)
+				continue
+			}
+			r.CallerModes = append(r.CallerModes, m)
 		}
 		if r.Allow {
 			if r.Code != 0 || r.Name != "" || r.Class != "" || r.Invalidates || r.EndsCapture {

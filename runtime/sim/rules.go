@@ -18,6 +18,7 @@ type call struct {
 	event         *event
 	graph         *graph
 	mode          runtime.CaptureMode // BeginCapture's mode
+	pageable      bool                // Copy: one side is pageable host memory
 }
 
 // condition is a situation the simulator can recognise. A profile binds it to an answer.
@@ -32,11 +33,12 @@ type condition struct {
 
 var (
 	enqueueCalls = []string{"Fill", "Copy", "Axpy", "Record", "Wait"}
-	unsafeCalls  = []string{"Malloc", "Free", "Write", "Read", "SyncDevice"}
-	// callNames are the Device methods a rule may name.
+	unsafeCalls  = []string{"Malloc", "Free", "AllocHost", "FreeHost", "Write", "Read", "SyncDevice"}
+	// callNames are the Device methods a rule may name. AllocHost and FreeHost are checked for
+	// pinned memory only: pageable memory is the program's malloc, no driver call.
 	callNames = []string{
-		"Malloc", "Free", "Write", "Read", "Fill", "Copy", "Axpy", "Record", "Wait", "SyncStream", "SyncDevice",
-		"QueryEvent", "SyncEvent", "BeginCapture", "EndCapture", "Launch",
+		"Malloc", "Free", "AllocHost", "FreeHost", "Write", "Read", "Fill", "Copy", "Axpy", "Record", "Wait",
+		"SyncStream", "SyncDevice", "QueryEvent", "SyncEvent", "BeginCapture", "EndCapture", "Launch",
 	}
 )
 
@@ -154,6 +156,28 @@ var conditions = map[string]condition{
 			return nil, "the default stream was named", c.defaultStream
 		},
 	},
+	"default-stream-during-capture": {
+		doc:    "work on, or a synchronisation of, the default stream while a capture is in progress on another stream",
+		calls:  append(slices.Clone(enqueueCalls), "SyncStream"),
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if c.stream.id != runtime.DefaultStream || c.stream.capture != nil || len(d.captures) == 0 {
+				return nil, "", false
+			}
+			return slices.Clone(d.captures), fmt.Sprintf("the default stream was named while %v is in progress", d.captures[0]), true
+		},
+	},
+	"pageable-copy-in-capture": {
+		doc:    "a copy naming pageable host memory is enqueued on a stream that belongs to a capture",
+		calls:  []string{"Copy"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if !c.pageable || c.stream.capture == nil {
+				return nil, "", false
+			}
+			return []*capture{c.stream.capture}, fmt.Sprintf("a copy of pageable host memory on %v, which is in %v", c.stream.id, c.stream.capture), true
+		},
+	},
 	"stream-not-capturing": {
 		doc:   "the stream belongs to no capture",
 		calls: []string{"EndCapture"},
@@ -202,14 +226,25 @@ var conditions = map[string]condition{
 		},
 	},
 	"graph-range-stale": {
-		doc:   "a range the graph captured is no longer the live allocation it was at capture (freed, or re-based and reused)",
+		doc:   "a range the graph captured now lies in another allocation than at capture (freed, or re-based, and handed out again)",
 		calls: []string{"Launch"},
 		eval: func(d *Device, c *call) ([]*capture, string, bool) {
-			stale := c.graph.stale(d.mem)
+			stale, _ := c.graph.stale(d.mem)
 			if len(stale) == 0 {
 				return nil, "", false
 			}
 			return nil, fmt.Sprintf("%v captured ranges that changed owner: %s", c.graph.id, strings.Join(stale, "; ")), true
+		},
+	},
+	"graph-range-freed": {
+		doc:   "a range the graph captured lies in no live allocation: it was freed, and returned to the driver, since capture",
+		calls: []string{"Launch"},
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			_, freed := c.graph.stale(d.mem)
+			if len(freed) == 0 {
+				return nil, "", false
+			}
+			return nil, fmt.Sprintf("%v captured ranges that were freed: %s", c.graph.id, strings.Join(freed, "; ")), true
 		},
 	},
 }
@@ -247,7 +282,7 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 func (d *Device) enforce(c *call) error {
 	for i := range d.profile.Rules {
 		r := &d.profile.Rules[i]
-		if r.Allow || !r.applies(c.op) {
+		if r.Allow || !r.applies(c.op) || !r.appliesToCaller(d.threadModes[c.thread]) {
 			continue
 		}
 		cond := conditions[r.When]

@@ -16,6 +16,7 @@ import (
 type stage struct {
 	d         *sim.Device
 	x, y      runtime.Ptr
+	pinned    runtime.Ptr // a pinned host buffer, allocated before any capture
 	watch     runtime.Stream
 	target    runtime.Stream
 	event     runtime.Event
@@ -86,6 +87,26 @@ var situations = map[string]func(st *stage){
 		Expect(st.d.Wait(main, side, st.event)).To(Succeed())
 		Expect(st.d.Fill(main, side, st.y, 1)).To(Succeed())
 	},
+	"graph-range-freed": func(st *stage) {
+		s := newStream(st.d)
+		Expect(st.d.BeginCapture(main, s, st.mode)).To(Succeed())
+		Expect(st.d.Fill(main, s, st.x, 1)).To(Succeed())
+		g, err := st.d.EndCapture(main, s)
+		Expect(err).NotTo(HaveOccurred())
+		st.graph = g
+		Expect(st.d.Free(main, st.x)).To(Succeed()) // returned to the driver, not handed out again
+		st.target = s
+	},
+	"default-stream-during-capture": func(st *stage) {
+		st.begin(main)
+		st.target = runtime.DefaultStream
+	},
+	"pageable-copy-in-capture": func(st *stage) {
+		h, err := st.d.AllocHost(main, st.x.Bytes, runtime.Pageable)
+		Expect(err).NotTo(HaveOccurred())
+		st.x = h // the copy's source
+		st.begin(main)
+	},
 	"graph-range-stale": func(st *stage) {
 		s := newStream(st.d)
 		Expect(st.d.BeginCapture(main, s, st.mode)).To(Succeed())
@@ -104,6 +125,9 @@ func newStage(d *sim.Device, mode runtime.CaptureMode) *stage {
 	GinkgoHelper()
 	st := &stage{d: d, x: malloc(d, 4*KiB), y: malloc(d, 4*KiB), event: newEvent(d), caller: main, mode: mode}
 	st.target = newStream(d)
+	var err error
+	st.pinned, err = d.AllocHost(main, 4*KiB, runtime.Pinned)
+	Expect(err).NotTo(HaveOccurred())
 	return st
 }
 
@@ -124,6 +148,11 @@ func (st *stage) do(call string) error {
 		return err
 	case "Free":
 		return d.Free(t, st.y)
+	case "AllocHost":
+		_, err := d.AllocHost(t, 4*KiB, runtime.Pinned)
+		return err
+	case "FreeHost":
+		return d.FreeHost(t, st.pinned)
 	case "Write":
 		return d.Write(t, st.y, make([]byte, st.y.Bytes))
 	case "Read":
@@ -165,7 +194,7 @@ func ruleEntries() []TableEntry {
 	for _, name := range sim.Profiles() {
 		p, err := sim.LoadProfile(name)
 		if err != nil {
-			out = append(out, Entry(fmt.Sprintf("%s loads", name), name, -1, "", runtime.Global))
+			out = append(out, Entry(fmt.Sprintf("%s loads", name), name, -1, "", runtime.Global, runtime.Global))
 			continue
 		}
 		for i, r := range p.Rules {
@@ -173,14 +202,20 @@ func ruleEntries() []TableEntry {
 			if len(modes) == 0 {
 				modes = runtime.CaptureModes
 			}
+			callers := r.CallerModes
+			if len(callers) == 0 {
+				callers = []runtime.CaptureMode{runtime.Global}
+			}
 			for _, call := range r.Calls {
 				for _, m := range modes {
-					verdict := "allowed"
-					if !r.Allow {
-						verdict = fmt.Sprintf("%d %s", r.Code, r.Class)
+					for _, cm := range callers {
+						verdict := "allowed"
+						if !r.Allow {
+							verdict = fmt.Sprintf("%d %s", r.Code, r.Class)
+						}
+						out = append(out, Entry(fmt.Sprintf("%s rule %d [%s, %s, %v, caller %v]: %s -> %s", name, i+1, r.Source, call, m, cm, r.Situation, verdict),
+							name, i, call, m, cm))
 					}
-					out = append(out, Entry(fmt.Sprintf("%s rule %d [%s, %s, %v]: %s -> %s", name, i+1, r.Source, call, m, r.Situation, verdict),
-						name, i, call, m))
 				}
 			}
 		}
@@ -190,7 +225,7 @@ func ruleEntries() []TableEntry {
 
 var _ = Describe("profile rules, as the device applies them", func() {
 	DescribeTable("every rule of every profile decides its situation",
-		func(profile string, index int, call string, mode runtime.CaptureMode) {
+		func(profile string, index int, call string, mode, callerMode runtime.CaptureMode) {
 			p, err := sim.LoadProfile(profile)
 			Expect(err).NotTo(HaveOccurred())
 			r := p.Rules[index]
@@ -200,6 +235,8 @@ var _ = Describe("profile rules, as the device applies them", func() {
 			d := onProfile(profile)
 			st := newStage(d, mode)
 			setup(st)
+			_, err = d.ExchangeCaptureMode(st.caller, callerMode)
+			Expect(err).NotTo(HaveOccurred())
 			err = st.do(call)
 
 			if r.Allow {

@@ -104,7 +104,14 @@ var _ = Describe("streams", func() {
 		Expect(d.Free(main, b)).To(Succeed())
 		expectError(d.Fill(main, s, b, 1), 107000, runtime.ClassInvalidValue)
 		expectError(d.Record(main, newEvent(d), runtime.Stream(999)), 107000, runtime.ClassInvalidValue)
-		expectError(d.Fill(main, 0, a, 1), 107000, runtime.ClassInvalidValue)
+	})
+
+	It("has a default stream that takes work and is never destroyed", func() {
+		a := malloc(d, 1*KiB)
+		Expect(d.Fill(main, runtime.DefaultStream, a, 7)).To(Succeed())
+		Expect(read(d, a)).To(Equal(filled(a.Bytes, 7)))
+		expectError(d.DestroyStream(main, runtime.DefaultStream), 107000, runtime.ClassInvalidValue)
+		Expect(d.Counters().LiveStreams).To(Equal(int64(1)), "the default stream is not counted: only s is")
 	})
 
 	It("orders work across streams with events", func() {
