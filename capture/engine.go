@@ -68,8 +68,6 @@ type run struct {
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode
-	// deferredContents are the refusals made during a capture whose contents check waits for its end.
-	deferredContents []string
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
@@ -278,10 +276,7 @@ func (r *run) call(step, call string, t runtime.Thread, f func() error) (bool, e
 	}
 	var before *snapshot
 	if r.in.Guarded {
-		var err error
-		if before, err = r.snap(); err != nil {
-			return false, err
-		}
+		before = r.snap()
 	}
 	err := f()
 	r.record(step, call, t, err)
@@ -687,7 +682,8 @@ func (r *run) runCapture(c *probes.Capture) error {
 		return errFatal{fmt.Errorf("CaptureInfo after begin: %w", err)}
 	}
 	// The capture stays "in progress" for the engine until its end returns: until then the engine
-	// makes no synchronous call of its own (a snapshot read is an unsafe call during a capture).
+	// makes no synchronous call of its own (an unsafe call during a capture); a buffer allocated
+	// meanwhile is initialised on the engine's own stream.
 	r.capture, r.captureID = c.Name, info.ID
 	defer func() { r.capture = "" }()
 	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
@@ -711,10 +707,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	}
 	r.oracle.EndCapture(c.Name, took)
 	r.capture = ""
-	if err := r.abandonCapture(c); err != nil {
-		return err
-	}
-	return r.checkDeferredContents()
+	return r.abandonCapture(c)
 }
 
 // abandonCapture ends a capture the probe left active (its end failed or was never reached) so the

@@ -13,21 +13,40 @@ import (
 )
 
 // program generates a random hazard-free probe: eager work of every kind across two streams
-// (allocations, frees, growth, writes, memsets, copies, axpy, events, syncs), a capture whose ops
-// touch only buffers that stay put, eager work between, and a few replays. The oracle and the
-// simulator must agree on every byte: nothing here is a hazard, so any difference is a bug in one
-// of them.
+// (allocations from the device, from a pool and of host memory, frees, growth, writes, memsets,
+// copies to, from and within the device, axpy, events, syncs), a capture whose ops touch only
+// buffers that stay put, eager work between, and a few replays. The oracle and the simulator must
+// agree on every byte: nothing here is a hazard, so any difference is a bug in one of them.
 type program struct {
 	r       *rand.Rand
 	b       strings.Builder
-	sizes   map[string]int64 // live buffers
-	stable  []string         // declared buffers: never freed or grown, so captures may use them
+	sizes   map[string]int64  // live buffers
+	where   map[string]string // a buffer's place: "" (device), "pool", "pinned" or "pageable"
+	stable  []string          // declared buffers: never freed or grown, so captures may use them
 	extra   int
 	streams []string
 }
 
 func newProgram(seed uint64) *program {
-	return &program{r: rand.New(rand.NewPCG(seed, 0x5eed)), sizes: map[string]int64{}, streams: []string{"s0", "s1"}}
+	return &program{r: rand.New(rand.NewPCG(seed, 0x5eed)), sizes: map[string]int64{}, where: map[string]string{}, streams: []string{"s0", "s1"}}
+}
+
+// places are where a buffer's memory may come from, and the keys that say so.
+var places = []struct{ name, keys string }{
+	{"", ""}, {"pool", ", pool: cache"}, {"pinned", ", host: pinned"}, {"pageable", ", host: pageable"},
+}
+
+func (g *program) host(name string) bool { return g.where[name] == "pinned" || g.where[name] == "pageable" }
+
+// device lists the names that are device memory (plain or pooled).
+func (g *program) device(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !g.host(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 var sizeChoices = []int64{512, 1024, 4096, 4100}
@@ -63,17 +82,32 @@ func (g *program) live() []string {
 	return out
 }
 
-// dataOp emits a fill, copy or axpy over buffers from names, on stream.
-func (g *program) dataOp(names []string, stream string) string {
+// dataOp emits a fill, copy or axpy over buffers from names, on stream: a memset and the kernel
+// on device memory, a copy with at least one device side. In a capture (captured), host memory
+// must be pinned: the platforms treat pageable copies during a capture apart.
+func (g *program) dataOp(names []string, stream string, captured bool) string {
+	dev := g.device(names)
+	if captured {
+		var ok []string
+		for _, n := range names {
+			if g.where[n] != "pageable" {
+				ok = append(ok, n)
+			}
+		}
+		names = ok
+	}
 	switch g.r.IntN(3) {
 	case 0:
-		d := g.pick(names)
+		d := g.pick(dev)
 		// Ranges are never empty: the probe language rejects an empty range (platforms disagree on it).
 		off := g.r.Int64N(g.sizes[d])
 		n := 1 + g.r.Int64N(g.sizes[d]-off)
 		return fmt.Sprintf("fill: {dst: %s, value: %d, offset: %d, bytes: %d, stream: %s}", d, g.r.IntN(256), off, n, stream)
 	case 1:
 		d, s := g.pick(names), g.pick(names)
+		if g.host(d) && g.host(s) {
+			s = g.pick(dev)
+		}
 		n := 1 + g.r.Int64N(min(g.sizes[d], g.sizes[s]))
 		do, so := g.r.Int64N(g.sizes[d]-n+1), g.r.Int64N(g.sizes[s]-n+1)
 		if d == s {
@@ -81,9 +115,9 @@ func (g *program) dataOp(names []string, stream string) string {
 		}
 		return fmt.Sprintf("copy: {dst: %s, src: %s, bytes: %d, dst-offset: %d, src-offset: %d, stream: %s}", d, s, n, do, so, stream)
 	}
-	y := g.pick(names)
+	y := g.pick(dev)
 	var xs []string
-	for _, x := range names {
+	for _, x := range dev {
 		if g.sizes[x] == g.sizes[y] && g.sizes[x]%4 == 0 {
 			xs = append(xs, x)
 		}
@@ -100,14 +134,16 @@ func (g *program) eagerOp() string {
 	s := g.pick(g.streams)
 	switch k := g.r.IntN(12); {
 	case k < 5:
-		return g.dataOp(live, s)
+		return g.dataOp(live, s, false)
 	case k == 5:
 		return fmt.Sprintf("write: {dst: %s, value: %s}", g.pick(live), g.pattern())
 	case k == 6:
 		name := fmt.Sprintf("x%d", g.extra)
 		g.extra++
 		g.sizes[name] = sizeChoices[g.r.IntN(len(sizeChoices))]
-		return fmt.Sprintf("alloc: {buffer: %s, bytes: %d, init: %s}", name, g.sizes[name], g.pattern())
+		pl := places[g.r.IntN(len(places))]
+		g.where[name] = pl.name
+		return fmt.Sprintf("alloc: {buffer: %s, bytes: %d, init: %s%s}", name, g.sizes[name], g.pattern(), pl.keys)
 	case k == 7 || k == 8:
 		var extras []string
 		for _, name := range live[len(g.stable):] {
@@ -141,12 +177,19 @@ func (g *program) yaml() string {
 	g.line(0, "probes:")
 	g.line(2, "- name: random")
 	g.line(4, "hazard: none")
+	g.line(4, "pools:")
+	g.line(6, "cache: {bytes: 256KiB}")
 	g.line(4, "buffers:")
-	for i := 0; i < 2+g.r.IntN(3); i++ {
+	for i := 0; i < 2+g.r.IntN(4); i++ {
 		name := fmt.Sprintf("b%d", i)
 		g.sizes[name] = sizeChoices[g.r.IntN(len(sizeChoices))]
 		g.stable = append(g.stable, name)
-		g.line(6, fmt.Sprintf("%s: {bytes: %d, init: %s}", name, g.sizes[name], g.pattern()))
+		pl := places[0]
+		if i > 0 { // b0 stays plain device memory, so every op has a device buffer to work on
+			pl = places[g.r.IntN(len(places))]
+		}
+		g.where[name] = pl.name
+		g.line(6, fmt.Sprintf("%s: {bytes: %d, init: %s%s}", name, g.sizes[name], g.pattern(), pl.keys))
 	}
 	g.line(4, "streams: [s0, s1]")
 	g.line(4, "events: [e0]")
@@ -158,7 +201,7 @@ func (g *program) yaml() string {
 	g.line(6, "stream: s0")
 	g.line(6, "ops:")
 	for i := 0; i < g.r.IntN(6); i++ {
-		g.line(8, "- "+g.dataOp(g.stable, "s0"))
+		g.line(8, "- "+g.dataOp(g.stable, "s0", true))
 	}
 	g.line(4, "between:")
 	for i := 0; i < g.r.IntN(6); i++ {

@@ -1,45 +1,30 @@
 package capture
 
 import (
-	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// snapshot is what a refusal must leave unchanged: every live buffer's address, size and slot
-// holding, its contents (when they can be read), and the allocator counters.
+// snapshot is what a refusal must leave unchanged and what a refusable call can touch: every live
+// buffer's address and size (as its slot, pool or host allocation holds it) and the allocator
+// counters. Contents are not read here: reading them would synchronise the device before every
+// guarded call, so guarded and unguarded instances would run different schedules (and concurrent
+// launches would never overlap). A refusal that touched contents shows in the oracle comparison
+// after the round, where a guarded instance must never differ.
 type snapshot struct {
 	counters runtime.Counters
 	ptrs     map[string]runtime.Ptr
-	contents map[string][]byte // nil during a capture
 }
 
-// snap records the state a refusal must not change. During a capture the contents are not read: a
-// synchronous read is an unsafe call there, and the oracle comparison after every replay covers
-// them anyway.
-func (r *run) snap() (*snapshot, error) {
+// snap records the state a refusal must not change. It makes no device call but Counters.
+func (r *run) snap() *snapshot {
 	s := &snapshot{counters: r.dev.Counters(), ptrs: map[string]runtime.Ptr{}}
-	if r.capture == "" {
-		// Work still in flight would change the contents under the snapshot.
-		if err := r.dev.SyncDevice(runtime.Main); err != nil {
-			return nil, errFatal{fmt.Errorf("snapshot before a guarded call: SyncDevice: %w", err)}
-		}
-		s.contents = map[string][]byte{}
-	}
 	for name, a := range r.bufs {
 		s.ptrs[name] = a.ptr
-		if s.contents != nil {
-			data, err := r.contents(a)
-			if err != nil {
-				return nil, errFatal{fmt.Errorf("snapshot before a guarded call: reading %s: %w", name, err)}
-			}
-			s.contents[name] = data
-		}
 	}
-	return s, nil
+	return s
 }
 
 // checkRefusal compares the device with the snapshot taken before a refused call. The checks of the
@@ -81,59 +66,8 @@ func (r *run) checkRefusal(step string, before *snapshot) ([]SideEffectCheck, er
 	}
 	add("buffer addresses and sizes", moved == "", moved)
 
-	if before.contents != nil {
-		changed := ""
-		for name, want := range before.contents {
-			a := r.bufs[name]
-			if a == nil || a.ptr != before.ptrs[name] {
-				changed += " " + name
-				continue
-			}
-			if got, err := r.contents(a); err != nil || !bytes.Equal(got, want) {
-				changed += " " + name
-			}
-		}
-		add("buffer contents", changed == "", "changed:"+changed)
-	} else {
-		// Read once the capture is over: see checkDeferredContents.
-		r.deferredContents = append(r.deferredContents, step)
-	}
-
 	if len(broken) > 0 {
 		return checks, errFatal{fmt.Errorf("%s: the refusal had side effects: %v", step, broken)}
 	}
 	return checks, nil
-}
-
-// checkDeferredContents finishes the side-effect check of refusals made during a capture, once it
-// has ended: every live buffer must hold what the oracle holds then (captured work has not run yet,
-// eager work is in both). The check joins the first refusal's when that one was deferred.
-func (r *run) checkDeferredContents() error {
-	if len(r.deferredContents) == 0 {
-		return nil
-	}
-	steps := r.deferredContents
-	r.deferredContents = nil
-	if err := r.dev.SyncDevice(runtime.Main); err != nil {
-		return errFatal{fmt.Errorf("contents check after the capture: SyncDevice: %w", err)}
-	}
-	var changed []string
-	for _, name := range r.oracle.Live() {
-		want, _ := r.oracle.Bytes(name)
-		a := r.bufs[name]
-		if a == nil || a.ptr.Bytes != int64(len(want)) {
-			changed = append(changed, name)
-			continue
-		}
-		if got, err := r.contents(a); err != nil || !bytes.Equal(got, want) {
-			changed = append(changed, name)
-		}
-	}
-	if ref := r.res.Refusal; ref != nil && ref.Step == steps[0] {
-		ref.Checked = append(ref.Checked, SideEffectCheck{What: "buffer contents (compared with the oracle when the capture ended)", Held: len(changed) == 0})
-	}
-	if len(changed) > 0 {
-		return errFatal{fmt.Errorf("the refusal at %s had side effects: %v differ from the oracle when the capture ended", strings.Join(steps, ", "), changed)}
-	}
-	return nil
 }
