@@ -36,7 +36,9 @@ var places = []struct{ name, keys string }{
 	{"", ""}, {"pool", ", pool: cache"}, {"pinned", ", host: pinned"}, {"pageable", ", host: pageable"},
 }
 
-func (g *program) host(name string) bool { return g.where[name] == "pinned" || g.where[name] == "pageable" }
+func (g *program) host(name string) bool {
+	return g.where[name] == "pinned" || g.where[name] == "pageable"
+}
 
 // device lists the names that are device memory (plain or pooled).
 func (g *program) device(names []string) []string {
