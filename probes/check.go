@@ -47,6 +47,9 @@ func (l *loader) check(p *Probe) {
 		}
 	}
 
+	if _, given := l.pos[fieldKey{&p.Expect, "guarded"}]; p.Expect.Pos != (Pos{}) && !given && slices.Contains(p.Guards, true) {
+		l.errorf(l.where(&p.Expect, "mapping", p.Expect.Pos), RuleMissingKey, "expect lacks required key %q (it may be left out only by a probe that runs with guards: [off])", "guarded")
+	}
 	all := executionOrder(p)
 	// The race check is quadratic in the worst case; a probe over the op limit is not worth it.
 	checkRaces := true

@@ -1,6 +1,6 @@
 // Package probes is the probe language of replaycheck: its types, the strict loader that reads
 // probe files into them, and the oracle that states what a probe means. The language itself is
-// specified in shared/design/PROBE-LANGUAGE.md (replaycheck/v1); this comment specifies the loader.
+// specified in docs/probe-language.md (replaycheck/v1); this comment specifies the loader.
 //
 // # Loading
 //
@@ -30,8 +30,10 @@
 // the probe's first stream and its end-stream to its stream; the stream of fill, copy, axpy, record,
 // wait and sync ops defaults to the capture's stream inside a capture's ops and to the first stream
 // elsewhere; replay.stream defaults to the first capture's stream and replay.order to each capture
-// once in order; buffer and alloc slots default to plain. Byte counts and offsets that an op leaves
-// out stay nil: the executor resolves them with [Op.Resolve] when the op is issued.
+// once in order, and each launch of it to replay.stream; buffer and alloc slots default to plain.
+// Byte counts and offsets that an op leaves out stay nil: the executor resolves them with
+// [Op.Resolve] when the op is issued. The stream name [DefaultStream] ("default") needs no
+// declaration: it is the platform's default stream.
 //
 // # Rules
 //
@@ -42,30 +44,38 @@
 //	unknown-key           a key the language does not define, at any level, or an unknown op kind;
 //	                      the message lists the allowed keys.
 //	missing-key           a required key is missing: version, set, probes; a probe's name, hazard,
-//	                      streams, expect and capture or captures; a buffer's bytes; a captures
-//	                      entry's name; expect.guarded; an op's required fields.
-//	bad-name              a set, probe, buffer, stream, event, capture name or a label that is not
-//	                      [a-z0-9][a-z0-9-]*.
+//	                      streams, expect and capture or captures; a buffer's or pool's bytes; a
+//	                      captures entry's name; a replay order entry's capture; expect.guarded,
+//	                      unless the probe runs with guards off only; an op's required fields.
+//	bad-name              a set, probe, buffer, pool, stream, event, capture name or a label that is
+//	                      not [a-z0-9][a-z0-9-]*; a declared stream named "default".
 //	bad-value             a value of the wrong shape or outside its closed set: hazard, requires,
-//	                      modes, guards (on/off), thread and end-thread (main/other), slot, expect
+//	                      modes, guards (on/off), thread and end-thread (main/other), slot, host
+//	                      (pageable/pinned), intent (replay/once), exchange-mode's mode, expect
 //	                      outcomes, rejected-by classes, fill value (0..255), axpy a (uint32); an op
 //	                      that is not a one-key map; an empty streams, modes, guards, captures,
-//	                      check or replay order list.
+//	                      check or replay order list; intent outside a capture's ops; a slot other
+//	                      than plain on a pooled or host buffer; host on a pooled buffer.
 //	bad-size              a size that is not a non-negative integer of bytes or an integer with
-//	                      KiB, MiB, GiB, TiB (KB, MB, k, signs, fractions, overflow), or a buffer
-//	                      (declared or alloc) below 1 byte.
+//	                      KiB, MiB, GiB, TiB (KB, MB, k, signs, fractions, overflow), a buffer
+//	                      (declared or alloc) below 1 byte, a pool below 512 bytes.
 //	bad-pattern           an init or write value that is not a pattern (ParsePattern).
 //	duplicate             a repeated key in one mapping; a buffer, stream, event, probe or capture
 //	                      name given twice; an alloc of a buffer that is still live (alloc after its
 //	                      free is allowed); a set name already loaded from another file; a repeated
 //	                      label, capability, mode, guard setting, class or checked buffer.
 //	undeclared            an op, capture, end-stream or replay naming a stream, an op naming an
-//	                      event, or an op or check naming a buffer that the probe does not declare
-//	                      (or has not allocated yet at that point).
+//	                      event, a buffer naming a pool, or an op or check naming a buffer that the
+//	                      probe does not declare (or has not allocated yet at that point).
 //	range                 an op's offset and byte count leave its buffer, at the size the buffer
 //	                      has when the op is issued.
 //	axpy-size             axpy with x and y of different sizes, or not a multiple of 4 bytes.
 //	use-after-free        an op or check naming a buffer after its free, unless allocated again.
+//	memory                a fill or axpy naming host memory, or a copy between two host buffers:
+//	                      a memset and the kernel work on device memory, a stream copy has a
+//	                      device side.
+//	pool                  the live blocks of a pool, each rounded up to runtime.PoolGranularity,
+//	                      would exceed its segment at some point of the probe.
 //	capture-and-captures  a probe with both capture and captures.
 //	unknown-capture       replay.order naming a capture the probe does not have.
 //	race                  two data ops of one capture's ops list that overlap, at least one writing,
@@ -80,9 +90,11 @@
 //
 // Buffer names, liveness and sizes are followed through the probe in the order its ops are first
 // issued: the declared buffers, prepare, each capture's ops (captures in declaration order),
-// between, then replay.each once. alloc adds a buffer, free removes it, grow to a larger size
-// raises it (never lowers). Each op's ranges are resolved with [Op.Resolve] at the sizes of that
-// point. The total-bytes limit sums, over every buffer name, the largest size it reaches.
+// between, then replay.each twice (it runs before every round: what round 1 leaves, round 2
+// meets). alloc adds a buffer, free removes it, grow to a larger size raises it (never lowers).
+// Each op's ranges are resolved with [Op.Resolve] at the sizes of that point. The total-bytes
+// limit sums, over every unpooled buffer name, the largest size it reaches, and every pool's
+// segment.
 //
 // # Races
 //

@@ -640,13 +640,17 @@ func (l *loader) launch(n *yaml.Node) (Launch, bool) {
 func (l *loader) expect(p *Probe, e entry) {
 	x := &p.Expect
 	x.Pos = l.at(e.key)
-	f, ok := l.fields(e.val, "expect", expectKeys, "guarded")
+	// guarded is required of a probe that runs with guards on; that is known once defaults are
+	// resolved (check).
+	f, ok := l.fields(e.val, "expect", expectKeys)
 	if !ok {
 		return
 	}
+	l.mark(x, "mapping", deref(e.val))
 	if e, ok := f["guarded"]; ok {
 		v, _ := l.oneOf(e.val, "expect guarded", []string{string(Exact), string(Refused), string(Rejected)})
 		x.Guarded = Outcome(v)
+		l.mark(x, "guarded", deref(e.val))
 	}
 	if e, ok := f["unguarded"]; ok {
 		v, _ := l.oneOf(e.val, "expect unguarded", []string{string(Exact), string(Refused), string(Rejected), string(Corrupted)})

@@ -211,6 +211,27 @@ probes:
 		Expect(err).NotTo(HaveOccurred())
 	})
 
+	It("lets a probe that runs with guards off only leave expect.guarded out", func() {
+		text := `version: replaycheck/v1
+set: off-only
+probes:
+  - name: p
+    hazard: host-work-in-capture
+    guards: [off]
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    expect: {unguarded: exact}
+`
+		_, err := probes.Parse("off.yaml", []byte(text), lim)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = probes.Parse("both.yaml", []byte(strings.Replace(text, "guards: [off]", "guards: [on, off]", 1)), lim)
+		Expect(err).To(MatchError(ContainSubstring(`missing-key: expect lacks required key "guarded"`)))
+	})
+
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
 		Expect(len(files)).To(Equal(43))
