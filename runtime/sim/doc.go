@@ -18,8 +18,16 @@
 // Malloc of 0 or fewer bytes, and Free of a Ptr that is not exactly a live allocation (unknown,
 // already freed, or a sub-range), fail invalid-value. Freed memory keeps its bytes.
 //
+// Host memory. AllocHost hands out host memory from a second caching allocator of the same kind,
+// at hostBase + i<<40, below every device's addresses: pinned (a driver call, subject to the
+// profile's rules) or pageable (the program's malloc: no rule). HostWrite and HostRead are the
+// CPU's own accesses: no worker hop, no rule. Copy moves bytes device to device, host to device and
+// device to host (host to host is invalid-value); Fill and Axpy take device memory only. A captured
+// copy names the host address, and every replay reads or writes it again.
+//
 // Sparse memory. Backing pages (PageSize) are materialised on the first non-zero write; untouched
-// memory reads as zero, so a 16 GiB device costs what is touched (Device.ResidentBytes).
+// memory reads as zero, so a 16 GiB device costs what is touched (Device.ResidentBytes). Host and
+// device memory share one page map.
 //
 // Streams. Fill, Copy and Axpy check at enqueue that every range they name is non-empty and lies
 // inside one allocation live at that moment, and every call checks its handles (invalid-value
@@ -41,11 +49,22 @@
 // whose last nodes are not ancestors of the origin's last nodes is unjoined. CaptureInfo reports
 // status, id, origin and mode; GraphNodes lists nodes in capture order with their reads and writes.
 //
-// Replay. Launch runs a graph's nodes against the addresses recorded at capture time, whatever
-// they hold now: no liveness check, as on the platforms; that is the hazard replaycheck exists
-// for. With Options.Seed == 0 nodes run in capture order; otherwise each step picks at random,
-// reproducibly for the seed, among the nodes whose dependencies have run, which exposes missing
-// dependencies between independent branches.
+// Replay. Launch queues a graph's nodes on the stream, against the addresses recorded at capture
+// time, whatever they hold now: no liveness check, as on the platforms; that is the hazard
+// replaycheck exists for. With Options.Seed == 0 a graph's nodes run in capture order; otherwise
+// each step picks at random, reproducibly for the seed, among the nodes whose dependencies have run,
+// which exposes missing dependencies between independent branches. Queued work runs when the device
+// next has to settle it: at any call but another Launch or a CaptureInfo (a synchronisation, a
+// record, any eager work, a host access). Launches on one stream run in order; launches on
+// different streams run concurrently, interleaved one node of each stream in turn (with a seed, a
+// random stream's next node each step), so graphs that share memory race as they do on hardware.
+//
+// Threads' capture interaction modes. ExchangeCaptureMode sets the calling thread's mode (each
+// thread starts in Global) and returns the old one; a profile rule can be restricted to callers in
+// some modes (caller-modes), which is how the platforms' rules for unsafe calls read.
+//
+// The default stream. Handle 0 is the platform's default stream: it always exists, takes eager
+// work, is never destroyed and is not counted among the live streams.
 //
 // Platform rules are data. A Profile (profiles/*.yaml, embedded; see Profiles) lists rules that
 // bind device calls under named conditions (see Conditions) and capture modes to the platform's
@@ -65,17 +84,21 @@
 //
 // Fault injection: Device.FailMalloc(n) makes the n-th next Malloc fail out-of-memory.
 //
+// Stale replays. A launch whose graph captured a range that now lies in another allocation
+// (graph-range-stale) or in none, the memory returned to the driver (graph-range-freed), is
+// decided by the profile: silent, or an error such as CUDA's illegal address. A rejected launch runs
+// nothing; on hardware such a fault is asynchronous and poisons the context, which the simulator
+// does not model.
+//
 // # What it does not model
 //
-//   - Timing and asynchrony: work completes at enqueue, so no event is ever pending and no race
-//     between eagerly running streams is observable. Races inside a graph show up only through
-//     a seeded replay order.
-//   - A default (NULL) stream: handle 0 is accepted only by BeginCapture, to let the profiles
-//     answer "capture on the default stream"; everywhere else it is invalid-value.
+//   - Timing and asynchrony of eager work: it completes at enqueue, so no event is ever pending and
+//     no race between eagerly running streams is observable. Races inside a graph show up through a
+//     seeded replay order, races between graphs through concurrent launches.
+//   - Implicit synchronisation of the default stream with other streams outside a capture.
 //   - Merging two captures through an event (not-supported when a profile lets it through),
-//     launching a graph into a capturing stream (not-supported), graph-in-graph capture, external
-//     event nodes, and per-thread capture-mode exchange (every thread behaves as if its interaction
-//     mode were GLOBAL, the platforms' default).
+//     launching a graph into a capturing stream (not-supported), graph-in-graph capture and
+//     external event nodes.
 //   - Event flags: every event is capture-capable (ACL's aclrtCreateEvent without ACL_EVENT_SYNC
 //     would fail 207000 when recorded into a capture).
 //   - Destroying a stream of a capture in progress ends that capture without a graph; the platforms

@@ -62,6 +62,9 @@ type Rule struct {
 	CallerModeNames []string `yaml:"caller-modes"`
 	// CallerModes is CallerModeNames parsed.
 	CallerModes []runtime.CaptureMode `yaml:"-"`
+	// Pageable restricts a rule on Copy to copies that name pageable host memory, which a
+	// platform may have to stage through a synchronous copy.
+	Pageable bool `yaml:"pageable"`
 	// Allow lets the call through: the platform does not check this situation.
 	Allow bool `yaml:"allow"`
 	// Code, Name and Class are the error a rejecting rule returns.
@@ -82,6 +85,12 @@ func (r *Rule) appliesToMode(m runtime.CaptureMode) bool {
 
 func (r *Rule) appliesToCaller(m runtime.CaptureMode) bool {
 	return len(r.CallerModes) == 0 || slices.Contains(r.CallerModes, m)
+}
+
+// appliesTo reports whether the rule concerns c: its call, the calling thread's interaction mode
+// and, for a pageable rule, the memory the copy names.
+func (r *Rule) appliesTo(c *call, callerMode runtime.CaptureMode) bool {
+	return r.applies(c.op) && r.appliesToCaller(callerMode) && (!r.Pageable || c.pageable)
 }
 
 // clone copies p deeply, so a caller of LoadProfile cannot change what devices enforce.
@@ -242,6 +251,9 @@ func (p *Profile) validate() error {
 				continue
 			}
 			r.Modes = append(r.Modes, m)
+		}
+		if r.Pageable && (len(r.Calls) != 1 || r.Calls[0] != "Copy") {
+			bad("%s: pageable concerns copies only: calls must be [Copy]", at)
 		}
 		if len(r.ModeNames) > 0 && ok && !cond.scoped {
 			bad("%s: modes given, but condition %s names no capture", at, r.When)

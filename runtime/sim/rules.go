@@ -67,7 +67,7 @@ var conditions = map[string]condition{
 	},
 	"caller-began-capture": {
 		doc:    "the calling thread began a capture in progress",
-		calls:  unsafeCalls,
+		calls:  append(slices.Clone(unsafeCalls), "Copy"),
 		scoped: true,
 		eval: func(d *Device, c *call) ([]*capture, string, bool) {
 			caps := capturesWhere(d, func(x *capture) bool { return x.thread == c.thread })
@@ -79,7 +79,7 @@ var conditions = map[string]condition{
 	},
 	"other-thread-began-capture": {
 		doc:    "another thread began a capture in progress",
-		calls:  unsafeCalls,
+		calls:  append(slices.Clone(unsafeCalls), "Copy"),
 		scoped: true,
 		eval: func(d *Device, c *call) ([]*capture, string, bool) {
 			caps := capturesWhere(d, func(x *capture) bool { return x.thread != c.thread })
@@ -165,6 +165,17 @@ var conditions = map[string]condition{
 				return nil, "", false
 			}
 			return slices.Clone(d.captures), fmt.Sprintf("the default stream was named while %v is in progress", d.captures[0]), true
+		},
+	},
+	"default-stream-joins-capture": {
+		doc:    "the default stream waits on an event recorded in a capture in progress, which would fork it into the capture",
+		calls:  []string{"Wait"},
+		scoped: true,
+		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+			if c.stream.id != runtime.DefaultStream || c.event.capture == nil {
+				return nil, "", false
+			}
+			return []*capture{c.event.capture}, fmt.Sprintf("the default stream waits on %v, recorded in %v", c.event.id, c.event.capture), true
 		},
 	},
 	"pageable-copy-in-capture": {
@@ -282,7 +293,7 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 func (d *Device) enforce(c *call) error {
 	for i := range d.profile.Rules {
 		r := &d.profile.Rules[i]
-		if r.Allow || !r.applies(c.op) || !r.appliesToCaller(d.threadModes[c.thread]) {
+		if r.Allow || !r.appliesTo(c, d.threadModes[c.thread]) {
 			continue
 		}
 		cond := conditions[r.When]

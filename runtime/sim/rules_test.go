@@ -97,6 +97,12 @@ var situations = map[string]func(st *stage){
 		Expect(st.d.Free(main, st.x)).To(Succeed()) // returned to the driver, not handed out again
 		st.target = s
 	},
+	"default-stream-joins-capture": func(st *stage) {
+		st.begin(main)
+		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
+		Expect(st.d.Record(main, st.event, st.watch)).To(Succeed())
+		st.target = runtime.DefaultStream
+	},
 	"default-stream-during-capture": func(st *stage) {
 		st.begin(main)
 		st.target = runtime.DefaultStream
@@ -235,6 +241,13 @@ var _ = Describe("profile rules, as the device applies them", func() {
 			d := onProfile(profile)
 			st := newStage(d, mode)
 			setup(st)
+			if r.Pageable {
+				// A pageable copy on a stream outside the capture: the platform turns it into a
+				// synchronous copy, which the capture's rules then judge.
+				st.x, err = d.AllocHost(main, st.x.Bytes, runtime.Pageable)
+				Expect(err).NotTo(HaveOccurred())
+				st.target = newStream(d)
+			}
 			_, err = d.ExchangeCaptureMode(st.caller, callerMode)
 			Expect(err).NotTo(HaveOccurred())
 			err = st.do(call)
@@ -329,6 +342,11 @@ var _ = Describe("PLATFORMS.md, row by row", func() {
 		Entry("capture on the default stream: 100000", fact{"cann", runtime.Global, "default-stream", "BeginCapture", 100000, runtime.ClassInvalidValue, none}),
 		Entry("work on a stream outside the capture: runs", fact{"cann", runtime.Global, "stream-outside-capture", "Fill", 0, "", active}),
 		Entry("replay after a re-base: no error", fact{"cann", runtime.Global, "graph-range-stale", "Launch", 0, "", none}),
+		Entry("replay over memory returned to the driver: 507015 (verify)", fact{"cann", runtime.Global, "graph-range-freed", "Launch", 507015, runtime.ClassIllegalAddress, none}),
+		Entry("pageable copy on the capturing stream: 107000, not invalidated", fact{"cann", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 107000, runtime.ClassInvalidValue, active}),
+		Entry("work on the default stream during a capture: runs", fact{"cann", runtime.Global, "default-stream-during-capture", "Fill", 0, "", active}),
+		Entry("the default stream joining a capture: 107031", fact{"cann", runtime.Global, "default-stream-joins-capture", "Wait", 107031, runtime.ClassCaptureImplicit, active}),
+		Entry("aclrtMallocHost during a GLOBAL capture: unchecked", fact{"cann", runtime.Global, "caller-began-capture", "AllocHost", 0, "", active}),
 	)
 
 	DescribeTable("cuda: 900/902/905 invalidate",
@@ -358,6 +376,9 @@ var _ = Describe("PLATFORMS.md, row by row", func() {
 		Entry("capture on the legacy stream: 906", fact{"cuda", runtime.Global, "default-stream", "BeginCapture", 906, runtime.ClassCaptureImplicit, none}),
 		Entry("work on a stream outside the capture: runs", fact{"cuda", runtime.Global, "stream-outside-capture", "Copy", 0, "", active}),
 		Entry("replay after a re-base: no error", fact{"cuda", runtime.Global, "graph-range-stale", "Launch", 0, "", none}),
+		Entry("replay over memory freed with cuMemFree: 700 (verify)", fact{"cuda", runtime.Global, "graph-range-freed", "Launch", 700, runtime.ClassIllegalAddress, none}),
+		Entry("pageable copy on the capturing stream: 900 (verify)", fact{"cuda", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 900, runtime.ClassCaptureUnsupported, invalidated}),
+		Entry("work on the legacy stream during a capture: 906", fact{"cuda", runtime.Relaxed, "default-stream-during-capture", "Fill", 906, runtime.ClassCaptureImplicit, invalidated}),
 	)
 })
 
