@@ -59,5 +59,17 @@ var _ = Describe("negative controls", func() {
 			"guards/arena-release-refused", guard.Disabled{ArenaBank: true, Residency: true}, probes.Corrupted, ""),
 		Entry("arena bank and residency: growth over capacity re-bases and corrupts",
 			"guards/arena-grow-over-capacity", guard.Disabled{ArenaBank: true, Residency: true}, probes.Corrupted, ""),
+		Entry("residency: a pool block handed to another tensor is replayed into",
+			"hazards/pool-block-reused", guard.Disabled{Residency: true}, probes.Corrupted, ""),
+		Entry("residency: a pool block freed and not handed out yet is a stale access",
+			"hazards/pool-block-freed-unchecked", guard.Disabled{Residency: true}, probes.Corrupted, ""),
+		Entry("residency: a pinned staging buffer's next owner is uploaded",
+			"hazards/host-staging-reused", guard.Disabled{Residency: true}, probes.Corrupted, ""),
+		Entry("capture watch: the pooled scratch allocation goes through; the residency check refuses the replay",
+			"hazards/pool-alloc-in-capture", guard.Disabled{CaptureWatch: true}, probes.Refused, "replay 1 main"),
+		Entry("capture watch and residency: the pooled scratch's next owner is written",
+			"hazards/pool-alloc-in-capture", guard.Disabled{CaptureWatch: true, Residency: true}, probes.Corrupted, ""),
+		Entry("replay isolation: graphs sharing a scratch block race on two streams",
+			"hazards/concurrent-replay-shared-scratch", guard.Disabled{ReplayIsolation: true}, probes.Corrupted, ""),
 	)
 })

@@ -30,8 +30,8 @@ type Config struct {
 	// Report is a file the suite writes its replaycheck report to (JSON for .json, text otherwise),
 	// from every parallel process's results; "" writes none.
 	Report string
-	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency or all,
-	// comma-separated). For negative controls only: it proves the suite fails without them.
+	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency,
+	// replay-isolation or all, comma-separated). For negative controls only: it proves the suite fails without them.
 	DisableGuards string
 
 	envErrs []error // malformed environment defaults, reported by Check
@@ -89,10 +89,12 @@ func (c *Config) Disabled() (guard.Disabled, error) {
 			d.CaptureWatch = true
 		case "residency":
 			d.Residency = true
+		case "replay-isolation":
+			d.ReplayIsolation = true
 		case "all":
-			d = guard.Disabled{RetainedSlot: true, ArenaBank: true, CaptureWatch: true, Residency: true}
+			d = guard.Disabled{RetainedSlot: true, ArenaBank: true, CaptureWatch: true, Residency: true, ReplayIsolation: true}
 		default:
-			return d, fmt.Errorf("disable-guards: unknown guard %q (want retained, arena, capture-watch, residency or all)", name)
+			return d, fmt.Errorf("disable-guards: unknown guard %q (want retained, arena, capture-watch, residency, replay-isolation or all)", name)
 		}
 	}
 	return d, nil
@@ -137,7 +139,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.DurationVar(&c.Timeout, "replaycheck.timeout", time.Minute, "time limit of one instance")
 	fs.StringVar(&c.Baseline, "replaycheck.baseline", env("REPLAYCHECK_BASELINE", "auto"), "platform baseline: auto, none, or a file")
 	fs.StringVar(&c.Report, "replaycheck.report", env("REPLAYCHECK_REPORT", ""), "write the replaycheck report to this file (.json: JSON, else text)")
-	fs.StringVar(&c.DisableGuards, "replaycheck.disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, all)")
+	fs.StringVar(&c.DisableGuards, "replaycheck.disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, replay-isolation, all)")
 	return c
 }
 
