@@ -342,7 +342,7 @@ var _ = Describe("PLATFORMS.md, row by row", func() {
 		Entry("capture on the default stream: 100000", fact{"cann", runtime.Global, "default-stream", "BeginCapture", 100000, runtime.ClassInvalidValue, none}),
 		Entry("work on a stream outside the capture: runs", fact{"cann", runtime.Global, "stream-outside-capture", "Fill", 0, "", active}),
 		Entry("replay after a re-base: no error", fact{"cann", runtime.Global, "graph-range-stale", "Launch", 0, "", none}),
-		Entry("replay over memory returned to the driver: 507015 (verify)", fact{"cann", runtime.Global, "graph-range-freed", "Launch", 507015, runtime.ClassIllegalAddress, none}),
+		Entry("replay over memory returned to the driver: 507011 (verify)", fact{"cann", runtime.Global, "graph-range-freed", "Launch", 507011, runtime.ClassIllegalAddress, none}),
 		Entry("pageable copy on the capturing stream: 107000, not invalidated", fact{"cann", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 107000, runtime.ClassInvalidValue, active}),
 		Entry("work on the default stream during a capture: runs", fact{"cann", runtime.Global, "default-stream-during-capture", "Fill", 0, "", active}),
 		Entry("the default stream joining a capture: 107031", fact{"cann", runtime.Global, "default-stream-joins-capture", "Wait", 107031, runtime.ClassCaptureImplicit, active}),
@@ -377,7 +377,7 @@ var _ = Describe("PLATFORMS.md, row by row", func() {
 		Entry("work on a stream outside the capture: runs", fact{"cuda", runtime.Global, "stream-outside-capture", "Copy", 0, "", active}),
 		Entry("replay after a re-base: no error", fact{"cuda", runtime.Global, "graph-range-stale", "Launch", 0, "", none}),
 		Entry("replay over memory freed with cuMemFree: 700 (verify)", fact{"cuda", runtime.Global, "graph-range-freed", "Launch", 700, runtime.ClassIllegalAddress, none}),
-		Entry("pageable copy on the capturing stream: 900 (verify)", fact{"cuda", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 900, runtime.ClassCaptureUnsupported, invalidated}),
+		Entry("pageable copy on the capturing stream: captured (verify)", fact{"cuda", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 0, "", active}),
 		Entry("work on the legacy stream during a capture: 906", fact{"cuda", runtime.Relaxed, "default-stream-during-capture", "Fill", 906, runtime.ClassCaptureImplicit, invalidated}),
 	)
 })
