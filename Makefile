@@ -7,11 +7,12 @@ ARGS    ?=
 
 ## build: the replaycheck CLI into bin/ (pure Go, no cgo needed for the simulator)
 build:
-	$(GO) build -o $(BIN) ./cmd/replaycheck
+	@$(GO) build -o $(BIN) ./cmd/replaycheck
 
-## run: the probe catalog (specs/) on the simulated device, default profile cann
+## run: the probe catalog (specs/) on the simulated device, default profile cann. Quiet: stdout is
+## replaycheck's alone, so `make run ARGS="--format json" > report.json` writes a JSON document.
 run: build
-	./$(BIN) run $(strip $(ARGS) specs)
+	@$(abspath $(BIN)) run $(strip $(ARGS) specs)
 
 ## test: formatting, vet, the cgo-free build, and every Ginkgo suite under the race detector
 ## (device calls run on two locked worker threads per device; the race detector needs gcc)

@@ -234,6 +234,33 @@ probes:
 	})
 })
 
+var _ = Describe("a rejection outside any capture", func() {
+	It("says nothing of a capture", func() {
+		dev := openSim("cann")
+		defer dev.Close()
+		dev.(*sim.Device).FailMalloc(2) // the declared buffer takes the first
+		res := runGuarded(dev, parseProbe(`version: replaycheck/v1
+set: t
+probes:
+  - name: late-alloc
+    hazard: none
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    between:
+      - alloc: {buffer: b, bytes: 4KiB}
+    expect: {guarded: exact}
+`), runtime.Global, false)
+		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
+		Expect(res.Rejection.DuringCapture).To(BeFalse())
+		Expect(res.Reason).To(ContainSubstring("platform rejected between op 1"))
+		Expect(res.Reason).NotTo(ContainSubstring("invalidated"))
+	})
+})
+
 var _ = Describe("setup", func() {
 	It("a declared buffer that cannot be allocated is an error of the run, not a platform rejection of a step", func() {
 		b, err := sim.New(sim.Options{Profile: "cann", Memory: 64 << 10})

@@ -304,6 +304,10 @@ func (l *loader) names(n *yaml.Node, what string, check func(*yaml.Node, string)
 }
 
 // didYouMean suggests the closest allowed word for a small typo.
+// DidYouMean suggests the allowed word closest to word, as " (did you mean "x"?)", or "" when none
+// is close: for messages about names a user typed.
+func DidYouMean(word string, allowed []string) string { return didYouMean(word, allowed) }
+
 func didYouMean(word string, allowed []string) string {
 	best, bestDist := "", 3
 	for _, a := range allowed {

@@ -173,6 +173,32 @@ var _ = Describe("the enforcement table", func() {
 		}
 		t := reports.EnforcementTable(rep)
 		Expect(t.Rows).To(Equal([]reports.TableRow{{Hazard: "sync-in-capture", Probe: "p/sync", Cells: []string{"107027", "-", "-"}}}))
+		Expect(t.Positives).To(Equal(1))
+	})
+
+	It("shows both the platform's error and the wrong bytes when a rejected instance still corrupted", func() {
+		rep := reports.New("replaycheck", "test", reports.Options{})
+		rep.Backend, rep.Profile = "sim", "cann"
+		both := unguarded("p/mode@global/guards-off", "p/mode", runtime.Global, probes.Corrupted)
+		both.Hazard = "unsafe-call"
+		both.Rejection = rejection(107030, runtime.ClassCaptureMode, false)
+		inv := unguarded("p/mode@relaxed/guards-off", "p/mode", runtime.Relaxed, probes.Corrupted)
+		inv.Hazard = "unsafe-call"
+		inv.Rejection = rejection(900, runtime.ClassCaptureUnsupported, true)
+		rep.Add(both)
+		rep.Add(inv)
+		Expect(reports.EnforcementTable(rep).Rows).To(Equal([]reports.TableRow{
+			{Hazard: "unsafe-call", Probe: "p/mode", Cells: []string{"107030+silent", "-", "900+inv+silent"}},
+		}))
+	})
+
+	It("says why it is empty: no unguarded instances, or only positive ones", func() {
+		var buf bytes.Buffer
+		Expect(reports.WriteTable(&buf, &reports.Table{})).To(Succeed())
+		Expect(buf.String()).To(ContainSubstring("(no unguarded instances)"))
+		buf.Reset()
+		Expect(reports.WriteTable(&buf, &reports.Table{Positives: 3})).To(Succeed())
+		Expect(buf.String()).To(ContainSubstring("no unguarded hazard instances: 3 unguarded instances of positive probes not shown"))
 	})
 })
 

@@ -4,14 +4,59 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 )
 
-// WriteJSON writes rep as one indented JSON document: the run's header, "summary", "results" (one
-// object per instance, see Entry for the field names) and, when set, "enforcement".
-func WriteJSON(w io.Writer, rep *Report) error { return WriteJSONValue(w, rep) }
+// Document is the JSON form of a run: one shape whatever was selected. A run over several
+// platform profiles has one entry in Runs per profile; Results holds every instance of every
+// run, each naming its backend, profile and runtime; Enforcement is one table over all runs.
+type Document struct {
+	Tool    string    `json:"tool"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+	Runs    []Run     `json:"runs"`
+	// Summary counts every result of every run.
+	Summary     Summary `json:"summary"`
+	Results     []Entry `json:"results"`
+	Enforcement *Table  `json:"enforcement"`
+}
 
-// WriteJSONValue writes any report value (a Report, a Table, several runs) as one indented JSON
-// document.
+// Run is the header of one platform run of a Document.
+type Run struct {
+	// Platform is backend/profile, the key of its baseline ("sim/cann").
+	Platform string  `json:"platform"`
+	Backend  string  `json:"backend"`
+	Profile  string  `json:"profile,omitempty"`
+	Device   string  `json:"device,omitempty"`
+	Runtime  string  `json:"runtime"`
+	Baseline string  `json:"baseline,omitempty"`
+	Summary  Summary `json:"summary"`
+}
+
+// DocumentOf gathers runs into one Document, with the enforcement table over all of them.
+func DocumentOf(runs ...*Report) *Document {
+	d := &Document{Runs: []Run{}, Results: []Entry{}, Summary: Summary{ByOutcome: map[string]int{}}}
+	for i, r := range runs {
+		if i == 0 {
+			d.Tool, d.Version, d.Started = r.Tool, r.Version, r.Started
+		}
+		d.Runs = append(d.Runs, Run{
+			Platform: RunName(r), Backend: r.Backend, Profile: r.Profile, Device: r.Device,
+			Runtime: r.runtime(), Baseline: r.BaselineFile, Summary: r.Summary,
+		})
+		for _, e := range r.Results {
+			d.Results = append(d.Results, e)
+			d.Summary.count(e)
+		}
+	}
+	d.Enforcement = EnforcementTable(runs...)
+	return d
+}
+
+// WriteJSON writes runs as one indented Document (see DocumentOf).
+func WriteJSON(w io.Writer, runs ...*Report) error { return WriteJSONValue(w, DocumentOf(runs...)) }
+
+// WriteJSONValue writes any report value (a Document, a Table) as one indented JSON document.
 func WriteJSONValue(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

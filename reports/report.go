@@ -10,7 +10,12 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// Report is one run: where it ran and what every instance did.
+// RuntimeBuiltin names the runtime under test when it is replaycheck's own reference guards
+// (runtime/guard), in program or kernel mode.
+const RuntimeBuiltin = "builtin"
+
+// Report is one platform run: where it ran and what every instance did. Its JSON form is a
+// Document (WriteJSON), which also holds several runs.
 type Report struct {
 	Tool    string    `json:"tool"`
 	Version string    `json:"version"`
@@ -18,8 +23,10 @@ type Report struct {
 	Backend string    `json:"backend"`
 	Profile string    `json:"profile,omitempty"`
 	Device  string    `json:"device"`
-	Summary Summary   `json:"summary"`
-	Results []Entry   `json:"results"`
+	// Runtime is the runtime under test ("" is RuntimeBuiltin).
+	Runtime string  `json:"runtime"`
+	Summary Summary `json:"summary"`
+	Results []Entry `json:"results"`
 	// Baseline is the platform baseline unguarded results are judged against (nil: none). Set it
 	// before Add.
 	Baseline *Baseline `json:"-"`
@@ -54,8 +61,12 @@ func (s Summary) Failed() bool { return s.Fail > 0 }
 
 // Entry is one probe instance, flattened from a capture.Result.
 type Entry struct {
-	Probe      string   `json:"probe"` // "set/name"
-	ID         string   `json:"id"`    // "set/name@mode/guards-on|off"
+	Probe string `json:"probe"` // "set/name"
+	ID    string `json:"id"`    // "set/name@mode/guards-on|off"
+	// Backend, Profile and Runtime say where the instance ran and which runtime was under test.
+	Backend    string   `json:"backend"`
+	Profile    string   `json:"profile,omitempty"`
+	Runtime    string   `json:"runtime"`
 	Set        string   `json:"set"`
 	Hazard     string   `json:"hazard"`
 	Labels     []string `json:"labels,omitempty"`
@@ -89,12 +100,15 @@ type Entry struct {
 
 // Rejection is the first error the platform returned for an op of the probe.
 type Rejection struct {
-	Step        string `json:"step"`
-	Op          string `json:"op"`
-	Code        int    `json:"code"`
-	Name        string `json:"name,omitempty"`
-	Class       string `json:"class"`
-	Invalidated bool   `json:"invalidated"`
+	Step  string `json:"step"`
+	Op    string `json:"op"`
+	Code  int    `json:"code"`
+	Name  string `json:"name,omitempty"`
+	Class string `json:"class"`
+	// DuringCapture: the op was issued while a capture was in progress; invalidated and
+	// replays_exact speak of that capture.
+	DuringCapture bool `json:"during_capture"`
+	Invalidated   bool `json:"invalidated"`
 	// ReplaysExact is absent when there were no replays after a non-invalidating rejection.
 	ReplaysExact *bool `json:"replays_exact,omitempty"`
 }
@@ -134,14 +148,18 @@ func rangeOf(p runtime.Ptr) Range { return Range{Addr: fmt.Sprintf("%#x", p.Addr
 
 func (r Range) String() string { return fmt.Sprintf("%s+%d", r.Addr, r.Bytes) }
 
-// Stale is a captured range whose allocation changed after capture, and what holds it now.
+// Stale is a captured range a launch touched after its allocation changed, and what holds it now.
 type Stale struct {
-	Capture    string   `json:"capture"`
-	Buffer     string   `json:"buffer"`
-	Range      Range    `json:"range"`
-	Generation uint64   `json:"generation"`
-	Now        string   `json:"now"`
-	Owners     []string `json:"owners,omitempty"`
+	Capture    string `json:"capture"`
+	Buffer     string `json:"buffer"`
+	Range      Range  `json:"range"`
+	Generation uint64 `json:"generation"`
+	Access     string `json:"access"` // read, write or read-write
+	Round      int    `json:"round"`  // the first round whose launch touched it
+	// Ran is false when the platform rejected that launch.
+	Ran    bool     `json:"ran"`
+	Now    string   `json:"now"`
+	Owners []string `json:"owners,omitempty"`
 }
 
 // Residency is one captured buffer in the residency ledger.
@@ -150,6 +168,7 @@ type Residency struct {
 	Buffer     string `json:"buffer"`
 	Range      Range  `json:"range"`
 	Generation uint64 `json:"generation"`
+	Access     string `json:"access,omitempty"`
 }
 
 // Event is one device call of the timeline.
@@ -191,14 +210,28 @@ func (r *Report) Add(res *capture.Result) Entry {
 }
 
 // AddEntry appends an entry already judged (e.g. one a Ginkgo process recorded), counts it and
-// returns it as stored: without its timeline when it passed, unless the report keeps all.
+// returns it as stored: without its timeline when it passed, unless the report keeps all, and
+// naming the report's backend, profile and runtime when it names none.
 func (r *Report) AddEntry(e Entry) Entry {
 	if e.Verdict == string(capture.Pass) && !r.opt.AllTimelines {
 		e.Timeline = nil
 	}
+	if e.Backend == "" {
+		e.Backend, e.Profile = r.Backend, r.Profile
+	}
+	if e.Runtime == "" {
+		e.Runtime = r.runtime()
+	}
 	r.Results = append(r.Results, e)
 	r.Summary.count(e)
 	return e
+}
+
+func (r *Report) runtime() string {
+	if r.Runtime == "" {
+		return RuntimeBuiltin
+	}
+	return r.Runtime
 }
 
 func (s *Summary) count(e Entry) {
@@ -237,7 +270,7 @@ func EntryOf(res *capture.Result) Entry {
 	if rej := res.Rejection; rej != nil {
 		e.Rejection = &Rejection{
 			Step: rej.Step, Op: rej.Op, Code: rej.Code, Name: rej.Name, Class: string(rej.Class),
-			Invalidated: rej.Invalidated, ReplaysExact: rej.ReplaysExact,
+			DuringCapture: rej.DuringCapture, Invalidated: rej.Invalidated, ReplaysExact: rej.ReplaysExact,
 		}
 	}
 	if ref := res.Refusal; ref != nil {
@@ -255,11 +288,11 @@ func EntryOf(res *capture.Result) Entry {
 	for _, s := range res.Stale {
 		e.Stale = append(e.Stale, Stale{
 			Capture: s.Capture, Buffer: s.Buffer, Range: rangeOf(s.Range), Generation: s.Generation,
-			Now: s.Now, Owners: s.Owners,
+			Access: string(s.Access), Round: s.Round, Ran: s.Ran, Now: s.Now, Owners: s.Owners,
 		})
 	}
 	for _, l := range res.Ledger {
-		e.Ledger = append(e.Ledger, Residency{Capture: l.Capture, Buffer: l.Buffer, Range: rangeOf(l.Range), Generation: l.Generation})
+		e.Ledger = append(e.Ledger, Residency{Capture: l.Capture, Buffer: l.Buffer, Range: rangeOf(l.Range), Generation: l.Generation, Access: string(l.Access)})
 	}
 	for _, ev := range res.Timeline {
 		e.Timeline = append(e.Timeline, Event{

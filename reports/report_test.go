@@ -76,6 +76,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 		Ledger: []capture.Residency{{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1}},
 		Stale: []capture.StaleRange{{
 			Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1,
+			Access: capture.AccessWrite, Round: 1, Ran: true,
 			Now: "buffer bystander 0x100000000+64 (generation 3)", Owners: []string{"bystander"},
 		}},
 		Timeline: rebaseTimeline(),
@@ -99,7 +100,7 @@ func rejectedResult() *capture.Result {
 		Rounds: 2,
 		Rejection: &capture.Rejection{
 			Step: "capture main op 2", Op: "SyncStream", Code: 107027, Name: "ACL_ERROR_RT_STREAM_CAPTURED",
-			Class: runtime.ClassCapturedStream, ReplaysExact: ptr(true),
+			Class: runtime.ClassCapturedStream, DuringCapture: true, ReplaysExact: ptr(true),
 		},
 		Timeline: []capture.Event{
 			{Seq: 4, Phase: "capture", Step: "capture main op 2", Call: "SyncStream(main)", Code: 107027,
@@ -339,6 +340,77 @@ var _ = Describe("the JSON field names", func() {
 
 	It("omit the expectation of an uncharacterised instance", func() {
 		Expect(results[5]).NotTo(HaveKey("expected"), "uncharacterised instance has an expected key; it must be omitted")
+	})
+})
+
+var _ = Describe("the JSON document", func() {
+	type doc struct {
+		Runs []struct {
+			Platform, Backend, Profile, Runtime string
+			Summary                             struct{ Total int }
+		}
+		Summary     struct{ Total int }
+		Results     []map[string]any
+		Enforcement *struct{ Columns []any }
+	}
+	decode := func(runs ...*reports.Report) doc {
+		GinkgoHelper()
+		var buf bytes.Buffer
+		Expect(reports.WriteJSON(&buf, runs...)).To(Succeed())
+		var d doc
+		Expect(json.Unmarshal(buf.Bytes(), &d)).To(Succeed())
+		return d
+	}
+	It("has one shape for one run and for several, and every result names its backend, profile and runtime", func() {
+		cann := sampleReport(reports.Options{})
+		cuda := sampleReport(reports.Options{})
+		cuda.Profile = "cuda"
+		for i := range cuda.Results {
+			cuda.Results[i].Profile = "cuda"
+		}
+		one, two := decode(cann), decode(cann, cuda)
+		Expect(one.Runs).To(HaveLen(1))
+		Expect(two.Runs).To(HaveLen(2))
+		Expect(two.Runs[1].Platform).To(Equal("sim/cuda"))
+		Expect(two.Runs[1].Runtime).To(Equal(reports.RuntimeBuiltin))
+		Expect(one.Summary.Total).To(Equal(7))
+		Expect(two.Summary.Total).To(Equal(14))
+		Expect(two.Results).To(HaveLen(14))
+		Expect(one.Enforcement).NotTo(BeNil())
+		Expect(two.Enforcement.Columns).To(HaveLen(6))
+		for _, r := range append(one.Results, two.Results...) {
+			Expect(r).To(HaveKeyWithValue("backend", "sim"))
+			Expect(r).To(HaveKeyWithValue("runtime", "builtin"))
+			Expect(r).To(HaveKey("profile"))
+		}
+		Expect(two.Results[13]).To(HaveKeyWithValue("profile", "cuda"))
+	})
+})
+
+var _ = Describe("a rejection outside any capture", func() {
+	It("says nothing of a capture it could not have invalidated", func() {
+		res := rejectedResult()
+		res.Rejection.DuringCapture, res.Rejection.Step, res.Rejection.Op = false, "between op 1", "Malloc"
+		res.Reason = "platform rejected between op 1 (Malloc) with 2 [out-of-memory]"
+		rep := reports.New("replaycheck", "dev", reports.Options{})
+		rep.Add(res)
+		rep.Results[0].Verdict = "fail" // show the detail block
+		out := string(writeText(rep, reports.TextOptions{}))
+		Expect(out).To(ContainSubstring("between op 1: Malloc returned 107027"))
+		Expect(out).NotTo(ContainSubstring("capture not invalidated"))
+	})
+})
+
+var _ = Describe("a stale access with no differing byte", func() {
+	It("is explained on the instance's line and in its detail", func() {
+		res := corruptedResult(probes.Corrupted)
+		res.CorruptedRounds, res.FirstCorrupted, res.Mismatches = 0, 0, nil
+		res.Stale[0].Access, res.Stale[0].Round = capture.AccessRead, 2
+		rep := reports.New("replaycheck", "dev", reports.Options{})
+		rep.Add(res)
+		out := string(writeText(rep, reports.TextOptions{}))
+		Expect(out).To(ContainSubstring("stale access in round 2: graph main reads freed dst; no checked byte differs yet"))
+		Expect(out).To(ContainSubstring("round 2's launch ran over it (the graph reads it)"))
 	})
 })
 

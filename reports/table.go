@@ -17,6 +17,9 @@ import (
 type Table struct {
 	Columns []TableColumn `json:"columns"`
 	Rows    []TableRow    `json:"rows"`
+	// Positives counts the unguarded instances of positive probes (hazard none), which the table
+	// leaves out: they say nothing about what a platform enforces.
+	Positives int `json:"positives_left_out"`
 }
 
 // TableColumn is one run (a platform: backend and profile) in one capture mode.
@@ -43,7 +46,7 @@ const (
 )
 
 // TableLegend explains the cells.
-const TableLegend = "a number: rejected with that platform code (+inv: the capture was invalidated); silent: wrong data and no error; allowed: no error, exact; -: not run"
+const TableLegend = "a number: rejected with that platform code (+inv: the capture was invalidated; +silent: and the bytes were wrong all the same); silent: wrong data and no error; allowed: no error, exact; -: not run"
 
 // RunName labels a report's column group: backend/profile.
 func RunName(r *Report) string { return PlatformKey(r.Backend, r.Profile) }
@@ -55,12 +58,12 @@ func cellOf(e Entry) string {
 		if e.Rejection == nil {
 			return "rejected"
 		}
-		c := fmt.Sprint(e.Rejection.Code)
-		if e.Rejection.Invalidated {
-			c += "+inv"
-		}
-		return c
+		return rejectionCell(e.Rejection)
 	case probes.Corrupted:
+		if e.Rejection != nil {
+			// The platform returned an error and the data was wrong anyway: both are the finding.
+			return rejectionCell(e.Rejection) + "+" + CellSilent
+		}
 		return CellSilent
 	case probes.Exact:
 		return CellAllowed
@@ -72,6 +75,22 @@ func cellOf(e Entry) string {
 		return CellSkipped
 	}
 	return e.Outcome
+}
+
+// counted is "1 unguarded instance" or "3 unguarded instances".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func rejectionCell(r *Rejection) string {
+	c := fmt.Sprint(r.Code)
+	if r.Invalidated {
+		c += "+inv"
+	}
+	return c
 }
 
 // EnforcementTable builds the table from the unguarded entries of one or more runs.
@@ -96,7 +115,11 @@ func EnforcementTable(runs ...*Report) *Table {
 		for _, e := range r.Results {
 			// Positive probes say nothing about enforcement; guarded runs are the runtime's, not the
 			// platform's.
-			if e.Guards != probes.GuardsName(false) || e.Hazard == "none" {
+			if e.Guards != probes.GuardsName(false) {
+				continue
+			}
+			if e.Hazard == "none" {
+				t.Positives++
 				continue
 			}
 			tr := row[e.Probe]
@@ -131,7 +154,11 @@ func WriteTable(w io.Writer, t *Table) error {
 	tw.printf("enforcement: what the platform did with each unguarded probe\n")
 	tw.printf("  %s\n\n", TableLegend)
 	if len(t.Rows) == 0 {
-		tw.printf("  (no unguarded instances)\n")
+		if t.Positives > 0 {
+			tw.printf("  (no unguarded hazard instances: %s of positive probes not shown)\n", counted(t.Positives, "unguarded instance"))
+		} else {
+			tw.printf("  (no unguarded instances)\n")
+		}
 		return tw.err
 	}
 	head := []string{"HAZARD", "PROBE"}

@@ -91,6 +91,9 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 		tw.printf("\n")
 	}
 	tw.printf("%s\n", summaryLine(rep.Summary))
+	if rep.Summary.Uncharacterised > 0 {
+		tw.printf("%s\n", uncharacterisedHint(rep))
+	}
 	if rep.Enforcement != nil {
 		tw.printf("\n")
 		if tw.err == nil {
@@ -101,9 +104,23 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 }
 
 // needsDetail: a passing corrupted instance (an unguarded probe expected to corrupt) still shows
-// where the bytes went wrong, because that is the finding the probe exists to demonstrate.
+// where the bytes went wrong, and any instance whose replays touched stale memory shows the
+// ranges, because that is the finding the probe exists to demonstrate.
 func needsDetail(e Entry) bool {
-	return e.Verdict == string(capture.Fail) || e.Outcome == string(probes.Corrupted) || e.Outcome == string(probes.Errored)
+	return e.Verdict == string(capture.Fail) || e.Outcome == string(probes.Corrupted) || e.Outcome == string(probes.Errored) ||
+		len(e.Stale) > 0
+}
+
+// uncharacterisedHint says how to give an uncharacterised instance a verdict.
+func uncharacterisedHint(rep *Report) string {
+	key := RunName(rep)
+	profile := ""
+	if rep.Profile != "" {
+		profile = " --profile " + rep.Profile
+	}
+	return fmt.Sprintf("uncharacterised: no expect.unguarded and no baseline entry for %s; give the probe expect.unguarded, "+
+		"or record the platform with `replaycheck baseline write%s --out DIR/baselines/%s FILE...` "+
+		"(a baselines/ directory beside the probe files is found automatically)", key, profile, BaselineFile(key))
 }
 
 func markOf(verdict string) string {
@@ -125,6 +142,9 @@ func shortReason(e Entry) string {
 		s = "drift: " + what
 	case e.Outcome == string(probes.Exact):
 		s = fmt.Sprintf("%d/%d rounds exact", e.Rounds, e.Replays)
+	case e.Outcome == string(probes.Corrupted) && e.CorruptedRounds == 0 && len(e.Stale) > 0:
+		st := e.Stale[0]
+		s = fmt.Sprintf("stale access in round %d: graph %s %s freed %s; no checked byte differs yet", st.Round, st.Capture, accessVerb(st.Access), st.Buffer)
 	case e.Outcome == string(probes.Corrupted):
 		s = fmt.Sprintf("%d/%d rounds corrupted, first at round %d", e.CorruptedRounds, e.Rounds, e.FirstCorrupted)
 		if len(e.Stale) > 0 {
@@ -146,6 +166,12 @@ func shortReason(e Entry) string {
 		if r.Invalidated {
 			s += ", invalidated"
 		}
+		switch n := len(e.Stale); {
+		case n == 1:
+			s += "; over a stale range"
+		case n > 1:
+			s += fmt.Sprintf("; over %d stale ranges", n)
+		}
 	case e.Outcome == string(probes.Refused) && e.Refusal != nil:
 		s = fmt.Sprintf("guard refused %s (%s)", e.Refusal.Step, e.Refusal.Op)
 	default:
@@ -160,9 +186,12 @@ func rejectionText(r *Rejection) string {
 		s += " " + r.Name
 	}
 	s += " [" + r.Class + "]"
-	if r.Invalidated {
+	switch {
+	case !r.DuringCapture:
+		// Outside a capture there is no capture to invalidate.
+	case r.Invalidated:
 		s += ", capture invalidated"
-	} else {
+	default:
 		s += ", capture not invalidated"
 		if r.ReplaysExact != nil {
 			if *r.ReplaysExact {
@@ -173,6 +202,16 @@ func rejectionText(r *Rejection) string {
 		}
 	}
 	return s
+}
+
+func accessVerb(a string) string {
+	switch a {
+	case "read":
+		return "reads"
+	case "write":
+		return "writes"
+	}
+	return "reads and writes"
 }
 
 func truncate(s string, n int) string {
@@ -289,6 +328,13 @@ func (t *textWriter) detail(indent string, e Entry) {
 	for _, s := range e.Stale {
 		t.label(indent, "stale", fmt.Sprintf("graph %s captured %s at %s (generation %d)", s.Capture, s.Buffer, s.Range, s.Generation))
 		t.label(indent, "", "  now "+s.Now)
+		if s.Round > 0 {
+			what := "ran over it"
+			if !s.Ran {
+				what = "was rejected by the platform"
+			}
+			t.label(indent, "", fmt.Sprintf("  round %d's launch %s (the graph %s it)", s.Round, what, accessVerb(s.Access)))
+		}
 	}
 	if r := e.Rejection; r != nil {
 		t.label(indent, "rejection", rejectionText(r))
@@ -401,5 +447,28 @@ func words(h string) string {
 func WriteDetail(w io.Writer, e Entry) error {
 	tw := &textWriter{w: w}
 	tw.detail("", e)
+	return tw.err
+}
+
+// WriteFailures writes one line per instance whose verdict failed, in every run, with its
+// platform and the verdict's reason; nothing when none failed. Output that shows only a summary
+// (the enforcement table) ends with it, so a failing exit status always says why.
+func WriteFailures(w io.Writer, runs ...*Report) error {
+	tw := &textWriter{w: w}
+	var lines []string
+	for _, r := range runs {
+		for _, e := range r.Results {
+			if e.Verdict == string(capture.Fail) {
+				lines = append(lines, fmt.Sprintf("FAIL  %s  (%s)  %s", e.ID, RunName(r), e.VerdictReason))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	tw.printf("\n%d failing instance(s):\n", len(lines))
+	for _, l := range lines {
+		tw.printf("%s\n", l)
+	}
 	return tw.err
 }

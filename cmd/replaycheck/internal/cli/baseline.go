@@ -64,7 +64,12 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 					return ExitUsage
 				}
 			}
-			pr, err := execute(ctx, env, &f, profile, cfg, sel.instances(l.probes), nil)
+			instances, err := sel.instances(l.probes)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+				return ExitUsage
+			}
+			pr, err := execute(ctx, env, &f, profile, cfg, instances, nil)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 				return ExitUsage

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -71,27 +72,45 @@ func displayPath(file string, given, resolved []string) string {
 	return file
 }
 
-// matrixFlags select instances: capture modes, guard settings and an id pattern.
+// matrixFlags select instances: capture modes, guard settings, probe ids and an id pattern.
 type matrixFlags struct {
 	modes  string
 	guards string
 	run    string
+	probe  probeIDs
+}
+
+// probeIDs is the repeatable --probe flag: exact probe ids, comma-separated or given again.
+type probeIDs []string
+
+func (p *probeIDs) String() string { return strings.Join(*p, ",") }
+
+func (p *probeIDs) Set(v string) error {
+	for _, id := range strings.Split(v, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			*p = append(*p, id)
+		}
+	}
+	return nil
 }
 
 func (m *matrixFlags) declare(fs *flag.FlagSet) {
 	fs.StringVar(&m.modes, "modes", "", "comma-separated capture modes to run, a subset of global,thread-local,relaxed (default: each probe's own)")
 	fs.StringVar(&m.guards, "guards", "both", "guard settings to run: off (program mode), on (kernel mode) or both")
 	fs.StringVar(&m.run, "run", "", "run only instances whose id (set/name@mode/guards-on|off) matches this regular expression")
+	fs.Var(&m.probe, "probe", "run only the probes with these exact ids (set/name), comma-separated or repeated")
 }
 
 // selection is a parsed matrixFlags.
 type selection struct {
 	matrix probes.Matrix
 	filter *regexp.Regexp // nil: every instance
+	ids    []string       // exact probe ids; nil: every probe
+	flags  matrixFlags
 }
 
 func (m *matrixFlags) parse() (selection, error) {
-	var sel selection
+	sel := selection{ids: m.probe, flags: *m}
 	if m.modes != "" {
 		for _, name := range strings.Split(m.modes, ",") {
 			mode, err := runtime.ParseCaptureMode(strings.TrimSpace(name))
@@ -120,19 +139,53 @@ func (m *matrixFlags) parse() (selection, error) {
 	return sel, nil
 }
 
-// instances expands the probes through the selection, in the stable order of probes.Instances.
-func (s selection) instances(ps []*probes.Probe) []probes.Instance {
-	all := probes.Instances(ps, s.matrix)
-	if s.filter == nil {
-		return all
+// instances expands the probes through the selection, in the stable order of probes.Instances. A
+// --probe id that names no loaded probe, and a selection that leaves nothing to run, are errors:
+// a typo must not pass as an empty, successful run.
+func (s selection) instances(ps []*probes.Probe) ([]probes.Instance, error) {
+	if len(s.ids) > 0 {
+		known := make([]string, len(ps))
+		for i, p := range ps {
+			known[i] = p.ID()
+		}
+		var picked []*probes.Probe
+		for _, id := range s.ids {
+			i := slices.Index(known, id)
+			if i < 0 {
+				return nil, fmt.Errorf("--probe %s: no probe with that id in the probe files%s", id, probes.DidYouMean(id, known))
+			}
+			picked = append(picked, ps[i])
+		}
+		ps = picked
 	}
-	var out []probes.Instance
-	for _, in := range all {
-		if s.filter.MatchString(in.ID()) {
-			out = append(out, in)
+	all := probes.Instances(ps, s.matrix)
+	out := all
+	if s.filter != nil {
+		out = nil
+		for _, in := range all {
+			if s.filter.MatchString(in.ID()) {
+				out = append(out, in)
+			}
 		}
 	}
-	return out
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no instance to run: %s", s.describe(len(all)))
+	}
+	return out, nil
+}
+
+// describe says what narrowed the selection to nothing.
+func (s selection) describe(matched int) string {
+	f := s.flags
+	switch {
+	case f.run != "" && matched > 0:
+		return fmt.Sprintf("--run %q matches none of the %s the other flags select", f.run, plural(matched, "instance"))
+	case f.run != "":
+		return fmt.Sprintf("--run %q: the other flags already select no instance", f.run)
+	case f.modes != "" || f.guards != "both":
+		return fmt.Sprintf("no probe runs in --modes %q with --guards %s (a probe's own modes and guards limit what can be selected)", f.modes, f.guards)
+	}
+	return "the probe files hold no probe"
 }
 
 var listCommand = &command{
@@ -155,8 +208,13 @@ baseline). Problems in the files are printed as in validate and exit with status
 			if !ok {
 				return ExitUsage
 			}
+			instances, err := sel.instances(l.probes)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck list: %v\n", err)
+				return ExitUsage
+			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-			for _, in := range sel.instances(l.probes) {
+			for _, in := range instances {
 				expect := string(in.Expected())
 				if expect == "" {
 					expect = "baseline"

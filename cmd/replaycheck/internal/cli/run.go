@@ -136,10 +136,10 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 	if !ok {
 		return ExitUsage
 	}
-	instances := sel.instances(l.probes)
-	if len(instances) == 0 {
-		// As go test does: nothing to run is not a failure, but worth a word.
-		fmt.Fprintln(env.Stderr, "replaycheck run: warning: no instances to run")
+	instances, err := sel.instances(l.probes)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+		return ExitUsage
 	}
 
 	// Every profile is checked before anything runs: a typo in the third must not cost the first two.
@@ -284,25 +284,23 @@ func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg back
 	return pr, nil
 }
 
-// writeRuns writes the reports: with --table only the enforcement table of every run; otherwise
-// each run's report, the enforcement table as its last section (one table over all runs).
+// writeRuns writes the reports: with --table only the enforcement table of every run, followed in
+// text by the instances whose verdict failed (so a failing exit status says why); as JSON one
+// document whatever the selection (reports.Document); otherwise each run's report, the
+// enforcement table as its last section (one table over all runs).
 func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 	table := reports.EnforcementTable(runs...)
 	if f.table {
 		if f.format == "json" {
 			return reports.WriteJSONValue(env.Stdout, table)
 		}
-		return reports.WriteTable(env.Stdout, table)
+		if err := reports.WriteTable(env.Stdout, table); err != nil {
+			return err
+		}
+		return reports.WriteFailures(env.Stdout, runs...)
 	}
 	if f.format == "json" {
-		if len(runs) == 1 {
-			runs[0].Enforcement = table
-			return reports.WriteJSON(env.Stdout, runs[0])
-		}
-		return reports.WriteJSONValue(env.Stdout, struct {
-			Runs        []*reports.Report `json:"runs"`
-			Enforcement *reports.Table    `json:"enforcement"`
-		}{runs, table})
+		return reports.WriteJSON(env.Stdout, runs...)
 	}
 	for i, r := range runs {
 		if i == len(runs)-1 {
