@@ -24,6 +24,9 @@ func (r *run) classify(err error) {
 		res.Outcome, res.Reason = probes.Corrupted, r.staleReason(staleRan(res))
 	case res.Rejection != nil:
 		res.Outcome, res.Reason = probes.Rejected, rejectionReason(res.Rejection)
+		for _, st := range res.Stale {
+			res.Reason += fmt.Sprintf("; graph %s %s %s at %v, captured at generation %d, now %s", st.Capture, accessVerb(st.Access), st.Buffer, st.Range, st.Generation, st.Now)
+		}
 	case res.Refusal != nil:
 		res.Outcome = probes.Refused
 		res.Reason = fmt.Sprintf("guard refused %s (%s): %s", res.Refusal.Step, res.Refusal.Op, res.Refusal.Detail)

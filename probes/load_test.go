@@ -232,6 +232,17 @@ probes:
 		Expect(err).To(MatchError(ContainSubstring(`missing-key: expect lacks required key "guarded"`)))
 	})
 
+	It("reports the problems of every file in file, line and column order", func() {
+		_, err := probes.Load(lim, "testdata/bad", "testdata/mixed")
+		ds := diagnostics(err)
+		Expect(len(ds)).To(BeNumerically(">", 40))
+		for i := 1; i < len(ds); i++ {
+			a, b := ds[i-1].Pos, ds[i].Pos
+			ordered := a.File < b.File || a.File == b.File && (a.Line < b.Line || a.Line == b.Line && a.Col <= b.Col)
+			Expect(ordered).To(BeTrue(), "%s is listed before %s", ds[i-1], ds[i])
+		}
+	})
+
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
 		Expect(len(files)).To(Equal(43))
