@@ -425,87 +425,78 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	return p
 }
 
-func (l *loader) buffers(n *yaml.Node) []*Buffer {
+// named walks a mapping of unique names to values (buffers, pools): each entry with a good,
+// unrepeated name is passed to each with its key and value. keys names the value's keys for the
+// message about a mapping of the wrong shape.
+func (l *loader) named(n *yaml.Node, what, keys string, each func(k *yaml.Node, name string, v *yaml.Node)) {
 	n = deref(n)
 	if isNull(n) {
-		return nil
+		return
 	}
 	if n.Kind != yaml.MappingNode {
-		l.errorf(l.at(n), RuleBadValue, "buffers: want a mapping of name to {bytes, init, slot}, got %s", describe(n))
-		return nil
+		l.errorf(l.at(n), RuleBadValue, "%ss: want a mapping of name to {%s}, got %s", what, keys, describe(n))
+		return
 	}
-	var out []*Buffer
 	firstAt := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
-		name, ok := l.name(k, "buffer name")
+		name, ok := l.name(k, what+" name")
 		if !ok {
 			continue
 		}
 		if line, dup := firstAt[name]; dup {
-			l.errorf(l.at(k), RuleDuplicate, "duplicate buffer %q (first at line %d)", name, line)
+			l.errorf(l.at(k), RuleDuplicate, "duplicate %s %q (first at line %d)", what, name, line)
 			continue
 		}
 		firstAt[name] = k.Line
+		each(k, name, v)
+	}
+}
+
+func (l *loader) buffers(n *yaml.Node) []*Buffer {
+	var out []*Buffer
+	l.named(n, "buffer", strings.Join(bufferKeys, ", "), func(k *yaml.Node, name string, v *yaml.Node) {
 		b := &Buffer{Pos: l.at(k), Name: name, Init: Pattern{Kind: PatZero}, Slot: SlotPlain}
+		out = append(out, b)
 		what := fmt.Sprintf("buffer %s", name)
 		f, ok := l.fields(v, what, bufferKeys, "bytes")
-		if ok {
-			if e, ok := f["bytes"]; ok {
-				b.Bytes, _ = l.bufferSize(e.val, what+" bytes", 1)
-				l.mark(b, "bytes", deref(e.val))
-			}
-			if e, ok := f["init"]; ok {
-				b.Init, _ = l.pattern(e.val, what+" init")
-			}
-			if e, ok := f["slot"]; ok {
-				if s, ok := l.oneOf(e.val, what+" slot", slotNames); ok {
-					b.Slot = Slot(s)
-				}
-				l.mark(b, "slot", deref(e.val))
-			}
-			if e, ok := f["host"]; ok {
-				b.Place.Host = l.host(e.val, what+" host")
-				l.mark(b, "host", deref(e.val))
-			}
-			if e, ok := f["pool"]; ok {
-				b.Place.Pool, _ = l.scalar(e.val, what+" pool")
-				l.mark(b, "pool", deref(e.val))
-			}
+		if !ok {
+			return
 		}
-		out = append(out, b)
-	}
+		if e, ok := f["bytes"]; ok {
+			b.Bytes, _ = l.bufferSize(e.val, what+" bytes", 1)
+			l.mark(b, "bytes", deref(e.val))
+		}
+		if e, ok := f["init"]; ok {
+			b.Init, _ = l.pattern(e.val, what+" init")
+		}
+		if e, ok := f["slot"]; ok {
+			if s, ok := l.oneOf(e.val, what+" slot", slotNames); ok {
+				b.Slot = Slot(s)
+			}
+			l.mark(b, "slot", deref(e.val))
+		}
+		if e, ok := f["host"]; ok {
+			b.Place.Host = l.host(e.val, what+" host")
+			l.mark(b, "host", deref(e.val))
+		}
+		if e, ok := f["pool"]; ok {
+			b.Place.Pool, _ = l.scalar(e.val, what+" pool")
+			l.mark(b, "pool", deref(e.val))
+		}
+	})
 	return out
 }
 
 // pools reads the probe's pools: a mapping of name to {bytes, host}.
 func (l *loader) pools(n *yaml.Node) []*Pool {
-	n = deref(n)
-	if isNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		l.errorf(l.at(n), RuleBadValue, "pools: want a mapping of name to {bytes, host}, got %s", describe(n))
-		return nil
-	}
 	var out []*Pool
-	firstAt := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), n.Content[i+1]
-		name, ok := l.name(k, "pool name")
-		if !ok {
-			continue
-		}
-		if line, dup := firstAt[name]; dup {
-			l.errorf(l.at(k), RuleDuplicate, "duplicate pool %q (first at line %d)", name, line)
-			continue
-		}
-		firstAt[name] = k.Line
+	l.named(n, "pool", strings.Join(poolKeys, ", "), func(k *yaml.Node, name string, v *yaml.Node) {
 		pl := &Pool{Pos: l.at(k), Name: name}
 		what := "pool " + name
 		f, ok := l.fields(v, what, poolKeys, "bytes")
 		if !ok {
-			continue
+			return
 		}
 		if e, ok := f["bytes"]; ok {
 			pl.Bytes, _ = l.bufferSize(e.val, what+" bytes", runtime.PoolGranularity)
@@ -514,7 +505,7 @@ func (l *loader) pools(n *yaml.Node) []*Pool {
 			pl.Host = l.host(e.val, what+" host")
 		}
 		out = append(out, pl)
-	}
+	})
 	return out
 }
 

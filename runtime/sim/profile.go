@@ -189,6 +189,20 @@ func guardOnly(c runtime.Class) bool {
 	return c == runtime.ClassRefused || c == runtime.ClassInvalidState
 }
 
+// parseModes reads capture mode names, reporting each bad one.
+func parseModes(names []string, bad func(error)) []runtime.CaptureMode {
+	var out []runtime.CaptureMode
+	for _, name := range names {
+		m, err := runtime.ParseCaptureMode(name)
+		if err != nil {
+			bad(err)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 func (p *Profile) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -243,30 +257,14 @@ func (p *Profile) validate() error {
 				bad("%s: condition %s is not evaluated for %s (only %s)", at, r.When, c, strings.Join(cond.calls, ", "))
 			}
 		}
-		r.Modes = nil
-		for _, name := range r.ModeNames {
-			m, err := runtime.ParseCaptureMode(name)
-			if err != nil {
-				bad("%s: %v", at, err)
-				continue
-			}
-			r.Modes = append(r.Modes, m)
-		}
+		r.Modes = parseModes(r.ModeNames, func(err error) { bad("%s: %v", at, err) })
 		if r.Pageable && (len(r.Calls) != 1 || r.Calls[0] != "Copy") {
 			bad("%s: pageable concerns copies only: calls must be [Copy]", at)
 		}
 		if len(r.ModeNames) > 0 && ok && !cond.scoped {
 			bad("%s: modes given, but condition %s names no capture", at, r.When)
 		}
-		r.CallerModes = nil
-		for _, name := range r.CallerModeNames {
-			m, err := runtime.ParseCaptureMode(name)
-			if err != nil {
-				bad("%s: caller-modes: %v", at, err)
-				continue
-			}
-			r.CallerModes = append(r.CallerModes, m)
-		}
+		r.CallerModes = parseModes(r.CallerModeNames, func(err error) { bad("%s: caller-modes: %v", at, err) })
 		if r.Allow {
 			if r.Code != 0 || r.Name != "" || r.Class != "" || r.Invalidates || r.EndsCapture {
 				bad("%s: an allow rule carries no code, name, class, invalidates or ends-capture", at)

@@ -88,14 +88,8 @@ var situations = map[string]func(st *stage){
 		Expect(st.d.Fill(main, side, st.y, 1)).To(Succeed())
 	},
 	"graph-range-freed": func(st *stage) {
-		s := newStream(st.d)
-		Expect(st.d.BeginCapture(main, s, st.mode)).To(Succeed())
-		Expect(st.d.Fill(main, s, st.x, 1)).To(Succeed())
-		g, err := st.d.EndCapture(main, s)
-		Expect(err).NotTo(HaveOccurred())
-		st.graph = g
+		st.captureFillOfX()
 		Expect(st.d.Free(main, st.x)).To(Succeed()) // returned to the driver, not handed out again
-		st.target = s
 	},
 	"default-stream-joins-capture": func(st *stage) {
 		st.begin(main)
@@ -114,16 +108,10 @@ var situations = map[string]func(st *stage){
 		st.begin(main)
 	},
 	"graph-range-stale": func(st *stage) {
-		s := newStream(st.d)
-		Expect(st.d.BeginCapture(main, s, st.mode)).To(Succeed())
-		Expect(st.d.Fill(main, s, st.x, 1)).To(Succeed())
-		g, err := st.d.EndCapture(main, s)
-		Expect(err).NotTo(HaveOccurred())
-		st.graph = g
+		st.captureFillOfX()
 		Expect(st.d.Free(main, st.x)).To(Succeed())
 		malloc(st.d, 2*st.x.Bytes)
 		st.x = malloc(st.d, st.x.Bytes) // the bystander on the captured address
-		st.target = s
 	},
 }
 
@@ -135,6 +123,18 @@ func newStage(d *sim.Device, mode runtime.CaptureMode) *stage {
 	st.pinned, err = d.AllocHost(main, 4*KiB, runtime.Pinned)
 	Expect(err).NotTo(HaveOccurred())
 	return st
+}
+
+// captureFillOfX captures a fill of x on a new stream, which becomes the target, and keeps the
+// graph for a Launch.
+func (st *stage) captureFillOfX() {
+	GinkgoHelper()
+	s := newStream(st.d)
+	Expect(st.d.BeginCapture(main, s, st.mode)).To(Succeed())
+	Expect(st.d.Fill(main, s, st.x, 1)).To(Succeed())
+	g, err := st.d.EndCapture(main, s)
+	Expect(err).NotTo(HaveOccurred())
+	st.graph, st.target = g, s
 }
 
 // begin starts the watched capture on the target stream from thread t.
