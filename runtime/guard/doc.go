@@ -66,10 +66,29 @@
 // mode, on a first commit as on a later one. A re-based region's old block is freed only after the
 // whole bank is published.
 //
+// # Pools
+//
+// ReservePool reserves one segment for a named pool: device memory through the inner Malloc, or
+// host memory through AllocHost. PoolAlloc and PoolFree then serve blocks from the segment with no
+// device call, as a caching allocator does: a request is rounded up to runtime.PoolGranularity and
+// served from the smallest free block that holds it (the lowest address among equals), the rest of
+// the block staying free; a freed block merges with its free neighbours. A request no free block
+// holds fails with runtime.ClassOutOfMemory (Backend "guard"), changing nothing; a pool never
+// grows. Every block handed out enters the residency ledger as an allocation of its own, so a
+// block freed and handed out again is a new generation. Retire frees every segment.
+//
+// # Host memory
+//
+// AllocHost and FreeHost pass through and enter the residency ledger: a captured copy reads or
+// writes host memory on every replay, so a staging buffer freed and reused is stale like device
+// memory. HostWrite and HostRead (the CPU's own accesses) pass through unguarded: no guard sees
+// them.
+//
 // # Capture watch
 //
 // In kernel mode, while a capture begun through this Device (BeginCapture) is active: Malloc, Free,
-// Retire, and any Provision, Release or CommitBank that would call the allocator are refused; and
+// AllocHost, FreeHost, ReservePool, PoolAlloc, PoolFree, Retire, and any Provision, Release or
+// CommitBank that would call the allocator are refused; and
 // Fill, Copy, Axpy, Record, Wait and Launch enqueued on a stream that is not part of that capture
 // are refused, because the work would run once, eagerly, and never replay. The one exception is the
 // Wait that forks a stream into the capture: a Wait on an event that was last recorded, through this
@@ -106,6 +125,15 @@
 // generation at capture and what holds it now. Pointer equality alone is not enough. A graph that
 // was not captured through this Device, and a captured range that lay in no allocation this Device
 // made, cannot be vouched for and are refused too.
+//
+// # Replay isolation
+//
+// In kernel mode a Launch is refused while a graph launched through this Device on another stream
+// may still be running and shares memory with it (a range one of them writes and the other touches):
+// concurrent replays would race. A launch stops being in flight when the guard sees it complete:
+// SyncDevice, SyncStream of its stream, SyncEvent or a successful QueryEvent of an event recorded
+// on its stream after it; or it is ordered before the launching stream by a Wait on such an event.
+// Launches on one stream run in order and never conflict.
 //
 // # Teardown
 //
