@@ -25,7 +25,7 @@ type Config struct {
 	Guards  string // off, on or both
 	Timeout time.Duration
 	// Baseline is the platform baseline unguarded outcomes are compared with: auto (the default:
-	// baselines/<platform>.yaml in the suite's directory, when it exists), none, or a file.
+	// baselines/<backend>-<profile>.yaml in the suite's directory, when it exists), none, or a file.
 	Baseline string
 	// Report is a file the suite writes its replaycheck report to (JSON for .json, text otherwise),
 	// from every parallel process's results; "" writes none.
@@ -55,7 +55,7 @@ func (c *Config) Platform() string {
 }
 
 // LoadBaseline reads the baseline the configuration names; auto looks for
-// baselines/<platform>.yaml under dir and returns nil when there is none.
+// baselines/<backend>-<profile>.yaml under dir and returns nil when there is none.
 func (c *Config) LoadBaseline(dir string) (*reports.Baseline, error) {
 	var b *reports.Baseline
 	var err error

@@ -22,7 +22,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 
   write  runs the unguarded instances and writes the baseline to --out (default: stdout).
   diff   runs them and compares with the baseline (--baseline; auto finds
-         baselines/<platform>.yaml beside the probes). Each changed behaviour is printed with the
+         baselines/<backend>-<profile>.yaml beside the probes). Each changed behaviour is printed with the
          probe, the mode, the old and the new behaviour; instances the baseline does not hold are
          listed as uncharacterised. Exit 1 when a behaviour changed or a baseline instance did not
          run, 0 otherwise.`,
@@ -37,6 +37,10 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			verb, paths := args[0], args[1:]
+			if f.given("guards") && f.guards != "off" {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: --guards %s: a baseline records the platform alone, so only unguarded instances run (leave --guards out)\n", f.guards)
+				return ExitUsage
+			}
 			f.guards = "off" // a baseline is the platform's: guards are the runtime's
 			if len(f.profiles()) != 1 {
 				fmt.Fprintln(env.Stderr, "replaycheck baseline: one --profile at a time")

@@ -63,7 +63,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
 	fs.StringVar(&f.timelines, "timelines", "failed", "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print only the enforcement table: hazard x mode -> what the platform did, one column group per profile")
-	fs.StringVar(&f.baseline, "baseline", "auto", "platform baseline to judge unguarded outcomes against: auto (baselines/<platform>.yaml beside the probes), none, or a file")
+	fs.StringVar(&f.baseline, "baseline", "auto", "platform baseline to judge unguarded outcomes against: auto (baselines/<backend>-<profile>.yaml beside the probes), none, or a file")
 }
 
 // given reports whether the flag was set on the command line.
@@ -197,7 +197,7 @@ func (f *runFlags) profiles() []string {
 
 // baselineFor finds the platform baseline unguarded results are judged against: --baseline none
 // disables it, a path names it (one platform only), and auto (the default) looks for
-// baselines/<platform>.yaml beside the probe paths (in a directory given, or in a file's directory).
+// baselines/<backend>-<profile>.yaml beside the probe paths (in a directory given, or in a file's directory).
 // Auto finding nothing is not an error: those instances stay uncharacterised.
 func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Baseline, error) {
 	switch f.baseline {
