@@ -142,12 +142,12 @@ var _ = Describe("the catalog suite", Ordered, func() {
 			Enforcement struct{ Rows []struct{ Probe string } }
 		}
 		Expect(json.Unmarshal(data, &rep)).To(Succeed())
-		Expect(rep.Summary.Total).To(Equal(54))
-		Expect(rep.Summary.Pass).To(Equal(54))
+		Expect(rep.Summary.Total).To(Equal(57))
+		Expect(rep.Summary.Pass).To(Equal(57))
 		Expect(rep.Results).To(ContainElement(SatisfyAll(
 			HaveField("ID", "hazards/rebase-after-capture@global/guards-off"),
 			HaveField("Outcome", "corrupted"), HaveField("Verdict", "pass"))))
-		Expect(rep.Enforcement.Rows).To(HaveLen(9))
+		Expect(rep.Enforcement.Rows).To(HaveLen(10))
 	})
 
 	It("fails the central invariant when the guards are removed", func() {
