@@ -25,7 +25,7 @@ func (r *run) classify(err error) {
 	case res.Rejection != nil:
 		res.Outcome, res.Reason = probes.Rejected, rejectionReason(res.Rejection)
 		for _, st := range res.Stale {
-			res.Reason += fmt.Sprintf("; graph %s %s %s at %v, captured at generation %d, now %s", st.Capture, accessVerb(st.Access), st.Buffer, st.Range, st.Generation, st.Now)
+			res.Reason += fmt.Sprintf("; graph %s %s %s at %v, captured at generation %d, now %s", st.Capture, st.Access.Verb(), st.Buffer, st.Range, st.Generation, st.Now)
 		}
 	case res.Refusal != nil:
 		res.Outcome = probes.Refused
@@ -76,7 +76,7 @@ func staleRan(res *Result) *StaleRange {
 // captured no longer owns.
 func (r *run) staleReason(s *StaleRange) string {
 	reason := fmt.Sprintf("no checked byte differs, but replay round %d of graph %s used stale memory: it %s %s at %v, captured at generation %d, now %s",
-		s.Round, s.Capture, accessVerb(s.Access), s.Buffer, s.Range, s.Generation, s.Now)
+		s.Round, s.Capture, s.Access.Verb(), s.Buffer, s.Range, s.Generation, s.Now)
 	if n := len(r.res.Stale); n > 1 {
 		reason += fmt.Sprintf(" (and %d more stale ranges)", n-1)
 	}
@@ -84,16 +84,6 @@ func (r *run) staleReason(s *StaleRange) string {
 		reason += "; also " + rejectionReason(r.res.Rejection)
 	}
 	return reason
-}
-
-func accessVerb(a Access) string {
-	switch a {
-	case AccessRead:
-		return "reads"
-	case AccessWrite:
-		return "writes"
-	}
-	return "reads and writes"
 }
 
 func rejectionReason(rej *Rejection) string {

@@ -13,7 +13,7 @@ import (
 )
 
 func runGuarded(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, guarded bool) *capture.Result {
-	return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: 2}, capture.Options{})
+	return runInstance(dev, p, mode, guarded, 2)
 }
 
 // The mechanisms field incidents used, end to end through the engine.

@@ -30,7 +30,12 @@ func parseProbe(text string) *probes.Probe {
 }
 
 func runOn(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replays int) *capture.Result {
-	return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: mode, Replays: replays}, capture.Options{})
+	return runInstance(dev, p, mode, false, replays)
+}
+
+// runInstance runs p in mode with guards on (kernel mode) or off.
+func runInstance(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, guarded bool, replays int) *capture.Result {
+	return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: replays}, capture.Options{})
 }
 
 func ctx() context.Context { return context.Background() }

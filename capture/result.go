@@ -118,6 +118,17 @@ func (a Access) With(how string) Access {
 	return AccessReadWrite
 }
 
+// Verb says in a sentence how a graph touches a buffer: "reads", "writes" or "reads and writes".
+func (a Access) Verb() string {
+	switch a {
+	case AccessRead:
+		return "reads"
+	case AccessWrite:
+		return "writes"
+	}
+	return "reads and writes"
+}
+
 // StaleRange is a captured range that a launch touched after it stopped holding the allocation it
 // had at capture.
 type StaleRange struct {

@@ -144,7 +144,7 @@ func shortReason(e Entry) string {
 		s = fmt.Sprintf("%d/%d rounds exact", e.Rounds, e.Replays)
 	case e.Outcome == string(probes.Corrupted) && e.CorruptedRounds == 0 && len(e.Stale) > 0:
 		st := e.Stale[0]
-		s = fmt.Sprintf("stale access in round %d: graph %s %s freed %s; no checked byte differs yet", st.Round, st.Capture, accessVerb(st.Access), st.Buffer)
+		s = fmt.Sprintf("stale access in round %d: graph %s %s freed %s; no checked byte differs yet", st.Round, st.Capture, capture.Access(st.Access).Verb(), st.Buffer)
 	case e.Outcome == string(probes.Corrupted):
 		s = fmt.Sprintf("%d/%d rounds corrupted, first at round %d", e.CorruptedRounds, e.Rounds, e.FirstCorrupted)
 		if len(e.Stale) > 0 {
@@ -202,16 +202,6 @@ func rejectionText(r *Rejection) string {
 		}
 	}
 	return s
-}
-
-func accessVerb(a string) string {
-	switch a {
-	case "read":
-		return "reads"
-	case "write":
-		return "writes"
-	}
-	return "reads and writes"
 }
 
 func truncate(s string, n int) string {
@@ -333,7 +323,7 @@ func (t *textWriter) detail(indent string, e Entry) {
 			if !s.Ran {
 				what = "was rejected by the platform"
 			}
-			t.label(indent, "", fmt.Sprintf("  round %d's launch %s (the graph %s it)", s.Round, what, accessVerb(s.Access)))
+			t.label(indent, "", fmt.Sprintf("  round %d's launch %s (the graph %s it)", s.Round, what, capture.Access(s.Access).Verb()))
 		}
 	}
 	if r := e.Rejection; r != nil {
