@@ -17,7 +17,7 @@ func (r *run) classify(err error) {
 	}
 	switch {
 	case err != nil:
-		res.Outcome, res.Reason = probes.Errored, err.Error()
+		res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 	case res.CorruptedRounds > 0:
 		res.Outcome, res.Reason = probes.Corrupted, r.corruptionReason()
 	case staleRan(res) != nil:
@@ -51,7 +51,7 @@ func (r *run) corruptionReason() string {
 		}
 	}
 	for _, ev := range res.Timeline {
-		if ev.Phase == "capture" && strings.Contains(ev.Call, eagerMark) {
+		if ev.Eager && ev.Step != nil {
 			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", ev.Step)
 			break
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/sim"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 const header = "version: replaycheck/v1\nset: t\nprobes:\n"
@@ -77,8 +78,8 @@ var _ = Describe("Run", func() {
 		Expect(captured).To(HaveLen(1))
 		Expect(captured[0].Call).To(HavePrefix("Copy(b "))
 		Expect(res.Ledger).To(HaveLen(2))
-		v, _ := res.Verdict()
-		Expect(v).To(Equal(capture.Pass))
+		v, _ := judge(res, nil)
+		Expect(v).To(Equal(verdict.Pass))
 	})
 
 	It("leaves no device object behind", func() {
@@ -140,8 +141,8 @@ var _ = Describe("Run", func() {
 `), runtime.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection.Class).To(Equal(runtime.ClassOutOfMemory))
-		Expect(res.Rejection.Step).To(Equal("prepare op 1"))
-		Expect(res.Skipped).To(ConsistOf("prepare op 2"))
+		Expect(res.Rejection.Step.String()).To(Equal("prepare op 1"))
+		Expect(stepNames(res.Skipped)).To(ConsistOf("prepare op 2"))
 	})
 
 	It("is rejected, not corrupted, when the platform rejects a call and no byte differs", func() {
@@ -159,13 +160,13 @@ var _ = Describe("Run", func() {
 `), runtime.Global, 4)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection).NotTo(BeNil())
-		Expect(res.Rejection.Step).To(Equal("capture main op 2"))
+		Expect(res.Rejection.Step.String()).To(Equal("capture main op 2"))
 		Expect(res.Rejection.Code).To(Equal(107027))
 		Expect(res.Rejection.Class).To(Equal(runtime.ClassCapturedStream))
 		Expect(res.Rejection.Invalidated).To(BeFalse())
 		Expect(res.Rejection.ReplaysExact).To(HaveValue(BeTrue()))
-		v, why := res.Verdict()
-		Expect(v).To(Equal(capture.Pass), why)
+		v, why := judge(res, nil)
+		Expect(v).To(Equal(verdict.Pass), why)
 	})
 
 	It("fails the verdict when the rejection has a class the probe did not expect", func() {
@@ -181,8 +182,8 @@ var _ = Describe("Run", func() {
     expect: {guarded: rejected, unguarded: rejected, rejected-by: [wrong-thread]}
 `), runtime.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Rejected))
-		v, why := res.Verdict()
-		Expect(v).To(Equal(capture.Fail))
+		v, why := judge(res, nil)
+		Expect(v).To(Equal(verdict.Fail))
 		Expect(why).To(ContainSubstring("not one of the expected rejected-by classes"))
 	})
 
@@ -254,8 +255,8 @@ var _ = Describe("Run", func() {
 		p.Requires = []string{"no-such-capability"}
 		res := runOn(dev, p, runtime.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Skipped))
-		v, _ := res.Verdict()
-		Expect(v).To(Equal(capture.Skip))
+		v, _ := judge(res, nil)
+		Expect(v).To(Equal(verdict.Skip))
 	})
 
 	It("runs guarded instances behind the kernel-mode guards and checks the refusal changed nothing", func() {
@@ -276,14 +277,15 @@ var _ = Describe("Run", func() {
 `), Mode: runtime.Global, Guarded: true, Replays: 2}, capture.Options{})
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Refusal).NotTo(BeNil())
-		Expect(res.Refusal.Step).To(Equal("between op 1"))
+		Expect(res.Refusal.Step.String()).To(Equal("between op 1"))
 		Expect(res.Refusal.Detail).To(ContainSubstring("retained slot"))
 		Expect(res.Refusal.Checked).To(ConsistOf(
-			capture.SideEffectCheck{What: "allocator counters (mallocs, frees, live allocations, live bytes, host allocations)", Held: true},
+			capture.SideEffectCheck{What: "device counters (allocations, host allocations, streams, events, graphs, launches, captures)", Held: true},
+			capture.SideEffectCheck{What: "slots", Held: true},
 			capture.SideEffectCheck{What: "buffer addresses and sizes", Held: true},
 		))
 		Expect(res.Rounds).To(Equal(2))
-		v, why := res.Verdict()
-		Expect(v).To(Equal(capture.Pass), why)
+		v, why := judge(res, nil)
+		Expect(v).To(Equal(verdict.Pass), why)
 	})
 })

@@ -10,6 +10,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/sim"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // openSim opens a fresh simulated device with the given profile; the caller closes it.
@@ -59,4 +60,19 @@ func (c catalog) find(id string) *probes.Probe {
 	}
 	Fail("no probe " + id)
 	return nil
+}
+
+// judge is verdict.Judge as a status and its reason.
+func judge(res *capture.Result, b *verdict.Baseline) (verdict.Status, string) {
+	v := verdict.Judge(res, b)
+	return v.Status, v.Reason
+}
+
+// stepNames are steps as reports write them.
+func stepNames(steps []probes.Step) []string {
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = s.String()
+	}
+	return out
 }

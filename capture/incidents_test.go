@@ -8,7 +8,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // The regression set from the field (specs/incidents.yaml): every incident probe, on both
@@ -36,15 +36,15 @@ var _ = Describe("the incidents regression set", func() {
 	})
 	for _, profile := range []string{"cann", "cuda"} {
 		It("passes on sim/"+profile+", guarded and unguarded, against the baseline", func() {
-			b, err := reports.ReadBaseline(fmt.Sprintf("../specs/baselines/sim-%s.yaml", profile))
+			b, err := verdict.ReadBaseline(fmt.Sprintf("../specs/baselines/sim-%s.yaml", profile))
 			Expect(err).NotTo(HaveOccurred())
 			dev := openSim(profile)
 			defer dev.Close()
 			guardedRan := 0
 			for _, in := range probes.Instances(incidents.Probes, probes.Matrix{}) {
 				res := capture.Run(ctx(), dev, in, capture.Options{})
-				v, why := reports.Judge(res, b)
-				Expect(v).To(Equal(capture.Pass), "%s: %s (%s)", in.ID(), why, res.Reason)
+				v, why := judge(res, b)
+				Expect(v).To(Equal(verdict.Pass), "%s: %s (%s)", in.ID(), why, res.Reason)
 				if in.Guarded {
 					guardedRan++
 					Expect(res.Outcome).NotTo(Equal(probes.Corrupted), in.ID())

@@ -35,7 +35,7 @@ var _ = Describe("negative controls", func() {
 			res := guarded(id, off)
 			Expect(res.Outcome).To(Equal(want), res.Reason)
 			if refusedAt != "" {
-				Expect(res.Refusal.Step).To(Equal(refusedAt))
+				Expect(res.Refusal.Step.String()).To(Equal(refusedAt))
 				Expect(res.Refusal.Step).NotTo(Equal(intact.Refusal.Step))
 			}
 		},

@@ -1,119 +1,181 @@
 package capture
 
 import (
+	"encoding/hex"
 	"time"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// Result is everything the engine learned from one probe instance. It is plain data: reports
-// serialise it, the CLI and the Ginkgo suite judge it with Verdict.
+// Result is everything the engine learned from one probe instance, and the one record of it: the
+// CLI, the Ginkgo suite and every report writer use it as it is, and its JSON form (the field tags)
+// reads back to the same value, so a result written by another process judges exactly as the
+// original. Judging it is package verdict's business.
 type Result struct {
-	ID       string // probes.Instance.ID
-	Probe    string // "set/name"
-	Set      string
-	Hazard   probes.Hazard
-	Labels   []string
-	Mode     runtime.CaptureMode
-	Guarded  bool
-	Replays  int // rounds requested
-	Backend  string
-	Device   string // the device's Describe()
-	Outcome  probes.Outcome
-	Expected probes.Outcome // "" when the probe leaves it to the baseline
+	ID      string              `json:"id"`    // probes.Instance.ID: set/name@mode/guards-on|off
+	Probe   string              `json:"probe"` // set/name
+	Set     string              `json:"set"`
+	Hazard  probes.Hazard       `json:"hazard"`
+	Labels  []string            `json:"labels,omitempty"`
+	Mode    runtime.CaptureMode `json:"mode"`
+	Guarded bool                `json:"guarded"`
+	Replays int                 `json:"replays"` // rounds requested
+
+	// Backend, Profile and Device say where the instance ran; Runtime names the runtime under
+	// test (RuntimeBuiltin: replaycheck's own reference guards).
+	Backend string `json:"backend"`
+	Profile string `json:"profile,omitempty"`
+	Device  string `json:"device,omitempty"`
+	Runtime string `json:"runtime"`
+
+	Outcome  probes.Outcome `json:"outcome"`
+	Expected probes.Outcome `json:"expected,omitempty"` // "" when the probe leaves it to the baseline
 	// RejectedBy are the classes that count as the expected rejection (empty: any).
-	RejectedBy []runtime.Class
+	RejectedBy []runtime.Class `json:"rejected_by,omitempty"`
 	// Reason is one human sentence saying why the outcome is what it is.
-	Reason string
+	Reason string `json:"reason"`
+	// Error says what broke when the outcome is probes.Errored; nil otherwise.
+	Error *RunError `json:"error,omitempty"`
 
 	// Rounds is how many replay rounds ran; CorruptedRounds how many of them differed from the oracle.
-	Rounds          int
-	CorruptedRounds int
-	FirstCorrupted  int // 1-based round of the first difference, 0 when none
+	Rounds          int `json:"rounds"`
+	CorruptedRounds int `json:"corrupted_rounds"`
+	FirstCorrupted  int `json:"first_corrupted"` // 1-based round of the first difference, 0 when none
 
-	Rejection *Rejection
-	Refusal   *Refusal
+	Rejection *Rejection `json:"rejection,omitempty"`
+	Refusal   *Refusal   `json:"refusal,omitempty"`
 	// Mismatches are the first differing ranges after the first corrupted round.
-	Mismatches []Mismatch
-	// Ledger is the residency ledger at the end of each capture: every buffer a captured op names,
-	// with the address range and allocation generation it had.
-	Ledger []Residency
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
 	// Stale lists each captured range that a launch touched after its allocation stopped being the
 	// one it was at capture (freed, or freed and handed out again), with the first round it
 	// happened in and which live allocation owns that range now. It is kept in every outcome; a
 	// stale range a launch ran over makes the outcome corrupted even when no checked byte differs.
-	Stale    []StaleRange
-	Timeline []Event
-	Skipped  []string // steps not issued because they name a buffer whose allocation failed
-	Leaks    []string
-	Duration time.Duration
+	Stale []StaleRange `json:"stale,omitempty"`
+	// Ledger is the residency ledger at the end of each capture: every buffer a captured op names,
+	// with the address range and allocation generation it had.
+	Ledger   []Residency `json:"ledger,omitempty"`
+	Timeline []Event     `json:"timeline,omitempty"`
+	// Skipped are the probe steps not issued because an earlier op that did not take effect left
+	// nothing for them to act on as written.
+	Skipped  []probes.Step `json:"skipped_steps,omitempty"`
+	Leaks    []string      `json:"leaks,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// RuntimeBuiltin names the runtime under test when it is replaycheck's own reference guards
+// (runtime/guard), in program or kernel mode.
+const RuntimeBuiltin = "builtin"
+
+// ErrorKind says what broke in a run that ended in error.
+type ErrorKind string
+
+const (
+	// ErrSetup: the device failed a call the engine makes to hold the probe's state rather than
+	// for one of its ops: creating streams, events and pools, allocating declared buffers,
+	// initialising contents, synchronising, re-allocating a grown buffer, tearing down.
+	ErrSetup ErrorKind = "setup"
+	// ErrTimeout: the instance ran past Options.Timeout.
+	ErrTimeout ErrorKind = "timeout"
+	// ErrInterrupted: the run was cancelled (the context the caller gave ended).
+	ErrInterrupted ErrorKind = "interrupted"
+	// ErrLeak: device objects or memory were still live after teardown.
+	ErrLeak ErrorKind = "leak"
+	// ErrSideEffect: the runtime under test refused a call and changed state all the same: a
+	// refusal that is not clean.
+	ErrSideEffect ErrorKind = "side-effect"
+	// ErrHarness: replaycheck itself is at fault: a panic, a broken engine invariant, an op the
+	// engine cannot issue, or a runtime that says the engine misused its API.
+	ErrHarness ErrorKind = "harness"
+	// ErrCrash: the process that ran the instance died before it could report.
+	ErrCrash ErrorKind = "crash"
+)
+
+// RunError is what ended a run in error.
+type RunError struct {
+	Kind ErrorKind `json:"kind"`
+	// Step is the probe step the error came from; nil for the engine's own calls.
+	Step    *probes.Step `json:"step,omitempty"`
+	Message string       `json:"message"`
 }
 
 // Rejection is the first error the platform returned for an op of the probe.
 type Rejection struct {
-	Step  string // e.g. "capture main op 2"
-	Op    string // the device call
-	Code  int
-	Name  string
-	Class runtime.Class
+	Step  probes.Step   `json:"step"`
+	Op    string        `json:"op"` // the device call
+	Code  int           `json:"code"`
+	Name  string        `json:"name,omitempty"`
+	Class runtime.Class `json:"class"`
 	// DuringCapture is true when the op was issued while a capture was in progress; Invalidated
 	// and ReplaysExact speak of that capture.
-	DuringCapture bool
-	Invalidated   bool
+	DuringCapture bool `json:"during_capture"`
+	Invalidated   bool `json:"invalidated"`
 	// ReplaysExact says, for a rejection that did not invalidate its capture, whether every replay
 	// that followed was byte-identical to the oracle. Nil when there were no replays.
-	ReplaysExact *bool
+	ReplaysExact *bool `json:"replays_exact,omitempty"`
 }
 
-// Refusal is the first guard refusal.
+// Refusal is the first refusal of the runtime under test.
 type Refusal struct {
-	Step   string
-	Op     string
-	Detail string
-	// Checked lists the side-effect checks the engine made after the refusal (address, size,
-	// contents, allocator counters) and whether each held.
-	Checked []SideEffectCheck
+	Step   probes.Step `json:"step"`
+	Op     string      `json:"op"`
+	Detail string      `json:"detail,omitempty"`
+	// Checked lists the side-effect checks the engine made after the refusal (slots, addresses
+	// and sizes, generations, allocator counters) and whether each held.
+	Checked []SideEffectCheck `json:"checked,omitempty"`
 }
 
 // SideEffectCheck is one check that a refusal changed nothing.
 type SideEffectCheck struct {
-	What string
-	Held bool
+	What string `json:"what"`
+	Held bool   `json:"held"`
 }
 
 // Mismatch is one differing range of a checked buffer.
 type Mismatch struct {
-	Round  int
-	Buffer string
-	Offset int64
-	Length int64
-	Want   []byte // up to MaxShownBytes of the oracle's bytes from Offset
-	Got    []byte // the device's bytes over the same range
+	Round  int    `json:"round"`
+	Buffer string `json:"buffer"`
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"` // the whole differing run
+	Want   Bytes  `json:"want"`   // up to MaxShownBytes of the oracle's bytes from Offset
+	Got    Bytes  `json:"got"`    // the device's bytes over the same range
+}
+
+// Bytes is a byte sample, hex in JSON.
+type Bytes []byte
+
+// MarshalText writes the bytes in hex.
+func (b Bytes) MarshalText() ([]byte, error) { return []byte(hex.EncodeToString(b)), nil }
+
+// UnmarshalText reads hex.
+func (b *Bytes) UnmarshalText(text []byte) error {
+	v, err := hex.DecodeString(string(text))
+	*b = v
+	return err
 }
 
 // Residency is one captured buffer in the ledger.
 type Residency struct {
-	Capture    string
-	Buffer     string
-	Range      runtime.Ptr
-	Generation uint64
-	Access     Access // how the capture's ops touch it
+	Capture    string      `json:"capture"`
+	Buffer     string      `json:"buffer"`
+	Range      runtime.Ptr `json:"range"`
+	Generation uint64      `json:"generation"`
+	Access     Access      `json:"access"` // how the capture's ops touch it
 }
 
 // Access is how captured ops touch a buffer.
 type Access string
 
 const (
-	AccessRead      = "read"
-	AccessWrite     = "write"
-	AccessReadWrite = "read-write"
+	AccessRead      Access = "read"
+	AccessWrite     Access = "write"
+	AccessReadWrite Access = "read-write"
 )
 
-// With is a together with how ("read" or "write").
-func (a Access) With(how string) Access {
-	if a == "" || a == Access(how) {
-		return Access(how)
+// With is a together with how.
+func (a Access) With(how Access) Access {
+	if a == "" || a == how {
+		return how
 	}
 	return AccessReadWrite
 }
@@ -132,34 +194,58 @@ func (a Access) Verb() string {
 // StaleRange is a captured range that a launch touched after it stopped holding the allocation it
 // had at capture.
 type StaleRange struct {
-	Capture    string
-	Buffer     string // the buffer the graph captured
-	Range      runtime.Ptr
-	Generation uint64
-	Access     Access // how the graph touches it
-	Round      int    // the first replay round whose launch touched it
+	Capture    string      `json:"capture"`
+	Buffer     string      `json:"buffer"` // the buffer the graph captured
+	Range      runtime.Ptr `json:"range"`
+	Generation uint64      `json:"generation"`
+	Access     Access      `json:"access"` // how the graph touches it
+	Round      int         `json:"round"`  // the first replay round whose launch touched it
 	// Ran is false when the platform rejected that launch (it faulted on the range, say); true when
 	// the launch ran and silently read or wrote memory the buffer no longer owns.
-	Ran bool
+	Ran bool `json:"ran"`
 	// Now says what holds the range now: "buffer B (generation G)", "free", or a list.
-	Now string
+	Now string `json:"now"`
 	// Owners are the live buffers overlapping the range now.
-	Owners []string
+	Owners []string `json:"owners,omitempty"`
 }
 
-// Event is one timeline entry: one device call the engine made for the probe.
+// Phase is the part of a run a timeline event belongs to.
+type Phase string
+
+const (
+	PhaseSetup    Phase = "setup"
+	PhasePrepare  Phase = "prepare"
+	PhaseCapture  Phase = "capture"
+	PhaseCleanup  Phase = "cleanup" // ending a capture the probe left active
+	PhaseBetween  Phase = "between"
+	PhaseEach     Phase = "each"
+	PhaseReplay   Phase = "replay"
+	PhaseVerify   Phase = "verify"
+	PhaseTeardown Phase = "teardown"
+)
+
+// Event is one timeline entry: one device call the engine made for the probe, or a probe step it
+// did not issue.
 type Event struct {
-	Seq      int
-	Phase    string // setup, prepare, capture, between, replay, each, verify, teardown
-	Step     string // the probe step, "" for engine calls outside the probe's ops
-	Call     string // e.g. "Fill(dst 0x100000000+65536, 0x07) on main"
-	Thread   runtime.Thread
-	Captured bool // enqueued into a capture rather than executed
-	Code     int
-	Class    runtime.Class
-	Err      string
-	Skipped  bool
-	Round    int // replay round, 0 outside replays
+	Seq   int          `json:"seq"`
+	Phase Phase        `json:"phase"`
+	Step  *probes.Step `json:"step,omitempty"` // nil for the engine's own calls
+	// Call is the call as issued, e.g. "Fill(dst 0x100000000+65536, 0x07) on main".
+	Call string `json:"call"`
+	// Returned is what the call returned besides its error: an address, a completion, a mode.
+	Returned string         `json:"returned,omitempty"`
+	Thread   runtime.Thread `json:"thread"`
+	// Captured: the work was enqueued into the capture in progress rather than executed.
+	Captured bool `json:"captured,omitempty"`
+	// Eager: the work was enqueued during a capture on a stream that is not part of it, so it ran
+	// once, now, and replays do not repeat it.
+	Eager bool `json:"eager,omitempty"`
+	// Skipped says why the step was not issued; "" for a call that was made.
+	Skipped string        `json:"skipped,omitempty"`
+	Code    int           `json:"code,omitempty"`
+	Class   runtime.Class `json:"class,omitempty"`
+	Err     string        `json:"error,omitempty"`
+	Round   int           `json:"round,omitempty"` // replay round, 0 outside replays
 }
 
 // MaxShownBytes bounds the want/got bytes kept per mismatch.
@@ -167,37 +253,3 @@ const MaxShownBytes = 32
 
 // MaxMismatches bounds the mismatches kept per result.
 const MaxMismatches = 8
-
-// Verdict is how a result compares with what was expected of it.
-type Verdict string
-
-const (
-	Pass            Verdict = "pass"
-	Fail            Verdict = "fail"
-	Skip            Verdict = "skip"
-	Uncharacterised Verdict = "uncharacterised" // no expectation given: recorded, not judged
-)
-
-// Verdict judges r: the outcome must equal the expectation, and a rejection must be of one of the
-// probe's rejected-by classes when it names any.
-func (r *Result) Verdict() (Verdict, string) {
-	switch {
-	case r.Outcome == probes.Skipped:
-		return Skip, r.Reason
-	case r.Outcome == probes.Errored:
-		// A broken run proves nothing either way, expected or not.
-		return Fail, "the run ended in error: " + r.Reason
-	case r.Expected == "":
-		return Uncharacterised, "no expectation for this instance"
-	case r.Outcome != r.Expected:
-		return Fail, "expected " + string(r.Expected) + ", got " + string(r.Outcome) + ": " + r.Reason
-	case r.Outcome == probes.Rejected && len(r.RejectedBy) > 0 && r.Rejection != nil:
-		for _, c := range r.RejectedBy {
-			if c == r.Rejection.Class {
-				return Pass, ""
-			}
-		}
-		return Fail, "rejected with class " + string(r.Rejection.Class) + ", not one of the expected rejected-by classes"
-	}
-	return Pass, ""
-}

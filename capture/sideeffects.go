@@ -2,72 +2,110 @@ package capture
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// snapshot is what a refusal must leave unchanged and what a refusable call can touch: every live
-// buffer's address and size (as its slot, pool or host allocation holds it) and the allocator
-// counters. Contents are not read here: reading them would synchronise the device before every
-// guarded call, so guarded and unguarded instances would run different schedules (and concurrent
-// launches would never overlap). A refusal that touched contents shows in the oracle comparison
-// after the round, where a guarded instance must never differ.
+// snapshot is what a refusal must leave unchanged, taken from what a refusable call can touch:
+// the device's counters (allocations, streams, events, graphs, launches: a refusal that made a
+// driver call shows here, and so does any change to the runtime's residency ledger, which only
+// allocations and frees move), and for every live buffer the slot the runtime holds it in, with
+// its address and size. It makes no device call but Counters, which
+// reads the backend's bookkeeping: in particular it never synchronises or reads device memory, so a
+// guarded instance runs exactly the schedule of an unguarded one. Contents a refusal touched are
+// the oracle's to find: after the round, a guarded instance must not differ.
 type snapshot struct {
 	counters runtime.Counters
-	ptrs     map[string]runtime.Ptr
+	bufs     map[string]bufferState
 }
 
-// snap records the state a refusal must not change. It makes no device call but Counters.
+// bufferState is one live buffer as a refusal must leave it.
+type bufferState struct {
+	ptr  runtime.Ptr
+	slot guard.Slot
+	held bool // the runtime's slot holds it (false for pooled and host buffers, which have none)
+}
+
+// snap records the state a refusal must not change.
 func (r *run) snap() *snapshot {
-	s := &snapshot{counters: r.dev.Counters(), ptrs: map[string]runtime.Ptr{}}
+	s := &snapshot{counters: r.dev.Counters(), bufs: map[string]bufferState{}}
 	for name, a := range r.bufs {
-		s.ptrs[name] = a.ptr
+		s.bufs[name] = r.stateOf(name, a)
 	}
 	return s
 }
 
-// checkRefusal compares the device with the snapshot taken before a refused call. The checks of the
-// first refusal are kept in the result; a refusal with a side effect ends the instance in error,
-// because a guard that refuses and still changes something is not a clean refusal.
-func (r *run) checkRefusal(step string, before *snapshot) ([]SideEffectCheck, error) {
+// stateOf is a live buffer's state: a slotted buffer as the runtime's slot holds it, not as the
+// engine last saw it.
+func (r *run) stateOf(name string, a *allocation) bufferState {
+	if a == nil {
+		return bufferState{}
+	}
+	st := bufferState{ptr: a.ptr}
+	if a.place == (probes.Place{}) {
+		st.slot, st.ptr, st.held = r.dev.Holds(name)
+	}
+	return st
+}
+
+// countersMoved names each counter that differs, "Mallocs 2 -> 3".
+func countersMoved(before, after runtime.Counters) []string {
+	var out []string
+	b, a := reflect.ValueOf(before), reflect.ValueOf(after)
+	for i := range b.NumField() {
+		if x, y := b.Field(i).Int(), a.Field(i).Int(); x != y {
+			out = append(out, fmt.Sprintf("%s %d -> %d", b.Type().Field(i).Name, x, y))
+		}
+	}
+	return out
+}
+
+func (b bufferState) describe() string {
+	if !b.held {
+		return "no slot"
+	}
+	return "slot " + b.slot.String()
+}
+
+// checkRefusal compares the state after a refused call with the snapshot taken before it. The
+// checks of the first refusal are kept in the result; a refusal with a side effect ends the
+// instance in error (ErrSideEffect), because a runtime that refuses and still changes something
+// has not refused cleanly.
+func (r *run) checkRefusal(step probes.Step, before *snapshot) ([]SideEffectCheck, error) {
 	var checks []SideEffectCheck
 	var broken []string
-	add := func(what string, held bool, detail string) {
-		checks = append(checks, SideEffectCheck{What: what, Held: held})
-		if !held {
-			broken = append(broken, what+": "+detail)
+	add := func(what string, changes []string) {
+		checks = append(checks, SideEffectCheck{What: what, Held: len(changes) == 0})
+		if len(changes) > 0 {
+			broken = append(broken, what+": "+strings.Join(changes, "; "))
 		}
 	}
 
-	after := r.dev.Counters()
-	c0 := before.counters
-	add("allocator counters (mallocs, frees, live allocations, live bytes, host allocations)",
-		after.Mallocs == c0.Mallocs && after.Frees == c0.Frees && after.LiveAllocs == c0.LiveAllocs && after.LiveBytes == c0.LiveBytes &&
-			after.HostAllocs == c0.HostAllocs && after.HostFrees == c0.HostFrees && after.LiveHostAllocs == c0.LiveHostAllocs,
-		fmt.Sprintf("before %+v, after %+v", c0, after))
+	add("device counters (allocations, host allocations, streams, events, graphs, launches, captures)", countersMoved(before.counters, r.dev.Counters()))
 
-	moved := ""
-	for name, p := range before.ptrs {
-		a := r.bufs[name]
-		held, ok := p, a != nil
-		if a != nil && a.place == (probes.Place{}) {
-			// A slotted buffer: ask the runtime what its slot holds, not the engine's own view.
-			_, held, ok = r.guard.Holds(name)
-		} else if a != nil {
-			held = a.ptr
-		}
+	// The engine's own map of buffers changes only after a call took effect, so a buffer is
+	// checked against the runtime's view of it, never the engine's.
+	var slots, ptrs []string
+	for _, name := range slices.Sorted(maps.Keys(before.bufs)) {
+		was, now := before.bufs[name], r.stateOf(name, r.bufs[name])
 		switch {
-		case !ok:
-			moved += fmt.Sprintf(" %s no longer held (was %v);", name, p)
-		case held != p:
-			moved += fmt.Sprintf(" %s moved from %v to %v;", name, p, held)
+		case now.held != was.held || now.slot != was.slot:
+			slots = append(slots, fmt.Sprintf("%s: %s became %s", name, was.describe(), now.describe()))
+		case now.ptr != was.ptr:
+			ptrs = append(ptrs, fmt.Sprintf("%s moved or resized from %v to %v", name, was.ptr, now.ptr))
 		}
 	}
-	add("buffer addresses and sizes", moved == "", moved)
+	add("slots", slots)
+	add("buffer addresses and sizes", ptrs)
 
 	if len(broken) > 0 {
-		return checks, errFatal{fmt.Errorf("%s: the refusal had side effects: %v", step, broken)}
+		return checks, failf(ErrSideEffect, &step, "%s: the refusal had side effects: %s", step, strings.Join(broken, "; "))
 	}
 	return checks, nil
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // Config selects what a suite process runs and on what.
@@ -51,21 +51,21 @@ func (c *Config) Check() error {
 
 // Platform is the platform key of the configured backend and profile, e.g. sim/cann.
 func (c *Config) Platform() string {
-	return reports.PlatformKey(c.Backend, backends.ProfileOf(c.Backend, c.Profile))
+	return verdict.PlatformKey(c.Backend, backends.ProfileOf(c.Backend, c.Profile))
 }
 
 // LoadBaseline reads the baseline the configuration names; auto looks for
 // baselines/<backend>-<profile>.yaml under dir and returns nil when there is none.
-func (c *Config) LoadBaseline(dir string) (*reports.Baseline, error) {
-	var b *reports.Baseline
+func (c *Config) LoadBaseline(dir string) (*verdict.Baseline, error) {
+	var b *verdict.Baseline
 	var err error
 	switch c.Baseline {
 	case "none":
 		return nil, nil
 	case "", "auto":
-		b, err = reports.FindBaseline(dir, c.Platform())
+		b, err = verdict.FindBaseline(dir, c.Platform())
 	default:
-		b, err = reports.ReadBaseline(c.Baseline)
+		b, err = verdict.ReadBaseline(c.Baseline)
 	}
 	if b == nil || err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -93,7 +94,7 @@ var _ = Describe("the catalog suite", Ordered, func() {
 
 	run := func(args ...string) *gexec.Session {
 		// A later -ginkgo.label-filter wins over this default.
-		cmd := exec.Command(suite, append([]string{"-ginkgo.label-filter=invariant", "-replaycheck.replays=2"}, args...)...)
+		cmd := exec.Command(suite, append([]string{"-ginkgo.label-filter=guards:on", "-replaycheck.replays=2"}, args...)...)
 		cmd.Dir = filepath.Join("..", "specs")
 		cmd.Env = append(os.Environ(), "REPLAYCHECK_PROBES=")
 		s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
@@ -104,7 +105,9 @@ var _ = Describe("the catalog suite", Ordered, func() {
 	It("holds the central invariant with every guard", func() {
 		s := run()
 		Expect(s).To(gexec.Exit(0))
-		Expect(string(s.Out.Contents())).To(ContainSubstring("1 Passed"))
+		out := string(s.Out.Contents())
+		Expect(out).To(MatchRegexp(`Ran \d{3} of \d+ Specs`), "every guarded instance of the catalog ran")
+		Expect(out).To(ContainSubstring("0 Failed"))
 	})
 
 	It("fails with the drift message when the baseline says otherwise", func() {
@@ -130,14 +133,15 @@ var _ = Describe("the catalog suite", Ordered, func() {
 
 	It("writes one replaycheck report with the enforcement table when asked", func() {
 		file := filepath.Join(GinkgoT().TempDir(), "report.json")
-		s := run("-ginkgo.label-filter=set:hazards || invariant", "-replaycheck.report="+file)
+		s := run("-ginkgo.label-filter=set:hazards", "-replaycheck.report="+file)
 		Expect(s).To(gexec.Exit(0))
 		data, err := os.ReadFile(file)
 		Expect(err).NotTo(HaveOccurred())
 		var rep struct {
 			Summary struct{ Total, Pass int }
 			Results []struct {
-				ID, Outcome, Verdict string
+				ID, Outcome string
+				Verdict     struct{ Status string }
 			}
 			Enforcement struct{ Rows []struct{ Probe string } }
 		}
@@ -146,7 +150,7 @@ var _ = Describe("the catalog suite", Ordered, func() {
 		Expect(rep.Summary.Pass).To(Equal(57))
 		Expect(rep.Results).To(ContainElement(SatisfyAll(
 			HaveField("ID", "hazards/rebase-after-capture@global/guards-off"),
-			HaveField("Outcome", "corrupted"), HaveField("Verdict", "pass"))))
+			HaveField("Outcome", "corrupted"), HaveField("Verdict.Status", "pass"))))
 		Expect(rep.Enforcement.Rows).To(HaveLen(10))
 	})
 
@@ -154,7 +158,28 @@ var _ = Describe("the catalog suite", Ordered, func() {
 		s := run("-replaycheck.disable-guards=all")
 		Expect(s).NotTo(gexec.Exit(0))
 		out := string(s.Out.Contents())
+		Expect(out).To(ContainSubstring("[ReportAfterSuite] " + harness.InvariantName))
 		Expect(out).To(ContainSubstring("guarded instance(s) ended corrupted"))
 		Expect(out).To(ContainSubstring("hazards/rebase-after-capture@global/guards-on"))
+	})
+
+	It("judges the invariant from the results the specs produced, in every parallel process", func() {
+		broken := regexp.MustCompile(`(\d+) guarded instance\(s\) ended corrupted`)
+		serial := run("-replaycheck.disable-guards=all")
+		want := broken.FindStringSubmatch(string(serial.Out.Contents()))
+		Expect(want).NotTo(BeNil())
+
+		// Two processes: each instance runs once, in one of them; the invariant, judged on process
+		// 1 after both finished, counts the corrupted guarded instances of both.
+		cmd := exec.Command("go", "tool", "ginkgo", "--procs=2", "--label-filter=guards:on", ".", "--",
+			"-replaycheck.disable-guards=all", "-replaycheck.replays=2")
+		cmd.Dir = filepath.Join("..", "specs")
+		cmd.Env = append(os.Environ(), "REPLAYCHECK_PROBES=")
+		s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(s, "3m").Should(gexec.Exit())
+		Expect(s.ExitCode()).NotTo(Equal(0))
+		got := broken.FindStringSubmatch(string(s.Out.Contents()))
+		Expect(got).To(Equal(want), "the parallel run judged a different set of guarded instances")
 	})
 })

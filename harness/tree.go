@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // Labels of an instance: set:, hazard:, mode:, guards:, backend: and the probe's own labels.
@@ -30,41 +31,38 @@ func InstanceLabels(in probes.Instance, backend string) ginkgo.Labels {
 	return append(l, in.Probe.Labels...)
 }
 
-// Suite is one process's view of the catalog: its configuration and, once BeforeSuite ran, its
-// device.
-type Suite struct {
+// suite is one process's view of the catalog: its configuration, the baseline it judges against
+// and, once BeforeSuite ran, its device.
+type suite struct {
 	cfg      *Config
-	baseline *reports.Baseline
+	baseline *verdict.Baseline
 	device   runtime.Device
-	results  []*capture.Result
 }
 
 // options are the engine options of every instance this suite runs.
-func (s *Suite) options() capture.Options {
+func (s *suite) options() capture.Options {
 	off, _ := s.cfg.Disabled() // checked by Register
-	return capture.Options{Timeout: s.cfg.Timeout, Guard: guard.Options{Disabled: off}}
+	return capture.Options{
+		Timeout: s.cfg.Timeout, Profile: backends.ProfileOf(s.cfg.Backend, s.cfg.Profile),
+		Guard: guard.Options{Disabled: off},
+	}
 }
 
-// Device returns the device BeforeSuite opened; nil before.
-func (s *Suite) Device() runtime.Device { return s.device }
-
-// Results returns every result this process produced, in run order.
-func (s *Suite) Results() []*capture.Result { return s.results }
-
 // Register builds the spec tree for sets: a container per set, a spec per instance. It also registers
-// the BeforeSuite that opens device 0 of the configured backend and the AfterSuite that closes it.
-// Unguarded outcomes are compared with the platform baseline the configuration names (auto: the one
-// in dir/baselines). Call it from TestX before RunSpecs.
-func Register(cfg *Config, sets []*probes.Set, dir string) (*Suite, error) {
+// the BeforeSuite that opens device 0 of the configured backend and closes it after the suite, the
+// central invariant over every result the suite produced, and the report the configuration asks
+// for. Unguarded outcomes are compared with the platform baseline the configuration names (auto:
+// the one in dir/baselines). Call it from TestX before RunSpecs.
+func Register(cfg *Config, sets []*probes.Set, dir string) error {
 	if err := cfg.Check(); err != nil {
-		return nil, err
+		return err
 	}
 	matrix, _ := cfg.Matrix()
 	baseline, err := cfg.LoadBaseline(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s := &Suite{cfg: cfg, baseline: baseline}
+	s := &suite{cfg: cfg, baseline: baseline}
 	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 		b, err := backends.Open(cfg.Backend, backends.Config{Profile: cfg.Profile, Seed: cfg.Seed})
 		if err != nil {
@@ -87,7 +85,15 @@ func Register(cfg *Config, sets []*probes.Set, dir string) (*Suite, error) {
 			}
 		})
 	}
-	registerInvariant(s, sets, matrix)
+	ginkgo.ReportAfterSuite(InvariantName, func(r ginkgo.Report) {
+		entries, err := entriesOf(r)
+		if err != nil {
+			ginkgo.Fail(err.Error())
+		}
+		if broken := centralInvariant(entries); broken != "" {
+			ginkgo.Fail(broken)
+		}
+	})
 	if cfg.Report != "" {
 		ginkgo.ReportAfterSuite("replaycheck report", func(r ginkgo.Report) {
 			if err := s.writeReport(r); err != nil {
@@ -95,20 +101,15 @@ func Register(cfg *Config, sets []*probes.Set, dir string) (*Suite, error) {
 			}
 		})
 	}
-	return s, nil
+	return nil
 }
 
 // resultEntry names the report entry every instance spec attaches its reports.Entry to.
 const resultEntry = "replaycheck result"
 
-// writeReport collects the entries every process attached to its specs and writes one replaycheck
-// report (JSON for a .json file, text otherwise), enforcement table included.
-func (s *Suite) writeReport(r ginkgo.Report) error {
-	rep := reports.New("replaycheck", "suite", reports.Options{})
-	rep.Backend, rep.Profile = s.cfg.Backend, backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)
-	if s.baseline != nil {
-		rep.Baseline, rep.BaselineFile = s.baseline, s.baseline.File
-	}
+// entriesOf collects the entries every process attached to its specs, in instance id order.
+func entriesOf(r ginkgo.Report) ([]reports.Entry, error) {
+	var out []reports.Entry
 	for _, spec := range r.SpecReports {
 		for _, re := range spec.ReportEntries {
 			if re.Name != resultEntry {
@@ -118,13 +119,31 @@ func (s *Suite) writeReport(r ginkgo.Report) error {
 			e, ok := re.GetRawValue().(reports.Entry)
 			if !ok {
 				if err := json.Unmarshal([]byte(re.Value.AsJSON), &e); err != nil {
-					return fmt.Errorf("report entry of %q: %w", spec.FullText(), err)
+					return nil, fmt.Errorf("report entry of %q: %w", spec.FullText(), err)
 				}
 			}
-			rep.AddEntry(e)
+			out = append(out, e)
 		}
 	}
-	slices.SortStableFunc(rep.Results, func(a, b reports.Entry) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortStableFunc(out, func(a, b reports.Entry) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// writeReport writes one replaycheck report of every process's entries (JSON for a .json file,
+// text otherwise), enforcement table included.
+func (s *suite) writeReport(r ginkgo.Report) error {
+	entries, err := entriesOf(r)
+	if err != nil {
+		return err
+	}
+	rep := reports.New("replaycheck", "suite", reports.Options{})
+	rep.Backend, rep.Profile = s.cfg.Backend, backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)
+	if s.baseline != nil {
+		rep.Baseline, rep.BaselineFile = s.baseline, s.baseline.File
+	}
+	for _, e := range entries {
+		rep.AddEntry(e)
+	}
 	rep.Enforcement = reports.EnforcementTable(rep)
 	f, err := os.Create(s.cfg.Report)
 	if err != nil {
@@ -137,36 +156,24 @@ func (s *Suite) writeReport(r ginkgo.Report) error {
 	return reports.WriteText(f, rep, reports.TextOptions{})
 }
 
-// registerInvariant adds the suite's central invariant as a spec of its own: no instance with guards
-// on ends corrupted, on any probe file loaded. It runs the guarded instances itself, so it holds
-// whatever order the specs run in and whichever of them a focus selected.
-func registerInvariant(s *Suite, sets []*probes.Set, matrix probes.Matrix) {
-	if matrix.Guards != nil && !slices.Contains(matrix.Guards, true) {
-		return
+// InvariantName names the suite's central invariant where Ginkgo reports it.
+const InvariantName = "central invariant: no instance with guards on ends corrupted"
+
+// centralInvariant judges the suite's central invariant from the results its specs produced, in
+// every parallel process: no guarded instance ended corrupted. It returns what broke it, "" when it
+// held. It runs nothing itself, so guarded instances cost their device time once; it holds over
+// the instances the run selected.
+func centralInvariant(entries []reports.Entry) string {
+	var broken []string
+	for _, e := range entries {
+		if e.Guarded && e.Outcome == probes.Corrupted {
+			broken = append(broken, e.ID+"\n"+explain(e))
+		}
 	}
-	matrix.Guards = []bool{true}
-	ginkgo.Describe("central invariant", ginkgo.Label("invariant"), func() {
-		ginkgo.It("no instance with guards on ends corrupted", func(ctx ginkgo.SpecContext) {
-			var broken []string
-			ran := 0
-			for _, set := range sets {
-				for _, in := range probes.Instances(set.Probes, matrix) {
-					res := capture.Run(ctx, s.device, in, s.options())
-					if res.Outcome == probes.Skipped {
-						continue
-					}
-					ran++
-					if res.Outcome == probes.Corrupted {
-						broken = append(broken, in.ID()+"\n"+explain(reports.EntryOf(res)))
-					}
-				}
-			}
-			if len(broken) > 0 {
-				ginkgo.Fail(fmt.Sprintf("%d guarded instance(s) ended corrupted:\n%s", len(broken), strings.Join(broken, "\n")))
-			}
-			ginkgo.AddReportEntry("guarded instances checked", ginkgo.ReportEntryVisibilityFailureOrVerbose, ran)
-		})
-	})
+	if len(broken) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d guarded instance(s) ended corrupted:\n%s", len(broken), strings.Join(broken, "\n"))
 }
 
 func specName(in probes.Instance) string {
@@ -174,19 +181,16 @@ func specName(in probes.Instance) string {
 }
 
 // check runs one instance and turns its verdict into the spec's fate.
-func (s *Suite) check(ctx context.Context, in probes.Instance) {
+func (s *suite) check(ctx context.Context, in probes.Instance) {
 	res := capture.Run(ctx, s.device, in, s.options())
-	s.results = append(s.results, res)
-	entry := reports.EntryOf(res)
-	v, why := reports.Judge(res, s.baseline)
-	entry.Verdict, entry.VerdictReason = string(v), why
+	entry := reports.Entry{Result: *res, Verdict: verdict.Judge(res, s.baseline)}
 	ginkgo.AddReportEntry(resultEntry, ginkgo.ReportEntryVisibilityNever, entry)
-	switch v {
-	case capture.Skip:
-		ginkgo.Skip(why)
-	case capture.Fail:
-		ginkgo.Fail(why + "\n" + explain(entry))
-	case capture.Uncharacterised:
+	switch v := entry.Verdict; v.Status {
+	case verdict.Skip:
+		ginkgo.Skip(v.Reason)
+	case verdict.Fail:
+		ginkgo.Fail(v.Reason + "\n" + explain(entry))
+	case verdict.Uncharacterised:
 		ginkgo.AddReportEntry("uncharacterised", fmt.Sprintf("%s: outcome %s (%s)", in.ID(), res.Outcome, res.Reason))
 	}
 }

@@ -323,20 +323,6 @@ func (op *Op) Replays() bool {
 	return op.Kind == OpFill || op.Kind == OpCopy || op.Kind == OpAxpy
 }
 
-// Step locates an op inside a probe: its phase, the capture (for capture ops) and its index.
-type Step struct {
-	Phase   Phase
-	Capture string // capture name, for PhaseCapture
-	Index   int
-}
-
-func (s Step) String() string {
-	if s.Phase == PhaseCapture {
-		return fmt.Sprintf("capture %s op %d", s.Capture, s.Index+1)
-	}
-	return fmt.Sprintf("%s op %d", s.Phase, s.Index+1)
-}
-
 // Phase is a part of a probe.
 type Phase string
 
@@ -345,4 +331,5 @@ const (
 	PhaseCapture Phase = "capture"
 	PhaseBetween Phase = "between"
 	PhaseEach    Phase = "each"
+	PhaseReplay  Phase = "replay"
 )

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/replaycheck/replaycheck/verdict"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,13 +24,25 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func ptr[T any](v T) *T { return &v }
 
+// mustStep reads a step's text form.
+func mustStep(text string) probes.Step {
+	s, err := probes.ParseStep(text)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// stepAt is an event's step.
+func stepAt(text string) *probes.Step { return ptr(mustStep(text)) }
+
 // Hand-built results, one per shape a writer must render: exact, corrupted with mismatches and a
 // stale range (expected, so it passes), corrupted where exact was promised (fails), rejected,
 // skipped, uncharacterised, and an engine error with a leak.
 func exactResult() *capture.Result {
 	return &capture.Result{
 		ID: "basic/copy@global/guards-off", Probe: "basic/copy", Set: "basic", Hazard: "none",
-		Mode: runtime.Global, Guarded: false, Replays: 3, Backend: "sim", Device: "sim device 0 (cann)",
+		Mode: runtime.Global, Guarded: false, Replays: 3, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Expected: probes.Exact,
 		Reason: "3 of 3 rounds byte-identical to the oracle, no error",
 		Rounds: 3,
@@ -38,7 +51,7 @@ func exactResult() *capture.Result {
 			{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000200, Bytes: 64}, Generation: 2},
 		},
 		Timeline: []capture.Event{
-			{Seq: 1, Phase: "capture", Step: "capture main op 1", Call: "Copy(dst 0x100000200+64 <- src 0x100000000+64) on main", Captured: true},
+			{Seq: 1, Phase: "capture", Step: stepAt("capture main op 1"), Call: "Copy(dst 0x100000200+64 <- src 0x100000000+64) on main", Captured: true},
 		},
 		Duration: 1500 * time.Microsecond,
 	}
@@ -48,13 +61,13 @@ func rebaseTimeline() []capture.Event {
 	return []capture.Event{
 		{Seq: 1, Phase: "setup", Call: "CreateStream main"},
 		{Seq: 2, Phase: "setup", Call: "Malloc(dst, 64) = 0x100000000+64"},
-		{Seq: 3, Phase: "capture", Step: "capture main begin", Call: "BeginCapture(main, global)"},
-		{Seq: 4, Phase: "capture", Step: "capture main op 1", Call: "Fill(dst 0x100000000+64, 0x07) on main", Captured: true},
-		{Seq: 5, Phase: "capture", Step: "capture main end", Call: "EndCapture(main) from main"},
-		{Seq: 6, Phase: "between", Step: "between op 1", Call: "Free(dst 0x100000000+64) (grow to 128)"},
-		{Seq: 7, Phase: "between", Step: "between op 1", Call: "Malloc(dst, 128) = 0x100000400+128"},
-		{Seq: 8, Phase: "between", Step: "between op 2", Call: "Malloc(bystander, 64) = 0x100000000+64", Thread: runtime.Other},
-		{Seq: 9, Phase: "replay", Step: "replay 1 main", Call: "Launch(graph main) on main", Round: 1},
+		{Seq: 3, Phase: "capture", Step: stepAt("capture main begin"), Call: "BeginCapture(main, global)"},
+		{Seq: 4, Phase: "capture", Step: stepAt("capture main op 1"), Call: "Fill(dst 0x100000000+64, 0x07) on main", Captured: true},
+		{Seq: 5, Phase: "capture", Step: stepAt("capture main end"), Call: "EndCapture(main) from main"},
+		{Seq: 6, Phase: "between", Step: stepAt("between op 1"), Call: "Free(dst 0x100000000+64) (grow to 128)"},
+		{Seq: 7, Phase: "between", Step: stepAt("between op 1"), Call: "Malloc(dst, 128) = 0x100000400+128"},
+		{Seq: 8, Phase: "between", Step: stepAt("between op 2"), Call: "Malloc(bystander, 64) = 0x100000000+64", Thread: runtime.Other},
+		{Seq: 9, Phase: "replay", Step: stepAt("replay 1 main"), Call: "Launch(graph main) on main", Round: 1},
 		{Seq: 10, Phase: "verify", Call: "SyncDevice (verify)", Round: 1},
 	}
 }
@@ -63,7 +76,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 	r := &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-off", Probe: "rebase/grow-after-capture", Set: "rebase",
 		Hazard: "rebase", Labels: []string{"retained"},
-		Mode: runtime.Global, Guarded: false, Replays: 2, Backend: "sim", Device: "sim device 0 (cann)",
+		Mode: runtime.Global, Guarded: false, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Corrupted, Expected: expected,
 		Reason: "2 of 2 rounds differ from the oracle, first at round 1 (dst at offset 0, 128 bytes); " +
 			"graph main captured dst at 0x100000000+64, now buffer bystander 0x100000000+64 (generation 3)",
@@ -93,17 +106,17 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 func rejectedResult() *capture.Result {
 	return &capture.Result{
 		ID: "sync/sync-in-capture@thread-local/guards-off", Probe: "sync/sync-in-capture", Set: "sync",
-		Hazard: "sync-in-capture", Mode: runtime.ThreadLocal, Replays: 2, Backend: "sim", Device: "sim device 0 (cann)",
+		Hazard: "sync-in-capture", Mode: runtime.ThreadLocal, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Rejected, Expected: probes.Rejected, RejectedBy: []runtime.Class{runtime.ClassCapturedStream},
 		Reason: "platform rejected capture main op 2 (SyncStream) with 107027 ACL_ERROR_RT_STREAM_CAPTURED " +
 			"[captured-stream], capture not invalidated, later replays exact",
 		Rounds: 2,
 		Rejection: &capture.Rejection{
-			Step: "capture main op 2", Op: "SyncStream", Code: 107027, Name: "ACL_ERROR_RT_STREAM_CAPTURED",
+			Step: mustStep("capture main op 2"), Op: "SyncStream", Code: 107027, Name: "ACL_ERROR_RT_STREAM_CAPTURED",
 			Class: runtime.ClassCapturedStream, DuringCapture: true, ReplaysExact: ptr(true),
 		},
 		Timeline: []capture.Event{
-			{Seq: 4, Phase: "capture", Step: "capture main op 2", Call: "SyncStream(main)", Code: 107027,
+			{Seq: 4, Phase: "capture", Step: stepAt("capture main op 2"), Call: "SyncStream(main)", Code: 107027,
 				Class: runtime.ClassCapturedStream, Err: "sim: SyncStream: captured-stream (code 107027 ACL_ERROR_RT_STREAM_CAPTURED)"},
 		},
 		Duration: 700 * time.Microsecond,
@@ -113,7 +126,7 @@ func rejectedResult() *capture.Result {
 func skippedResult() *capture.Result {
 	return &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-on", Probe: "rebase/grow-after-capture", Set: "rebase",
-		Hazard: "rebase", Mode: runtime.Global, Guarded: true, Replays: 2, Backend: "sim", Device: "sim device 0 (cann)",
+		Hazard: "rebase", Mode: runtime.Global, Guarded: true, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Skipped, Expected: probes.Refused,
 		Reason: "guards on needs runtime/guard, which this build does not have yet",
 	}
@@ -122,9 +135,9 @@ func skippedResult() *capture.Result {
 func uncharacterisedResult() *capture.Result {
 	return &capture.Result{
 		ID: "offcap/side-stream@global/guards-off", Probe: "offcap/side-stream", Set: "offcap",
-		Hazard: "off-capture", Mode: runtime.Global, Replays: 2, Backend: "sim", Device: "sim device 0 (cann)",
+		Hazard: "off-capture", Mode: runtime.Global, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Reason: "2 of 2 rounds byte-identical to the oracle, no error", Rounds: 2,
-		Timeline: []capture.Event{{Seq: 1, Phase: "prepare", Step: "prepare op 1", Call: "Fill(a 0x100000000+8, 0x01) on main"}},
+		Timeline: []capture.Event{{Seq: 1, Phase: "prepare", Step: stepAt("prepare op 1"), Call: "Fill(a 0x100000000+8, 0x01) on main"}},
 		Duration: 300 * time.Microsecond,
 	}
 }
@@ -132,9 +145,10 @@ func uncharacterisedResult() *capture.Result {
 func erroredResult() *capture.Result {
 	return &capture.Result{
 		ID: "leak/forgotten-graph@global/guards-off", Probe: "leak/forgotten-graph", Set: "leak",
-		Hazard: "none", Mode: runtime.Global, Replays: 1, Backend: "sim", Device: "sim device 0 (cann)",
+		Hazard: "none", Mode: runtime.Global, Replays: 1, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Errored, Expected: probes.Exact, Rounds: 1,
 		Reason: "leaked after teardown: graphs: 1 live, 0 before",
+		Error:  &capture.RunError{Kind: capture.ErrLeak, Message: "leaked after teardown: graphs: 1 live, 0 before"},
 		Leaks:  []string{"graphs: 1 live, 0 before"},
 	}
 }
@@ -263,7 +277,7 @@ var _ = Describe("timelines", func() {
 			for _, e := range sampleReport(opt).Results {
 				has := len(e.Timeline) > 0
 				switch {
-				case e.Verdict == "pass":
+				case e.Verdict.Status == verdict.Pass:
 					Expect(has).To(Equal(passKeep), "AllTimelines=%v: pass %s has timeline=%v", opt.AllTimelines, e.ID, has)
 				case !noTimeline[e.ID]:
 					Expect(has).To(BeTrue(), "AllTimelines=%v: %s %s lost its timeline", opt.AllTimelines, e.Verdict, e.ID)
@@ -275,34 +289,48 @@ var _ = Describe("timelines", func() {
 	)
 })
 
-var _ = Describe("EntryOf", func() {
-	var e reports.Entry
+var _ = Describe("the JSON form of a result", func() {
+	var e map[string]any
 	BeforeEach(func() {
-		e = reports.EntryOf(corruptedResult(probes.Corrupted))
+		data, err := json.Marshal(reports.Entry{Result: *corruptedResult(probes.Corrupted)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(json.Unmarshal(data, &e)).To(Succeed())
 	})
 
-	It("flattens the enums to their names", func() {
-		Expect(e.Mode).To(Equal("global"))
-		Expect(e.Guards).To(Equal("off"))
-		Expect(e.Verdict).To(Equal("pass"))
-		Expect(e.Outcome).To(Equal("corrupted"))
-		Expect(e.Expected).To(Equal("corrupted"))
+	It("writes enums as their names", func() {
+		Expect(e).To(HaveKeyWithValue("mode", "global"))
+		Expect(e).To(HaveKeyWithValue("guarded", false))
+		Expect(e).To(HaveKeyWithValue("outcome", "corrupted"))
+		Expect(e).To(HaveKeyWithValue("expected", "corrupted"))
 	})
 
 	It("writes a stale range's address in hex and keeps its size", func() {
-		Expect(e.Stale).To(HaveLen(1))
-		Expect(e.Stale[0].Range.Addr).To(Equal("0x100000000"), "stale range = %+v", e.Stale[0].Range)
-		Expect(e.Stale[0].Range.Bytes).To(Equal(int64(64)), "stale range = %+v", e.Stale[0].Range)
+		Expect(e["stale"]).To(ConsistOf(HaveKeyWithValue("range", map[string]any{"addr": "0x100000000", "bytes": 64.0})))
 	})
 
 	It("writes mismatch bytes as hex", func() {
-		Expect(e.Mismatches).To(HaveLen(2))
-		Expect(e.Mismatches[1].Want).To(Equal("0000"))
-		Expect(e.Mismatches[1].Got).To(Equal("0707"))
+		Expect(e["mismatches"]).To(ContainElement(SatisfyAll(HaveKeyWithValue("want", "0000"), HaveKeyWithValue("got", "0707"))))
 	})
 
-	It("gives the duration in milliseconds", func() {
-		Expect(e.DurationMS).To(Equal(2.0))
+	It("writes steps in their text form", func() {
+		Expect(e["timeline"]).To(ContainElement(HaveKeyWithValue("step", "replay 1 main")))
+	})
+
+	It("gives the duration in nanoseconds", func() {
+		Expect(e).To(HaveKeyWithValue("duration_ns", 2e6))
+	})
+
+	It("reads back to the same result", func() {
+		for _, res := range []*capture.Result{
+			exactResult(), corruptedResult(probes.Corrupted), corruptedResult(probes.Exact),
+			rejectedResult(), skippedResult(), uncharacterisedResult(), erroredResult(),
+		} {
+			data, err := json.Marshal(res)
+			Expect(err).NotTo(HaveOccurred())
+			var back capture.Result
+			Expect(json.Unmarshal(data, &back)).To(Succeed())
+			Expect(&back).To(Equal(res), "%s", res.ID)
+		}
 	})
 })
 
@@ -319,7 +347,7 @@ var _ = Describe("the JSON field names", func() {
 	})
 
 	It("name every field of every result", func() {
-		for _, key := range []string{"probe", "id", "set", "hazard", "mode", "guards", "outcome", "verdict", "verdict_reason", "reason", "rounds", "corrupted_rounds", "first_corrupted", "duration_ms"} {
+		for _, key := range []string{"probe", "id", "set", "hazard", "mode", "guarded", "backend", "profile", "runtime", "outcome", "verdict", "reason", "rounds", "corrupted_rounds", "first_corrupted", "duration_ns"} {
 			for i, r := range results {
 				Expect(r).To(HaveKey(key), "results[%d] has no %q", i, key)
 			}
@@ -331,6 +359,12 @@ var _ = Describe("the JSON field names", func() {
 		rej := results[3]["rejection"].(map[string]any)
 		for _, key := range []string{"step", "op", "code", "name", "class", "invalidated", "replays_exact"} {
 			Expect(rej).To(HaveKey(key), "rejection has no %q", key)
+		}
+	})
+
+	It("give every verdict its status and the rule that decided it", func() {
+		for i, r := range results {
+			Expect(r["verdict"]).To(SatisfyAll(HaveKey("status"), HaveKey("rule")), "results[%d]", i)
 		}
 	})
 
@@ -372,7 +406,7 @@ var _ = Describe("the JSON document", func() {
 		Expect(one.Runs).To(HaveLen(1))
 		Expect(two.Runs).To(HaveLen(2))
 		Expect(two.Runs[1].Platform).To(Equal("sim/cuda"))
-		Expect(two.Runs[1].Runtime).To(Equal(reports.RuntimeBuiltin))
+		Expect(two.Runs[1].Runtime).To(Equal(capture.RuntimeBuiltin))
 		Expect(one.Summary.Total).To(Equal(7))
 		Expect(two.Summary.Total).To(Equal(14))
 		Expect(two.Results).To(HaveLen(14))
@@ -390,11 +424,11 @@ var _ = Describe("the JSON document", func() {
 var _ = Describe("a rejection outside any capture", func() {
 	It("says nothing of a capture it could not have invalidated", func() {
 		res := rejectedResult()
-		res.Rejection.DuringCapture, res.Rejection.Step, res.Rejection.Op = false, "between op 1", "Malloc"
+		res.Rejection.DuringCapture, res.Rejection.Step, res.Rejection.Op = false, mustStep("between op 1"), "Malloc"
 		res.Reason = "platform rejected between op 1 (Malloc) with 2 [out-of-memory]"
 		rep := reports.New("replaycheck", "dev", reports.Options{})
 		rep.Add(res)
-		rep.Results[0].Verdict = "fail" // show the detail block
+		rep.Results[0].Verdict = verdict.Verdict{Status: verdict.Fail, Rule: verdict.RuleRejectedBy, Reason: "a class the probe did not name"} // show the detail block
 		out := string(writeText(rep, reports.TextOptions{}))
 		Expect(out).To(ContainSubstring("between op 1: Malloc returned 107027"))
 		Expect(out).NotTo(ContainSubstring("capture not invalidated"))

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // Table is the enforcement table: for every unguarded hazard probe (grouped by hazard) and capture mode,
@@ -49,11 +51,11 @@ const (
 const TableLegend = "a number: rejected with that platform code (+inv: the capture was invalidated; +silent: and the bytes were wrong all the same); silent: wrong data and no error; allowed: no error, exact; -: not run"
 
 // RunName labels a report's column group: backend/profile.
-func RunName(r *Report) string { return PlatformKey(r.Backend, r.Profile) }
+func RunName(r *Report) string { return verdict.PlatformKey(r.Backend, r.Profile) }
 
 // cellOf is what one unguarded entry shows.
 func cellOf(e Entry) string {
-	switch probes.Outcome(e.Outcome) {
+	switch e.Outcome {
 	case probes.Rejected:
 		if e.Rejection == nil {
 			return "rejected"
@@ -74,7 +76,7 @@ func cellOf(e Entry) string {
 	case probes.Skipped:
 		return CellSkipped
 	}
-	return e.Outcome
+	return string(e.Outcome)
 }
 
 // counted is "1 unguarded instance" or "3 unguarded instances".
@@ -85,7 +87,7 @@ func counted(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func rejectionCell(r *Rejection) string {
+func rejectionCell(r *capture.Rejection) string {
 	c := fmt.Sprint(r.Code)
 	if r.Invalidated {
 		c += "+inv"
@@ -115,7 +117,7 @@ func EnforcementTable(runs ...*Report) *Table {
 		for _, e := range r.Results {
 			// Positive probes say nothing about enforcement; guarded runs are the runtime's, not the
 			// platform's.
-			if e.Guards != probes.GuardsName(false) {
+			if e.Guarded {
 				continue
 			}
 			if e.Hazard == "none" {
@@ -124,10 +126,10 @@ func EnforcementTable(runs ...*Report) *Table {
 			}
 			tr := row[e.Probe]
 			if tr == nil {
-				tr = &TableRow{Hazard: e.Hazard, Probe: e.Probe, Cells: slices.Repeat([]string{CellNotRun}, len(t.Columns))}
+				tr = &TableRow{Hazard: string(e.Hazard), Probe: e.Probe, Cells: slices.Repeat([]string{CellNotRun}, len(t.Columns))}
 				row[e.Probe] = tr
 			}
-			tr.Cells[col[TableColumn{Run: RunName(r), Mode: e.Mode}]] = cellOf(e)
+			tr.Cells[col[TableColumn{Run: RunName(r), Mode: e.Mode.String()}]] = cellOf(e)
 		}
 	}
 	for _, tr := range row {

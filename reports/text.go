@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // TextOptions tune WriteText.
@@ -18,18 +21,18 @@ type TextOptions struct {
 }
 
 // Marks: go test's own vocabulary, so FAIL is the word that stands out in a column of ok.
-var marks = map[string]string{
-	string(capture.Pass):            "ok",
-	string(capture.Fail):            "FAIL",
-	string(capture.Skip):            "skip",
-	string(capture.Uncharacterised): "?",
+var marks = map[verdict.Status]string{
+	verdict.Pass:            "ok",
+	verdict.Fail:            "FAIL",
+	verdict.Skip:            "skip",
+	verdict.Uncharacterised: "?",
 }
 
-var markColors = map[string]string{
-	string(capture.Pass):            "\x1b[32m",
-	string(capture.Fail):            "\x1b[1;31m",
-	string(capture.Skip):            "\x1b[33m",
-	string(capture.Uncharacterised): "\x1b[36m",
+var markColors = map[verdict.Status]string{
+	verdict.Pass:            "\x1b[32m",
+	verdict.Fail:            "\x1b[1;31m",
+	verdict.Skip:            "\x1b[33m",
+	verdict.Uncharacterised: "\x1b[36m",
 }
 
 const (
@@ -64,11 +67,11 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 		widths[i] = utf8.RuneCountInString(h)
 	}
 	for i, e := range rep.Results {
-		expected := e.Expected
+		expected := string(e.Expected)
 		if expected == "" {
 			expected = "-"
 		}
-		rows[i] = []string{markOf(e.Verdict), e.Probe, e.Mode, e.Guards, e.Outcome, expected, shortReason(e)}
+		rows[i] = []string{markOf(e.Verdict.Status), e.Probe, e.Mode.String(), probes.GuardsName(e.Guarded), string(e.Outcome), expected, shortReason(e)}
 		for j, cell := range rows[i] {
 			widths[j] = max(widths[j], utf8.RuneCountInString(cell))
 		}
@@ -80,7 +83,7 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	for i, e := range rep.Results {
 		color := ""
 		if opt.Color {
-			color = markColors[e.Verdict]
+			color = markColors[e.Verdict.Status]
 		}
 		tw.row(rows[i], widths, color)
 		if needsDetail(e) {
@@ -107,8 +110,7 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 // where the bytes went wrong, and any instance whose replays touched stale memory shows the
 // ranges, because that is the finding the probe exists to demonstrate.
 func needsDetail(e Entry) bool {
-	return e.Verdict == string(capture.Fail) || e.Outcome == string(probes.Corrupted) || e.Outcome == string(probes.Errored) ||
-		len(e.Stale) > 0
+	return e.Verdict.Status == verdict.Fail || e.Outcome == probes.Corrupted || e.Outcome == probes.Errored || len(e.Stale) > 0
 }
 
 // uncharacterisedHint says how to give an uncharacterised instance a verdict.
@@ -120,32 +122,31 @@ func uncharacterisedHint(rep *Report) string {
 	}
 	return fmt.Sprintf("uncharacterised: no expect.unguarded and no baseline entry for %s; give the probe expect.unguarded, "+
 		"or record the platform with `replaycheck baseline write%s --out DIR/baselines/%s FILE...` "+
-		"(a baselines/ directory beside the probe files is found automatically)", key, profile, BaselineFile(key))
+		"(a baselines/ directory beside the probe files is found automatically)", key, profile, verdict.BaselineFile(key))
 }
 
-func markOf(verdict string) string {
-	if m, ok := marks[verdict]; ok {
+func markOf(s verdict.Status) string {
+	if m, ok := marks[s]; ok {
 		return m
 	}
-	return verdict
+	return string(s)
 }
 
 // shortReason is the one-line explanation of an instance: what happened, in a few words.
 func shortReason(e Entry) string {
 	var s string
 	switch {
-	case e.Verdict == string(capture.Fail) && e.Outcome == e.Expected:
-		s = e.VerdictReason // the outcome matched; the rejection class did not
-	case e.Verdict == string(capture.Fail) && strings.HasPrefix(e.VerdictReason, "drift"):
+	case e.Verdict.Status == verdict.Fail && e.Verdict.Rule == verdict.RuleRejectedBy:
+		s = e.Verdict.Reason // the outcome matched; the rejection class did not
+	case e.Verdict.Status == verdict.Fail && e.Verdict.Drift != nil:
 		// The platform changed: what changed is the news, not the outcome alone.
-		_, what, _ := strings.Cut(e.VerdictReason, "behaviour changed: ")
-		s = "drift: " + what
-	case e.Outcome == string(probes.Exact):
+		s = fmt.Sprintf("drift: baseline says %s, now %s", e.Verdict.Drift.Baseline, e.Verdict.Drift.Now)
+	case e.Outcome == probes.Exact:
 		s = fmt.Sprintf("%d/%d rounds exact", e.Rounds, e.Replays)
-	case e.Outcome == string(probes.Corrupted) && e.CorruptedRounds == 0 && len(e.Stale) > 0:
+	case e.Outcome == probes.Corrupted && e.CorruptedRounds == 0 && len(e.Stale) > 0:
 		st := e.Stale[0]
-		s = fmt.Sprintf("stale access in round %d: graph %s %s freed %s; no checked byte differs yet", st.Round, st.Capture, capture.Access(st.Access).Verb(), st.Buffer)
-	case e.Outcome == string(probes.Corrupted):
+		s = fmt.Sprintf("stale access in round %d: graph %s %s freed %s; no checked byte differs yet", st.Round, st.Capture, st.Access.Verb(), st.Buffer)
+	case e.Outcome == probes.Corrupted:
 		s = fmt.Sprintf("%d/%d rounds corrupted, first at round %d", e.CorruptedRounds, e.Rounds, e.FirstCorrupted)
 		if len(e.Stale) > 0 {
 			var bufs []string
@@ -156,13 +157,13 @@ func shortReason(e Entry) string {
 			}
 			s += "; graph holds stale " + strings.Join(bufs, ", ")
 		}
-	case e.Outcome == string(probes.Rejected) && e.Rejection != nil:
+	case e.Outcome == probes.Rejected && e.Rejection != nil:
 		r := e.Rejection
 		s = fmt.Sprintf("%s at %s: %d", r.Op, r.Step, r.Code)
 		if r.Name != "" {
 			s += " " + r.Name
 		}
-		s += " [" + r.Class + "]"
+		s += " [" + string(r.Class) + "]"
 		if r.Invalidated {
 			s += ", invalidated"
 		}
@@ -172,7 +173,7 @@ func shortReason(e Entry) string {
 		case n > 1:
 			s += fmt.Sprintf("; over %d stale ranges", n)
 		}
-	case e.Outcome == string(probes.Refused) && e.Refusal != nil:
+	case e.Outcome == probes.Refused && e.Refusal != nil:
 		s = fmt.Sprintf("guard refused %s (%s)", e.Refusal.Step, e.Refusal.Op)
 	default:
 		s, _, _ = strings.Cut(e.Reason, "\n")
@@ -180,12 +181,12 @@ func shortReason(e Entry) string {
 	return truncate(s, maxReason)
 }
 
-func rejectionText(r *Rejection) string {
+func rejectionText(r *capture.Rejection) string {
 	s := fmt.Sprintf("%s: %s returned %d", r.Step, r.Op, r.Code)
 	if r.Name != "" {
 		s += " " + r.Name
 	}
-	s += " [" + r.Class + "]"
+	s += " [" + string(r.Class) + "]"
 	switch {
 	case !r.DuringCapture:
 		// Outside a capture there is no capture to invalidate.
@@ -288,10 +289,15 @@ func (t *textWriter) label(indent, label, text string) {
 }
 
 func (t *textWriter) detail(indent string, e Entry) {
-	if e.Verdict == string(capture.Fail) && e.VerdictReason != "" {
-		// "expected X, got Y: <reason>" would repeat the reason printed below.
-		want := strings.TrimSuffix(e.VerdictReason, ": "+e.Reason)
-		t.label(indent, "verdict", want)
+	switch v := e.Verdict; {
+	case v.Status != verdict.Fail:
+	case v.Rule == verdict.RuleOutcome:
+		// The verdict's whole sentence would repeat the reason printed below.
+		t.label(indent, "verdict", fmt.Sprintf("expected %s, got %s", e.Expected, e.Outcome))
+	case v.Rule == verdict.RuleError && e.Error != nil:
+		t.label(indent, "verdict", fmt.Sprintf("the run ended in error (%s)", e.Error.Kind))
+	case v.Rule != verdict.RuleError:
+		t.label(indent, "verdict", v.Reason)
 	}
 	for i, line := range strings.Split(e.Reason, "\n") {
 		l := ""
@@ -302,28 +308,28 @@ func (t *textWriter) detail(indent string, e Entry) {
 	}
 	for _, m := range e.Mismatches {
 		where := fmt.Sprintf("round %d  %s  offset %d  length %d", m.Round, m.Buffer, m.Offset, m.Length)
-		if len(m.Want) <= 2*shortMismatchBytes && len(m.Got) <= 2*shortMismatchBytes {
+		if len(m.Want) <= shortMismatchBytes && len(m.Got) <= shortMismatchBytes {
 			// Short runs (a lane's low byte, a few bytes of a fill) read best on one line each.
 			t.label(indent, "mismatch", fmt.Sprintf("%s  want %s  got %s", where, words(m.Want), words(m.Got)))
 			continue
 		}
 		t.label(indent, "mismatch", where)
 		shown := ""
-		if n := int64(len(m.Want) / 2); n < m.Length {
+		if n := int64(len(m.Want)); n < m.Length {
 			shown = fmt.Sprintf("  (first %d bytes)", n)
 		}
 		t.label(indent, "", "  want "+words(m.Want)+shown)
 		t.label(indent, "", "  got  "+words(m.Got))
 	}
 	for _, s := range e.Stale {
-		t.label(indent, "stale", fmt.Sprintf("graph %s captured %s at %s (generation %d)", s.Capture, s.Buffer, s.Range, s.Generation))
+		t.label(indent, "stale", fmt.Sprintf("graph %s captured %s at %v (generation %d)", s.Capture, s.Buffer, s.Range, s.Generation))
 		t.label(indent, "", "  now "+s.Now)
 		if s.Round > 0 {
 			what := "ran over it"
 			if !s.Ran {
 				what = "was rejected by the platform"
 			}
-			t.label(indent, "", fmt.Sprintf("  round %d's launch %s (the graph %s it)", s.Round, what, capture.Access(s.Access).Verb()))
+			t.label(indent, "", fmt.Sprintf("  round %d's launch %s (the graph %s it)", s.Round, what, s.Access.Verb()))
 		}
 	}
 	if r := e.Rejection; r != nil {
@@ -343,8 +349,12 @@ func (t *textWriter) detail(indent string, e Entry) {
 			t.label(indent, "", fmt.Sprintf("  %s unchanged: %s", c.What, held))
 		}
 	}
-	if len(e.SkippedSteps) > 0 {
-		t.label(indent, "skipped", strings.Join(e.SkippedSteps, ", "))
+	if len(e.Skipped) > 0 {
+		steps := make([]string, len(e.Skipped))
+		for i, st := range e.Skipped {
+			steps[i] = st.String()
+		}
+		t.label(indent, "skipped", strings.Join(steps, ", "))
 	}
 	for _, l := range e.Leaks {
 		t.label(indent, "leak", l)
@@ -355,10 +365,10 @@ func (t *textWriter) detail(indent string, e Entry) {
 // timeline shows the last events that explain a failure: the probe's captured and eager ops, the
 // ops between capture and replay, and every call that returned an error or was skipped. Engine
 // bookkeeping (setup, verify reads, teardown) and the successful replay launches are left out.
-func (t *textWriter) timeline(indent string, events []Event) {
-	var keep []Event
+func (t *textWriter) timeline(indent string, events []capture.Event) {
+	var keep []capture.Event
 	for _, ev := range events {
-		if ev.Error != "" || ev.Skipped || (ev.Step != "" && (ev.Phase == "capture" || ev.Phase == "between")) {
+		if ev.Err != "" || ev.Skipped != "" || (ev.Step != nil && (ev.Phase == capture.PhaseCapture || ev.Phase == capture.PhaseBetween)) {
 			keep = append(keep, ev)
 		}
 	}
@@ -378,21 +388,26 @@ func (t *textWriter) timeline(indent string, events []Event) {
 	}
 	for _, ev := range keep {
 		tag := ""
+		call := ev.Call
 		switch {
-		case ev.Skipped:
+		case ev.Skipped != "":
 			tag = "skipped"
-		case ev.Error != "":
+			call += " (" + ev.Skipped + ")"
+		case ev.Err != "":
 			tag = "error"
 		case ev.Captured:
-			// Uncaptured stream work during a capture needs no tag: the engine's call text says
-			// "[eager: ...]" with the reason.
 			tag = "captured"
+		case ev.Eager:
+			tag = "eager"
+			call += " (its stream is not part of the capture)"
 		}
-		call := ev.Call
-		if ev.Thread != "" && ev.Thread != "main" {
-			call += " (thread " + ev.Thread + ")"
+		if ev.Returned != "" {
+			call += " = " + ev.Returned
 		}
-		if ev.Error != "" {
+		if ev.Thread != runtime.Main {
+			call += " (thread " + ev.Thread.String() + ")"
+		}
+		if ev.Err != "" {
 			call += " -> " + errorText(ev)
 		}
 		line := fmt.Sprintf("  #%-*d  %-*s  %-8s  %s", seqW, ev.Seq, stepW, stepOf(ev), tag, call)
@@ -400,25 +415,26 @@ func (t *textWriter) timeline(indent string, events []Event) {
 	}
 }
 
-func stepOf(ev Event) string {
-	if ev.Step != "" {
-		return ev.Step
+func stepOf(ev capture.Event) string {
+	if ev.Step != nil {
+		return ev.Step.String()
 	}
-	return ev.Phase
+	return string(ev.Phase)
 }
 
-func errorText(ev Event) string {
+func errorText(ev capture.Event) string {
 	if ev.Code != 0 {
 		return fmt.Sprintf("%d [%s]", ev.Code, ev.Class)
 	}
 	if ev.Class != "" {
-		return "[" + ev.Class + "]"
+		return "[" + string(ev.Class) + "]"
 	}
-	return ev.Error
+	return ev.Err
 }
 
-// words groups a hex string in 4-byte words so a reader can line want up against got.
-func words(h string) string {
+// words writes bytes in hex grouped in 4-byte words, so a reader can line want up against got.
+func words(data capture.Bytes) string {
+	h := hex.EncodeToString(data)
 	if h == "" {
 		return "(none)"
 	}
@@ -448,8 +464,8 @@ func WriteFailures(w io.Writer, runs ...*Report) error {
 	var lines []string
 	for _, r := range runs {
 		for _, e := range r.Results {
-			if e.Verdict == string(capture.Fail) {
-				lines = append(lines, fmt.Sprintf("FAIL  %s  (%s)  %s", e.ID, RunName(r), e.VerdictReason))
+			if e.Verdict.Status == verdict.Fail {
+				lines = append(lines, fmt.Sprintf("FAIL  %s  (%s)  %s", e.ID, RunName(r), e.Verdict.Reason))
 			}
 		}
 	}

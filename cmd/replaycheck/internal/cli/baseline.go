@@ -9,8 +9,8 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 var baselineCommand = &command{
@@ -47,31 +47,22 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			sel, cfg, err := f.check()
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-				return ExitUsage
-			}
-			l, ok := load(env, paths)
+			instances, ok := selectInstances(env, "baseline", sel, err, paths)
 			if !ok {
 				return ExitUsage
 			}
 			profile := f.profiles()[0]
-			key := reports.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile))
-			var base *reports.Baseline
+			key := verdict.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile))
+			var base *verdict.Baseline
 			if verb == "diff" {
 				if base, err = f.baselineFor(env, paths, key); err != nil {
 					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 					return ExitUsage
 				}
 				if base == nil {
-					fmt.Fprintf(env.Stderr, "replaycheck baseline: no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)\n", key, reports.BaselineFile(key))
+					fmt.Fprintf(env.Stderr, "replaycheck baseline: no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)\n", key, verdict.BaselineFile(key))
 					return ExitUsage
 				}
-			}
-			instances, err := sel.instances(l.probes)
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-				return ExitUsage
 			}
 			pr, err := execute(ctx, env, &f, profile, cfg, instances, nil)
 			if err != nil {
@@ -88,7 +79,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitFail
 			}
 			if verb == "write" {
-				return writeBaseline(env, out, reports.NewBaseline(key, pr.report.Device, pr.results))
+				return writeBaseline(env, out, verdict.NewBaseline(key, pr.report.Device, pr.results))
 			}
 			return diffBaseline(env, base, pr.results)
 		}
@@ -106,7 +97,7 @@ func brokenResults(results []*capture.Result) []*capture.Result {
 	return out
 }
 
-func writeBaseline(env Env, out string, b *reports.Baseline) int {
+func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 	w := env.Stdout
 	if out != "" {
 		path := env.path(out)
@@ -137,7 +128,7 @@ func writeBaseline(env Env, out string, b *reports.Baseline) int {
 	return ExitOK
 }
 
-func diffBaseline(env Env, b *reports.Baseline, results []*capture.Result) int {
+func diffBaseline(env Env, b *verdict.Baseline, results []*capture.Result) int {
 	drifts := b.Diff(results)
 	changed, missing, unknown := 0, 0, 0
 	for _, d := range drifts {

@@ -56,6 +56,27 @@ func load(env Env, args []string) (loaded, bool) {
 	return l, true
 }
 
+// selectInstances is the preamble of every command that runs or lists instances: the selection
+// flags are checked first (nothing is loaded when they are wrong), then the probe files loaded
+// (every problem printed), then the instances selected. It prints what went wrong as
+// "replaycheck CMD: ..." and returns false when the command must exit with ExitUsage.
+func selectInstances(env Env, cmd string, sel selection, flagErr error, args []string) ([]probes.Instance, bool) {
+	if flagErr != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck %s: %v\n", cmd, flagErr)
+		return nil, false
+	}
+	l, ok := load(env, args)
+	if !ok {
+		return nil, false
+	}
+	instances, err := sel.instances(l.probes)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck %s: %v\n", cmd, err)
+		return nil, false
+	}
+	return instances, true
+}
+
 // displayPath turns a path under one of the resolved arguments back into the argument as given.
 func displayPath(file string, given, resolved []string) string {
 	for i, r := range resolved {
@@ -200,17 +221,8 @@ baseline). Problems in the files are printed as in validate and exit with status
 		mf.declare(fs)
 		return func(_ context.Context, args []string) int {
 			sel, err := mf.parse()
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck list: %v\n", err)
-				return ExitUsage
-			}
-			l, ok := load(env, args)
+			instances, ok := selectInstances(env, "list", sel, err, args)
 			if !ok {
-				return ExitUsage
-			}
-			instances, err := sel.instances(l.probes)
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck list: %v\n", err)
 				return ExitUsage
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)

@@ -14,6 +14,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // Environment variables that set flag defaults; a flag on the command line wins.
@@ -128,17 +129,8 @@ Exit 0 when no verdict fails, 1 when one does, 2 for usage, input or setup error
 
 func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 	sel, cfg, err := f.check()
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
-		return ExitUsage
-	}
-	l, ok := load(env, args)
+	instances, ok := selectInstances(env, "run", sel, err, args)
 	if !ok {
-		return ExitUsage
-	}
-	instances, err := sel.instances(l.probes)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 		return ExitUsage
 	}
 
@@ -159,7 +151,7 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 	var runs []*reports.Report
 	code := ExitOK
 	for _, profile := range f.profiles() {
-		baseline, err := f.baselineFor(env, args, reports.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile)))
+		baseline, err := f.baselineFor(env, args, verdict.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile)))
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
@@ -199,7 +191,7 @@ func (f *runFlags) profiles() []string {
 // disables it, a path names it (one platform only), and auto (the default) looks for
 // baselines/<backend>-<profile>.yaml beside the probe paths (in a directory given, or in a file's directory).
 // Auto finding nothing is not an error: those instances stay uncharacterised.
-func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Baseline, error) {
+func (f *runFlags) baselineFor(env Env, args []string, key string) (*verdict.Baseline, error) {
 	switch f.baseline {
 	case "none":
 		return nil, nil
@@ -208,7 +200,7 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Bas
 		if len(f.profiles()) > 1 {
 			return nil, fmt.Errorf("--baseline %s names one file, but %d profiles run: use auto or none", f.baseline, len(f.profiles()))
 		}
-		b, err := reports.ReadBaseline(env.path(f.baseline))
+		b, err := verdict.ReadBaseline(env.path(f.baseline))
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +215,7 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*reports.Bas
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			dir = filepath.Dir(dir)
 		}
-		b, err := reports.FindBaseline(dir, key)
+		b, err := verdict.FindBaseline(dir, key)
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +243,7 @@ func (p platformRun) failed() bool {
 
 // execute opens device 0 of the backend with one profile and runs every instance on it. An error
 // means nothing ran (the backend or device could not be opened).
-func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg backends.Config, instances []probes.Instance, baseline *reports.Baseline) (platformRun, error) {
+func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg backends.Config, instances []probes.Instance, baseline *verdict.Baseline) (platformRun, error) {
 	cfg.Profile = profile
 	backend, err := backends.Open(f.backend, cfg)
 	if err != nil {
@@ -263,6 +255,7 @@ func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg back
 	}
 	rep := reports.New("replaycheck", version(), reports.Options{AllTimelines: f.timelines == "all"})
 	rep.Backend, rep.Device, rep.Profile = backend.Name(), dev.Describe(), backends.ProfileOf(backend.Name(), profile)
+	opt := capture.Options{Timeout: f.timeout, Profile: rep.Profile}
 	if baseline != nil {
 		rep.Baseline, rep.BaselineFile = baseline, baseline.File
 	}
@@ -273,7 +266,7 @@ func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg back
 			pr.interrupted = true
 			break
 		}
-		res := capture.Run(ctx, dev, in, capture.Options{Timeout: f.timeout})
+		res := capture.Run(ctx, dev, in, opt)
 		pr.results = append(pr.results, res)
 		rep.Add(res)
 	}

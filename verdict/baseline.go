@@ -1,4 +1,4 @@
-package reports
+package verdict
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // BaselineVersion is the format tag of a baseline file.
@@ -38,10 +39,10 @@ type Baseline struct {
 
 // Behaviour is what a platform did with one instance.
 type Behaviour struct {
-	Outcome     string `yaml:"outcome"`
-	Class       string `yaml:"class,omitempty"`
-	Code        int    `yaml:"code,omitempty"`
-	Invalidated bool   `yaml:"invalidated,omitempty"`
+	Outcome     string `yaml:"outcome" json:"outcome"`
+	Class       string `yaml:"class,omitempty" json:"class,omitempty"`
+	Code        int    `yaml:"code,omitempty" json:"code,omitempty"`
+	Invalidated bool   `yaml:"invalidated,omitempty" json:"invalidated,omitempty"`
 }
 
 func (b Behaviour) String() string {
@@ -148,7 +149,9 @@ func ParseBaseline(file string, data []byte) (*Baseline, error) {
 		default:
 			errs = append(errs, fmt.Sprintf("%s:%d: %s: outcome %q is not exact, rejected, refused or corrupted", file, line, id, beh.Outcome))
 		}
-		if !strings.HasSuffix(id, "/guards-off") {
+		if _, _, guarded, err := probes.ParseID(id); err != nil {
+			errs = append(errs, fmt.Sprintf("%s:%d: %v", file, line, err))
+		} else if guarded {
 			errs = append(errs, fmt.Sprintf("%s:%d: %s: a baseline records unguarded instances (…/guards-off) only", file, line, id))
 		}
 	}
@@ -216,11 +219,11 @@ func (b *Baseline) WriteYAML(w io.Writer) error {
 
 // Drift is one difference between a run and a baseline.
 type Drift struct {
-	ID       string
-	Probe    string
-	Mode     string
-	Baseline *Behaviour // nil: the baseline does not characterise the instance
-	Now      *Behaviour // nil: the run did not produce the instance
+	ID       string              `json:"id"`
+	Probe    string              `json:"probe"`
+	Mode     runtime.CaptureMode `json:"mode"`
+	Baseline *Behaviour          `json:"baseline,omitempty"` // nil: the baseline does not characterise the instance
+	Now      *Behaviour          `json:"now,omitempty"`      // nil: the run did not produce the instance
 }
 
 // Changed reports whether the platform's behaviour differs from the baseline (as opposed to an
@@ -244,7 +247,7 @@ func (b *Baseline) Compare(res *capture.Result) (Drift, bool) {
 		return Drift{}, false
 	}
 	now := BehaviourOf(res)
-	d := Drift{ID: res.ID, Probe: res.Probe, Mode: res.Mode.String(), Now: &now}
+	d := Drift{ID: res.ID, Probe: res.Probe, Mode: res.Mode, Now: &now}
 	old, ok := b.Instances[res.ID]
 	if !ok {
 		return d, true
@@ -273,33 +276,14 @@ func (b *Baseline) Diff(results []*capture.Result) []Drift {
 	}
 	for id, beh := range b.Instances {
 		if !seen[id] {
-			probe, rest, _ := strings.Cut(id, "@")
-			mode, _, _ := strings.Cut(rest, "/")
+			// ParseBaseline checked every id.
+			probe, mode, _, _ := probes.ParseID(id)
 			old := beh
 			out = append(out, Drift{ID: id, Probe: probe, Mode: mode, Baseline: &old})
 		}
 	}
 	slices.SortFunc(out, func(x, y Drift) int { return strings.Compare(x.ID, y.ID) })
 	return out
-}
-
-// Judge is the verdict of a result against its own expectation and, for an unguarded instance, the
-// platform's baseline (nil: none). Behaviour that differs from the baseline fails with the drift; an
-// instance without expectation that matches the baseline passes; one the baseline does not hold
-// stays uncharacterised.
-func Judge(res *capture.Result, b *Baseline) (capture.Verdict, string) {
-	v, why := res.Verdict()
-	if b == nil || (v != capture.Pass && v != capture.Uncharacterised) {
-		return v, why
-	}
-	d, drifted := b.Compare(res)
-	switch {
-	case drifted && d.Changed():
-		return capture.Fail, fmt.Sprintf("drift from baseline %s (%s): %s", b.Platform, b.File, d)
-	case !drifted && !res.Guarded && v == capture.Uncharacterised:
-		return capture.Pass, "matches baseline " + b.Platform
-	}
-	return v, why
 }
 
 // Unchanged counts the results that say something about the platform and match the baseline.

@@ -1,27 +1,32 @@
-package reports_test
+package verdict_test
 
 import (
 	"bytes"
-	"context"
-	"os"
-	"path/filepath"
+	"github.com/replaycheck/replaycheck/verdict"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 func unguarded(id, probe string, mode runtime.CaptureMode, o probes.Outcome) *capture.Result {
 	return &capture.Result{ID: id, Probe: probe, Mode: mode, Outcome: o, Replays: 1, Rounds: 1}
 }
 
+// mustStep reads a step's text form.
+func mustStep(text string) probes.Step {
+	s, err := probes.ParseStep(text)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 func rejection(code int, class runtime.Class, invalidated bool) *capture.Rejection {
-	return &capture.Rejection{Step: "capture main op 2", Op: "SyncStream", Code: code, Class: class, Invalidated: invalidated}
+	return &capture.Rejection{Step: mustStep("capture main op 2"), Op: "SyncStream", Code: code, Class: class, Invalidated: invalidated}
 }
 
 var _ = Describe("Baseline", func() {
@@ -38,15 +43,15 @@ var _ = Describe("Baseline", func() {
 	}
 
 	It("records unguarded results that ran, and reads back what it wrote", func() {
-		b := reports.NewBaseline("sim/cuda", "test", results())
-		Expect(b.Instances).To(Equal(map[string]reports.Behaviour{
+		b := verdict.NewBaseline("sim/cuda", "test", results())
+		Expect(b.Instances).To(Equal(map[string]verdict.Behaviour{
 			"p/rebase@global/guards-off": {Outcome: "corrupted"},
 			"p/sync@global/guards-off":   {Outcome: "rejected", Class: "capture-unsupported", Code: 900, Invalidated: true},
 		}))
 		var buf bytes.Buffer
 		Expect(b.WriteYAML(&buf)).To(Succeed())
 		Expect(buf.String()).To(ContainSubstring("  p/sync@global/guards-off: {outcome: rejected, class: capture-unsupported, code: 900, invalidated: true}\n"))
-		back, err := reports.ParseBaseline("b.yaml", buf.Bytes())
+		back, err := verdict.ParseBaseline("b.yaml", buf.Bytes())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(back.Instances).To(Equal(b.Instances))
 		Expect(back.Platform).To(Equal("sim/cuda"))
@@ -54,7 +59,7 @@ var _ = Describe("Baseline", func() {
 
 	DescribeTable("rejects a malformed file, naming file and line",
 		func(text, want string) {
-			_, err := reports.ParseBaseline("b.yaml", []byte(text))
+			_, err := verdict.ParseBaseline("b.yaml", []byte(text))
 			Expect(err).To(MatchError(ContainSubstring(want)))
 		},
 		Entry("unknown key", "version: replaycheck-baseline/v1\nplatform: sim/cann\ncolour: red\ninstances: {}\n", "b.yaml: yaml: unmarshal errors:\n  line 3: field colour not found"),
@@ -67,8 +72,8 @@ var _ = Describe("Baseline", func() {
 	)
 
 	It("reports changed, uncharacterised and missing instances", func() {
-		b := reports.NewBaseline("sim/cuda", "", results())
-		b.Instances["p/gone@relaxed/guards-off"] = reports.Behaviour{Outcome: "exact"}
+		b := verdict.NewBaseline("sim/cuda", "", results())
+		b.Instances["p/gone@relaxed/guards-off"] = verdict.Behaviour{Outcome: "exact"}
 		now := results()
 		now[0].Outcome = probes.Exact // the re-base no longer corrupts
 		now[1].Rejection.Code = 901   // another code
@@ -86,7 +91,7 @@ var _ = Describe("Baseline", func() {
 	})
 
 	It("counts a baseline instance that was skipped or broke as not run, not as unchanged", func() {
-		b := reports.NewBaseline("sim/cuda", "", results())
+		b := verdict.NewBaseline("sim/cuda", "", results())
 		now := results()
 		now[0].Outcome = probes.Skipped // p/rebase: the backend lacked a capability this time
 		drifts := b.Diff(now)
@@ -97,113 +102,42 @@ var _ = Describe("Baseline", func() {
 	})
 
 	It("names the file and both platforms when it is used for another platform", func() {
-		b := reports.NewBaseline("sim/cuda", "", nil)
+		b := verdict.NewBaseline("sim/cuda", "", nil)
 		b.File = "baselines/sim-cann.yaml"
 		Expect(b.CheckPlatform("sim/cuda")).To(Succeed())
 		Expect(b.CheckPlatform("sim/cann")).To(MatchError("baseline baselines/sim-cann.yaml records platform sim/cuda, but this run is sim/cann"))
 	})
 
 	It("judges unguarded results against it and leaves guarded ones to their expectation", func() {
-		b := reports.NewBaseline("sim/cuda", "", results())
+		b := verdict.NewBaseline("sim/cuda", "", results())
 		b.File = "baselines/sim-cuda.yaml"
 		same := results()
-		v, why := reports.Judge(same[0], b)
-		Expect(v).To(Equal(capture.Pass), why)
+		v, why := judge(same[0], b)
+		Expect(v).To(Equal(verdict.Pass), why)
 		Expect(why).To(Equal("matches baseline sim/cuda"))
 
 		drifted := unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Exact)
-		v, why = reports.Judge(drifted, b)
-		Expect(v).To(Equal(capture.Fail))
+		v, why = judge(drifted, b)
+		Expect(v).To(Equal(verdict.Fail))
 		Expect(why).To(Equal("drift from baseline sim/cuda (baselines/sim-cuda.yaml): p/rebase in global mode: behaviour changed: baseline says corrupted, now exact"))
 
 		unknown := unguarded("p/new@global/guards-off", "p/new", runtime.Global, probes.Exact)
-		v, _ = reports.Judge(unknown, b)
-		Expect(v).To(Equal(capture.Uncharacterised))
+		v, _ = judge(unknown, b)
+		Expect(v).To(Equal(verdict.Uncharacterised))
 
 		// An explicit expectation still rules: a matching baseline cannot save a wrong outcome.
 		wrong := unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Corrupted)
 		wrong.Expected = probes.Exact
-		v, _ = reports.Judge(wrong, b)
-		Expect(v).To(Equal(capture.Fail))
+		v, _ = judge(wrong, b)
+		Expect(v).To(Equal(verdict.Fail))
 
-		v, _ = reports.Judge(same[0], nil)
-		Expect(v).To(Equal(capture.Uncharacterised))
+		v, _ = judge(same[0], nil)
+		Expect(v).To(Equal(verdict.Uncharacterised))
 	})
 })
 
-var _ = Describe("the enforcement table", func() {
-	It("shows what sim/cann and sim/cuda do with every unguarded hazard probe of the catalog", func() {
-		sets, err := probes.Load(probes.DefaultLimits(), filepath.Join("..", "specs"))
-		Expect(err).NotTo(HaveOccurred())
-		var all []*probes.Probe
-		for _, s := range sets {
-			all = append(all, s.Probes...)
-		}
-		var runs []*reports.Report
-		for _, profile := range []string{"cann", "cuda"} {
-			b, err := sim.New(sim.Options{Profile: profile})
-			Expect(err).NotTo(HaveOccurred())
-			dev, err := b.Open(context.Background(), 0)
-			Expect(err).NotTo(HaveOccurred())
-			rep := reports.New("replaycheck", "test", reports.Options{})
-			rep.Backend, rep.Profile = "sim", profile
-			for _, in := range probes.Instances(all, probes.Matrix{Guards: []bool{false}, Replays: 2}) {
-				rep.Add(capture.Run(context.Background(), dev, in, capture.Options{}))
-			}
-			Expect(dev.Close()).To(Succeed())
-			runs = append(runs, rep)
-		}
-		var buf bytes.Buffer
-		Expect(reports.WriteTable(&buf, reports.EnforcementTable(runs...))).To(Succeed())
-		expectGolden("enforcement.txt", buf.Bytes())
-	})
-
-	It("marks instances a run did not produce and ignores guarded and positive ones", func() {
-		rep := reports.New("replaycheck", "test", reports.Options{})
-		rep.Backend, rep.Profile = "sim", "cann"
-		rej := unguarded("p/sync@global/guards-off", "p/sync", runtime.Global, probes.Rejected)
-		rej.Hazard = "sync-in-capture"
-		rej.Rejection = rejection(107027, runtime.ClassCapturedStream, false)
-		g := unguarded("p/sync@relaxed/guards-on", "p/sync", runtime.Relaxed, probes.Refused)
-		g.Guarded, g.Hazard = true, "sync-in-capture"
-		pos := unguarded("p/ok@global/guards-off", "p/ok", runtime.Global, probes.Exact)
-		pos.Hazard = "none"
-		for _, r := range []*capture.Result{rej, g, pos} {
-			rep.Add(r)
-		}
-		t := reports.EnforcementTable(rep)
-		Expect(t.Rows).To(Equal([]reports.TableRow{{Hazard: "sync-in-capture", Probe: "p/sync", Cells: []string{"107027", "-", "-"}}}))
-		Expect(t.Positives).To(Equal(1))
-	})
-
-	It("shows both the platform's error and the wrong bytes when a rejected instance still corrupted", func() {
-		rep := reports.New("replaycheck", "test", reports.Options{})
-		rep.Backend, rep.Profile = "sim", "cann"
-		both := unguarded("p/mode@global/guards-off", "p/mode", runtime.Global, probes.Corrupted)
-		both.Hazard = "unsafe-call"
-		both.Rejection = rejection(107030, runtime.ClassCaptureMode, false)
-		inv := unguarded("p/mode@relaxed/guards-off", "p/mode", runtime.Relaxed, probes.Corrupted)
-		inv.Hazard = "unsafe-call"
-		inv.Rejection = rejection(900, runtime.ClassCaptureUnsupported, true)
-		rep.Add(both)
-		rep.Add(inv)
-		Expect(reports.EnforcementTable(rep).Rows).To(Equal([]reports.TableRow{
-			{Hazard: "unsafe-call", Probe: "p/mode", Cells: []string{"107030+silent", "-", "900+inv+silent"}},
-		}))
-	})
-
-	It("says why it is empty: no unguarded instances, or only positive ones", func() {
-		var buf bytes.Buffer
-		Expect(reports.WriteTable(&buf, &reports.Table{})).To(Succeed())
-		Expect(buf.String()).To(ContainSubstring("(no unguarded instances)"))
-		buf.Reset()
-		Expect(reports.WriteTable(&buf, &reports.Table{Positives: 3})).To(Succeed())
-		Expect(buf.String()).To(ContainSubstring("no unguarded hazard instances: 3 unguarded instances of positive probes not shown"))
-	})
-})
-
-var _ = BeforeSuite(func() {
-	// The catalog the table golden is built from lives beside this package.
-	_, err := os.Stat(filepath.Join("..", "specs"))
-	Expect(err).NotTo(HaveOccurred())
-})
+// judge is verdict.Judge as a status and its reason.
+func judge(res *capture.Result, b *verdict.Baseline) (verdict.Status, string) {
+	v := verdict.Judge(res, b)
+	return v.Status, v.Reason
+}

@@ -1,0 +1,208 @@
+package capture
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+)
+
+// Buffers and their slots: each probe buffer name maps to the allocation the engine holds for it,
+// provisioned where the probe places it (its slot, a pool of the runtime under test, host memory).
+
+// allocation is a live buffer the engine holds for a probe buffer name.
+type allocation struct {
+	ptr   runtime.Ptr
+	gen   uint64 // the engine's allocation generation: a free and re-allocation is a new one
+	init  probes.Pattern
+	slot  guard.Slot
+	place probes.Place
+	host  bool // host memory: the CPU reads and writes it, no driver call
+}
+
+func (r *run) buf(step probes.Step, name string) (*allocation, error) {
+	a := r.bufs[name]
+	if a == nil {
+		return nil, failf(ErrHarness, &step, "%s: buffer %q is not allocated on the device", step, name)
+	}
+	return a, nil
+}
+
+func (r *run) sizeOf(name string) int64 {
+	if a := r.bufs[name]; a != nil {
+		return a.ptr.Bytes
+	}
+	return 0
+}
+
+// liveNames lists the engine's live buffers in allocation (generation) order.
+func (r *run) liveNames() []string {
+	names := slices.Collect(maps.Keys(r.bufs))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(r.bufs[a].gen, r.bufs[b].gen) })
+	return names
+}
+
+// allocate provisions a buffer where its place says (its slot, its pool, or host memory) and
+// writes its init pattern. step is nil for a declared buffer: setup, whose failure is fatal.
+func (r *run) allocate(step *probes.Step, t runtime.Thread, name string, n int64, init probes.Pattern, slot probes.Slot, place probes.Place) (bool, error) {
+	gs, err := guard.ParseSlot(string(slot))
+	if err != nil {
+		return false, fail(ErrHarness, step, err)
+	}
+	var ptr runtime.Ptr
+	var desc string
+	var f func() error
+	switch {
+	case place.Pool != "":
+		desc = fmt.Sprintf("PoolAlloc(%s %s, %d)", place.Pool, name, n)
+		f = func() (err error) { ptr, err = r.dev.PoolAlloc(t, place.Pool, n); return }
+	case place.Host != 0:
+		desc = fmt.Sprintf("AllocHost(%s %s, %d)", place.Host, name, n)
+		f = func() (err error) { ptr, err = r.dev.AllocHost(t, n, place.Host); return }
+	default:
+		desc = fmt.Sprintf("Provision(%s %s, %d)", slot, name, n)
+		f = func() (err error) { ptr, _, err = r.dev.Provision(t, gs, name, runtime.Ptr{}, n); return }
+	}
+	do := func() (string, error) {
+		if err := f(); err != nil {
+			return "", err
+		}
+		return ptr.String(), nil
+	}
+	if step == nil {
+		if err := r.mustReturn(desc, do); err != nil {
+			return false, err
+		}
+	} else if took, err := r.call(deviceCall{step: *step, desc: desc, thread: t, do: do}); !took || err != nil {
+		return took, err
+	}
+	r.gen++
+	r.bufs[name] = &allocation{ptr: ptr, gen: r.gen, init: init, slot: gs, place: place, host: r.isHost(place)}
+	return true, r.initialise(name, init)
+}
+
+// isHost reports whether a place is host memory: a host buffer, or a block of a host pool.
+func (r *run) isHost(place probes.Place) bool {
+	if place.Pool != "" {
+		pl := r.p.Pool(place.Pool)
+		return pl != nil && pl.Host != 0
+	}
+	return place.Host != 0
+}
+
+// release returns the call that frees a buffer where its place says, and its description.
+func (r *run) release(t runtime.Thread, name string, a *allocation) (string, func() error) {
+	switch {
+	case a.place.Pool != "":
+		return fmt.Sprintf("PoolFree(%s %s %v)", a.place.Pool, name, a.ptr), func() error { return r.dev.PoolFree(t, a.place.Pool, a.ptr) }
+	case a.place.Host != 0:
+		return fmt.Sprintf("FreeHost(%s %s %v)", a.place.Host, name, a.ptr), func() error { return r.dev.FreeHost(t, a.ptr) }
+	}
+	return fmt.Sprintf("Release(%s %s %v)", a.slot, name, a.ptr), func() error { return r.dev.Release(t, a.slot, name, a.ptr) }
+}
+
+// initialise writes a new allocation's init pattern: the CPU writes host memory; outside a capture
+// a synchronous write; inside one a fill on the engine's own stream, which is never captured.
+func (r *run) initialise(name string, init probes.Pattern) error {
+	a := r.bufs[name]
+	if a.host {
+		// The CPU writes host memory: no driver call, no capture rule.
+		data := init.Bytes(a.ptr.Bytes)
+		return r.must(fmt.Sprintf("HostWrite(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.dev.HostWrite(a.ptr, data) })
+	}
+	if r.capture == "" {
+		data := init.Bytes(a.ptr.Bytes)
+		return r.must(fmt.Sprintf("Write(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.dev.Write(runtime.Main, a.ptr, data) })
+	}
+	var value byte
+	switch init.Kind {
+	case probes.PatZero, "":
+	case probes.PatFill:
+		value = init.Byte
+	default:
+		return failf(ErrHarness, nil, "buffer %q is allocated inside a capture with init %s: only zero and fill:B can be initialised there without a synchronous copy", name, init)
+	}
+	return r.must(fmt.Sprintf("Fill(%s %v, %#02x) (init, engine stream)", name, a.ptr, value), func() error {
+		return r.dev.Fill(runtime.Main, r.setup, a.ptr, value)
+	})
+}
+
+// grow sends a growth request through the buffer's slot: served in place when it fits; otherwise
+// re-provisioned by free then malloc at the new size and the buffer's init again (a re-base: the
+// address may change), unless a kernel-mode guard refuses it first. A pooled or host buffer has no
+// slot: it is served in place when it fits, and re-based by a free and an allocation otherwise.
+func (r *run) grow(step probes.Step, op *probes.Op) (bool, error) {
+	t := op.Thread
+	a, err := r.buf(step, op.Buffer)
+	if err != nil {
+		return false, err
+	}
+	if a.place != (probes.Place{}) {
+		return r.regrow(step, t, op, a)
+	}
+	var ptr runtime.Ptr
+	var served guard.Served
+	took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("Provision(%s %s %v, %d) (grow)", a.slot, op.Buffer, a.ptr, *op.Bytes), thread: t,
+		do: func() (string, error) {
+			var err error
+			if ptr, served, err = r.dev.Provision(t, a.slot, op.Buffer, a.ptr, *op.Bytes); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%v [%v]", ptr, served), nil
+		}})
+	if err != nil {
+		return took, err
+	}
+	if !took {
+		if held, _, ok := r.dev.Holds(op.Buffer); !ok || held != a.slot {
+			return false, r.lostBuffer(step, op.Buffer)
+		}
+		return false, nil
+	}
+	if served == guard.InPlace {
+		return true, nil
+	}
+	r.gen++
+	r.bufs[op.Buffer] = &allocation{ptr: ptr, gen: r.gen, init: a.init, slot: a.slot, place: a.place, host: a.host}
+	return true, r.initialise(op.Buffer, a.init)
+}
+
+// regrow grows a pooled or host buffer: in place when the request fits, else free, then allocate at
+// the new size and initialise again.
+func (r *run) regrow(step probes.Step, t runtime.Thread, op *probes.Op, a *allocation) (bool, error) {
+	n := *op.Bytes
+	if n <= a.ptr.Bytes {
+		r.tl.record(Event{Step: &step, Call: fmt.Sprintf("grow(%s %v, %d)", op.Buffer, a.ptr, n), Returned: "in place [no call]", Thread: t}, nil)
+		return true, nil
+	}
+	desc, free := r.release(t, op.Buffer, a)
+	if took, err := r.call(deviceCall{step: step, desc: desc + " (grow)", thread: t, do: exec(free)}); !took || err != nil {
+		return took, err
+	}
+	delete(r.bufs, op.Buffer)
+	took, err := r.allocate(&step, t, op.Buffer, n, a.init, probes.SlotPlain, a.place)
+	if err == nil && !took {
+		return false, r.lostBuffer(step, op.Buffer)
+	}
+	return took, err
+}
+
+// lostBuffer is the failure of a grow that freed the old allocation and could not make the new
+// one: the probe has lost a buffer the oracle still holds, which no outcome but error describes
+// honestly.
+func (r *run) lostBuffer(step probes.Step, name string) error {
+	return failf(ErrSetup, &step, "%s: grow of %q freed the old allocation and the new one failed: %s", step, name, r.tl.lastErr())
+}
+
+// contents reads a buffer back: a synchronous device read, or the CPU's read of host memory.
+func (r *run) contents(a *allocation) ([]byte, error) {
+	data := make([]byte, a.ptr.Bytes)
+	if a.host {
+		return data, r.dev.HostRead(data, a.ptr)
+	}
+	return data, r.dev.Read(runtime.Main, data, a.ptr)
+}

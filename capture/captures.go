@@ -1,0 +1,134 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Captures and the residency ledger: begin, the capture's ops, end, and cleaning up a capture the
+// probe left active; every buffer a captured op names enters the ledger with its range and
+// generation.
+
+func (r *run) runCapture(c *probes.Capture) error {
+	r.tl.enter(PhaseCapture)
+	origin := r.streams[c.Stream]
+	took, err := r.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepBegin), desc: fmt.Sprintf("BeginCapture(%s, %s)", c.Stream, r.in.Mode),
+		thread: runtime.Main, do: exec(func() error { return r.dev.BeginCapture(runtime.Main, origin, r.in.Mode) })})
+	if err != nil {
+		return err
+	}
+	if !took {
+		// Nothing is being captured: the ops would run eagerly and mean something else, so they are
+		// not issued, and there is no graph to replay.
+		for i, op := range c.Ops {
+			step := probes.OpStep(probes.PhaseCapture, c.Name, i)
+			r.tl.skipped(step, op, "the capture did not begin")
+			r.res.Skipped = append(r.res.Skipped, step)
+		}
+		r.oracle.EndCapture(c.Name, false)
+		return nil
+	}
+	info, err := r.dev.CaptureInfo(runtime.Main, origin)
+	if err != nil {
+		return r.abandonAfter(c, fail(ErrSetup, nil, fmt.Errorf("CaptureInfo after BeginCapture(%s): %w", c.Stream, err)))
+	}
+	// The capture stays "in progress" for the engine until its end returns: until then the engine
+	// makes no synchronous call of its own (an unsafe call during a capture); a buffer allocated
+	// meanwhile is initialised on the engine's own stream.
+	r.capture, r.captureID = c.Name, info.ID
+	defer func() { r.capture = "" }()
+	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
+		return r.abandonAfter(c, err)
+	}
+
+	var g runtime.Graph
+	took, err = r.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepEnd), desc: fmt.Sprintf("EndCapture(%s) from %s", c.EndStream, c.EndThread),
+		thread: c.EndThread, do: exec(func() (err error) { g, err = r.dev.EndCapture(c.EndThread, r.streams[c.EndStream]); return })})
+	if err != nil {
+		return r.abandonAfter(c, err)
+	}
+	if took {
+		r.graphs[c.Name] = g
+	} else {
+		// No graph: nothing will replay these ranges, so they explain no difference.
+		r.res.Ledger = slices.DeleteFunc(r.res.Ledger, func(l Residency) bool { return l.Capture == c.Name })
+	}
+	r.oracle.EndCapture(c.Name, took)
+	r.capture = ""
+	return r.abandonCapture(c)
+}
+
+// abandonAfter cleans up a capture after err ended the run and returns err, with the cleanup's
+// own failure joined to it.
+func (r *run) abandonAfter(c *probes.Capture, err error) error {
+	r.capture = ""
+	if cerr := r.abandonCapture(c); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
+
+// abandonCapture ends a capture the probe left active (its end failed or was never reached) so the
+// streams are usable again; the graph, if any, is destroyed and never replayed.
+func (r *run) abandonCapture(c *probes.Capture) error {
+	origin := r.streams[c.Stream]
+	info, err := r.dev.CaptureInfo(runtime.Main, origin)
+	if err != nil {
+		return fail(ErrSetup, nil, fmt.Errorf("CaptureInfo(%s) after capture %s: %w", c.Stream, c.Name, err))
+	}
+	if info.Status == runtime.CaptureNone {
+		return nil
+	}
+	defer r.tl.enter(r.tl.enter(PhaseCleanup))
+	var g runtime.Graph
+	g, err = r.dev.EndCapture(runtime.Main, origin)
+	if err == nil {
+		r.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup: the probe left the capture active)", c.Stream), Thread: runtime.Main}, nil)
+		return r.must("DestroyGraph (cleanup)", func() error { return r.dev.DestroyGraph(runtime.Main, g) })
+	}
+	r.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup)", c.Stream), Thread: runtime.Main}, err)
+	info, ierr := r.dev.CaptureInfo(runtime.Main, origin)
+	switch {
+	case ierr != nil:
+		return fail(ErrSetup, nil, fmt.Errorf("CaptureInfo(%s) after cleanup of capture %s: %w", c.Stream, c.Name, ierr))
+	case info.Status != runtime.CaptureNone:
+		return failf(ErrSetup, nil, "capture %s is still %s after cleanup: %w", c.Name, info.Status, err)
+	}
+	return nil
+}
+
+// inCapture reports whether work just enqueued on a probe stream went into the capture in
+// progress: the stream is capturing, and into this capture (a stream that joined it by waiting on
+// one of its events is).
+func (r *run) inCapture(stream string) (bool, error) {
+	info, err := r.dev.CaptureInfo(runtime.Main, r.streams[stream])
+	if err != nil {
+		return false, fmt.Errorf("CaptureInfo(%s) during capture %s: %w", stream, r.capture, err)
+	}
+	return info.Status == runtime.CaptureActive && info.ID == r.captureID, nil
+}
+
+// noteCaptured enters the buffers the last (captured) op touches into the residency ledger.
+func (r *run) noteCaptured(acc probes.Access) {
+	if n := len(r.tl.events); r.capture == "" || n == 0 || !r.tl.events[n-1].Captured {
+		return
+	}
+	note := func(spans []probes.Span, how Access) {
+		for _, sp := range spans {
+			a := r.bufs[sp.Buffer]
+			key := fmt.Sprintf("%s/%s/%d", r.capture, sp.Buffer, a.gen)
+			if i, ok := r.ledgerSet[key]; ok {
+				r.res.Ledger[i].Access = r.res.Ledger[i].Access.With(how)
+				continue
+			}
+			r.ledgerSet[key] = len(r.res.Ledger)
+			r.res.Ledger = append(r.res.Ledger, Residency{Capture: r.capture, Buffer: sp.Buffer, Range: a.ptr, Generation: a.gen, Access: how})
+		}
+	}
+	note(acc.Writes, AccessWrite)
+	note(acc.Reads, AccessRead)
+}

@@ -1,0 +1,50 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/probes"
+)
+
+// fatal is a failure that ends the instance in error. It keeps the error it wraps (a
+// *runtime.Error stays one for errors.As), the kind of failure and the step it came from.
+type fatal struct {
+	kind ErrorKind
+	step *probes.Step
+	err  error
+}
+
+func (e *fatal) Error() string { return e.err.Error() }
+func (e *fatal) Unwrap() error { return e.err }
+
+// fail wraps err as a fatal error of kind; a context error is a timeout or an interruption
+// whatever the caller thought it was.
+func fail(kind ErrorKind, step *probes.Step, err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		kind = ErrTimeout
+	case errors.Is(err, context.Canceled):
+		kind = ErrInterrupted
+	}
+	return &fatal{kind: kind, step: step, err: err}
+}
+
+// failf is fail with a formatted message; %w keeps what it wraps.
+func failf(kind ErrorKind, step *probes.Step, format string, args ...any) error {
+	return fail(kind, step, fmt.Errorf(format, args...))
+}
+
+// runErrorOf is the RunError a failure becomes. An error that is not fatal (a panic turned into an
+// error, say) is the harness's.
+func runErrorOf(err error) *RunError {
+	var f *fatal
+	if !errors.As(err, &f) {
+		return &RunError{Kind: ErrHarness, Message: err.Error()}
+	}
+	return &RunError{Kind: f.kind, Step: f.step, Message: err.Error()}
+}
+
+// stepRef returns a pointer to a copy of s, for the places a step is optional.
+func stepRef(s probes.Step) *probes.Step { return &s }

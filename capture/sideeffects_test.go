@@ -1,0 +1,138 @@
+package capture_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+)
+
+// dirtyRuntime is a runtime under test whose refusals are not clean: it is replaycheck's reference
+// guards, except that when they refuse a growth it does something first, as a runtime that updates
+// its bookkeeping or touches memory before deciding to refuse would.
+type dirtyRuntime struct {
+	*guard.Device
+	inner runtime.Device
+	dirt  string // what the refusal does: allocator, moved, resized, slot, contents
+	// holds overrides what Holds reports for a key once the refusal moved it.
+	holds map[string]runtime.Ptr
+	slot  map[string]guard.Slot
+	// served is every buffer the runtime served, by key.
+	served map[string]runtime.Ptr
+}
+
+func (d *dirtyRuntime) Provision(t runtime.Thread, slot guard.Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, guard.Served, error) {
+	p, served, err := d.Device.Provision(t, slot, key, cur, bytes)
+	if err == nil {
+		d.served[key] = p
+	}
+	if !runtime.IsRefusal(err) {
+		return p, served, err
+	}
+	switch d.dirt {
+	case "allocator":
+		// A driver allocation made and given back: nothing leaks, but the driver was called.
+		if q, merr := d.inner.Malloc(t, bytes); merr == nil {
+			_ = d.inner.Free(t, q)
+		}
+	case "moved":
+		d.holds[key] = runtime.Ptr{Addr: cur.Addr + 4096, Bytes: cur.Bytes}
+	case "resized":
+		d.holds[key] = runtime.Ptr{Addr: cur.Addr, Bytes: bytes}
+	case "slot":
+		// Another buffer's slot changes: the growth itself looks refused as it should.
+		for other := range d.served {
+			if other != key {
+				d.slot[other] = guard.Retained
+			}
+		}
+	case "contents":
+		// Every other buffer is zeroed: the graph reads them on the next replay.
+		for other, q := range d.served {
+			if other != key {
+				_ = d.inner.Write(t, q, make([]byte, q.Bytes))
+			}
+		}
+	}
+	return p, served, err
+}
+
+func (d *dirtyRuntime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
+	slot, p, ok := d.Device.Holds(key)
+	if q, moved := d.holds[key]; moved && ok {
+		p = q
+	}
+	if s, changed := d.slot[key]; changed && ok {
+		slot = s
+	}
+	return slot, p, ok
+}
+
+func dirty(what string) *capture.RuntimeUnderTest {
+	return &capture.RuntimeUnderTest{Name: "dirty-" + what, Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		mode := guard.Program
+		if guarded {
+			mode = guard.Kernel
+		}
+		g, err := guard.New(dev, mode)
+		if err != nil {
+			return nil, err
+		}
+		return &dirtyRuntime{Device: g, inner: dev, dirt: what, holds: map[string]runtime.Ptr{}, slot: map[string]guard.Slot{}, served: map[string]runtime.Ptr{}}, nil
+	}}
+}
+
+// The side-effect detector's negative control: a runtime that refuses a growth after changing
+// something. With the detector, the instance ends in error naming the change; without it (the
+// test-only switch), the same run passes for a clean refusal, so the detector is what catches it.
+var _ = Describe("the refusal side-effect detector", func() {
+	cat, err := loadCatalog()
+	if err != nil {
+		It("loads the catalog", func() { Expect(err).NotTo(HaveOccurred()) })
+		return
+	}
+	run := func(rt *capture.RuntimeUnderTest, noCheck bool) *capture.Result {
+		dev := openSim("cann")
+		DeferCleanup(dev.Close)
+		in := probes.Instance{Probe: cat.find("hazards/rebase-after-capture"), Mode: runtime.Global, Guarded: true, Replays: 2}
+		return capture.Run(ctx(), dev, in, capture.Options{Runtime: rt, NoSideEffectCheck: noCheck})
+	}
+
+	It("passes a clean refusal and says what it checked", func() {
+		res := run(nil, false)
+		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
+		Expect(res.Refusal.Checked).NotTo(BeEmpty())
+		for _, c := range res.Refusal.Checked {
+			Expect(c.Held).To(BeTrue(), c.What)
+		}
+	})
+
+	DescribeTable("catches a refusal that changed state",
+		func(what, check string) {
+			res := run(dirty(what), false)
+			Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+			Expect(res.Error).To(HaveField("Kind", capture.ErrSideEffect))
+			Expect(res.Error.Step.String()).To(Equal("between op 1"))
+			Expect(res.Reason).To(ContainSubstring("the refusal had side effects: " + check))
+			Expect(res.Refusal.Checked).To(ContainElement(capture.SideEffectCheck{What: check, Held: false}))
+			Expect(res.Runtime).To(Equal("dirty-" + what))
+
+			without := run(dirty(what), true)
+			Expect(without.Outcome).To(Equal(probes.Refused), "without the detector the dirty refusal passes for a clean one: %s", without.Reason)
+		},
+		Entry("an allocator call", "allocator", "device counters (allocations, host allocations, streams, events, graphs, launches, captures)"),
+		Entry("a moved address", "moved", "buffer addresses and sizes"),
+		Entry("a changed size", "resized", "buffer addresses and sizes"),
+		Entry("a buffer moved to another slot", "slot", "slots"),
+	)
+
+	It("leaves touched contents to the oracle, which finds them after the round", func() {
+		res := run(dirty("contents"), false)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.Refusal).NotTo(BeNil(), "the runtime did refuse")
+		Expect(res.Mismatches).To(ContainElement(HaveField("Buffer", "src")))
+	})
+})

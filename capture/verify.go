@@ -1,0 +1,157 @@
+package capture
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Replays, verification and forensics: each round's launches, the byte-for-byte comparison with
+// the oracle after it, and the stale ranges a launch touched.
+
+func (r *run) replays() error {
+	for round := 1; round <= r.in.Replays; round++ {
+		r.tl.round = round
+		r.tl.enter(PhaseEach)
+		if err := r.eager(probes.PhaseEach, r.p.Replay.Each); err != nil {
+			return err
+		}
+		r.tl.enter(PhaseReplay)
+		for _, lc := range r.p.Replay.Order {
+			g, ok := r.graphs[lc.Capture]
+			if !ok {
+				r.oracle.Launch(lc.Capture, false)
+				continue
+			}
+			stream := r.streams[lc.Stream]
+			took, err := r.call(deviceCall{step: probes.LaunchStep(round, lc.Capture), desc: fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream),
+				thread: runtime.Main, do: exec(func() error { return r.dev.Launch(runtime.Main, g, stream) })})
+			if err != nil {
+				return err
+			}
+			// A launch the platform ran, or rejected after looking at it, touched what the graph
+			// captured; one the runtime refused touched nothing.
+			if took || r.tl.events[len(r.tl.events)-1].Class != runtime.ClassRefused {
+				r.noteStale(lc.Capture, round, took)
+			}
+			r.oracle.Launch(lc.Capture, took)
+		}
+		if err := r.verify(round); err != nil {
+			return err
+		}
+		r.res.Rounds = round
+	}
+	r.tl.round = 0
+	return nil
+}
+
+// verify compares every checked live buffer with the oracle after a round.
+func (r *run) verify(round int) error {
+	r.tl.enter(PhaseVerify)
+	if err := r.must("SyncDevice (verify)", func() error { return r.dev.SyncDevice(runtime.Main) }); err != nil {
+		return err
+	}
+	// The timeline keeps one verify sync per round and not the reads: they add nothing a reader needs.
+	names := r.p.Check
+	if names == nil {
+		names = r.oracle.Live()
+	}
+	differs := false
+	for _, name := range names {
+		want, live := r.oracle.Bytes(name)
+		if !live {
+			continue
+		}
+		a := r.bufs[name]
+		if a == nil {
+			return failf(ErrHarness, nil, "verify: the oracle holds buffer %q and the device does not", name)
+		}
+		if a.ptr.Bytes != int64(len(want)) {
+			return failf(ErrHarness, nil, "verify: buffer %q is %d bytes on the device and %d in the oracle", name, a.ptr.Bytes, len(want))
+		}
+		got, err := r.contents(a)
+		if err != nil {
+			return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
+		}
+		if bytes.Equal(got, want) {
+			continue
+		}
+		differs = true
+		if r.res.FirstCorrupted == 0 {
+			r.res.Mismatches = append(r.res.Mismatches, diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches))...)
+		}
+	}
+	if differs {
+		r.res.CorruptedRounds++
+		if r.res.FirstCorrupted == 0 {
+			r.res.FirstCorrupted = round
+		}
+	}
+	return nil
+}
+
+// diff returns up to limit differing ranges of got against want. Differing runs separated by fewer
+// than mergeGap equal bytes form one range: a pattern that differs in some bytes of every lane (iota32
+// against zero) is one finding, not one per lane.
+func diff(round int, name string, want, got []byte, limit int) []Mismatch {
+	const mergeGap = 16
+	var out []Mismatch
+	for i := 0; i < len(want) && len(out) < limit; {
+		if want[i] == got[i] {
+			i++
+			continue
+		}
+		end := i + 1 // one past the last differing byte of the range
+		for j := end; j < len(want) && j < end+mergeGap; j++ {
+			if want[j] != got[j] {
+				end = j + 1
+			}
+		}
+		show := min(end-i, MaxShownBytes)
+		out = append(out, Mismatch{
+			Round: round, Buffer: name, Offset: int64(i), Length: int64(end - i),
+			Want: append(Bytes(nil), want[i:i+show]...), Got: append(Bytes(nil), got[i:i+show]...),
+		})
+		i = end
+	}
+	return out
+}
+
+// noteStale records, the first time a launch of capture's graph touches it, each range the graph
+// captured that is no longer the allocation it captured: the buffer was freed, or freed and
+// allocated again (a re-base, a pool block handed out again). That is a use of stale memory
+// whether or not a checked byte differs yet; Result.Stale says which live buffers own the range
+// now. ran is false when the platform rejected the launch.
+func (r *run) noteStale(capture string, round int, ran bool) {
+	for _, l := range r.res.Ledger {
+		if l.Capture != capture {
+			continue
+		}
+		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
+			continue
+		}
+		key := fmt.Sprintf("%s/%s/%d", l.Capture, l.Buffer, l.Generation)
+		if r.staleSeen[key] {
+			continue
+		}
+		r.staleSeen[key] = true
+		s := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation, Access: l.Access, Round: round, Ran: ran}
+		var now []string
+		for _, name := range r.liveNames() {
+			a := r.bufs[name]
+			if a.ptr.Overlaps(l.Range) {
+				s.Owners = append(s.Owners, name)
+				now = append(now, fmt.Sprintf("buffer %s %v (generation %d)", name, a.ptr, a.gen))
+			}
+		}
+		if len(now) == 0 {
+			s.Now = "free (no live allocation of the probe)"
+		} else {
+			s.Now = strings.Join(now, ", ")
+		}
+		r.res.Stale = append(r.res.Stale, s)
+	}
+}

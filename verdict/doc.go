@@ -1,0 +1,14 @@
+// Package verdict decides whether a result passes, and owns what a verdict is judged against.
+//
+// Judge is the one place a verdict is decided: a capture.Result against its probe's expectation
+// and, for an unguarded instance, the platform baseline. The Verdict says which rule decided it
+// (Rule), why in a sentence, and, when the platform's behaviour changed, the typed Drift. Judge
+// reads only fields a Result keeps in its JSON form, so a result written by another process and
+// read back judges exactly as the original.
+//
+// A Baseline records what one platform (backend/profile) did with every unguarded instance of a
+// catalog: outcome and, for a rejection, class, code and whether the capture was invalidated. It is
+// read strictly (errors name the file and line) and written sorted, one instance per line, so it
+// diffs well under version control. Only unguarded instances are recorded: the guards are the
+// runtime's, the baseline is the platform's.
+package verdict
