@@ -8,8 +8,9 @@ import (
 )
 
 // TestReplaycheck runs the CLI's own scripts (testdata/script/*.txtar), one spec per script, and
-// the negative controls of the script runner.
+// the negative controls of the script setup. TestMain (script_test.go) runs it.
 func TestReplaycheck(t *testing.T) {
+	scriptDeadline, _ = t.Deadline()
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "cmd/replaycheck")
 }

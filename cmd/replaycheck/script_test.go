@@ -1,37 +1,95 @@
 package main_test
 
-// A small testscript-style runner: each testdata/script/NAME.txtar is an archive whose comment is
-// a script and whose files are written into a fresh directory the script runs in.
+// The CLI's scripts are testscripts (github.com/rogpeppe/go-internal/testscript): each
+// testdata/script/NAME.txtar is an archive whose comment is a script and whose files are extracted
+// into a fresh $WORK, the directory the script runs in. Each script is one Ginkgo spec,
+// "replaycheck scripts NAME".
 //
-// Script lines (blank lines and lines starting with # are ignored; arguments split on spaces,
-// single quotes group, '' inside quotes is a quote, $WORK is the script's directory):
+// replaycheck runs as a real process: TestMain registers it with testscript.Main, which puts a copy
+// of this test binary named replaycheck on the scripts' PATH and runs cli.Main when it is started
+// under that name, as main.go does. Exit statuses are the process's, and a crash (a fault in cgo
+// code, an unrecovered panic in any goroutine) fails the one script that ran it, not the test
+// binary. Scripts see only testscript's environment (PATH, HOME=/no-home, TMPDIR=$WORK/.tmp,
+// GOTRACEBACK=system, ...) plus what `env` sets: REPLAYCHECK_* from the caller's shell do not leak in.
 //
-//	exec replaycheck ARGS...    run the CLI in-process; it must exit 0
-//	! exec replaycheck ARGS...  run it; it must exit non-zero
-//	exit N                      the last exec exited with exactly N
-//	stdout REGEX                the last exec's stdout matches (multi-line mode: ^ and $ match lines)
-//	! stdout REGEX              it does not match
-//	stderr REGEX / ! stderr REGEX
-//	cmp stdout FILE             the last stdout equals the archive file FILE (also cmp stderr FILE)
-//	env KEY=VALUE               set a variable for later execs; execs see no other environment
+// The language is testscript's (go doc github.com/rogpeppe/go-internal/testscript): exec, ! exec,
+// stdout/stderr REGEX (multi-line mode), cmp stdout FILE, env KEY=VALUE, [cond] prefixes, skip,
+// and so on. Commands must be run with `exec replaycheck ...` (Params.RequireExplicitExec). On top:
+//
+//	exits N PROG [ARGS...]   run PROG like exec; it must exit with exactly status N (N >= 1) and
+//	                         must not have crashed. This is how a script checks 1 (a verdict
+//	                         failed) against 2 (usage or input error): `! exec` only checks
+//	                         non-zero. A Go runtime crash also exits 2, so stderr that shows one
+//	                         (panic:, fatal error:, SIGSEGV: ...) fails the command whatever N is;
+//	                         death by a signal fails it too. Use it for every expected failure.
+//
+//	[backend:NAME]           true when this binary carries backend NAME (runtime/backends.Names);
+//	                         false for one replaycheck knows but this binary does not carry (acl,
+//	                         cuda); a name replaycheck does not know is an error, not a silent skip.
+//	[exec:PROG]              testscript's own: PROG is on PATH (e.g. [exec:gcc]).
+//
+// Running and updating:
+//
+//	go test ./cmd/replaycheck                                  every spec, scripts included
+//	go test ./cmd/replaycheck -args -ginkgo.focus=bad_flags    one script
+//	go test ./cmd/replaycheck -update                          rewrite the archive files that
+//	                                                           `cmp stdout FILE` / `cmp stderr FILE`
+//	                                                           compare against to the actual output
+//	                                                           (testscript's UpdateScripts)
+//	REPLAYCHECK_UPDATE_SCRIPTS=1 go test ./cmd/replaycheck     the same where test flags cannot be
+//	                                                           passed (make test, go test ./...)
+//	go test ./cmd/replaycheck -args -testwork                  keep each script's $WORK (the
+//	                                                           failure log prints its path)
+//
+// -update rewrites only cmp targets that are files of the archive; regexp assertions (stdout,
+// stderr) are never rewritten, and a script that fails for another reason still fails. Review the
+// diff of testdata/script before committing it.
 
 import (
-	"bytes"
-	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"testing"
+	"time"
+	"unsafe"
 
-	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"golang.org/x/tools/txtar"
+	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/replaycheck/replaycheck/cmd/replaycheck/internal/cli"
+	"github.com/replaycheck/replaycheck/runtime/backends"
 )
+
+var updateScripts = flag.Bool("update", false,
+	"rewrite the files that testdata/script/*.txtar compare stdout/stderr against (cmp) to the actual output")
+
+// updateEnv is the environment variable that turns on -update where passing test flags is awkward.
+const updateEnv = "REPLAYCHECK_UPDATE_SCRIPTS"
+
+// scriptDeadline is the go test -timeout deadline, set by TestReplaycheck; testscript interrupts a
+// hanging command a little before it, so the failure names the script rather than the binary
+// dying with a stack dump.
+var scriptDeadline time.Time
+
+// TestMain makes this test binary also be the commands the scripts exec, chosen by os.Args[0].
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		// Exactly what main.go runs.
+		"replaycheck": func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		// For the negative controls below only: a process that dies of a segmentation fault.
+		"replaycheck-test-segfault": segfault,
+	})
+}
 
 var _ = Describe("replaycheck scripts", func() {
 	// Specs are generated from the files during tree construction, one per script.
@@ -43,19 +101,179 @@ var _ = Describe("replaycheck scripts", func() {
 		return
 	}
 	for _, path := range scripts {
-		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
-		It(name, func() {
-			ar, err := txtar.ParseFile(path)
-			Expect(err).NotTo(HaveOccurred())
-			// The runner's error is already a readable log; Fail prints it as it is.
-			if err := runScript(path, ar, GinkgoT().TempDir()); err != nil {
-				Fail(err.Error())
-			}
+		It(strings.TrimSuffix(filepath.Base(path), ".txtar"), func() {
+			update := *updateScripts || os.Getenv(updateEnv) == "1"
+			runScript(scriptParams(path, update)).report()
 		})
 	}
 })
 
-// The runner is only worth something if it can fail: each of these scripts is wrong in one way.
+// scriptParams are the parameters every script runs with, the negative controls' included.
+func scriptParams(file string, update bool) testscript.Params {
+	return testscript.Params{
+		Files:               []string{file},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits},
+		Condition:           condition,
+		Setup:               setup,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       update,
+		Deadline:            scriptDeadline,
+	}
+}
+
+// setup completes each script's environment.
+func setup(env *testscript.Env) error {
+	// Under go test -race every replaycheck the scripts exec is race-enabled too, and by default
+	// sleeps a second before exiting (GORACE atexit_sleep_ms=1000): a minute for the scripts.
+	// testscript passes the caller's GORACE on; an atexit_sleep_ms in it wins.
+	if gorace := env.Getenv("GORACE"); !strings.Contains(gorace, "atexit_sleep_ms") {
+		env.Setenv("GORACE", strings.TrimSpace(gorace+" atexit_sleep_ms=10"))
+	}
+	return nil
+}
+
+// goCrash matches what the Go runtime writes to stderr when a process crashes: an unrecovered
+// panic, a fatal error (an unexpected fault address among them), or a signal caught in cgo code.
+// All of them exit with status 2, the CLI's usage error.
+var goCrash = regexp.MustCompile(`(?m)^(panic: |fatal error: |unexpected fault address |SIG[A-Z]+: ).*`)
+
+// cmdExits is the script command `exits N PROG [ARGS...]`.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exits (exits N already expects a failure)")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits N program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil || want < 1 {
+		ts.Fatalf("exits: status %q is not a number >= 1 (a command that must succeed is exec)", args[0])
+	}
+	prog := args[1]
+	err = ts.Exec(prog, args[2:]...)
+	if err != nil {
+		ts.Logf("[%v]", err)
+	}
+	got := 0
+	if err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || !exit.Exited() {
+			// Not started, killed by a signal, or interrupted at the deadline.
+			ts.Fatalf("%s did not exit with a status: %v", prog, err)
+		}
+		got = exit.ExitCode()
+	}
+	if crash := goCrash.FindString(ts.ReadFile("stderr")); crash != "" {
+		ts.Fatalf("%s crashed (its exit status is the Go runtime's): %s", prog, crash)
+	}
+	if got != want {
+		ts.Fatalf("%s: exit status %d, want %d", prog, got, want)
+	}
+}
+
+// condition answers the conditions testscript does not know itself.
+func condition(cond string) (bool, error) {
+	name, ok := strings.CutPrefix(cond, "backend:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q (replaycheck adds only backend:NAME)", cond)
+	}
+	if slices.Contains(backends.Names(), name) {
+		return true, nil
+	}
+	// Not built in. A name replaycheck does not know at all is a typo in the script, which would
+	// otherwise skip its lines forever. (Open of a planned backend fails without opening anything.)
+	if _, err := backends.Open(name, backends.Config{}); err != nil && strings.HasPrefix(err.Error(), "unknown backend") {
+		return false, err
+	}
+	return false, nil
+}
+
+// segfault dies as a fault in C code loaded into the CLI would kill it: a SIGSEGV the Go runtime
+// cannot recover from. It reads address 0x8000: above the first page, where a fault would be an
+// ordinary (recoverable) nil-pointer panic, and inside the low 64 KiB that Linux (vm.mmap_min_addr),
+// Windows and macOS leave unmapped.
+func segfault() {
+	p := (*byte)(unsafe.Add(unsafe.Pointer(nil), 0x8000))
+	fmt.Println(*p)
+	os.Exit(0) // not reached
+}
+
+// scriptT is the testscript.T one script runs with. testscript expects FailNow and Skip to end the
+// script's goroutine, as testing.T's do (runtime.Goexit), and writes the script's log in a deferred
+// call after FailNow. Ginkgo's GinkgoT() fails by panicking on the spec's own goroutine instead, so
+// a script runs on a goroutine of its own (see runScript), and scriptT records what happened for
+// the spec to report afterwards, with the log as the failure message. The negative controls read
+// the same record.
+type scriptT struct {
+	verbose bool
+	log     strings.Builder
+	failed  bool
+	skipped bool
+	skipMsg string
+}
+
+var _ testscript.T = (*scriptT)(nil)
+
+func (t *scriptT) Log(args ...any)   { t.log.WriteString(fmt.Sprintln(args...)) }
+func (t *scriptT) Fatal(args ...any) { t.Log(args...); t.FailNow() }
+func (t *scriptT) FailNow()          { t.failed = true; goruntime.Goexit() }
+func (t *scriptT) Skip(args ...any) {
+	t.skipped, t.skipMsg = true, strings.TrimSpace(fmt.Sprintln(args...))
+	t.Log(args...)
+	goruntime.Goexit()
+}
+
+// Parallel is a no-op: Ginkgo decides what runs in parallel (ginkgo -p), one spec per script.
+func (t *scriptT) Parallel() {}
+
+// Run runs the one script of the run in place: RunT calls it once per file, and every run here
+// has one file.
+func (t *scriptT) Run(_ string, f func(testscript.T)) { f(t) }
+func (t *scriptT) Verbose() bool                      { return t.verbose }
+
+// runScript runs the script p names and returns what happened; it never fails the spec itself.
+func runScript(p testscript.Params) *scriptT {
+	_, rc := GinkgoConfiguration()
+	t := &scriptT{verbose: rc.Verbose || rc.VeryVerbose}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			// A panic in testscript itself: report it as this script's failure (Goexit is not a panic).
+			if r := recover(); r != nil {
+				t.failed = true
+				fmt.Fprintf(&t.log, "panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		testscript.RunT(t, p)
+	}()
+	<-done
+	return t
+}
+
+// report turns the record into the spec's result.
+func (t *scriptT) report() {
+	GinkgoHelper()
+	log := t.log.String()
+	if !t.failed {
+		fmt.Fprint(GinkgoWriter, log)
+		if t.skipped {
+			Skip(t.skipMsg)
+		}
+		return
+	}
+	// The log is testscript's transcript of the failing phase, ending in FAIL: file:line: why;
+	// that line comes first too, so the reason is not lost under the commands' output.
+	why := "script failed"
+	if i := strings.LastIndex(log, "FAIL: "); i >= 0 {
+		why, _, _ = strings.Cut(log[i:], "\n")
+	}
+	Fail(why + "\n\nscript log:\n" + log)
+}
+
+// The setup is only worth something if it can fail: each script below is wrong in one way, and
+// must fail for that reason; the correct ones must pass.
 var _ = Describe("script runner", func() {
 	const okProbe = `
 -- ok.yaml --
@@ -78,233 +296,91 @@ probes:
       guarded: exact
       unguarded: exact
 `
+	// run writes script (with the probe file) into a fresh directory and runs it as the specs do.
+	run := func(script string, update bool) (*scriptT, string) {
+		file := filepath.Join(GinkgoT().TempDir(), "control.txtar")
+		Expect(os.WriteFile(file, []byte(script+okProbe), 0o644)).To(Succeed())
+		return runScript(scriptParams(file, update)), file
+	}
+
 	DescribeTable("reports a broken expectation",
 		func(script, want string) {
-			ar := txtar.Parse([]byte(script + okProbe))
-			err := runScript("control.txtar", ar, GinkgoT().TempDir())
-			Expect(err).To(HaveOccurred())
-			Expect(err.Error()).To(ContainSubstring(want))
+			t, _ := run(script, false)
+			Expect(t.failed).To(BeTrue(), "the script passed; log:\n%s", t.log.String())
+			Expect(t.log.String()).To(ContainSubstring("FAIL: "))
+			Expect(t.log.String()).To(ContainSubstring(want))
 		},
-		Entry("exec that fails", "exec replaycheck validate missing.yaml\n", "exited 2, want 0"),
-		Entry("! exec that succeeds", "! exec replaycheck validate ok.yaml\n", "exited 0, want non-zero"),
-		Entry("wrong exit code", "! exec replaycheck validate missing.yaml\nexit 1\n", "exit code 2, want 1"),
-		Entry("stdout that does not match", "exec replaycheck validate ok.yaml\nstdout '^nope$'\n", "stdout does not match"),
-		Entry("stdout that must not match", "exec replaycheck validate ok.yaml\n! stdout '^ok'\n", "stdout matches"),
-		Entry("stderr that does not match", "exec replaycheck validate ok.yaml\nstderr .\n", "stderr does not match"),
-		Entry("cmp that differs", "exec replaycheck validate ok.yaml\ncmp stdout ok.yaml\n", "stdout differs from ok.yaml"),
-		Entry("unknown program", "exec ls\n", `only "replaycheck"`),
-		Entry("unknown command", "frobnicate\n", "unknown script command"),
-		Entry("assertion before exec", "stdout .\n", "no exec"),
-		Entry("unterminated quote", "stdout 'abc\n", "unterminated"),
+		Entry("exec that fails", "exec replaycheck validate missing.yaml\n", "unexpected command failure"),
+		Entry("! exec that succeeds", "! exec replaycheck validate ok.yaml\n", "unexpected command success"),
+		Entry("wrong exit code", "exits 1 replaycheck validate missing.yaml\n", "exit status 2, want 1"),
+		Entry("exits, but the command succeeds", "exits 2 replaycheck validate ok.yaml\n", "exit status 0, want 2"),
+		Entry("exits 0", "exits 0 replaycheck validate ok.yaml\n", "is not a number >= 1"),
+		Entry("! exits", "! exits 2 replaycheck validate missing.yaml\n", "unsupported: ! exits"),
+		Entry("exits without a program", "exits 2\n", "usage: exits N program"),
+		Entry("stdout that does not match", "exec replaycheck validate ok.yaml\nstdout '^nope$'\n", "no match for `^nope$` found in stdout"),
+		Entry("stdout that must not match", "exec replaycheck validate ok.yaml\n! stdout '^ok'\n", "unexpected match for `^ok` found in stdout"),
+		Entry("stderr that does not match", "exec replaycheck validate ok.yaml\nstderr .\n", "no match for `.` found in stderr"),
+		Entry("cmp that differs", "exec replaycheck validate ok.yaml\ncmp stdout ok.yaml\n", "stdout and ok.yaml differ"),
+		Entry("replaycheck without exec", "replaycheck validate ok.yaml\n", "use 'exec replaycheck'"),
+		Entry("unknown program", "exec replaycheck-nonexistent\n", "executable file not found"),
+		Entry("unknown command", "frobnicate\n", `unknown command "frobnicate"`),
+		Entry("assertion before exec", "stdout .\n", "no match for `.` found in stdout"),
+		Entry("unterminated quote", "stdout 'abc\n", "unterminated quoted argument"),
+		Entry("unknown condition", "[frob] exec replaycheck validate ok.yaml\n", `unknown condition "frob"`),
+		Entry("unknown backend in a condition", "[backend:tpu] exec replaycheck validate ok.yaml\n", `unknown backend "tpu"`),
+		Entry("a backend that is present", "[backend:sim] exec replaycheck validate missing.yaml\n", "unexpected command failure"),
+		Entry("a segfault under exec", "exec replaycheck-test-segfault\n", "unexpected command failure"),
+		// The runtime's crash exits 2 like a usage error; the exact status alone would pass it.
+		Entry("a segfault under exits 2", "exits 2 replaycheck-test-segfault\n", "crashed (its exit status is the Go runtime's): unexpected fault address 0x8000"),
 	)
 
 	It("passes a correct script", func() {
-		ar := txtar.Parse([]byte("exec replaycheck validate ok.yaml\nstdout '^ok: 1 probe file, 1 probe, 1 instance$'\n! stderr .\n" + okProbe))
-		Expect(runScript("control.txtar", ar, GinkgoT().TempDir())).To(Succeed())
+		t, _ := run(`exec replaycheck validate ok.yaml
+stdout '^ok: 1 probe file, 1 probe, 1 instance$'
+! stderr .
+exits 2 replaycheck validate missing.yaml
+stderr '^missing.yaml: read: '
+! stdout .
+[backend:sim] exec replaycheck run --guards off ok.yaml
+[backend:sim] stdout '^ok\s+basic/fill'
+[backend:acl] exec replaycheck-nonexistent
+[!backend:cuda] exits 2 replaycheck validate missing.yaml
+[!exec:replaycheck] exec replaycheck-nonexistent
+`, false)
+		Expect(t.failed).To(BeFalse(), "log:\n%s", t.log.String())
+		Expect(t.skipped).To(BeFalse())
+	})
+
+	It("contains a segfault: the script fails, the test binary lives on", func() {
+		// In-process, this fault would have ended the whole test binary.
+		t, _ := run("exec replaycheck-test-segfault\n", false)
+		Expect(t.failed).To(BeTrue())
+		Expect(t.log.String()).To(ContainSubstring("signal SIGSEGV: segmentation violation"))
+		Expect(t.log.String()).To(ContainSubstring("unexpected command failure"))
+	})
+
+	It("skips a script that says skip, with its reason", func() {
+		t, _ := run("[backend:sim] skip 'no device here'\nexec replaycheck-nonexistent\n", false)
+		Expect(t.failed).To(BeFalse(), "log:\n%s", t.log.String())
+		Expect(t.skipped).To(BeTrue())
+		Expect(t.skipMsg).To(Equal("no device here"))
+	})
+
+	It("rewrites a cmp file of the archive with -update, and only then", func() {
+		script := "exec replaycheck validate ok.yaml\ncmp stdout want\n-- want --\nstale\n"
+		t, file := run(script, false)
+		Expect(t.failed).To(BeTrue())
+		Expect(t.log.String()).To(ContainSubstring("stdout and want differ"))
+
+		t, file = run(script, true)
+		Expect(t.failed).To(BeFalse(), "log:\n%s", t.log.String())
+		updated, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(updated)).To(ContainSubstring("-- want --\nok: 1 probe file, 1 probe, 1 instance\n"))
+		Expect(string(updated)).NotTo(ContainSubstring("stale"))
+
+		// The rewritten script passes as it is.
+		t = runScript(scriptParams(file, false))
+		Expect(t.failed).To(BeFalse(), "log:\n%s", t.log.String())
 	})
 })
-
-// script is the state of one running script.
-type script struct {
-	name  string
-	dir   string
-	files map[string][]byte
-	env   map[string]string
-
-	ran            bool
-	stdout, stderr string
-	code           int
-	log            strings.Builder // commands so far and their output, for the failure message
-}
-
-// runScript extracts ar into dir and runs its comment as a script. The error names the script line
-// that failed and carries the log of everything before it.
-func runScript(name string, ar *txtar.Archive, dir string) error {
-	s := &script{name: name, dir: dir, files: map[string][]byte{}, env: map[string]string{}}
-	for _, f := range ar.Files {
-		clean := filepath.Clean(f.Name)
-		if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("%s: archive file %q is outside the script directory", name, f.Name)
-		}
-		s.files[clean] = f.Data
-		full := filepath.Join(dir, clean)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return fmt.Errorf("%s: writing %s: %w", name, f.Name, err)
-		}
-		if err := os.WriteFile(full, f.Data, 0o644); err != nil {
-			return fmt.Errorf("%s: writing %s: %w", name, f.Name, err)
-		}
-	}
-	for i, line := range strings.Split(string(ar.Comment), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fmt.Fprintf(&s.log, "> %s\n", line)
-		if err := s.command(line); err != nil {
-			return fmt.Errorf("%s:%d: %s: %w\n\nscript log:\n%s", name, i+1, line, err, s.log.String())
-		}
-	}
-	return nil
-}
-
-func (s *script) command(line string) error {
-	words, err := split(line)
-	if err != nil {
-		return err
-	}
-	neg := words[0] == "!"
-	if neg {
-		words = words[1:]
-		if len(words) == 0 {
-			return fmt.Errorf("! needs a command")
-		}
-	}
-	verb, args := words[0], words[1:]
-	for i, a := range args {
-		args[i] = strings.ReplaceAll(a, "$WORK", s.dir)
-	}
-	switch verb {
-	case "exec":
-		return s.exec(neg, args)
-	case "exit":
-		if neg || len(args) != 1 {
-			return fmt.Errorf("usage: exit N")
-		}
-		want, err := strconv.Atoi(args[0])
-		if err != nil {
-			return fmt.Errorf("exit: %q is not a number", args[0])
-		}
-		if !s.ran {
-			return fmt.Errorf("no exec before exit")
-		}
-		if s.code != want {
-			return fmt.Errorf("exit code %d, want %d", s.code, want)
-		}
-		return nil
-	case "stdout", "stderr":
-		if len(args) != 1 {
-			return fmt.Errorf("usage: %s REGEX", verb)
-		}
-		return s.match(verb, neg, args[0])
-	case "cmp":
-		if neg || len(args) != 2 || (args[0] != "stdout" && args[0] != "stderr") {
-			return fmt.Errorf("usage: cmp stdout|stderr FILE")
-		}
-		return s.cmp(args[0], args[1])
-	case "env":
-		key, val, ok := strings.Cut(strings.Join(args, " "), "=")
-		if neg || !ok || key == "" {
-			return fmt.Errorf("usage: env KEY=VALUE")
-		}
-		s.env[key] = val
-		return nil
-	}
-	return fmt.Errorf("unknown script command %q", verb)
-}
-
-func (s *script) exec(neg bool, args []string) error {
-	if len(args) == 0 || args[0] != "replaycheck" {
-		return fmt.Errorf("exec runs only %q in-process, got %q", "replaycheck", args)
-	}
-	var stdout, stderr bytes.Buffer
-	s.code = cli.Run(context.Background(), args[1:], cli.Env{
-		Stdout: &stdout, Stderr: &stderr, Dir: s.dir,
-		Getenv: func(key string) string { return s.env[key] },
-	})
-	s.ran, s.stdout, s.stderr = true, stdout.String(), stderr.String()
-	fmt.Fprintf(&s.log, "[exit %d]\n", s.code)
-	if s.stdout != "" {
-		fmt.Fprintf(&s.log, "[stdout]\n%s", s.stdout)
-	}
-	if s.stderr != "" {
-		fmt.Fprintf(&s.log, "[stderr]\n%s", s.stderr)
-	}
-	switch {
-	case neg && s.code == 0:
-		return fmt.Errorf("exited 0, want non-zero")
-	case !neg && s.code != 0:
-		return fmt.Errorf("exited %d, want 0", s.code)
-	}
-	return nil
-}
-
-func (s *script) output(stream string) (string, error) {
-	if !s.ran {
-		return "", fmt.Errorf("no exec before %s", stream)
-	}
-	if stream == "stdout" {
-		return s.stdout, nil
-	}
-	return s.stderr, nil
-}
-
-func (s *script) match(stream string, neg bool, pattern string) error {
-	out, err := s.output(stream)
-	if err != nil {
-		return err
-	}
-	re, err := regexp.Compile("(?m)" + pattern)
-	if err != nil {
-		return fmt.Errorf("bad regular expression: %w", err)
-	}
-	switch found := re.MatchString(out); {
-	case neg && found:
-		return fmt.Errorf("%s matches %q", stream, pattern)
-	case !neg && !found:
-		return fmt.Errorf("%s does not match %q", stream, pattern)
-	}
-	return nil
-}
-
-func (s *script) cmp(stream, file string) error {
-	out, err := s.output(stream)
-	if err != nil {
-		return err
-	}
-	want, ok := s.files[filepath.Clean(file)]
-	if !ok {
-		return fmt.Errorf("no archive file %q", file)
-	}
-	if diff := cmp.Diff(string(want), out); diff != "" {
-		return fmt.Errorf("%s differs from %s (-want +got):\n%s", stream, file, diff)
-	}
-	return nil
-}
-
-// split breaks a script line into words: spaces separate, single quotes group, and a doubled
-// single quote inside quotes is a literal one.
-func split(line string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord, quoted := false, false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case quoted && c == '\'' && i+1 < len(line) && line[i+1] == '\'':
-			cur.WriteByte('\'')
-			i++
-		case c == '\'':
-			quoted, inWord = !quoted, true
-		case !quoted && (c == ' ' || c == '\t'):
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if quoted {
-		return nil, fmt.Errorf("unterminated quote")
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	if len(words) == 0 {
-		return nil, fmt.Errorf("empty command")
-	}
-	return words, nil
-}
