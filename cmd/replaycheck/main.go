@@ -7,7 +7,8 @@
 //	replaycheck version
 //	replaycheck help [command]
 //
-// Everything but this entry point lives in internal/cli, so the tests run the CLI in-process.
+// Everything but this entry point lives in internal/cli; the script tests run this same code as
+// a child process (testscript), so exit codes and crashes are real.
 package main
 
 import (

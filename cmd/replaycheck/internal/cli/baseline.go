@@ -100,7 +100,7 @@ func brokenResults(results []*capture.Result) []*capture.Result {
 func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 	w := env.Stdout
 	if out != "" {
-		path := env.path(out)
+		path := out
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 			return ExitUsage

@@ -2,8 +2,8 @@
 // backend and writing reports. It contains no engine logic: probes.Load validates, probes.Instances
 // expands, capture.Run runs and judges, reports writes.
 //
-// Main is what the binary runs; Run is the same with an explicit working directory, environment
-// and context, so tests can call it in-process.
+// Main is what the binary runs; the tests run the binary's own code in child processes
+// (testscript), so exit codes and crashes are real.
 //
 // Exit status:
 //
@@ -40,40 +40,20 @@ const (
 // Version is the binary's version; release builds set it with -ldflags "-X ...cli.Version=v1.2.3".
 var Version = "dev"
 
-// Env is what one invocation sees of its process.
+// Env is where one invocation writes.
 type Env struct {
 	Stdout, Stderr io.Writer // both required
-	// Dir is the directory relative paths are resolved against; "" is the process's working
-	// directory. Tests set it instead of changing the process's directory.
-	Dir string
-	// Getenv reads the environment; nil is os.Getenv.
-	Getenv func(string) string
 }
 
-func (e Env) getenv(key string) string {
-	if e.Getenv == nil {
-		return os.Getenv(key)
-	}
-	return e.Getenv(key)
-}
+// getenv reads the process's environment.
+func (Env) getenv(key string) string { return os.Getenv(key) }
 
-// path resolves a command-line path against Dir.
-func (e Env) path(p string) string {
-	if e.Dir == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(e.Dir, p)
-}
-
-// display names a file for the user: relative to the directory paths are resolved against when it
-// lies below it, as given otherwise.
-func (e Env) display(file string) string {
-	base := e.Dir
-	if base == "" {
-		var err error
-		if base, err = os.Getwd(); err != nil {
-			return file
-		}
+// display names a file for the user: relative to the working directory when it lies below it, as
+// given otherwise.
+func (Env) display(file string) string {
+	base, err := os.Getwd()
+	if err != nil {
+		return file
 	}
 	if rel, err := filepath.Rel(base, file); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel
@@ -87,11 +67,11 @@ func (e Env) display(file string) string {
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return Run(ctx, args, Env{Stdout: stdout, Stderr: stderr})
+	return dispatch(ctx, args, Env{Stdout: stdout, Stderr: stderr})
 }
 
-// Run runs the command line args in env and returns the exit status.
-func Run(ctx context.Context, args []string, env Env) int {
+// dispatch runs the command line args and returns the exit status.
+func dispatch(ctx context.Context, args []string, env Env) int {
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, usage)
 		return ExitUsage

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,11 +29,7 @@ func load(env Env, args []string) (loaded, bool) {
 	if len(args) == 0 {
 		args = defaultPaths
 	}
-	resolved := make([]string, len(args))
-	for i, a := range args {
-		resolved[i] = env.path(a)
-	}
-	sets, err := probes.Load(probes.DefaultLimits(), resolved...)
+	sets, err := probes.Load(probes.DefaultLimits(), args...)
 	if err != nil {
 		var diags probes.Diagnostics
 		if !errors.As(err, &diags) {
@@ -42,8 +37,6 @@ func load(env Env, args []string) (loaded, bool) {
 			return loaded{}, false
 		}
 		for _, d := range diags {
-			// Name files as the user did, not by the directory the paths were resolved against.
-			d.Pos.File = displayPath(d.Pos.File, args, resolved)
 			fmt.Fprintln(env.Stderr, d.Error())
 		}
 		return loaded{}, false
@@ -75,22 +68,6 @@ func selectInstances(env Env, cmd string, sel selection, flagErr error, args []s
 		return nil, false
 	}
 	return instances, true
-}
-
-// displayPath turns a path under one of the resolved arguments back into the argument as given.
-func displayPath(file string, given, resolved []string) string {
-	for i, r := range resolved {
-		if r == given[i] {
-			continue
-		}
-		if file == r {
-			return given[i]
-		}
-		if rest, ok := strings.CutPrefix(file, r+string(filepath.Separator)); ok {
-			return filepath.Join(given[i], rest)
-		}
-	}
-	return file
 }
 
 // matrixFlags select instances: capture modes, guard settings, probe ids and an id pattern.

@@ -200,7 +200,7 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*verdict.Bas
 		if len(f.profiles()) > 1 {
 			return nil, fmt.Errorf("--baseline %s names one file, but %d profiles run: use auto or none", f.baseline, len(f.profiles()))
 		}
-		b, err := verdict.ReadBaseline(env.path(f.baseline))
+		b, err := verdict.ReadBaseline(f.baseline)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +211,7 @@ func (f *runFlags) baselineFor(env Env, args []string, key string) (*verdict.Bas
 		args = defaultPaths
 	}
 	for _, a := range args {
-		dir := env.path(a)
+		dir := a
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			dir = filepath.Dir(dir)
 		}
