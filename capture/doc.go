@@ -19,7 +19,23 @@
 // and leaked device objects after teardown, make the instance an error. The engine holds no
 // platform rules: what is rejected is the device's business.
 //
-// Guarded instances run exactly the device calls unguarded ones run: a refusal's side effects are
-// judged from what a refusable call can touch (addresses, sizes, allocator counters), never by
-// synchronising and reading the device, which would serialise the streams (see snapshot).
+// Every call goes through the runtime under test (Options.Runtime; by default replaycheck's
+// reference guards, runtime/guard, in kernel mode for a guarded instance). A refusal must change
+// nothing: after each one the engine compares what a refusable call can touch (the device's
+// counters, each buffer's slot, address and size) with a snapshot taken before it, and a refusal
+// with a side effect ends the instance in error (ErrSideEffect). Contents a refusal touched are
+// the oracle's to find after the round. The snapshot never synchronises or reads the device, so a
+// guarded instance runs exactly the schedule of an unguarded one.
+//
+// The Result is the one record of a run: plain data with a JSON form that reads back to the same
+// value (so a result written by another process judges exactly as the original). Its timeline
+// events say what each call returned and whether work during a capture was captured or ran
+// eagerly; its steps are typed (probes.Step); a run that ended in error says which kind of failure
+// it was (RunError). Judging a result is package verdict's.
+//
+// The engine is one state machine (run) whose jobs live in their own files: the op interpreter
+// (ops.go), buffers and slots (buffers.go), captures and the residency ledger (captures.go),
+// replays, verification and stale-range forensics (verify.go), refusals (sideeffects.go),
+// teardown (teardown.go), the outcome and its reason (classify.go), and the timeline recorder
+// (timeline.go).
 package capture

@@ -1,18 +1,22 @@
-// Package reports is the result model of a replaycheck run and its writers.
+// Package reports holds the runs of a replaycheck invocation and renders them; it judges nothing.
 //
-// A Report collects one Entry per probe instance. An Entry is a JSON-friendly flattening of a
-// capture.Result together with its verdict (capture.Result.Verdict): enums become their names,
-// device addresses 0x-prefixed hex strings, byte samples hex strings, durations milliseconds.
-// Nothing is judged here: the outcome comes from the engine and the verdict from capture.
+// A Report is one platform run: where it ran and one Entry per probe instance. An Entry is the
+// engine's capture.Result as it is, with the verdict package verdict gave it (Report.Add asks
+// verdict.Judge; AddEntry takes an entry already judged, such as one a parallel Ginkgo process
+// recorded). Its JSON form is the result's own fields with "verdict" beside them: enums as their
+// names, device addresses as 0x-prefixed hex strings, byte samples as hex, durations in
+// nanoseconds.
 //
-// Timelines are the bulk of a result and matter only when something went wrong, so Add keeps an
-// instance's timeline only when its verdict is not pass, unless Options.AllTimelines says always.
-// Everything else of a result is kept.
+// Timelines are the bulk of a result and matter only when something went wrong, so AddEntry keeps
+// an instance's timeline only when its verdict is not pass, unless Options.AllTimelines says
+// always. Everything else of a result is kept.
 //
 // Writers:
 //   - WriteText: one aligned line per instance for a terminal, a detail block under every instance
 //     that failed, ended in error or corrupted data, and a summary line.
-//   - WriteJSON: one indented JSON document with a "results" array, the machine-readable record.
+//   - WriteJSON: one indented Document of one or more runs, the machine-readable record.
+//   - WriteTable: the enforcement table (EnforcementTable) of what each platform did with every
+//     unguarded hazard probe; WriteFailures: one line per failing verdict.
 //
-// Writers only read the Report; they may be called any number of times.
+// Writers only read what they are given; they may be called any number of times.
 package reports
