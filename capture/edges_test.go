@@ -74,6 +74,7 @@ var _ = Describe("after an op that did not take effect", func() {
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Rejection).To(BeNil())
 		Expect(res.Reason).To(ContainSubstring("invalid-state"))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrHarness))
 	})
 
 	It("stops at the time limit even when there is no graph to launch", func() {
@@ -93,6 +94,7 @@ var _ = Describe("after an op that did not take effect", func() {
 `), Mode: runtime.Global, Replays: 1000000}, capture.Options{Timeout: 100 * time.Millisecond})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("deadline"))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout))
 		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
 	})
 

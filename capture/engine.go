@@ -255,8 +255,19 @@ func (r *run) mustReturn(call string, f func() (string, error)) error {
 	}
 	ret, err := f()
 	r.tl.record(Event{Call: call, Returned: ret, Thread: runtime.Main}, err)
-	if err != nil {
-		return fail(ErrSetup, nil, fmt.Errorf("%s: %w", call, err))
+	if err == nil {
+		return nil
 	}
-	return nil
+	kind := ErrSetup
+	if guardMisuse(err) {
+		kind = ErrHarness
+	}
+	return fail(kind, nil, fmt.Errorf("%s: %w", call, err))
+}
+
+// guardMisuse reports whether err is the reference guards saying the engine used their API
+// wrongly (anything but a refusal): a harness bug, never a platform answer.
+func guardMisuse(err error) bool {
+	e, ok := runtime.AsError(err)
+	return ok && e.Backend == guard.Backend && e.Class != runtime.ClassRefused
 }

@@ -37,6 +37,30 @@ func (d slowDevice) SyncDevice(t runtime.Thread) error {
 	return d.Device.SyncDevice(t)
 }
 
+// blindDevice cannot report a stream's capture state once a capture began: CaptureInfo fails for
+// every stream while one is capturing.
+type blindDevice struct {
+	runtime.Device
+	capturing bool
+}
+
+func (d *blindDevice) BeginCapture(t runtime.Thread, s runtime.Stream, m runtime.CaptureMode) error {
+	d.capturing = true
+	return d.Device.BeginCapture(t, s, m)
+}
+
+func (d *blindDevice) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+	d.capturing = false
+	return d.Device.EndCapture(t, s)
+}
+
+func (d *blindDevice) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+	if d.capturing {
+		return runtime.CaptureInfo{}, &runtime.Error{Backend: "blind", Op: "CaptureInfo", Class: runtime.ClassDeviceLost}
+	}
+	return d.Device.CaptureInfo(t, s)
+}
+
 // brokenDevice fails reads with an error that is not a device error.
 type brokenDevice struct{ runtime.Device }
 
@@ -217,12 +241,14 @@ var _ = Describe("Run", func() {
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("leaked"))
 		Expect(res.Leaks).NotTo(BeEmpty())
+		Expect(res.Error).To(HaveField("Kind", capture.ErrLeak))
 	})
 
 	It("turns a panicking device into an error outcome", func() {
 		res := runOn(panickyDevice{dev}, parseProbe(simple), runtime.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("launch exploded"))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrHarness))
 	})
 
 	It("turns an error that is not a device error into an error outcome", func() {
@@ -248,6 +274,24 @@ var _ = Describe("Run", func() {
 			capture.Options{Timeout: 100 * time.Millisecond})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("deadline"))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout))
+	})
+
+	It("calls a cancelled run interrupted, not timed out", func() {
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		res := capture.Run(cancelled, dev, probes.Instance{Probe: parseProbe(simple), Mode: runtime.Global, Replays: 1}, capture.Options{})
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrInterrupted))
+	})
+
+	It("ends a run whose device cannot say what a stream captures in error, never as eager work", func() {
+		res := runOn(&blindDevice{Device: dev}, parseProbe(simple), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+		Expect(res.Error).To(HaveField("Kind", capture.ErrSetup))
+		Expect(res.Reason).To(ContainSubstring("CaptureInfo"))
+		Expect(res.Reason).To(ContainSubstring("device-lost"), "the device's own error is kept")
+		Expect(res.Timeline).NotTo(ContainElement(HaveField("Eager", true)))
 	})
 
 	It("skips an instance whose probe needs a capability the backend lacks", func() {

@@ -285,5 +285,6 @@ probes:
 		Expect(res.Rejection).To(BeNil())
 		Expect(res.Reason).To(ContainSubstring("Provision(plain a, 1048576)"))
 		Expect(res.Reason).To(ContainSubstring("out-of-memory"))
+		Expect(res.Error).To(SatisfyAll(HaveField("Kind", capture.ErrSetup), HaveField("Step", BeNil())))
 	})
 })

@@ -5,7 +5,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // The op interpreter: each probe op becomes one device call through the runtime under test, its
@@ -76,9 +75,7 @@ func (r *run) outcomeOf(step probes.Step, err error) (bool, error) {
 		}
 		return false, nil
 	}
-	if e.Backend == guard.Backend {
-		// The reference guards said the engine used their API wrongly: a harness bug, not a
-		// platform answer.
+	if guardMisuse(err) {
 		return false, fail(ErrHarness, &step, fmt.Errorf("%s: %w", step, err))
 	}
 	if r.res.Rejection == nil {
