@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/verdict"
@@ -103,23 +102,12 @@ func (c *Config) Disabled() (guard.Disabled, error) {
 // Matrix is the instance matrix the configuration selects.
 func (c *Config) Matrix() (probes.Matrix, error) {
 	m := probes.Matrix{Replays: c.Replays}
-	if c.Modes != "" {
-		for _, s := range strings.Split(c.Modes, ",") {
-			mode, err := runtime.ParseCaptureMode(strings.TrimSpace(s))
-			if err != nil {
-				return m, err
-			}
-			m.Modes = append(m.Modes, mode)
-		}
+	var err error
+	if m.Modes, err = probes.ParseModes(c.Modes); err != nil {
+		return m, fmt.Errorf("modes: %w", err)
 	}
-	switch c.Guards {
-	case "", "both":
-	case "on":
-		m.Guards = []bool{true}
-	case "off":
-		m.Guards = []bool{false}
-	default:
-		return m, fmt.Errorf("guards %q: want off, on or both", c.Guards)
+	if m.Guards, err = probes.ParseGuards(c.Guards); err != nil {
+		return m, fmt.Errorf("guards: %w", err)
 	}
 	return m, nil
 }

@@ -60,7 +60,7 @@ var _ = Describe("Config", func() {
 
 	It("rejects unknown modes, guard settings and guard names", func() {
 		Expect(parse("-replaycheck.modes=sometimes").Check()).To(MatchError(ContainSubstring("unknown capture mode")))
-		Expect(parse("-replaycheck.guards=maybe").Check()).To(MatchError(ContainSubstring("want off, on or both")))
+		Expect(parse("-replaycheck.guards=maybe").Check()).To(MatchError(ContainSubstring(`guards: "maybe" is not off, on or both`)))
 		Expect(parse("-replaycheck.disable-guards=moat").Check()).To(MatchError(ContainSubstring(`unknown guard "moat"`)))
 	})
 

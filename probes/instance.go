@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -73,4 +74,35 @@ func contains[T comparable](xs []T, x T) bool {
 		}
 	}
 	return false
+}
+
+// ParseModes reads a comma-separated list of capture modes, as command lines give them; "" is nil
+// (every probe's own modes).
+func ParseModes(list string) ([]runtime.CaptureMode, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []runtime.CaptureMode
+	for _, name := range strings.Split(list, ",") {
+		mode, err := runtime.ParseCaptureMode(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mode)
+	}
+	return out, nil
+}
+
+// ParseGuards reads a guard setting as command lines give it: off (program mode), on (kernel
+// mode) or both (nil: every probe's own).
+func ParseGuards(s string) ([]bool, error) {
+	switch s {
+	case "both", "":
+		return nil, nil
+	case GuardsName(true):
+		return []bool{true}, nil
+	case GuardsName(false):
+		return []bool{false}, nil
+	}
+	return nil, fmt.Errorf("%q is not off, on or both", s)
 }

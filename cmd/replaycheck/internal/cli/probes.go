@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // defaultPaths is where the probe catalog lives in the repository.
@@ -109,23 +108,12 @@ type selection struct {
 
 func (m *matrixFlags) parse() (selection, error) {
 	sel := selection{ids: m.probe, flags: *m}
-	if m.modes != "" {
-		for _, name := range strings.Split(m.modes, ",") {
-			mode, err := runtime.ParseCaptureMode(strings.TrimSpace(name))
-			if err != nil {
-				return selection{}, fmt.Errorf("--modes: %w", err)
-			}
-			sel.matrix.Modes = append(sel.matrix.Modes, mode)
-		}
+	var err error
+	if sel.matrix.Modes, err = probes.ParseModes(m.modes); err != nil {
+		return selection{}, fmt.Errorf("--modes: %w", err)
 	}
-	switch m.guards {
-	case "both":
-	case "on":
-		sel.matrix.Guards = []bool{true}
-	case "off":
-		sel.matrix.Guards = []bool{false}
-	default:
-		return selection{}, fmt.Errorf("--guards: %q is not off, on or both", m.guards)
+	if sel.matrix.Guards, err = probes.ParseGuards(m.guards); err != nil {
+		return selection{}, fmt.Errorf("--guards: %w", err)
 	}
 	if m.run != "" {
 		re, err := regexp.Compile(m.run)
