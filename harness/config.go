@@ -53,23 +53,10 @@ func (c *Config) Platform() string {
 	return verdict.PlatformKey(c.Backend, backends.ProfileOf(c.Backend, c.Profile))
 }
 
-// LoadBaseline reads the baseline the configuration names; auto looks for
-// baselines/<backend>-<profile>.yaml under dir and returns nil when there is none.
+// LoadBaseline reads the baseline the configuration names (verdict.LocateBaseline); auto looks
+// for baselines/<backend>-<profile>.yaml under dir and returns nil when there is none.
 func (c *Config) LoadBaseline(dir string) (*verdict.Baseline, error) {
-	var b *verdict.Baseline
-	var err error
-	switch c.Baseline {
-	case "none":
-		return nil, nil
-	case "", "auto":
-		b, err = verdict.FindBaseline(dir, c.Platform())
-	default:
-		b, err = verdict.ReadBaseline(c.Baseline)
-	}
-	if b == nil || err != nil {
-		return nil, err
-	}
-	return b, b.CheckPlatform(c.Platform())
+	return verdict.LocateBaseline(c.Baseline, []string{dir}, c.Platform())
 }
 
 // Disabled is the guard.Disabled that DisableGuards names.

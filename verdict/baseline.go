@@ -104,6 +104,31 @@ func FindBaseline(dir, key string) (*Baseline, error) {
 	return ReadBaseline(file)
 }
 
+// LocateBaseline finds the baseline of platform key that choice names: "none" is none; "auto" or
+// "" looks for baselines/<file> in each of dirs in turn (BaselineFile(key)) and is nil without
+// error when none has it; anything else is a file, read as given. A baseline found for another
+// platform is an error naming both.
+func LocateBaseline(choice string, dirs []string, key string) (*Baseline, error) {
+	var b *Baseline
+	var err error
+	switch choice {
+	case "none":
+		return nil, nil
+	case "", "auto":
+		for _, dir := range dirs {
+			if b, err = FindBaseline(dir, key); b != nil || err != nil {
+				break
+			}
+		}
+	default:
+		b, err = ReadBaseline(choice)
+	}
+	if b == nil || err != nil {
+		return nil, err
+	}
+	return b, b.CheckPlatform(key)
+}
+
 // ReadBaseline reads a baseline file strictly: unknown keys, a wrong version, an unknown outcome or
 // a rejection without class are errors naming the file and line.
 func ReadBaseline(path string) (*Baseline, error) {

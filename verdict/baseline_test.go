@@ -3,6 +3,8 @@ package verdict_test
 import (
 	"bytes"
 	"github.com/replaycheck/replaycheck/verdict"
+	"os"
+	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -141,3 +143,40 @@ func judge(res *capture.Result, b *verdict.Baseline) (verdict.Status, string) {
 	v := verdict.Judge(res, b)
 	return v.Status, v.Reason
 }
+
+var _ = Describe("LocateBaseline", func() {
+	write := func(dir, platform string) {
+		GinkgoHelper()
+		Expect(os.MkdirAll(filepath.Join(dir, "baselines"), 0o755)).To(Succeed())
+		f, err := os.Create(filepath.Join(dir, "baselines", verdict.BaselineFile("sim/cann")))
+		Expect(err).NotTo(HaveOccurred())
+		defer f.Close()
+		Expect(verdict.NewBaseline(platform, "", nil).WriteYAML(f)).To(Succeed())
+	}
+
+	It("finds auto in the first directory that has one, and nothing where none has", func() {
+		empty, first, second := GinkgoT().TempDir(), GinkgoT().TempDir(), GinkgoT().TempDir()
+		write(first, "sim/cann")
+		write(second, "sim/cann")
+		b, err := verdict.LocateBaseline("auto", []string{empty, first, second}, "sim/cann")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.File).To(HavePrefix(first))
+
+		b, err = verdict.LocateBaseline("", []string{empty}, "sim/cann")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b).To(BeNil())
+	})
+
+	It("reads none as none and a file as given, and refuses another platform's", func() {
+		dir := GinkgoT().TempDir()
+		write(dir, "sim/cuda")
+		b, err := verdict.LocateBaseline("none", []string{dir}, "sim/cann")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b).To(BeNil())
+		file := filepath.Join(dir, "baselines", "sim-cann.yaml")
+		_, err = verdict.LocateBaseline(file, nil, "sim/cann")
+		Expect(err).To(MatchError(ContainSubstring("records platform sim/cuda, but this run is sim/cann")))
+		_, err = verdict.LocateBaseline("auto", []string{dir}, "sim/cann")
+		Expect(err).To(MatchError(ContainSubstring("records platform sim/cuda")))
+	})
+})

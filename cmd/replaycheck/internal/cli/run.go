@@ -192,39 +192,24 @@ func (f *runFlags) profiles() []string {
 // baselines/<backend>-<profile>.yaml beside the probe paths (in a directory given, or in a file's directory).
 // Auto finding nothing is not an error: those instances stay uncharacterised.
 func (f *runFlags) baselineFor(env Env, args []string, key string) (*verdict.Baseline, error) {
-	switch f.baseline {
-	case "none":
-		return nil, nil
-	case "", "auto":
-	default:
-		if len(f.profiles()) > 1 {
-			return nil, fmt.Errorf("--baseline %s names one file, but %d profiles run: use auto or none", f.baseline, len(f.profiles()))
-		}
-		b, err := verdict.ReadBaseline(f.baseline)
-		if err != nil {
-			return nil, err
-		}
-		b.File = f.baseline
-		return b, b.CheckPlatform(key)
+	if f.baseline != "none" && f.baseline != "auto" && f.baseline != "" && len(f.profiles()) > 1 {
+		return nil, fmt.Errorf("--baseline %s names one file, but %d profiles run: use auto or none", f.baseline, len(f.profiles()))
 	}
 	if len(args) == 0 {
 		args = defaultPaths
 	}
+	var dirs []string
 	for _, a := range args {
-		dir := a
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			dir = filepath.Dir(dir)
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			a = filepath.Dir(a)
 		}
-		b, err := verdict.FindBaseline(dir, key)
-		if err != nil {
-			return nil, err
-		}
-		if b != nil {
-			b.File = env.display(b.File)
-			return b, b.CheckPlatform(key)
-		}
+		dirs = append(dirs, a)
 	}
-	return nil, nil
+	b, err := verdict.LocateBaseline(f.baseline, dirs, key)
+	if b != nil {
+		b.File = env.display(b.File)
+	}
+	return b, err
 }
 
 // platformRun is one platform's run of the selected instances.
