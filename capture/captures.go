@@ -114,7 +114,7 @@ func (r *run) inCapture(stream string) (bool, error) {
 
 // noteCaptured enters the buffers the last (captured) op touches into the residency ledger.
 func (r *run) noteCaptured(acc probes.Access) {
-	if n := len(r.tl.events); r.capture == "" || n == 0 || !r.tl.events[n-1].Captured {
+	if r.capture == "" || !r.tl.last().Captured {
 		return
 	}
 	note := func(spans []probes.Span, how Access) {

@@ -40,10 +40,18 @@ func (t *timeline) enter(p Phase) Phase {
 	return prev
 }
 
+// last is the last event recorded (the zero Event before any).
+func (t *timeline) last() Event {
+	if n := len(t.events); n > 0 {
+		return t.events[n-1]
+	}
+	return Event{}
+}
+
 // lastErr is the error text of the last event, for messages about a call that just failed.
 func (t *timeline) lastErr() string {
-	if n := len(t.events); n > 0 && t.events[n-1].Err != "" {
-		return t.events[n-1].Err
+	if err := t.last().Err; err != "" {
+		return err
 	}
 	return "unknown error"
 }

@@ -34,7 +34,7 @@ func (r *run) replays() error {
 			}
 			// A launch the platform ran, or rejected after looking at it, touched what the graph
 			// captured; one the runtime refused touched nothing.
-			if took || r.tl.events[len(r.tl.events)-1].Class != runtime.ClassRefused {
+			if took || r.tl.last().Class != runtime.ClassRefused {
 				r.noteStale(lc.Capture, round, took)
 			}
 			r.oracle.Launch(lc.Capture, took)
