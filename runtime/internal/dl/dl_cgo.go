@@ -1,0 +1,101 @@
+//go:build cgo
+
+package dl
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+
+// The dlerror text belongs to the thread that made the failing call: read it there.
+static void *rc_dlopen(const char *path, char **err) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	*err = h ? NULL : dlerror();
+	return h;
+}
+
+static void *rc_dlsym(void *h, const char *name, char **err) {
+	dlerror();
+	void *p = dlsym(h, name);
+	char *e = dlerror();
+	*err = e;
+	return e ? NULL : p;
+}
+
+static int rc_dlclose(void *h, char **err) {
+	int rc = dlclose(h);
+	*err = rc ? dlerror() : NULL;
+	return rc;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Library is an opened shared library.
+type Library struct {
+	handle unsafe.Pointer
+	path   string
+}
+
+// Open loads the library at path (RTLD_NOW: every symbol it needs is bound now).
+func Open(path string) (*Library, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cerr *C.char
+	h := C.rc_dlopen(cpath, &cerr)
+	if h == nil {
+		return nil, fmt.Errorf("dlopen %s: %s", path, text(cerr))
+	}
+	return &Library{handle: h, path: path}, nil
+}
+
+// Lookup returns the address of the exported symbol name.
+func (l *Library) Lookup(name string) (unsafe.Pointer, error) {
+	if l.handle == nil {
+		return nil, errors.New("library is closed")
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cerr *C.char
+	p := C.rc_dlsym(l.handle, cname, &cerr)
+	if cerr != nil {
+		return nil, errors.New(text(cerr))
+	}
+	if p == nil {
+		return nil, fmt.Errorf("symbol %q is NULL", name)
+	}
+	return p, nil
+}
+
+// Close unloads the library; the addresses it handed out are invalid afterwards. Closing twice is
+// an error.
+func (l *Library) Close() error {
+	if l.handle == nil {
+		return fmt.Errorf("dlclose %s: already closed", l.path)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cerr *C.char
+	if C.rc_dlclose(l.handle, &cerr) != 0 {
+		return fmt.Errorf("dlclose %s: %s", l.path, text(cerr))
+	}
+	l.handle = nil
+	return nil
+}
+
+func text(s *C.char) string {
+	if s == nil {
+		return "unknown error"
+	}
+	return C.GoString(s)
+}

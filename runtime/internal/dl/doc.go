@@ -1,0 +1,119 @@
+// Package dl loads a driver library at run time: dlopen, dlsym and dlclose, with dlerror read on
+// the same locked OS thread as the call it explains.
+//
+// A binding never links against a driver. It opens the library (Open, or OpenFirst over the
+// places a driver is installed) and resolves every symbol it will ever call into a table at once
+// (Library.Resolve): a required symbol that is missing fails the open and names the symbol, so an
+// older or partial driver is an error at open, never a crash at the first call. A symbol may be
+// versioned (the first of several exported names that exists wins, e.g. cuMemAlloc_v2 before
+// cuMemAlloc) or optional (its slot stays nil and the feature reports itself missing).
+//
+// Without cgo the package still builds: Open fails with ErrNoCgo, which says the binary was built
+// without cgo and so cannot load driver libraries. Everything else in replaycheck runs on the
+// simulator.
+package dl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+)
+
+// ErrNoCgo is the error of every Open in a binary built without cgo.
+var ErrNoCgo = errors.New("built without cgo (CGO_ENABLED=0): cannot load driver libraries")
+
+// Symbol is one entry of a function table: the names to look for, in order, and the slot that
+// receives the address of the first one found.
+type Symbol struct {
+	// Names are the exported names to try, first first: a versioned entry point lists its
+	// suffixed export before the base name.
+	Names []string
+	// Slot receives the address; it stays nil when nothing was found.
+	Slot *unsafe.Pointer
+	// Optional symbols may be missing: Resolve leaves their slot nil and does not fail.
+	Optional bool
+}
+
+// Sym is a required symbol with one name.
+func Sym(name string, slot *unsafe.Pointer) Symbol { return Symbol{Names: []string{name}, Slot: slot} }
+
+// MissingError is a library that lacks required symbols.
+type MissingError struct {
+	Path    string
+	Symbols []string // the first name of each missing entry
+	Detail  string   // dlerror's text for the first of them
+}
+
+func (e *MissingError) Error() string {
+	quoted := make([]string, len(e.Symbols))
+	for i, s := range e.Symbols {
+		quoted[i] = fmt.Sprintf("%q", s)
+	}
+	what := "symbol " + quoted[0]
+	if len(quoted) > 1 {
+		what = "symbols " + strings.Join(quoted, ", ")
+	}
+	return fmt.Sprintf("%s: %s not found: %s", e.Path, what, e.Detail)
+}
+
+// Resolve fills every slot of table from l. Every required entry that is missing is named in one
+// *MissingError; the slots it did find are filled all the same.
+func (l *Library) Resolve(table []Symbol) error {
+	var missing *MissingError
+	for _, s := range table {
+		*s.Slot = nil
+		var firstErr error
+		for _, name := range s.Names {
+			p, err := l.Lookup(name)
+			if err == nil {
+				*s.Slot = p
+				break
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		if *s.Slot != nil || s.Optional {
+			continue
+		}
+		if missing == nil {
+			missing = &MissingError{Path: l.path, Detail: firstErr.Error()}
+		}
+		missing.Symbols = append(missing.Symbols, s.Names[0])
+	}
+	if missing != nil {
+		return missing
+	}
+	return nil
+}
+
+// Path is the path the library was opened with.
+func (l *Library) Path() string { return l.path }
+
+// Attempt is one place OpenFirst tried, and why it failed ("" when it opened).
+type Attempt struct {
+	Path string `json:"path"`
+	Err  string `json:"error,omitempty"`
+}
+
+// OpenFirst opens the first of paths that loads, and reports every attempt up to it. The error,
+// when none loads, lists them all.
+func OpenFirst(paths []string) (*Library, []Attempt, error) {
+	var tried []Attempt
+	for _, p := range paths {
+		l, err := Open(p)
+		if err == nil {
+			return l, append(tried, Attempt{Path: p}), nil
+		}
+		tried = append(tried, Attempt{Path: p, Err: err.Error()})
+		if errors.Is(err, ErrNoCgo) {
+			return nil, tried, err
+		}
+	}
+	msgs := make([]string, len(tried))
+	for i, a := range tried {
+		msgs[i] = a.Err
+	}
+	return nil, tried, fmt.Errorf("no library could be opened: %s", strings.Join(msgs, "; "))
+}
