@@ -1,0 +1,221 @@
+package conformance
+
+import (
+	"fmt"
+	"sync"
+
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// unsafeRefused is the rule both platforms document for a potentially unsafe call (a synchronous
+// copy) made while a capture is in progress, by the calling thread's capture interaction mode:
+// Relaxed never refuses; ThreadLocal refuses during the caller's own non-relaxed capture; Global
+// also refuses during any Global capture, whichever thread began it.
+func unsafeRefused(captureMode, callerMode runtime.CaptureMode, callerBegan bool) bool {
+	switch {
+	case callerMode == runtime.Relaxed:
+		return false
+	case callerBegan:
+		return captureMode != runtime.Relaxed
+	default:
+		return captureMode == runtime.Global && callerMode == runtime.Global
+	}
+}
+
+func threadSpecs(h *harness) {
+	g.Context("threads", func() {
+		g.It("are Main and Other, and any other Thread value is refused", func() {
+			Expect(runtime.Main.String()).To(Equal("main"))
+			Expect(runtime.Other.String()).To(Equal("other"))
+			base := h.dev.Counters()
+			bad := runtime.Thread(7)
+			_, err := h.dev.Malloc(bad, 512)
+			h.failed(err)
+			_, err = h.dev.CreateStream(bad)
+			h.failed(err)
+			_, err = h.dev.ExchangeCaptureMode(bad, runtime.Relaxed)
+			h.failed(err)
+			h.failed(h.dev.SyncDevice(bad))
+			Expect(h.dev.Counters()).To(Equal(base))
+		})
+
+		g.It("share one device: memory, streams and events made on one thread serve the other", func() {
+			p := h.mallocOn(other, 4*kib)
+			s, err := h.dev.CreateStream(other)
+			Expect(err).NotTo(HaveOccurred())
+			e, err := h.dev.CreateEvent(other)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(h.dev.Fill(main, s, p, 2)).To(Succeed())
+			Expect(h.dev.Record(main, e, s)).To(Succeed())
+			Expect(h.dev.SyncEvent(other, e)).To(Succeed())
+			Expect(h.read(p)).To(Equal(filled(p.Bytes, 2)))
+			Expect(h.dev.DestroyEvent(main, e)).To(Succeed())
+			Expect(h.dev.DestroyStream(main, s)).To(Succeed())
+			h.free(p)
+		})
+
+		g.It("may be driven from many goroutines at once: allocations stay disjoint and the counters exact", func() {
+			const workers, rounds = 8, 25
+			base := h.dev.Counters()
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer g.GinkgoRecover()
+					defer wg.Done()
+					t := []runtime.Thread{main, other}[w%2]
+					s, err := h.dev.CreateStream(t)
+					Expect(err).NotTo(HaveOccurred())
+					for r := range rounds {
+						p, err := h.dev.Malloc(t, int64(512*(1+(w+r)%5)))
+						Expect(err).NotTo(HaveOccurred())
+						want := pattern(p.Bytes, byte(w*rounds+r))
+						Expect(h.dev.Write(t, p, want)).To(Succeed())
+						Expect(h.dev.Fill(t, s, p.Slice(0, 1), byte(w))).To(Succeed())
+						Expect(h.dev.SyncStream(t, s)).To(Succeed())
+						want[0] = byte(w)
+						got := make([]byte, p.Bytes)
+						Expect(h.dev.Read(t, got, p)).To(Succeed())
+						Expect(got).To(Equal(want), "worker %d round %d: another goroutine's allocation overlapped", w, r)
+						Expect(h.dev.Free(t, p)).To(Succeed())
+					}
+					Expect(h.dev.DestroyStream(t, s)).To(Succeed())
+				}()
+			}
+			wg.Wait()
+			c := h.dev.Counters()
+			Expect(c.Mallocs - base.Mallocs).To(Equal(int64(workers * rounds)))
+			Expect(c.Frees - base.Frees).To(Equal(int64(workers * rounds)))
+			Expect(c.Leaks(base)).To(BeEmpty())
+		})
+	})
+
+	g.Context("capture interaction modes of threads", func() {
+		g.It("start Global on each thread; an exchange sets one thread's mode and returns the one it replaces", func() {
+			for _, t := range []runtime.Thread{main, other} {
+				old, err := h.dev.ExchangeCaptureMode(t, runtime.ThreadLocal)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(old).To(Equal(runtime.Global), "%v starts in Global", t)
+			}
+			old, err := h.dev.ExchangeCaptureMode(other, runtime.Relaxed)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(old).To(Equal(runtime.ThreadLocal))
+			old, err = h.dev.ExchangeCaptureMode(main, runtime.Global)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(old).To(Equal(runtime.ThreadLocal), "exchanging Other's mode left Main's alone")
+			old, err = h.dev.ExchangeCaptureMode(other, runtime.Global)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(old).To(Equal(runtime.Relaxed))
+		})
+
+		g.It("refuse an unknown mode and keep the thread's mode", func() {
+			_, err := h.dev.ExchangeCaptureMode(main, runtime.Relaxed)
+			Expect(err).NotTo(HaveOccurred())
+			_, err = h.dev.ExchangeCaptureMode(main, runtime.CaptureMode(7))
+			h.failed(err)
+			old, err := h.dev.ExchangeCaptureMode(main, runtime.Global)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(old).To(Equal(runtime.Relaxed))
+		})
+
+		for _, call := range []string{"Write", "Read"} {
+			for _, began := range []runtime.Thread{main, other} {
+				for _, caller := range []runtime.Thread{main, other} {
+					for _, m := range runtime.CaptureModes {
+						for _, cm := range runtime.CaptureModes {
+							refused := unsafeRefused(m, cm, caller == began)
+							verdict := "allowed"
+							if refused {
+								verdict = "refused"
+							}
+							who := "the capturing thread"
+							if caller != began {
+								who = "the other thread"
+							}
+							text := fmt.Sprintf("%s by %s (%v, interaction mode %v) during a %v capture begun on %v: %s",
+								call, who, caller, cm, m, began, verdict)
+							g.It(text, func() {
+								h.need("thread-rules")
+								unsafeCallSpec(h, call, began, caller, m, cm, refused)
+							})
+						}
+					}
+				}
+			}
+		}
+
+		for _, m := range []runtime.CaptureMode{runtime.Global, runtime.ThreadLocal} {
+			g.It(inMode("EndCapture from the thread that did not begin the capture fails wrong-thread and makes no graph", m), func() {
+				h.need("thread-rules")
+				s := h.stream()
+				x := h.malloc(1 * kib)
+				base := h.dev.Counters()
+				h.begin(main, s, m)
+				h.fill(s, x, 1)
+				graph, err := h.dev.EndCapture(other, s)
+				e := h.failed(err, runtime.ClassWrongThread)
+				Expect(graph).To(BeZero())
+				Expect(h.dev.Counters().LiveGraphs).To(Equal(base.LiveGraphs))
+				h.rejectedInCapture(e, s, true) // ACL ends the capture on this error, CUDA leaves it
+				h.finish(main, s)
+				h.notCapturing(s)
+			})
+		}
+
+		g.It(inMode("EndCapture from the thread that did not begin the capture succeeds", runtime.Relaxed), func() {
+			s := h.stream()
+			x := h.malloc(1 * kib)
+			h.zeroed(x)
+			h.begin(main, s, runtime.Relaxed)
+			h.fill(s, x, 1)
+			graph := h.end(other, s)
+			h.notCapturing(s)
+			h.launch(graph, s)
+			h.sync(s)
+			Expect(h.read(x)).To(Equal(filled(x.Bytes, 1)))
+		})
+	})
+}
+
+// unsafeCallSpec begins a capture of mode m on thread began, sets the caller's interaction mode to
+// cm, and makes one synchronous copy (Write or Read) from caller: refused with a capture class
+// and without effect, or carried out.
+func unsafeCallSpec(h *harness, call string, began, caller runtime.Thread, m, cm runtime.CaptureMode, refused bool) {
+	g.GinkgoHelper()
+	s := h.stream()
+	x := h.malloc(1 * kib)
+	h.write(x, filled(x.Bytes, 1))
+	h.begin(began, s, m)
+	old, err := h.dev.ExchangeCaptureMode(caller, cm)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(old).To(Equal(runtime.Global))
+
+	got := make([]byte, x.Bytes)
+	switch call {
+	case "Write":
+		err = h.dev.Write(caller, x, filled(x.Bytes, 2))
+	case "Read":
+		err = h.dev.Read(caller, got, x)
+	}
+	_, xerr := h.dev.ExchangeCaptureMode(caller, runtime.Global)
+	Expect(xerr).NotTo(HaveOccurred())
+
+	want := filled(x.Bytes, 1)
+	if refused {
+		e := h.failed(err, unsafeInCapture...)
+		h.rejectedInCapture(e, s, false)
+	} else {
+		Expect(err).NotTo(HaveOccurred(), "%s is allowed here", call)
+		Expect(h.status(s)).To(Equal(runtime.CaptureActive))
+		if call == "Write" {
+			want = filled(x.Bytes, 2)
+		} else {
+			Expect(got).To(Equal(want), "the Read returned the buffer")
+		}
+	}
+	h.finish(began, s)
+	Expect(h.read(x)).To(Equal(want), "a refused Write wrote nothing; an allowed one wrote")
+}

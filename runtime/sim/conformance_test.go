@@ -1,0 +1,33 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/conformance"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// The simulator is held to the backend conformance suite on every embedded profile, opened the way
+// a front end opens it (backends.Open), in capture order and with a replay seed that shuffles
+// independent graph branches: the contract holds in every order the captured dependencies allow.
+var _ = func() bool {
+	for _, profile := range sim.Profiles() {
+		for _, seed := range []uint64{0, 7} {
+			name := fmt.Sprintf("sim %s", profile)
+			if seed != 0 {
+				name += fmt.Sprintf(", seed %d", seed)
+			}
+			conformance.Describe(name, func(ctx context.Context) (runtime.Device, error) {
+				b, err := backends.Open("sim", backends.Config{Profile: profile, Seed: seed})
+				if err != nil {
+					return nil, err
+				}
+				return b.Open(ctx, 0)
+			}, conformance.Options{})
+		}
+	}
+	return true
+}()
