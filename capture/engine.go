@@ -16,9 +16,6 @@ type Options struct {
 	// Timeout bounds one instance (default one minute). Device calls are not interrupted: the
 	// engine stops between calls and the instance ends in error.
 	Timeout time.Duration
-	// Profile is the backend's platform profile, recorded in the result ("" when the backend has
-	// none).
-	Profile string
 	// Runtime is the runtime under test; nil is replaycheck's reference guards (runtime/guard):
 	// kernel mode for a guarded instance, program mode otherwise, with Guard's options.
 	Runtime *RuntimeUnderTest
@@ -112,7 +109,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	res = &Result{
 		ID: in.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
 		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
-		Backend: dev.Backend(), Profile: opt.Profile, Device: dev.Describe(), Runtime: rut.Name,
+		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(), Runtime: rut.Name,
 		Expected: in.Expected(), RejectedBy: p.Expect.RejectedBy,
 	}
 	start := time.Now()

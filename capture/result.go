@@ -22,12 +22,13 @@ type Result struct {
 	Guarded bool                `json:"guarded"`
 	Replays int                 `json:"replays"` // rounds requested
 
-	// Backend, Profile and Device say where the instance ran; Runtime names the runtime under
-	// test (RuntimeBuiltin: replaycheck's own reference guards).
-	Backend string `json:"backend"`
-	Profile string `json:"profile,omitempty"`
-	Device  string `json:"device,omitempty"`
-	Runtime string `json:"runtime"`
+	// Backend, Platform (the device's platform key, runtime.Device.Platform) and Device say
+	// where the instance ran; Runtime names the runtime under test (RuntimeBuiltin:
+	// replaycheck's own reference guards).
+	Backend  string `json:"backend"`
+	Platform string `json:"platform"`
+	Device   string `json:"device,omitempty"`
+	Runtime  string `json:"runtime"`
 
 	Outcome  probes.Outcome `json:"outcome"`
 	Expected probes.Outcome `json:"expected,omitempty"` // "" when the probe leaves it to the baseline

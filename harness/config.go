@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -48,15 +47,11 @@ func (c *Config) Check() error {
 	return err
 }
 
-// Platform is the platform key of the configured backend and profile, e.g. sim/cann.
-func (c *Config) Platform() string {
-	return verdict.PlatformKey(c.Backend, backends.ProfileOf(c.Backend, c.Profile))
-}
-
-// LoadBaseline reads the baseline the configuration names (verdict.LocateBaseline); auto looks
-// for baselines/<backend>-<profile>.yaml under dir and returns nil when there is none.
-func (c *Config) LoadBaseline(dir string) (*verdict.Baseline, error) {
-	return verdict.LocateBaseline(c.Baseline, []string{dir}, c.Platform())
+// LoadBaseline reads the baseline of platform (the opened device's key) that the configuration
+// names (verdict.LocateBaseline); auto looks for baselines/<file> under dir and returns nil when
+// there is none.
+func (c *Config) LoadBaseline(dir, platform string) (*verdict.Baseline, error) {
+	return verdict.LocateBaseline(c.Baseline, []string{dir}, platform)
 }
 
 // Disabled is the guard.Disabled that DisableGuards names.

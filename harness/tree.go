@@ -37,43 +37,50 @@ type suite struct {
 	cfg      *Config
 	baseline *verdict.Baseline
 	device   runtime.Device
+	platform string // the device's platform key
 }
 
 // options are the engine options of every instance this suite runs.
 func (s *suite) options() capture.Options {
 	off, _ := s.cfg.Disabled() // checked by Register
-	return capture.Options{
-		Timeout: s.cfg.Timeout, Profile: backends.ProfileOf(s.cfg.Backend, s.cfg.Profile),
-		Guard: guard.Options{Disabled: off},
-	}
+	return capture.Options{Timeout: s.cfg.Timeout, Guard: guard.Options{Disabled: off}}
 }
 
 // Register builds the spec tree for sets: a container per set, a spec per instance. It also registers
 // the BeforeSuite that opens device 0 of the configured backend and closes it after the suite, the
 // central invariant over every result the suite produced, and the report the configuration asks
-// for. Unguarded outcomes are compared with the platform baseline the configuration names (auto:
-// the one in dir/baselines). Call it from TestX before RunSpecs.
+// for. Unguarded outcomes are compared with the baseline of the device's platform that the
+// configuration names (auto: the one in dir/baselines). Call it from TestX before RunSpecs; it
+// fails at once on a bad configuration or a backend that cannot be opened.
 func Register(cfg *Config, sets []*probes.Set, dir string) error {
 	if err := cfg.Check(); err != nil {
 		return err
 	}
 	matrix, _ := cfg.Matrix()
-	baseline, err := cfg.LoadBaseline(dir)
+	bcfg := backends.Config{Profile: cfg.Profile, Seed: cfg.Seed}
+	b, err := backends.Open(cfg.Backend, bcfg)
 	if err != nil {
 		return err
 	}
-	s := &suite{cfg: cfg, baseline: baseline}
+	if err := b.Close(); err != nil {
+		return err
+	}
+	s := &suite{cfg: cfg}
 	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
-		b, err := backends.Open(cfg.Backend, backends.Config{Profile: cfg.Profile, Seed: cfg.Seed})
+		b, err := backends.Open(cfg.Backend, bcfg)
 		if err != nil {
 			ginkgo.Fail(err.Error())
 		}
+		ginkgo.DeferCleanup(b.Close)
 		dev, err := b.Open(ctx, 0)
 		if err != nil {
 			ginkgo.Fail(fmt.Sprintf("open %s device 0: %v", cfg.Backend, err))
 		}
-		s.device = dev
-		ginkgo.DeferCleanup(func() error { return dev.Close() })
+		ginkgo.DeferCleanup(dev.Close)
+		s.device, s.platform = dev, dev.Platform()
+		if s.baseline, err = cfg.LoadBaseline(dir, s.platform); err != nil {
+			ginkgo.Fail(err.Error())
+		}
 	})
 	for _, set := range sets {
 		instances := probes.Instances(set.Probes, matrix)
@@ -137,7 +144,7 @@ func (s *suite) writeReport(r ginkgo.Report) error {
 		return err
 	}
 	rep := reports.New("replaycheck", "suite", reports.Options{})
-	rep.Backend, rep.Profile = s.cfg.Backend, backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)
+	rep.Backend, rep.Platform, rep.Profile = s.cfg.Backend, s.platform, backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)
 	if s.baseline != nil {
 		rep.Baseline, rep.BaselineFile = s.baseline, s.baseline.File
 	}

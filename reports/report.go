@@ -14,8 +14,11 @@ type Report struct {
 	Version string    `json:"version"`
 	Started time.Time `json:"started"`
 	Backend string    `json:"backend"`
-	Profile string    `json:"profile,omitempty"`
-	Device  string    `json:"device"`
+	// Platform is the platform key of the device the run used (runtime.Device.Platform), the
+	// key of its baseline; Profile is the simulator profile, when the backend has one.
+	Platform string `json:"platform"`
+	Profile  string `json:"profile,omitempty"`
+	Device   string `json:"device"`
 	// Runtime is the runtime under test ("" is capture.RuntimeBuiltin).
 	Runtime string  `json:"runtime"`
 	Summary Summary `json:"summary"`
@@ -59,8 +62,8 @@ type Entry struct {
 	Verdict verdict.Verdict `json:"verdict"`
 }
 
-// New starts an empty report stamped with the current time. The caller fills in Backend, Profile
-// and Device once the device is open.
+// New starts an empty report stamped with the current time. The caller fills in Backend,
+// Platform, Profile and Device once the device is open.
 func New(tool, version string, opt Options) *Report {
 	return &Report{
 		Tool: tool, Version: version, Started: time.Now().UTC(),

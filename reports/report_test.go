@@ -42,7 +42,7 @@ func stepAt(text string) *probes.Step { return ptr(mustStep(text)) }
 func exactResult() *capture.Result {
 	return &capture.Result{
 		ID: "basic/copy@global/guards-off", Probe: "basic/copy", Set: "basic", Hazard: "none",
-		Mode: runtime.Global, Guarded: false, Replays: 3, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Mode: runtime.Global, Guarded: false, Replays: 3, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Expected: probes.Exact,
 		Reason: "3 of 3 rounds byte-identical to the oracle, no error",
 		Rounds: 3,
@@ -76,7 +76,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 	r := &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-off", Probe: "rebase/grow-after-capture", Set: "rebase",
 		Hazard: "rebase", Labels: []string{"retained"},
-		Mode: runtime.Global, Guarded: false, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Mode: runtime.Global, Guarded: false, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Corrupted, Expected: expected,
 		Reason: "2 of 2 rounds differ from the oracle, first at round 1 (dst at offset 0, 128 bytes); " +
 			"graph main captured dst at 0x100000000+64, now buffer bystander 0x100000000+64 (generation 3)",
@@ -106,7 +106,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 func rejectedResult() *capture.Result {
 	return &capture.Result{
 		ID: "sync/sync-in-capture@thread-local/guards-off", Probe: "sync/sync-in-capture", Set: "sync",
-		Hazard: "sync-in-capture", Mode: runtime.ThreadLocal, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "sync-in-capture", Mode: runtime.ThreadLocal, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Rejected, Expected: probes.Rejected, RejectedBy: []runtime.Class{runtime.ClassCapturedStream},
 		Reason: "platform rejected capture main op 2 (SyncStream) with 107027 ACL_ERROR_RT_STREAM_CAPTURED " +
 			"[captured-stream], capture not invalidated, later replays exact",
@@ -126,7 +126,7 @@ func rejectedResult() *capture.Result {
 func skippedResult() *capture.Result {
 	return &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-on", Probe: "rebase/grow-after-capture", Set: "rebase",
-		Hazard: "rebase", Mode: runtime.Global, Guarded: true, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "rebase", Mode: runtime.Global, Guarded: true, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Skipped, Expected: probes.Refused,
 		Reason: "guards on needs runtime/guard, which this build does not have yet",
 	}
@@ -135,7 +135,7 @@ func skippedResult() *capture.Result {
 func uncharacterisedResult() *capture.Result {
 	return &capture.Result{
 		ID: "offcap/side-stream@global/guards-off", Probe: "offcap/side-stream", Set: "offcap",
-		Hazard: "off-capture", Mode: runtime.Global, Replays: 2, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "off-capture", Mode: runtime.Global, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Reason: "2 of 2 rounds byte-identical to the oracle, no error", Rounds: 2,
 		Timeline: []capture.Event{{Seq: 1, Phase: "prepare", Step: stepAt("prepare op 1"), Call: "Fill(a 0x100000000+8, 0x01) on main"}},
 		Duration: 300 * time.Microsecond,
@@ -145,7 +145,7 @@ func uncharacterisedResult() *capture.Result {
 func erroredResult() *capture.Result {
 	return &capture.Result{
 		ID: "leak/forgotten-graph@global/guards-off", Probe: "leak/forgotten-graph", Set: "leak",
-		Hazard: "none", Mode: runtime.Global, Replays: 1, Backend: "sim", Profile: "cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "none", Mode: runtime.Global, Replays: 1, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Errored, Expected: probes.Exact, Rounds: 1,
 		Reason: "leaked after teardown: graphs: 1 live, 0 before",
 		Error:  &capture.RunError{Kind: capture.ErrLeak, Message: "leaked after teardown: graphs: 1 live, 0 before"},
@@ -156,7 +156,7 @@ func erroredResult() *capture.Result {
 func sampleReport(opt reports.Options) *reports.Report {
 	rep := reports.New("replaycheck", "v0.0.0-test", opt)
 	rep.Started = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rep.Backend, rep.Profile, rep.Device = "sim", "cann", "sim device 0 (cann)"
+	rep.Backend, rep.Platform, rep.Profile, rep.Device = "sim", "sim/cann", "cann", "sim device 0 (cann)"
 	for _, r := range []*capture.Result{
 		exactResult(), corruptedResult(probes.Corrupted), corruptedResult(probes.Exact),
 		rejectedResult(), skippedResult(), uncharacterisedResult(), erroredResult(),
@@ -347,7 +347,7 @@ var _ = Describe("the JSON field names", func() {
 	})
 
 	It("name every field of every result", func() {
-		for _, key := range []string{"probe", "id", "set", "hazard", "mode", "guarded", "backend", "profile", "runtime", "outcome", "verdict", "reason", "rounds", "corrupted_rounds", "first_corrupted", "duration_ns"} {
+		for _, key := range []string{"probe", "id", "set", "hazard", "mode", "guarded", "backend", "platform", "runtime", "outcome", "verdict", "reason", "rounds", "corrupted_rounds", "first_corrupted", "duration_ns"} {
 			for i, r := range results {
 				Expect(r).To(HaveKey(key), "results[%d] has no %q", i, key)
 			}
@@ -395,12 +395,12 @@ var _ = Describe("the JSON document", func() {
 		Expect(json.Unmarshal(buf.Bytes(), &d)).To(Succeed())
 		return d
 	}
-	It("has one shape for one run and for several, and every result names its backend, profile and runtime", func() {
+	It("has one shape for one run and for several, and every result names its backend, platform and runtime", func() {
 		cann := sampleReport(reports.Options{})
 		cuda := sampleReport(reports.Options{})
-		cuda.Profile = "cuda"
+		cuda.Platform, cuda.Profile = "sim/cuda", "cuda"
 		for i := range cuda.Results {
-			cuda.Results[i].Profile = "cuda"
+			cuda.Results[i].Platform = "sim/cuda"
 		}
 		one, two := decode(cann), decode(cann, cuda)
 		Expect(one.Runs).To(HaveLen(1))
@@ -415,9 +415,9 @@ var _ = Describe("the JSON document", func() {
 		for _, r := range append(one.Results, two.Results...) {
 			Expect(r).To(HaveKeyWithValue("backend", "sim"))
 			Expect(r).To(HaveKeyWithValue("runtime", "builtin"))
-			Expect(r).To(HaveKey("profile"))
+			Expect(r).To(HaveKey("platform"))
 		}
-		Expect(two.Results[13]).To(HaveKeyWithValue("profile", "cuda"))
+		Expect(two.Results[13]).To(HaveKeyWithValue("platform", "sim/cuda"))
 	})
 })
 

@@ -51,7 +51,12 @@ const (
 const TableLegend = "a number: rejected with that platform code (+inv: the capture was invalidated; +silent: and the bytes were wrong all the same); silent: wrong data and no error; allowed: no error, exact; -: not run"
 
 // RunName labels a report's column group: backend/profile.
-func RunName(r *Report) string { return verdict.PlatformKey(r.Backend, r.Profile) }
+func RunName(r *Report) string {
+	if r.Platform != "" {
+		return r.Platform
+	}
+	return verdict.PlatformKey(r.Backend, r.Profile)
+}
 
 // cellOf is what one unguarded entry shows.
 func cellOf(e Entry) string {

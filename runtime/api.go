@@ -250,6 +250,9 @@ type Backend interface {
 	Devices(ctx context.Context) (int, error)
 	// Open opens device index and starts its worker threads.
 	Open(ctx context.Context, index int) (Device, error)
+	// Close releases what the backend holds (a driver library's handle). Devices must be closed
+	// first; the backend is unusable afterwards.
+	Close() error
 }
 
 // Device is one opened device. Every method is safe to call from any goroutine; the Thread
@@ -258,6 +261,10 @@ type Device interface {
 	Backend() string
 	// Describe names the device and, for the simulator, its platform profile.
 	Describe() string
+	// Platform is the platform key baselines are recorded and found under: backend/profile on the
+	// simulator ("sim/cann"), backend/<runtime version>-<device> on hardware
+	// ("acl/cann-9.0-a2a3", "cuda/12.4-h200"). It has no spaces and may contain one "/".
+	Platform() string
 	Capabilities() Capabilities
 	Counters() Counters
 	// Close destroys what is left and stops the workers. The Device is unusable afterwards.

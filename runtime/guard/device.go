@@ -97,6 +97,7 @@ func (d *Device) guarding(removed bool) bool { return !removed && d.latch.Mode()
 
 func (d *Device) Backend() string                    { return d.inner.Backend() }
 func (d *Device) Describe() string                   { return d.inner.Describe() }
+func (d *Device) Platform() string                   { return d.inner.Platform() }
 func (d *Device) Capabilities() runtime.Capabilities { return d.inner.Capabilities() }
 func (d *Device) Counters() runtime.Counters         { return d.inner.Counters() }
 func (d *Device) Close() error                       { return d.inner.Close() }

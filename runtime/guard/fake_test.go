@@ -82,6 +82,7 @@ func (f *fake) MallocCalls() int {
 
 func (f *fake) Backend() string  { return "fake" }
 func (f *fake) Describe() string { return "fake device" }
+func (f *fake) Platform() string { return "fake" }
 func (f *fake) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{Kernels: true, FaultInjection: true}
 }

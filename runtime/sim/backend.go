@@ -74,6 +74,9 @@ func New(opts Options) (runtime.Backend, error) {
 
 func (b *backend) Name() string { return "sim" }
 
+// Close releases nothing: the simulator holds no outside resource.
+func (b *backend) Close() error { return nil }
+
 func (b *backend) Devices(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err

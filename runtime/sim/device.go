@@ -73,6 +73,9 @@ func (d *Device) Describe() string {
 	return fmt.Sprintf("sim device %d (profile %s: %s; %s)", d.index, d.profile.Name, d.profile.Description, formatBytes(d.size))
 }
 
+// Platform is "sim/" and the profile's name.
+func (d *Device) Platform() string { return "sim/" + d.profile.Name }
+
 func (d *Device) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -51,24 +50,24 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 			if !ok {
 				return ExitUsage
 			}
-			profile := f.profiles()[0]
-			key := verdict.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile))
-			var base *verdict.Baseline
-			if verb == "diff" {
-				if base, err = f.baselineFor(env, paths, key); err != nil {
-					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-					return ExitUsage
-				}
-				if base == nil {
-					fmt.Fprintf(env.Stderr, "replaycheck baseline: no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)\n", key, verdict.BaselineFile(key))
-					return ExitUsage
-				}
-			}
-			pr, err := execute(ctx, env, &f, profile, cfg, instances, nil)
+			p, err := openPlatform(ctx, f.backend, f.profiles()[0], cfg)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 				return ExitUsage
 			}
+			key := p.dev.Platform()
+			var base *verdict.Baseline
+			if verb == "diff" {
+				if base, err = f.baselineFor(env, paths, key); err == nil && base == nil {
+					err = fmt.Errorf("no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)", key, verdict.BaselineFile(key))
+				}
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+					_ = p.close()
+					return ExitUsage
+				}
+			}
+			pr := execute(ctx, env, &f, p, instances, nil)
 			if pr.interrupted || pr.closeErr != nil {
 				return ExitFail
 			}

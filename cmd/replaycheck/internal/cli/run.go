@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -142,7 +144,11 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 	for _, profile := range f.profiles() {
 		c := cfg
 		c.Profile = profile
-		if _, err := backends.Open(f.backend, c); err != nil {
+		b, err := backends.Open(f.backend, c)
+		if err == nil {
+			err = b.Close()
+		}
+		if err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
 		}
@@ -151,16 +157,18 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 	var runs []*reports.Report
 	code := ExitOK
 	for _, profile := range f.profiles() {
-		baseline, err := f.baselineFor(env, args, verdict.PlatformKey(f.backend, backends.ProfileOf(f.backend, profile)))
+		p, err := openPlatform(ctx, f.backend, profile, cfg)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
 		}
-		pr, err := execute(ctx, env, f, profile, cfg, instances, baseline)
+		baseline, err := f.baselineFor(env, args, p.dev.Platform())
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+			_ = p.close()
 			return ExitUsage
 		}
+		pr := execute(ctx, env, f, p, instances, baseline)
 		runs = append(runs, pr.report)
 		if pr.failed() {
 			code = ExitFail
@@ -226,21 +234,39 @@ func (p platformRun) failed() bool {
 	return p.report.Summary.Failed() || p.interrupted || p.closeErr != nil
 }
 
-// execute opens device 0 of the backend with one profile and runs every instance on it. An error
-// means nothing ran (the backend or device could not be opened).
-func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg backends.Config, instances []probes.Instance, baseline *verdict.Baseline) (platformRun, error) {
+// platform is device 0 of a backend, open for a run.
+type platform struct {
+	backend runtime.Backend
+	dev     runtime.Device
+	profile string // the simulator profile, "" for a backend without profiles
+}
+
+// openPlatform opens the backend with one profile and its device 0.
+func openPlatform(ctx context.Context, backend, profile string, cfg backends.Config) (*platform, error) {
 	cfg.Profile = profile
-	backend, err := backends.Open(f.backend, cfg)
+	b, err := backends.Open(backend, cfg)
 	if err != nil {
-		return platformRun{}, err
+		return nil, err
 	}
-	dev, err := backend.Open(ctx, 0)
+	dev, err := b.Open(ctx, 0)
 	if err != nil {
-		return platformRun{}, fmt.Errorf("opening device 0 of backend %s: %w", f.backend, err)
+		_ = b.Close()
+		return nil, fmt.Errorf("opening device 0 of backend %s: %w", backend, err)
 	}
+	return &platform{backend: b, dev: dev, profile: backends.ProfileOf(backend, profile)}, nil
+}
+
+// close closes the device, then the backend.
+func (p *platform) close() error {
+	return errors.Join(p.dev.Close(), p.backend.Close())
+}
+
+// execute runs every instance on the platform's device, then closes it; the report names the
+// device's platform and is judged against baseline (nil: none).
+func execute(ctx context.Context, env Env, f *runFlags, p *platform, instances []probes.Instance, baseline *verdict.Baseline) platformRun {
 	rep := reports.New("replaycheck", version(), reports.Options{AllTimelines: f.timelines == "all"})
-	rep.Backend, rep.Device, rep.Profile = backend.Name(), dev.Describe(), backends.ProfileOf(backend.Name(), profile)
-	opt := capture.Options{Timeout: f.timeout, Profile: rep.Profile}
+	rep.Backend, rep.Platform, rep.Device, rep.Profile = p.backend.Name(), p.dev.Platform(), p.dev.Describe(), p.profile
+	opt := capture.Options{Timeout: f.timeout}
 	if baseline != nil {
 		rep.Baseline, rep.BaselineFile = baseline, baseline.File
 	}
@@ -251,15 +277,15 @@ func execute(ctx context.Context, env Env, f *runFlags, profile string, cfg back
 			pr.interrupted = true
 			break
 		}
-		res := capture.Run(ctx, dev, in, opt)
+		res := capture.Run(ctx, p.dev, in, opt)
 		pr.results = append(pr.results, res)
 		rep.Add(res)
 	}
-	if err := dev.Close(); err != nil {
+	if err := p.close(); err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck run: closing device: %v\n", err)
 		pr.closeErr = err
 	}
-	return pr, nil
+	return pr
 }
 
 // writeRuns writes the reports: with --table only the enforcement table of every run, followed in
