@@ -250,9 +250,26 @@ type Backend interface {
 	Devices(ctx context.Context) (int, error)
 	// Open opens device index and starts its worker threads.
 	Open(ctx context.Context, index int) (Device, error)
+	// Info describes device index without opening it for work.
+	Info(ctx context.Context, index int) (DeviceInfo, error)
+	// Source says where the backend comes from: "built in", or the driver library it loaded.
+	Source() string
 	// Close releases what the backend holds (a driver library's handle). Devices must be closed
 	// first; the backend is unusable afterwards.
 	Close() error
+}
+
+// DeviceInfo describes one device of a backend, as `replaycheck devices` shows it.
+type DeviceInfo struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// Memory is the device's memory in bytes.
+	Memory int64 `json:"memory_bytes"`
+	// Driver and Runtime are the versions the backend reports ("" when it has none).
+	Driver  string `json:"driver,omitempty"`
+	Runtime string `json:"runtime,omitempty"`
+	// Platform is the key a device opened here reports (Device.Platform).
+	Platform string `json:"platform"`
 }
 
 // Device is one opened device. Every method is safe to call from any goroutine; the Thread

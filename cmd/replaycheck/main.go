@@ -4,6 +4,8 @@
 //	replaycheck run [flags] [PATH...]    run probe instances, report a verdict for each
 //	replaycheck list [flags] [PATH...]   list the instances probe files expand to
 //	replaycheck validate [PATH...]       check probe files, print every problem with file:line:col
+//	replaycheck baseline write|diff       record a platform baseline, or compare a run with it
+//	replaycheck devices                  every backend, whether it is usable here, and its devices
 //	replaycheck version
 //	replaycheck help [command]
 //

@@ -55,8 +55,8 @@ var _ = Describe("Open", func() {
 				Expect(err).To(MatchError(ContainSubstring(w)), "Open(%q, %+v): the error does not mention %q", name, cfg, w)
 			}
 		},
-		Entry("acl is planned but not built in", "acl", backends.Config{}, `backend "acl" is not built into this binary yet`),
-		Entry("cuda is planned but not built in", "cuda", backends.Config{}, `backend "cuda" is not built into this binary yet`),
+		Entry("acl is planned but not built in", "acl", backends.Config{}, `backend "acl": not built into this binary yet (this binary has: sim)`),
+		Entry("cuda is planned but not built in", "cuda", backends.Config{}, `backend "cuda": not built into this binary yet (this binary has: sim)`),
 		Entry("an unknown name lists the known backends", "tpu", backends.Config{}, `unknown backend "tpu"`, "sim", "acl", "cuda"),
 		Entry("the empty name is unknown", "", backends.Config{}, `unknown backend ""`),
 		Entry("an unknown sim profile lists the embedded ones", "sim", backends.Config{Profile: "rocm"}, "sim", `"rocm"`, "cann", "cuda"),

@@ -77,6 +77,31 @@ func (b *backend) Name() string { return "sim" }
 // Close releases nothing: the simulator holds no outside resource.
 func (b *backend) Close() error { return nil }
 
+// Source is "built in": the simulator is part of every binary.
+func (b *backend) Source() string { return "built in" }
+
+// Info describes device index: the simulator, its profile and its memory.
+func (b *backend) Info(ctx context.Context, index int) (runtime.DeviceInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return runtime.DeviceInfo{}, err
+	}
+	if index < 0 || index >= b.opts.Devices {
+		return runtime.DeviceInfo{}, b.indexError("Info", index)
+	}
+	return runtime.DeviceInfo{
+		Index: index, Name: fmt.Sprintf("sim device %d (profile %s: %s)", index, b.profile.Name, b.profile.Description),
+		Memory: b.opts.Memory, Runtime: "simulator", Platform: "sim/" + b.profile.Name,
+	}, nil
+}
+
+func (b *backend) indexError(op string, index int) error {
+	code := b.profile.Errors[runtime.ClassInvalidValue]
+	return &runtime.Error{
+		Backend: "sim", Op: op, Code: code.Code, Name: code.Name, Class: runtime.ClassInvalidValue,
+		Detail: fmt.Sprintf("device index %d out of range: the backend has %d device(s)", index, b.opts.Devices),
+	}
+}
+
 func (b *backend) Devices(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -91,11 +116,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 		return nil, err
 	}
 	if index < 0 || index >= b.opts.Devices {
-		code := b.profile.Errors[runtime.ClassInvalidValue]
-		return nil, &runtime.Error{
-			Backend: "sim", Op: "Open", Code: code.Code, Name: code.Name, Class: runtime.ClassInvalidValue,
-			Detail: fmt.Sprintf("device index %d out of range: the backend has %d device(s)", index, b.opts.Devices),
-		}
+		return nil, b.indexError("Open", index)
 	}
 	return newDevice(index, b.opts, b.profile), nil
 }

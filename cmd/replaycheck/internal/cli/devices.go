@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+)
+
+var devicesCommand = &command{
+	name:    "devices",
+	summary: "list every backend, whether it is usable here and why not, and its devices",
+	detail: `List every backend replaycheck defines (sim, acl, cuda): whether this binary can use it on this
+host and, when not, exactly why (built without cgo, the library paths tried, a symbol missing, a
+library without a driver, no device); for each device its name, memory, driver and runtime
+versions and the platform key its baselines go under. Exit 0 whatever is found; 2 for usage errors.`,
+	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
+		format := fs.String("format", "text", "output format: text or json")
+		return func(ctx context.Context, args []string) int {
+			if len(args) > 0 {
+				fmt.Fprintf(env.Stderr, "replaycheck devices: takes no arguments, got %q\n", args)
+				return ExitUsage
+			}
+			if *format != "text" && *format != "json" {
+				fmt.Fprintf(env.Stderr, "replaycheck devices: --format: %q is not text or json\n", *format)
+				return ExitUsage
+			}
+			inv := inventory(ctx)
+			if *format == "json" {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(map[string]any{"backends": inv}); err != nil {
+					fmt.Fprintf(env.Stderr, "replaycheck devices: %v\n", err)
+					return ExitFail
+				}
+				return ExitOK
+			}
+			writeInventory(env, inv)
+			return ExitOK
+		}
+	},
+}
+
+// backendState is one backend as `devices` reports it.
+type backendState struct {
+	Name   string `json:"name"`
+	Usable bool   `json:"usable"`
+	// Source is where the backend comes from (built in, or the library it loaded).
+	Source string `json:"source,omitempty"`
+	// Reason says why the backend is not usable, or what went wrong listing a device.
+	Reason  string               `json:"reason,omitempty"`
+	Devices []runtime.DeviceInfo `json:"devices"`
+}
+
+// inventory opens every known backend, lists its devices and closes it.
+func inventory(ctx context.Context) []backendState {
+	var out []backendState
+	for _, name := range backends.Known() {
+		st := backendState{Name: name, Devices: []runtime.DeviceInfo{}}
+		if why := backends.Unavailable(name); why != "" {
+			st.Reason = why
+			out = append(out, st)
+			continue
+		}
+		b, err := backends.Open(name, backends.Config{})
+		if err != nil {
+			st.Reason = err.Error()
+			out = append(out, st)
+			continue
+		}
+		st.Source = b.Source()
+		n, err := b.Devices(ctx)
+		switch {
+		case err != nil:
+			st.Reason = err.Error()
+		case n == 0:
+			st.Reason = "no device"
+		}
+		for i := range n {
+			info, err := b.Info(ctx, i)
+			if err != nil {
+				st.Reason = fmt.Sprintf("device %d: %v", i, err)
+				break
+			}
+			st.Devices = append(st.Devices, info)
+		}
+		st.Usable = st.Reason == ""
+		if err := b.Close(); err != nil && st.Reason == "" {
+			st.Reason, st.Usable = "closing: "+err.Error(), false
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func writeInventory(env Env, inv []backendState) {
+	nameW := 0
+	for _, st := range inv {
+		nameW = max(nameW, len(st.Name))
+	}
+	for _, st := range inv {
+		state, detail := "usable", st.Source
+		if !st.Usable {
+			state, detail = "unavailable", st.Reason
+		}
+		fmt.Fprintf(env.Stdout, "%-*s  %-11s  %s\n", nameW, st.Name, state, detail)
+		for _, d := range st.Devices {
+			parts := []string{formatBytes(d.Memory)}
+			if d.Driver != "" {
+				parts = append(parts, "driver "+d.Driver)
+			}
+			if d.Runtime != "" {
+				parts = append(parts, "runtime "+d.Runtime)
+			}
+			parts = append(parts, "platform "+d.Platform)
+			fmt.Fprintf(env.Stdout, "%*s  device %d: %s; %s\n", nameW, "", d.Index, d.Name, strings.Join(parts, ", "))
+		}
+	}
+}
+
+// formatBytes writes a size in the largest binary unit that divides it, e.g. 16GiB.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		unit  string
+		shift uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.unit)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
+}
