@@ -27,7 +27,7 @@ var _ = Describe("the catalog on sim/cann", func() {
 		DeferCleanup(dev.Close)
 	})
 
-	for _, mode := range runtime.CaptureModes {
+	for _, mode := range runtime.CaptureModes() {
 		Context("in "+mode.String()+" mode", func() {
 			It("replays every positive probe exactly", func() {
 				for _, s := range sets {

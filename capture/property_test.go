@@ -222,7 +222,7 @@ var _ = Describe("oracle and simulator", func() {
 			text := newProgram(seed).yaml()
 			set, err := probes.Parse(fmt.Sprintf("program-%d.yaml", seed), []byte(text), probes.DefaultLimits())
 			Expect(err).NotTo(HaveOccurred(), "seed %d:\n%s", seed, text)
-			mode := runtime.CaptureModes[seed%3]
+			mode := runtime.CaptureModes()[seed%3]
 			res := runOn(dev, set.Probes[0], mode, 1+int(seed%4))
 			Expect(res.Outcome).To(Equal(probes.Exact), "seed %d (%s): %s\n%s", seed, mode, res.Reason, text)
 		}

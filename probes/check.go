@@ -15,6 +15,30 @@ import (
 // refer to; buffer liveness and sizes followed in execution order; races inside each capture; and
 // the limits.
 func (l *loader) check(p *Probe) {
+	t := newTracker(l, p)
+	t.references()
+	l.checkGuarded(p)
+	all := executionOrder(p)
+	// The race check is quadratic in the worst case; a probe over the op limit is not worth it.
+	checkRaces := true
+	if len(all) > l.lim.MaxOps {
+		l.errorf(p.Pos, RuleLimit, "probe %s has %d ops, above the limit of %d", p.Name, len(all), l.lim.MaxOps)
+		checkRaces = false
+	}
+	for _, op := range all {
+		if op.Kind == OpAlloc && op.Buffer != "" {
+			if _, seen := t.allocAt[op.Buffer]; !seen {
+				t.allocAt[op.Buffer] = op.Pos
+			}
+		}
+	}
+	t.walk(checkRaces)
+	l.checkIntents(p)
+	t.checkList()
+	t.checkTotal()
+}
+
+func newTracker(l *loader, p *Probe) *tracker {
 	t := &tracker{
 		l:       l,
 		p:       p,
@@ -28,6 +52,13 @@ func (l *loader) check(p *Probe) {
 	for _, pl := range p.Pools {
 		t.pools[pl.Name] = &poolUse{pool: pl}
 	}
+	return t
+}
+
+// references checks the streams the captures and the replay name, and the captures the replay
+// order launches.
+func (t *tracker) references() {
+	l, p := t.l, t.p
 	for _, c := range p.Captures {
 		t.stream(c.Stream, l.where(c, "stream", c.Pos))
 		t.stream(c.EndStream, l.where(c, "end-stream", l.where(c, "stream", c.Pos)))
@@ -46,69 +77,74 @@ func (l *loader) check(p *Probe) {
 			t.stream(lc.Stream, lc.Pos)
 		}
 	}
+}
 
+// checkGuarded reports an expect without guarded in a probe that runs with guards on.
+func (l *loader) checkGuarded(p *Probe) {
 	if _, given := l.pos[fieldKey{&p.Expect, "guarded"}]; p.Expect.Pos != (Pos{}) && !given && slices.Contains(p.Guards, true) {
 		l.errorf(l.where(&p.Expect, "mapping", p.Expect.Pos), RuleMissingKey, "expect lacks required key %q (it may be left out only by a probe that runs with guards: [off])", "guarded")
 	}
-	all := executionOrder(p)
-	// The race check is quadratic in the worst case; a probe over the op limit is not worth it.
-	checkRaces := true
-	if len(all) > l.lim.MaxOps {
-		l.errorf(p.Pos, RuleLimit, "probe %s has %d ops, above the limit of %d", p.Name, len(all), l.lim.MaxOps)
-		checkRaces = false
-	}
-	for _, op := range all {
-		if op.Kind == OpAlloc && op.Buffer != "" {
-			if _, seen := t.allocAt[op.Buffer]; !seen {
-				t.allocAt[op.Buffer] = op.Pos
-			}
-		}
-	}
-	// Execution order: declared buffers, prepare, each capture's ops, between, one round of each.
+}
+
+// walk follows the buffers in execution order: declared buffers, prepare, each capture's ops
+// (checking races unless checkRaces is false), between, and two rounds of replay.each.
+func (t *tracker) walk(checkRaces bool) {
+	p := t.p
 	for _, b := range p.Buffers {
 		lb := &liveBuffer{size: b.Bytes, sized: b.Bytes > 0, live: true, at: b.Pos, how: "declared", init: b.Init, place: b.Place}
 		t.bufs[b.Name] = lb
-		if t.place(b.Place, b.Slot, func(field string) Pos { return l.where(b, field, b.Pos) }) {
+		if t.place(b.Place, b.Slot, func(field string) Pos { return t.l.where(b, field, b.Pos) }) {
 			t.grew(b.Name, lb)
 			t.claim(lb, 0, b.Pos)
 		}
 	}
-	for _, op := range p.Prepare {
-		t.step(op)
-	}
+	t.steps(p.Prepare)
 	for _, c := range p.Captures {
-		var hb *happensBefore
-		if checkRaces && t.streams[c.Stream] {
-			hb = newHappensBefore(append(slices.Clone(p.Streams), DefaultStream), c)
-		}
-		for i, op := range c.Ops {
-			t.initInCapture(op)
-			acc, ok := t.step(op)
-			if hb == nil || hb.exhausted || !t.streams[op.Stream] {
-				continue
-			}
-			switch {
-			case op.Kind == OpRecord && t.events[op.Event]:
-				hb.record(op.Stream, op.Event)
-			case op.Kind == OpWait && t.events[op.Event]:
-				hb.wait(op.Stream, op.Event)
-			case op.Kind.touchesData() && ok:
-				if r := hb.access(op, i, acc); r != "" {
-					l.errorf(op.Pos, RuleRace, "%s", r)
-				}
-				if hb.exhausted {
-					l.errorf(op.Pos, RuleLimit, "capture %s has too many unordered data ops for the race check (more than %d op pairs by here); order its streams with record/wait or split it", c.Name, raceBudget)
-				}
-			}
-		}
+		t.capture(c, checkRaces)
 	}
-	for _, op := range p.Between {
-		t.step(op)
-	}
-	for _, op := range p.Replay.Each {
-		t.step(op)
-	}
+	t.steps(p.Between)
+	t.steps(p.Replay.Each)
 	t.eachRoundTwo(p.Replay.Each)
+}
+
+// steps checks ops one after the other.
+func (t *tracker) steps(ops []*Op) {
+	for _, op := range ops {
+		t.step(op)
+	}
+}
+
+// capture walks one capture's ops and, when checkRaces is set and the capture's stream is
+// declared, checks its data ops for races between its streams.
+func (t *tracker) capture(c *Capture, checkRaces bool) {
+	var hb *happensBefore
+	if checkRaces && t.streams[c.Stream] {
+		hb = newHappensBefore(append(slices.Clone(t.p.Streams), DefaultStream), c)
+	}
+	for i, op := range c.Ops {
+		t.initInCapture(op)
+		acc, ok := t.step(op)
+		if hb == nil || hb.exhausted || !t.streams[op.Stream] {
+			continue
+		}
+		switch {
+		case op.Kind == OpRecord && t.events[op.Event]:
+			hb.record(op.Stream, op.Event)
+		case op.Kind == OpWait && t.events[op.Event]:
+			hb.wait(op.Stream, op.Event)
+		case op.Kind.touchesData() && ok:
+			if r := hb.access(op, i, acc); r != "" {
+				t.l.errorf(op.Pos, RuleRace, "%s", r)
+			}
+			if hb.exhausted {
+				t.l.errorf(op.Pos, RuleLimit, "capture %s has too many unordered data ops for the race check (more than %d op pairs by here); order its streams with record/wait or split it", c.Name, raceBudget)
+			}
+		}
+	}
+}
+
+// checkIntents reports intent on ops outside the captures.
+func (l *loader) checkIntents(p *Probe) {
 	for _, ops := range [][]*Op{p.Prepare, p.Between, p.Replay.Each} {
 		for _, op := range ops {
 			if op.Intent != IntentDefault {
@@ -116,18 +152,25 @@ func (l *loader) check(p *Probe) {
 			}
 		}
 	}
+}
 
-	for i, name := range p.Check {
-		at := l.where(p, "check."+strconv.Itoa(i), p.Pos)
+// checkList reports a buffer in the check list that is not there to compare after the walk.
+func (t *tracker) checkList() {
+	for i, name := range t.p.Check {
+		at := t.l.where(t.p, "check."+strconv.Itoa(i), t.p.Pos)
 		switch b := t.bufs[name]; {
 		case b == nil:
-			l.errorf(at, RuleUndeclared, "check names undeclared buffer %q%s (buffers: %s)", name, didYouMean(name, t.known()), strings.Join(t.known(), ", "))
+			t.l.errorf(at, RuleUndeclared, "check names undeclared buffer %q%s (buffers: %s)", name, didYouMean(name, t.known()), strings.Join(t.known(), ", "))
 		case !b.live:
-			l.errorf(at, RuleUseAfterFree, "check names buffer %q, freed at line %d and not allocated again before the replays", name, b.freed.Line)
+			t.l.errorf(at, RuleUseAfterFree, "check names buffer %q, freed at line %d and not allocated again before the replays", name, b.freed.Line)
 		}
 	}
+}
+
+// checkTotal holds the largest sizes of the unpooled buffers and the pools, together, to the limit.
+func (t *tracker) checkTotal() {
 	var total int64
-	for _, pl := range p.Pools {
+	for _, pl := range t.p.Pools {
 		t.largest["pool "+pl.Name] = pl.Bytes
 	}
 	for _, n := range t.largest {
@@ -137,8 +180,8 @@ func (l *loader) check(p *Probe) {
 		}
 		total += n
 	}
-	if total > l.lim.MaxTotalBytes {
-		l.errorf(p.Pos, RuleLimit, "probe %s uses %s of buffers in all, above the limit of %s", p.Name, bytesText(total), bytesText(l.lim.MaxTotalBytes))
+	if lim := t.l.lim.MaxTotalBytes; total > lim {
+		t.l.errorf(t.p.Pos, RuleLimit, "probe %s uses %s of buffers in all, above the limit of %s", t.p.Name, bytesText(total), bytesText(lim))
 	}
 }
 

@@ -30,8 +30,8 @@ var _ = Describe("defaults", func() {
 		p := parse(minimal).Probes[0]
 		Expect(p.ID()).To(Equal("minimal/p"))
 		Expect(p.Replays).To(Equal(probes.DefaultReplays))
-		Expect(p.Modes).To(Equal(probes.DefaultModes))
-		Expect(p.Guards).To(Equal(probes.DefaultGuards))
+		Expect(p.Modes).To(Equal(probes.DefaultModes()))
+		Expect(p.Guards).To(Equal(probes.DefaultGuards()))
 		Expect(p.Check).To(BeNil(), "nil: every live buffer")
 		Expect(p.Expect.Unguarded).To(BeEmpty(), "the platform baseline decides")
 	})
@@ -39,7 +39,7 @@ var _ = Describe("defaults", func() {
 	It("does not share the built-in slices with the probe", func() {
 		p := parse(minimal).Probes[0]
 		p.Modes[0] = runtime.Relaxed
-		Expect(probes.DefaultModes[0]).To(Equal(runtime.Global))
+		Expect(probes.DefaultModes()[0]).To(Equal(runtime.Global))
 	})
 
 	It("takes the set's defaults, and the probe's own keys over them", func() {

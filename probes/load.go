@@ -29,7 +29,7 @@ func Load(lim Limits, paths ...string) ([]*Set, error) {
 		sets  []*Set
 		diags Diagnostics
 		read  = map[string]bool{}
-		named = map[string]Pos{} // set name -> where it was first defined
+		named = firstSeen{} // set name -> where it was first defined
 	)
 	for _, path := range paths {
 		files, err := probeFiles(path)
@@ -55,12 +55,11 @@ func Load(lim Limits, paths ...string) ([]*Set, error) {
 				continue
 			}
 			// Even a bad file claims its set name, so that a duplicate is reported in the same run.
-			if first, dup := named[set.Name]; dup {
+			if first, dup := named.again(set.Name, namePos); dup {
 				diags = append(diags, Diagnostic{Pos: namePos, Rule: RuleDuplicate,
 					Message: fmt.Sprintf("set %q is already defined in %s (line %d)", set.Name, first.File, first.Line)})
 				continue
 			}
-			named[set.Name] = namePos
 			if len(ds) == 0 {
 				sets = append(sets, set)
 			}
@@ -237,31 +236,31 @@ func (l *loader) set(root *yaml.Node) (*Set, Pos) {
 		s.Defaults = l.defaults(e.val)
 	}
 	if e, ok := f["probes"]; ok {
-		firstAt := map[string]int{}
+		seen := firstSeen{}
 		for _, n := range l.list(e.val, "probes") {
 			p := l.probe(n, s)
-			if p == nil {
-				continue
+			if p != nil && (p.Name == "" || l.unique(seen, "probe", p.Name, l.where(p, "name", p.Pos))) {
+				s.Probes = append(s.Probes, p)
 			}
-			if line, dup := firstAt[p.Name]; dup && p.Name != "" {
-				l.errorf(l.where(p, "name", p.Pos), RuleDuplicate, "duplicate probe %q (first at line %d)", p.Name, line)
-				continue
-			}
-			firstAt[p.Name] = l.where(p, "name", p.Pos).Line
-			s.Probes = append(s.Probes, p)
 		}
 	}
 	return s, namePos
 }
 
 func (l *loader) defaults(n *yaml.Node) Defaults {
-	var d Defaults
 	f, ok := l.fields(n, "defaults", defaultsKeys)
 	if !ok {
-		return d
+		return Defaults{}
 	}
+	return l.matrix(f, "defaults replays")
+}
+
+// matrix reads the keys a probe and its set's defaults share, those of the run matrix: replays,
+// modes and guards. replaysWhat names the replay count in messages.
+func (l *loader) matrix(f map[string]entry, replaysWhat string) Defaults {
+	var d Defaults
 	if e, ok := f["replays"]; ok {
-		d.Replays, _ = l.replays(e.val, "defaults replays")
+		d.Replays, _ = l.replays(e.val, replaysWhat)
 	}
 	if e, ok := f["modes"]; ok {
 		d.Modes = l.modes(e.val)
@@ -325,21 +324,9 @@ var (
 	slotNames        = []string{string(SlotPlain), string(SlotRetained), string(SlotArena)}
 )
 
-func hazardNames() []string {
-	out := make([]string, len(Hazards))
-	for i, h := range Hazards {
-		out[i] = string(h)
-	}
-	return out
-}
+func hazardNames() []string { return texts(hazards) }
 
-func classNames() []string {
-	out := make([]string, len(runtime.Classes))
-	for i, c := range runtime.Classes {
-		out[i] = string(c)
-	}
-	return out
-}
+func classNames() []string { return texts(runtime.Classes()) }
 
 // probe decodes one probe, resolves its defaults and runs the static checks on it.
 func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
@@ -365,7 +352,7 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	}
 	if e, ok := f["requires"]; ok {
 		p.Requires, _ = l.names(e.val, "capability", func(n *yaml.Node, what string) (string, bool) {
-			return l.oneOf(n, what, runtime.CapabilityNames)
+			return l.oneOf(n, what, runtime.CapabilityNames())
 		})
 	}
 	if e, ok := f["pools"]; ok {
@@ -411,18 +398,32 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	if e, ok := f["expect"]; ok {
 		l.expect(p, e)
 	}
-	if e, ok := f["replays"]; ok {
-		p.Replays, _ = l.replays(e.val, "replays")
-	}
-	if e, ok := f["modes"]; ok {
-		p.Modes = l.modes(e.val)
-	}
-	if e, ok := f["guards"]; ok {
-		p.Guards = l.guards(e.val)
-	}
+	m := l.matrix(f, "replays")
+	p.Replays, p.Modes, p.Guards = m.Replays, m.Modes, m.Guards
 	resolveDefaults(p, s.Defaults)
 	l.check(p)
 	return p
+}
+
+// firstSeen remembers where each name was first given, to report one given again.
+type firstSeen map[string]Pos
+
+// again reports whether name was given before, and where; if not, it remembers name at at.
+func (s firstSeen) again(name string, at Pos) (first Pos, dup bool) {
+	if first, dup = s[name]; !dup {
+		s[name] = at
+	}
+	return first, dup
+}
+
+// unique reports a name given before as a duplicate <what>, at at, and returns false; a name not
+// seen yet it remembers, and returns true.
+func (l *loader) unique(seen firstSeen, what, name string, at Pos) bool {
+	first, dup := seen.again(name, at)
+	if dup {
+		l.errorf(at, RuleDuplicate, "duplicate %s %q (first at line %d)", what, name, first.Line)
+	}
+	return !dup
 }
 
 // named walks a mapping of unique names to values (buffers, pools): each entry with a good,
@@ -437,19 +438,12 @@ func (l *loader) named(n *yaml.Node, what, keys string, each func(k *yaml.Node, 
 		l.errorf(l.at(n), RuleBadValue, "%ss: want a mapping of name to {%s}, got %s", what, keys, describe(n))
 		return
 	}
-	firstAt := map[string]int{}
+	seen := firstSeen{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
-		name, ok := l.name(k, what+" name")
-		if !ok {
-			continue
+		if name, ok := l.name(k, what+" name"); ok && l.unique(seen, what, name, l.at(k)) {
+			each(k, name, v)
 		}
-		if line, dup := firstAt[name]; dup {
-			l.errorf(l.at(k), RuleDuplicate, "duplicate %s %q (first at line %d)", what, name, line)
-			continue
-		}
-		firstAt[name] = k.Line
-		each(k, name, v)
 	}
 }
 
@@ -535,19 +529,14 @@ func (l *loader) captures(p *Probe, n *yaml.Node, f map[string]entry) {
 	if len(items) == 0 {
 		l.errorf(l.at(deref(many.val)), RuleBadValue, "captures: want at least one capture")
 	}
-	firstAt := map[string]int{}
+	seen := firstSeen{}
 	for _, item := range items {
 		item = deref(item)
 		c := &Capture{Pos: l.at(item)}
-		if !l.capture(c, item, "capture", capturesItemKeys, "name") {
-			continue
+		if l.capture(c, item, "capture", capturesItemKeys, "name") &&
+			(c.Name == "" || l.unique(seen, "capture", c.Name, l.where(c, "name", c.Pos))) {
+			p.Captures = append(p.Captures, c)
 		}
-		if line, dup := firstAt[c.Name]; dup && c.Name != "" {
-			l.errorf(l.where(c, "name", c.Pos), RuleDuplicate, "duplicate capture %q (first at line %d)", c.Name, line)
-			continue
-		}
-		firstAt[c.Name] = l.where(c, "name", c.Pos).Line
-		p.Captures = append(p.Captures, c)
 	}
 }
 
@@ -672,14 +661,14 @@ func resolveDefaults(p *Probe, d Defaults) {
 	case d.Modes != nil:
 		p.Modes = slices.Clone(d.Modes)
 	default:
-		p.Modes = slices.Clone(DefaultModes)
+		p.Modes = DefaultModes()
 	}
 	switch {
 	case p.Guards != nil:
 	case d.Guards != nil:
 		p.Guards = slices.Clone(d.Guards)
 	default:
-		p.Guards = slices.Clone(DefaultGuards)
+		p.Guards = DefaultGuards()
 	}
 
 	var first string

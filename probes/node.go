@@ -257,11 +257,7 @@ var threadNames = []string{"main", "other"}
 
 // host reads a host memory kind (pageable, pinned); 0 after a problem.
 func (l *loader) host(n *yaml.Node, what string) runtime.HostMemory {
-	names := make([]string, len(runtime.HostMemories))
-	for i, h := range runtime.HostMemories {
-		names[i] = h.String()
-	}
-	s, ok := l.oneOf(n, what, names)
+	s, ok := l.oneOf(n, what, stringers(runtime.HostMemories()))
 	if !ok {
 		return 0
 	}
@@ -269,12 +265,24 @@ func (l *loader) host(n *yaml.Node, what string) runtime.HostMemory {
 	return h
 }
 
-func captureModeNames() []string {
-	names := make([]string, len(runtime.CaptureModes))
-	for i, m := range runtime.CaptureModes {
-		names[i] = m.String()
+func captureModeNames() []string { return stringers(runtime.CaptureModes()) }
+
+// texts lists values of a string kind as plain strings, for closed-set checks and hints.
+func texts[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
 	}
-	return names
+	return out
+}
+
+// stringers lists values by their String, for closed-set checks and hints.
+func stringers[T fmt.Stringer](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = v.String()
+	}
+	return out
 }
 
 func (l *loader) thread(n *yaml.Node, what string) runtime.Thread {
@@ -286,19 +294,12 @@ func (l *loader) thread(n *yaml.Node, what string) runtime.Thread {
 
 // names reads a list of names, reporting repeats; at gives each name's position.
 func (l *loader) names(n *yaml.Node, what string, check func(*yaml.Node, string) (string, bool)) (out []string, at []*yaml.Node) {
-	seen := map[string]int{}
+	seen := firstSeen{}
 	for _, item := range l.list(n, what+"s") {
-		v, ok := check(item, what)
-		if !ok {
-			continue
+		if v, ok := check(item, what); ok && l.unique(seen, what, v, l.at(deref(item))) {
+			out = append(out, v)
+			at = append(at, deref(item))
 		}
-		if line, dup := seen[v]; dup {
-			l.errorf(l.at(deref(item)), RuleDuplicate, "duplicate %s %q (first at line %d)", what, v, line)
-			continue
-		}
-		seen[v] = deref(item).Line
-		out = append(out, v)
-		at = append(at, deref(item))
 	}
 	return out, at
 }

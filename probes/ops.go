@@ -63,22 +63,12 @@ func (l *loader) ops(n *yaml.Node, what string) []*Op {
 
 // op reads one op: a one-key map from the op's kind to its fields.
 func (l *loader) op(n *yaml.Node) *Op {
-	n = deref(n)
-	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
-		l.errorf(l.at(n), RuleBadValue, "an op is a one-key map such as {fill: {dst: buf, value: 0}}, got %s", describe(n))
+	k, v, ok := l.opKind(n)
+	if !ok {
 		return nil
 	}
-	k, v := deref(n.Content[0]), deref(n.Content[1])
 	kind := OpKind(k.Value)
-	spec, known := opFields[kind]
-	if k.Kind != yaml.ScalarNode || !known {
-		names := make([]string, len(opKinds))
-		for i, o := range opKinds {
-			names[i] = string(o)
-		}
-		l.errorf(l.at(k), RuleUnknownKey, "unknown op %s%s (want one of %s)", describe(k), didYouMean(k.Value, names), strings.Join(names, ", "))
-		return nil
-	}
+	spec := opFields[kind]
 	op := &Op{Pos: l.at(k), Kind: kind}
 	if isNull(v) {
 		// `- sync-device:` has no fields; what it lacks is reported at the op.
@@ -92,82 +82,7 @@ func (l *loader) op(n *yaml.Node) *Op {
 	for key, e := range f {
 		val := deref(e.val)
 		l.mark(op, key, val)
-		field := what + " " + key
-		switch key {
-		case "dst":
-			op.Dst, _ = l.scalar(val, field)
-		case "src":
-			op.Src, _ = l.scalar(val, field)
-		case "y":
-			op.Y, _ = l.scalar(val, field)
-		case "x":
-			op.X, _ = l.scalar(val, field)
-		case "buffer":
-			if kind == OpAlloc {
-				op.Buffer, _ = l.name(val, "buffer name")
-			} else {
-				op.Buffer, _ = l.scalar(val, field)
-			}
-		case "event":
-			op.Event, _ = l.scalar(val, field)
-		case "stream":
-			op.Stream, _ = l.scalar(val, field)
-		case "thread":
-			op.Thread = l.thread(val, field)
-		case "value":
-			if kind == OpFill {
-				b, _ := l.unsigned(val, field, math.MaxUint8)
-				op.Value = byte(b)
-			} else {
-				op.Pattern, _ = l.pattern(val, field)
-			}
-		case "init":
-			op.Pattern, _ = l.pattern(val, field)
-		case "a":
-			a, _ := l.unsigned(val, field, math.MaxUint32)
-			op.A = uint32(a)
-		case "slot":
-			s, _ := l.oneOf(val, field, slotNames)
-			op.Slot = Slot(s)
-		case "host":
-			op.Place.Host = l.host(val, field)
-		case "pool":
-			op.Place.Pool, _ = l.scalar(val, field)
-		case "intent":
-			s, _ := l.oneOf(val, field, []string{string(IntentReplay), string(IntentOnce)})
-			op.Intent = Intent(s)
-		case "mode":
-			if s, ok := l.oneOf(val, field, captureModeNames()); ok {
-				op.Mode, _ = runtime.ParseCaptureMode(s)
-			}
-		case "bytes":
-			var sz int64
-			var ok bool
-			switch kind {
-			case OpAlloc:
-				sz, ok = l.bufferSize(val, field, 1)
-			case OpGrow:
-				sz, ok = l.bufferSize(val, field, 0)
-			default:
-				sz, ok = l.size(val, field)
-			}
-			if ok {
-				op.Bytes = &sz
-			}
-		case "offset", "dst-offset", "src-offset":
-			sz, ok := l.size(val, field)
-			if !ok {
-				break
-			}
-			switch key {
-			case "offset":
-				op.Offset = &sz
-			case "dst-offset":
-				op.DstOffset = &sz
-			case "src-offset":
-				op.SrcOffset = &sz
-			}
-		}
+		l.opField(op, key, val, what+" "+key)
 	}
 	if kind == OpAlloc {
 		if op.Slot == "" {
@@ -178,4 +93,128 @@ func (l *loader) op(n *yaml.Node) *Op {
 		}
 	}
 	return op
+}
+
+// opKind reads the shape of an op: a one-key map whose key names a known op. It returns the key
+// and the value holding the op's fields; ok is false after a problem.
+func (l *loader) opKind(n *yaml.Node) (k, v *yaml.Node, ok bool) {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		l.errorf(l.at(n), RuleBadValue, "an op is a one-key map such as {fill: {dst: buf, value: 0}}, got %s", describe(n))
+		return nil, nil, false
+	}
+	k, v = deref(n.Content[0]), deref(n.Content[1])
+	if _, known := opFields[OpKind(k.Value)]; k.Kind != yaml.ScalarNode || !known {
+		names := texts(opKinds)
+		l.errorf(l.at(k), RuleUnknownKey, "unknown op %s%s (want one of %s)", describe(k), didYouMean(k.Value, names), strings.Join(names, ", "))
+		return nil, nil, false
+	}
+	return k, v, true
+}
+
+// opField reads the field key of op from val; field names it in messages ("fill dst").
+func (l *loader) opField(op *Op, key string, val *yaml.Node, field string) {
+	if ref := refField(op, key); ref != nil {
+		*ref, _ = l.scalar(val, field)
+		return
+	}
+	switch key {
+	case "buffer": // an alloc's: the name of a new buffer
+		op.Buffer, _ = l.name(val, "buffer name")
+	case "thread", "host", "slot", "intent", "mode":
+		l.opChoice(op, key, val, field)
+	case "value", "init", "a":
+		l.opValue(op, key, val, field)
+	case "bytes", "offset", "dst-offset", "src-offset":
+		l.opSize(op, key, val, field)
+	}
+}
+
+// refField returns the field of op that key names when it refers to something by name (a buffer
+// the op uses, an event, a stream, a pool); nil for any other key.
+func refField(op *Op, key string) *string {
+	switch key {
+	case "dst":
+		return &op.Dst
+	case "src":
+		return &op.Src
+	case "y":
+		return &op.Y
+	case "x":
+		return &op.X
+	case "buffer":
+		if op.Kind != OpAlloc {
+			return &op.Buffer
+		}
+	case "event":
+		return &op.Event
+	case "stream":
+		return &op.Stream
+	case "pool":
+		return &op.Place.Pool
+	}
+	return nil
+}
+
+// opChoice reads a field whose value comes from a closed set: thread, host, slot, intent, mode.
+func (l *loader) opChoice(op *Op, key string, val *yaml.Node, field string) {
+	switch key {
+	case "thread":
+		op.Thread = l.thread(val, field)
+	case "host":
+		op.Place.Host = l.host(val, field)
+	case "slot":
+		s, _ := l.oneOf(val, field, slotNames)
+		op.Slot = Slot(s)
+	case "intent":
+		s, _ := l.oneOf(val, field, []string{string(IntentReplay), string(IntentOnce)})
+		op.Intent = Intent(s)
+	case "mode":
+		if s, ok := l.oneOf(val, field, captureModeNames()); ok {
+			op.Mode, _ = runtime.ParseCaptureMode(s)
+		}
+	}
+}
+
+// opValue reads what an op writes: a fill's byte, the pattern of a write or an alloc's init, or
+// axpy's factor a.
+func (l *loader) opValue(op *Op, key string, val *yaml.Node, field string) {
+	switch {
+	case key == "a":
+		a, _ := l.unsigned(val, field, math.MaxUint32)
+		op.A = uint32(a)
+	case key == "value" && op.Kind == OpFill:
+		b, _ := l.unsigned(val, field, math.MaxUint8)
+		op.Value = byte(b)
+	default: // a write's value, an alloc's init
+		op.Pattern, _ = l.pattern(val, field)
+	}
+}
+
+// opSize reads a byte count: the size an alloc or a grow asks for, held to the buffer limits, or
+// another op's bytes or offsets.
+func (l *loader) opSize(op *Op, key string, val *yaml.Node, field string) {
+	var sz int64
+	var ok bool
+	switch {
+	case key == "bytes" && op.Kind == OpAlloc:
+		sz, ok = l.bufferSize(val, field, 1)
+	case key == "bytes" && op.Kind == OpGrow:
+		sz, ok = l.bufferSize(val, field, 0)
+	default:
+		sz, ok = l.size(val, field)
+	}
+	if !ok {
+		return
+	}
+	switch key {
+	case "bytes":
+		op.Bytes = &sz
+	case "offset":
+		op.Offset = &sz
+	case "dst-offset":
+		op.DstOffset = &sz
+	case "src-offset":
+		op.SrcOffset = &sz
+	}
 }

@@ -87,7 +87,7 @@ var _ = Describe("the JSON schema", func() {
 	It("has the loader's closed sets", func() {
 		probe := def("probe")
 		gm.Expect(probe.Properties["hazard"].Enum).To(gm.Equal(hazardNames()))
-		gm.Expect(probe.Properties["requires"].Items.Enum).To(gm.Equal(runtime.CapabilityNames))
+		gm.Expect(probe.Properties["requires"].Items.Enum).To(gm.Equal(runtime.CapabilityNames()))
 		gm.Expect(probe.Properties["expect"].Properties["rejected-by"].Items.Enum).To(gm.Equal(classNames()))
 		gm.Expect(def("slot").Enum).To(gm.Equal(slotNames))
 		gm.Expect(def("thread").Enum).To(gm.Equal(threadNames))

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -34,18 +35,25 @@ type Defaults struct {
 	Guards  []bool                // nil: not given; true = on (kernel mode), false = off (program mode)
 }
 
-// Built-in defaults when neither the probe nor its set gives a key.
-var (
-	DefaultReplays = 10
-	DefaultModes   = []runtime.CaptureMode{runtime.Global, runtime.ThreadLocal, runtime.Relaxed}
-	DefaultGuards  = []bool{true, false}
-)
+// Built-in defaults when neither the probe nor its set gives a key: DefaultReplays, DefaultModes
+// and DefaultGuards.
+var DefaultReplays = 10
+
+// DefaultModes returns the built-in capture modes, a fresh slice.
+func DefaultModes() []runtime.CaptureMode {
+	return []runtime.CaptureMode{runtime.Global, runtime.ThreadLocal, runtime.Relaxed}
+}
+
+// DefaultGuards returns the built-in guard settings (true = on), a fresh slice.
+func DefaultGuards() []bool { return []bool{true, false} }
 
 // Hazard names what a probe provokes.
 type Hazard string
 
-// Hazards lists the defined hazards.
-var Hazards = []Hazard{
+// Hazards lists the defined hazards, a fresh slice.
+func Hazards() []Hazard { return slices.Clone(hazards) }
+
+var hazards = []Hazard{
 	"none", "rebase", "pool-reuse", "off-capture", "alloc-in-capture", "free-in-capture", "replay-after-free",
 	"host-staging", "host-work-in-capture", "concurrent-replay", "default-stream", "sync-in-capture",
 	"event-misuse", "capture-dependency", "dangling-fork", "wrong-thread", "unsafe-call",

@@ -103,8 +103,8 @@ func rejectionCell(r *capture.Rejection) string {
 // EnforcementTable builds the table from the unguarded entries of one or more runs.
 func EnforcementTable(runs ...*Report) *Table {
 	t := &Table{}
-	modes := make([]string, len(runtime.CaptureModes))
-	for i, m := range runtime.CaptureModes {
+	modes := make([]string, len(runtime.CaptureModes()))
+	for i, m := range runtime.CaptureModes() {
 		modes[i] = m.String()
 	}
 	col := map[TableColumn]int{}
@@ -141,10 +141,10 @@ func EnforcementTable(runs ...*Report) *Table {
 		t.Rows = append(t.Rows, *tr)
 	}
 	hazardRank := func(h string) int {
-		if i := slices.Index(probes.Hazards, probes.Hazard(h)); i >= 0 {
+		if i := slices.Index(probes.Hazards(), probes.Hazard(h)); i >= 0 {
 			return i
 		}
-		return len(probes.Hazards)
+		return len(probes.Hazards())
 	}
 	slices.SortFunc(t.Rows, func(a, b TableRow) int {
 		if d := hazardRank(a.Hazard) - hazardRank(b.Hazard); d != 0 {

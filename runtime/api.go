@@ -3,6 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"github.com/replaycheck/replaycheck/internal/enum"
 )
 
 // Ptr is a range of device memory: the address the device returned and the length requested.
@@ -60,15 +63,9 @@ const (
 	Other
 )
 
-func (t Thread) String() string {
-	switch t {
-	case Main:
-		return "main"
-	case Other:
-		return "other"
-	}
-	return fmt.Sprintf("thread(%d)", uint8(t))
-}
+var threadNames = enum.New("thread", "thread", enum.Name(Main, "main"), enum.Name(Other, "other"))
+
+func (t Thread) String() string { return threadNames.String(t) }
 
 // HostMemory is the kind of a host allocation.
 type HostMemory uint8
@@ -81,28 +78,15 @@ const (
 	Pinned
 )
 
-// HostMemories lists every host memory kind.
-var HostMemories = []HostMemory{Pageable, Pinned}
+var hostMemoryNames = enum.New("host memory", "host-memory", enum.Name(Pageable, "pageable"), enum.Name(Pinned, "pinned"))
 
-func (h HostMemory) String() string {
-	switch h {
-	case Pageable:
-		return "pageable"
-	case Pinned:
-		return "pinned"
-	}
-	return fmt.Sprintf("host-memory(%d)", uint8(h))
-}
+// HostMemories lists every host memory kind, in a fresh slice.
+func HostMemories() []HostMemory { return hostMemoryNames.Values() }
+
+func (h HostMemory) String() string { return hostMemoryNames.String(h) }
 
 // ParseHostMemory accepts the names String returns.
-func ParseHostMemory(s string) (HostMemory, error) {
-	for _, h := range HostMemories {
-		if h.String() == s {
-			return h, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown host memory %q (want pageable or pinned)", s)
-}
+func ParseHostMemory(s string) (HostMemory, error) { return hostMemoryNames.Parse(s) }
 
 // PoolGranularity is the unit a runtime's pool rounds every block up to, as caching allocators
 // (and the platforms' own allocators) do.
@@ -118,30 +102,16 @@ const (
 	Relaxed     CaptureMode = 2
 )
 
-// CaptureModes lists every mode in platform order.
-var CaptureModes = []CaptureMode{Global, ThreadLocal, Relaxed}
+var captureModeNames = enum.New("capture mode", "mode",
+	enum.Name(Global, "global"), enum.Name(ThreadLocal, "thread-local"), enum.Name(Relaxed, "relaxed"))
 
-func (m CaptureMode) String() string {
-	switch m {
-	case Global:
-		return "global"
-	case ThreadLocal:
-		return "thread-local"
-	case Relaxed:
-		return "relaxed"
-	}
-	return fmt.Sprintf("mode(%d)", uint8(m))
-}
+// CaptureModes lists every mode in platform order, in a fresh slice.
+func CaptureModes() []CaptureMode { return captureModeNames.Values() }
+
+func (m CaptureMode) String() string { return captureModeNames.String(m) }
 
 // ParseCaptureMode accepts the names String returns.
-func ParseCaptureMode(s string) (CaptureMode, error) {
-	for _, m := range CaptureModes {
-		if m.String() == s {
-			return m, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown capture mode %q (want global, thread-local or relaxed)", s)
-}
+func ParseCaptureMode(s string) (CaptureMode, error) { return captureModeNames.Parse(s) }
 
 // CaptureStatus is a stream's capture state, numbered as both platforms number it.
 type CaptureStatus uint8
@@ -152,17 +122,10 @@ const (
 	CaptureInvalidated CaptureStatus = 2
 )
 
-func (s CaptureStatus) String() string {
-	switch s {
-	case CaptureNone:
-		return "none"
-	case CaptureActive:
-		return "active"
-	case CaptureInvalidated:
-		return "invalidated"
-	}
-	return fmt.Sprintf("status(%d)", uint8(s))
-}
+var captureStatusNames = enum.New("capture status", "status",
+	enum.Name(CaptureNone, "none"), enum.Name(CaptureActive, "active"), enum.Name(CaptureInvalidated, "invalidated"))
+
+func (s CaptureStatus) String() string { return captureStatusNames.String(s) }
 
 // CaptureInfo describes a stream's participation in a capture.
 type CaptureInfo struct {
@@ -199,8 +162,10 @@ func (c Capabilities) Has(name string) bool {
 	return false
 }
 
-// CapabilityNames lists the names Has understands.
-var CapabilityNames = []string{"kernels", "graph-introspection", "thread-rules", "fault-injection"}
+var capabilityNames = []string{"kernels", "graph-introspection", "thread-rules", "fault-injection"}
+
+// CapabilityNames lists the names Has understands, in a fresh slice.
+func CapabilityNames() []string { return slices.Clone(capabilityNames) }
 
 // Counters are live-object and allocator counters; a probe that leaks shows up here.
 type Counters struct {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Class is the portable class of a device error, the same for every backend.
@@ -35,8 +36,7 @@ const (
 	ClassRefused Class = "refused"
 )
 
-// Classes lists every class, for validation of probe files and baselines.
-var Classes = []Class{
+var classes = []Class{
 	ClassCaptureUnsupported, ClassCapturedStream, ClassCapturedEvent, ClassCaptureDependency,
 	ClassCaptureUnjoined, ClassCaptureUnmatched, ClassCaptureInvalidated, ClassCaptureImplicit,
 	ClassCaptureNotCapturing, ClassCaptureConflict, ClassWrongThread, ClassCaptureMode,
@@ -44,15 +44,11 @@ var Classes = []Class{
 	ClassRefused, ClassInvalidState,
 }
 
+// Classes lists every class, for validation of probe files and baselines, in a fresh slice.
+func Classes() []Class { return slices.Clone(classes) }
+
 // ValidClass reports whether c is one of Classes.
-func ValidClass(c Class) bool {
-	for _, k := range Classes {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
+func ValidClass(c Class) bool { return slices.Contains(classes, c) }
 
 // Error is every failure a Device returns.
 type Error struct {

@@ -26,13 +26,42 @@ var _ = Describe("Ptr", func() {
 
 var _ = Describe("capture modes", func() {
 	It("parse the names they print, and nothing else", func() {
-		for _, m := range runtime.CaptureModes {
+		for _, m := range runtime.CaptureModes() {
 			back, err := runtime.ParseCaptureMode(m.String())
 			Expect(err).NotTo(HaveOccurred())
 			Expect(back).To(Equal(m))
 		}
 		_, err := runtime.ParseCaptureMode("GLOBAL")
 		Expect(err).To(MatchError(ContainSubstring(`unknown capture mode "GLOBAL"`)))
+	})
+})
+
+var _ = Describe("enumerations", func() {
+	It("print their names, and a number for a value without one", func() {
+		Expect([]string{runtime.Main.String(), runtime.Other.String(), runtime.Thread(7).String()}).To(Equal([]string{"main", "other", "thread(7)"}))
+		Expect([]string{runtime.Pinned.String(), runtime.HostMemory(0).String()}).To(Equal([]string{"pinned", "host-memory(0)"}))
+		Expect([]string{runtime.ThreadLocal.String(), runtime.CaptureMode(9).String()}).To(Equal([]string{"thread-local", "mode(9)"}))
+		Expect([]string{runtime.CaptureInvalidated.String(), runtime.CaptureStatus(3).String()}).To(Equal([]string{"invalidated", "status(3)"}))
+	})
+
+	It("say what they want when a name is unknown", func() {
+		_, err := runtime.ParseCaptureMode("sideways")
+		Expect(err).To(MatchError(`unknown capture mode "sideways" (want global, thread-local or relaxed)`))
+		_, err = runtime.ParseHostMemory("locked")
+		Expect(err).To(MatchError(`unknown host memory "locked" (want pageable or pinned)`))
+		Expect(runtime.ParseHostMemory("pageable")).To(Equal(runtime.Pageable))
+	})
+
+	It("hand out lists the caller may change", func() {
+		runtime.CaptureModes()[0] = runtime.Relaxed
+		runtime.HostMemories()[0] = runtime.Pinned
+		runtime.Classes()[0] = "made-up"
+		runtime.CapabilityNames()[0] = "warp-drive"
+		Expect(runtime.CaptureModes()).To(Equal([]runtime.CaptureMode{runtime.Global, runtime.ThreadLocal, runtime.Relaxed}))
+		Expect(runtime.HostMemories()).To(Equal([]runtime.HostMemory{runtime.Pageable, runtime.Pinned}))
+		Expect(runtime.Classes()[0]).To(Equal(runtime.ClassCaptureUnsupported))
+		Expect(runtime.ValidClass("made-up")).To(BeFalse())
+		Expect(runtime.CapabilityNames()[0]).To(Equal("kernels"))
 	})
 })
 
@@ -60,7 +89,7 @@ var _ = Describe("Error", func() {
 	})
 
 	It("validates classes against the closed list", func() {
-		for _, c := range runtime.Classes {
+		for _, c := range runtime.Classes() {
 			Expect(runtime.ValidClass(c)).To(BeTrue())
 		}
 		Expect(runtime.ValidClass("made-up")).To(BeFalse())
@@ -82,7 +111,7 @@ var _ = Describe("Capabilities", func() {
 		Expect(c.Has("kernels")).To(BeTrue())
 		Expect(c.Has("thread-rules")).To(BeFalse())
 		Expect(c.Has("warp-drive")).To(BeFalse())
-		for _, n := range runtime.CapabilityNames {
+		for _, n := range runtime.CapabilityNames() {
 			Expect(runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true}.Has(n)).To(BeTrue(), n)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/replaycheck/replaycheck/internal/enum"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -20,17 +21,9 @@ const (
 	Kernel
 )
 
-func (m Mode) String() string {
-	switch m {
-	case Unlatched:
-		return "unlatched"
-	case Program:
-		return "program"
-	case Kernel:
-		return "kernel"
-	}
-	return fmt.Sprintf("mode(%d)", uint8(m))
-}
+var modeNames = enum.New("mode", "mode", enum.Name(Unlatched, "unlatched"), enum.Name(Program, "program"), enum.Name(Kernel, "kernel"))
+
+func (m Mode) String() string { return modeNames.String(m) }
 
 // Latch holds a context's execution mode, latched once. The zero Latch is unlatched and ready to
 // use. A Latch is safe for concurrent use; it must not be copied after first use.

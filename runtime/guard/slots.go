@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/replaycheck/replaycheck/internal/enum"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -22,32 +23,17 @@ const (
 	Arena
 )
 
-// Slots lists every slot in order.
-var Slots = []Slot{Plain, Retained, Arena}
+var slotNames = enum.New("slot", "slot", enum.Name(Plain, "plain"), enum.Name(Retained, "retained"), enum.Name(Arena, "arena"))
 
-func (s Slot) String() string {
-	switch s {
-	case Plain:
-		return "plain"
-	case Retained:
-		return "retained"
-	case Arena:
-		return "arena"
-	}
-	return fmt.Sprintf("slot(%d)", uint8(s))
-}
+// Slots lists every slot in order, in a fresh slice.
+func Slots() []Slot { return slotNames.Values() }
+
+func (s Slot) String() string { return slotNames.String(s) }
 
 // ParseSlot accepts the names String returns (the probe language's slot names).
-func ParseSlot(name string) (Slot, error) {
-	for _, s := range Slots {
-		if s.String() == name {
-			return s, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown slot %q (want plain, retained or arena)", name)
-}
+func ParseSlot(name string) (Slot, error) { return slotNames.Parse(name) }
 
-func (s Slot) valid() bool { return s <= Arena }
+func (s Slot) valid() bool { return slotNames.Valid(s) }
 
 // Served says how a Provision was served.
 type Served uint8
@@ -64,19 +50,10 @@ const (
 	Rebased
 )
 
-func (s Served) String() string {
-	switch s {
-	case NotServed:
-		return "not-served"
-	case InPlace:
-		return "in-place"
-	case Allocated:
-		return "allocated"
-	case Rebased:
-		return "rebased"
-	}
-	return fmt.Sprintf("served(%d)", uint8(s))
-}
+var servedNames = enum.New("served", "served",
+	enum.Name(NotServed, "not-served"), enum.Name(InPlace, "in-place"), enum.Name(Allocated, "allocated"), enum.Name(Rebased, "rebased"))
+
+func (s Served) String() string { return servedNames.String(s) }
 
 // Region is one arena region of a CommitBank call: its key and the capacity asked for.
 type Region struct {

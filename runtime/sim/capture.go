@@ -156,7 +156,7 @@ func (d *Device) terminate(c *capture) {
 
 func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
 	return d.call(t, "BeginCapture", func() error {
-		if !slices.Contains(runtime.CaptureModes, mode) {
+		if !slices.Contains(runtime.CaptureModes(), mode) {
 			return d.fail("BeginCapture", runtime.ClassInvalidValue, "unknown capture mode %v", mode)
 		}
 		if s == 0 {

@@ -294,7 +294,7 @@ func (d *Device) liveAt(op string, h *heap, p runtime.Ptr) (*allocation, error) 
 func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
 	var p runtime.Ptr
 	err := d.call(t, "AllocHost", func() error {
-		if !slices.Contains(runtime.HostMemories, kind) {
+		if !slices.Contains(runtime.HostMemories(), kind) {
 			return d.fail("AllocHost", runtime.ClassInvalidValue, "unknown %v", kind)
 		}
 		if bytes <= 0 {
@@ -597,7 +597,7 @@ func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
 func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
 	var old runtime.CaptureMode
 	err := d.call(t, "ExchangeCaptureMode", func() error {
-		if !slices.Contains(runtime.CaptureModes, mode) {
+		if !slices.Contains(runtime.CaptureModes(), mode) {
 			return d.fail("ExchangeCaptureMode", runtime.ClassInvalidValue, "unknown capture mode %v", mode)
 		}
 		old, d.threadModes[t] = d.threadModes[t], mode

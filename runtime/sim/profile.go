@@ -203,6 +203,10 @@ func parseModes(names []string, bad func(error)) []runtime.CaptureMode {
 	return out
 }
 
+// complain records one problem of a profile; validate reports them all together.
+type complain func(format string, args ...any)
+
+// validate checks a decoded profile and parses its rules' mode names, returning every problem.
 func (p *Profile) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -212,6 +216,23 @@ func (p *Profile) validate() error {
 	if p.Description == "" {
 		bad("profile %s: description is required", p.Name)
 	}
+	p.validateErrors(bad)
+	if len(p.Rules) == 0 {
+		bad("profile %s: no rules", p.Name)
+	}
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		at := fmt.Sprintf("profile %s: rule %d (%s)", p.Name, i+1, r.Situation)
+		r.validateSource(at, bad)
+		cond, known := r.validateScope(at, bad)
+		r.validateAnswer(at, cond, known, bad)
+	}
+	return errors.Join(errs...)
+}
+
+// validateErrors checks the codes for failures outside the rules: known platform classes, each
+// with a code and a name, and every required class present.
+func (p *Profile) validateErrors(bad complain) {
 	for class, code := range p.Errors {
 		if !runtime.ValidClass(class) {
 			bad("profile %s: errors: unknown class %q", p.Name, class)
@@ -228,65 +249,76 @@ func (p *Profile) validate() error {
 			bad("profile %s: errors: %s is required", p.Name, class)
 		}
 	}
-	if len(p.Rules) == 0 {
-		bad("profile %s: no rules", p.Name)
-	}
-	for i := range p.Rules {
-		r := &p.Rules[i]
-		at := fmt.Sprintf("profile %s: rule %d (%s)", p.Name, i+1, r.Situation)
-		if r.Situation == "" {
-			bad("%s: situation is required", at)
-		}
-		if !slices.Contains(sourceTags, r.Source) {
-			bad("%s: source %q is not one of %s", at, r.Source, strings.Join(sourceTags, ", "))
-		}
-		if r.Source == "verify" && r.Note == "" {
-			bad("%s: a verify row needs a note saying which choice was made", at)
-		}
-		cond, ok := conditions[r.When]
-		if !ok {
-			bad("%s: unknown condition %q (known: %s)", at, r.When, strings.Join(Conditions(), ", "))
-		}
-		if len(r.Calls) == 0 {
-			bad("%s: calls is required", at)
-		}
-		for _, c := range r.Calls {
-			if !slices.Contains(callNames, c) {
-				bad("%s: unknown call %q", at, c)
-			} else if ok && !slices.Contains(cond.calls, c) {
-				bad("%s: condition %s is not evaluated for %s (only %s)", at, r.When, c, strings.Join(cond.calls, ", "))
-			}
-		}
-		r.Modes = parseModes(r.ModeNames, func(err error) { bad("%s: %v", at, err) })
-		if r.Pageable && (len(r.Calls) != 1 || r.Calls[0] != "Copy") {
-			bad("%s: pageable concerns copies only: calls must be [Copy]", at)
-		}
-		if len(r.ModeNames) > 0 && ok && !cond.scoped {
-			bad("%s: modes given, but condition %s names no capture", at, r.When)
-		}
-		r.CallerModes = parseModes(r.CallerModeNames, func(err error) { bad("%s: caller-modes: %v", at, err) })
-		if r.Allow {
-			if r.Code != 0 || r.Name != "" || r.Class != "" || r.Invalidates || r.EndsCapture {
-				bad("%s: an allow rule carries no code, name, class, invalidates or ends-capture", at)
-			}
-			continue
-		}
-		if r.Code == 0 || r.Name == "" {
-			bad("%s: a rejecting rule needs a non-zero code and a name", at)
-		}
-		if !runtime.ValidClass(r.Class) {
-			bad("%s: unknown class %q", at, r.Class)
-		}
-		if guardOnly(r.Class) {
-			// The engine reads this class as a guard refusal: a platform rule must never use it.
-			bad("%s: class %s is the guards', not a platform's", at, r.Class)
-		}
-		if r.EndsCapture && (ok && !cond.scoped || len(r.Calls) != 1 || r.Calls[0] != "EndCapture") {
-			bad("%s: ends-capture is only meaningful for EndCapture with a condition that names the capture", at)
-		}
-		if r.Invalidates && ok && !cond.scoped {
-			bad("%s: invalidates, but condition %s names no capture", at, r.When)
-		}
-	}
-	return errors.Join(errs...)
 }
+
+// validateSource checks what ties a rule to its row of PLATFORMS.md: the situation, the evidence
+// tag and, for a verify row, the note.
+func (r *Rule) validateSource(at string, bad complain) {
+	if r.Situation == "" {
+		bad("%s: situation is required", at)
+	}
+	if !slices.Contains(sourceTags, r.Source) {
+		bad("%s: source %q is not one of %s", at, r.Source, strings.Join(sourceTags, ", "))
+	}
+	if r.Source == "verify" && r.Note == "" {
+		bad("%s: a verify row needs a note saying which choice was made", at)
+	}
+}
+
+// validateScope checks what a rule applies to, its condition, calls, modes and pageable copies,
+// and parses its mode names. It returns the rule's condition; known is false when it has none.
+func (r *Rule) validateScope(at string, bad complain) (cond condition, known bool) {
+	cond, known = conditions[r.When]
+	if !known {
+		bad("%s: unknown condition %q (known: %s)", at, r.When, strings.Join(Conditions(), ", "))
+	}
+	if len(r.Calls) == 0 {
+		bad("%s: calls is required", at)
+	}
+	for _, c := range r.Calls {
+		if !slices.Contains(callNames, c) {
+			bad("%s: unknown call %q", at, c)
+		} else if known && !slices.Contains(cond.calls, c) {
+			bad("%s: condition %s is not evaluated for %s (only %s)", at, r.When, c, strings.Join(cond.calls, ", "))
+		}
+	}
+	r.Modes = parseModes(r.ModeNames, func(err error) { bad("%s: %v", at, err) })
+	if r.Pageable && !r.onlyCall("Copy") {
+		bad("%s: pageable concerns copies only: calls must be [Copy]", at)
+	}
+	if len(r.ModeNames) > 0 && known && !cond.scoped {
+		bad("%s: modes given, but condition %s names no capture", at, r.When)
+	}
+	r.CallerModes = parseModes(r.CallerModeNames, func(err error) { bad("%s: caller-modes: %v", at, err) })
+	return cond, known
+}
+
+// validateAnswer checks what a rule answers: an allow rule nothing, a rejecting rule a platform
+// error, with invalidates and ends-capture only where its condition names the capture.
+func (r *Rule) validateAnswer(at string, cond condition, known bool, bad complain) {
+	if r.Allow {
+		if r.Code != 0 || r.Name != "" || r.Class != "" || r.Invalidates || r.EndsCapture {
+			bad("%s: an allow rule carries no code, name, class, invalidates or ends-capture", at)
+		}
+		return
+	}
+	if r.Code == 0 || r.Name == "" {
+		bad("%s: a rejecting rule needs a non-zero code and a name", at)
+	}
+	if !runtime.ValidClass(r.Class) {
+		bad("%s: unknown class %q", at, r.Class)
+	}
+	if guardOnly(r.Class) {
+		// The engine reads this class as a guard refusal: a platform rule must never use it.
+		bad("%s: class %s is the guards', not a platform's", at, r.Class)
+	}
+	if r.EndsCapture && (known && !cond.scoped || !r.onlyCall("EndCapture")) {
+		bad("%s: ends-capture is only meaningful for EndCapture with a condition that names the capture", at)
+	}
+	if r.Invalidates && known && !cond.scoped {
+		bad("%s: invalidates, but condition %s names no capture", at, r.When)
+	}
+}
+
+// onlyCall reports whether the rule names exactly one call, name.
+func (r *Rule) onlyCall(name string) bool { return len(r.Calls) == 1 && r.Calls[0] == name }

@@ -206,7 +206,7 @@ func ruleEntries() []TableEntry {
 		for i, r := range p.Rules {
 			modes := r.Modes
 			if len(modes) == 0 {
-				modes = runtime.CaptureModes
+				modes = runtime.CaptureModes()
 			}
 			callers := r.CallerModes
 			if len(callers) == 0 {
