@@ -9,7 +9,7 @@ import (
 
 func captureSpecs(h *harness) {
 	g.Context("capture", func() {
-		for _, m := range runtime.CaptureModes {
+		for _, m := range runtime.CaptureModes() {
 			g.It(inMode("BeginCapture makes the stream's capture active, with an ID, the origin and the mode, as CaptureInfo reports from either thread", m), func() {
 				s := h.stream()
 				h.notCapturing(s)

@@ -109,7 +109,7 @@ func (h *harness) failed(err error, classes ...runtime.Class) *runtime.Error {
 	Expect(err).To(HaveOccurred(), "the call must fail")
 	e, ok := err.(*runtime.Error)
 	Expect(ok).To(BeTrue(), "every failure is a *runtime.Error, got %T: %v", err, err)
-	Expect(runtime.ValidClass(e.Class)).To(BeTrue(), "class %q is not one of runtime.Classes: %v", e.Class, e)
+	Expect(runtime.ValidClass(e.Class)).To(BeTrue(), "class %q is not one of runtime.Classes(): %v", e.Class, e)
 	Expect(e.Class).NotTo(Equal(runtime.ClassRefused), "a backend never refuses as a guard does: %v", e)
 	Expect(e.Backend).To(Equal(h.dev.Backend()), "the error names the device's backend: %v", e)
 	Expect(e.Op).NotTo(BeEmpty(), "the error names the call: %v", e)

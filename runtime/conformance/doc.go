@@ -16,7 +16,7 @@
 //
 // # What the suite checks
 //
-// Errors. Every failure is a *runtime.Error (not wrapped) whose Class is one of runtime.Classes,
+// Errors. Every failure is a *runtime.Error (not wrapped) whose Class is one of runtime.Classes(),
 // never the guards' ClassRefused, whose Backend is Device.Backend() and whose Op is set. A failed
 // call changes no counter. Where the class is checked beyond that, see "Class families" below.
 //
@@ -48,7 +48,7 @@
 // follows the latest record. After SyncEvent, or SyncStream of the recording stream, QueryEvent
 // reports true. LiveEvents counts events; a destroyed event is refused by every call.
 //
-// Capture, in every mode of runtime.CaptureModes. BeginCapture makes CaptureInfo report Active, a
+// Capture, in every mode of runtime.CaptureModes(). BeginCapture makes CaptureInfo report Active, a
 // non-zero ID, the origin and the mode, from either thread; a stream in no capture reports
 // CaptureNone and ID 0. Captured work does not run at capture time (not even after a SyncStream
 // once the capture ended); EndCapture returns a non-zero Graph and counts CapturesDone and

@@ -172,7 +172,7 @@ func memorySpecs(h *harness) {
 
 func hostSpecs(h *harness) {
 	g.Context("host memory", func() {
-		for _, kind := range runtime.HostMemories {
+		for _, kind := range runtime.HostMemories() {
 			g.It("AllocHost "+kind.String()+" returns a range of the requested length apart from device memory, counted as host memory", func() {
 				dev := h.malloc(4 * kib)
 				base := h.dev.Counters()

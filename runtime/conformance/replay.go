@@ -11,7 +11,7 @@ import (
 
 func replaySpecs(h *harness) {
 	g.Context("replay", func() {
-		for _, m := range runtime.CaptureModes {
+		for _, m := range runtime.CaptureModes() {
 			g.It(inMode("launches one graph N times back to back, each launch running the whole graph after the one before", m), func() {
 				// The graph shifts buf right by one byte through tmp (two copies that do not overlap):
 				// after k launches the first k+1 bytes are 1.

@@ -54,7 +54,7 @@ func captureRuleSpecs(h *harness) {
 			h.notCapturing(s)
 		})
 
-		for _, m := range runtime.CaptureModes {
+		for _, m := range runtime.CaptureModes() {
 			g.It(inMode("BeginCapture on a stream already capturing fails and leaves the capture", m), func() {
 				s := h.stream()
 				x := h.malloc(1 * kib)

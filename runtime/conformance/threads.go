@@ -124,8 +124,8 @@ func threadSpecs(h *harness) {
 		for _, call := range []string{"Write", "Read"} {
 			for _, began := range []runtime.Thread{main, other} {
 				for _, caller := range []runtime.Thread{main, other} {
-					for _, m := range runtime.CaptureModes {
-						for _, cm := range runtime.CaptureModes {
+					for _, m := range runtime.CaptureModes() {
+						for _, cm := range runtime.CaptureModes() {
 							refused := unsafeRefused(m, cm, caller == began)
 							verdict := "allowed"
 							if refused {
