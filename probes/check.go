@@ -211,14 +211,17 @@ func (t *tracker) initInCapture(op *Op) {
 func (t *tracker) eachRoundTwo(each []*Op) {
 	l := t.l
 	before := len(l.diags)
+	// own are the problems this walk states itself, already in round-2 terms; the tracker's
+	// findings get the round-2 framing below.
+	var own Diagnostics
 	for _, op := range each {
 		b := t.bufs[op.Buffer]
 		switch {
 		case op.Kind == OpAlloc && b != nil && b.live:
-			l.errorf(op.Pos, RuleDuplicate, "replay.each runs before every round: it allocates %q again in round 2 while round 1's is still live; free it in each before this alloc", op.Buffer)
+			own = append(own, Diagnostic{Pos: op.Pos, Rule: RuleDuplicate, Message: fmt.Sprintf("replay.each runs before every round: it allocates %q again in round 2 while round 1's is still live; free it in each before this alloc", op.Buffer)})
 			continue
 		case op.Kind == OpFree && b != nil && !b.live:
-			l.errorf(op.Pos, RuleUseAfterFree, "replay.each runs before every round: round 2 frees %q again after round 1 freed it; allocate it in each before this free", op.Buffer)
+			own = append(own, Diagnostic{Pos: op.Pos, Rule: RuleUseAfterFree, Message: fmt.Sprintf("replay.each runs before every round: round 2 frees %q again after round 1 freed it; allocate it in each before this free", op.Buffer)})
 			continue
 		}
 		t.step(op)
@@ -226,17 +229,17 @@ func (t *tracker) eachRoundTwo(each []*Op) {
 	fresh := l.diags[before:]
 	l.diags = l.diags[:before]
 	for _, d := range fresh {
+		d.Message = "in round 2 (replay.each runs before every round): " + d.Message
+		own = append(own, d)
+	}
+	for _, d := range own {
 		seen := false
 		for _, old := range l.diags[:before] {
 			seen = seen || (old.Pos == d.Pos && old.Rule == d.Rule)
 		}
-		if seen {
-			continue
+		if !seen {
+			l.diags = append(l.diags, d)
 		}
-		if !strings.HasPrefix(d.Message, "replay.each runs before every round") {
-			d.Message = "in round 2 (replay.each runs before every round): " + d.Message
-		}
-		l.diags = append(l.diags, d)
 	}
 }
 
