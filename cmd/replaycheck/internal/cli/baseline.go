@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
@@ -29,7 +30,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 		var f runFlags
 		f.declare(fs, env)
 		var out string
-		fs.StringVar(&out, "out", "", "write: the file to write the baseline to (default: stdout)")
+		fs.StringVar(&out, "out", "", "write: the file to write the baseline to, or a directory (an existing one, or a path ending in /) to write it there under the platform's name, e.g. baselines/acl-cann-9.0-a2a3.yaml (default: stdout)")
 		return func(ctx context.Context, args []string) int {
 			if len(args) == 0 || (args[0] != "write" && args[0] != "diff") {
 				fmt.Fprintln(env.Stderr, "replaycheck baseline: want write or diff first")
@@ -100,6 +101,11 @@ func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 	w := env.Stdout
 	if out != "" {
 		path := out
+		if st, err := os.Stat(out); strings.HasSuffix(out, "/") || (err == nil && st.IsDir()) {
+			// A directory: the file is named after the platform, so a device host needs not know it.
+			path = filepath.Join(out, verdict.BaselineFile(b.Platform))
+			out = path
+		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 			return ExitUsage
