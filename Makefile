@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test build bench vet fmt-check clean
+.PHONY: run test build bench vet fmt-check clean device-check
 
 ## build: the replaycheck CLI into bin/ (pure Go, no cgo needed for the simulator)
 build:
@@ -24,6 +24,12 @@ test: fmt-check vet
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## device-check: on a device host (NPU or GPU with its driver): devices, the conformance suite on
+## the real driver, the catalog in every mode with guards off and on, the reports, and the
+## platform's baseline under specs/baselines/ (see scripts/device-check.sh)
+device-check:
+	GO=$(GO) scripts/device-check.sh
+
 vet:
 	$(GO) vet ./...
 
@@ -32,4 +38,4 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 clean:
-	rm -rf bin
+	rm -rf bin build

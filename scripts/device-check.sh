@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# device-check: one run on a device host (an Ascend NPU or an NVIDIA GPU), from a clone of the
+# repository with Go, gcc and the platform's driver installed.
+#
+#   make device-check                  # the first usable device backend: cuda, then acl
+#   BACKEND=acl make device-check      # a given one
+#
+# It builds replaycheck with cgo, lists the backends (`replaycheck devices`), runs the device-API
+# conformance suite on the real driver, runs the whole catalog on the device in every capture mode
+# with guards off and on, writes the reports, and records the platform's baseline under
+# specs/baselines/ named after the device's platform key. Everything it writes lands in
+# build/device-check/<time>/ (reports, logs, summary.md); the baseline is the one file it writes
+# into the repository, for review and commit. Exit status: non-zero when a step broke; a failing
+# verdict is a finding, reported in summary.md, not a broken run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+out="build/device-check/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$out"
+log() { printf '%s\n' "$*" | tee -a "$out/summary.md"; }
+step() { printf '\n## %s\n\n' "$*" | tee -a "$out/summary.md"; }
+
+started=$(date +%s)
+log "# replaycheck device check, $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
+
+step "build"
+CGO_ENABLED=1 "$GO" build -o bin/replaycheck ./cmd/replaycheck
+bin/replaycheck version | tee -a "$out/summary.md"
+
+step "devices"
+bin/replaycheck devices > "$out/devices.txt"
+bin/replaycheck devices --format json > "$out/devices.json"
+sed 's/^/    /' "$out/devices.txt" | tee -a "$out/summary.md"
+
+backend=${BACKEND:-}
+if [ -z "$backend" ]; then
+	for b in cuda acl; do
+		if grep -Eq "^$b +usable" "$out/devices.txt"; then backend=$b; break; fi
+	done
+fi
+if [ -z "$backend" ]; then
+	log "no usable device backend on this host (see devices above): nothing to check"
+	exit 1
+fi
+if ! grep -Eq "^$backend +usable" "$out/devices.txt"; then
+	log "backend $backend is not usable here (see devices above)"
+	exit 1
+fi
+log ""
+log "backend: $backend"
+
+step "conformance suite on the real driver"
+if REPLAYCHECK_HARDWARE=$backend "$GO" test -count=1 "./runtime/$backend" > "$out/conformance.log" 2>&1; then
+	log "passed ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/conformance.log" | tail -1))"
+else
+	log "FAILED: see conformance.log"
+	tail -40 "$out/conformance.log" | sed 's/^/    /' | tee -a "$out/summary.md"
+fi
+
+step "the catalog, every mode, guards off and on"
+set +e
+bin/replaycheck run --backend "$backend" --format json --timelines failed specs > "$out/run.json" 2> "$out/run.stderr"
+run_rc=$?
+bin/replaycheck run --backend "$backend" specs > "$out/run.txt" 2>> "$out/run.stderr"
+set -e
+# The text report ends with the enforcement table.
+sed -n '/^enforcement:/,$p' "$out/run.txt" > "$out/table.txt"
+grep -E '^[0-9]+ instances?:' "$out/run.txt" | tail -1 | tee -a "$out/summary.md" || true
+log "exit status $run_rc (0: every verdict passes; 1: a verdict failed, listed in run.txt)"
+log ""
+sed 's/^/    /' "$out/table.txt" | tee -a "$out/summary.md" > /dev/null
+
+step "baseline"
+bin/replaycheck baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
+
+log ""
+log "took $(( $(date +%s) - started )) s; everything is in $out"
