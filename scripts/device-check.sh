@@ -51,7 +51,7 @@ log ""
 log "backend: $backend"
 
 step "conformance suite on the real driver"
-if REPLAYCHECK_HARDWARE=$backend "$GO" test -count=1 "./runtime/$backend" > "$out/conformance.log" 2>&1; then
+if REPLAYCHECK_HARDWARE=$backend "$GO" test -count=1 -v "./runtime/$backend" > "$out/conformance.log" 2>&1; then
 	log "passed ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/conformance.log" | tail -1))"
 else
 	log "FAILED: see conformance.log"
