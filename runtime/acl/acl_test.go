@@ -219,13 +219,8 @@ var _ = Describe("a device", func() {
 		_, err := d.EndCapture(runtime.Other, s)
 		Expect(err).NotTo(HaveOccurred())
 		GinkgoT().Setenv("FAKE_LOG", "")
-		threads := map[string]string{}
 		raw, err := os.ReadFile(logFile)
 		Expect(err).NotTo(HaveOccurred())
-		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-			f := strings.Fields(line)
-			threads[f[0]+"#"+itoa(len(threads))] = f[1]
-		}
 		byCall := func(name string) []string {
 			var out []string
 			for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
