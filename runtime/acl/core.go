@@ -1,0 +1,919 @@
+//go:build cgo
+
+// core.go is the driver-neutral half of a Device, the same text in runtime/acl and runtime/cuda
+// but for the package clause: handles, the Go-side bookkeeping of allocations and captures,
+// counters, thread dispatch and error building. The package's driver type supplies the calls.
+
+package acl
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// copyKind is the direction of a stream copy.
+type copyKind uint8
+
+const (
+	copyD2D copyKind = iota
+	copyH2D
+	copyD2H
+)
+
+// graphRef is what the driver holds for one graph: ACL uses a (the model RI); CUDA a (CUgraph)
+// and b (CUgraphExec).
+type graphRef struct{ a, b unsafe.Pointer }
+
+// driver is one opened device's calls, each made on the calling worker's OS thread, each
+// returning the platform's status code (0 for success). detail explains a failed call and must
+// be asked right after it, on the same thread.
+type driver interface {
+	bind(t runtime.Thread) int   // make the device current on this worker's thread
+	unbind(t runtime.Thread) int // undo bind, when the device closes
+	malloc(n int64) (uint64, int)
+	free(addr uint64) int
+	write(dst uint64, src []byte) int // synchronous host to device
+	read(dst []byte, src uint64) int  // synchronous device to host
+	mallocHost(n int64) (unsafe.Pointer, int)
+	freeHost(p unsafe.Pointer) int
+	memset(s unsafe.Pointer, dst uint64, v byte, n int64) int
+	memcpy(s unsafe.Pointer, kind copyKind, dst, src uint64, n int64) int
+	// axpy enqueues the kernel; kernels says whether it exists, and why not.
+	axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int
+	kernels() (bool, string)
+	createStream() (unsafe.Pointer, int)
+	destroyStream(s unsafe.Pointer) int
+	createEvent() (unsafe.Pointer, int)
+	destroyEvent(e unsafe.Pointer) int
+	record(e, s unsafe.Pointer) int
+	wait(s, e unsafe.Pointer) int
+	syncStream(s unsafe.Pointer) int
+	syncDevice() int
+	queryEvent(e unsafe.Pointer) (bool, int)
+	syncEvent(e unsafe.Pointer) int
+	exchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int)
+	beginCapture(s unsafe.Pointer, m runtime.CaptureMode) int
+	endCapture(s unsafe.Pointer) (graphRef, int)
+	captureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int)
+	launch(g graphRef, s unsafe.Pointer) int
+	destroyGraph(g graphRef) int
+	detail(code int) string
+}
+
+type allocation struct {
+	ptr  runtime.Ptr
+	host runtime.HostMemory // 0: device memory
+	base unsafe.Pointer     // host memory: the C pointer
+}
+
+type stream struct {
+	h       unsafe.Pointer // nil: the default stream
+	capture *capture
+}
+
+type event struct {
+	h unsafe.Pointer
+	// capture is the capture in progress the event's last record belongs to: a wait on it forks
+	// the waiting stream into that capture.
+	capture *capture
+}
+
+// capture is the engine-visible bookkeeping of one capture sequence, which neither driver can
+// report in full: the ID (one per BeginCapture), the origin, the mode and the beginning thread.
+// The driver stays the authority on the status.
+type capture struct {
+	id          uint64
+	origin      runtime.Stream
+	mode        runtime.CaptureMode
+	thread      runtime.Thread
+	invalidated bool
+	members     []runtime.Stream
+}
+
+// device implements runtime.Device over a driver.
+type device struct {
+	drv      driver
+	describe string
+	platform string
+	caps     runtime.Capabilities
+	workers  [2]*runtime.Worker
+	onClose  func() // tells the backend, when set
+
+	// life is held shared while a call is dispatched and exclusively by Close.
+	life   sync.RWMutex
+	closed bool
+
+	// mu guards what follows; call bodies run under it, on the workers.
+	mu         sync.Mutex
+	allocs     map[uint64]*allocation // device memory by address
+	hosts      map[uint64]*allocation // host memory by address
+	streams    map[runtime.Stream]*stream
+	events     map[runtime.Event]*event
+	graphs     map[runtime.Graph]graphRef
+	captures   []*capture // in progress, in the order they began
+	lastHandle uint64
+	lastID     uint64
+	counters   runtime.Counters
+}
+
+var _ runtime.Device = (*device)(nil)
+
+// newDevice starts the two workers and binds the device on each. A failed bind stops them.
+func newDevice(drv driver, describe, platform string, caps runtime.Capabilities) (*device, error) {
+	d := &device{
+		drv: drv, describe: describe, platform: platform, caps: caps,
+		allocs:  map[uint64]*allocation{},
+		hosts:   map[uint64]*allocation{},
+		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {}},
+		events:  map[runtime.Event]*event{},
+		graphs:  map[runtime.Graph]graphRef{},
+	}
+	var errs []error
+	for _, t := range []runtime.Thread{runtime.Main, runtime.Other} {
+		var code int
+		var detail string
+		d.workers[t] = runtime.StartWorker(func() {
+			if code = drv.bind(t); code != 0 {
+				detail = drv.detail(code)
+			}
+		})
+		if code != 0 {
+			errs = append(errs, driverError("Open", code, fmt.Sprintf("binding the device on the %v thread: %s", t, detail)))
+		}
+	}
+	if len(errs) > 0 {
+		for _, w := range d.workers {
+			w.Stop()
+		}
+		return nil, errs[0]
+	}
+	return d, nil
+}
+
+func (d *device) Backend() string                    { return backendName }
+func (d *device) Describe() string                   { return d.describe }
+func (d *device) Platform() string                   { return d.platform }
+func (d *device) Capabilities() runtime.Capabilities { return d.caps }
+
+// Counters are kept in Go: Mallocs, Frees, HostAllocs, HostFrees, Launches and CapturesDone count
+// successful calls; the live counts are the handles and allocations the device holds now.
+func (d *device) Counters() runtime.Counters {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.counters
+	c.LiveAllocs = int64(len(d.allocs))
+	c.LiveBytes = 0
+	for _, a := range d.allocs {
+		c.LiveBytes += a.ptr.Bytes
+	}
+	c.LiveHostAllocs = int64(len(d.hosts))
+	c.LiveStreams = int64(len(d.streams) - 1)
+	c.LiveEvents = int64(len(d.events))
+	c.LiveGraphs = int64(len(d.graphs))
+	return c
+}
+
+// driverError is the *runtime.Error of a platform code, named and classed by the package's table.
+func driverError(op string, code int, detail string) *runtime.Error {
+	name, class := Lookup(code)
+	return &runtime.Error{Backend: backendName, Op: op, Code: code, Name: name, Class: class, Detail: detail}
+}
+
+// invalid is a call refused in Go before it reaches the driver (a bad handle, length or range),
+// reported with the platform's invalid-value code.
+func invalid(op, format string, args ...any) error {
+	e := driverError(op, codeInvalidValue, fmt.Sprintf(format, args...))
+	e.Class = runtime.ClassInvalidValue
+	return e
+}
+
+func notSupported(op, format string, args ...any) error {
+	e := driverError(op, codeNotSupported, fmt.Sprintf(format, args...))
+	e.Class = runtime.ClassNotSupported
+	return e
+}
+
+// failed builds the error of a driver call that returned code, on the worker thread that made it:
+// the detail first (ACL keeps its message per thread), then whether the call invalidated a
+// capture in progress, by asking the driver for the status of every capture the device tracks.
+// A capture the driver reports ended (a failed end that tears it down) is dropped.
+func (d *device) failed(op string, code int) error {
+	e := driverError(op, code, d.drv.detail(code))
+	for _, c := range slices.Clone(d.captures) {
+		st, sc := d.drv.captureStatus(d.streams[c.origin].h)
+		if sc != 0 {
+			continue
+		}
+		switch st {
+		case runtime.CaptureNone:
+			d.endCapture(c)
+		case runtime.CaptureInvalidated:
+			if !c.invalidated {
+				c.invalidated = true
+				e.Invalidated = true
+			}
+		}
+	}
+	return e
+}
+
+// call runs body on the worker that serves t, under the device lock.
+func (d *device) call(t runtime.Thread, op string, body func() error) error {
+	if t != runtime.Main && t != runtime.Other {
+		return invalid(op, "unknown thread %v: the device has threads main and other", t)
+	}
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if d.closed {
+		return invalid(op, "the device is closed")
+	}
+	var err error
+	d.workers[t].Do(func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		err = body()
+	})
+	return err
+}
+
+func (d *device) newHandle() uint64 {
+	d.lastHandle++
+	return d.lastHandle
+}
+
+// containing returns the live allocation of m that holds all of p.
+func containing(m map[uint64]*allocation, p runtime.Ptr) *allocation {
+	for _, a := range m {
+		if a.ptr.Contains(p) {
+			return a
+		}
+	}
+	return nil
+}
+
+// checkRange verifies that p is a non-empty range inside one live device allocation or, when host
+// is true, inside one live device or host allocation.
+func (d *device) checkRange(op, what string, p runtime.Ptr, host bool) (*allocation, error) {
+	if p.Bytes <= 0 {
+		return nil, invalid(op, "%s %v is empty", what, p)
+	}
+	if a := containing(d.allocs, p); a != nil {
+		return a, nil
+	}
+	if a := containing(d.hosts, p); a != nil {
+		if !host {
+			return nil, invalid(op, "%s %v is %v host memory: %s needs device memory", what, p, a.host, op)
+		}
+		return a, nil
+	}
+	return nil, invalid(op, "%s %v does not lie inside a live allocation", what, p)
+}
+
+func (d *device) lookupStream(op string, s runtime.Stream) (*stream, error) {
+	if st, ok := d.streams[s]; ok {
+		return st, nil
+	}
+	return nil, invalid(op, "%v does not exist (never created or destroyed)", s)
+}
+
+func (d *device) lookupEvent(op string, e runtime.Event) (*event, error) {
+	if ev, ok := d.events[e]; ok {
+		return ev, nil
+	}
+	return nil, invalid(op, "%v does not exist (never created or destroyed)", e)
+}
+
+func (d *device) lookupGraph(op string, g runtime.Graph) (graphRef, error) {
+	if gr, ok := d.graphs[g]; ok {
+		return gr, nil
+	}
+	return graphRef{}, invalid(op, "%v does not exist (never captured or destroyed)", g)
+}
+
+// --- Memory ---
+
+func (d *device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
+	var p runtime.Ptr
+	err := d.call(t, "Malloc", func() error {
+		if bytes <= 0 {
+			return invalid("Malloc", "cannot allocate %d bytes: the size must be positive", bytes)
+		}
+		addr, code := d.drv.malloc(bytes)
+		if code != 0 {
+			return d.failed("Malloc", code)
+		}
+		p = runtime.Ptr{Addr: addr, Bytes: bytes}
+		d.allocs[addr] = &allocation{ptr: p}
+		d.counters.Mallocs++
+		return nil
+	})
+	return p, err
+}
+
+// liveAt returns the live allocation of m that p is exactly.
+func liveAt(op string, m map[uint64]*allocation, p runtime.Ptr) (*allocation, error) {
+	a := m[p.Addr]
+	if a == nil {
+		return nil, invalid(op, "%v is not a live allocation (never allocated or already freed)", p)
+	}
+	if a.ptr != p {
+		return nil, invalid(op, "%v does not match the live allocation %v at that address", p, a.ptr)
+	}
+	return a, nil
+}
+
+func (d *device) Free(t runtime.Thread, p runtime.Ptr) error {
+	return d.call(t, "Free", func() error {
+		if _, err := liveAt("Free", d.allocs, p); err != nil {
+			return err
+		}
+		if code := d.drv.free(p.Addr); code != 0 {
+			return d.failed("Free", code)
+		}
+		delete(d.allocs, p.Addr)
+		d.counters.Frees++
+		return nil
+	})
+}
+
+func (d *device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+	return d.call(t, "Write", func() error {
+		if int64(len(src)) != dst.Bytes {
+			return invalid("Write", "%d host bytes for destination %v: the lengths must match", len(src), dst)
+		}
+		if _, err := d.checkRange("Write", "destination", dst, false); err != nil {
+			return err
+		}
+		if code := d.drv.write(dst.Addr, src); code != 0 {
+			return d.failed("Write", code)
+		}
+		return nil
+	})
+}
+
+func (d *device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+	return d.call(t, "Read", func() error {
+		if int64(len(dst)) != src.Bytes {
+			return invalid("Read", "%d host bytes for source %v: the lengths must match", len(dst), src)
+		}
+		if _, err := d.checkRange("Read", "source", src, false); err != nil {
+			return err
+		}
+		if code := d.drv.read(dst, src.Addr); code != 0 {
+			return d.failed("Read", code)
+		}
+		return nil
+	})
+}
+
+// AllocHost allocates pinned memory through the driver and pageable memory with the C library's
+// malloc (the program's own memory: no driver call). Either is C memory, so async copies may keep
+// using it after the call that named it returns.
+func (d *device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+	var p runtime.Ptr
+	err := d.call(t, "AllocHost", func() error {
+		if !slices.Contains(runtime.HostMemories, kind) {
+			return invalid("AllocHost", "unknown %v", kind)
+		}
+		if bytes <= 0 {
+			return invalid("AllocHost", "cannot allocate %d bytes: the size must be positive", bytes)
+		}
+		var base unsafe.Pointer
+		if kind == runtime.Pinned {
+			var code int
+			if base, code = d.drv.mallocHost(bytes); code != 0 {
+				return d.failed("AllocHost", code)
+			}
+		} else if base = hostMalloc(bytes); base == nil {
+			e := driverError("AllocHost", codeOutOfMemory, fmt.Sprintf("malloc of %d bytes failed", bytes))
+			e.Class = runtime.ClassOutOfMemory
+			return e
+		}
+		p = runtime.Ptr{Addr: uint64(uintptr(base)), Bytes: bytes}
+		d.hosts[p.Addr] = &allocation{ptr: p, host: kind, base: base}
+		d.counters.HostAllocs++
+		return nil
+	})
+	return p, err
+}
+
+func (d *device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+	return d.call(t, "FreeHost", func() error {
+		a, err := liveAt("FreeHost", d.hosts, p)
+		if err != nil {
+			return err
+		}
+		if a.host == runtime.Pinned {
+			if code := d.drv.freeHost(a.base); code != 0 {
+				return d.failed("FreeHost", code)
+			}
+		} else {
+			hostFree(a.base)
+		}
+		delete(d.hosts, p.Addr)
+		d.counters.HostFrees++
+		return nil
+	})
+}
+
+// hostBytes returns the C memory of p, which must lie in one live host allocation and be n long.
+func (d *device) hostBytes(op string, p runtime.Ptr, n int) ([]byte, error) {
+	if int64(n) != p.Bytes {
+		return nil, invalid(op, "%d bytes for host range %v: the lengths must match", n, p)
+	}
+	a := containing(d.hosts, p)
+	if a == nil || p.Bytes <= 0 {
+		return nil, invalid(op, "%v does not lie inside a live host allocation", p)
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(a.base, p.Addr-a.ptr.Addr)), n), nil
+}
+
+// HostWrite is a CPU store: no driver call, no worker.
+func (d *device) HostWrite(dst runtime.Ptr, src []byte) error {
+	return d.hostAccess("HostWrite", func() error {
+		b, err := d.hostBytes("HostWrite", dst, len(src))
+		if err == nil {
+			copy(b, src)
+		}
+		return err
+	})
+}
+
+// HostRead is a CPU load: no driver call, no worker.
+func (d *device) HostRead(dst []byte, src runtime.Ptr) error {
+	return d.hostAccess("HostRead", func() error {
+		b, err := d.hostBytes("HostRead", src, len(dst))
+		if err == nil {
+			copy(dst, b)
+		}
+		return err
+	})
+}
+
+func (d *device) hostAccess(op string, body func() error) error {
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if d.closed {
+		return invalid(op, "the device is closed")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return body()
+}
+
+// --- Streams and events ---
+
+func (d *device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+	var s runtime.Stream
+	err := d.call(t, "CreateStream", func() error {
+		h, code := d.drv.createStream()
+		if code != 0 {
+			return d.failed("CreateStream", code)
+		}
+		s = runtime.Stream(d.newHandle())
+		d.streams[s] = &stream{h: h}
+		return nil
+	})
+	return s, err
+}
+
+// DestroyStream destroys s. A stream that belongs to a capture leaves it in the bookkeeping; the
+// driver decides what becomes of the capture.
+func (d *device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+	return d.call(t, "DestroyStream", func() error {
+		if s == runtime.DefaultStream {
+			return invalid("DestroyStream", "the default stream is never destroyed")
+		}
+		st, err := d.lookupStream("DestroyStream", s)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.destroyStream(st.h); code != 0 {
+			return d.failed("DestroyStream", code)
+		}
+		if c := st.capture; c != nil {
+			if c.origin == s {
+				d.endCapture(c)
+			} else {
+				c.members = slices.DeleteFunc(c.members, func(m runtime.Stream) bool { return m == s })
+			}
+		}
+		delete(d.streams, s)
+		return nil
+	})
+}
+
+func (d *device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+	var e runtime.Event
+	err := d.call(t, "CreateEvent", func() error {
+		h, code := d.drv.createEvent()
+		if code != 0 {
+			return d.failed("CreateEvent", code)
+		}
+		e = runtime.Event(d.newHandle())
+		d.events[e] = &event{h: h}
+		return nil
+	})
+	return e, err
+}
+
+func (d *device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
+	return d.call(t, "DestroyEvent", func() error {
+		ev, err := d.lookupEvent("DestroyEvent", e)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.destroyEvent(ev.h); code != 0 {
+			return d.failed("DestroyEvent", code)
+		}
+		delete(d.events, e)
+		return nil
+	})
+}
+
+func (d *device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+	return d.call(t, "Fill", func() error {
+		st, err := d.lookupStream("Fill", s)
+		if err != nil {
+			return err
+		}
+		if _, err := d.checkRange("Fill", "destination", dst, false); err != nil {
+			return err
+		}
+		if code := d.drv.memset(st.h, dst.Addr, value, dst.Bytes); code != 0 {
+			return d.failed("Fill", code)
+		}
+		return nil
+	})
+}
+
+func (d *device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+	return d.call(t, "Copy", func() error {
+		st, err := d.lookupStream("Copy", s)
+		if err != nil {
+			return err
+		}
+		da, err := d.checkRange("Copy", "destination", dst, true)
+		if err != nil {
+			return err
+		}
+		sa, err := d.checkRange("Copy", "source", src, true)
+		if err != nil {
+			return err
+		}
+		kind := copyD2D
+		switch {
+		case da.host != 0 && sa.host != 0:
+			return invalid("Copy", "destination %v and source %v are both host memory: a copy between host buffers is the CPU's, not a stream's", dst, src)
+		case da.host != 0:
+			kind = copyD2H
+		case sa.host != 0:
+			kind = copyH2D
+		}
+		if code := d.drv.memcpy(st.h, kind, dst.Addr, src.Addr, min(dst.Bytes, src.Bytes)); code != 0 {
+			return d.failed("Copy", code)
+		}
+		return nil
+	})
+}
+
+func (d *device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+	return d.call(t, "Axpy", func() error {
+		st, err := d.lookupStream("Axpy", s)
+		if err != nil {
+			return err
+		}
+		if ok, why := d.drv.kernels(); !ok {
+			return notSupported("Axpy", "%s", why)
+		}
+		if x.Bytes != y.Bytes || y.Bytes%4 != 0 {
+			return invalid("Axpy", "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
+		}
+		if _, err := d.checkRange("Axpy", "y", y, false); err != nil {
+			return err
+		}
+		if _, err := d.checkRange("Axpy", "x", x, false); err != nil {
+			return err
+		}
+		if code := d.drv.axpy(st.h, y.Addr, x.Addr, a, y.Bytes/4); code != 0 {
+			return d.failed("Axpy", code)
+		}
+		return nil
+	})
+}
+
+// Record marks e with the work on s so far; on a capturing stream the record joins the capture,
+// and a later Wait on e forks the waiting stream into it.
+func (d *device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) error {
+	return d.call(t, "Record", func() error {
+		st, err := d.lookupStream("Record", s)
+		if err != nil {
+			return err
+		}
+		ev, err := d.lookupEvent("Record", e)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.record(ev.h, st.h); code != 0 {
+			return d.failed("Record", code)
+		}
+		ev.capture = st.capture
+		return nil
+	})
+}
+
+func (d *device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error {
+	return d.call(t, "Wait", func() error {
+		st, err := d.lookupStream("Wait", s)
+		if err != nil {
+			return err
+		}
+		ev, err := d.lookupEvent("Wait", e)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.wait(st.h, ev.h); code != 0 {
+			return d.failed("Wait", code)
+		}
+		if c := ev.capture; c != nil && st.capture == nil {
+			st.capture = c
+			c.members = append(c.members, s)
+		}
+		return nil
+	})
+}
+
+func (d *device) SyncStream(t runtime.Thread, s runtime.Stream) error {
+	return d.call(t, "SyncStream", func() error {
+		st, err := d.lookupStream("SyncStream", s)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.syncStream(st.h); code != 0 {
+			return d.failed("SyncStream", code)
+		}
+		return nil
+	})
+}
+
+func (d *device) SyncDevice(t runtime.Thread) error {
+	return d.call(t, "SyncDevice", func() error {
+		if code := d.drv.syncDevice(); code != 0 {
+			return d.failed("SyncDevice", code)
+		}
+		return nil
+	})
+}
+
+func (d *device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
+	var done bool
+	err := d.call(t, "QueryEvent", func() error {
+		ev, err := d.lookupEvent("QueryEvent", e)
+		if err != nil {
+			return err
+		}
+		var code int
+		if done, code = d.drv.queryEvent(ev.h); code != 0 {
+			return d.failed("QueryEvent", code)
+		}
+		return nil
+	})
+	return done, err
+}
+
+func (d *device) SyncEvent(t runtime.Thread, e runtime.Event) error {
+	return d.call(t, "SyncEvent", func() error {
+		ev, err := d.lookupEvent("SyncEvent", e)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.syncEvent(ev.h); code != 0 {
+			return d.failed("SyncEvent", code)
+		}
+		return nil
+	})
+}
+
+// --- Capture ---
+
+func (d *device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+	var old runtime.CaptureMode
+	err := d.call(t, "ExchangeCaptureMode", func() error {
+		if !slices.Contains(runtime.CaptureModes, mode) {
+			return invalid("ExchangeCaptureMode", "unknown capture mode %v", mode)
+		}
+		var code int
+		if old, code = d.drv.exchangeMode(mode); code != 0 {
+			return d.failed("ExchangeCaptureMode", code)
+		}
+		return nil
+	})
+	return old, err
+}
+
+func (d *device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+	return d.call(t, "BeginCapture", func() error {
+		if !slices.Contains(runtime.CaptureModes, mode) {
+			return invalid("BeginCapture", "unknown capture mode %v", mode)
+		}
+		st, err := d.lookupStream("BeginCapture", s)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.beginCapture(st.h, mode); code != 0 {
+			return d.failed("BeginCapture", code)
+		}
+		if st.capture != nil {
+			d.endCapture(st.capture)
+		}
+		d.lastID++
+		c := &capture{id: d.lastID, origin: s, mode: mode, thread: t, members: []runtime.Stream{s}}
+		st.capture = c
+		d.captures = append(d.captures, c)
+		return nil
+	})
+}
+
+// endCapture drops c from the bookkeeping: its streams and events are outside every capture.
+func (d *device) endCapture(c *capture) {
+	for _, s := range c.members {
+		if st := d.streams[s]; st != nil && st.capture == c {
+			st.capture = nil
+		}
+	}
+	for _, ev := range d.events {
+		if ev.capture == c {
+			ev.capture = nil
+		}
+	}
+	d.captures = slices.DeleteFunc(d.captures, func(x *capture) bool { return x == c })
+}
+
+func (d *device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+	var g runtime.Graph
+	err := d.call(t, "EndCapture", func() error {
+		st, err := d.lookupStream("EndCapture", s)
+		if err != nil {
+			return err
+		}
+		ref, code := d.drv.endCapture(st.h)
+		if code != 0 {
+			return d.failed("EndCapture", code)
+		}
+		if c := st.capture; c != nil {
+			d.endCapture(c)
+		}
+		g = runtime.Graph(d.newHandle())
+		d.graphs[g] = ref
+		d.counters.CapturesDone++
+		return nil
+	})
+	return g, err
+}
+
+// CaptureInfo asks the driver for the stream's status and completes it from the bookkeeping. A
+// stream the driver reports in no capture leaves the capture it was tracked in.
+func (d *device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+	var info runtime.CaptureInfo
+	err := d.call(t, "CaptureInfo", func() error {
+		st, err := d.lookupStream("CaptureInfo", s)
+		if err != nil {
+			return err
+		}
+		status, code := d.drv.captureStatus(st.h)
+		if code != 0 {
+			return d.failed("CaptureInfo", code)
+		}
+		c := st.capture
+		if status == runtime.CaptureNone {
+			if c != nil {
+				if c.origin == s {
+					d.endCapture(c)
+				} else {
+					st.capture = nil
+					c.members = slices.DeleteFunc(c.members, func(m runtime.Stream) bool { return m == s })
+				}
+			}
+			return nil
+		}
+		info.Status = status
+		if c != nil {
+			c.invalidated = c.invalidated || status == runtime.CaptureInvalidated
+			info.ID, info.Origin, info.Mode = c.id, c.origin, c.mode
+		}
+		return nil
+	})
+	return info, err
+}
+
+func (d *device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+	return d.call(t, "Launch", func() error {
+		ref, err := d.lookupGraph("Launch", g)
+		if err != nil {
+			return err
+		}
+		st, err := d.lookupStream("Launch", s)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.launch(ref, st.h); code != 0 {
+			return d.failed("Launch", code)
+		}
+		d.counters.Launches++
+		return nil
+	})
+}
+
+func (d *device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
+	return d.call(t, "DestroyGraph", func() error {
+		ref, err := d.lookupGraph("DestroyGraph", g)
+		if err != nil {
+			return err
+		}
+		if code := d.drv.destroyGraph(ref); code != 0 {
+			return d.failed("DestroyGraph", code)
+		}
+		delete(d.graphs, g)
+		return nil
+	})
+}
+
+// GraphNodes is not supported: neither binding introspects graphs (no GraphIntrospection).
+func (d *device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+	err := d.call(t, "GraphNodes", func() error {
+		if _, err := d.lookupGraph("GraphNodes", g); err != nil {
+			return err
+		}
+		return notSupported("GraphNodes", "the %s binding does not introspect graphs", backendName)
+	})
+	return nil, err
+}
+
+// Close ends the captures in progress (from the thread that began each), destroys every graph,
+// event and stream, frees all memory, unbinds the device from both workers and stops them. Calls
+// afterwards fail with invalid-value; Close again is a no-op. Every failure is reported, joined.
+func (d *device) Close() error {
+	d.life.Lock()
+	defer d.life.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if d.onClose != nil {
+		defer d.onClose()
+	}
+	var errs []error
+	note := func(op string, code int) {
+		if code != 0 {
+			errs = append(errs, driverError("Close", code, op+": "+d.drv.detail(code)))
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range slices.Clone(d.captures) {
+		d.workers[c.thread].Do(func() {
+			if ref, code := d.drv.endCapture(d.streams[c.origin].h); code == 0 {
+				note("destroying the graph of a capture in progress", d.drv.destroyGraph(ref))
+			}
+		})
+		d.endCapture(c)
+	}
+	d.workers[runtime.Main].Do(func() {
+		for g, ref := range d.graphs {
+			note("destroying "+g.String(), d.drv.destroyGraph(ref))
+		}
+		for e, ev := range d.events {
+			note("destroying "+e.String(), d.drv.destroyEvent(ev.h))
+		}
+		for s, st := range d.streams {
+			if s != runtime.DefaultStream {
+				note("destroying "+s.String(), d.drv.destroyStream(st.h))
+			}
+		}
+		for _, a := range d.allocs {
+			note("freeing "+a.ptr.String(), d.drv.free(a.ptr.Addr))
+		}
+		for _, a := range d.hosts {
+			if a.host == runtime.Pinned {
+				note("freeing host "+a.ptr.String(), d.drv.freeHost(a.base))
+			} else {
+				hostFree(a.base)
+			}
+		}
+	})
+	clear(d.graphs)
+	clear(d.events)
+	clear(d.allocs)
+	clear(d.hosts)
+	d.streams = map[runtime.Stream]*stream{runtime.DefaultStream: {}}
+	for _, t := range []runtime.Thread{runtime.Other, runtime.Main} {
+		d.workers[t].Do(func() { note("unbinding the "+t.String()+" thread", d.drv.unbind(t)) })
+		d.workers[t].Stop()
+	}
+	return errors.Join(errs...)
+}

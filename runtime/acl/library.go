@@ -1,0 +1,95 @@
+package acl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+)
+
+// Options configure the ACL backend.
+type Options struct {
+	// Library is the path of the ACL runtime library to load. "" means the library named by
+	// $REPLAYCHECK_ACL_LIB, else the first of SearchPaths that loads.
+	Library string
+}
+
+// EnvLibrary names the environment variable that overrides the library search.
+const EnvLibrary = "REPLAYCHECK_ACL_LIB"
+
+// SearchPaths is where the backend looks for the ACL runtime when neither Options.Library nor
+// $REPLAYCHECK_ACL_LIB names one, in order: the dynamic loader's own search for libascendcl.so,
+// then for libacl_rt.so (newer runtimes), then the usual CANN install locations, $ASCEND_HOME_PATH
+// (set by CANN's set_env.sh) first. The one place these locations are listed.
+func SearchPaths() []string {
+	names := []string{"libascendcl.so", "libacl_rt.so"}
+	var dirs []string
+	if home := os.Getenv("ASCEND_HOME_PATH"); home != "" {
+		dirs = append(dirs, filepath.Join(home, "lib64"), filepath.Join(home, "runtime", "lib64"))
+	}
+	dirs = append(dirs,
+		"/usr/local/Ascend/ascend-toolkit/latest/lib64",
+		"/usr/local/Ascend/ascend-toolkit/latest/runtime/lib64",
+		"/usr/local/Ascend/cann/lib64",
+		"/usr/local/Ascend/latest/lib64",
+	)
+	paths := append([]string(nil), names...)
+	for _, d := range dirs {
+		for _, n := range names {
+			paths = append(paths, filepath.Join(d, n))
+		}
+	}
+	return paths
+}
+
+// candidates are the paths New tries for opts, in order.
+func candidates(opts Options) []string {
+	if opts.Library != "" {
+		return []string{opts.Library}
+	}
+	if env := os.Getenv(EnvLibrary); env != "" {
+		return []string{env}
+	}
+	return SearchPaths()
+}
+
+// ErrNoDriver is a library that loaded but whose runtime has no usable device driver (aclInit
+// failed). A `devices` command reports it apart from a missing library.
+var ErrNoDriver = errors.New("acl: the runtime library loaded but the driver is not usable")
+
+// NoLibraryError is the failure to load any ACL runtime library; Tried lists every attempt.
+type NoLibraryError struct {
+	Tried []dl.Attempt
+	Err   error // the loader's error, e.g. dl.ErrNoCgo
+}
+
+func (e *NoLibraryError) Error() string {
+	parts := make([]string, len(e.Tried))
+	for i, a := range e.Tried {
+		parts[i] = a.Err
+		if parts[i] == "" {
+			parts[i] = a.Path
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("acl: no runtime library: %v", e.Err)
+	}
+	return fmt.Sprintf("acl: no runtime library could be loaded (tried %s)", strings.Join(parts, "; "))
+}
+
+func (e *NoLibraryError) Unwrap() []error { return []error{ErrNoLibrary, e.Err} }
+
+// ErrNoLibrary is in the chain of every *NoLibraryError.
+var ErrNoLibrary = errors.New("acl: no runtime library")
+
+// Info describes one device without opening it.
+type Info struct {
+	Name     string // the SoC name, e.g. "Ascend910B1"
+	Memory   int64  // device (HBM) memory in bytes, 0 when unknown
+	Driver   string // the driver package version, "" when unknown
+	Runtime  string // the CANN runtime version, "" when unknown
+	Platform string // the platform key, as Device.Platform
+}

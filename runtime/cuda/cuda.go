@@ -1,0 +1,655 @@
+//go:build cgo
+
+package cuda
+
+/*
+#cgo CFLAGS: -std=c11 -Wall -Wextra
+#include <stdint.h>
+#include <stdlib.h>
+#include <stddef.h>
+
+// The CUDA driver ABI as the binding assumes it (cuda.h): CUresult, CUdevice and every enum are
+// int; CUdeviceptr is unsigned long long (64 bits); contexts, streams, events, graphs, graph
+// execs, modules and functions are pointers. No SDK header is included: every entry point is
+// called through a pointer the dl package resolved, by one of these trampolines.
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+static CUresult rc_call_uint(void *fn, unsigned v) { return ((CUresult (*)(unsigned))fn)(v); }
+static CUresult rc_call_int(void *fn, int v) { return ((CUresult (*)(int))fn)(v); }
+static CUresult rc_call_void(void *fn) { return ((CUresult (*)(void))fn)(); }
+static CUresult rc_call_ptr(void *fn, void *p) { return ((CUresult (*)(void *))fn)(p); }
+static CUresult rc_call_ptr_ptr(void *fn, void *a, void *b) { return ((CUresult (*)(void *, void *))fn)(a, b); }
+static CUresult rc_call_outint(void *fn, int *out) { return ((CUresult (*)(int *))fn)(out); }
+// cuDeviceGet(CUdevice *, int ordinal)
+static CUresult rc_cuDeviceGet(void *fn, int *dev, int ordinal) { return ((CUresult (*)(int *, int))fn)(dev, ordinal); }
+// cuDeviceGetName(char *name, int len, CUdevice)
+static CUresult rc_cuDeviceGetName(void *fn, char *name, int len, int dev) {
+	return ((CUresult (*)(char *, int, int))fn)(name, len, dev);
+}
+// cuDeviceTotalMem_v2(size_t *bytes, CUdevice)
+static CUresult rc_cuDeviceTotalMem(void *fn, size_t *bytes, int dev) { return ((CUresult (*)(size_t *, int))fn)(bytes, dev); }
+// cuDevicePrimaryCtxRetain(CUcontext *, CUdevice)
+static CUresult rc_cuDevicePrimaryCtxRetain(void *fn, void **ctx, int dev) {
+	return ((CUresult (*)(void **, int))fn)(ctx, dev);
+}
+// cuMemAlloc_v2(CUdeviceptr *, size_t)
+static CUresult rc_cuMemAlloc(void *fn, uint64_t *addr, size_t n) {
+	CUdeviceptr p = 0;
+	CUresult rc = ((CUresult (*)(CUdeviceptr *, size_t))fn)(&p, n);
+	*addr = (uint64_t)p;
+	return rc;
+}
+static CUresult rc_cuMemFree(void *fn, uint64_t addr) { return ((CUresult (*)(CUdeviceptr))fn)((CUdeviceptr)addr); }
+// cuMemAllocHost_v2(void **, size_t)
+static CUresult rc_cuMemAllocHost(void *fn, void **p, size_t n) { return ((CUresult (*)(void **, size_t))fn)(p, n); }
+// cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t)
+static CUresult rc_cuMemcpyHtoD(void *fn, uint64_t dst, const void *src, size_t n) {
+	return ((CUresult (*)(CUdeviceptr, const void *, size_t))fn)((CUdeviceptr)dst, src, n);
+}
+// cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t)
+static CUresult rc_cuMemcpyDtoH(void *fn, void *dst, uint64_t src, size_t n) {
+	return ((CUresult (*)(void *, CUdeviceptr, size_t))fn)(dst, (CUdeviceptr)src, n);
+}
+// cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t, CUstream)
+static CUresult rc_cuMemcpyDtoDAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
+	return ((CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, void *))fn)((CUdeviceptr)dst, (CUdeviceptr)src, n, stream);
+}
+// cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t, CUstream); src is C memory.
+static CUresult rc_cuMemcpyHtoDAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
+	return ((CUresult (*)(CUdeviceptr, const void *, size_t, void *))fn)((CUdeviceptr)dst, (const void *)(uintptr_t)src, n, stream);
+}
+// cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t, CUstream); dst is C memory.
+static CUresult rc_cuMemcpyDtoHAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
+	return ((CUresult (*)(void *, CUdeviceptr, size_t, void *))fn)((void *)(uintptr_t)dst, (CUdeviceptr)src, n, stream);
+}
+// cuMemsetD8Async(CUdeviceptr, unsigned char, size_t N, CUstream)
+static CUresult rc_cuMemsetD8Async(void *fn, uint64_t dst, unsigned char v, size_t n, void *stream) {
+	return ((CUresult (*)(CUdeviceptr, unsigned char, size_t, void *))fn)((CUdeviceptr)dst, v, n, stream);
+}
+// cuStreamCreate(CUstream *, unsigned flags), cuEventCreate(CUevent *, unsigned flags)
+static CUresult rc_create_flags(void *fn, void **out, unsigned flags) { return ((CUresult (*)(void **, unsigned))fn)(out, flags); }
+// cuStreamWaitEvent(CUstream, CUevent, unsigned flags)
+static CUresult rc_cuStreamWaitEvent(void *fn, void *stream, void *event) {
+	return ((CUresult (*)(void *, void *, unsigned))fn)(stream, event, 0);
+}
+// cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode)
+static CUresult rc_cuStreamBeginCapture(void *fn, void *stream, int mode) { return ((CUresult (*)(void *, int))fn)(stream, mode); }
+// cuStreamEndCapture(CUstream, CUgraph *)
+static CUresult rc_cuStreamEndCapture(void *fn, void *stream, void **graph) { return ((CUresult (*)(void *, void **))fn)(stream, graph); }
+// cuStreamIsCapturing(CUstream, CUstreamCaptureStatus *)
+static CUresult rc_cuStreamIsCapturing(void *fn, void *stream, int *status) { return ((CUresult (*)(void *, int *))fn)(stream, status); }
+// cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *)
+static CUresult rc_cuThreadExchangeStreamCaptureMode(void *fn, int *mode) { return ((CUresult (*)(int *))fn)(mode); }
+// cuGraphInstantiateWithFlags(CUgraphExec *, CUgraph, unsigned long long flags)
+static CUresult rc_cuGraphInstantiateWithFlags(void *fn, void **exec, void *graph) {
+	return ((CUresult (*)(void **, void *, unsigned long long))fn)(exec, graph, 0ULL);
+}
+// cuModuleLoadData(CUmodule *, const void *image): image is NUL-terminated PTX text.
+static CUresult rc_cuModuleLoadData(void *fn, void **mod, const char *image) {
+	return ((CUresult (*)(void **, const void *))fn)(mod, image);
+}
+// cuModuleGetFunction(CUfunction *, CUmodule, const char *name)
+static CUresult rc_cuModuleGetFunction(void *fn, void **f, void *mod, const char *name) {
+	return ((CUresult (*)(void **, void *, const char *))fn)(f, mod, name);
+}
+// cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemBytes, stream,
+// kernelParams, extra). kernelParams points at one pointer per kernel parameter, in order, each
+// pointing at the parameter's value: (u64 y, u64 x, u32 a, u32 n). The values live on this frame;
+// the driver copies them before cuLaunchKernel returns.
+static CUresult rc_axpy(void *fn, void *f, void *stream, uint64_t y, uint64_t x, uint32_t a, uint32_t n,
+		unsigned grid, unsigned block) {
+	void *params[4] = {&y, &x, &a, &n};
+	return ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+		void **))fn)(f, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
+}
+// cuGetErrorString(CUresult, const char **)
+static const char *rc_cuGetErrorString(void *fn, int code) {
+	const char *s = NULL;
+	if (((CUresult (*)(int, const char **))fn)(code, &s) != 0) {
+		return NULL;
+	}
+	return s;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+)
+
+const (
+	eventDisableTiming = 2 // CU_EVENT_DISABLE_TIMING
+	axpyBlock          = 256
+	// KernelName is the entry point of the axpy kernel in AxpyPTX.
+	KernelName = "replaycheck_axpy"
+)
+
+// AxpyPTX is the axpy kernel as PTX text, JIT-compiled by cuModuleLoadData when a device opens
+// (no nvcc at build time): y[i] = a*x[i] + y[i] over uint32 lanes, wrapping, for i < n; one
+// thread per lane. PTX ISA 7.0 (CUDA 11.0 drivers and later), sm_50 and later.
+const AxpyPTX = `.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry replaycheck_axpy(
+	.param .u64 replaycheck_axpy_y,
+	.param .u64 replaycheck_axpy_x,
+	.param .u32 replaycheck_axpy_a,
+	.param .u32 replaycheck_axpy_n
+)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<8>;
+
+	ld.param.u64 %rd1, [replaycheck_axpy_y];
+	ld.param.u64 %rd2, [replaycheck_axpy_x];
+	ld.param.u32 %r1, [replaycheck_axpy_a];
+	ld.param.u32 %r2, [replaycheck_axpy_n];
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mov.u32 %r5, %tid.x;
+	mad.lo.u32 %r6, %r3, %r4, %r5;
+	setp.ge.u32 %p1, %r6, %r2;
+	@%p1 bra DONE;
+	cvta.to.global.u64 %rd3, %rd1;
+	cvta.to.global.u64 %rd4, %rd2;
+	mul.wide.u32 %rd5, %r6, 4;
+	add.s64 %rd6, %rd4, %rd5;
+	add.s64 %rd7, %rd3, %rd5;
+	ld.global.u32 %r7, [%rd6];
+	ld.global.u32 %r8, [%rd7];
+	mad.lo.u32 %r8, %r7, %r1, %r8;
+	st.global.u32 [%rd7], %r8;
+DONE:
+	ret;
+}
+`
+
+// functions is the CUDA driver function table, resolved whole when the library opens. Exported
+// names are bound exactly: several cuda.h names are macros for suffixed exports.
+type functions struct {
+	cuInit, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName                        unsafe.Pointer
+	cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease, cuCtxSetCurrent          unsafe.Pointer
+	cuCtxSynchronize                                                              unsafe.Pointer
+	cuMemAlloc, cuMemFree, cuMemAllocHost, cuMemFreeHost                          unsafe.Pointer
+	cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoDAsync, cuMemcpyHtoDAsync              unsafe.Pointer
+	cuMemcpyDtoHAsync, cuMemsetD8Async                                            unsafe.Pointer
+	cuStreamCreate, cuStreamDestroy, cuStreamSynchronize                          unsafe.Pointer
+	cuEventCreate, cuEventRecord, cuStreamWaitEvent, cuEventQuery                 unsafe.Pointer
+	cuEventSynchronize, cuEventDestroy                                            unsafe.Pointer
+	cuModuleLoadData, cuModuleGetFunction, cuLaunchKernel                         unsafe.Pointer
+	cuStreamBeginCapture, cuStreamEndCapture, cuStreamIsCapturing                 unsafe.Pointer
+	cuThreadExchangeStreamCaptureMode, cuGraphInstantiateWithFlags, cuGraphLaunch unsafe.Pointer
+	cuGraphExecDestroy, cuGraphDestroy, cuGetErrorString                          unsafe.Pointer
+	// optional: naming and clean-up only
+	cuDriverGetVersion, cuDeviceTotalMem, cuModuleUnload unsafe.Pointer
+}
+
+func (f *functions) table() []dl.Symbol {
+	opt := func(name string, slot *unsafe.Pointer) dl.Symbol {
+		return dl.Symbol{Names: []string{name}, Slot: slot, Optional: true}
+	}
+	return []dl.Symbol{
+		dl.Sym("cuInit", &f.cuInit),
+		dl.Sym("cuDeviceGetCount", &f.cuDeviceGetCount),
+		dl.Sym("cuDeviceGet", &f.cuDeviceGet),
+		dl.Sym("cuDeviceGetName", &f.cuDeviceGetName),
+		dl.Sym("cuDevicePrimaryCtxRetain", &f.cuDevicePrimaryCtxRetain),
+		// The _v2 export and the base one share a signature; cuda.h maps the name to _v2.
+		{Names: []string{"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, Slot: &f.cuDevicePrimaryCtxRelease},
+		dl.Sym("cuCtxSetCurrent", &f.cuCtxSetCurrent),
+		dl.Sym("cuCtxSynchronize", &f.cuCtxSynchronize),
+		dl.Sym("cuMemAlloc_v2", &f.cuMemAlloc),
+		dl.Sym("cuMemFree_v2", &f.cuMemFree),
+		dl.Sym("cuMemAllocHost_v2", &f.cuMemAllocHost),
+		dl.Sym("cuMemFreeHost", &f.cuMemFreeHost),
+		dl.Sym("cuMemcpyHtoD_v2", &f.cuMemcpyHtoD),
+		dl.Sym("cuMemcpyDtoH_v2", &f.cuMemcpyDtoH),
+		dl.Sym("cuMemcpyDtoDAsync_v2", &f.cuMemcpyDtoDAsync),
+		dl.Sym("cuMemcpyHtoDAsync_v2", &f.cuMemcpyHtoDAsync),
+		dl.Sym("cuMemcpyDtoHAsync_v2", &f.cuMemcpyDtoHAsync),
+		dl.Sym("cuMemsetD8Async", &f.cuMemsetD8Async),
+		dl.Sym("cuStreamCreate", &f.cuStreamCreate),
+		{Names: []string{"cuStreamDestroy_v2", "cuStreamDestroy"}, Slot: &f.cuStreamDestroy},
+		dl.Sym("cuStreamSynchronize", &f.cuStreamSynchronize),
+		dl.Sym("cuEventCreate", &f.cuEventCreate),
+		dl.Sym("cuEventRecord", &f.cuEventRecord),
+		dl.Sym("cuStreamWaitEvent", &f.cuStreamWaitEvent),
+		dl.Sym("cuEventQuery", &f.cuEventQuery),
+		dl.Sym("cuEventSynchronize", &f.cuEventSynchronize),
+		{Names: []string{"cuEventDestroy_v2", "cuEventDestroy"}, Slot: &f.cuEventDestroy},
+		dl.Sym("cuModuleLoadData", &f.cuModuleLoadData),
+		dl.Sym("cuModuleGetFunction", &f.cuModuleGetFunction),
+		dl.Sym("cuLaunchKernel", &f.cuLaunchKernel),
+		// Never the plain cuStreamBeginCapture: that export is the old one-argument form.
+		dl.Sym("cuStreamBeginCapture_v2", &f.cuStreamBeginCapture),
+		dl.Sym("cuStreamEndCapture", &f.cuStreamEndCapture),
+		dl.Sym("cuStreamIsCapturing", &f.cuStreamIsCapturing),
+		dl.Sym("cuThreadExchangeStreamCaptureMode", &f.cuThreadExchangeStreamCaptureMode),
+		dl.Sym("cuGraphInstantiateWithFlags", &f.cuGraphInstantiateWithFlags),
+		dl.Sym("cuGraphLaunch", &f.cuGraphLaunch),
+		dl.Sym("cuGraphExecDestroy", &f.cuGraphExecDestroy),
+		dl.Sym("cuGraphDestroy", &f.cuGraphDestroy),
+		dl.Sym("cuGetErrorString", &f.cuGetErrorString),
+		opt("cuDriverGetVersion", &f.cuDriverGetVersion),
+		opt("cuDeviceTotalMem_v2", &f.cuDeviceTotalMem),
+		opt("cuModuleUnload", &f.cuModuleUnload),
+	}
+}
+
+// backend is an opened CUDA driver library.
+type backend struct {
+	lib *dl.Library
+	fn  functions
+
+	mu      sync.Mutex
+	devices map[*device]bool // open devices, closed first by Close
+	closed  bool
+}
+
+// inits holds cuInit's answer per library path: cuInit(0) runs once per process and library.
+var inits sync.Map // path -> *initOnce
+
+type initOnce struct {
+	once sync.Once
+	code int
+}
+
+// New loads the CUDA driver (Options.Library, else $REPLAYCHECK_CUDA_LIB, else libcuda.so.1),
+// resolves its whole function table and calls cuInit(0). A library that cannot be found is a
+// *NoLibraryError (ErrNoLibrary), one that lacks a required symbol a *dl.MissingError naming it,
+// and a cuInit failure (the toolkit's stub library answers 34) wraps ErrNoDriver.
+func New(opts Options) (runtime.Backend, error) {
+	lib, tried, err := dl.OpenFirst(candidates(opts))
+	if err != nil {
+		return nil, &NoLibraryError{Tried: tried, Err: err}
+	}
+	b := &backend{lib: lib, devices: map[*device]bool{}}
+	if err := lib.Resolve(b.fn.table()); err != nil {
+		_ = lib.Close()
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	v, _ := inits.LoadOrStore(lib.Path(), &initOnce{})
+	in := v.(*initOnce)
+	in.once.Do(func() { in.code = int(C.rc_call_uint(b.fn.cuInit, 0)) })
+	if in.code != 0 {
+		e := driverError("New", in.code, b.errorString(in.code))
+		_ = lib.Close()
+		if in.code == codeStubLibrary {
+			return nil, fmt.Errorf("%w: %s is the toolkit's stub library, not a driver: cuInit: %w", ErrNoDriver, lib.Path(), e)
+		}
+		return nil, fmt.Errorf("%w: %s: cuInit: %w", ErrNoDriver, lib.Path(), e)
+	}
+	return b, nil
+}
+
+func (b *backend) errorString(code int) string {
+	if s := C.rc_cuGetErrorString(b.fn.cuGetErrorString, C.int(code)); s != nil {
+		return C.GoString(s)
+	}
+	return ""
+}
+
+func (b *backend) Name() string { return backendName }
+
+// Source is the path of the library the backend loaded.
+func (b *backend) Source() string { return b.lib.Path() }
+
+func (b *backend) Devices(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n C.int
+	if code := int(C.rc_call_outint(b.fn.cuDeviceGetCount, &n)); code != 0 {
+		return 0, driverError("Devices", code, b.errorString(code))
+	}
+	return int(n), nil
+}
+
+// device returns the CUdevice of index, checked against the device count.
+func (b *backend) device(op string, ctx context.Context, index int) (C.int, error) {
+	n, err := b.Devices(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if index < 0 || index >= n {
+		return 0, invalid(op, "device index %d out of range: the driver reports %d device(s)", index, n)
+	}
+	var dev C.int
+	if code := int(C.rc_cuDeviceGet(b.fn.cuDeviceGet, &dev, C.int(index))); code != 0 {
+		return 0, driverError(op, code, b.errorString(code))
+	}
+	return dev, nil
+}
+
+// Info names device index without opening it (no context is created).
+func (b *backend) Info(ctx context.Context, index int) (Info, error) {
+	dev, err := b.device("Info", ctx, index)
+	if err != nil {
+		return Info{}, err
+	}
+	return b.info(dev), nil
+}
+
+func (b *backend) info(dev C.int) Info {
+	var info Info
+	buf := (*C.char)(C.calloc(257, 1))
+	defer C.free(unsafe.Pointer(buf))
+	if C.rc_cuDeviceGetName(b.fn.cuDeviceGetName, buf, 256, dev) == 0 {
+		info.Name = C.GoString(buf)
+	}
+	if b.fn.cuDeviceTotalMem != nil {
+		var total C.size_t
+		if C.rc_cuDeviceTotalMem(b.fn.cuDeviceTotalMem, &total, dev) == 0 {
+			info.Memory = int64(total)
+		}
+	}
+	if b.fn.cuDriverGetVersion != nil {
+		var v C.int
+		if C.rc_call_outint(b.fn.cuDriverGetVersion, &v) == 0 && v > 0 {
+			info.Driver = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+			info.Runtime = info.Driver
+		}
+	}
+	info.Platform = platformKey(info.Driver, info.Name)
+	return info
+}
+
+// platformKey is "cuda/<major.minor>-<device>", the device name lowercased without its "NVIDIA"
+// prefix and with spaces as '-', e.g. "cuda/12.4-h200".
+func platformKey(version, name string) string {
+	if version == "" {
+		version = "unknown"
+	}
+	n := strings.ToLower(strings.TrimSpace(name))
+	n = strings.TrimSpace(strings.TrimPrefix(n, "nvidia"))
+	n = strings.ReplaceAll(n, "/", "-")
+	if n == "" {
+		n = "unknown"
+	}
+	return "cuda/" + version + "-" + strings.Join(strings.Fields(n), "-")
+}
+
+// Open retains the device's primary context (never cuCtxCreate, whose ABI changed in 13), makes
+// it current on both workers and loads the axpy kernel on Main. A kernel that does not load leaves
+// the device without capability "kernels"; the reason is Axpy's error.
+func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, invalid("Open", "the backend is closed")
+	}
+	dev, err := b.device("Open", ctx, index)
+	if err != nil {
+		return nil, err
+	}
+	drv := &driverImpl{fn: &b.fn, dev: dev}
+	if code := int(C.rc_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
+		return nil, driverError("Open", code, b.errorString(code))
+	}
+	release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
+	caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
+	d, err := newDevice(drv, "", "", caps)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	info := b.info(dev)
+	d.platform = info.Platform
+	d.describe = fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, orUnknown(info.Name), orUnknown(info.Driver), b.lib.Path())
+	d.workers[runtime.Main].Do(drv.loadKernel)
+	d.caps.Kernels, _ = drv.kernels()
+	d.onClose = func() {
+		release()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.devices, d)
+	}
+	b.devices[d] = true
+	return d, nil
+}
+
+// Close closes the devices still open, then the library.
+func (b *backend) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	devs := make([]*device, 0, len(b.devices))
+	for d := range b.devices {
+		devs = append(devs, d)
+	}
+	b.mu.Unlock()
+	var errs []error
+	for _, d := range devs {
+		errs = append(errs, d.Close())
+	}
+	errs = append(errs, b.lib.Close())
+	return errors.Join(errs...)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// hostMalloc and hostFree are the C library's allocator: pageable host memory.
+func hostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }
+func hostFree(p unsafe.Pointer)         { C.free(p) }
+
+// driverImpl is one device's CUDA calls.
+type driverImpl struct {
+	fn  *functions
+	dev C.int
+	ctx unsafe.Pointer // the retained primary context
+
+	module, kernel unsafe.Pointer
+	noKernel       string // why there is no kernel, "" when there is one
+}
+
+// loadKernel JIT-compiles AxpyPTX into the primary context, on the Main worker at open.
+func (d *driverImpl) loadKernel() {
+	ptx := C.CString(AxpyPTX)
+	defer C.free(unsafe.Pointer(ptx))
+	if code := int(C.rc_cuModuleLoadData(d.fn.cuModuleLoadData, &d.module, ptx)); code != 0 {
+		d.noKernel = fmt.Sprintf("cuModuleLoadData of the axpy PTX failed: %s", describeCode(code, d.detail(code)))
+		d.module = nil
+		return
+	}
+	name := C.CString(KernelName)
+	defer C.free(unsafe.Pointer(name))
+	if code := int(C.rc_cuModuleGetFunction(d.fn.cuModuleGetFunction, &d.kernel, d.module, name)); code != 0 {
+		d.noKernel = fmt.Sprintf("cuModuleGetFunction(%s) failed: %s", KernelName, describeCode(code, d.detail(code)))
+		d.kernel = nil
+	}
+}
+
+func describeCode(code int, detail string) string {
+	name, _ := Lookup(code)
+	if detail != "" {
+		return fmt.Sprintf("%s (%d): %s", name, code, detail)
+	}
+	return fmt.Sprintf("%s (%d)", name, code)
+}
+
+func (d *driverImpl) bind(runtime.Thread) int { return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, d.ctx)) }
+
+// unbind makes no context current; on Main, which the device closes last, it unloads the kernel
+// module first, while the context is still current.
+func (d *driverImpl) unbind(t runtime.Thread) int {
+	if t == runtime.Main && d.module != nil && d.fn.cuModuleUnload != nil {
+		C.rc_call_ptr(d.fn.cuModuleUnload, d.module)
+		d.module, d.kernel = nil, nil
+	}
+	return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, nil))
+}
+
+func (d *driverImpl) malloc(n int64) (uint64, int) {
+	var addr C.uint64_t
+	code := int(C.rc_cuMemAlloc(d.fn.cuMemAlloc, &addr, C.size_t(n)))
+	return uint64(addr), code
+}
+
+func (d *driverImpl) free(addr uint64) int {
+	return int(C.rc_cuMemFree(d.fn.cuMemFree, C.uint64_t(addr)))
+}
+
+func (d *driverImpl) write(dst uint64, src []byte) int {
+	return int(C.rc_cuMemcpyHtoD(d.fn.cuMemcpyHtoD, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
+}
+
+func (d *driverImpl) read(dst []byte, src uint64) int {
+	return int(C.rc_cuMemcpyDtoH(d.fn.cuMemcpyDtoH, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
+}
+
+func (d *driverImpl) mallocHost(n int64) (unsafe.Pointer, int) {
+	var p unsafe.Pointer
+	code := int(C.rc_cuMemAllocHost(d.fn.cuMemAllocHost, &p, C.size_t(n)))
+	return p, code
+}
+
+func (d *driverImpl) freeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.cuMemFreeHost, p)) }
+
+func (d *driverImpl) memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
+	return int(C.rc_cuMemsetD8Async(d.fn.cuMemsetD8Async, C.uint64_t(dst), C.uchar(v), C.size_t(n), s))
+}
+
+func (d *driverImpl) memcpy(s unsafe.Pointer, kind copyKind, dst, src uint64, n int64) int {
+	cd, cs, cn := C.uint64_t(dst), C.uint64_t(src), C.size_t(n)
+	switch kind {
+	case copyH2D:
+		return int(C.rc_cuMemcpyHtoDAsync(d.fn.cuMemcpyHtoDAsync, cd, cs, cn, s))
+	case copyD2H:
+		return int(C.rc_cuMemcpyDtoHAsync(d.fn.cuMemcpyDtoHAsync, cd, cs, cn, s))
+	}
+	return int(C.rc_cuMemcpyDtoDAsync(d.fn.cuMemcpyDtoDAsync, cd, cs, cn, s))
+}
+
+func (d *driverImpl) kernels() (bool, string) { return d.kernel != nil, d.noKernel }
+
+// axpy launches one thread per lane in blocks of 256.
+func (d *driverImpl) axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int {
+	if lanes > 1<<32-1 {
+		return codeInvalidValue
+	}
+	grid := (lanes + axpyBlock - 1) / axpyBlock
+	return int(C.rc_axpy(d.fn.cuLaunchKernel, d.kernel, s, C.uint64_t(y), C.uint64_t(x), C.uint32_t(a), C.uint32_t(lanes),
+		C.unsigned(grid), axpyBlock))
+}
+
+// createStream makes a blocking stream (flags 0): it synchronises with the legacy default stream,
+// as the capture rules about that stream assume.
+func (d *driverImpl) createStream() (unsafe.Pointer, int) {
+	var s unsafe.Pointer
+	code := int(C.rc_create_flags(d.fn.cuStreamCreate, &s, 0))
+	return s, code
+}
+
+func (d *driverImpl) destroyStream(s unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuStreamDestroy, s))
+}
+
+func (d *driverImpl) createEvent() (unsafe.Pointer, int) {
+	var e unsafe.Pointer
+	code := int(C.rc_create_flags(d.fn.cuEventCreate, &e, eventDisableTiming))
+	return e, code
+}
+
+func (d *driverImpl) destroyEvent(e unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuEventDestroy, e))
+}
+
+func (d *driverImpl) record(e, s unsafe.Pointer) int {
+	return int(C.rc_call_ptr_ptr(d.fn.cuEventRecord, e, s))
+}
+
+func (d *driverImpl) wait(s, e unsafe.Pointer) int {
+	return int(C.rc_cuStreamWaitEvent(d.fn.cuStreamWaitEvent, s, e))
+}
+
+func (d *driverImpl) syncStream(s unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuStreamSynchronize, s))
+}
+
+func (d *driverImpl) syncDevice() int { return int(C.rc_call_void(d.fn.cuCtxSynchronize)) }
+
+// queryEvent: CUDA_ERROR_NOT_READY is the answer "not complete", not a failure.
+func (d *driverImpl) queryEvent(e unsafe.Pointer) (bool, int) {
+	switch code := int(C.rc_call_ptr(d.fn.cuEventQuery, e)); code {
+	case 0:
+		return true, 0
+	case codeNotReady:
+		return false, 0
+	default:
+		return false, code
+	}
+}
+
+func (d *driverImpl) syncEvent(e unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuEventSynchronize, e))
+}
+
+func (d *driverImpl) exchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int) {
+	mode := C.int(m)
+	code := int(C.rc_cuThreadExchangeStreamCaptureMode(d.fn.cuThreadExchangeStreamCaptureMode, &mode))
+	return runtime.CaptureMode(mode), code
+}
+
+func (d *driverImpl) beginCapture(s unsafe.Pointer, m runtime.CaptureMode) int {
+	return int(C.rc_cuStreamBeginCapture(d.fn.cuStreamBeginCapture, s, C.int(m)))
+}
+
+// endCapture ends the capture and instantiates its graph: the runtime.Graph holds both the CUgraph
+// (a) and the CUgraphExec (b). A graph that does not instantiate is destroyed, and its code is the
+// end's.
+func (d *driverImpl) endCapture(s unsafe.Pointer) (graphRef, int) {
+	var g graphRef
+	if code := int(C.rc_cuStreamEndCapture(d.fn.cuStreamEndCapture, s, &g.a)); code != 0 {
+		return graphRef{}, code
+	}
+	if code := int(C.rc_cuGraphInstantiateWithFlags(d.fn.cuGraphInstantiateWithFlags, &g.b, g.a)); code != 0 {
+		C.rc_call_ptr(d.fn.cuGraphDestroy, g.a)
+		return graphRef{}, code
+	}
+	return g, 0
+}
+
+func (d *driverImpl) captureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int) {
+	var st C.int
+	code := int(C.rc_cuStreamIsCapturing(d.fn.cuStreamIsCapturing, s, &st))
+	return runtime.CaptureStatus(st), code
+}
+
+func (d *driverImpl) launch(g graphRef, s unsafe.Pointer) int {
+	return int(C.rc_call_ptr_ptr(d.fn.cuGraphLaunch, g.b, s))
+}
+
+func (d *driverImpl) destroyGraph(g graphRef) int {
+	code := int(C.rc_call_ptr(d.fn.cuGraphExecDestroy, g.b))
+	if c := int(C.rc_call_ptr(d.fn.cuGraphDestroy, g.a)); code == 0 {
+		code = c
+	}
+	return code
+}
+
+// detail is cuGetErrorString's text for code.
+func (d *driverImpl) detail(code int) string {
+	if s := C.rc_cuGetErrorString(d.fn.cuGetErrorString, C.int(code)); s != nil {
+		return C.GoString(s)
+	}
+	return ""
+}

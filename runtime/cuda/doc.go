@@ -1,0 +1,24 @@
+// Package cuda is the CUDA backend: a binding of the CUDA driver API (libcuda.so.1) loaded at run
+// time, never linked.
+//
+// New opens the library (Options.Library, $REPLAYCHECK_CUDA_LIB, else libcuda.so.1), resolves
+// the whole function table at once, binding the exported names exactly (cuMemAlloc_v2,
+// cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags, ...), and calls cuInit(0) once per
+// process and library. A library that cannot be loaded is a *NoLibraryError (ErrNoLibrary); a
+// cuInit failure, above all the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY, 34), wraps
+// ErrNoDriver.
+//
+// Open retains the device's primary context (never cuCtxCreate) and makes it current on two
+// locked OS-thread workers, Main and Other; every call runs on the worker its Thread names. The
+// axpy kernel is PTX text (AxpyPTX) JIT-compiled with cuModuleLoadData at open; a driver that
+// refuses it leaves the device without capability "kernels". EndCapture instantiates the captured
+// CUgraph with cuGraphInstantiateWithFlags; a runtime.Graph holds both, and DestroyGraph destroys
+// both. CaptureInfo asks cuStreamIsCapturing for the status and takes the ID (one per
+// BeginCapture, shared by the streams a Wait forks into the capture), the origin and the mode
+// from the Go bookkeeping; cuStreamGetCaptureInfo is not bound. Errors are *runtime.Error named
+// and classed by the one table Codes, with cuGetErrorString's text as Detail; after a failed call
+// the status of every capture in progress is asked again, and Invalidated says whether this call
+// invalidated one. GraphNodes is not supported.
+//
+// core.go is the driver-neutral half of the device, the same text in runtime/acl.
+package cuda
