@@ -23,9 +23,10 @@ package main_test
 //	                         (panic:, fatal error:, SIGSEGV: ...) fails the command whatever N is;
 //	                         death by a signal fails it too. Use it for every expected failure.
 //
-//	[backend:NAME]           true when this binary carries backend NAME (runtime/backends.Names);
-//	                         false for one replaycheck knows but this binary does not carry (acl,
-//	                         cuda); a name replaycheck does not know is an error, not a silent skip.
+//	[backend:NAME]           true when backend NAME opens here and has a device: carried by this
+//	                         binary (acl and cuda need cgo) and, for them, its driver library
+//	                         found; a name replaycheck does not know is an error, not a silent skip.
+//	[cgo]                    true when the binary was built with cgo.
 //	[exec:PROG]              testscript's own: PROG is on PATH (e.g. [exec:gcc]).
 //
 // Running and updating:
@@ -46,6 +47,7 @@ package main_test
 // diff of testdata/script before committing it.
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -174,19 +176,25 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 
 // condition answers the conditions testscript does not know itself.
 func condition(cond string) (bool, error) {
+	if cond == "cgo" {
+		return cgoBuild, nil
+	}
 	name, ok := strings.CutPrefix(cond, "backend:")
 	if !ok {
-		return false, fmt.Errorf("unknown condition %q (replaycheck adds only backend:NAME)", cond)
+		return false, fmt.Errorf("unknown condition %q (replaycheck adds cgo and backend:NAME)", cond)
 	}
-	if slices.Contains(backends.Names(), name) {
-		return true, nil
+	// A name replaycheck does not know is a typo in the script, which would otherwise skip its
+	// lines forever.
+	if !slices.Contains(backends.Known(), name) {
+		return false, fmt.Errorf("unknown backend %q in condition (known: %s)", name, strings.Join(backends.Known(), ", "))
 	}
-	// Not built in. A name replaycheck does not know at all is a typo in the script, which would
-	// otherwise skip its lines forever. (Open of a planned backend fails without opening anything.)
-	if _, err := backends.Open(name, backends.Config{}); err != nil && strings.HasPrefix(err.Error(), "unknown backend") {
-		return false, err
+	b, err := backends.Open(name, backends.Config{})
+	if err != nil {
+		return false, nil
 	}
-	return false, nil
+	defer b.Close()
+	n, err := b.Devices(context.Background())
+	return err == nil && n > 0, nil
 }
 
 // segfault dies as a fault in C code loaded into the CLI would kill it: a SIGSEGV the Go runtime

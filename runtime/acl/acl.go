@@ -85,6 +85,7 @@ import (
 	"unsafe"
 
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/internal/bind"
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
 
@@ -157,7 +158,7 @@ type backend struct {
 	fn  functions
 
 	mu      sync.Mutex
-	devices map[*device]bool // open devices, closed first by Close
+	devices map[*bind.Device]bool // open devices, closed first by Close
 	closed  bool
 }
 
@@ -180,7 +181,7 @@ func New(opts Options) (runtime.Backend, error) {
 	if err != nil {
 		return nil, &NoLibraryError{Tried: tried, Err: err}
 	}
-	b := &backend{lib: lib, devices: map[*device]bool{}}
+	b := &backend{lib: lib, devices: map[*bind.Device]bool{}}
 	if err := lib.Resolve(b.fn.table()); err != nil {
 		_ = lib.Close()
 		return nil, fmt.Errorf("acl: %w", err)
@@ -257,11 +258,11 @@ func (b *backend) checkIndex(op string, ctx context.Context, index int) error {
 
 // Info names device index without opening it: it sets the device on a thread of its own, asks,
 // and resets it.
-func (b *backend) Info(ctx context.Context, index int) (Info, error) {
+func (b *backend) Info(ctx context.Context, index int) (runtime.DeviceInfo, error) {
 	if err := b.checkIndex("Info", ctx, index); err != nil {
-		return Info{}, err
+		return runtime.DeviceInfo{}, err
 	}
-	var info Info
+	var info runtime.DeviceInfo
 	var err error
 	onThread(func() {
 		if code := int(C.rc_call_i32(b.fn.aclrtSetDevice, C.int32_t(index))); code != 0 {
@@ -271,13 +272,14 @@ func (b *backend) Info(ctx context.Context, index int) (Info, error) {
 		defer C.rc_call_i32(b.fn.aclrtResetDevice, C.int32_t(index))
 		info = b.info()
 	})
+	info.Index = index
 	return info, err
 }
 
 // info asks what names the current device; the optional entry points that are missing leave
 // their fields empty.
-func (b *backend) info() Info {
-	var info Info
+func (b *backend) info() runtime.DeviceInfo {
+	var info runtime.DeviceInfo
 	if b.fn.aclrtGetSocName != nil {
 		if s := C.rc_call_str(b.fn.aclrtGetSocName); s != nil {
 			info.Name = C.GoString(s)
@@ -320,20 +322,19 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 	}
 	drv := &driverImpl{fn: &b.fn, index: int32(index)}
 	caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
-	d, err := newDevice(drv, "", "", caps)
+	d, err := bind.NewDevice(codes, drv, caps)
 	if err != nil {
 		return nil, err
 	}
-	d.workers[runtime.Main].Do(func() {
+	d.OnMain(func() {
 		info := b.info()
-		d.platform = info.Platform
-		d.describe = fmt.Sprintf("acl device %d (%s, CANN runtime %s, %s)", index, orUnknown(info.Name), orUnknown(info.Runtime), b.lib.Path())
+		d.Identify(fmt.Sprintf("acl device %d (%s, CANN runtime %s, %s)", index, orUnknown(info.Name), orUnknown(info.Runtime), b.lib.Path()), info.Platform, caps)
 	})
-	d.onClose = func() {
+	d.OnClose(func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		delete(b.devices, d)
-	}
+	})
 	b.devices[d] = true
 	return d, nil
 }
@@ -347,7 +348,7 @@ func (b *backend) Close() error {
 		return nil
 	}
 	b.closed = true
-	devs := make([]*device, 0, len(b.devices))
+	devs := make([]*bind.Device, 0, len(b.devices))
 	for d := range b.devices {
 		devs = append(devs, d)
 	}
@@ -405,9 +406,9 @@ func keyPart(s string) string {
 	return strings.Join(strings.Fields(s), "-")
 }
 
-// hostMalloc and hostFree are the C library's allocator: pageable host memory.
-func hostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }
-func hostFree(p unsafe.Pointer)         { C.free(p) }
+// HostMalloc and HostFree are the C library's allocator: pageable host memory.
+func (d *driverImpl) HostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }
+func (d *driverImpl) HostFree(p unsafe.Pointer)         { C.free(p) }
 
 // driverImpl is one device's ACL calls.
 type driverImpl struct {
@@ -415,141 +416,141 @@ type driverImpl struct {
 	index int32
 }
 
-func (d *driverImpl) bind(runtime.Thread) int {
+func (d *driverImpl) Bind(runtime.Thread) int {
 	return int(C.rc_call_i32(d.fn.aclrtSetDevice, C.int32_t(d.index)))
 }
 
-func (d *driverImpl) unbind(runtime.Thread) int {
+func (d *driverImpl) Unbind(runtime.Thread) int {
 	return int(C.rc_call_i32(d.fn.aclrtResetDevice, C.int32_t(d.index)))
 }
 
-func (d *driverImpl) malloc(n int64) (uint64, int) {
+func (d *driverImpl) Malloc(n int64) (uint64, int) {
 	var addr C.uint64_t
 	code := int(C.rc_aclrtMalloc(d.fn.aclrtMalloc, &addr, C.size_t(n), mallocHugeFirst))
 	return uint64(addr), code
 }
 
-func (d *driverImpl) free(addr uint64) int {
+func (d *driverImpl) Free(addr uint64) int {
 	return int(C.rc_aclrtFree(d.fn.aclrtFree, C.uint64_t(addr)))
 }
 
-func (d *driverImpl) write(dst uint64, src []byte) int {
+func (d *driverImpl) Write(dst uint64, src []byte) int {
 	return int(C.rc_aclrtMemcpy_h2d(d.fn.aclrtMemcpy, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
 }
 
-func (d *driverImpl) read(dst []byte, src uint64) int {
+func (d *driverImpl) Read(dst []byte, src uint64) int {
 	return int(C.rc_aclrtMemcpy_d2h(d.fn.aclrtMemcpy, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
 }
 
-func (d *driverImpl) mallocHost(n int64) (unsafe.Pointer, int) {
+func (d *driverImpl) MallocHost(n int64) (unsafe.Pointer, int) {
 	var p unsafe.Pointer
 	code := int(C.rc_aclrtMallocHost(d.fn.aclrtMallocHost, &p, C.size_t(n)))
 	return p, code
 }
 
-func (d *driverImpl) freeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.aclrtFreeHost, p)) }
+func (d *driverImpl) FreeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.aclrtFreeHost, p)) }
 
-func (d *driverImpl) memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
+func (d *driverImpl) Memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
 	return int(C.rc_aclrtMemsetAsync(d.fn.aclrtMemsetAsync, C.uint64_t(dst), C.int32_t(v), C.size_t(n), s))
 }
 
-func (d *driverImpl) memcpy(s unsafe.Pointer, kind copyKind, dst, src uint64, n int64) int {
+func (d *driverImpl) Memcpy(s unsafe.Pointer, kind bind.CopyKind, dst, src uint64, n int64) int {
 	k := memcpyD2D
 	switch kind {
-	case copyH2D:
+	case bind.CopyH2D:
 		k = memcpyH2D
-	case copyD2H:
+	case bind.CopyD2H:
 		k = memcpyD2H
 	}
 	return int(C.rc_aclrtMemcpyAsync(d.fn.aclrtMemcpyAsync, C.uint64_t(dst), C.uint64_t(src), C.size_t(n), C.int(k), s))
 }
 
-func (d *driverImpl) axpy(unsafe.Pointer, uint64, uint64, uint32, int64) int { return codeNotSupported }
+func (d *driverImpl) Axpy(unsafe.Pointer, uint64, uint64, uint32, int64) int { return codeNotSupported }
 
-func (d *driverImpl) kernels() (bool, string) {
+func (d *driverImpl) Kernels() (bool, string) {
 	return false, "the ACL binding has no kernel: ACL launches only compiled operator binaries"
 }
 
-func (d *driverImpl) createStream() (unsafe.Pointer, int) {
+func (d *driverImpl) CreateStream() (unsafe.Pointer, int) {
 	var s unsafe.Pointer
 	code := int(C.rc_call_outptr(d.fn.aclrtCreateStream, &s))
 	return s, code
 }
 
-func (d *driverImpl) destroyStream(s unsafe.Pointer) int {
+func (d *driverImpl) DestroyStream(s unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.aclrtDestroyStream, s))
 }
 
 // createEvent makes an ACL_EVENT_SYNC event: a plain aclrtCreateEvent event recorded into a
 // capture fails 207000, and cross-stream capture (fork and join) needs the flag.
-func (d *driverImpl) createEvent() (unsafe.Pointer, int) {
+func (d *driverImpl) CreateEvent() (unsafe.Pointer, int) {
 	var e unsafe.Pointer
 	code := int(C.rc_aclrtCreateEventExWithFlag(d.fn.aclrtCreateEventExWithFlag, &e, eventSync))
 	return e, code
 }
 
-func (d *driverImpl) destroyEvent(e unsafe.Pointer) int {
+func (d *driverImpl) DestroyEvent(e unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.aclrtDestroyEvent, e))
 }
 
-func (d *driverImpl) record(e, s unsafe.Pointer) int {
+func (d *driverImpl) Record(e, s unsafe.Pointer) int {
 	return int(C.rc_call_ptr_ptr(d.fn.aclrtRecordEvent, e, s))
 }
 
-func (d *driverImpl) wait(s, e unsafe.Pointer) int {
+func (d *driverImpl) Wait(s, e unsafe.Pointer) int {
 	return int(C.rc_call_ptr_ptr(d.fn.aclrtStreamWaitEvent, s, e))
 }
 
-func (d *driverImpl) syncStream(s unsafe.Pointer) int {
+func (d *driverImpl) SyncStream(s unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.aclrtSynchronizeStream, s))
 }
 
-func (d *driverImpl) syncDevice() int { return int(C.rc_call_void(d.fn.aclrtSynchronizeDevice)) }
+func (d *driverImpl) SyncDevice() int { return int(C.rc_call_void(d.fn.aclrtSynchronizeDevice)) }
 
-func (d *driverImpl) queryEvent(e unsafe.Pointer) (bool, int) {
+func (d *driverImpl) QueryEvent(e unsafe.Pointer) (bool, int) {
 	var st C.int
 	code := int(C.rc_aclrtQueryEventStatus(d.fn.aclrtQueryEventStatus, e, &st))
 	return st == eventComplete, code
 }
 
-func (d *driverImpl) syncEvent(e unsafe.Pointer) int {
+func (d *driverImpl) SyncEvent(e unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.aclrtSynchronizeEvent, e))
 }
 
-func (d *driverImpl) exchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int) {
+func (d *driverImpl) ExchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int) {
 	mode := C.int(m)
 	code := int(C.rc_aclmdlRICaptureThreadExchangeMode(d.fn.aclmdlRICaptureThreadExchangeMode, &mode))
 	return runtime.CaptureMode(mode), code
 }
 
-func (d *driverImpl) beginCapture(s unsafe.Pointer, m runtime.CaptureMode) int {
+func (d *driverImpl) BeginCapture(s unsafe.Pointer, m runtime.CaptureMode) int {
 	return int(C.rc_aclmdlRICaptureBegin(d.fn.aclmdlRICaptureBegin, s, C.int(m)))
 }
 
-func (d *driverImpl) endCapture(s unsafe.Pointer) (graphRef, int) {
+func (d *driverImpl) EndCapture(s unsafe.Pointer) (bind.GraphRef, int) {
 	var ri unsafe.Pointer
 	code := int(C.rc_aclmdlRICaptureEnd(d.fn.aclmdlRICaptureEnd, s, &ri))
-	return graphRef{a: ri}, code
+	return bind.GraphRef{A: ri}, code
 }
 
-func (d *driverImpl) captureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int) {
+func (d *driverImpl) CaptureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int) {
 	var st C.int
 	var ri unsafe.Pointer
 	code := int(C.rc_aclmdlRICaptureGetInfo(d.fn.aclmdlRICaptureGetInfo, s, &st, &ri))
 	return runtime.CaptureStatus(st), code
 }
 
-func (d *driverImpl) launch(g graphRef, s unsafe.Pointer) int {
-	return int(C.rc_call_ptr_ptr(d.fn.aclmdlRIExecuteAsync, g.a, s))
+func (d *driverImpl) Launch(g bind.GraphRef, s unsafe.Pointer) int {
+	return int(C.rc_call_ptr_ptr(d.fn.aclmdlRIExecuteAsync, g.A, s))
 }
 
-func (d *driverImpl) destroyGraph(g graphRef) int {
-	return int(C.rc_call_ptr(d.fn.aclmdlRIDestroy, g.a))
+func (d *driverImpl) DestroyGraph(g bind.GraphRef) int {
+	return int(C.rc_call_ptr(d.fn.aclmdlRIDestroy, g.A))
 }
 
 // detail is aclGetRecentErrMsg's text: the runtime keeps it per thread, so it is read on the
 // worker that made the failing call, right after it.
-func (d *driverImpl) detail(int) string {
+func (d *driverImpl) Detail(int) string {
 	if s := C.rc_call_str(d.fn.aclGetRecentErrMsg); s != nil {
 		return strings.TrimSpace(C.GoString(s))
 	}

@@ -52,15 +52,13 @@ var _ = BeforeSuite(func() { lib = fake() })
 var _ = Describe("opening", func() {
 	It("loads the library named explicitly, reports where from, and names the platform", func(ctx SpecContext) {
 		b, d := open(ctx, lib)
-		Expect(b.(interface{ Source() string }).Source()).To(Equal(lib))
+		Expect(b.Source()).To(Equal(lib))
 		Expect(b.Name()).To(Equal("acl"))
 		Expect(d.Platform()).To(Equal("acl/cann-9.0-a2a3"))
 		Expect(d.Describe()).To(ContainSubstring("Ascend910B3"))
-		info, err := b.(interface {
-			Info(context.Context, int) (acl.Info, error)
-		}).Info(ctx, 0)
+		info, err := b.Info(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(info).To(Equal(acl.Info{Name: "Ascend910B3", Memory: 1 << 31, Driver: "25.0.rc1", Runtime: "9.0.0", Platform: "acl/cann-9.0-a2a3"}))
+		Expect(info).To(Equal(runtime.DeviceInfo{Name: "Ascend910B3", Memory: 1 << 31, Driver: "25.0.rc1", Runtime: "9.0.0", Platform: "acl/cann-9.0-a2a3"}))
 		caps := d.Capabilities()
 		Expect(caps.Kernels).To(BeFalse())
 		Expect(caps.ThreadRules).To(BeTrue())
@@ -70,7 +68,7 @@ var _ = Describe("opening", func() {
 		GinkgoT().Setenv(acl.EnvLibrary, lib)
 		b, err := acl.New(acl.Options{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(b.(interface{ Source() string }).Source()).To(Equal(lib))
+		Expect(b.Source()).To(Equal(lib))
 		Expect(b.Close()).To(Succeed())
 	})
 
@@ -127,7 +125,7 @@ var _ = Describe("a device", func() {
 		got := make([]byte, 64)
 		Expect(d.Read(runtime.Other, got, y)).To(Succeed())
 		Expect(got).To(Equal(append(bytes.Repeat([]byte{9}, 16), bytes.Repeat([]byte{3}, 48)...)))
-		for _, kind := range runtime.HostMemories {
+		for _, kind := range runtime.HostMemories() {
 			h, err := d.AllocHost(runtime.Main, 32, kind)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(d.HostWrite(h, bytes.Repeat([]byte{7}, 32))).To(Succeed())
@@ -147,7 +145,7 @@ var _ = Describe("a device", func() {
 		Expect(d.Axpy(runtime.Main, s, x, y, 2)).To(MatchError(ContainSubstring("not-supported")))
 	})
 
-	for _, m := range runtime.CaptureModes {
+	for _, m := range runtime.CaptureModes() {
 		It("captures, reports and replays in "+m.String()+" mode", func() {
 			s, _ := d.CreateStream(runtime.Main)
 			x, _ := d.Malloc(runtime.Main, 16)

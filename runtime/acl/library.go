@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
@@ -67,29 +66,13 @@ type NoLibraryError struct {
 }
 
 func (e *NoLibraryError) Error() string {
-	parts := make([]string, len(e.Tried))
-	for i, a := range e.Tried {
-		parts[i] = a.Err
-		if parts[i] == "" {
-			parts[i] = a.Path
-		}
-	}
-	if len(parts) == 0 {
+	if len(e.Tried) == 0 {
 		return fmt.Sprintf("acl: no runtime library: %v", e.Err)
 	}
-	return fmt.Sprintf("acl: no runtime library could be loaded (tried %s)", strings.Join(parts, "; "))
+	return fmt.Sprintf("acl: no runtime library could be loaded (%s)", dl.Tried(e.Tried))
 }
 
 func (e *NoLibraryError) Unwrap() []error { return []error{ErrNoLibrary, e.Err} }
 
 // ErrNoLibrary is in the chain of every *NoLibraryError.
 var ErrNoLibrary = errors.New("acl: no runtime library")
-
-// Info describes one device without opening it.
-type Info struct {
-	Name     string // the SoC name, e.g. "Ascend910B1"
-	Memory   int64  // device (HBM) memory in bytes, 0 when unknown
-	Driver   string // the driver package version, "" when unknown
-	Runtime  string // the CANN runtime version, "" when unknown
-	Platform string // the platform key, as Device.Platform
-}

@@ -10,14 +10,21 @@ import (
 )
 
 var _ = Describe("Names", func() {
-	It("lists sim first, and every listed backend opens under its own name", func() {
+	It("lists sim first; with cgo the device backends too, and without it says why they are missing", func() {
 		names := backends.Names()
 		Expect(names).NotTo(BeEmpty(), "Names() lists no backend")
 		Expect(names[0]).To(Equal("sim"), "Names() = %v, want sim first", names)
-		for _, name := range names {
-			b, err := backends.Open(name, backends.Config{})
-			Expect(err).NotTo(HaveOccurred(), "Open(%q) of a listed backend", name)
-			Expect(b.Name()).To(Equal(name), "Open(%q).Name()", name)
+		Expect(backends.Known()).To(Equal([]string{"sim", "acl", "cuda"}))
+		b, err := backends.Open("sim", backends.Config{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Name()).To(Equal("sim"))
+		Expect(b.Close()).To(Succeed())
+		if cgoBuild {
+			Expect(names).To(Equal([]string{"sim", "acl", "cuda"}))
+			Expect(backends.Unavailable("acl")).To(BeEmpty())
+		} else {
+			Expect(names).To(Equal([]string{"sim"}))
+			Expect(backends.Unavailable("cuda")).To(ContainSubstring("built without cgo"))
 		}
 	})
 
@@ -55,10 +62,18 @@ var _ = Describe("Open", func() {
 				Expect(err).To(MatchError(ContainSubstring(w)), "Open(%q, %+v): the error does not mention %q", name, cfg, w)
 			}
 		},
-		Entry("acl is planned but not built in", "acl", backends.Config{}, `backend "acl": not built into this binary yet (this binary has: sim)`),
-		Entry("cuda is planned but not built in", "cuda", backends.Config{}, `backend "cuda": not built into this binary yet (this binary has: sim)`),
 		Entry("an unknown name lists the known backends", "tpu", backends.Config{}, `unknown backend "tpu"`, "sim", "acl", "cuda"),
 		Entry("the empty name is unknown", "", backends.Config{}, `unknown backend ""`),
 		Entry("an unknown sim profile lists the embedded ones", "sim", backends.Config{Profile: "rocm"}, "sim", `"rocm"`, "cann", "cuda"),
 	)
+	It("says why a device backend cannot be opened: its library missing, or no cgo", func() {
+		for name, lib := range map[string]string{"acl": "/nonexistent/libascendcl.so", "cuda": "/nonexistent/libcuda.so.1"} {
+			_, err := backends.Open(name, backends.Config{Library: lib})
+			if cgoBuild {
+				Expect(err).To(MatchError(SatisfyAll(ContainSubstring(name+": no "), ContainSubstring("not found: "+lib))))
+			} else {
+				Expect(err).To(MatchError(ContainSubstring(`backend "` + name + `": built without cgo`)))
+			}
+		}
+	})
 })

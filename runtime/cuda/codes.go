@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/internal/bind"
 )
 
 const backendName = "cuda"
@@ -68,3 +69,14 @@ func Lookup(code int) (name string, class runtime.Class) {
 	}
 	return fmt.Sprintf("CUDA_ERROR_%d", code), runtime.ClassInternal
 }
+
+// codes names and classes the package's codes for the driver-neutral device (runtime/internal/bind).
+var codes = bind.Codes{Backend: backendName, Lookup: Lookup, InvalidValue: codeInvalidValue, NotSupported: codeNotSupported, OutOfMemory: codeOutOfMemory}
+
+// driverError is the *runtime.Error of a platform code.
+func driverError(op string, code int, detail string) *runtime.Error {
+	return codes.Error(op, code, detail)
+}
+
+// invalid is a call refused before it reaches the driver, with the invalid-value code.
+func invalid(op, format string, args ...any) error { return codes.Invalid(op, format, args...) }

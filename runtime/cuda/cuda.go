@@ -123,6 +123,7 @@ import (
 	"unsafe"
 
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/internal/bind"
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
 
@@ -253,7 +254,7 @@ type backend struct {
 	fn  functions
 
 	mu      sync.Mutex
-	devices map[*device]bool // open devices, closed first by Close
+	devices map[*bind.Device]bool // open devices, closed first by Close
 	closed  bool
 }
 
@@ -274,7 +275,7 @@ func New(opts Options) (runtime.Backend, error) {
 	if err != nil {
 		return nil, &NoLibraryError{Tried: tried, Err: err}
 	}
-	b := &backend{lib: lib, devices: map[*device]bool{}}
+	b := &backend{lib: lib, devices: map[*bind.Device]bool{}}
 	if err := lib.Resolve(b.fn.table()); err != nil {
 		_ = lib.Close()
 		return nil, fmt.Errorf("cuda: %w", err)
@@ -333,16 +334,18 @@ func (b *backend) device(op string, ctx context.Context, index int) (C.int, erro
 }
 
 // Info names device index without opening it (no context is created).
-func (b *backend) Info(ctx context.Context, index int) (Info, error) {
+func (b *backend) Info(ctx context.Context, index int) (runtime.DeviceInfo, error) {
 	dev, err := b.device("Info", ctx, index)
 	if err != nil {
-		return Info{}, err
+		return runtime.DeviceInfo{}, err
 	}
-	return b.info(dev), nil
+	info := b.info(dev)
+	info.Index = index
+	return info, nil
 }
 
-func (b *backend) info(dev C.int) Info {
-	var info Info
+func (b *backend) info(dev C.int) runtime.DeviceInfo {
+	var info runtime.DeviceInfo
 	buf := (*C.char)(C.calloc(257, 1))
 	defer C.free(unsafe.Pointer(buf))
 	if C.rc_cuDeviceGetName(b.fn.cuDeviceGetName, buf, 256, dev) == 0 {
@@ -399,22 +402,21 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 	}
 	release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
 	caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
-	d, err := newDevice(drv, "", "", caps)
+	d, err := bind.NewDevice(codes, drv, caps)
 	if err != nil {
 		release()
 		return nil, err
 	}
 	info := b.info(dev)
-	d.platform = info.Platform
-	d.describe = fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, orUnknown(info.Name), orUnknown(info.Driver), b.lib.Path())
-	d.workers[runtime.Main].Do(drv.loadKernel)
-	d.caps.Kernels, _ = drv.kernels()
-	d.onClose = func() {
+	d.OnMain(drv.loadKernel)
+	caps.Kernels, _ = drv.Kernels()
+	d.Identify(fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, orUnknown(info.Name), orUnknown(info.Driver), b.lib.Path()), info.Platform, caps)
+	d.OnClose(func() {
 		release()
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		delete(b.devices, d)
-	}
+	})
 	b.devices[d] = true
 	return d, nil
 }
@@ -427,7 +429,7 @@ func (b *backend) Close() error {
 		return nil
 	}
 	b.closed = true
-	devs := make([]*device, 0, len(b.devices))
+	devs := make([]*bind.Device, 0, len(b.devices))
 	for d := range b.devices {
 		devs = append(devs, d)
 	}
@@ -447,9 +449,9 @@ func orUnknown(s string) string {
 	return s
 }
 
-// hostMalloc and hostFree are the C library's allocator: pageable host memory.
-func hostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }
-func hostFree(p unsafe.Pointer)         { C.free(p) }
+// HostMalloc and HostFree are the C library's allocator: pageable host memory.
+func (d *driverImpl) HostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }
+func (d *driverImpl) HostFree(p unsafe.Pointer)         { C.free(p) }
 
 // driverImpl is one device's CUDA calls.
 type driverImpl struct {
@@ -466,14 +468,14 @@ func (d *driverImpl) loadKernel() {
 	ptx := C.CString(AxpyPTX)
 	defer C.free(unsafe.Pointer(ptx))
 	if code := int(C.rc_cuModuleLoadData(d.fn.cuModuleLoadData, &d.module, ptx)); code != 0 {
-		d.noKernel = fmt.Sprintf("cuModuleLoadData of the axpy PTX failed: %s", describeCode(code, d.detail(code)))
+		d.noKernel = fmt.Sprintf("cuModuleLoadData of the axpy PTX failed: %s", describeCode(code, d.Detail(code)))
 		d.module = nil
 		return
 	}
 	name := C.CString(KernelName)
 	defer C.free(unsafe.Pointer(name))
 	if code := int(C.rc_cuModuleGetFunction(d.fn.cuModuleGetFunction, &d.kernel, d.module, name)); code != 0 {
-		d.noKernel = fmt.Sprintf("cuModuleGetFunction(%s) failed: %s", KernelName, describeCode(code, d.detail(code)))
+		d.noKernel = fmt.Sprintf("cuModuleGetFunction(%s) failed: %s", KernelName, describeCode(code, d.Detail(code)))
 		d.kernel = nil
 	}
 }
@@ -486,11 +488,11 @@ func describeCode(code int, detail string) string {
 	return fmt.Sprintf("%s (%d)", name, code)
 }
 
-func (d *driverImpl) bind(runtime.Thread) int { return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, d.ctx)) }
+func (d *driverImpl) Bind(runtime.Thread) int { return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, d.ctx)) }
 
 // unbind makes no context current; on Main, which the device closes last, it unloads the kernel
 // module first, while the context is still current.
-func (d *driverImpl) unbind(t runtime.Thread) int {
+func (d *driverImpl) Unbind(t runtime.Thread) int {
 	if t == runtime.Main && d.module != nil && d.fn.cuModuleUnload != nil {
 		C.rc_call_ptr(d.fn.cuModuleUnload, d.module)
 		d.module, d.kernel = nil, nil
@@ -498,51 +500,51 @@ func (d *driverImpl) unbind(t runtime.Thread) int {
 	return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, nil))
 }
 
-func (d *driverImpl) malloc(n int64) (uint64, int) {
+func (d *driverImpl) Malloc(n int64) (uint64, int) {
 	var addr C.uint64_t
 	code := int(C.rc_cuMemAlloc(d.fn.cuMemAlloc, &addr, C.size_t(n)))
 	return uint64(addr), code
 }
 
-func (d *driverImpl) free(addr uint64) int {
+func (d *driverImpl) Free(addr uint64) int {
 	return int(C.rc_cuMemFree(d.fn.cuMemFree, C.uint64_t(addr)))
 }
 
-func (d *driverImpl) write(dst uint64, src []byte) int {
+func (d *driverImpl) Write(dst uint64, src []byte) int {
 	return int(C.rc_cuMemcpyHtoD(d.fn.cuMemcpyHtoD, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
 }
 
-func (d *driverImpl) read(dst []byte, src uint64) int {
+func (d *driverImpl) Read(dst []byte, src uint64) int {
 	return int(C.rc_cuMemcpyDtoH(d.fn.cuMemcpyDtoH, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
 }
 
-func (d *driverImpl) mallocHost(n int64) (unsafe.Pointer, int) {
+func (d *driverImpl) MallocHost(n int64) (unsafe.Pointer, int) {
 	var p unsafe.Pointer
 	code := int(C.rc_cuMemAllocHost(d.fn.cuMemAllocHost, &p, C.size_t(n)))
 	return p, code
 }
 
-func (d *driverImpl) freeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.cuMemFreeHost, p)) }
+func (d *driverImpl) FreeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.cuMemFreeHost, p)) }
 
-func (d *driverImpl) memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
+func (d *driverImpl) Memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
 	return int(C.rc_cuMemsetD8Async(d.fn.cuMemsetD8Async, C.uint64_t(dst), C.uchar(v), C.size_t(n), s))
 }
 
-func (d *driverImpl) memcpy(s unsafe.Pointer, kind copyKind, dst, src uint64, n int64) int {
+func (d *driverImpl) Memcpy(s unsafe.Pointer, kind bind.CopyKind, dst, src uint64, n int64) int {
 	cd, cs, cn := C.uint64_t(dst), C.uint64_t(src), C.size_t(n)
 	switch kind {
-	case copyH2D:
+	case bind.CopyH2D:
 		return int(C.rc_cuMemcpyHtoDAsync(d.fn.cuMemcpyHtoDAsync, cd, cs, cn, s))
-	case copyD2H:
+	case bind.CopyD2H:
 		return int(C.rc_cuMemcpyDtoHAsync(d.fn.cuMemcpyDtoHAsync, cd, cs, cn, s))
 	}
 	return int(C.rc_cuMemcpyDtoDAsync(d.fn.cuMemcpyDtoDAsync, cd, cs, cn, s))
 }
 
-func (d *driverImpl) kernels() (bool, string) { return d.kernel != nil, d.noKernel }
+func (d *driverImpl) Kernels() (bool, string) { return d.kernel != nil, d.noKernel }
 
 // axpy launches one thread per lane in blocks of 256.
-func (d *driverImpl) axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int {
+func (d *driverImpl) Axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int {
 	if lanes > 1<<32-1 {
 		return codeInvalidValue
 	}
@@ -553,42 +555,42 @@ func (d *driverImpl) axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) 
 
 // createStream makes a blocking stream (flags 0): it synchronises with the legacy default stream,
 // as the capture rules about that stream assume.
-func (d *driverImpl) createStream() (unsafe.Pointer, int) {
+func (d *driverImpl) CreateStream() (unsafe.Pointer, int) {
 	var s unsafe.Pointer
 	code := int(C.rc_create_flags(d.fn.cuStreamCreate, &s, 0))
 	return s, code
 }
 
-func (d *driverImpl) destroyStream(s unsafe.Pointer) int {
+func (d *driverImpl) DestroyStream(s unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.cuStreamDestroy, s))
 }
 
-func (d *driverImpl) createEvent() (unsafe.Pointer, int) {
+func (d *driverImpl) CreateEvent() (unsafe.Pointer, int) {
 	var e unsafe.Pointer
 	code := int(C.rc_create_flags(d.fn.cuEventCreate, &e, eventDisableTiming))
 	return e, code
 }
 
-func (d *driverImpl) destroyEvent(e unsafe.Pointer) int {
+func (d *driverImpl) DestroyEvent(e unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.cuEventDestroy, e))
 }
 
-func (d *driverImpl) record(e, s unsafe.Pointer) int {
+func (d *driverImpl) Record(e, s unsafe.Pointer) int {
 	return int(C.rc_call_ptr_ptr(d.fn.cuEventRecord, e, s))
 }
 
-func (d *driverImpl) wait(s, e unsafe.Pointer) int {
+func (d *driverImpl) Wait(s, e unsafe.Pointer) int {
 	return int(C.rc_cuStreamWaitEvent(d.fn.cuStreamWaitEvent, s, e))
 }
 
-func (d *driverImpl) syncStream(s unsafe.Pointer) int {
+func (d *driverImpl) SyncStream(s unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.cuStreamSynchronize, s))
 }
 
-func (d *driverImpl) syncDevice() int { return int(C.rc_call_void(d.fn.cuCtxSynchronize)) }
+func (d *driverImpl) SyncDevice() int { return int(C.rc_call_void(d.fn.cuCtxSynchronize)) }
 
 // queryEvent: CUDA_ERROR_NOT_READY is the answer "not complete", not a failure.
-func (d *driverImpl) queryEvent(e unsafe.Pointer) (bool, int) {
+func (d *driverImpl) QueryEvent(e unsafe.Pointer) (bool, int) {
 	switch code := int(C.rc_call_ptr(d.fn.cuEventQuery, e)); code {
 	case 0:
 		return true, 0
@@ -599,55 +601,55 @@ func (d *driverImpl) queryEvent(e unsafe.Pointer) (bool, int) {
 	}
 }
 
-func (d *driverImpl) syncEvent(e unsafe.Pointer) int {
+func (d *driverImpl) SyncEvent(e unsafe.Pointer) int {
 	return int(C.rc_call_ptr(d.fn.cuEventSynchronize, e))
 }
 
-func (d *driverImpl) exchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int) {
+func (d *driverImpl) ExchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int) {
 	mode := C.int(m)
 	code := int(C.rc_cuThreadExchangeStreamCaptureMode(d.fn.cuThreadExchangeStreamCaptureMode, &mode))
 	return runtime.CaptureMode(mode), code
 }
 
-func (d *driverImpl) beginCapture(s unsafe.Pointer, m runtime.CaptureMode) int {
+func (d *driverImpl) BeginCapture(s unsafe.Pointer, m runtime.CaptureMode) int {
 	return int(C.rc_cuStreamBeginCapture(d.fn.cuStreamBeginCapture, s, C.int(m)))
 }
 
 // endCapture ends the capture and instantiates its graph: the runtime.Graph holds both the CUgraph
 // (a) and the CUgraphExec (b). A graph that does not instantiate is destroyed, and its code is the
 // end's.
-func (d *driverImpl) endCapture(s unsafe.Pointer) (graphRef, int) {
-	var g graphRef
-	if code := int(C.rc_cuStreamEndCapture(d.fn.cuStreamEndCapture, s, &g.a)); code != 0 {
-		return graphRef{}, code
+func (d *driverImpl) EndCapture(s unsafe.Pointer) (bind.GraphRef, int) {
+	var g bind.GraphRef
+	if code := int(C.rc_cuStreamEndCapture(d.fn.cuStreamEndCapture, s, &g.A)); code != 0 {
+		return bind.GraphRef{}, code
 	}
-	if code := int(C.rc_cuGraphInstantiateWithFlags(d.fn.cuGraphInstantiateWithFlags, &g.b, g.a)); code != 0 {
-		C.rc_call_ptr(d.fn.cuGraphDestroy, g.a)
-		return graphRef{}, code
+	if code := int(C.rc_cuGraphInstantiateWithFlags(d.fn.cuGraphInstantiateWithFlags, &g.B, g.A)); code != 0 {
+		C.rc_call_ptr(d.fn.cuGraphDestroy, g.A)
+		return bind.GraphRef{}, code
 	}
 	return g, 0
 }
 
-func (d *driverImpl) captureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int) {
+func (d *driverImpl) CaptureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int) {
 	var st C.int
 	code := int(C.rc_cuStreamIsCapturing(d.fn.cuStreamIsCapturing, s, &st))
 	return runtime.CaptureStatus(st), code
 }
 
-func (d *driverImpl) launch(g graphRef, s unsafe.Pointer) int {
-	return int(C.rc_call_ptr_ptr(d.fn.cuGraphLaunch, g.b, s))
+func (d *driverImpl) Launch(g bind.GraphRef, s unsafe.Pointer) int {
+	return int(C.rc_call_ptr_ptr(d.fn.cuGraphLaunch, g.B, s))
 }
 
-func (d *driverImpl) destroyGraph(g graphRef) int {
-	code := int(C.rc_call_ptr(d.fn.cuGraphExecDestroy, g.b))
-	if c := int(C.rc_call_ptr(d.fn.cuGraphDestroy, g.a)); code == 0 {
+func (d *driverImpl) DestroyGraph(g bind.GraphRef) int {
+	code := int(C.rc_call_ptr(d.fn.cuGraphExecDestroy, g.B))
+	if c := int(C.rc_call_ptr(d.fn.cuGraphDestroy, g.A)); code == 0 {
 		code = c
 	}
 	return code
 }
 
 // detail is cuGetErrorString's text for code.
-func (d *driverImpl) detail(code int) string {
+func (d *driverImpl) Detail(code int) string {
 	if s := C.rc_cuGetErrorString(d.fn.cuGetErrorString, C.int(code)); s != nil {
 		return C.GoString(s)
 	}

@@ -74,14 +74,12 @@ func lanes(vs ...uint32) []byte {
 var _ = Describe("opening", func() {
 	It("loads the library named explicitly, reports where from, and names the platform", func(ctx SpecContext) {
 		b, d := open(ctx, lib)
-		Expect(b.(interface{ Source() string }).Source()).To(Equal(lib))
+		Expect(b.Source()).To(Equal(lib))
 		Expect(d.Platform()).To(Equal("cuda/12.4-h200"))
 		Expect(d.Describe()).To(ContainSubstring("NVIDIA H200"))
-		info, err := b.(interface {
-			Info(context.Context, int) (cuda.Info, error)
-		}).Info(ctx, 0)
+		info, err := b.Info(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(info).To(Equal(cuda.Info{Name: "NVIDIA H200", Memory: 141 << 30, Driver: "12.4", Runtime: "12.4", Platform: "cuda/12.4-h200"}))
+		Expect(info).To(Equal(runtime.DeviceInfo{Name: "NVIDIA H200", Memory: 141 << 30, Driver: "12.4", Runtime: "12.4", Platform: "cuda/12.4-h200"}))
 		Expect(d.Capabilities().Kernels).To(BeTrue(), "the double accepted the PTX")
 		_, err = b.Open(ctx, 1)
 		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue))
@@ -91,7 +89,7 @@ var _ = Describe("opening", func() {
 		GinkgoT().Setenv(cuda.EnvLibrary, lib)
 		b, err := cuda.New(cuda.Options{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(b.(interface{ Source() string }).Source()).To(Equal(lib))
+		Expect(b.Source()).To(Equal(lib))
 		Expect(b.Close()).To(Succeed())
 	})
 
@@ -141,7 +139,7 @@ var _ = Describe("a device", func() {
 		got := make([]byte, 64)
 		Expect(d.Read(runtime.Other, got, y)).To(Succeed())
 		Expect(got).To(Equal(append(bytes.Repeat([]byte{9}, 16), bytes.Repeat([]byte{3}, 48)...)))
-		for _, kind := range runtime.HostMemories {
+		for _, kind := range runtime.HostMemories() {
 			h, err := d.AllocHost(runtime.Main, 32, kind)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(d.HostWrite(h, bytes.Repeat([]byte{7}, 32))).To(Succeed())
@@ -181,7 +179,7 @@ var _ = Describe("a device", func() {
 		Expect(d.Axpy(runtime.Main, s, y, x.Slice(0, 8), 1)).To(MatchError(ContainSubstring("invalid-value")))
 	})
 
-	for _, m := range runtime.CaptureModes {
+	for _, m := range runtime.CaptureModes() {
 		It("captures, reports and replays in "+m.String()+" mode", func() {
 			s, _ := d.CreateStream(runtime.Main)
 			x, _ := d.Malloc(runtime.Main, 16)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
@@ -49,26 +48,10 @@ type NoLibraryError struct {
 }
 
 func (e *NoLibraryError) Error() string {
-	parts := make([]string, len(e.Tried))
-	for i, a := range e.Tried {
-		parts[i] = a.Err
-		if parts[i] == "" {
-			parts[i] = a.Path
-		}
-	}
-	if len(parts) == 0 {
+	if len(e.Tried) == 0 {
 		return fmt.Sprintf("cuda: no driver library: %v", e.Err)
 	}
-	return fmt.Sprintf("cuda: no driver library could be loaded (tried %s)", strings.Join(parts, "; "))
+	return fmt.Sprintf("cuda: no driver library could be loaded (%s)", dl.Tried(e.Tried))
 }
 
 func (e *NoLibraryError) Unwrap() []error { return []error{ErrNoLibrary, e.Err} }
-
-// Info describes one device without opening it.
-type Info struct {
-	Name     string // cuDeviceGetName, e.g. "NVIDIA H200"
-	Memory   int64  // total device memory in bytes, 0 when unknown
-	Driver   string // the CUDA version the driver supports (cuDriverGetVersion), e.g. "12.4"
-	Runtime  string // the same: the binding drives the driver API, with no runtime library
-	Platform string // the platform key, as Device.Platform
-}

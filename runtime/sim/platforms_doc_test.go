@@ -58,7 +58,9 @@ func platformTables() string {
 	return b.String()
 }
 
-func cell(s string) string { return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", "\\|") }
+func cell(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", "\\|")
+}
 
 // docs/platforms.md shows the users the rules the simulator runs; it is generated from the same
 // data, so the two cannot drift.

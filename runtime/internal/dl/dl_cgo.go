@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 )
 
@@ -52,7 +53,12 @@ func Open(path string) (*Library, error) {
 	var cerr *C.char
 	h := C.rc_dlopen(cpath, &cerr)
 	if h == nil {
-		return nil, fmt.Errorf("dlopen %s: %s", path, text(cerr))
+		// dlerror names the file already, as "path: why", unless it failed on something else.
+		msg := text(cerr)
+		if !strings.HasPrefix(msg, path) {
+			msg = path + ": " + msg
+		}
+		return nil, errors.New(msg)
 	}
 	return &Library{handle: h, path: path}, nil
 }

@@ -97,6 +97,26 @@ type Attempt struct {
 	Err  string `json:"error,omitempty"`
 }
 
+// Tried says in one line what a list of failed attempts found: the paths where no file was,
+// together, then every other failure (a wrong ELF class, a missing dependency) with its path.
+func Tried(attempts []Attempt) string {
+	var absent, other []string
+	for _, a := range attempts {
+		switch {
+		case a.Err == "":
+		case strings.Contains(a.Err, "No such file or directory"):
+			absent = append(absent, a.Path)
+		default:
+			other = append(other, a.Err)
+		}
+	}
+	var parts []string
+	if len(absent) > 0 {
+		parts = append(parts, "not found: "+strings.Join(absent, ", "))
+	}
+	return strings.Join(append(parts, other...), "; ")
+}
+
 // OpenFirst opens the first of paths that loads, and reports every attempt up to it. The error,
 // when none loads, lists them all.
 func OpenFirst(paths []string) (*Library, []Attempt, error) {
@@ -111,9 +131,5 @@ func OpenFirst(paths []string) (*Library, []Attempt, error) {
 			return nil, tried, err
 		}
 	}
-	msgs := make([]string, len(tried))
-	for i, a := range tried {
-		msgs[i] = a.Err
-	}
-	return nil, tried, fmt.Errorf("no library could be opened: %s", strings.Join(msgs, "; "))
+	return nil, tried, fmt.Errorf("no library could be opened: %s", Tried(tried))
 }

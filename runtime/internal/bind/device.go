@@ -1,10 +1,10 @@
-//go:build cgo
-
-// core.go is the driver-neutral half of a Device, the same text in runtime/acl and runtime/cuda
-// but for the package clause: handles, the Go-side bookkeeping of allocations and captures,
-// counters, thread dispatch and error building. The package's driver type supplies the calls.
-
-package cuda
+// Package bind is the driver-neutral half of a device backend that binds a C Driver (runtime/acl,
+// runtime/cuda): handles, the Go-side bookkeeping of allocations and captures, counters, thread
+// dispatch to the two locked workers, and error building. A backend supplies a Driver (its calls
+// into the library, each returning the platform's status code) and its Codes (the one table that
+// names and classes them); NewDevice makes a runtime.Device of them. The package itself has no
+// cgo: it never calls C, the Driver does.
+package bind
 
 import (
 	"errors"
@@ -16,53 +16,56 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// copyKind is the direction of a stream copy.
-type copyKind uint8
+// CopyKind is the direction of a stream copy.
+type CopyKind uint8
 
 const (
-	copyD2D copyKind = iota
-	copyH2D
-	copyD2H
+	CopyD2D CopyKind = iota
+	CopyH2D
+	CopyD2H
 )
 
-// graphRef is what the driver holds for one graph: ACL uses a (the model RI); CUDA a (CUgraph)
+// GraphRef is what the Driver holds for one graph: ACL uses a (the model RI); CUDA a (CUgraph)
 // and b (CUgraphExec).
-type graphRef struct{ a, b unsafe.Pointer }
+type GraphRef struct{ A, B unsafe.Pointer }
 
-// driver is one opened device's calls, each made on the calling worker's OS thread, each
+// Driver is one opened device's calls, each made on the calling worker's OS thread, each
 // returning the platform's status code (0 for success). detail explains a failed call and must
 // be asked right after it, on the same thread.
-type driver interface {
-	bind(t runtime.Thread) int   // make the device current on this worker's thread
-	unbind(t runtime.Thread) int // undo bind, when the device closes
-	malloc(n int64) (uint64, int)
-	free(addr uint64) int
-	write(dst uint64, src []byte) int // synchronous host to device
-	read(dst []byte, src uint64) int  // synchronous device to host
-	mallocHost(n int64) (unsafe.Pointer, int)
-	freeHost(p unsafe.Pointer) int
-	memset(s unsafe.Pointer, dst uint64, v byte, n int64) int
-	memcpy(s unsafe.Pointer, kind copyKind, dst, src uint64, n int64) int
+type Driver interface {
+	Bind(t runtime.Thread) int   // make the device current on this worker's thread
+	Unbind(t runtime.Thread) int // undo bind, when the device closes
+	Malloc(n int64) (uint64, int)
+	Free(addr uint64) int
+	Write(dst uint64, src []byte) int // synchronous host to device
+	Read(dst []byte, src uint64) int  // synchronous device to host
+	MallocHost(n int64) (unsafe.Pointer, int)
+	FreeHost(p unsafe.Pointer) int
+	Memset(s unsafe.Pointer, dst uint64, v byte, n int64) int
+	Memcpy(s unsafe.Pointer, kind CopyKind, dst, src uint64, n int64) int
 	// axpy enqueues the kernel; kernels says whether it exists, and why not.
-	axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int
-	kernels() (bool, string)
-	createStream() (unsafe.Pointer, int)
-	destroyStream(s unsafe.Pointer) int
-	createEvent() (unsafe.Pointer, int)
-	destroyEvent(e unsafe.Pointer) int
-	record(e, s unsafe.Pointer) int
-	wait(s, e unsafe.Pointer) int
-	syncStream(s unsafe.Pointer) int
-	syncDevice() int
-	queryEvent(e unsafe.Pointer) (bool, int)
-	syncEvent(e unsafe.Pointer) int
-	exchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int)
-	beginCapture(s unsafe.Pointer, m runtime.CaptureMode) int
-	endCapture(s unsafe.Pointer) (graphRef, int)
-	captureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int)
-	launch(g graphRef, s unsafe.Pointer) int
-	destroyGraph(g graphRef) int
-	detail(code int) string
+	Axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int
+	Kernels() (bool, string)
+	CreateStream() (unsafe.Pointer, int)
+	DestroyStream(s unsafe.Pointer) int
+	CreateEvent() (unsafe.Pointer, int)
+	DestroyEvent(e unsafe.Pointer) int
+	Record(e, s unsafe.Pointer) int
+	Wait(s, e unsafe.Pointer) int
+	SyncStream(s unsafe.Pointer) int
+	SyncDevice() int
+	QueryEvent(e unsafe.Pointer) (bool, int)
+	SyncEvent(e unsafe.Pointer) int
+	ExchangeMode(m runtime.CaptureMode) (runtime.CaptureMode, int)
+	BeginCapture(s unsafe.Pointer, m runtime.CaptureMode) int
+	EndCapture(s unsafe.Pointer) (GraphRef, int)
+	CaptureStatus(s unsafe.Pointer) (runtime.CaptureStatus, int)
+	Launch(g GraphRef, s unsafe.Pointer) int
+	DestroyGraph(g GraphRef) int
+	Detail(code int) string
+	// HostMalloc and HostFree are the C library's allocator: pageable host memory, no driver call.
+	HostMalloc(n int64) unsafe.Pointer
+	HostFree(p unsafe.Pointer)
 }
 
 type allocation struct {
@@ -83,9 +86,9 @@ type event struct {
 	capture *capture
 }
 
-// capture is the engine-visible bookkeeping of one capture sequence, which neither driver can
+// capture is the engine-visible bookkeeping of one capture sequence, which neither Driver can
 // report in full: the ID (one per BeginCapture), the origin, the mode and the beginning thread.
-// The driver stays the authority on the status.
+// The Driver stays the authority on the status.
 type capture struct {
 	id          uint64
 	origin      runtime.Stream
@@ -95,9 +98,10 @@ type capture struct {
 	members     []runtime.Stream
 }
 
-// device implements runtime.Device over a driver.
-type device struct {
-	drv      driver
+// Device implements runtime.Device over a driver.
+type Device struct {
+	codes    Codes
+	drv      Driver
 	describe string
 	platform string
 	caps     runtime.Capabilities
@@ -114,36 +118,36 @@ type device struct {
 	hosts      map[uint64]*allocation // host memory by address
 	streams    map[runtime.Stream]*stream
 	events     map[runtime.Event]*event
-	graphs     map[runtime.Graph]graphRef
+	graphs     map[runtime.Graph]GraphRef
 	captures   []*capture // in progress, in the order they began
 	lastHandle uint64
 	lastID     uint64
 	counters   runtime.Counters
 }
 
-var _ runtime.Device = (*device)(nil)
+var _ runtime.Device = (*Device)(nil)
 
-// newDevice starts the two workers and binds the device on each. A failed bind stops them.
-func newDevice(drv driver, describe, platform string, caps runtime.Capabilities) (*device, error) {
-	d := &device{
-		drv: drv, describe: describe, platform: platform, caps: caps,
+// NewDevice starts the two workers and binds the device on each. A failed bind stops them.
+func NewDevice(codes Codes, drv Driver, caps runtime.Capabilities) (*Device, error) {
+	d := &Device{
+		codes: codes, drv: drv, caps: caps,
 		allocs:  map[uint64]*allocation{},
 		hosts:   map[uint64]*allocation{},
 		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {}},
 		events:  map[runtime.Event]*event{},
-		graphs:  map[runtime.Graph]graphRef{},
+		graphs:  map[runtime.Graph]GraphRef{},
 	}
 	var errs []error
 	for _, t := range []runtime.Thread{runtime.Main, runtime.Other} {
 		var code int
 		var detail string
 		d.workers[t] = runtime.StartWorker(func() {
-			if code = drv.bind(t); code != 0 {
-				detail = drv.detail(code)
+			if code = drv.Bind(t); code != 0 {
+				detail = drv.Detail(code)
 			}
 		})
 		if code != 0 {
-			errs = append(errs, driverError("Open", code, fmt.Sprintf("binding the device on the %v thread: %s", t, detail)))
+			errs = append(errs, d.codes.Error("Open", code, fmt.Sprintf("binding the device on the %v thread: %s", t, detail)))
 		}
 	}
 	if len(errs) > 0 {
@@ -155,14 +159,14 @@ func newDevice(drv driver, describe, platform string, caps runtime.Capabilities)
 	return d, nil
 }
 
-func (d *device) Backend() string                    { return backendName }
-func (d *device) Describe() string                   { return d.describe }
-func (d *device) Platform() string                   { return d.platform }
-func (d *device) Capabilities() runtime.Capabilities { return d.caps }
+func (d *Device) Backend() string                    { return d.codes.Backend }
+func (d *Device) Describe() string                   { return d.describe }
+func (d *Device) Platform() string                   { return d.platform }
+func (d *Device) Capabilities() runtime.Capabilities { return d.caps }
 
 // Counters are kept in Go: Mallocs, Frees, HostAllocs, HostFrees, Launches and CapturesDone count
 // successful calls; the live counts are the handles and allocations the device holds now.
-func (d *device) Counters() runtime.Counters {
+func (d *Device) Counters() runtime.Counters {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := d.counters
@@ -178,34 +182,58 @@ func (d *device) Counters() runtime.Counters {
 	return c
 }
 
-// driverError is the *runtime.Error of a platform code, named and classed by the package's table.
-func driverError(op string, code int, detail string) *runtime.Error {
-	name, class := Lookup(code)
-	return &runtime.Error{Backend: backendName, Op: op, Code: code, Name: name, Class: class, Detail: detail}
+// Identify sets what the device says it is once the backend asked the driver (which needs the
+// device current, so after NewDevice): its description, platform key and capabilities.
+func (d *Device) Identify(describe, platform string, caps runtime.Capabilities) {
+	d.describe, d.platform, d.caps = describe, platform, caps
 }
 
-// invalid is a call refused in Go before it reaches the driver (a bad handle, length or range),
+// OnMain runs f on the Main worker's thread, where the device is current.
+func (d *Device) OnMain(f func()) { d.workers[runtime.Main].Do(f) }
+
+// OnClose tells the backend, through f, when the device closes.
+func (d *Device) OnClose(f func()) { d.onClose = f }
+
+// Codes names and classes one platform's status codes.
+type Codes struct {
+	// Backend is the backend's name, in every error (runtime.Error.Backend).
+	Backend string
+	// Lookup names and classes a platform code; it needs no library.
+	Lookup func(code int) (name string, class runtime.Class)
+	// InvalidValue, NotSupported and OutOfMemory are the platform's codes for failures found in
+	// Go before a call reaches the driver.
+	InvalidValue, NotSupported, OutOfMemory int
+}
+
+// Error is the *runtime.Error of a platform code, named and classed by the table.
+func (c Codes) Error(op string, code int, detail string) *runtime.Error {
+	name, class := c.Lookup(code)
+	return &runtime.Error{Backend: c.Backend, Op: op, Code: code, Name: name, Class: class, Detail: detail}
+}
+
+// Invalid is a call refused in Go before it reaches the driver (a bad handle, length or range),
 // reported with the platform's invalid-value code.
-func invalid(op, format string, args ...any) error {
-	e := driverError(op, codeInvalidValue, fmt.Sprintf(format, args...))
+func (c Codes) Invalid(op, format string, args ...any) *runtime.Error {
+	e := c.Error(op, c.InvalidValue, fmt.Sprintf(format, args...))
 	e.Class = runtime.ClassInvalidValue
 	return e
 }
 
-func notSupported(op, format string, args ...any) error {
-	e := driverError(op, codeNotSupported, fmt.Sprintf(format, args...))
+// Unsupported is a call the backend cannot make, with the platform's not-supported code.
+func (c Codes) Unsupported(op, format string, args ...any) *runtime.Error {
+	e := c.Error(op, c.NotSupported, fmt.Sprintf(format, args...))
 	e.Class = runtime.ClassNotSupported
 	return e
 }
 
-// failed builds the error of a driver call that returned code, on the worker thread that made it:
+// failed builds the error of a Driver call that returned code, on the worker thread that made it:
 // the detail first (ACL keeps its message per thread), then whether the call invalidated a
-// capture in progress, by asking the driver for the status of every capture the device tracks.
-// A capture the driver reports ended (a failed end that tears it down) is dropped.
-func (d *device) failed(op string, code int) error {
-	e := driverError(op, code, d.drv.detail(code))
+// capture in progress, by asking the Driver for the status of every capture the device tracks.
+// A capture the Driver reports ended (a failed end that tears it down) is dropped.
+func (d *Device) failed(op string, code int) error {
+	e := d.codes.Error(op, code, d.drv.Detail(code))
 	for _, c := range slices.Clone(d.captures) {
-		st, sc := d.drv.captureStatus(d.streams[c.origin].h)
+		st, sc := d.drv.CaptureStatus(d.streams[c.origin].h)
 		if sc != 0 {
 			continue
 		}
@@ -223,14 +251,14 @@ func (d *device) failed(op string, code int) error {
 }
 
 // call runs body on the worker that serves t, under the device lock.
-func (d *device) call(t runtime.Thread, op string, body func() error) error {
+func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 	if t != runtime.Main && t != runtime.Other {
-		return invalid(op, "unknown thread %v: the device has threads main and other", t)
+		return d.codes.Invalid(op, "unknown thread %v: the device has threads main and other", t)
 	}
 	d.life.RLock()
 	defer d.life.RUnlock()
 	if d.closed {
-		return invalid(op, "the device is closed")
+		return d.codes.Invalid(op, "the device is closed")
 	}
 	var err error
 	d.workers[t].Do(func() {
@@ -241,7 +269,7 @@ func (d *device) call(t runtime.Thread, op string, body func() error) error {
 	return err
 }
 
-func (d *device) newHandle() uint64 {
+func (d *Device) newHandle() uint64 {
 	d.lastHandle++
 	return d.lastHandle
 }
@@ -258,52 +286,52 @@ func containing(m map[uint64]*allocation, p runtime.Ptr) *allocation {
 
 // checkRange verifies that p is a non-empty range inside one live device allocation or, when host
 // is true, inside one live device or host allocation.
-func (d *device) checkRange(op, what string, p runtime.Ptr, host bool) (*allocation, error) {
+func (d *Device) checkRange(op, what string, p runtime.Ptr, host bool) (*allocation, error) {
 	if p.Bytes <= 0 {
-		return nil, invalid(op, "%s %v is empty", what, p)
+		return nil, d.codes.Invalid(op, "%s %v is empty", what, p)
 	}
 	if a := containing(d.allocs, p); a != nil {
 		return a, nil
 	}
 	if a := containing(d.hosts, p); a != nil {
 		if !host {
-			return nil, invalid(op, "%s %v is %v host memory: %s needs device memory", what, p, a.host, op)
+			return nil, d.codes.Invalid(op, "%s %v is %v host memory: %s needs device memory", what, p, a.host, op)
 		}
 		return a, nil
 	}
-	return nil, invalid(op, "%s %v does not lie inside a live allocation", what, p)
+	return nil, d.codes.Invalid(op, "%s %v does not lie inside a live allocation", what, p)
 }
 
-func (d *device) lookupStream(op string, s runtime.Stream) (*stream, error) {
+func (d *Device) lookupStream(op string, s runtime.Stream) (*stream, error) {
 	if st, ok := d.streams[s]; ok {
 		return st, nil
 	}
-	return nil, invalid(op, "%v does not exist (never created or destroyed)", s)
+	return nil, d.codes.Invalid(op, "%v does not exist (never created or destroyed)", s)
 }
 
-func (d *device) lookupEvent(op string, e runtime.Event) (*event, error) {
+func (d *Device) lookupEvent(op string, e runtime.Event) (*event, error) {
 	if ev, ok := d.events[e]; ok {
 		return ev, nil
 	}
-	return nil, invalid(op, "%v does not exist (never created or destroyed)", e)
+	return nil, d.codes.Invalid(op, "%v does not exist (never created or destroyed)", e)
 }
 
-func (d *device) lookupGraph(op string, g runtime.Graph) (graphRef, error) {
+func (d *Device) lookupGraph(op string, g runtime.Graph) (GraphRef, error) {
 	if gr, ok := d.graphs[g]; ok {
 		return gr, nil
 	}
-	return graphRef{}, invalid(op, "%v does not exist (never captured or destroyed)", g)
+	return GraphRef{}, d.codes.Invalid(op, "%v does not exist (never captured or destroyed)", g)
 }
 
 // --- Memory ---
 
-func (d *device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
+func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 	var p runtime.Ptr
 	err := d.call(t, "Malloc", func() error {
 		if bytes <= 0 {
-			return invalid("Malloc", "cannot allocate %d bytes: the size must be positive", bytes)
+			return d.codes.Invalid("Malloc", "cannot allocate %d bytes: the size must be positive", bytes)
 		}
-		addr, code := d.drv.malloc(bytes)
+		addr, code := d.drv.Malloc(bytes)
 		if code != 0 {
 			return d.failed("Malloc", code)
 		}
@@ -316,23 +344,23 @@ func (d *device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 }
 
 // liveAt returns the live allocation of m that p is exactly.
-func liveAt(op string, m map[uint64]*allocation, p runtime.Ptr) (*allocation, error) {
+func (d *Device) liveAt(op string, m map[uint64]*allocation, p runtime.Ptr) (*allocation, error) {
 	a := m[p.Addr]
 	if a == nil {
-		return nil, invalid(op, "%v is not a live allocation (never allocated or already freed)", p)
+		return nil, d.codes.Invalid(op, "%v is not a live allocation (never allocated or already freed)", p)
 	}
 	if a.ptr != p {
-		return nil, invalid(op, "%v does not match the live allocation %v at that address", p, a.ptr)
+		return nil, d.codes.Invalid(op, "%v does not match the live allocation %v at that address", p, a.ptr)
 	}
 	return a, nil
 }
 
-func (d *device) Free(t runtime.Thread, p runtime.Ptr) error {
+func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
 	return d.call(t, "Free", func() error {
-		if _, err := liveAt("Free", d.allocs, p); err != nil {
+		if _, err := d.liveAt("Free", d.allocs, p); err != nil {
 			return err
 		}
-		if code := d.drv.free(p.Addr); code != 0 {
+		if code := d.drv.Free(p.Addr); code != 0 {
 			return d.failed("Free", code)
 		}
 		delete(d.allocs, p.Addr)
@@ -341,56 +369,56 @@ func (d *device) Free(t runtime.Thread, p runtime.Ptr) error {
 	})
 }
 
-func (d *device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
 	return d.call(t, "Write", func() error {
 		if int64(len(src)) != dst.Bytes {
-			return invalid("Write", "%d host bytes for destination %v: the lengths must match", len(src), dst)
+			return d.codes.Invalid("Write", "%d host bytes for destination %v: the lengths must match", len(src), dst)
 		}
 		if _, err := d.checkRange("Write", "destination", dst, false); err != nil {
 			return err
 		}
-		if code := d.drv.write(dst.Addr, src); code != 0 {
+		if code := d.drv.Write(dst.Addr, src); code != 0 {
 			return d.failed("Write", code)
 		}
 		return nil
 	})
 }
 
-func (d *device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 	return d.call(t, "Read", func() error {
 		if int64(len(dst)) != src.Bytes {
-			return invalid("Read", "%d host bytes for source %v: the lengths must match", len(dst), src)
+			return d.codes.Invalid("Read", "%d host bytes for source %v: the lengths must match", len(dst), src)
 		}
 		if _, err := d.checkRange("Read", "source", src, false); err != nil {
 			return err
 		}
-		if code := d.drv.read(dst, src.Addr); code != 0 {
+		if code := d.drv.Read(dst, src.Addr); code != 0 {
 			return d.failed("Read", code)
 		}
 		return nil
 	})
 }
 
-// AllocHost allocates pinned memory through the driver and pageable memory with the C library's
-// malloc (the program's own memory: no driver call). Either is C memory, so async copies may keep
+// AllocHost allocates pinned memory through the Driver and pageable memory with the C library's
+// malloc (the program's own memory: no Driver call). Either is C memory, so async copies may keep
 // using it after the call that named it returns.
-func (d *device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
 	var p runtime.Ptr
 	err := d.call(t, "AllocHost", func() error {
-		if !slices.Contains(runtime.HostMemories, kind) {
-			return invalid("AllocHost", "unknown %v", kind)
+		if !slices.Contains(runtime.HostMemories(), kind) {
+			return d.codes.Invalid("AllocHost", "unknown %v", kind)
 		}
 		if bytes <= 0 {
-			return invalid("AllocHost", "cannot allocate %d bytes: the size must be positive", bytes)
+			return d.codes.Invalid("AllocHost", "cannot allocate %d bytes: the size must be positive", bytes)
 		}
 		var base unsafe.Pointer
 		if kind == runtime.Pinned {
 			var code int
-			if base, code = d.drv.mallocHost(bytes); code != 0 {
+			if base, code = d.drv.MallocHost(bytes); code != 0 {
 				return d.failed("AllocHost", code)
 			}
-		} else if base = hostMalloc(bytes); base == nil {
-			e := driverError("AllocHost", codeOutOfMemory, fmt.Sprintf("malloc of %d bytes failed", bytes))
+		} else if base = d.drv.HostMalloc(bytes); base == nil {
+			e := d.codes.Error("AllocHost", d.codes.OutOfMemory, fmt.Sprintf("malloc of %d bytes failed", bytes))
 			e.Class = runtime.ClassOutOfMemory
 			return e
 		}
@@ -402,18 +430,18 @@ func (d *device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 	return p, err
 }
 
-func (d *device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 	return d.call(t, "FreeHost", func() error {
-		a, err := liveAt("FreeHost", d.hosts, p)
+		a, err := d.liveAt("FreeHost", d.hosts, p)
 		if err != nil {
 			return err
 		}
 		if a.host == runtime.Pinned {
-			if code := d.drv.freeHost(a.base); code != 0 {
+			if code := d.drv.FreeHost(a.base); code != 0 {
 				return d.failed("FreeHost", code)
 			}
 		} else {
-			hostFree(a.base)
+			d.drv.HostFree(a.base)
 		}
 		delete(d.hosts, p.Addr)
 		d.counters.HostFrees++
@@ -422,19 +450,19 @@ func (d *device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 }
 
 // hostBytes returns the C memory of p, which must lie in one live host allocation and be n long.
-func (d *device) hostBytes(op string, p runtime.Ptr, n int) ([]byte, error) {
+func (d *Device) hostBytes(op string, p runtime.Ptr, n int) ([]byte, error) {
 	if int64(n) != p.Bytes {
-		return nil, invalid(op, "%d bytes for host range %v: the lengths must match", n, p)
+		return nil, d.codes.Invalid(op, "%d bytes for host range %v: the lengths must match", n, p)
 	}
 	a := containing(d.hosts, p)
 	if a == nil || p.Bytes <= 0 {
-		return nil, invalid(op, "%v does not lie inside a live host allocation", p)
+		return nil, d.codes.Invalid(op, "%v does not lie inside a live host allocation", p)
 	}
 	return unsafe.Slice((*byte)(unsafe.Add(a.base, p.Addr-a.ptr.Addr)), n), nil
 }
 
-// HostWrite is a CPU store: no driver call, no worker.
-func (d *device) HostWrite(dst runtime.Ptr, src []byte) error {
+// HostWrite is a CPU store: no Driver call, no worker.
+func (d *Device) HostWrite(dst runtime.Ptr, src []byte) error {
 	return d.hostAccess("HostWrite", func() error {
 		b, err := d.hostBytes("HostWrite", dst, len(src))
 		if err == nil {
@@ -444,8 +472,8 @@ func (d *device) HostWrite(dst runtime.Ptr, src []byte) error {
 	})
 }
 
-// HostRead is a CPU load: no driver call, no worker.
-func (d *device) HostRead(dst []byte, src runtime.Ptr) error {
+// HostRead is a CPU load: no Driver call, no worker.
+func (d *Device) HostRead(dst []byte, src runtime.Ptr) error {
 	return d.hostAccess("HostRead", func() error {
 		b, err := d.hostBytes("HostRead", src, len(dst))
 		if err == nil {
@@ -455,11 +483,11 @@ func (d *device) HostRead(dst []byte, src runtime.Ptr) error {
 	})
 }
 
-func (d *device) hostAccess(op string, body func() error) error {
+func (d *Device) hostAccess(op string, body func() error) error {
 	d.life.RLock()
 	defer d.life.RUnlock()
 	if d.closed {
-		return invalid(op, "the device is closed")
+		return d.codes.Invalid(op, "the device is closed")
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -468,10 +496,10 @@ func (d *device) hostAccess(op string, body func() error) error {
 
 // --- Streams and events ---
 
-func (d *device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
 	var s runtime.Stream
 	err := d.call(t, "CreateStream", func() error {
-		h, code := d.drv.createStream()
+		h, code := d.drv.CreateStream()
 		if code != 0 {
 			return d.failed("CreateStream", code)
 		}
@@ -483,17 +511,17 @@ func (d *device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
 }
 
 // DestroyStream destroys s. A stream that belongs to a capture leaves it in the bookkeeping; the
-// driver decides what becomes of the capture.
-func (d *device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+// Driver decides what becomes of the capture.
+func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
 	return d.call(t, "DestroyStream", func() error {
 		if s == runtime.DefaultStream {
-			return invalid("DestroyStream", "the default stream is never destroyed")
+			return d.codes.Invalid("DestroyStream", "the default stream is never destroyed")
 		}
 		st, err := d.lookupStream("DestroyStream", s)
 		if err != nil {
 			return err
 		}
-		if code := d.drv.destroyStream(st.h); code != 0 {
+		if code := d.drv.DestroyStream(st.h); code != 0 {
 			return d.failed("DestroyStream", code)
 		}
 		if c := st.capture; c != nil {
@@ -508,10 +536,10 @@ func (d *device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
 	})
 }
 
-func (d *device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+func (d *Device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 	var e runtime.Event
 	err := d.call(t, "CreateEvent", func() error {
-		h, code := d.drv.createEvent()
+		h, code := d.drv.CreateEvent()
 		if code != 0 {
 			return d.failed("CreateEvent", code)
 		}
@@ -522,13 +550,13 @@ func (d *device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 	return e, err
 }
 
-func (d *device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
+func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
 	return d.call(t, "DestroyEvent", func() error {
 		ev, err := d.lookupEvent("DestroyEvent", e)
 		if err != nil {
 			return err
 		}
-		if code := d.drv.destroyEvent(ev.h); code != 0 {
+		if code := d.drv.DestroyEvent(ev.h); code != 0 {
 			return d.failed("DestroyEvent", code)
 		}
 		delete(d.events, e)
@@ -536,7 +564,7 @@ func (d *device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
 	})
 }
 
-func (d *device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
 	return d.call(t, "Fill", func() error {
 		st, err := d.lookupStream("Fill", s)
 		if err != nil {
@@ -545,14 +573,14 @@ func (d *device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 		if _, err := d.checkRange("Fill", "destination", dst, false); err != nil {
 			return err
 		}
-		if code := d.drv.memset(st.h, dst.Addr, value, dst.Bytes); code != 0 {
+		if code := d.drv.Memset(st.h, dst.Addr, value, dst.Bytes); code != 0 {
 			return d.failed("Fill", code)
 		}
 		return nil
 	})
 }
 
-func (d *device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
 	return d.call(t, "Copy", func() error {
 		st, err := d.lookupStream("Copy", s)
 		if err != nil {
@@ -566,33 +594,33 @@ func (d *device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 		if err != nil {
 			return err
 		}
-		kind := copyD2D
+		kind := CopyD2D
 		switch {
 		case da.host != 0 && sa.host != 0:
-			return invalid("Copy", "destination %v and source %v are both host memory: a copy between host buffers is the CPU's, not a stream's", dst, src)
+			return d.codes.Invalid("Copy", "destination %v and source %v are both host memory: a copy between host buffers is the CPU's, not a stream's", dst, src)
 		case da.host != 0:
-			kind = copyD2H
+			kind = CopyD2H
 		case sa.host != 0:
-			kind = copyH2D
+			kind = CopyH2D
 		}
-		if code := d.drv.memcpy(st.h, kind, dst.Addr, src.Addr, min(dst.Bytes, src.Bytes)); code != 0 {
+		if code := d.drv.Memcpy(st.h, kind, dst.Addr, src.Addr, min(dst.Bytes, src.Bytes)); code != 0 {
 			return d.failed("Copy", code)
 		}
 		return nil
 	})
 }
 
-func (d *device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
 	return d.call(t, "Axpy", func() error {
 		st, err := d.lookupStream("Axpy", s)
 		if err != nil {
 			return err
 		}
-		if ok, why := d.drv.kernels(); !ok {
-			return notSupported("Axpy", "%s", why)
+		if ok, why := d.drv.Kernels(); !ok {
+			return d.codes.Unsupported("Axpy", "%s", why)
 		}
 		if x.Bytes != y.Bytes || y.Bytes%4 != 0 {
-			return invalid("Axpy", "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
+			return d.codes.Invalid("Axpy", "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
 		}
 		if _, err := d.checkRange("Axpy", "y", y, false); err != nil {
 			return err
@@ -600,7 +628,7 @@ func (d *device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 		if _, err := d.checkRange("Axpy", "x", x, false); err != nil {
 			return err
 		}
-		if code := d.drv.axpy(st.h, y.Addr, x.Addr, a, y.Bytes/4); code != 0 {
+		if code := d.drv.Axpy(st.h, y.Addr, x.Addr, a, y.Bytes/4); code != 0 {
 			return d.failed("Axpy", code)
 		}
 		return nil
@@ -609,7 +637,7 @@ func (d *device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 
 // Record marks e with the work on s so far; on a capturing stream the record joins the capture,
 // and a later Wait on e forks the waiting stream into it.
-func (d *device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) error {
+func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) error {
 	return d.call(t, "Record", func() error {
 		st, err := d.lookupStream("Record", s)
 		if err != nil {
@@ -619,7 +647,7 @@ func (d *device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 		if err != nil {
 			return err
 		}
-		if code := d.drv.record(ev.h, st.h); code != 0 {
+		if code := d.drv.Record(ev.h, st.h); code != 0 {
 			return d.failed("Record", code)
 		}
 		ev.capture = st.capture
@@ -627,7 +655,7 @@ func (d *device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 	})
 }
 
-func (d *device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error {
+func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error {
 	return d.call(t, "Wait", func() error {
 		st, err := d.lookupStream("Wait", s)
 		if err != nil {
@@ -637,7 +665,7 @@ func (d *device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error
 		if err != nil {
 			return err
 		}
-		if code := d.drv.wait(st.h, ev.h); code != 0 {
+		if code := d.drv.Wait(st.h, ev.h); code != 0 {
 			return d.failed("Wait", code)
 		}
 		if c := ev.capture; c != nil && st.capture == nil {
@@ -648,29 +676,29 @@ func (d *device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error
 	})
 }
 
-func (d *device) SyncStream(t runtime.Thread, s runtime.Stream) error {
+func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
 	return d.call(t, "SyncStream", func() error {
 		st, err := d.lookupStream("SyncStream", s)
 		if err != nil {
 			return err
 		}
-		if code := d.drv.syncStream(st.h); code != 0 {
+		if code := d.drv.SyncStream(st.h); code != 0 {
 			return d.failed("SyncStream", code)
 		}
 		return nil
 	})
 }
 
-func (d *device) SyncDevice(t runtime.Thread) error {
+func (d *Device) SyncDevice(t runtime.Thread) error {
 	return d.call(t, "SyncDevice", func() error {
-		if code := d.drv.syncDevice(); code != 0 {
+		if code := d.drv.SyncDevice(); code != 0 {
 			return d.failed("SyncDevice", code)
 		}
 		return nil
 	})
 }
 
-func (d *device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
+func (d *Device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
 	var done bool
 	err := d.call(t, "QueryEvent", func() error {
 		ev, err := d.lookupEvent("QueryEvent", e)
@@ -678,7 +706,7 @@ func (d *device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
 			return err
 		}
 		var code int
-		if done, code = d.drv.queryEvent(ev.h); code != 0 {
+		if done, code = d.drv.QueryEvent(ev.h); code != 0 {
 			return d.failed("QueryEvent", code)
 		}
 		return nil
@@ -686,13 +714,13 @@ func (d *device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
 	return done, err
 }
 
-func (d *device) SyncEvent(t runtime.Thread, e runtime.Event) error {
+func (d *Device) SyncEvent(t runtime.Thread, e runtime.Event) error {
 	return d.call(t, "SyncEvent", func() error {
 		ev, err := d.lookupEvent("SyncEvent", e)
 		if err != nil {
 			return err
 		}
-		if code := d.drv.syncEvent(ev.h); code != 0 {
+		if code := d.drv.SyncEvent(ev.h); code != 0 {
 			return d.failed("SyncEvent", code)
 		}
 		return nil
@@ -701,14 +729,14 @@ func (d *device) SyncEvent(t runtime.Thread, e runtime.Event) error {
 
 // --- Capture ---
 
-func (d *device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
 	var old runtime.CaptureMode
 	err := d.call(t, "ExchangeCaptureMode", func() error {
-		if !slices.Contains(runtime.CaptureModes, mode) {
-			return invalid("ExchangeCaptureMode", "unknown capture mode %v", mode)
+		if !slices.Contains(runtime.CaptureModes(), mode) {
+			return d.codes.Invalid("ExchangeCaptureMode", "unknown capture mode %v", mode)
 		}
 		var code int
-		if old, code = d.drv.exchangeMode(mode); code != 0 {
+		if old, code = d.drv.ExchangeMode(mode); code != 0 {
 			return d.failed("ExchangeCaptureMode", code)
 		}
 		return nil
@@ -716,16 +744,16 @@ func (d *device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode)
 	return old, err
 }
 
-func (d *device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
 	return d.call(t, "BeginCapture", func() error {
-		if !slices.Contains(runtime.CaptureModes, mode) {
-			return invalid("BeginCapture", "unknown capture mode %v", mode)
+		if !slices.Contains(runtime.CaptureModes(), mode) {
+			return d.codes.Invalid("BeginCapture", "unknown capture mode %v", mode)
 		}
 		st, err := d.lookupStream("BeginCapture", s)
 		if err != nil {
 			return err
 		}
-		if code := d.drv.beginCapture(st.h, mode); code != 0 {
+		if code := d.drv.BeginCapture(st.h, mode); code != 0 {
 			return d.failed("BeginCapture", code)
 		}
 		if st.capture != nil {
@@ -740,7 +768,7 @@ func (d *device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 }
 
 // endCapture drops c from the bookkeeping: its streams and events are outside every capture.
-func (d *device) endCapture(c *capture) {
+func (d *Device) endCapture(c *capture) {
 	for _, s := range c.members {
 		if st := d.streams[s]; st != nil && st.capture == c {
 			st.capture = nil
@@ -754,14 +782,14 @@ func (d *device) endCapture(c *capture) {
 	d.captures = slices.DeleteFunc(d.captures, func(x *capture) bool { return x == c })
 }
 
-func (d *device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
 	var g runtime.Graph
 	err := d.call(t, "EndCapture", func() error {
 		st, err := d.lookupStream("EndCapture", s)
 		if err != nil {
 			return err
 		}
-		ref, code := d.drv.endCapture(st.h)
+		ref, code := d.drv.EndCapture(st.h)
 		if code != 0 {
 			return d.failed("EndCapture", code)
 		}
@@ -776,16 +804,16 @@ func (d *device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 	return g, err
 }
 
-// CaptureInfo asks the driver for the stream's status and completes it from the bookkeeping. A
-// stream the driver reports in no capture leaves the capture it was tracked in.
-func (d *device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+// CaptureInfo asks the Driver for the stream's status and completes it from the bookkeeping. A
+// stream the Driver reports in no capture leaves the capture it was tracked in.
+func (d *Device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
 	var info runtime.CaptureInfo
 	err := d.call(t, "CaptureInfo", func() error {
 		st, err := d.lookupStream("CaptureInfo", s)
 		if err != nil {
 			return err
 		}
-		status, code := d.drv.captureStatus(st.h)
+		status, code := d.drv.CaptureStatus(st.h)
 		if code != 0 {
 			return d.failed("CaptureInfo", code)
 		}
@@ -811,7 +839,7 @@ func (d *device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.Captur
 	return info, err
 }
 
-func (d *device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
 	return d.call(t, "Launch", func() error {
 		ref, err := d.lookupGraph("Launch", g)
 		if err != nil {
@@ -821,7 +849,7 @@ func (d *device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 		if err != nil {
 			return err
 		}
-		if code := d.drv.launch(ref, st.h); code != 0 {
+		if code := d.drv.Launch(ref, st.h); code != 0 {
 			return d.failed("Launch", code)
 		}
 		d.counters.Launches++
@@ -829,13 +857,13 @@ func (d *device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 	})
 }
 
-func (d *device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
+func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 	return d.call(t, "DestroyGraph", func() error {
 		ref, err := d.lookupGraph("DestroyGraph", g)
 		if err != nil {
 			return err
 		}
-		if code := d.drv.destroyGraph(ref); code != 0 {
+		if code := d.drv.DestroyGraph(ref); code != 0 {
 			return d.failed("DestroyGraph", code)
 		}
 		delete(d.graphs, g)
@@ -844,12 +872,12 @@ func (d *device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 }
 
 // GraphNodes is not supported: neither binding introspects graphs (no GraphIntrospection).
-func (d *device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
 	err := d.call(t, "GraphNodes", func() error {
 		if _, err := d.lookupGraph("GraphNodes", g); err != nil {
 			return err
 		}
-		return notSupported("GraphNodes", "the %s binding does not introspect graphs", backendName)
+		return d.codes.Unsupported("GraphNodes", "the %s binding does not introspect graphs", d.codes.Backend)
 	})
 	return nil, err
 }
@@ -857,7 +885,7 @@ func (d *device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 // Close ends the captures in progress (from the thread that began each), destroys every graph,
 // event and stream, frees all memory, unbinds the device from both workers and stops them. Calls
 // afterwards fail with invalid-value; Close again is a no-op. Every failure is reported, joined.
-func (d *device) Close() error {
+func (d *Device) Close() error {
 	d.life.Lock()
 	defer d.life.Unlock()
 	if d.closed {
@@ -870,39 +898,39 @@ func (d *device) Close() error {
 	var errs []error
 	note := func(op string, code int) {
 		if code != 0 {
-			errs = append(errs, driverError("Close", code, op+": "+d.drv.detail(code)))
+			errs = append(errs, d.codes.Error("Close", code, op+": "+d.drv.Detail(code)))
 		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range slices.Clone(d.captures) {
 		d.workers[c.thread].Do(func() {
-			if ref, code := d.drv.endCapture(d.streams[c.origin].h); code == 0 {
-				note("destroying the graph of a capture in progress", d.drv.destroyGraph(ref))
+			if ref, code := d.drv.EndCapture(d.streams[c.origin].h); code == 0 {
+				note("destroying the graph of a capture in progress", d.drv.DestroyGraph(ref))
 			}
 		})
 		d.endCapture(c)
 	}
 	d.workers[runtime.Main].Do(func() {
 		for g, ref := range d.graphs {
-			note("destroying "+g.String(), d.drv.destroyGraph(ref))
+			note("destroying "+g.String(), d.drv.DestroyGraph(ref))
 		}
 		for e, ev := range d.events {
-			note("destroying "+e.String(), d.drv.destroyEvent(ev.h))
+			note("destroying "+e.String(), d.drv.DestroyEvent(ev.h))
 		}
 		for s, st := range d.streams {
 			if s != runtime.DefaultStream {
-				note("destroying "+s.String(), d.drv.destroyStream(st.h))
+				note("destroying "+s.String(), d.drv.DestroyStream(st.h))
 			}
 		}
 		for _, a := range d.allocs {
-			note("freeing "+a.ptr.String(), d.drv.free(a.ptr.Addr))
+			note("freeing "+a.ptr.String(), d.drv.Free(a.ptr.Addr))
 		}
 		for _, a := range d.hosts {
 			if a.host == runtime.Pinned {
-				note("freeing host "+a.ptr.String(), d.drv.freeHost(a.base))
+				note("freeing host "+a.ptr.String(), d.drv.FreeHost(a.base))
 			} else {
-				hostFree(a.base)
+				d.drv.HostFree(a.base)
 			}
 		}
 	})
@@ -912,7 +940,7 @@ func (d *device) Close() error {
 	clear(d.hosts)
 	d.streams = map[runtime.Stream]*stream{runtime.DefaultStream: {}}
 	for _, t := range []runtime.Thread{runtime.Other, runtime.Main} {
-		d.workers[t].Do(func() { note("unbinding the "+t.String()+" thread", d.drv.unbind(t)) })
+		d.workers[t].Do(func() { note("unbinding the "+t.String()+" thread", d.drv.Unbind(t)) })
 		d.workers[t].Stop()
 	}
 	return errors.Join(errs...)

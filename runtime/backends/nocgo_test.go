@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package backends_test
+
+const cgoBuild = false
