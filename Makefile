@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test build bench vet fmt-check clean
+.PHONY: run test build bench vet fmt-check clean fakes
 
 ## build: the replaycheck CLI into bin/ (pure Go, no cgo needed for the simulator)
 build:
@@ -24,6 +24,11 @@ test: fmt-check vet
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## fakes: the fake driver libraries (C, built with $$CC or cc) into build/fake/: libascendcl.so,
+## libcuda.so.1, stub/ and missing-<symbol>/ variants, for the cgo bindings' tests without hardware
+fakes:
+	@$(GO) run ./runtime/fake/cmd/mkfakes build/fake
+
 vet:
 	$(GO) vet ./...
 
@@ -32,4 +37,4 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 clean:
-	rm -rf bin
+	rm -rf bin build
