@@ -71,7 +71,7 @@ func (v Variant) String() string {
 }
 
 // Flags are the compiler flags every fake is built with.
-var Flags = []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"}
+var Flags = []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"}
 
 // Build writes lib's sources and generated rules.h into a directory under dir, compiles them with
 // $CC (else cc) into dir/lib.FileName(), and returns that path. The sources are removed after a
