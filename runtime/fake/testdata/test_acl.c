@@ -108,6 +108,12 @@ static void scenario_alloc(void) {
 	CHECK(a == b, "free + malloc of the same size returns the old address: %p then %p", a, b);
 	void *c = dmalloc(600);
 	CHECK((char *)c == (char *)b + 1024, "fresh space after the 1024-byte block: %p, %p", b, c);
+	/* LIFO per rounded size: the block freed last comes back first */
+	void *d1 = dmalloc(700), *d2 = dmalloc(1024);
+	OK(acl.aclrtFree(d1));
+	OK(acl.aclrtFree(d2));
+	CHECK(dmalloc(900) == d2, "LIFO reuse");
+	CHECK(dmalloc(1024) == d1, "then the one freed before");
 	EQ(acl.aclrtFree((char *)c + 512), 107000);
 	OK(acl.aclrtFree(c));
 	EQ(acl.aclrtFree(c), 107000);
