@@ -24,6 +24,7 @@ var scenarios = map[fake.Library][]struct {
 	fake.ACL: {
 		{"alloc", "reuses freed blocks LIFO and keeps host memory apart", nil},
 		{"oom", "hands out the smallest larger cached block when exhausted, then fails out-of-memory", []string{"REPLAYCHECK_FAKE_MEMORY=4096"}},
+		{"inject", "fails the n-th allocation REPLAYCHECK_FAKE_FAIL_MALLOC names, once", []string{"REPLAYCHECK_FAKE_FAIL_MALLOC=2"}},
 		{"rebase", "replays a re-based capture into the bystander, and fails 507011 on freed memory", nil},
 		{"capture", "begins, queries and ends captures in every mode", nil},
 		{"replay", "runs captured work only when launched, interleaving concurrent launches", nil},

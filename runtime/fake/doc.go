@@ -26,8 +26,12 @@
 // the fake's memory), so the fake neither checks that such a range is live nor sees it freed: a
 // replay that reads freed pageable memory is not graph-range-freed, as it is in the simulator, and
 // pageable and pinned allocations do not share one allocator. Addresses are real mmap addresses,
-// not the simulator's 0x7f0000000000 + i<<40. Counters are the binding's to keep; fault injection
-// (FailMalloc) is not offered.
+// not the simulator's 0x7f0000000000 + i<<40, and error details say the same things in other
+// words. Counters are the binding's to keep. A thread is its pthread_self: a thread id reused after
+// its thread exited inherits that thread's capture mode. cuGraphLaunch also accepts a CUgraph (the
+// executable graph is a copy of its nodes). aclrtMemcpy copies host to device and device to host;
+// its device-to-device and host-to-host kinds fail not-supported. Event flags are not modelled
+// (every event is capture-capable, as in the simulator).
 //
 // # The C ABI
 //
@@ -42,8 +46,13 @@
 // Environment, read once per process: REPLAYCHECK_FAKE_MEMORY (bytes reserved per device and as
 // much again for pinned host memory; default 1 GiB), REPLAYCHECK_FAKE_DEVICES (default 1, at most
 // 8), REPLAYCHECK_FAKE_SEED (default 0: capture order), REPLAYCHECK_FAKE_LOG (a file the calls and
-// their failures are appended to) and REPLAYCHECK_FAKE_CRASH (an entry point name: calling it
-// faults with SIGSEGV, in every build).
+// their failures are appended to), REPLAYCHECK_FAKE_FAIL_MALLOC (n: the n-th device allocation
+// that passes its checks fails out-of-memory, once, as sim's FailMalloc) and REPLAYCHECK_FAKE_CRASH
+// (an entry point name: calling it faults with SIGSEGV, a real invalid access, in every build).
+//
+// Which calls settle launched work: every device call but aclmdlRIExecuteAsync / cuGraphLaunch,
+// aclmdlRICaptureGetInfo / cuStreamIsCapturing, and the calls the simulator has no counterpart
+// for (device and context management, memory info, modules, error names).
 //
 // Variants (Variant): the full library; one without one named export (hidden by a linker version
 // script); and the stub: CUDA's behaves as NVIDIA's stub library (every entry point but

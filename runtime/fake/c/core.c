@@ -94,6 +94,9 @@ static FILE *call_log;
 static uint64_t memory_size = DEFAULT_MEMORY;
 static int device_count = 1;
 static uint64_t seed;
+/* REPLAYCHECK_FAKE_FAIL_MALLOC=n: the n-th device allocation that passes its checks fails
+ * out-of-memory, once per process (sim Device.FailMalloc). */
+static long fail_malloc;
 static _Thread_local char detail_buf[1024];
 static _Thread_local int current_index = -1;
 
@@ -115,6 +118,8 @@ static void read_env(void) {
 	}
 	if ((v = getenv("REPLAYCHECK_FAKE_SEED")) && *v)
 		seed = strtoull(v, NULL, 0);
+	if ((v = getenv("REPLAYCHECK_FAKE_FAIL_MALLOC")) && *v)
+		fail_malloc = strtol(v, NULL, 0);
 }
 
 void rc_enter(const char *entry) {
@@ -1079,6 +1084,9 @@ int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr) {
 	int err = enforce(d, &c);
 	if (err)
 		return err;
+	if (fail_malloc > 0 && --fail_malloc == 0)
+		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (REPLAYCHECK_FAKE_FAIL_MALLOC)",
+			       (unsigned long long)bytes);
 	if (!heap_alloc(&d->dev, &d->next_gen, (int64_t)bytes, addr))
 		return rc_fail("out-of-memory", "cannot allocate %llu bytes: %llu of %llu bytes are carved out and no cached block is large enough",
 			       (unsigned long long)bytes, (unsigned long long)(d->dev.bump - d->dev.base),

@@ -139,6 +139,15 @@ static void scenario_oom(void) { /* REPLAYCHECK_FAKE_MEMORY=4096 */
 	EQ(acl.aclrtMalloc(&b, 8192, 0), 207001);
 }
 
+static void scenario_inject(void) { /* REPLAYCHECK_FAKE_FAIL_MALLOC=2 */
+	void *a = dmalloc(64), *b = NULL;
+	EQ(acl.aclrtMalloc(&b, 0, 0), 107000); /* a call that fails its checks does not count */
+	EQ(acl.aclrtMalloc(&b, 64, 0), 207001);
+	CHECK(strstr(acl.aclGetRecentErrMsg(), "injection") != NULL, "the detail says why");
+	b = dmalloc(64);
+	CHECK(b == (char *)a + 512, "the injected failure left the allocator untouched");
+}
+
 static void scenario_rebase(void) {
 	void *s = stream();
 	void *a = dmalloc(4096);
@@ -448,6 +457,7 @@ int main(int argc, char **argv) {
 		OK(acl.aclrtSetDevice(0));
 		if (strcmp(sc, "alloc") == 0) scenario_alloc();
 		else if (strcmp(sc, "oom") == 0) scenario_oom();
+		else if (strcmp(sc, "inject") == 0) scenario_inject();
 		else if (strcmp(sc, "rebase") == 0) scenario_rebase();
 		else if (strcmp(sc, "capture") == 0) scenario_capture();
 		else if (strcmp(sc, "replay") == 0) scenario_replay();
