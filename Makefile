@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test build bench vet fmt-check clean device-check
+.PHONY: run test build bench vet fmt-check clean device-check fakes
 
 ## build: the replaycheck CLI into bin/ (pure Go, no cgo needed for the simulator)
 build:
@@ -29,6 +29,11 @@ bench:
 ## platform's baseline under specs/baselines/ (see scripts/device-check.sh)
 device-check:
 	GO=$(GO) scripts/device-check.sh
+
+## fakes: the fake driver libraries (C, built with $$CC or cc) into build/fake/: libascendcl.so,
+## libcuda.so.1, stub/ and missing-<symbol>/ variants, for the cgo bindings' tests without hardware
+fakes:
+	@$(GO) run ./runtime/fake/cmd/mkfakes build/fake
 
 vet:
 	$(GO) vet ./...

@@ -1,0 +1,133 @@
+package fake_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/fake"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// scenarios are the test drivers' scenarios (testdata/test_*.c), with the environment each needs.
+var scenarios = map[fake.Library][]struct {
+	name, what string
+	env        []string
+}{
+	fake.ACL: {
+		{"alloc", "reuses freed blocks LIFO and keeps host memory apart", nil},
+		{"oom", "hands out the smallest larger cached block when exhausted, then fails out-of-memory", []string{"REPLAYCHECK_FAKE_MEMORY=4096"}},
+		{"inject", "fails the n-th allocation REPLAYCHECK_FAKE_FAIL_MALLOC names, once", []string{"REPLAYCHECK_FAKE_FAIL_MALLOC=2"}},
+		{"rebase", "replays a re-based capture into the bystander, and fails 507011 on freed memory", nil},
+		{"capture", "begins, queries and ends captures in every mode", nil},
+		{"replay", "runs captured work only when launched, interleaving concurrent launches", nil},
+		{"fork", "forks and joins through events, and applies the event rules", nil},
+		{"sync", "rejects syncs during a capture with 107027 without invalidating it", nil},
+		{"threads", "applies wrong-thread ends and the unsafe-call rules per thread mode", nil},
+		{"host", "rejects pageable copies into a capture and replays pinned ones", nil},
+		{"errmsg", "reports the last failure's detail in aclGetRecentErrMsg", nil},
+	},
+	fake.CUDA: {
+		{"alloc", "reuses freed blocks, replays a re-base into the bystander, and fails 700 on freed memory", nil},
+		{"capture", "begins, queries and ends captures, running captured work only when launched", nil},
+		{"sync", "invalidates a capture on 900, then fails its work and its end with 901", nil},
+		{"threads", "rejects a wrong-thread end with 908 and applies the unsafe-call rules per thread mode", nil},
+		{"kernel", "loads PTX and runs the axpy kernel eagerly and captured", nil},
+		{"errors", "names error codes and counts devices", nil},
+	},
+}
+
+var _ = Describe("the fakes' behaviour", func() {
+	for _, lib := range fake.Libraries {
+		Context(lib.FileName(), func() {
+			for _, sc := range scenarios[lib] {
+				It(sc.what, func() {
+					out, st := scenario(lib, built.full[lib], sc.name, sc.env...)
+					Expect(st.ExitCode()).To(Equal(0), out)
+					Expect(out).To(HaveSuffix("ok " + sc.name + "\n"))
+				})
+			}
+
+			It("crashes with SIGSEGV in the entry point REPLAYCHECK_FAKE_CRASH names, only then", func() {
+				entry := map[fake.Library]string{fake.ACL: "aclrtMalloc", fake.CUDA: "cuMemAlloc_v2"}[lib]
+				out, st := scenario(lib, built.full[lib], "crash")
+				Expect(st.ExitCode()).To(Equal(0), out)
+				out, st = scenario(lib, built.full[lib], "crash", "REPLAYCHECK_FAKE_CRASH=other")
+				Expect(st.ExitCode()).To(Equal(0), out)
+				_, st = scenario(lib, built.full[lib], "crash", "REPLAYCHECK_FAKE_CRASH="+entry)
+				ws, ok := st.Sys().(syscall.WaitStatus)
+				Expect(ok).To(BeTrue())
+				Expect(ws.Signaled() && ws.Signal() == syscall.SIGSEGV).To(BeTrue(), "status %v", st)
+			})
+
+			It("behaves as a library without a driver in the stub variant", func() {
+				out, st := scenario(lib, built.stub[lib], "stub")
+				Expect(st.ExitCode()).To(Equal(0), out)
+			})
+
+			It("replays in the simulator's order for seeds 0 to 4", func() {
+				for seed := range uint64(5) {
+					out, st := scenario(lib, built.full[lib], "race", fmt.Sprintf("REPLAYCHECK_FAKE_SEED=%d", seed))
+					Expect(st.ExitCode()).To(Equal(0), out)
+					Expect(strings.SplitN(out, "\n", 2)[0]).To(Equal(simRace(lib.Profile(), seed)), "seed %d", seed)
+				}
+			})
+		})
+	}
+
+	It("logs the calls to REPLAYCHECK_FAKE_LOG", func() {
+		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+		out, st := scenario(fake.ACL, built.full[fake.ACL], "sync", "REPLAYCHECK_FAKE_LOG="+log)
+		Expect(st.ExitCode()).To(Equal(0), out)
+		data, err := os.ReadFile(log)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data)).To(ContainSubstring("call aclmdlRICaptureBegin"))
+		Expect(string(data)).To(ContainSubstring("fail aclrtSynchronizeStream 107027"))
+	})
+})
+
+// simRace runs the test drivers' race scenario on the simulator and prints it as they do.
+func simRace(profile string, seed uint64) string {
+	GinkgoHelper()
+	b, err := sim.New(sim.Options{Profile: profile, Seed: seed, Memory: 1 << 20})
+	Expect(err).NotTo(HaveOccurred())
+	dev, err := b.Open(context.Background(), 0)
+	Expect(err).NotTo(HaveOccurred())
+	defer dev.Close()
+	must := func(err error) { GinkgoHelper(); Expect(err).NotTo(HaveOccurred()) }
+	m := runtime.Main
+	origin, err := dev.CreateStream(m)
+	must(err)
+	side, err := dev.CreateStream(m)
+	must(err)
+	x, err := dev.Malloc(m, 1024)
+	must(err)
+	fork, err := dev.CreateEvent(m)
+	must(err)
+	join, err := dev.CreateEvent(m)
+	must(err)
+	must(dev.BeginCapture(m, origin, runtime.Global))
+	must(dev.Record(m, fork, origin))
+	must(dev.Wait(m, side, fork))
+	must(dev.Fill(m, side, x, 2))
+	must(dev.Fill(m, origin, x, 1))
+	must(dev.Record(m, join, side))
+	must(dev.Wait(m, origin, join))
+	g, err := dev.EndCapture(m, origin)
+	must(err)
+	out := "seq"
+	buf := make([]byte, x.Bytes)
+	for range 16 {
+		must(dev.Launch(m, g, origin))
+		must(dev.Read(m, buf, x))
+		out += fmt.Sprintf(" %d", buf[0])
+	}
+	return out
+}

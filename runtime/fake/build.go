@@ -1,0 +1,147 @@
+package fake
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+//go:embed c/core.h c/core.c c/acl.c c/cuda.c
+var sources embed.FS
+
+// exports are the entry points each library exports, as shared/facts/PLATFORMS.md names them, plus
+// the host-memory, async-copy and version calls the bindings use.
+var exports = map[Library][]string{
+	ACL: {
+		"aclInit", "aclFinalize", "aclGetRecentErrMsg",
+		"aclrtSetDevice", "aclrtResetDevice", "aclrtGetDeviceCount", "aclrtGetMemInfo",
+		"aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtSynchronizeDevice",
+		"aclrtMalloc", "aclrtFree", "aclrtMallocHost", "aclrtFreeHost",
+		"aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemsetAsync",
+		"aclrtCreateEventExWithFlag", "aclrtCreateEvent", "aclrtDestroyEvent", "aclrtSynchronizeEvent",
+		"aclrtRecordEvent", "aclrtStreamWaitEvent", "aclrtQueryEventStatus",
+		"aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo", "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode",
+		"aclmdlRIExecuteAsync", "aclmdlRIDestroy",
+	},
+	CUDA: {
+		"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceTotalMem_v2",
+		"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2",
+		"cuCtxSetCurrent", "cuCtxSynchronize",
+		"cuMemAlloc_v2", "cuMemFree_v2", "cuMemAllocHost_v2", "cuMemFreeHost", "cuMemGetInfo_v2",
+		"cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+		"cuMemsetD8Async",
+		"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
+		"cuEventCreate", "cuEventRecord", "cuStreamWaitEvent", "cuEventQuery", "cuEventSynchronize", "cuEventDestroy_v2",
+		"cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel",
+		"cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuStreamIsCapturing", "cuThreadExchangeStreamCaptureMode",
+		"cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphGetNodes", "cuGraphNodeGetType",
+		"cuGraphExecDestroy", "cuGraphDestroy",
+		"cuGetErrorName", "cuGetErrorString",
+	},
+}
+
+// Exports lists the entry points lib exports, in no particular order.
+func (l Library) Exports() []string { return slices.Clone(exports[l]) }
+
+// Variant is one build of a library. The zero Variant is the full library.
+type Variant struct {
+	// Omit names one entry point the library does not export.
+	Omit string
+	// Stub is the library with no driver behind it: CUDA's stub library (cuInit fails 34), ACL
+	// without a device (aclrtGetDeviceCount fails 207004).
+	Stub bool
+}
+
+// String names the variant as a directory: "full", "missing-<symbol>", "stub".
+func (v Variant) String() string {
+	switch {
+	case v.Stub && v.Omit != "":
+		return "stub-missing-" + v.Omit
+	case v.Stub:
+		return "stub"
+	case v.Omit != "":
+		return "missing-" + v.Omit
+	}
+	return "full"
+}
+
+// Flags are the compiler flags every fake is built with.
+var Flags = []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"}
+
+// Build writes lib's sources and generated rules.h into a directory under dir, compiles them with
+// $CC (else cc) into dir/lib.FileName(), and returns that path. The sources are removed after a
+// successful build; a failed build leaves them and says where.
+func Build(dir string, lib Library, v Variant) (string, error) {
+	if lib.FileName() == "" {
+		return "", fmt.Errorf("fake: unknown %v", lib)
+	}
+	if v.Omit != "" && !slices.Contains(exports[lib], v.Omit) {
+		return "", fmt.Errorf("fake: %v does not export %q, so it cannot be omitted", lib, v.Omit)
+	}
+	rules, err := Generate(lib)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("fake: %w", err)
+	}
+	src, err := os.MkdirTemp(dir, "src-"+lib.String()+"-")
+	if err != nil {
+		return "", fmt.Errorf("fake: %w", err)
+	}
+	files := map[string][]byte{"rules.h": rules}
+	for _, name := range []string{"core.h", "core.c", lib.front()} {
+		data, err := sources.ReadFile("c/" + name)
+		if err != nil {
+			return "", fmt.Errorf("fake: %w", err)
+		}
+		files[name] = data
+	}
+	if v.Omit != "" {
+		// Exact names take precedence over the wildcard: only v.Omit becomes local.
+		files["omit.map"] = fmt.Appendf(nil, "{ global: *; local: %s; };\n", v.Omit)
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
+			return "", fmt.Errorf("fake: %w", err)
+		}
+	}
+	out, err := filepath.Abs(filepath.Join(dir, lib.FileName()))
+	if err != nil {
+		return "", fmt.Errorf("fake: %w", err)
+	}
+	args := slices.Clone(Flags)
+	args = append(args, "-Wl,-soname,"+lib.FileName(), "-o", out)
+	if v.Stub {
+		args = append(args, "-DRC_STUB")
+	}
+	if v.Omit != "" {
+		args = append(args, "-Wl,--version-script=omit.map")
+	}
+	args = append(args, "core.c", lib.front())
+	cc := Compiler()
+	cmd := exec.Command(cc[0], append(cc[1:], args...)...)
+	cmd.Dir = src
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("fake: build %v (%v) in %s: %s %s: %w\n%s", lib, v, src, cc[0], strings.Join(append(cc[1:], args...), " "), err, stderr.String())
+	}
+	if err := os.RemoveAll(src); err != nil {
+		return "", fmt.Errorf("fake: %w", err)
+	}
+	return out, nil
+}
+
+// Compiler is $CC split into words, or cc.
+func Compiler() []string {
+	if cc := strings.Fields(os.Getenv("CC")); len(cc) > 0 {
+		return cc
+	}
+	return []string{"cc"}
+}

@@ -1,0 +1,432 @@
+/* acl.c: the ACL front end of the fake libascendcl.so, over the device model in core.c.
+ *
+ * Types as shared/facts/PLATFORMS.md and hicann/runtime's acl_rt.h declare them: handles are
+ * void*, aclError and every enum are int. Stream, event and model-RI handles are the core's
+ * numbers cast to pointers (never dereferenced, so a destroyed handle fails cleanly); the default
+ * stream is NULL. aclmdlRICaptureGetInfo's model RI is RC_ACL_CAPTURE_TAG | capture id.
+ *
+ * Built with -DRC_STUB it is a library with no driver behind it: aclInit and aclFinalize succeed,
+ * every device call fails ACL_ERROR_RT_NO_DEVICE (207004) and aclrtGetDeviceCount reports 0. */
+#include <stdint.h>
+#include <string.h>
+
+#include "core.h"
+
+typedef int aclError;
+typedef void *aclrtStream;
+typedef void *aclrtEvent;
+typedef void *aclmdlRI;
+
+enum { ACL_MEMCPY_HOST_TO_HOST = 0, ACL_MEMCPY_HOST_TO_DEVICE = 1, ACL_MEMCPY_DEVICE_TO_HOST = 2, ACL_MEMCPY_DEVICE_TO_DEVICE = 3 };
+enum { ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, ACL_EVENT_RECORDED_STATUS_COMPLETE = 1 };
+
+#define ACL_SUCCESS 0
+#define ACL_ERROR_INVALID_PARAM 100000
+#define ACL_ERROR_REPEAT_INITIALIZE 100002
+#define ACL_ERROR_RT_INVALID_DEVICEID 107001
+#define ACL_ERROR_RT_CONTEXT_NULL 107002
+#define ACL_ERROR_RT_NO_DEVICE 207004
+
+/* The model RI aclmdlRICaptureGetInfo reports for a capture in progress: its id, tagged. */
+#define RC_ACL_CAPTURE_TAG (1ull << 48)
+
+static int initialized;
+
+typedef struct {
+	const char *entry;
+	rc_device *d;
+	int locked;
+} acl_call;
+
+#define H(p) ((uint64_t)(uintptr_t)(p))
+#define P(h) ((void *)(uintptr_t)(h))
+
+/* begin enters an entry point that needs the calling thread's current device; settle says
+ * whether graph work launched earlier must run first (every call but a launch and a capture-state
+ * question). */
+static int begin(acl_call *c, const char *entry, int settle) {
+	rc_enter(entry);
+	c->entry = entry;
+	c->d = NULL;
+	c->locked = 0;
+#ifdef RC_STUB
+	(void)settle;
+	rc_set_detail("%s: no Ascend device (fake libascendcl.so built without a driver)", entry);
+	return ACL_ERROR_RT_NO_DEVICE;
+#else
+	rc_lock();
+	c->locked = 1;
+	c->d = rc_current();
+	if (!c->d) {
+		rc_set_detail("%s: no current device on this thread (aclrtSetDevice first)", entry);
+		return ACL_ERROR_RT_CONTEXT_NULL;
+	}
+	if (settle)
+		rc_settle(c->d);
+	return 0;
+#endif
+}
+
+static aclError end(acl_call *c, int err) {
+	if (c->locked)
+		rc_unlock();
+	rc_log_result(c->entry, err);
+	return err;
+}
+
+static int null_arg(const char *what) { return rc_fail("invalid-value", "%s is NULL", what); }
+
+RC_API aclError aclInit(const char *configPath) {
+	(void)configPath;
+	rc_enter("aclInit");
+	rc_lock();
+	int err = 0;
+	if (initialized) {
+		rc_set_detail("aclInit: already initialized");
+		err = ACL_ERROR_REPEAT_INITIALIZE;
+	}
+	initialized = 1;
+	rc_unlock();
+	rc_log_result("aclInit", err);
+	return err;
+}
+
+RC_API aclError aclFinalize(void) {
+	rc_enter("aclFinalize");
+	rc_lock();
+	initialized = 0;
+	rc_unlock();
+	rc_log_result("aclFinalize", 0);
+	return ACL_SUCCESS;
+}
+
+RC_API const char *aclGetRecentErrMsg(void) {
+	rc_enter("aclGetRecentErrMsg");
+	return rc_detail();
+}
+
+RC_API aclError aclrtGetDeviceCount(uint32_t *count) {
+	rc_enter("aclrtGetDeviceCount");
+	int err = 0;
+#ifdef RC_STUB
+	if (count)
+		*count = 0;
+	rc_set_detail("aclrtGetDeviceCount: no Ascend device (fake libascendcl.so built without a driver)");
+	err = ACL_ERROR_RT_NO_DEVICE;
+#else
+	if (!count)
+		err = ACL_ERROR_INVALID_PARAM;
+	else
+		*count = (uint32_t)rc_device_count();
+#endif
+	rc_log_result("aclrtGetDeviceCount", err);
+	return err;
+}
+
+RC_API aclError aclrtSetDevice(int32_t deviceId) {
+	rc_enter("aclrtSetDevice");
+	int err = 0;
+#ifdef RC_STUB
+	(void)deviceId;
+	rc_set_detail("aclrtSetDevice: no Ascend device (fake libascendcl.so built without a driver)");
+	err = ACL_ERROR_RT_NO_DEVICE;
+#else
+	rc_lock();
+	if (deviceId < 0 || deviceId >= rc_device_count()) {
+		rc_set_detail("aclrtSetDevice: device %d out of range: the fake has %d device(s)", deviceId, rc_device_count());
+		err = ACL_ERROR_RT_INVALID_DEVICEID;
+	} else if ((err = rc_device_retain(deviceId)) == 0) {
+		rc_set_current(deviceId);
+	}
+	rc_unlock();
+#endif
+	rc_log_result("aclrtSetDevice", err);
+	return err;
+}
+
+RC_API aclError aclrtResetDevice(int32_t deviceId) {
+	rc_enter("aclrtResetDevice");
+	int err = 0;
+#ifdef RC_STUB
+	(void)deviceId;
+	err = ACL_ERROR_RT_NO_DEVICE;
+#else
+	rc_lock();
+	if (deviceId < 0 || deviceId >= rc_device_count() || !rc_device_at(deviceId)) {
+		rc_set_detail("aclrtResetDevice: device %d is not set", deviceId);
+		err = ACL_ERROR_RT_INVALID_DEVICEID;
+	} else {
+		rc_device_release(deviceId);
+		if (rc_current_index() == deviceId)
+			rc_set_current(-1);
+	}
+	rc_unlock();
+#endif
+	rc_log_result("aclrtResetDevice", err);
+	return err;
+}
+
+RC_API aclError aclrtGetMemInfo(int attr, size_t *freeBytes, size_t *total) {
+	(void)attr;
+	acl_call c;
+	int err = begin(&c, "aclrtGetMemInfo", 0);
+	if (!err)
+		rc_mem_info(c.d, freeBytes, total);
+	return end(&c, err);
+}
+
+RC_API aclError aclrtCreateStream(aclrtStream *stream) {
+	acl_call c;
+	int err = begin(&c, "aclrtCreateStream", 1);
+	uint64_t h;
+	if (!err && !stream)
+		err = null_arg("stream");
+	if (!err && !(err = rc_create_stream(c.d, &h)))
+		*stream = P(h);
+	return end(&c, err);
+}
+
+RC_API aclError aclrtDestroyStream(aclrtStream stream) {
+	acl_call c;
+	int err = begin(&c, "aclrtDestroyStream", 1);
+	if (!err)
+		err = rc_destroy_stream(c.d, H(stream));
+	return end(&c, err);
+}
+
+RC_API aclError aclrtSynchronizeStream(aclrtStream stream) {
+	acl_call c;
+	int err = begin(&c, "aclrtSynchronizeStream", 1);
+	if (!err)
+		err = rc_sync_stream(c.d, H(stream));
+	return end(&c, err);
+}
+
+RC_API aclError aclrtSynchronizeDevice(void) {
+	acl_call c;
+	int err = begin(&c, "aclrtSynchronizeDevice", 1);
+	if (!err)
+		err = rc_sync_device(c.d);
+	return end(&c, err);
+}
+
+RC_API aclError aclrtMalloc(void **devPtr, size_t size, int policy) {
+	(void)policy;
+	acl_call c;
+	int err = begin(&c, "aclrtMalloc", 1);
+	uint64_t a;
+	if (!err && !devPtr)
+		err = null_arg("devPtr");
+	if (!err && !(err = rc_malloc(c.d, size, &a)))
+		*devPtr = P(a);
+	return end(&c, err);
+}
+
+RC_API aclError aclrtFree(void *devPtr) {
+	acl_call c;
+	int err = begin(&c, "aclrtFree", 1);
+	if (!err)
+		err = rc_free(c.d, H(devPtr));
+	return end(&c, err);
+}
+
+RC_API aclError aclrtMallocHost(void **hostPtr, size_t size) {
+	acl_call c;
+	int err = begin(&c, "aclrtMallocHost", 1);
+	uint64_t a;
+	if (!err && !hostPtr)
+		err = null_arg("hostPtr");
+	if (!err && !(err = rc_alloc_host(c.d, size, &a)))
+		*hostPtr = P(a);
+	return end(&c, err);
+}
+
+RC_API aclError aclrtFreeHost(void *hostPtr) {
+	acl_call c;
+	int err = begin(&c, "aclrtFreeHost", 1);
+	if (!err)
+		err = rc_free_host(c.d, H(hostPtr));
+	return end(&c, err);
+}
+
+/* aclrtMemcpy is the synchronous copy: host to device is the simulator's Write, device to host
+ * its Read. Device-to-device and host-to-host synchronous copies are not modelled. */
+RC_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, int kind) {
+	acl_call c;
+	int err = begin(&c, "aclrtMemcpy", 1);
+	if (!err && count > destMax)
+		err = rc_fail("invalid-value", "count %zu exceeds the destination's %zu bytes", count, destMax);
+	if (!err) {
+		switch (kind) {
+		case ACL_MEMCPY_HOST_TO_DEVICE:
+			err = rc_write(c.d, H(dst), src, count);
+			break;
+		case ACL_MEMCPY_DEVICE_TO_HOST:
+			err = rc_read(c.d, dst, H(src), count);
+			break;
+		case ACL_MEMCPY_DEVICE_TO_DEVICE:
+		case ACL_MEMCPY_HOST_TO_HOST:
+			err = rc_fail("not-supported", "synchronous copy kind %d is not modelled (host to device and device to host are)", kind);
+			break;
+		default:
+			err = rc_fail("invalid-value", "unknown copy kind %d", kind);
+		}
+	}
+	return end(&c, err);
+}
+
+RC_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, int kind, aclrtStream stream) {
+	acl_call c;
+	int err = begin(&c, "aclrtMemcpyAsync", 1);
+	if (!err && count > destMax)
+		err = rc_fail("invalid-value", "count %zu exceeds the destination's %zu bytes", count, destMax);
+	if (!err) {
+		switch (kind) {
+		case ACL_MEMCPY_HOST_TO_DEVICE:
+			err = rc_copy(c.d, H(stream), H(dst), H(src), count, RC_H2D);
+			break;
+		case ACL_MEMCPY_DEVICE_TO_HOST:
+			err = rc_copy(c.d, H(stream), H(dst), H(src), count, RC_D2H);
+			break;
+		case ACL_MEMCPY_DEVICE_TO_DEVICE:
+			err = rc_copy(c.d, H(stream), H(dst), H(src), count, RC_D2D);
+			break;
+		default:
+			err = rc_fail("invalid-value", "copy kind %d: a stream copies to or from device memory", kind);
+		}
+	}
+	return end(&c, err);
+}
+
+RC_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+	acl_call c;
+	int err = begin(&c, "aclrtMemsetAsync", 1);
+	if (!err && count > maxCount)
+		err = rc_fail("invalid-value", "count %zu exceeds the destination's %zu bytes", count, maxCount);
+	if (!err)
+		err = rc_fill(c.d, H(stream), H(devPtr), count, (uint8_t)value);
+	return end(&c, err);
+}
+
+/* Every event is capture-capable, as in the simulator: plain aclrtCreateEvent's 207000 when
+ * recorded into a capture is not modelled. */
+static aclError create_event(const char *entry, aclrtEvent *event) {
+	acl_call c;
+	int err = begin(&c, entry, 1);
+	uint64_t h;
+	if (!err && !event)
+		err = null_arg("event");
+	if (!err && !(err = rc_create_event(c.d, &h)))
+		*event = P(h);
+	return end(&c, err);
+}
+
+RC_API aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag) {
+	(void)flag;
+	return create_event("aclrtCreateEventExWithFlag", event);
+}
+
+RC_API aclError aclrtCreateEvent(aclrtEvent *event) { return create_event("aclrtCreateEvent", event); }
+
+RC_API aclError aclrtDestroyEvent(aclrtEvent event) {
+	acl_call c;
+	int err = begin(&c, "aclrtDestroyEvent", 1);
+	if (!err)
+		err = rc_destroy_event(c.d, H(event));
+	return end(&c, err);
+}
+
+RC_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+	acl_call c;
+	int err = begin(&c, "aclrtRecordEvent", 1);
+	if (!err)
+		err = rc_record(c.d, H(event), H(stream));
+	return end(&c, err);
+}
+
+RC_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+	acl_call c;
+	int err = begin(&c, "aclrtStreamWaitEvent", 1);
+	if (!err)
+		err = rc_wait(c.d, H(stream), H(event));
+	return end(&c, err);
+}
+
+RC_API aclError aclrtSynchronizeEvent(aclrtEvent event) {
+	acl_call c;
+	int err = begin(&c, "aclrtSynchronizeEvent", 1);
+	if (!err)
+		err = rc_sync_event(c.d, H(event));
+	return end(&c, err);
+}
+
+RC_API aclError aclrtQueryEventStatus(aclrtEvent event, int *status) {
+	acl_call c;
+	int err = begin(&c, "aclrtQueryEventStatus", 1);
+	if (!err && !status)
+		err = null_arg("status");
+	if (!err && !(err = rc_query_event(c.d, H(event))))
+		*status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRICaptureThreadExchangeMode(int *mode) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRICaptureThreadExchangeMode", 1);
+	int old;
+	if (!err && !mode)
+		err = null_arg("mode");
+	if (!err && !(err = rc_exchange_mode(c.d, *mode, &old)))
+		*mode = old;
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRICaptureBegin(aclrtStream stream, int mode) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRICaptureBegin", 1);
+	if (!err)
+		err = rc_begin_capture(c.d, H(stream), mode);
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRICaptureGetInfo(aclrtStream stream, int *status, aclmdlRI *modelRI) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRICaptureGetInfo", 0);
+	int st, mode;
+	uint64_t id, origin;
+	if (!err && !status)
+		err = null_arg("status");
+	if (!err && !(err = rc_capture_info(c.d, H(stream), &st, &id, &origin, &mode))) {
+		*status = st;
+		if (modelRI)
+			*modelRI = id ? P(RC_ACL_CAPTURE_TAG | id) : NULL;
+	}
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRICaptureEnd", 1);
+	uint64_t g;
+	if (!err && !modelRI)
+		err = null_arg("modelRI");
+	if (!err && !(err = rc_end_capture(c.d, H(stream), &g)))
+		*modelRI = P(g);
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRIExecuteAsync", 0);
+	if (!err)
+		err = rc_launch(c.d, H(modelRI), H(stream));
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRIDestroy", 1);
+	if (!err)
+		err = rc_destroy_graph(c.d, H(modelRI));
+	return end(&c, err);
+}

@@ -1,0 +1,62 @@
+// Package fake builds fake driver libraries, libascendcl.so and libcuda.so.1, so the cgo bindings
+// of runtime/acl and runtime/cuda can be exercised without Ascend or NVIDIA hardware.
+//
+// # What a fake promises
+//
+// Each library is C (c/core.c, the device model, and c/acl.c or c/cuda.c, the front end), built
+// with the system C compiler ($CC, else cc) as C11 with -Wall -Wextra -Werror, and behaves as the
+// simulator (runtime/sim) does on the matching profile: cann for ACL, cuda for CUDA. The profile's
+// rules are not copied: Generate writes them into rules.h from the profile the simulator loads, and
+// fails, naming it, on any condition the C core does not implement (Conditions lists those, in the
+// order of the C enum rc_cond).
+//
+// Reproduced as the simulator does it: the caching allocator (512-byte rounding, LIFO reuse per
+// rounded size, bump pointer, the smallest larger cached block when the bump pointer is exhausted,
+// out-of-memory when nothing fits) over real, reserved host memory, so the bytes can be copied and
+// the re-base hazard shows at the same addresses relative to the heap's base; pinned host memory
+// (aclrtMallocHost, cuMemAllocHost_v2) from a second allocator of the same kind; streams, events,
+// the capture DAG with fork and join through events; replay of launched graphs, settled at any
+// call but another launch or a capture-state question (aclmdlRICaptureGetInfo,
+// cuStreamIsCapturing), interleaving one node of each launched stream in turn; a seeded replay
+// order (REPLAYCHECK_FAKE_SEED) drawn exactly as the simulator draws it (Go's PCG and Rand.IntN);
+// threads' capture interaction modes, per calling OS thread (pthread_self); the rules, first
+// rejecting match deciding; and failures outside the rules with the profile's code per class.
+//
+// What the fake cannot reproduce: pageable host memory is the program's own (any address outside
+// the fake's memory), so the fake neither checks that such a range is live nor sees it freed: a
+// replay that reads freed pageable memory is not graph-range-freed, as it is in the simulator, and
+// pageable and pinned allocations do not share one allocator. Addresses are real mmap addresses,
+// not the simulator's 0x7f0000000000 + i<<40, and error details say the same things in other
+// words. Counters are the binding's to keep. A thread is its pthread_self: a thread id reused after
+// its thread exited inherits that thread's capture mode. cuGraphLaunch also accepts a CUgraph (the
+// executable graph is a copy of its nodes). aclrtMemcpy copies host to device and device to host;
+// its device-to-device and host-to-host kinds fail not-supported. Event flags are not modelled
+// (every event is capture-capable, as in the simulator).
+//
+// # The C ABI
+//
+// Exports lists every entry point of each library; see c/acl.c and c/cuda.c for signatures. ACL
+// handles and CUDA streams, events, graphs and executable graphs are numbers cast to pointers; the
+// default stream is NULL. aclmdlRICaptureGetInfo's model RI for a capture in progress is
+// 1<<48 | capture id. The CUDA kernel is "replaycheck_axpy" (AxpyKernel): cuModuleLoadData takes
+// PTX text containing ".version" and ".entry" and naming it, and cuLaunchKernel takes kernelParams
+// {&y (CUdeviceptr), &x (CUdeviceptr), &a (unsigned int), &n (unsigned int, lanes)}, no extra, and
+// computes y[i] = a*x[i] + y[i] over n little-endian uint32 lanes whatever the grid.
+//
+// Environment, read once per process: REPLAYCHECK_FAKE_MEMORY (bytes reserved per device and as
+// much again for pinned host memory; default 1 GiB), REPLAYCHECK_FAKE_DEVICES (default 1, at most
+// 8), REPLAYCHECK_FAKE_SEED (default 0: capture order), REPLAYCHECK_FAKE_LOG (a file the calls and
+// their failures are appended to), REPLAYCHECK_FAKE_FAIL_MALLOC (n: the n-th device allocation
+// that passes its checks fails out-of-memory, once, as sim's FailMalloc) and REPLAYCHECK_FAKE_CRASH
+// (an entry point name: calling it faults with SIGSEGV, a real invalid access, in every build).
+//
+// Which calls settle launched work: every device call but aclmdlRIExecuteAsync / cuGraphLaunch,
+// aclmdlRICaptureGetInfo / cuStreamIsCapturing, and the calls the simulator has no counterpart
+// for (device and context management, memory info, modules, error names).
+//
+// Variants (Variant): the full library; one without one named export (hidden by a linker version
+// script); and the stub: CUDA's behaves as NVIDIA's stub library (every entry point but
+// cuGetErrorName and cuGetErrorString returns CUDA_ERROR_STUB_LIBRARY, 34), ACL's as a library
+// with no driver (aclInit succeeds; aclrtGetDeviceCount and every device call return
+// ACL_ERROR_RT_NO_DEVICE, 207004, with a count of 0).
+package fake

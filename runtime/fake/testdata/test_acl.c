@@ -1,0 +1,482 @@
+/* test_acl.c: scripted scenarios against a fake libascendcl.so, loaded with dlopen as a binding
+ * loads it. Usage: test_acl LIBRARY SCENARIO. Prints "FAIL ..." lines for broken expectations,
+ * "ok SCENARIO" at the end, and facts the Go test compares ("seq ..."). Exit status 1 on failure. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*fn_i_p)(void *);
+typedef int (*fn_i_v)(void);
+typedef int (*fn_i_i)(int32_t);
+typedef int (*fn_i_pp)(void *, void *);
+typedef int (*fn_i_pi)(void *, int);
+typedef int (*fn_i_pu)(void *, uint32_t);
+typedef int (*fn_i_pzi)(void **, size_t, int);
+typedef int (*fn_i_pz)(void **, size_t);
+typedef int (*fn_memcpy)(void *, size_t, const void *, size_t, int);
+typedef int (*fn_memcpy_async)(void *, size_t, const void *, size_t, int, void *);
+typedef int (*fn_memset_async)(void *, size_t, int32_t, size_t, void *);
+typedef int (*fn_getinfo)(void *, int *, void **);
+typedef const char *(*fn_errmsg)(void);
+typedef int (*fn_meminfo)(int, size_t *, size_t *);
+
+static struct {
+	int (*aclInit)(const char *);
+	fn_i_v aclFinalize;
+	fn_errmsg aclGetRecentErrMsg;
+	fn_i_i aclrtSetDevice, aclrtResetDevice;
+	int (*aclrtGetDeviceCount)(uint32_t *);
+	fn_meminfo aclrtGetMemInfo;
+	fn_i_p aclrtCreateStream, aclrtDestroyStream, aclrtSynchronizeStream;
+	fn_i_v aclrtSynchronizeDevice;
+	fn_i_pzi aclrtMalloc;
+	fn_i_p aclrtFree, aclrtFreeHost;
+	fn_i_pz aclrtMallocHost;
+	fn_memcpy aclrtMemcpy;
+	fn_memcpy_async aclrtMemcpyAsync;
+	fn_memset_async aclrtMemsetAsync;
+	fn_i_pu aclrtCreateEventExWithFlag;
+	fn_i_p aclrtDestroyEvent, aclrtSynchronizeEvent;
+	fn_i_pp aclrtRecordEvent, aclrtStreamWaitEvent, aclrtQueryEventStatus;
+	fn_i_pi aclmdlRICaptureBegin;
+	fn_getinfo aclmdlRICaptureGetInfo;
+	fn_i_pp aclmdlRICaptureEnd;
+	fn_i_p aclmdlRICaptureThreadExchangeMode;
+	fn_i_pp aclmdlRIExecuteAsync;
+	fn_i_p aclmdlRIDestroy;
+} acl;
+
+static int failures;
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("FAIL %s:%d: ", __func__, __LINE__);        \
+			printf(__VA_ARGS__);                               \
+			printf(" [%s]\n", acl.aclGetRecentErrMsg());       \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+#define EQ(got, want)                                                                                \
+	do {                                                                                         \
+		long long g_ = (long long)(got), w_ = (long long)(want);                             \
+		CHECK(g_ == w_, "%s = %lld, want %lld", #got, g_, w_);                               \
+	} while (0)
+#define OK(call) EQ(call, 0)
+
+enum { H2D = 1, D2H = 2, D2D = 3 };
+enum { GLOBAL = 0, THREAD_LOCAL = 1, RELAXED = 2 };
+
+static void *dmalloc(size_t n) {
+	void *p = NULL;
+	OK(acl.aclrtMalloc(&p, n, 0));
+	return p;
+}
+static void *stream(void) {
+	void *s = NULL;
+	OK(acl.aclrtCreateStream(&s));
+	return s;
+}
+static void *event(void) {
+	void *e = NULL;
+	OK(acl.aclrtCreateEventExWithFlag(&e, 1));
+	return e;
+}
+static int status(void *s) {
+	int st = -1;
+	void *ri;
+	OK(acl.aclmdlRICaptureGetInfo(s, &st, &ri));
+	return st;
+}
+/* first_byte reads in RELAXED interaction mode, so it may run while a capture is in progress. */
+static unsigned char first_byte(void *dev) {
+	unsigned char b = 0xEE;
+	int m = RELAXED;
+	OK(acl.aclmdlRICaptureThreadExchangeMode(&m));
+	OK(acl.aclrtMemcpy(&b, 1, dev, 1, D2H));
+	OK(acl.aclmdlRICaptureThreadExchangeMode(&m));
+	return b;
+}
+
+static void scenario_alloc(void) {
+	void *a = dmalloc(1000);
+	OK(acl.aclrtFree(a));
+	void *b = dmalloc(1000);
+	CHECK(a == b, "free + malloc of the same size returns the old address: %p then %p", a, b);
+	void *c = dmalloc(600);
+	CHECK((char *)c == (char *)b + 1024, "fresh space after the 1024-byte block: %p, %p", b, c);
+	/* LIFO per rounded size: the block freed last comes back first */
+	void *d1 = dmalloc(700), *d2 = dmalloc(1024);
+	OK(acl.aclrtFree(d1));
+	OK(acl.aclrtFree(d2));
+	CHECK(dmalloc(900) == d2, "LIFO reuse");
+	CHECK(dmalloc(1024) == d1, "then the one freed before");
+	EQ(acl.aclrtFree((char *)c + 512), 107000);
+	OK(acl.aclrtFree(c));
+	EQ(acl.aclrtFree(c), 107000);
+	void *z = (void *)1;
+	EQ(acl.aclrtMalloc(&z, 0, 0), 107000);
+	/* host memory lives apart and is reused LIFO */
+	void *h = NULL, *h2 = NULL;
+	OK(acl.aclrtMallocHost(&h, 4096));
+	CHECK(h != NULL && (h < (void *)a || h >= (void *)((char *)a + (1 << 20))), "host memory is not device memory");
+	OK(acl.aclrtFreeHost(h));
+	OK(acl.aclrtMallocHost(&h2, 4096));
+	EQ((intptr_t)h2, (intptr_t)h);
+	OK(acl.aclrtFreeHost(h2));
+	EQ(acl.aclrtFreeHost(h2), 107000);
+}
+
+static void scenario_oom(void) { /* REPLAYCHECK_FAKE_MEMORY=4096 */
+	void *a = dmalloc(4096), *b = NULL;
+	EQ(acl.aclrtMalloc(&b, 1, 0), 207001);
+	OK(acl.aclrtFree(a));
+	b = dmalloc(512);
+	CHECK(a == b, "the smallest larger cached block is handed out whole when the bump pointer is exhausted");
+	EQ(acl.aclrtMalloc(&b, 8192, 0), 207001);
+}
+
+static void scenario_inject(void) { /* REPLAYCHECK_FAKE_FAIL_MALLOC=2 */
+	void *a = dmalloc(64), *b = NULL;
+	EQ(acl.aclrtMalloc(&b, 0, 0), 107000); /* a call that fails its checks does not count */
+	EQ(acl.aclrtMalloc(&b, 64, 0), 207001);
+	CHECK(strstr(acl.aclGetRecentErrMsg(), "injection") != NULL, "the detail says why");
+	b = dmalloc(64);
+	CHECK(b == (char *)a + 512, "the injected failure left the allocator untouched");
+}
+
+static void scenario_rebase(void) {
+	void *s = stream();
+	void *a = dmalloc(4096);
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	OK(acl.aclrtMemsetAsync(a, 4096, 0x5A, 4096, s));
+	void *g = NULL;
+	OK(acl.aclmdlRICaptureEnd(s, &g));
+	OK(acl.aclrtFree(a));
+	void *bigger = dmalloc(8192);
+	CHECK(bigger != a, "the re-based buffer is fresh space");
+	void *bystander = dmalloc(4096);
+	CHECK(bystander == a, "the bystander gets the old address: %p, want %p", bystander, a);
+	unsigned char zero[4096] = {0};
+	OK(acl.aclrtMemcpy(bystander, 4096, zero, 4096, H2D));
+	OK(acl.aclmdlRIExecuteAsync(g, s));
+	OK(acl.aclrtSynchronizeStream(s));
+	EQ(first_byte(bystander), 0x5A);
+	OK(acl.aclmdlRIDestroy(g));
+	/* replay of memory freed since capture: graph-range-freed, 507011 on cann */
+	void *x = dmalloc(2048);
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	OK(acl.aclrtMemsetAsync(x, 2048, 1, 2048, s));
+	OK(acl.aclmdlRICaptureEnd(s, &g));
+	OK(acl.aclrtFree(x));
+	EQ(acl.aclmdlRIExecuteAsync(g, s), 507011);
+	CHECK(strstr(acl.aclGetRecentErrMsg(), "freed") != NULL, "the detail names the situation");
+}
+
+static void scenario_capture(void) {
+	for (int mode = GLOBAL; mode <= RELAXED; mode++) {
+		void *s = stream(), *ri = NULL, *g = NULL;
+		int st = -1;
+		EQ(status(s), 0);
+		OK(acl.aclmdlRICaptureBegin(s, mode));
+		OK(acl.aclmdlRICaptureGetInfo(s, &st, &ri));
+		EQ(st, 1);
+		CHECK(ri != NULL, "a capture in progress has a model RI");
+		EQ(acl.aclmdlRICaptureBegin(s, mode), 107027);
+		OK(acl.aclmdlRICaptureEnd(s, &g));
+		CHECK(g != NULL, "end returns a graph");
+		EQ(status(s), 0);
+		EQ(acl.aclmdlRICaptureEnd(s, &g), 107029);
+		OK(acl.aclmdlRIDestroy(g));
+		OK(acl.aclrtDestroyStream(s));
+	}
+	EQ(acl.aclmdlRICaptureBegin(NULL, GLOBAL), 100000);
+	EQ(acl.aclmdlRICaptureBegin(stream(), 7), 107000);
+}
+
+static void scenario_replay(void) {
+	void *s = stream(), *a = dmalloc(256), *g = NULL;
+	unsigned char zero[256] = {0};
+	OK(acl.aclrtMemcpy(a, 256, zero, 256, H2D));
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	OK(acl.aclrtMemsetAsync(a, 256, 7, 256, s));
+	OK(acl.aclmdlRICaptureEnd(s, &g));
+	EQ(first_byte(a), 0);
+	OK(acl.aclmdlRIExecuteAsync(g, s));
+	EQ(first_byte(a), 7);
+	/* concurrent launches on two streams interleave one node of each in turn */
+	void *s1 = stream(), *s2 = stream(), *b = dmalloc(256), *c = dmalloc(256), *g1, *g2;
+	OK(acl.aclmdlRICaptureBegin(s1, GLOBAL));
+	OK(acl.aclrtMemsetAsync(a, 256, 1, 256, s1));
+	OK(acl.aclrtMemcpyAsync(b, 256, a, 256, D2D, s1));
+	OK(acl.aclmdlRICaptureEnd(s1, &g1));
+	OK(acl.aclmdlRICaptureBegin(s2, GLOBAL));
+	OK(acl.aclrtMemsetAsync(a, 256, 2, 256, s2));
+	OK(acl.aclrtMemcpyAsync(c, 256, a, 256, D2D, s2));
+	OK(acl.aclmdlRICaptureEnd(s2, &g2));
+	OK(acl.aclmdlRIExecuteAsync(g1, s1));
+	OK(acl.aclmdlRIExecuteAsync(g2, s2));
+	int st;
+	void *ri;
+	OK(acl.aclmdlRICaptureGetInfo(s1, &st, &ri)); /* does not settle */
+	EQ(first_byte(b), 2);
+	EQ(first_byte(c), 2);
+	/* one stream: launches in order */
+	OK(acl.aclmdlRIExecuteAsync(g1, s1));
+	OK(acl.aclmdlRIExecuteAsync(g2, s1));
+	EQ(first_byte(b), 1);
+	EQ(first_byte(c), 2);
+}
+
+static void scenario_fork(void) {
+	void *origin = stream(), *side = stream(), *x = dmalloc(512), *y = dmalloc(512);
+	void *fork = event(), *join = event(), *g = NULL;
+	OK(acl.aclmdlRICaptureBegin(origin, GLOBAL));
+	OK(acl.aclrtMemsetAsync(x, 512, 3, 512, origin));
+	OK(acl.aclrtRecordEvent(fork, origin));
+	OK(acl.aclrtStreamWaitEvent(side, fork));
+	EQ(status(side), 1);
+	OK(acl.aclrtMemcpyAsync(y, 512, x, 512, D2D, side));
+	EQ(acl.aclmdlRICaptureEnd(side, &g), 107036);
+	OK(acl.aclrtRecordEvent(join, side));
+	OK(acl.aclrtStreamWaitEvent(origin, join));
+	OK(acl.aclmdlRICaptureEnd(origin, &g));
+	EQ(status(side), 0);
+	OK(acl.aclmdlRIExecuteAsync(g, origin));
+	EQ(first_byte(y), 3);
+	/* unjoined: the end fails and the capture is over */
+	OK(acl.aclmdlRICaptureBegin(origin, GLOBAL));
+	OK(acl.aclrtRecordEvent(fork, origin));
+	OK(acl.aclrtStreamWaitEvent(side, fork));
+	OK(acl.aclrtMemsetAsync(y, 512, 9, 512, side));
+	EQ(acl.aclmdlRICaptureEnd(origin, &g), 107025);
+	EQ(status(origin), 0);
+	EQ(status(side), 0);
+	/* work outside the capture runs eagerly */
+	OK(acl.aclmdlRICaptureBegin(origin, GLOBAL));
+	OK(acl.aclrtMemsetAsync(y, 512, 4, 512, side));
+	EQ(first_byte(y), 4);
+	/* events */
+	void *before = event();
+	OK(acl.aclrtRecordEvent(before, side));
+	EQ(acl.aclrtStreamWaitEvent(origin, before), 107024);
+	EQ(status(origin), 1);
+	OK(acl.aclrtRecordEvent(fork, origin));
+	int done = -1;
+	EQ(acl.aclrtQueryEventStatus(fork, &done), 107028);
+	EQ(acl.aclrtSynchronizeEvent(fork), 107028);
+	EQ(acl.aclrtStreamWaitEvent(NULL, fork), 107031);
+	OK(acl.aclmdlRICaptureEnd(origin, &g));
+	OK(acl.aclrtQueryEventStatus(fork, &done));
+	EQ(done, 1);
+}
+
+static void scenario_sync(void) {
+	void *s = stream(), *g = NULL;
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	EQ(acl.aclrtSynchronizeStream(s), 107027);
+	EQ(status(s), 1);
+	EQ(acl.aclrtSynchronizeDevice(), 107027);
+	EQ(status(s), 1);
+	OK(acl.aclmdlRICaptureEnd(s, &g));
+	OK(acl.aclrtSynchronizeStream(s));
+	OK(acl.aclrtSynchronizeDevice());
+}
+
+/* ---- a second thread ---- */
+typedef struct {
+	void (*body)(void *);
+	void *arg;
+} thread_job;
+
+static void *thread_main(void *p) {
+	thread_job *j = p;
+	OK(acl.aclrtSetDevice(0));
+	j->body(j->arg);
+	OK(acl.aclrtResetDevice(0));
+	return NULL;
+}
+static void on_other_thread(void (*body)(void *), void *arg) {
+	pthread_t t;
+	thread_job j = {body, arg};
+	pthread_create(&t, NULL, thread_main, &j);
+	pthread_join(t, NULL);
+}
+
+static int other_result;
+static void end_there(void *s) {
+	void *g = NULL;
+	other_result = acl.aclmdlRICaptureEnd(s, &g);
+}
+static void *unsafe_target;
+static void copy_there(void *mode) {
+	unsigned char b = 1;
+	int m = (int)(intptr_t)mode;
+	OK(acl.aclmdlRICaptureThreadExchangeMode(&m));
+	other_result = acl.aclrtMemcpy(unsafe_target, 1, &b, 1, H2D);
+}
+
+static void scenario_threads(void) {
+	void *s = stream(), *g = NULL;
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	on_other_thread(end_there, s);
+	EQ(other_result, 107038);
+	EQ(status(s), 0);
+	OK(acl.aclmdlRICaptureBegin(s, RELAXED));
+	on_other_thread(end_there, s);
+	EQ(other_result, 0);
+	EQ(status(s), 0);
+
+	unsafe_target = dmalloc(64);
+	unsigned char b = 1;
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	EQ(acl.aclrtMemcpy(unsafe_target, 1, &b, 1, H2D), 107030);
+	EQ(acl.aclrtMemcpy(&b, 1, unsafe_target, 1, D2H), 107030);
+	on_other_thread(copy_there, (void *)(intptr_t)GLOBAL);
+	EQ(other_result, 107030);
+	on_other_thread(copy_there, (void *)(intptr_t)RELAXED);
+	EQ(other_result, 0);
+	int m = RELAXED;
+	OK(acl.aclmdlRICaptureThreadExchangeMode(&m));
+	EQ(m, GLOBAL);
+	OK(acl.aclrtMemcpy(unsafe_target, 1, &b, 1, H2D));
+	m = GLOBAL;
+	OK(acl.aclmdlRICaptureThreadExchangeMode(&m));
+	EQ(m, RELAXED);
+	void *p = NULL;
+	OK(acl.aclrtMalloc(&p, 64, 0)); /* cann: malloc is unchecked */
+	OK(acl.aclrtFree(p));
+	EQ(status(s), 1);
+	OK(acl.aclmdlRICaptureEnd(s, &g));
+
+	OK(acl.aclmdlRICaptureBegin(s, THREAD_LOCAL));
+	EQ(acl.aclrtMemcpy(unsafe_target, 1, &b, 1, H2D), 107030);
+	on_other_thread(copy_there, (void *)(intptr_t)GLOBAL);
+	EQ(other_result, 0);
+	OK(acl.aclmdlRICaptureEnd(s, &g));
+}
+
+static void scenario_host(void) {
+	void *s = stream(), *d = dmalloc(256), *pinned = NULL, *g = NULL;
+	unsigned char pageable[256];
+	memset(pageable, 0x11, sizeof pageable);
+	OK(acl.aclrtMallocHost(&pinned, 256));
+	memset(pinned, 0x22, 256);
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	EQ(acl.aclrtMemcpyAsync(d, 256, pageable, 256, H2D, s), 107000);
+	OK(acl.aclrtMemcpyAsync(d, 256, pinned, 256, H2D, s));
+	EQ(acl.aclrtMemsetAsync(pinned, 256, 0, 256, s), 107000);
+	OK(acl.aclmdlRICaptureEnd(s, &g));
+	OK(acl.aclrtMemcpyAsync(d, 256, pageable, 256, H2D, s));
+	EQ(first_byte(d), 0x11);
+	memset(pinned, 0x33, 256); /* the replay reads the host address again */
+	OK(acl.aclmdlRIExecuteAsync(g, s));
+	EQ(first_byte(d), 0x33);
+	EQ(acl.aclrtMemcpyAsync(pageable, 256, pinned, 256, H2D, s), 107000);
+}
+
+static void scenario_errmsg(void) {
+	void *s = stream();
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	EQ(acl.aclrtSynchronizeStream(s), 107027);
+	const char *m = acl.aclGetRecentErrMsg();
+	CHECK(strstr(m, "synchronize the capturing stream") && strstr(m, "profile cann"), "detail: %s", m);
+	uint32_t n = 0;
+	OK(acl.aclrtGetDeviceCount(&n));
+	EQ(n, 1);
+	size_t freeb = 0, total = 0;
+	OK(acl.aclrtGetMemInfo(0, &freeb, &total));
+	CHECK(total > 0 && freeb <= total, "meminfo %zu of %zu", freeb, total);
+}
+
+static void scenario_race(void) { /* REPLAYCHECK_FAKE_SEED decides; prints the values left */
+	void *origin = stream(), *side = stream(), *x = dmalloc(1024), *fork = event(), *join = event(), *g = NULL;
+	OK(acl.aclmdlRICaptureBegin(origin, GLOBAL));
+	OK(acl.aclrtRecordEvent(fork, origin));
+	OK(acl.aclrtStreamWaitEvent(side, fork));
+	OK(acl.aclrtMemsetAsync(x, 1024, 2, 1024, side));
+	OK(acl.aclrtMemsetAsync(x, 1024, 1, 1024, origin));
+	OK(acl.aclrtRecordEvent(join, side));
+	OK(acl.aclrtStreamWaitEvent(origin, join));
+	OK(acl.aclmdlRICaptureEnd(origin, &g));
+	printf("seq");
+	for (int i = 0; i < 16; i++) {
+		OK(acl.aclmdlRIExecuteAsync(g, origin));
+		printf(" %d", first_byte(x));
+	}
+	printf("\n");
+}
+
+static void scenario_crash(void) { /* REPLAYCHECK_FAKE_CRASH=aclrtMalloc dies here */
+	void *p = NULL;
+	OK(acl.aclrtMalloc(&p, 64, 0));
+}
+
+int main(int argc, char **argv) {
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_acl LIBRARY SCENARIO\n");
+		return 2;
+	}
+	void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		printf("FAIL dlopen: %s\n", dlerror());
+		return 1;
+	}
+#define LOAD(name) *(void **)(&acl.name) = dlsym(lib, #name)
+	LOAD(aclInit); LOAD(aclFinalize); LOAD(aclGetRecentErrMsg); LOAD(aclrtSetDevice); LOAD(aclrtResetDevice);
+	LOAD(aclrtGetDeviceCount); LOAD(aclrtGetMemInfo); LOAD(aclrtCreateStream); LOAD(aclrtDestroyStream);
+	LOAD(aclrtSynchronizeStream); LOAD(aclrtSynchronizeDevice); LOAD(aclrtMalloc); LOAD(aclrtFree);
+	LOAD(aclrtMallocHost); LOAD(aclrtFreeHost); LOAD(aclrtMemcpy); LOAD(aclrtMemcpyAsync); LOAD(aclrtMemsetAsync);
+	LOAD(aclrtCreateEventExWithFlag); LOAD(aclrtDestroyEvent); LOAD(aclrtSynchronizeEvent); LOAD(aclrtRecordEvent);
+	LOAD(aclrtStreamWaitEvent); LOAD(aclrtQueryEventStatus); LOAD(aclmdlRICaptureBegin); LOAD(aclmdlRICaptureGetInfo);
+	LOAD(aclmdlRICaptureEnd); LOAD(aclmdlRICaptureThreadExchangeMode); LOAD(aclmdlRIExecuteAsync); LOAD(aclmdlRIDestroy);
+	void **slots = (void **)&acl;
+	for (size_t i = 0; i < sizeof acl / sizeof(void *); i++)
+		if (!slots[i]) {
+			printf("FAIL missing symbol %zu\n", i);
+			return 1;
+		}
+	const char *sc = argv[2];
+	if (strcmp(sc, "stub") == 0) {
+		uint32_t n = 7;
+		EQ(acl.aclInit(NULL), 0);
+		EQ(acl.aclrtGetDeviceCount(&n), 207004);
+		EQ(n, 0);
+		EQ(acl.aclrtSetDevice(0), 207004);
+		void *p;
+		EQ(acl.aclrtMalloc(&p, 64, 0), 207004);
+	} else {
+		OK(acl.aclInit(NULL));
+		EQ(acl.aclInit(NULL), 100002);
+		void *p;
+		EQ(acl.aclrtMalloc(&p, 64, 0), 107002);
+		EQ(acl.aclrtSetDevice(1), 107001);
+		OK(acl.aclrtSetDevice(0));
+		if (strcmp(sc, "alloc") == 0) scenario_alloc();
+		else if (strcmp(sc, "oom") == 0) scenario_oom();
+		else if (strcmp(sc, "inject") == 0) scenario_inject();
+		else if (strcmp(sc, "rebase") == 0) scenario_rebase();
+		else if (strcmp(sc, "capture") == 0) scenario_capture();
+		else if (strcmp(sc, "replay") == 0) scenario_replay();
+		else if (strcmp(sc, "fork") == 0) scenario_fork();
+		else if (strcmp(sc, "sync") == 0) scenario_sync();
+		else if (strcmp(sc, "threads") == 0) scenario_threads();
+		else if (strcmp(sc, "host") == 0) scenario_host();
+		else if (strcmp(sc, "errmsg") == 0) scenario_errmsg();
+		else if (strcmp(sc, "race") == 0) scenario_race();
+		else if (strcmp(sc, "crash") == 0) scenario_crash();
+		else {
+			printf("FAIL unknown scenario %s\n", sc);
+			return 2;
+		}
+		OK(acl.aclrtResetDevice(0));
+		OK(acl.aclFinalize());
+	}
+	if (failures)
+		return 1;
+	printf("ok %s\n", sc);
+	return 0;
+}

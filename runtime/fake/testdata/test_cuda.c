@@ -1,0 +1,384 @@
+/* test_cuda.c: scripted scenarios against a fake libcuda.so.1, loaded with dlopen as a binding
+ * loads it. Usage: test_cuda LIBRARY SCENARIO. Prints "FAIL ..." lines for broken expectations,
+ * "ok SCENARIO" at the end, and facts the Go test compares ("seq ..."). Exit status 1 on failure. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long dptr;
+typedef int (*fn_p)(void *);
+
+static struct {
+	int (*cuInit)(unsigned);
+	int (*cuDeviceGetCount)(int *);
+	int (*cuDeviceGet)(int *, int);
+	int (*cuDevicePrimaryCtxRetain)(void **, int);
+	int (*cuDevicePrimaryCtxRelease)(int);
+	int (*cuCtxSetCurrent)(void *);
+	int (*cuMemAlloc_v2)(dptr *, size_t);
+	int (*cuMemFree_v2)(dptr);
+	int (*cuMemcpyHtoD_v2)(dptr, const void *, size_t);
+	int (*cuMemcpyDtoH_v2)(void *, dptr, size_t);
+	int (*cuMemcpyDtoDAsync_v2)(dptr, dptr, size_t, void *);
+	int (*cuMemsetD8Async)(dptr, unsigned char, size_t, void *);
+	int (*cuStreamCreate)(void **, unsigned);
+	int (*cuStreamSynchronize)(void *);
+	int (*cuCtxSynchronize)(void);
+	int (*cuEventCreate)(void **, unsigned);
+	int (*cuEventRecord)(void *, void *);
+	int (*cuStreamWaitEvent)(void *, void *, unsigned);
+	int (*cuEventQuery)(void *);
+	int (*cuModuleLoadData)(void **, const void *);
+	int (*cuModuleGetFunction)(void **, void *, const char *);
+	int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
+	int (*cuStreamBeginCapture_v2)(void *, int);
+	int (*cuStreamEndCapture)(void *, void **);
+	int (*cuStreamIsCapturing)(void *, int *);
+	int (*cuThreadExchangeStreamCaptureMode)(int *);
+	int (*cuGraphInstantiateWithFlags)(void **, void *, unsigned long long);
+	int (*cuGraphLaunch)(void *, void *);
+	int (*cuGraphGetNodes)(void *, void **, size_t *);
+	int (*cuGraphNodeGetType)(void *, int *);
+	int (*cuGraphExecDestroy)(void *);
+	int (*cuGraphDestroy)(void *);
+	int (*cuGetErrorName)(int, const char **);
+	int (*cuGetErrorString)(int, const char **);
+} cu;
+
+static int failures;
+#define CHECK(cond, ...)                                            \
+	do {                                                        \
+		if (!(cond)) {                                      \
+			printf("FAIL %s:%d: ", __func__, __LINE__); \
+			printf(__VA_ARGS__);                        \
+			printf("\n");                               \
+			failures++;                                 \
+		}                                                   \
+	} while (0)
+#define EQ(got, want)                                                              \
+	do {                                                                       \
+		long long g_ = (long long)(got), w_ = (long long)(want);           \
+		CHECK(g_ == w_, "%s = %lld, want %lld", #got, g_, w_);             \
+	} while (0)
+#define OK(call) EQ(call, 0)
+
+enum { GLOBAL = 0, THREAD_LOCAL = 1, RELAXED = 2 };
+static void *ctx;
+
+static dptr dmalloc(size_t n) {
+	dptr p = 0;
+	OK(cu.cuMemAlloc_v2(&p, n));
+	return p;
+}
+static void *stream(void) {
+	void *s = NULL;
+	OK(cu.cuStreamCreate(&s, 0));
+	return s;
+}
+static void *event(void) {
+	void *e = NULL;
+	OK(cu.cuEventCreate(&e, 0));
+	return e;
+}
+static int status(void *s) {
+	int st = -1;
+	OK(cu.cuStreamIsCapturing(s, &st));
+	return st;
+}
+static unsigned char first_byte(dptr p) {
+	unsigned char b = 0xEE;
+	OK(cu.cuMemcpyDtoH_v2(&b, p, 1));
+	return b;
+}
+static void *instantiate(void *g) {
+	void *x = NULL;
+	OK(cu.cuGraphInstantiateWithFlags(&x, g, 0));
+	return x;
+}
+
+static void scenario_alloc(void) {
+	dptr a = dmalloc(1000);
+	OK(cu.cuMemFree_v2(a));
+	EQ(dmalloc(1000), a);
+	EQ(cu.cuMemFree_v2(a + 512), 1);
+	dptr z;
+	EQ(cu.cuMemAlloc_v2(&z, 0), 1);
+	/* re-base: the bystander gets the old address and the replay writes it */
+	void *s = stream(), *g = NULL;
+	dptr buf = dmalloc(4096);
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	OK(cu.cuMemsetD8Async(buf, 0x5A, 4096, s));
+	OK(cu.cuStreamEndCapture(s, &g));
+	void *x = instantiate(g);
+	OK(cu.cuMemFree_v2(buf));
+	dptr bigger = dmalloc(8192);
+	CHECK(bigger != buf, "the re-based buffer is fresh space");
+	dptr bystander = dmalloc(4096);
+	EQ(bystander, buf);
+	OK(cu.cuGraphLaunch(x, s));
+	OK(cu.cuStreamSynchronize(s));
+	EQ(first_byte(bystander), 0x5A);
+	/* freed since capture: CUDA's illegal address */
+	OK(cu.cuMemFree_v2(bystander));
+	EQ(cu.cuGraphLaunch(x, s), 700);
+	OK(cu.cuGraphExecDestroy(x));
+	OK(cu.cuGraphDestroy(g));
+}
+
+static void scenario_capture(void) {
+	for (int mode = GLOBAL; mode <= RELAXED; mode++) {
+		void *s = stream(), *g = NULL;
+		EQ(status(s), 0);
+		OK(cu.cuStreamBeginCapture_v2(s, mode));
+		EQ(status(s), 1);
+		EQ(cu.cuStreamBeginCapture_v2(s, mode), 401);
+		OK(cu.cuStreamEndCapture(s, &g));
+		CHECK(g != NULL, "end returns a graph");
+		EQ(status(s), 0);
+		void *none = (void *)1;
+		EQ(cu.cuStreamEndCapture(s, &none), 1);
+		CHECK(none == NULL, "a failed end returns no graph");
+		OK(cu.cuGraphDestroy(g));
+	}
+	EQ(cu.cuStreamBeginCapture_v2(NULL, GLOBAL), 906);
+	/* captured work is not run until launched */
+	void *s = stream(), *g = NULL;
+	dptr a = dmalloc(64);
+	unsigned char zero[64] = {0};
+	OK(cu.cuMemcpyHtoD_v2(a, zero, 64));
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	OK(cu.cuMemsetD8Async(a, 9, 64, s));
+	OK(cu.cuStreamEndCapture(s, &g));
+	EQ(first_byte(a), 0);
+	void *x = instantiate(g);
+	OK(cu.cuGraphDestroy(g)); /* the executable graph is a copy */
+	OK(cu.cuGraphLaunch(x, s));
+	EQ(first_byte(a), 9);
+}
+
+static void scenario_sync(void) {
+	void *s = stream(), *g = (void *)1;
+	dptr a = dmalloc(64);
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	EQ(cu.cuStreamSynchronize(s), 900);
+	EQ(status(s), 2);
+	EQ(cu.cuMemsetD8Async(a, 1, 64, s), 901);
+	EQ(cu.cuCtxSynchronize(), 900);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	CHECK(g == NULL, "no graph after an invalidated capture");
+	EQ(status(s), 0);
+	/* malloc is an unsafe call in GLOBAL mode */
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	dptr p;
+	EQ(cu.cuMemAlloc_v2(&p, 64), 900);
+	EQ(status(s), 2);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	/* captured events */
+	void *e = event();
+	OK(cu.cuStreamBeginCapture_v2(s, RELAXED));
+	OK(cu.cuEventRecord(e, s));
+	EQ(cu.cuEventQuery(e), 907);
+	OK(cu.cuStreamEndCapture(s, &g));
+	OK(cu.cuEventQuery(e));
+}
+
+static int other_result;
+static void *end_there(void *s) {
+	void *g = NULL;
+	OK(cu.cuCtxSetCurrent(ctx));
+	other_result = cu.cuStreamEndCapture(s, &g);
+	return NULL;
+}
+static dptr unsafe_target;
+static void *copy_there(void *mode) {
+	unsigned char b = 1;
+	int m = (int)(intptr_t)mode;
+	OK(cu.cuCtxSetCurrent(ctx));
+	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
+	other_result = cu.cuMemcpyHtoD_v2(unsafe_target, &b, 1);
+	return NULL;
+}
+static void on_other_thread(void *(*body)(void *), void *arg) {
+	pthread_t t;
+	pthread_create(&t, NULL, body, arg);
+	pthread_join(t, NULL);
+}
+
+static void scenario_threads(void) {
+	void *s = stream(), *g = NULL;
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	on_other_thread(end_there, s);
+	EQ(other_result, 908);
+	EQ(status(s), 1);
+	OK(cu.cuStreamEndCapture(s, &g));
+	unsafe_target = dmalloc(64);
+	OK(cu.cuStreamBeginCapture_v2(s, THREAD_LOCAL));
+	on_other_thread(copy_there, (void *)(intptr_t)GLOBAL);
+	EQ(other_result, 0);
+	EQ(status(s), 1);
+	unsigned char b = 1;
+	int m = RELAXED;
+	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
+	OK(cu.cuMemcpyHtoD_v2(unsafe_target, &b, 1));
+	m = GLOBAL;
+	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
+	EQ(m, RELAXED);
+	EQ(cu.cuMemcpyHtoD_v2(unsafe_target, &b, 1), 900);
+	EQ(status(s), 2);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	on_other_thread(copy_there, (void *)(intptr_t)GLOBAL);
+	EQ(other_result, 900);
+	EQ(status(s), 2);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+}
+
+static const char ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+			  ".visible .entry replaycheck_axpy(.param .u64 y, .param .u64 x, .param .u32 a, .param .u32 n)\n{ ret; }\n";
+
+static void scenario_kernel(void) {
+	void *mod = NULL, *fn = NULL, *bad = NULL;
+	EQ(cu.cuModuleLoadData(&bad, "not ptx"), 218);
+	OK(cu.cuModuleLoadData(&mod, ptx));
+	EQ(cu.cuModuleGetFunction(&fn, mod, "other"), 500);
+	OK(cu.cuModuleGetFunction(&fn, mod, "replaycheck_axpy"));
+	uint32_t xs[4] = {1, 2, 3, 0xffffffffu}, ys[4] = {10, 20, 30, 5}, out[4];
+	dptr x = dmalloc(16), y = dmalloc(16);
+	OK(cu.cuMemcpyHtoD_v2(x, xs, 16));
+	OK(cu.cuMemcpyHtoD_v2(y, ys, 16));
+	unsigned a = 3, n = 4;
+	void *params[] = {&y, &x, &a, &n};
+	void *s = stream(), *g = NULL;
+	OK(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL));
+	OK(cu.cuMemcpyDtoH_v2(out, y, 16));
+	EQ(out[0], 13);
+	EQ(out[1], 26);
+	EQ(out[2], 39);
+	EQ(out[3], 2); /* 3*0xffffffff + 5 wraps */
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	OK(cu.cuMemsetD8Async(x, 0, 16, s));
+	OK(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL));
+	OK(cu.cuMemcpyDtoDAsync_v2(x, y, 16, s));
+	OK(cu.cuStreamEndCapture(s, &g));
+	size_t num = 0;
+	OK(cu.cuGraphGetNodes(g, NULL, &num));
+	EQ(num, 3);
+	void *nodes[3];
+	OK(cu.cuGraphGetNodes(g, nodes, &num));
+	int types[3] = {-1, -1, -1};
+	for (int i = 0; i < 3; i++)
+		OK(cu.cuGraphNodeGetType(nodes[i], &types[i]));
+	EQ(types[0], 2);
+	EQ(types[1], 0);
+	EQ(types[2], 1);
+	n = 0;
+	EQ(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), 1);
+}
+
+static void scenario_errors(void) {
+	const char *name = NULL, *text = NULL;
+	OK(cu.cuGetErrorName(900, &name));
+	CHECK(name && strcmp(name, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED") == 0, "name %s", name);
+	OK(cu.cuGetErrorString(700, &text));
+	CHECK(text && strstr(text, "illegal memory access"), "text %s", text);
+	OK(cu.cuGetErrorName(34, &name));
+	CHECK(name && strcmp(name, "CUDA_ERROR_STUB_LIBRARY") == 0, "name %s", name);
+	EQ(cu.cuGetErrorName(123456, &name), 1);
+	int n = 0;
+	OK(cu.cuDeviceGetCount(&n));
+	EQ(n, 1);
+	int dev = -1;
+	EQ(cu.cuDeviceGet(&dev, 1), 101);
+}
+
+static void scenario_race(void) {
+	void *origin = stream(), *side = stream(), *fork = event(), *join = event(), *g = NULL;
+	dptr x = dmalloc(1024);
+	OK(cu.cuStreamBeginCapture_v2(origin, GLOBAL));
+	OK(cu.cuEventRecord(fork, origin));
+	OK(cu.cuStreamWaitEvent(side, fork, 0));
+	OK(cu.cuMemsetD8Async(x, 2, 1024, side));
+	OK(cu.cuMemsetD8Async(x, 1, 1024, origin));
+	OK(cu.cuEventRecord(join, side));
+	OK(cu.cuStreamWaitEvent(origin, join, 0));
+	OK(cu.cuStreamEndCapture(origin, &g));
+	void *exec = instantiate(g);
+	printf("seq");
+	for (int i = 0; i < 16; i++) {
+		OK(cu.cuGraphLaunch(exec, origin));
+		printf(" %d", first_byte(x));
+	}
+	printf("\n");
+}
+
+static void scenario_crash(void) {
+	dptr p;
+	OK(cu.cuMemAlloc_v2(&p, 64));
+}
+
+int main(int argc, char **argv) {
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_cuda LIBRARY SCENARIO\n");
+		return 2;
+	}
+	void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		printf("FAIL dlopen: %s\n", dlerror());
+		return 1;
+	}
+#define LOAD(name) *(void **)(&cu.name) = dlsym(lib, #name)
+	LOAD(cuInit); LOAD(cuDeviceGetCount); LOAD(cuDeviceGet); LOAD(cuDevicePrimaryCtxRetain);
+	LOAD(cuDevicePrimaryCtxRelease); LOAD(cuCtxSetCurrent); LOAD(cuMemAlloc_v2); LOAD(cuMemFree_v2);
+	LOAD(cuMemcpyHtoD_v2); LOAD(cuMemcpyDtoH_v2); LOAD(cuMemcpyDtoDAsync_v2); LOAD(cuMemsetD8Async);
+	LOAD(cuStreamCreate); LOAD(cuStreamSynchronize); LOAD(cuCtxSynchronize); LOAD(cuEventCreate);
+	LOAD(cuEventRecord); LOAD(cuStreamWaitEvent); LOAD(cuEventQuery); LOAD(cuModuleLoadData);
+	LOAD(cuModuleGetFunction); LOAD(cuLaunchKernel); LOAD(cuStreamBeginCapture_v2); LOAD(cuStreamEndCapture);
+	LOAD(cuStreamIsCapturing); LOAD(cuThreadExchangeStreamCaptureMode); LOAD(cuGraphInstantiateWithFlags);
+	LOAD(cuGraphLaunch); LOAD(cuGraphGetNodes); LOAD(cuGraphNodeGetType); LOAD(cuGraphExecDestroy);
+	LOAD(cuGraphDestroy); LOAD(cuGetErrorName); LOAD(cuGetErrorString);
+	void **slots = (void **)&cu;
+	for (size_t i = 0; i < sizeof cu / sizeof(void *); i++)
+		if (!slots[i]) {
+			printf("FAIL missing symbol %zu\n", i);
+			return 1;
+		}
+	const char *sc = argv[2];
+	if (strcmp(sc, "stub") == 0) {
+		int n = 5;
+		EQ(cu.cuInit(0), 34);
+		EQ(cu.cuDeviceGetCount(&n), 34);
+		const char *name = NULL;
+		OK(cu.cuGetErrorName(34, &name));
+		CHECK(name && strcmp(name, "CUDA_ERROR_STUB_LIBRARY") == 0, "name %s", name);
+	} else {
+		int n;
+		EQ(cu.cuDeviceGetCount(&n), 3);
+		OK(cu.cuInit(0));
+		dptr p;
+		EQ(cu.cuMemAlloc_v2(&p, 64), 201);
+		OK(cu.cuDevicePrimaryCtxRetain(&ctx, 0));
+		OK(cu.cuCtxSetCurrent(ctx));
+		if (strcmp(sc, "alloc") == 0) scenario_alloc();
+		else if (strcmp(sc, "capture") == 0) scenario_capture();
+		else if (strcmp(sc, "sync") == 0) scenario_sync();
+		else if (strcmp(sc, "threads") == 0) scenario_threads();
+		else if (strcmp(sc, "kernel") == 0) scenario_kernel();
+		else if (strcmp(sc, "errors") == 0) scenario_errors();
+		else if (strcmp(sc, "race") == 0) scenario_race();
+		else if (strcmp(sc, "crash") == 0) scenario_crash();
+		else {
+			printf("FAIL unknown scenario %s\n", sc);
+			return 2;
+		}
+		OK(cu.cuCtxSetCurrent(NULL));
+		OK(cu.cuDevicePrimaryCtxRelease(0));
+	}
+	if (failures)
+		return 1;
+	printf("ok %s\n", sc);
+	return 0;
+}
