@@ -162,16 +162,6 @@ type backend struct {
 	closed  bool
 }
 
-// inits holds aclInit's answer per library path: aclInit runs once per process and library (a
-// second aclInit answers 100002, repeat-initialize, which counts as success).
-var inits sync.Map // path -> *initOnce
-
-type initOnce struct {
-	once   sync.Once
-	code   int
-	detail string
-}
-
 // New loads the ACL runtime (Options.Library, else $REPLAYCHECK_ACL_LIB, else SearchPaths),
 // resolves its whole function table and initialises it with aclInit. A library that cannot be
 // found is a *NoLibraryError (ErrNoLibrary), one that lacks a required symbol a *dl.MissingError
@@ -186,22 +176,21 @@ func New(opts Options) (runtime.Backend, error) {
 		_ = lib.Close()
 		return nil, fmt.Errorf("acl: %w", err)
 	}
-	v, _ := inits.LoadOrStore(lib.Path(), &initOnce{})
-	in := v.(*initOnce)
-	in.once.Do(func() {
-		onThread(func() {
-			in.code = int(C.rc_call_cstr(b.fn.aclInit, nil))
-			if in.code == codeRepeatInitialize {
-				in.code = 0
-			}
-			if in.code != 0 {
-				in.detail = b.errMsg()
-			}
-		})
+	// aclInit at every open: a library closed and loaded again starts uninitialised, and one that
+	// stayed loaded answers a second aclInit with 100002, repeat-initialize, which is success.
+	var code int
+	var detail string
+	onThread(func() {
+		if code = int(C.rc_call_cstr(b.fn.aclInit, nil)); code == codeRepeatInitialize {
+			code = 0
+		}
+		if code != 0 {
+			detail = b.errMsg()
+		}
 	})
-	if in.code != 0 {
+	if code != 0 {
 		_ = lib.Close()
-		return nil, fmt.Errorf("%w: %s: aclInit: %w", ErrNoDriver, lib.Path(), driverError("New", in.code, in.detail))
+		return nil, fmt.Errorf("%w: %s: aclInit: %w", ErrNoDriver, lib.Path(), driverError("New", code, detail))
 	}
 	return b, nil
 }
@@ -371,7 +360,7 @@ func orUnknown(s string) string {
 // platformKey is "acl/cann-<major.minor>-<device>": the runtime version cut to major.minor and the
 // device family of the SoC, e.g. "acl/cann-9.0-a2a3".
 func platformKey(version, soc string) string {
-	return "acl/cann-" + keyPart(majorMinor(version)) + "-" + keyPart(family(soc))
+	return "acl/cann-" + bind.KeyPart(majorMinor(version)) + "-" + bind.KeyPart(family(soc))
 }
 
 // majorMinor keeps the first two dot-separated fields: "8.0.RC3" -> "8.0", "9.0.0" -> "9.0".
@@ -397,13 +386,6 @@ func family(soc string) string {
 		return "a2a3"
 	}
 	return strings.TrimPrefix(s, "ascend")
-}
-
-// keyPart is s lowercased with spaces as '-' and '/' removed, for a platform key.
-func keyPart(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.ReplaceAll(s, "/", "-")
-	return strings.Join(strings.Fields(s), "-")
 }
 
 // HostMalloc and HostFree are the C library's allocator: pageable host memory.

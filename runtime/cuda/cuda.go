@@ -258,14 +258,6 @@ type backend struct {
 	closed  bool
 }
 
-// inits holds cuInit's answer per library path: cuInit(0) runs once per process and library.
-var inits sync.Map // path -> *initOnce
-
-type initOnce struct {
-	once sync.Once
-	code int
-}
-
 // New loads the CUDA driver (Options.Library, else $REPLAYCHECK_CUDA_LIB, else libcuda.so.1),
 // resolves its whole function table and calls cuInit(0). A library that cannot be found is a
 // *NoLibraryError (ErrNoLibrary), one that lacks a required symbol a *dl.MissingError naming it,
@@ -280,13 +272,12 @@ func New(opts Options) (runtime.Backend, error) {
 		_ = lib.Close()
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
-	v, _ := inits.LoadOrStore(lib.Path(), &initOnce{})
-	in := v.(*initOnce)
-	in.once.Do(func() { in.code = int(C.rc_call_uint(b.fn.cuInit, 0)) })
-	if in.code != 0 {
-		e := driverError("New", in.code, b.errorString(in.code))
+	// cuInit at every open: it may be called again, and a library closed and loaded again starts
+	// uninitialised.
+	if code := int(C.rc_call_uint(b.fn.cuInit, 0)); code != 0 {
+		e := driverError("New", code, b.errorString(code))
 		_ = lib.Close()
-		if in.code == codeStubLibrary {
+		if code == codeStubLibrary {
 			return nil, fmt.Errorf("%w: %s is the toolkit's stub library, not a driver: cuInit: %w", ErrNoDriver, lib.Path(), e)
 		}
 		return nil, fmt.Errorf("%w: %s: cuInit: %w", ErrNoDriver, lib.Path(), e)
@@ -371,16 +362,8 @@ func (b *backend) info(dev C.int) runtime.DeviceInfo {
 // platformKey is "cuda/<major.minor>-<device>", the device name lowercased without its "NVIDIA"
 // prefix and with spaces as '-', e.g. "cuda/12.4-h200".
 func platformKey(version, name string) string {
-	if version == "" {
-		version = "unknown"
-	}
-	n := strings.ToLower(strings.TrimSpace(name))
-	n = strings.TrimSpace(strings.TrimPrefix(n, "nvidia"))
-	n = strings.ReplaceAll(n, "/", "-")
-	if n == "" {
-		n = "unknown"
-	}
-	return "cuda/" + version + "-" + strings.Join(strings.Fields(n), "-")
+	n := strings.TrimSpace(strings.ToLower(name))
+	return "cuda/" + bind.KeyPart(version) + "-" + bind.KeyPart(strings.TrimPrefix(n, "nvidia"))
 }
 
 // Open retains the device's primary context (never cuCtxCreate, whose ABI changed in 13), makes

@@ -27,6 +27,7 @@ var exports = map[Library][]string{
 		"aclrtRecordEvent", "aclrtStreamWaitEvent", "aclrtQueryEventStatus",
 		"aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo", "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode",
 		"aclmdlRIExecuteAsync", "aclmdlRIDestroy",
+		"aclrtGetSocName", "aclsysGetVersionStr",
 	},
 	CUDA: {
 		"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceTotalMem_v2",

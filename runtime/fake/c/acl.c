@@ -8,6 +8,7 @@
  * Built with -DRC_STUB it is a library with no driver behind it: aclInit and aclFinalize succeed,
  * every device call fails ACL_ERROR_RT_NO_DEVICE (207004) and aclrtGetDeviceCount reports 0. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core.h"
@@ -173,6 +174,19 @@ RC_API aclError aclrtGetMemInfo(int attr, size_t *freeBytes, size_t *total) {
 	if (!err)
 		rc_mem_info(c.d, freeBytes, total);
 	return end(&c, err);
+}
+
+// The fake names itself, so a run through it has a platform key of its own
+// (acl/cann-<version>-replaycheck-fake) and never passes for hardware.
+RC_API const char *aclrtGetSocName(void) { return "replaycheck-fake"; }
+
+// aclsysGetVersionStr(pkgName, versionStr): the runtime package reports the CANN version the cann
+// profile encodes; any other package is the fake's own.
+RC_API aclError aclsysGetVersionStr(char *pkgName, char *versionStr) {
+	if (!pkgName || !versionStr)
+		return 100000;
+	snprintf(versionStr, 128, "%s", strcmp(pkgName, "runtime") == 0 ? "9.0.0" : "replaycheck-fake");
+	return 0;
 }
 
 RC_API aclError aclrtCreateStream(aclrtStream *stream) {

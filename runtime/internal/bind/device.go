@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -193,6 +194,28 @@ func (d *Device) OnMain(f func()) { d.workers[runtime.Main].Do(f) }
 
 // OnClose tells the backend, through f, when the device closes.
 func (d *Device) OnClose(f func()) { d.onClose = f }
+
+// KeyPart makes s fit a platform key (runtime.Device.Platform) and a file name: lower case,
+// letters, digits and dots, every other run of characters one "-"; "unknown" when nothing is left.
+func KeyPart(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '.' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	if b.Len() == 0 {
+		return "unknown"
+	}
+	return b.String()
+}
 
 // Codes names and classes one platform's status codes.
 type Codes struct {
