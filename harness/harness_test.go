@@ -16,6 +16,8 @@ import (
 	"github.com/replaycheck/replaycheck/harness"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -162,6 +164,28 @@ var _ = Describe("the catalog suite", Ordered, func() {
 		Expect(out).To(ContainSubstring("guarded instance(s) ended corrupted"))
 		Expect(out).To(ContainSubstring("hazards/rebase-after-capture@global/guards-on"))
 	})
+
+	// The same suite on a device backend: the cgo binding over its fake driver library, which
+	// behaves as the simulator's profile does. Unguarded instances of the fake's platform have no
+	// baseline, so those without an expectation stay uncharacterised; nothing may fail.
+	DescribeTable("runs on a device backend through its fake driver library",
+		func(lib fake.Library, env string) {
+			if why := backends.Unavailable(lib.String()); why != "" {
+				Skip(why)
+			}
+			path, err := fake.Build(GinkgoT().TempDir(), lib, fake.Variant{})
+			Expect(err).NotTo(HaveOccurred())
+			cmd := exec.Command(suite, "-ginkgo.label-filter=set:hazards", "-replaycheck.replays=2", "-replaycheck.backend="+lib.String())
+			cmd.Dir = filepath.Join("..", "specs")
+			cmd.Env = append(os.Environ(), "REPLAYCHECK_PROBES=", env+"="+path)
+			s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(s, "2m").Should(gexec.Exit(0))
+			Expect(string(s.Out.Contents())).To(MatchRegexp(`Ran \d+ of \d+ Specs`))
+		},
+		Entry("acl", fake.ACL, "REPLAYCHECK_ACL_LIB"),
+		Entry("cuda", fake.CUDA, "REPLAYCHECK_CUDA_LIB"),
+	)
 
 	It("judges the invariant from the results the specs produced, in every parallel process", func() {
 		broken := regexp.MustCompile(`(\d+) guarded instance\(s\) ended corrupted`)
