@@ -3,7 +3,7 @@
 //
 // New opens the library (Options.Library, $REPLAYCHECK_ACL_LIB, else SearchPaths), resolves the
 // whole function table at once (a missing required symbol fails New and is named in a
-// *dl.MissingError) and calls aclInit once per process and library. A library that cannot be
+// *dl.MissingError) and calls aclInit (again at every open: a second aclInit answers 100002, which is success). A library that cannot be
 // loaded is a *NoLibraryError (ErrNoLibrary); an aclInit failure wraps ErrNoDriver.
 //
 // Each Device owns two locked OS-thread workers, Main and Other, each with aclrtSetDevice done;
@@ -21,5 +21,6 @@
 // text, read on the failing thread, as Detail; after a failed call the status of every capture in
 // progress is asked again, and Invalidated says whether this call invalidated one.
 //
-// core.go is the driver-neutral half of the device, the same text in runtime/cuda.
+// The driver-neutral half of the device (handles, bookkeeping, dispatch, errors) is
+// runtime/internal/bind, shared with runtime/cuda.
 package acl

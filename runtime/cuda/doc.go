@@ -20,5 +20,6 @@
 // the status of every capture in progress is asked again, and Invalidated says whether this call
 // invalidated one. GraphNodes is not supported.
 //
-// core.go is the driver-neutral half of the device, the same text in runtime/acl.
+// The driver-neutral half of the device (handles, bookkeeping, dispatch, errors) is
+// runtime/internal/bind, shared with runtime/acl.
 package cuda
