@@ -3,8 +3,8 @@
 //
 // New opens the library (Options.Library, $REPLAYCHECK_CUDA_LIB, else libcuda.so.1), resolves
 // the whole function table at once, binding the exported names exactly (cuMemAlloc_v2,
-// cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags, ...), and calls cuInit(0) once per
-// process and library. A library that cannot be loaded is a *NoLibraryError (ErrNoLibrary); a
+// cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags, ...), and calls cuInit(0) at every open
+// (it may be called again; a library loaded again starts uninitialised). A library that cannot be loaded is a *NoLibraryError (ErrNoLibrary); a
 // cuInit failure, above all the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY, 34), wraps
 // ErrNoDriver.
 //
