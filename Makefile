@@ -5,7 +5,8 @@ ARGS    ?=
 
 .PHONY: run test build bench vet fmt-check clean device-check fakes
 
-## build: the replaycheck CLI into bin/ (pure Go, no cgo needed for the simulator)
+## build: the replaycheck CLI into bin/; with gcc present it carries the acl and cuda backends
+## (cgo), and CGO_ENABLED=0 builds one that runs everything on the simulator
 build:
 	@$(GO) build -o $(BIN) ./cmd/replaycheck
 
