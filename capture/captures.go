@@ -53,6 +53,9 @@ func (r *run) runCapture(c *probes.Capture) error {
 	}
 	if took {
 		r.graphs[c.Name] = g
+		if err := r.checkGraph(c.Name, g); err != nil {
+			return r.abandonAfter(c, err)
+		}
 	} else {
 		// No graph: nothing will replay these ranges, so they explain no difference.
 		r.res.Ledger = slices.DeleteFunc(r.res.Ledger, func(l Residency) bool { return l.Capture == c.Name })

@@ -22,6 +22,8 @@ func (r *run) classify(err error) {
 		res.Outcome, res.Reason = probes.Corrupted, r.corruptionReason()
 	case staleRan(res) != nil:
 		res.Outcome, res.Reason = probes.Corrupted, r.staleReason(staleRan(res))
+	case unfaithful(res) != nil:
+		res.Outcome, res.Reason = probes.Corrupted, "no checked byte differs, but "+graphReason(unfaithful(res))
 	case res.Rejection != nil:
 		res.Outcome, res.Reason = probes.Rejected, rejectionReason(res.Rejection)
 		for _, st := range res.Stale {

@@ -91,6 +91,7 @@ type run struct {
 	capture   string // name of the capture in progress, "" when none
 	captureID uint64
 	ledgerSet map[string]int // capture/buffer/generation -> index in the ledger
+	issued    map[string]int // capture -> the fill, copy and axpy ops captured into it
 	staleSeen map[string]bool
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
@@ -136,7 +137,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	r := &run{
 		ctx: ctx, dev: rt, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]int{},
+		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]int{}, issued: map[string]int{},
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 	}
 	base := dev.Counters()

@@ -207,6 +207,9 @@ func (r *run) kernel(step probes.Step, op *probes.Op) (bool, error) {
 	c.desc += " on " + op.Stream
 	took, err := r.call(c)
 	if took && err == nil {
+		if r.capture != "" && r.tl.last().Captured {
+			r.issued[r.capture]++
+		}
 		r.noteCaptured(acc)
 	}
 	return took, err

@@ -55,8 +55,12 @@ type Result struct {
 	Stale []StaleRange `json:"stale,omitempty"`
 	// Ledger is the residency ledger at the end of each capture: every buffer a captured op names,
 	// with the address range and allocation generation it had.
-	Ledger   []Residency `json:"ledger,omitempty"`
-	Timeline []Event     `json:"timeline,omitempty"`
+	Ledger []Residency `json:"ledger,omitempty"`
+	// Graphs are the checks of each captured graph's nodes against the ledger, on backends with
+	// graph introspection. A graph that holds work the engine did not capture, or touches memory
+	// it did not record, makes the outcome corrupted.
+	Graphs   []GraphCheck `json:"graphs,omitempty"`
+	Timeline []Event      `json:"timeline,omitempty"`
 	// Skipped are the probe steps not issued because an earlier op that did not take effect left
 	// nothing for them to act on as written.
 	Skipped  []probes.Step `json:"skipped_steps,omitempty"`

@@ -498,3 +498,18 @@ var _ = Describe("write errors", func() {
 		Expect(reports.WriteJSON(&failingWriter{}, sampleReport(reports.Options{}))).NotTo(Succeed(), "WriteJSON swallowed a write error")
 	})
 })
+
+var _ = Describe("a graph holding work that was not captured", func() {
+	It("is shown under the instance with the node and its range", func() {
+		res := exactResult()
+		res.Outcome, res.Reason = probes.Corrupted, "no checked byte differs, but graph main holds a memset node that writes 0x100000000+64, which no buffer of the capture's ops writes"
+		res.Graphs = []capture.GraphCheck{{Capture: "main", Nodes: 2, Work: 2, Issued: 1, Unrecorded: []capture.NodeRange{
+			{Kind: "memset", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Access: capture.AccessWrite},
+		}}}
+		rep := reports.New("replaycheck", "dev", reports.Options{})
+		rep.Add(res)
+		out := string(writeText(rep, reports.TextOptions{}))
+		Expect(out).To(ContainSubstring("graph     of capture main: 2 nodes, 2 of them work, for 1 captured fill, copy or axpy ops"))
+		Expect(out).To(ContainSubstring("a memset node writes 0x100000000+64, which no buffer of the capture's ops writes"))
+	})
+})

@@ -110,7 +110,15 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 // where the bytes went wrong, and any instance whose replays touched stale memory shows the
 // ranges, because that is the finding the probe exists to demonstrate.
 func needsDetail(e Entry) bool {
-	return e.Verdict.Status == verdict.Fail || e.Outcome == probes.Corrupted || e.Outcome == probes.Errored || len(e.Stale) > 0
+	if e.Verdict.Status == verdict.Fail || e.Outcome == probes.Corrupted || e.Outcome == probes.Errored || len(e.Stale) > 0 {
+		return true
+	}
+	for _, g := range e.Graphs {
+		if !g.Faithful() {
+			return true
+		}
+	}
+	return false
 }
 
 // uncharacterisedHint says how to give an uncharacterised instance a verdict.
@@ -330,6 +338,15 @@ func (t *textWriter) detail(indent string, e Entry) {
 				what = "was rejected by the platform"
 			}
 			t.label(indent, "", fmt.Sprintf("  round %d's launch %s (the graph %s it)", s.Round, what, s.Access.Verb()))
+		}
+	}
+	for _, g := range e.Graphs {
+		if g.Faithful() {
+			continue
+		}
+		t.label(indent, "graph", fmt.Sprintf("of capture %s: %d nodes, %d of them work, for %d captured fill, copy or axpy ops", g.Capture, g.Nodes, g.Work, g.Issued))
+		for _, n := range g.Unrecorded {
+			t.label(indent, "", fmt.Sprintf("  a %s node %s %v, which no buffer of the capture's ops %s", n.Kind, n.Access.Verb(), n.Range, n.Access.Verb()))
 		}
 	}
 	if r := e.Rejection; r != nil {

@@ -1,0 +1,109 @@
+package capture
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Graph introspection: on a backend that can list a graph's nodes, the engine compares each
+// captured graph with what it issued into the capture. A node that reads or writes memory no
+// buffer of the capture holds, or a graph whose work nodes do not match the work the engine
+// captured, is a finding: the graph will replay something the probe never asked for.
+
+// GraphCheck is what listing one captured graph's nodes showed.
+type GraphCheck struct {
+	Capture string `json:"capture"`
+	Nodes   int    `json:"nodes"` // every node of the graph
+	// Work counts the graph's memset, memcpy and kernel nodes; Issued the fill, copy and axpy
+	// ops the engine saw captured.
+	Work   int `json:"work"`
+	Issued int `json:"issued"`
+	// Unrecorded are the ranges nodes touch that lie in no buffer the capture's ops named with
+	// that access.
+	Unrecorded []NodeRange `json:"unrecorded,omitempty"`
+}
+
+// Faithful reports whether the graph holds exactly the work the engine captured, over the
+// memory it recorded.
+func (g GraphCheck) Faithful() bool { return g.Work == g.Issued && len(g.Unrecorded) == 0 }
+
+// NodeRange is one range a graph node reads or writes.
+type NodeRange struct {
+	Kind   string      `json:"kind"` // the node's kind: memset, memcpy, kernel
+	Range  runtime.Ptr `json:"range"`
+	Access Access      `json:"access"` // read or write
+}
+
+// isWork reports whether a node kind is work replayed on data (not ordering).
+func isWork(kind string) bool { return kind == "memset" || kind == "memcpy" || kind == "kernel" }
+
+// checkGraph lists the nodes of capture's graph and compares them with the ledger: every range a
+// node writes must lie in a buffer the capture's ops wrote, every range it reads in one they
+// read, and the work nodes must number the captured work ops. Backends without introspection are
+// not asked.
+func (r *run) checkGraph(capture string, g runtime.Graph) error {
+	if !r.dev.Capabilities().GraphIntrospection {
+		return nil
+	}
+	var nodes []runtime.GraphNode
+	if err := r.mustReturn(fmt.Sprintf("GraphNodes(graph %s)", capture), func() (string, error) {
+		var err error
+		nodes, err = r.dev.GraphNodes(runtime.Main, g)
+		return fmt.Sprintf("%d nodes", len(nodes)), err
+	}); err != nil {
+		return err
+	}
+	check := GraphCheck{Capture: capture, Nodes: len(nodes), Issued: r.issued[capture]}
+	for _, n := range nodes {
+		if isWork(n.Kind) {
+			check.Work++
+		}
+		for _, w := range n.Writes {
+			if !r.recorded(capture, w, AccessWrite) {
+				check.Unrecorded = append(check.Unrecorded, NodeRange{Kind: n.Kind, Range: w, Access: AccessWrite})
+			}
+		}
+		for _, rd := range n.Reads {
+			if !r.recorded(capture, rd, AccessRead) {
+				check.Unrecorded = append(check.Unrecorded, NodeRange{Kind: n.Kind, Range: rd, Access: AccessRead})
+			}
+		}
+	}
+	r.res.Graphs = append(r.res.Graphs, check)
+	return nil
+}
+
+// recorded reports whether p lies inside a buffer the capture's ops touched with access how.
+func (r *run) recorded(capture string, p runtime.Ptr, how Access) bool {
+	for _, l := range r.res.Ledger {
+		if l.Capture == capture && l.Range.Contains(p) && (l.Access == how || l.Access == AccessReadWrite) {
+			return true
+		}
+	}
+	return false
+}
+
+// unfaithful returns the first graph check that found something, nil when none did.
+func unfaithful(res *Result) *GraphCheck {
+	for i := range res.Graphs {
+		if !res.Graphs[i].Faithful() {
+			return &res.Graphs[i]
+		}
+	}
+	return nil
+}
+
+// graphReason says what a graph check found.
+func graphReason(g *GraphCheck) string {
+	if len(g.Unrecorded) > 0 {
+		n := g.Unrecorded[0]
+		s := fmt.Sprintf("graph %s holds a %s node that %s %v, which no buffer of the capture's ops %s",
+			g.Capture, n.Kind, map[Access]string{AccessRead: "reads", AccessWrite: "writes"}[n.Access], n.Range, map[Access]string{AccessRead: "reads", AccessWrite: "writes"}[n.Access])
+		if more := len(g.Unrecorded) - 1; more > 0 {
+			s += fmt.Sprintf(" (and %d more such ranges)", more)
+		}
+		return s
+	}
+	return fmt.Sprintf("graph %s holds %d work nodes, but %d fill, copy or axpy ops were captured", g.Capture, g.Work, g.Issued)
+}

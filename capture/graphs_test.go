@@ -1,0 +1,78 @@
+package capture_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// tamperedGraphs reports one more node than each graph holds: a memset over the first buffer the
+// probe allocated, as a runtime that slipped its own work into a capture would leave it. Without
+// introspection it hides the capability.
+type tamperedGraphs struct {
+	runtime.Device
+	target        runtime.Ptr
+	introspection bool
+}
+
+func (d *tamperedGraphs) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
+	p, err := d.Device.Malloc(t, n)
+	if err == nil && d.target.IsZero() {
+		d.target = p
+	}
+	return p, err
+}
+
+func (d *tamperedGraphs) Capabilities() runtime.Capabilities {
+	c := d.Device.Capabilities()
+	c.GraphIntrospection = d.introspection
+	return c
+}
+
+func (d *tamperedGraphs) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+	nodes, err := d.Device.GraphNodes(t, g)
+	return append(nodes, runtime.GraphNode{Kind: "memset", Writes: []runtime.Ptr{d.target}}), err
+}
+
+// The graph check finds work in a graph that the engine never captured; the same instance on a
+// backend that cannot list nodes passes as exact, so the check is what finds it.
+var _ = Describe("the graph check", func() {
+	const probe = header + `
+  - name: p
+    hazard: none
+    buffers:
+      src: {bytes: 4KiB, init: iota32}
+      dst: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - copy: {dst: dst, src: src}
+    expect: {guarded: exact, unguarded: exact}
+`
+	It("records every graph as faithful when it holds what was captured", func() {
+		dev := openSim("cann")
+		defer dev.Close()
+		res := runOn(dev, parseProbe(probe), runtime.Global, 2)
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		Expect(res.Graphs).To(ConsistOf(capture.GraphCheck{Capture: "main", Nodes: 1, Work: 1, Issued: 1}))
+	})
+
+	It("calls a graph holding work the engine did not capture corrupted, and is the only thing that sees it", func() {
+		dev := openSim("cann")
+		defer dev.Close()
+		res := runOn(&tamperedGraphs{Device: dev, introspection: true}, parseProbe(probe), runtime.Global, 2)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.Reason).To(MatchRegexp(`graph main holds a memset node that writes 0x[0-9a-f]+\+4096, which no buffer of the capture's ops writes`))
+		Expect(res.Graphs).To(ConsistOf(SatisfyAll(
+			HaveField("Work", 2), HaveField("Issued", 1),
+			HaveField("Unrecorded", ConsistOf(HaveField("Access", capture.AccessWrite))))))
+		Expect(res.Graphs[0].Faithful()).To(BeFalse())
+
+		blind := runOn(&tamperedGraphs{Device: dev}, parseProbe(probe), runtime.Global, 2)
+		Expect(blind.Outcome).To(Equal(probes.Exact), "without introspection nothing shows the extra node")
+		Expect(blind.Graphs).To(BeEmpty())
+	})
+})
