@@ -19,6 +19,10 @@
 // and leaked device objects after teardown, make the instance an error. The engine holds no
 // platform rules: what is rejected is the device's business.
 //
+// On a backend with graph introspection, each captured graph's nodes are checked against what the
+// engine captured (graphs.go): a graph holding work or memory the probe never asked for is
+// corrupted.
+//
 // Every call goes through the runtime under test (Options.Runtime; by default replaycheck's
 // reference guards, runtime/guard, in kernel mode for a guarded instance). A refusal must change
 // nothing: after each one the engine compares what a refusable call can touch (the device's
