@@ -315,6 +315,40 @@ static void scenario_race(void) {
 	printf("\n");
 }
 
+/* REPLAYCHECK_FAKE_FAIL, set here: it is read at every call. */
+static void scenario_fail(void) {
+	void *s = stream(), *g = NULL;
+	dptr a = dmalloc(512), p = 0;
+	const char *name = NULL;
+	setenv("REPLAYCHECK_FAKE_FAIL", "cuMemAlloc_v2=2", 1);
+	EQ(cu.cuMemAlloc_v2(&p, 512), 2);
+	EQ(cu.cuMemAlloc_v2(&p, 512), 2); /* every call */
+	EQ(p, 0);
+	OK(cu.cuMemsetD8Async(a, 1, 512, s)); /* only the entry point named */
+	OK(cu.cuGetErrorName(2, &name));
+	CHECK(name && strcmp(name, "CUDA_ERROR_OUT_OF_MEMORY") == 0, "name %s", name);
+	/* an injected 900 touches nothing: the capture stays active, where the rule's 900 invalidates */
+	setenv("REPLAYCHECK_FAKE_FAIL", "cuStreamSynchronize=900", 1);
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	EQ(cu.cuStreamSynchronize(s), 900);
+	EQ(status(s), 1);
+	OK(cu.cuStreamEndCapture(s, &g));
+	OK(cu.cuGraphDestroy(g));
+	/* a code outside the table is returned as is, and has no name */
+	setenv("REPLAYCHECK_FAKE_FAIL", "cuStreamSynchronize=4242", 1);
+	EQ(cu.cuStreamSynchronize(s), 4242);
+	EQ(cu.cuGetErrorName(4242, &name), 1);
+	const char *inert[] = {"cuStreamSynchronizeX=5", "cuStream=5", "cuStreamSynchronize", "cuStreamSynchronize=",
+			       "cuStreamSynchronize=five", "cuStreamSynchronize=0"};
+	for (size_t i = 0; i < sizeof inert / sizeof inert[0]; i++) {
+		setenv("REPLAYCHECK_FAKE_FAIL", inert[i], 1);
+		OK(cu.cuStreamSynchronize(s));
+	}
+	unsetenv("REPLAYCHECK_FAKE_FAIL");
+	EQ(first_byte(a), 1);
+	EQ(dmalloc(512), a + 512); /* the injected allocations took nothing */
+}
+
 static void scenario_crash(void) {
 	dptr p;
 	OK(cu.cuMemAlloc_v2(&p, 64));
@@ -369,6 +403,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "kernel") == 0) scenario_kernel();
 		else if (strcmp(sc, "errors") == 0) scenario_errors();
 		else if (strcmp(sc, "race") == 0) scenario_race();
+		else if (strcmp(sc, "fail") == 0) scenario_fail();
 		else if (strcmp(sc, "crash") == 0) scenario_crash();
 		else {
 			printf("FAIL unknown scenario %s\n", sc);
