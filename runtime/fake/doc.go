@@ -41,7 +41,9 @@
 // 1<<48 | capture id. The CUDA kernel is "replaycheck_axpy" (AxpyKernel): cuModuleLoadData takes
 // PTX text containing ".version" and ".entry" and naming it, and cuLaunchKernel takes kernelParams
 // {&y (CUdeviceptr), &x (CUdeviceptr), &a (unsigned int), &n (unsigned int, lanes)}, no extra, and
-// computes y[i] = a*x[i] + y[i] over n little-endian uint32 lanes whatever the grid.
+// computes y[i] = a*x[i] + y[i] over the little-endian uint32 lanes i < n that the launch has a
+// thread for (i = blockIdx.x*blockDim.x + threadIdx.x, one thread per lane, as runtime/cuda's
+// AxpyPTX): a grid too small leaves the remaining lanes as they were, as that kernel does.
 //
 // Environment, read once per loaded copy of the library, at its first call: REPLAYCHECK_FAKE_MEMORY
 // (bytes reserved per device and as much again for pinned host memory; default 1 GiB),

@@ -9,8 +9,10 @@
  * The one kernel: cuModuleLoadData accepts NUL-terminated PTX text (it must contain ".version"
  * and ".entry"); cuModuleGetFunction finds "replaycheck_axpy" in a module whose text names it.
  * cuLaunchKernel of it takes kernelParams {CUdeviceptr *y, CUdeviceptr *x, unsigned int *a,
- * unsigned int *n} and computes y[i] = a*x[i] + y[i] over the n little-endian uint32 lanes,
- * whatever the grid (a grid-stride kernel); extra must be NULL.
+ * unsigned int *n} and computes y[i] = a*x[i] + y[i] over the little-endian uint32 lanes i < n
+ * that the launch has a thread for, i = blockIdx.x * blockDim.x + threadIdx.x, as the bindings'
+ * PTX (runtime/cuda AxpyPTX) does: one thread per lane, so a grid too small leaves lanes as they
+ * were. The y and z dimensions add no lane. extra must be NULL.
  *
  * Built with -DRC_STUB it behaves as NVIDIA's stub library: every entry point but cuGetErrorName
  * and cuGetErrorString returns CUDA_ERROR_STUB_LIBRARY (34). */
@@ -519,7 +521,8 @@ RC_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
 	if (!err) {
 		CUdeviceptr y = *(CUdeviceptr *)kernelParams[0], x = *(CUdeviceptr *)kernelParams[1];
 		unsigned int a = *(unsigned int *)kernelParams[2], n = *(unsigned int *)kernelParams[3];
-		err = rc_axpy(c.d, H(stream), y, x, n, a);
+		uint64_t threads = (uint64_t)gridDimX * blockDimX;
+		err = rc_axpy(c.d, H(stream), y, x, threads < n ? threads : n, a);
 	}
 	return end(&c, err);
 }

@@ -259,6 +259,16 @@ static void scenario_kernel(void) {
 	EQ(out[1], 26);
 	EQ(out[2], 39);
 	EQ(out[3], 2); /* 3*0xffffffff + 5 wraps */
+	/* one thread per lane (blockIdx.x * blockDim.x + threadIdx.x): 1 x 3 threads leave lane 3 */
+	OK(cu.cuMemcpyHtoD_v2(y, ys, 16));
+	OK(cu.cuLaunchKernel(fn, 1, 1, 1, 3, 2, 2, 0, s, params, NULL));
+	OK(cu.cuMemcpyDtoH_v2(out, y, 16));
+	EQ(out[2], 39);
+	EQ(out[3], 5);
+	OK(cu.cuLaunchKernel(fn, 2, 1, 1, 2, 1, 1, 0, s, params, NULL));
+	OK(cu.cuMemcpyDtoH_v2(out, y, 16));
+	EQ(out[0], 16);
+	EQ(out[3], 2);
 	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
 	OK(cu.cuMemsetD8Async(x, 0, 16, s));
 	OK(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL));
