@@ -3,8 +3,9 @@
 //
 // New opens the library (Options.Library, $REPLAYCHECK_ACL_LIB, else SearchPaths), resolves the
 // whole function table at once (a missing required symbol fails New and is named in a
-// *dl.MissingError) and calls aclInit once per process and library. A library that cannot be
-// loaded is a *NoLibraryError (ErrNoLibrary); an aclInit failure wraps ErrNoDriver.
+// *dl.MissingError), calls aclInit (a repeated initialisation is success) and counts the devices. A
+// library that cannot be loaded is a *NoLibraryError (ErrNoLibrary); a failure of aclInit or of
+// aclrtGetDeviceCount (ACL_ERROR_RT_NO_DEVICE: the runtime without its driver) wraps ErrNoDriver.
 //
 // Each Device owns two locked OS-thread workers, Main and Other, each with aclrtSetDevice done;
 // every call runs on the worker its Thread names. Memory, streams, events and graphs map onto
