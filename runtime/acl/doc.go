@@ -22,5 +22,9 @@
 // text, read on the failing thread, as Detail; after a failed call the status of every capture in
 // progress is asked again, and Invalidated says whether this call invalidated one.
 //
-// core.go is the driver-neutral half of the device, the same text in runtime/cuda.
+// The package's tests run on runtime/fake's libascendcl.so (built with the system C compiler), the
+// conformance suite included; with REPLAYCHECK_HARDWARE=acl (make device-check) the conformance
+// suite runs also on device 0 of the library the binding's own search finds, labelled "hardware".
+//
+// The driver-neutral half of the device is runtime/internal/bind, shared with runtime/cuda.
 package acl

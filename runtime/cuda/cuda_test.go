@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/runtime"
@@ -424,4 +426,25 @@ var _ = onHardware && Describe("the hardware", Label("hardware"), func() {
 		DeferCleanup(d.Close)
 		Expect(d.Capabilities().Kernels).To(BeTrue(), "the driver JIT-compiles the axpy PTX")
 	})
+})
+
+// With REPLAYCHECK_HARDWARE=cuda, one line says what ran on the hardware, for make device-check's
+// summary: "hardware specs: N passed, N failed, N skipped".
+var _ = ReportAfterSuite("hardware specs", func(r Report) {
+	if !onHardware {
+		return
+	}
+	var passed, failed, skipped int
+	for _, s := range r.SpecReports {
+		switch {
+		case s.LeafNodeType != types.NodeTypeIt || !slices.Contains(s.Labels(), "hardware"):
+		case s.State.Is(types.SpecStatePassed):
+			passed++
+		case s.State.Is(types.SpecStateSkipped | types.SpecStatePending):
+			skipped++
+		default:
+			failed++
+		}
+	}
+	fmt.Printf("\nhardware specs: %d passed, %d failed, %d skipped\n", passed, failed, skipped)
 })
