@@ -163,9 +163,10 @@ type backend struct {
 }
 
 // New loads the ACL runtime (Options.Library, else $REPLAYCHECK_ACL_LIB, else SearchPaths),
-// resolves its whole function table and initialises it with aclInit. A library that cannot be
-// found is a *NoLibraryError (ErrNoLibrary), one that lacks a required symbol a *dl.MissingError
-// naming it, and an aclInit failure wraps ErrNoDriver.
+// resolves its whole function table, initialises it with aclInit and asks aclrtGetDeviceCount. A
+// library that cannot be found is a *NoLibraryError (ErrNoLibrary), one that lacks a required
+// symbol a *dl.MissingError naming it, and a failure of aclInit or of aclrtGetDeviceCount (a
+// runtime without its driver: ACL_ERROR_RT_NO_DEVICE) wraps ErrNoDriver.
 func New(opts Options) (runtime.Backend, error) {
 	lib, tried, err := dl.OpenFirst(candidates(opts))
 	if err != nil {
@@ -178,11 +179,21 @@ func New(opts Options) (runtime.Backend, error) {
 	}
 	// aclInit at every open: a library closed and loaded again starts uninitialised, and one that
 	// stayed loaded answers a second aclInit with 100002, repeat-initialize, which is success.
+	// Then the device count: a runtime without a usable driver initialises but cannot count its
+	// devices (ACL_ERROR_RT_NO_DEVICE, 207004, and the driver's own codes), which is no driver, as
+	// CUDA's cuInit failure is; a count of 0 is a driver without a device, for Devices to report.
+	var step string
 	var code int
 	var detail string
 	onThread(func() {
+		step = "aclInit"
 		if code = int(C.rc_call_cstr(b.fn.aclInit, nil)); code == codeRepeatInitialize {
 			code = 0
+		}
+		if code == 0 {
+			var n C.uint32_t
+			step = "aclrtGetDeviceCount"
+			code = int(C.rc_call_outu32(b.fn.aclrtGetDeviceCount, &n))
 		}
 		if code != 0 {
 			detail = b.errMsg()
@@ -190,7 +201,7 @@ func New(opts Options) (runtime.Backend, error) {
 	})
 	if code != 0 {
 		_ = lib.Close()
-		return nil, fmt.Errorf("%w: %s: aclInit: %w", ErrNoDriver, lib.Path(), driverError("New", code, detail))
+		return nil, fmt.Errorf("%w: %s: %s: %w", ErrNoDriver, lib.Path(), step, driverError("New", code, detail))
 	}
 	return b, nil
 }
@@ -355,37 +366,6 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-// platformKey is "acl/cann-<major.minor>-<device>": the runtime version cut to major.minor and the
-// device family of the SoC, e.g. "acl/cann-9.0-a2a3".
-func platformKey(version, soc string) string {
-	return "acl/cann-" + bind.KeyPart(majorMinor(version)) + "-" + bind.KeyPart(family(soc))
-}
-
-// majorMinor keeps the first two dot-separated fields: "8.0.RC3" -> "8.0", "9.0.0" -> "9.0".
-func majorMinor(v string) string {
-	if v == "" {
-		return "unknown"
-	}
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) > 2 {
-		parts = parts[:2]
-	}
-	return strings.Join(parts, ".")
-}
-
-// family maps a SoC name to the chip family its capture rules belong to: Ascend910B* (Atlas A2)
-// and Ascend910_93* (Atlas A3) share the a2a3 runtime; other SoCs keep their own name.
-func family(soc string) string {
-	s := strings.ToLower(soc)
-	switch {
-	case s == "":
-		return "unknown"
-	case strings.HasPrefix(s, "ascend910b"), strings.HasPrefix(s, "ascend910_93"):
-		return "a2a3"
-	}
-	return strings.TrimPrefix(s, "ascend")
 }
 
 // HostMalloc and HostFree are the C library's allocator: pageable host memory.

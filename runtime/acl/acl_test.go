@@ -6,31 +6,75 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/acl"
 	"github.com/replaycheck/replaycheck/runtime/conformance"
+	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
 
-// fake compiles testdata/fake_acl.c (a small ACL double) with extra flags into a fresh directory.
-func fake(flags ...string) string {
-	GinkgoHelper()
-	out := filepath.Join(GinkgoT().TempDir(), "libascendcl.so")
-	args := append([]string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-Itestdata", "-o", out}, flags...)
-	msg, err := exec.Command("cc", append(args, "testdata/fake_acl.c")...).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(msg))
-	return out
-}
+// envHardware names the environment variable that turns on the specs on the real runtime:
+// REPLAYCHECK_HARDWARE=acl (make device-check sets it). Without it no hardware is touched.
+const envHardware = "REPLAYCHECK_HARDWARE"
 
-// open opens device 0 of the double at path; both close when the spec ends.
+var onHardware = os.Getenv(envHardware) == "acl"
+
+// libs are the fake libascendcl.so builds (runtime/fake) the suite shares, made once by
+// BeforeSuite: the full library, a second copy of it for the specs that read the call log (the
+// fake reads REPLAYCHECK_FAKE_LOG at a copy's first call), the stub (a runtime without its driver)
+// and one without aclrtMemsetAsync.
+var libs struct{ full, logged, stub, missing string }
+
+// hardware is the real runtime the binding's own search finds, with REPLAYCHECK_HARDWARE=acl.
+var hardware runtime.Backend
+
+var _ = BeforeSuite(func() {
+	if onHardware {
+		// First, before any fake loads: a fake's soname is libascendcl.so too, and the dynamic
+		// loader answers dlopen("libascendcl.so") with a library of that soname already loaded.
+		b, err := acl.New(acl.Options{})
+		Expect(err).NotTo(HaveOccurred(), "%s=acl, but the binding's search finds no usable ACL runtime", envHardware)
+		hardware = b
+		DeferCleanup(b.Close)
+	}
+	dir := GinkgoT().TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i, v := range []struct {
+		out     *string
+		name    string
+		variant fake.Variant
+	}{
+		{&libs.full, "full", fake.Variant{}},
+		{&libs.stub, "stub", fake.Variant{Stub: true}},
+		{&libs.missing, "missing", fake.Variant{Omit: "aclrtMemsetAsync"}},
+	} {
+		wg.Go(func() { *v.out, errs[i] = fake.Build(filepath.Join(dir, v.name), fake.ACL, v.variant) })
+	}
+	wg.Wait()
+	Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+	// The logged copy is the full library's file under another name: a file of its own, loaded
+	// apart from the full library's.
+	data, err := os.ReadFile(libs.full)
+	Expect(err).NotTo(HaveOccurred())
+	libs.logged = filepath.Join(dir, "logged", filepath.Base(libs.full))
+	Expect(os.MkdirAll(filepath.Dir(libs.logged), 0o755)).To(Succeed())
+	Expect(os.WriteFile(libs.logged, data, 0o755)).To(Succeed())
+})
+
+// open opens device 0 of the library at path; both close when the spec ends.
 func open(ctx context.Context, path string) (runtime.Backend, runtime.Device) {
 	GinkgoHelper()
 	b, err := acl.New(acl.Options{Library: path})
@@ -44,31 +88,74 @@ func open(ctx context.Context, path string) (runtime.Backend, runtime.Device) {
 	return b, d
 }
 
-// lib is the double every spec shares, built once for the suite.
-var lib string
+// openLogged opens device 0 of the logged copy of the fake with its calls appended to a fresh
+// file, which calls reads.
+func openLogged(ctx context.Context) (runtime.Device, string) {
+	GinkgoHelper()
+	log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+	GinkgoT().Setenv("REPLAYCHECK_FAKE_LOG", log)
+	_, d := open(ctx, libs.logged)
+	Expect(calls(log)).To(HaveKey("aclInit"), "the logged fake was loaded before this spec set REPLAYCHECK_FAKE_LOG")
+	return d, log
+}
 
-var _ = BeforeSuite(func() { lib = fake() })
+// calls reads a REPLAYCHECK_FAKE_LOG file: for each entry point, the kernel thread ids of its
+// calls, in order.
+func calls(path string) map[string][]string {
+	GinkgoHelper()
+	raw, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[1] == "call" {
+			out[f[2]] = append(out[f[2]], f[0])
+		}
+	}
+	return out
+}
+
+// ownBackend is a device that closes its backend with it, so that a spec of the conformance
+// suite, which closes only the device, leaves no library loaded.
+type ownBackend struct {
+	runtime.Device
+	b runtime.Backend
+}
+
+func (d ownBackend) Close() error { return errors.Join(d.Device.Close(), d.b.Close()) }
+
+// injected is the detail the fake gives a failure REPLAYCHECK_FAKE_FAIL injected.
+func injected(entry string, code int) string {
+	return fmt.Sprintf("%s: failure %d injected by REPLAYCHECK_FAKE_FAIL", entry, code)
+}
 
 var _ = Describe("opening", func() {
 	It("loads the library named explicitly, reports where from, and names the platform", func(ctx SpecContext) {
-		b, d := open(ctx, lib)
-		Expect(b.Source()).To(Equal(lib))
+		b, d := open(ctx, libs.full)
+		Expect(b.Source()).To(Equal(libs.full))
 		Expect(b.Name()).To(Equal("acl"))
-		Expect(d.Platform()).To(Equal("acl/cann-9.0-a2a3"))
-		Expect(d.Describe()).To(ContainSubstring("Ascend910B3"))
+		Expect(d.Platform()).To(Equal("acl/cann-9.0-replaycheck-fake"))
+		Expect(d.Describe()).To(Equal(fmt.Sprintf("acl device 0 (replaycheck-fake, CANN runtime 9.0.0, %s)", libs.full)))
+		n, err := b.Devices(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(Equal(1))
 		info, err := b.Info(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(info).To(Equal(runtime.DeviceInfo{Name: "Ascend910B3", Memory: 1 << 31, Driver: "25.0.rc1", Runtime: "9.0.0", Platform: "acl/cann-9.0-a2a3"}))
+		Expect(info).To(Equal(runtime.DeviceInfo{Name: "replaycheck-fake", Memory: 1 << 30, Driver: "replaycheck-fake", Runtime: "9.0.0",
+			Platform: "acl/cann-9.0-replaycheck-fake"}))
+		_, err = b.Info(ctx, 1)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue))
+		_, err = b.Open(ctx, 1)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue))
 		caps := d.Capabilities()
 		Expect(caps.Kernels).To(BeFalse())
 		Expect(caps.ThreadRules).To(BeTrue())
 	})
 
 	It("loads the library named by $REPLAYCHECK_ACL_LIB", func() {
-		GinkgoT().Setenv(acl.EnvLibrary, lib)
+		GinkgoT().Setenv(acl.EnvLibrary, libs.full)
 		b, err := acl.New(acl.Options{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(b.Source()).To(Equal(lib))
+		Expect(b.Source()).To(Equal(libs.full))
 		Expect(b.Close()).To(Succeed())
 	})
 
@@ -78,11 +165,19 @@ var _ = Describe("opening", func() {
 		GinkgoT().Setenv("LD_LIBRARY_PATH", "")
 		_, err := acl.New(acl.Options{Library: "/nonexistent/libascendcl.so"})
 		Expect(errors.Is(err, acl.ErrNoLibrary)).To(BeTrue())
+		Expect(errors.Is(err, acl.ErrNoDriver)).To(BeFalse())
 		Expect(err.Error()).To(ContainSubstring("/nonexistent/libascendcl.so"))
+		if onHardware {
+			Skip("the real runtime is loaded (" + envHardware + "=acl)")
+		}
 		if _, err := os.Stat("/usr/local/Ascend"); err == nil {
 			Skip("a CANN install is present")
 		}
-		_, err = acl.New(acl.Options{})
+		b, err := acl.New(acl.Options{})
+		if err == nil {
+			defer b.Close()
+			Fail("the search found a runtime: " + b.Source() + " (a fake left loaded answers dlopen of its soname)")
+		}
 		var nl *acl.NoLibraryError
 		Expect(errors.As(err, &nl)).To(BeTrue())
 		Expect(nl.Tried).To(HaveLen(len(acl.SearchPaths())))
@@ -91,28 +186,44 @@ var _ = Describe("opening", func() {
 	})
 
 	It("fails on a library without a required symbol, naming it", func() {
-		_, err := acl.New(acl.Options{Library: fake("-DOMIT_MEMSET")})
+		_, err := acl.New(acl.Options{Library: libs.missing})
 		var missing *dl.MissingError
-		Expect(errors.As(err, &missing)).To(BeTrue())
+		Expect(errors.As(err, &missing)).To(BeTrue(), "%v", err)
 		Expect(missing.Symbols).To(Equal([]string{"aclrtMemsetAsync"}))
+		Expect(errors.Is(err, acl.ErrNoLibrary)).To(BeFalse())
 	})
 
-	It("reports an aclInit failure as no driver", func() {
-		GinkgoT().Setenv("FAKE_FAIL", "aclInit=507000")
-		_, err := acl.New(acl.Options{Library: fake("-DVARIANT_INIT")})
+	It("reports a runtime without its driver (aclrtGetDeviceCount 207004) as no driver, not as no library", func() {
+		_, err := acl.New(acl.Options{Library: libs.stub})
+		Expect(errors.Is(err, acl.ErrNoDriver)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, acl.ErrNoLibrary)).To(BeFalse())
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue())
+		Expect(e.Code).To(Equal(207004))
+		Expect(e.Name).To(Equal("ACL_ERROR_RT_NO_DEVICE"))
+		Expect(e.Class).To(Equal(runtime.ClassNotSupported))
+		Expect(e.Detail).To(ContainSubstring("no Ascend device"))
+		Expect(err.Error()).To(ContainSubstring(libs.stub + ": aclrtGetDeviceCount: "))
+	})
+
+	It("reports an aclInit failure as no driver, with aclGetRecentErrMsg as the detail", func() {
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "aclInit=507000")
+		_, err := acl.New(acl.Options{Library: libs.full})
 		Expect(errors.Is(err, acl.ErrNoDriver)).To(BeTrue(), "%v", err)
 		e, ok := runtime.AsError(err)
 		Expect(ok).To(BeTrue())
 		Expect(e.Code).To(Equal(507000))
-		Expect(e.Detail).To(ContainSubstring("injected failure"))
+		Expect(e.Name).To(Equal("ACL_ERROR_RT_INTERNAL_ERROR"))
+		Expect(e.Detail).To(Equal(injected("aclInit", 507000)))
+		Expect(err.Error()).To(ContainSubstring(libs.full + ": aclInit: "))
 	})
 })
 
 var _ = Describe("a device", func() {
 	var d runtime.Device
-	BeforeEach(func(ctx SpecContext) { _, d = open(ctx, lib) })
+	BeforeEach(func(ctx SpecContext) { _, d = open(ctx, libs.full) })
 
-	It("round-trips data through Write, Fill, Copy, host memory and Read", func() {
+	It("round-trips data through Write, Fill, Copy, pinned and pageable host memory and Read", func() {
 		x, err := d.Malloc(runtime.Main, 64)
 		Expect(err).NotTo(HaveOccurred())
 		y, err := d.Malloc(runtime.Other, 64)
@@ -125,6 +236,7 @@ var _ = Describe("a device", func() {
 		got := make([]byte, 64)
 		Expect(d.Read(runtime.Other, got, y)).To(Succeed())
 		Expect(got).To(Equal(append(bytes.Repeat([]byte{9}, 16), bytes.Repeat([]byte{3}, 48)...)))
+		Expect(runtime.HostMemories()).To(ConsistOf(runtime.Pinned, runtime.Pageable))
 		for _, kind := range runtime.HostMemories() {
 			h, err := d.AllocHost(runtime.Main, 32, kind)
 			Expect(err).NotTo(HaveOccurred())
@@ -132,9 +244,10 @@ var _ = Describe("a device", func() {
 			Expect(d.Copy(runtime.Main, s, x, h)).To(Succeed()) // 32 bytes: the shorter side
 			Expect(d.Fill(runtime.Main, s, x, 1)).To(Succeed())
 			Expect(d.Copy(runtime.Main, s, h.Slice(0, 8), x)).To(Succeed())
+			Expect(d.SyncStream(runtime.Main, s)).To(Succeed())
 			out := make([]byte, 32)
 			Expect(d.HostRead(out, h)).To(Succeed())
-			Expect(out).To(Equal(append(bytes.Repeat([]byte{1}, 8), bytes.Repeat([]byte{7}, 24)...)))
+			Expect(out).To(Equal(append(bytes.Repeat([]byte{1}, 8), bytes.Repeat([]byte{7}, 24)...)), "%v", kind)
 			Expect(d.FreeHost(runtime.Other, h)).To(Succeed())
 		}
 		c := d.Counters()
@@ -175,11 +288,20 @@ var _ = Describe("a device", func() {
 		x, _ := d.Malloc(runtime.Main, 16)
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
 		Expect(d.Fill(runtime.Main, s, x, 1)).To(Succeed())
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "aclrtSynchronizeStream=107027")
 		err := d.SyncStream(runtime.Main, s)
 		e, ok := err.(*runtime.Error)
 		Expect(ok).To(BeTrue(), "%v", err)
 		Expect(*e).To(Equal(runtime.Error{Backend: "acl", Op: "SyncStream", Code: 107027, Name: "ACL_ERROR_RT_STREAM_CAPTURED",
-			Class: runtime.ClassCapturedStream, Detail: "fake: aclrtSynchronizeStream: the stream is capturing (107027)"}))
+			Class: runtime.ClassCapturedStream, Detail: injected("aclrtSynchronizeStream", 107027)}))
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "")
+
+		// The profile's rule answers the same call alike, in its own words.
+		err = d.SyncStream(runtime.Main, s)
+		e, ok = runtime.AsError(err)
+		Expect(ok).To(BeTrue(), "%v", err)
+		Expect([]any{e.Code, e.Name, e.Class, e.Invalidated}).To(Equal([]any{107027, "ACL_ERROR_RT_STREAM_CAPTURED", runtime.ClassCapturedStream, false}))
+		Expect(e.Detail).To(ContainSubstring("profile cann"))
 		err = d.Write(runtime.Main, x, make([]byte, 16))
 		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureMode))
 		_, err = d.EndCapture(runtime.Other, s)
@@ -193,22 +315,26 @@ var _ = Describe("a device", func() {
 		for code, want := range map[int]runtime.Class{
 			107024: runtime.ClassCaptureDependency, 107025: runtime.ClassCaptureUnjoined, 107031: runtime.ClassCaptureImplicit,
 			107032: runtime.ClassCaptureConflict, 200000: runtime.ClassOutOfMemory, 207018: runtime.ClassOutOfMemory,
-			200006: runtime.ClassNotSupported, 507000: runtime.ClassInternal, 507903: runtime.ClassCaptureInvalidated, 123: runtime.ClassInternal,
+			200006: runtime.ClassNotSupported, 207004: runtime.ClassNotSupported, 507000: runtime.ClassInternal,
+			507903: runtime.ClassCaptureInvalidated, 123: runtime.ClassInternal,
 		} {
-			GinkgoT().Setenv("FAKE_FAIL", "aclrtMalloc="+itoa(code))
+			GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "aclrtMalloc="+strconv.Itoa(code))
 			_, err := d.Malloc(runtime.Main, 8)
 			e, ok := runtime.AsError(err)
 			Expect(ok).To(BeTrue())
 			Expect(e.Code).To(Equal(code))
+			name, _ := acl.Lookup(code)
+			Expect(e.Name).To(Equal(name))
 			Expect(e.Class).To(Equal(want), "code %d", code)
-			Expect(e.Detail).To(ContainSubstring("injected failure"))
+			Expect(e.Detail).To(Equal(injected("aclrtMalloc", code)))
 		}
 		Expect(d.Counters().Mallocs).To(BeZero())
 	})
+})
 
-	It("issues every call from the OS thread its Thread names", func() {
-		logFile := filepath.Join(GinkgoT().TempDir(), "calls.log")
-		GinkgoT().Setenv("FAKE_LOG", logFile)
+var _ = Describe("threads", func() {
+	It("issues every call from the OS thread its Thread names", func(ctx SpecContext) {
+		d, log := openLogged(ctx)
 		s, _ := d.CreateStream(runtime.Main)
 		x, _ := d.Malloc(runtime.Other, 16)
 		Expect(d.Fill(runtime.Other, s, x, 1)).To(Succeed())
@@ -216,47 +342,76 @@ var _ = Describe("a device", func() {
 		Expect(d.Fill(runtime.Other, s, x, 2)).To(Succeed())
 		_, err := d.EndCapture(runtime.Other, s)
 		Expect(err).NotTo(HaveOccurred())
-		GinkgoT().Setenv("FAKE_LOG", "")
-		raw, err := os.ReadFile(logFile)
-		Expect(err).NotTo(HaveOccurred())
-		byCall := func(name string) []string {
-			var out []string
-			for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-				if f := strings.Fields(line); f[0] == name {
-					out = append(out, f[1])
-				}
-			}
-			return out
-		}
-		main, other := byCall("aclrtCreateStream")[0], byCall("aclrtMalloc")[0]
+		c := calls(log)
+		main, other := c["aclrtCreateStream"][0], c["aclrtMalloc"][0]
 		Expect(main).NotTo(Equal(other))
-		Expect(byCall("aclrtMemsetAsync")).To(Equal([]string{other, other}))
-		Expect(byCall("aclmdlRICaptureBegin")).To(Equal([]string{main}))
-		Expect(byCall("aclmdlRICaptureEnd")).To(Equal([]string{other}))
+		Expect(c["aclrtSetDevice"]).To(ContainElements(main, other), "each worker set the device on its own thread")
+		Expect(c["aclrtMemsetAsync"]).To(Equal([]string{other, other}))
+		Expect(c["aclmdlRICaptureBegin"]).To(Equal([]string{main}))
+		Expect(c["aclmdlRICaptureEnd"]).To(Equal([]string{other}))
 	})
 })
 
-func itoa(n int) string {
-	var b []byte
-	if n == 0 {
-		return "0"
-	}
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
-}
-
-// The conformance suite runs on the double. The backend's Close is left to the process: the
-// suite closes only the device.
-var _ = conformance.Describe("acl double", func(ctx context.Context) (runtime.Device, error) {
-	b, err := acl.New(acl.Options{Library: lib})
+// The conformance suite on the full fake; each spec's device closes its backend too.
+var _ = conformance.Describe("acl fake", func(ctx context.Context) (runtime.Device, error) {
+	b, err := acl.New(acl.Options{Library: libs.full})
 	if err != nil {
 		return nil, err
 	}
 	d, err := b.Open(ctx, 0)
 	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return ownBackend{d, b}, nil
+}, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}})
+
+// With REPLAYCHECK_HARDWARE=acl: the conformance suite on device 0 of the runtime the binding's
+// own search finds (Options{}: $REPLAYCHECK_ACL_LIB, else SearchPaths), opened by BeforeSuite.
+var _ = onHardware && conformance.Describe("acl hardware", func(ctx context.Context) (runtime.Device, error) {
+	if hardware == nil {
+		return nil, errors.New("no hardware backend: BeforeSuite did not open it")
+	}
+	d, err := hardware.Open(ctx, 0)
+	if err != nil {
 		return nil, err
 	}
+	if strings.HasSuffix(d.Platform(), "-replaycheck-fake") {
+		return nil, errors.Join(fmt.Errorf("%s is the fake, not hardware", hardware.Source()), d.Close())
+	}
 	return d, nil
-}, conformance.Options{Memory: 1 << 30, Labels: []string{"double"}})
+}, conformance.Options{Labels: []string{"hardware"}})
+
+var _ = onHardware && Describe("the hardware", Label("hardware"), func() {
+	It("is what the binding's search finds, a real device with a platform key of its own", func(ctx SpecContext) {
+		n, err := hardware.Devices(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(BeNumerically(">", 0))
+		info, err := hardware.Info(ctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("device 0", fmt.Sprintf("%+v from %s", info, hardware.Source()))
+		Expect(info.Name).NotTo(BeEmpty())
+		Expect(info.Platform).To(HavePrefix("acl/cann-"))
+		Expect(info.Platform).NotTo(HaveSuffix("-replaycheck-fake"))
+	})
+})
+
+// With REPLAYCHECK_HARDWARE=acl, one line says what ran on the hardware, for make device-check's
+// summary: "hardware specs: N passed, N failed, N skipped".
+var _ = ReportAfterSuite("hardware specs", func(r Report) {
+	if !onHardware {
+		return
+	}
+	var passed, failed, skipped int
+	for _, s := range r.SpecReports {
+		switch {
+		case s.LeafNodeType != types.NodeTypeIt || !slices.Contains(s.Labels(), "hardware"):
+		case s.State.Is(types.SpecStatePassed):
+			passed++
+		case s.State.Is(types.SpecStateSkipped | types.SpecStatePending):
+			skipped++
+		default:
+			failed++
+		}
+	}
+	fmt.Printf("\nhardware specs: %d passed, %d failed, %d skipped\n", passed, failed, skipped)
+})

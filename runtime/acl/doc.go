@@ -3,8 +3,9 @@
 //
 // New opens the library (Options.Library, $REPLAYCHECK_ACL_LIB, else SearchPaths), resolves the
 // whole function table at once (a missing required symbol fails New and is named in a
-// *dl.MissingError) and calls aclInit (again at every open: a second aclInit answers 100002, which is success). A library that cannot be
-// loaded is a *NoLibraryError (ErrNoLibrary); an aclInit failure wraps ErrNoDriver.
+// *dl.MissingError), calls aclInit (a repeated initialisation is success) and counts the devices. A
+// library that cannot be loaded is a *NoLibraryError (ErrNoLibrary); a failure of aclInit or of
+// aclrtGetDeviceCount (ACL_ERROR_RT_NO_DEVICE: the runtime without its driver) wraps ErrNoDriver.
 //
 // Each Device owns two locked OS-thread workers, Main and Other, each with aclrtSetDevice done;
 // every call runs on the worker its Thread names. Memory, streams, events and graphs map onto
@@ -21,6 +22,9 @@
 // text, read on the failing thread, as Detail; after a failed call the status of every capture in
 // progress is asked again, and Invalidated says whether this call invalidated one.
 //
-// The driver-neutral half of the device (handles, bookkeeping, dispatch, errors) is
-// runtime/internal/bind, shared with runtime/cuda.
+// The package's tests run on runtime/fake's libascendcl.so (built with the system C compiler), the
+// conformance suite included; with REPLAYCHECK_HARDWARE=acl (make device-check) the conformance
+// suite runs also on device 0 of the library the binding's own search finds, labelled "hardware".
+//
+// The driver-neutral half of the device is runtime/internal/bind, shared with runtime/cuda.
 package acl

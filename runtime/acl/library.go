@@ -55,8 +55,10 @@ func candidates(opts Options) []string {
 	return SearchPaths()
 }
 
-// ErrNoDriver is a library that loaded but whose runtime has no usable device driver (aclInit
-// failed). A `devices` command reports it apart from a missing library.
+// ErrNoDriver is a library that loaded but whose runtime has no usable device driver: aclInit
+// failed, or aclrtGetDeviceCount did (ACL_ERROR_RT_NO_DEVICE, 207004, from a CANN install without
+// the NPU driver). A `devices` command reports it apart from a missing library, and apart from a
+// driver that counts no device.
 var ErrNoDriver = errors.New("acl: the runtime library loaded but the driver is not usable")
 
 // NoLibraryError is the failure to load any ACL runtime library; Tried lists every attempt.

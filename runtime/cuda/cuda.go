@@ -118,7 +118,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -357,13 +356,6 @@ func (b *backend) info(dev C.int) runtime.DeviceInfo {
 	}
 	info.Platform = platformKey(info.Driver, info.Name)
 	return info
-}
-
-// platformKey is "cuda/<major.minor>-<device>", the device name lowercased without its "NVIDIA"
-// prefix and with spaces as '-', e.g. "cuda/12.4-h200".
-func platformKey(version, name string) string {
-	n := strings.TrimSpace(strings.ToLower(name))
-	return "cuda/" + bind.KeyPart(version) + "-" + bind.KeyPart(strings.TrimPrefix(n, "nvidia"))
 }
 
 // Open retains the device's primary context (never cuCtxCreate, whose ABI changed in 13), makes

@@ -7,36 +7,75 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/conformance"
 	"github.com/replaycheck/replaycheck/runtime/cuda"
+	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
 
-// fake compiles testdata/fake_cuda.c (a small CUDA driver double) with extra flags.
-func fake(flags ...string) string {
-	GinkgoHelper()
-	out := filepath.Join(GinkgoT().TempDir(), "libcuda.so.1")
-	args := append([]string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-Itestdata", "-o", out}, flags...)
-	msg, err := exec.Command("cc", append(args, "testdata/fake_cuda.c")...).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(msg))
-	return out
-}
+// envHardware names the environment variable that turns on the specs on the real driver:
+// REPLAYCHECK_HARDWARE=cuda (make device-check sets it). Without it no hardware is touched.
+const envHardware = "REPLAYCHECK_HARDWARE"
 
-// lib is the double every spec shares, built once for the suite.
-var lib string
+var onHardware = os.Getenv(envHardware) == "cuda"
 
-var _ = BeforeSuite(func() { lib = fake() })
+// libs are the fake libcuda.so.1 builds (runtime/fake) the suite shares, made once by
+// BeforeSuite: the full library, a second copy of it for the specs that read the call log (the
+// fake reads REPLAYCHECK_FAKE_LOG at a copy's first call), the stub (NVIDIA's stub library) and
+// one without cuMemsetD8Async.
+var libs struct{ full, logged, stub, missing string }
 
+// hardware is the real driver the binding's own search finds, with REPLAYCHECK_HARDWARE=cuda.
+var hardware runtime.Backend
+
+var _ = BeforeSuite(func() {
+	if onHardware {
+		// First, before any fake loads: a fake's soname is libcuda.so.1 too, and the dynamic
+		// loader answers dlopen("libcuda.so.1") with a library of that soname already loaded.
+		b, err := cuda.New(cuda.Options{})
+		Expect(err).NotTo(HaveOccurred(), "%s=cuda, but the binding's search finds no usable CUDA driver", envHardware)
+		hardware = b
+		DeferCleanup(b.Close)
+	}
+	dir := GinkgoT().TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i, v := range []struct {
+		out     *string
+		name    string
+		variant fake.Variant
+	}{
+		{&libs.full, "full", fake.Variant{}},
+		{&libs.stub, "stub", fake.Variant{Stub: true}},
+		{&libs.missing, "missing", fake.Variant{Omit: "cuMemsetD8Async"}},
+	} {
+		wg.Go(func() { *v.out, errs[i] = fake.Build(filepath.Join(dir, v.name), fake.CUDA, v.variant) })
+	}
+	wg.Wait()
+	Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+	// The logged copy is the full library's file under another name: a file of its own, loaded
+	// apart from the full library's.
+	data, err := os.ReadFile(libs.full)
+	Expect(err).NotTo(HaveOccurred())
+	libs.logged = filepath.Join(dir, "logged", filepath.Base(libs.full))
+	Expect(os.MkdirAll(filepath.Dir(libs.logged), 0o755)).To(Succeed())
+	Expect(os.WriteFile(libs.logged, data, 0o755)).To(Succeed())
+})
+
+// open opens device 0 of the library at path; both close when the spec ends.
 func open(ctx context.Context, path string) (runtime.Backend, runtime.Device) {
 	GinkgoHelper()
 	b, err := cuda.New(cuda.Options{Library: path})
@@ -50,18 +89,40 @@ func open(ctx context.Context, path string) (runtime.Backend, runtime.Device) {
 	return b, d
 }
 
-// calls reads a FAKE_LOG file: the threads each function was called from, in order.
+// openLogged opens device 0 of the logged copy of the fake with its calls appended to a fresh
+// file, which calls reads.
+func openLogged(ctx context.Context) (runtime.Device, string) {
+	GinkgoHelper()
+	log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+	GinkgoT().Setenv("REPLAYCHECK_FAKE_LOG", log)
+	_, d := open(ctx, libs.logged)
+	Expect(calls(log)).To(HaveKey("cuInit"), "the logged fake was loaded before this spec set REPLAYCHECK_FAKE_LOG")
+	return d, log
+}
+
+// calls reads a REPLAYCHECK_FAKE_LOG file: for each entry point, the kernel thread ids of its
+// calls, in order.
 func calls(path string) map[string][]string {
 	GinkgoHelper()
 	raw, err := os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		f := strings.Fields(line)
-		out[f[0]] = append(out[f[0]], f[1])
+		if f := strings.Fields(line); len(f) == 3 && f[1] == "call" {
+			out[f[2]] = append(out[f[2]], f[0])
+		}
 	}
 	return out
 }
+
+// ownBackend is a device that closes its backend with it, so that a spec of the conformance
+// suite, which closes only the device, leaves no library loaded.
+type ownBackend struct {
+	runtime.Device
+	b runtime.Backend
+}
+
+func (d ownBackend) Close() error { return errors.Join(d.Device.Close(), d.b.Close()) }
 
 func lanes(vs ...uint32) []byte {
 	b := make([]byte, 4*len(vs))
@@ -73,23 +134,26 @@ func lanes(vs ...uint32) []byte {
 
 var _ = Describe("opening", func() {
 	It("loads the library named explicitly, reports where from, and names the platform", func(ctx SpecContext) {
-		b, d := open(ctx, lib)
-		Expect(b.Source()).To(Equal(lib))
-		Expect(d.Platform()).To(Equal("cuda/12.4-h200"))
-		Expect(d.Describe()).To(ContainSubstring("NVIDIA H200"))
+		b, d := open(ctx, libs.full)
+		Expect(b.Source()).To(Equal(libs.full))
+		Expect(b.Name()).To(Equal("cuda"))
+		Expect(d.Platform()).To(Equal("cuda/12.4-replaycheck-fake"))
+		Expect(d.Describe()).To(Equal(fmt.Sprintf("cuda device 0 (replaycheck fake, driver 12.4, %s)", libs.full)))
 		info, err := b.Info(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(info).To(Equal(runtime.DeviceInfo{Name: "NVIDIA H200", Memory: 141 << 30, Driver: "12.4", Runtime: "12.4", Platform: "cuda/12.4-h200"}))
-		Expect(d.Capabilities().Kernels).To(BeTrue(), "the double accepted the PTX")
+		Expect(info).To(Equal(runtime.DeviceInfo{Name: "replaycheck fake", Memory: 1 << 30, Driver: "12.4", Runtime: "12.4",
+			Platform: "cuda/12.4-replaycheck-fake"}))
+		Expect(d.Capabilities().Kernels).To(BeTrue(), "the fake accepted the PTX")
+		Expect(d.Capabilities().ThreadRules).To(BeTrue())
 		_, err = b.Open(ctx, 1)
 		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue))
 	})
 
 	It("loads the library named by $REPLAYCHECK_CUDA_LIB", func() {
-		GinkgoT().Setenv(cuda.EnvLibrary, lib)
+		GinkgoT().Setenv(cuda.EnvLibrary, libs.full)
 		b, err := cuda.New(cuda.Options{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(b.Source()).To(Equal(lib))
+		Expect(b.Source()).To(Equal(libs.full))
 		Expect(b.Close()).To(Succeed())
 	})
 
@@ -104,29 +168,42 @@ var _ = Describe("opening", func() {
 	})
 
 	It("fails on a library without a required symbol, naming it", func() {
-		_, err := cuda.New(cuda.Options{Library: fake("-DOMIT_MEMSET")})
+		_, err := cuda.New(cuda.Options{Library: libs.missing})
 		var missing *dl.MissingError
-		Expect(errors.As(err, &missing)).To(BeTrue())
+		Expect(errors.As(err, &missing)).To(BeTrue(), "%v", err)
 		Expect(missing.Symbols).To(Equal([]string{"cuMemsetD8Async"}))
+		Expect(errors.Is(err, cuda.ErrNoLibrary)).To(BeFalse())
 	})
 
 	It("reports the toolkit's stub library (cuInit 34) as no driver, not as no library", func() {
-		_, err := cuda.New(cuda.Options{Library: fake("-DSTUB")})
+		_, err := cuda.New(cuda.Options{Library: libs.stub})
 		Expect(errors.Is(err, cuda.ErrNoDriver)).To(BeTrue(), "%v", err)
 		Expect(errors.Is(err, cuda.ErrNoLibrary)).To(BeFalse())
 		e, ok := runtime.AsError(err)
 		Expect(ok).To(BeTrue())
 		Expect(e.Code).To(Equal(34))
 		Expect(e.Name).To(Equal("CUDA_ERROR_STUB_LIBRARY"))
-		Expect(err.Error()).To(ContainSubstring("stub"))
+		Expect(e.Detail).To(Equal("CUDA driver is a stub library"))
+		Expect(err.Error()).To(ContainSubstring(libs.stub + " is the toolkit's stub library"))
+	})
+
+	It("reports any other cuInit failure as no driver", func() {
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "cuInit=100")
+		_, err := cuda.New(cuda.Options{Library: libs.full})
+		Expect(errors.Is(err, cuda.ErrNoDriver)).To(BeTrue(), "%v", err)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue())
+		Expect(e.Code).To(Equal(100))
+		Expect(e.Name).To(Equal("CUDA_ERROR_NO_DEVICE"))
+		Expect(err.Error()).To(ContainSubstring(libs.full + ": cuInit: "))
 	})
 })
 
 var _ = Describe("a device", func() {
 	var d runtime.Device
-	BeforeEach(func(ctx SpecContext) { _, d = open(ctx, lib) })
+	BeforeEach(func(ctx SpecContext) { _, d = open(ctx, libs.full) })
 
-	It("round-trips data through Write, Fill, Copy, host memory and Read", func() {
+	It("round-trips data through Write, Fill, Copy, pinned and pageable host memory and Read", func() {
 		x, err := d.Malloc(runtime.Main, 64)
 		Expect(err).NotTo(HaveOccurred())
 		y, err := d.Malloc(runtime.Other, 64)
@@ -139,6 +216,7 @@ var _ = Describe("a device", func() {
 		got := make([]byte, 64)
 		Expect(d.Read(runtime.Other, got, y)).To(Succeed())
 		Expect(got).To(Equal(append(bytes.Repeat([]byte{9}, 16), bytes.Repeat([]byte{3}, 48)...)))
+		Expect(runtime.HostMemories()).To(ConsistOf(runtime.Pinned, runtime.Pageable))
 		for _, kind := range runtime.HostMemories() {
 			h, err := d.AllocHost(runtime.Main, 32, kind)
 			Expect(err).NotTo(HaveOccurred())
@@ -146,37 +224,79 @@ var _ = Describe("a device", func() {
 			Expect(d.Copy(runtime.Main, s, x, h)).To(Succeed())
 			Expect(d.Fill(runtime.Main, s, x, 1)).To(Succeed())
 			Expect(d.Copy(runtime.Main, s, h.Slice(0, 8), x)).To(Succeed())
+			Expect(d.SyncStream(runtime.Main, s)).To(Succeed())
 			out := make([]byte, 32)
 			Expect(d.HostRead(out, h)).To(Succeed())
-			Expect(out).To(Equal(append(bytes.Repeat([]byte{1}, 8), bytes.Repeat([]byte{7}, 24)...)))
+			Expect(out).To(Equal(append(bytes.Repeat([]byte{1}, 8), bytes.Repeat([]byte{7}, 24)...)), "%v", kind)
 			Expect(d.FreeHost(runtime.Other, h)).To(Succeed())
 		}
+		c := d.Counters()
+		Expect(c.LiveAllocs).To(Equal(int64(2)))
+		Expect(c.LiveBytes).To(Equal(int64(128)))
+		Expect(c.HostAllocs).To(Equal(int64(2)))
+		Expect(c.LiveHostAllocs).To(BeZero())
 	})
 
-	It("launches the PTX axpy with (y, x, a, n) and one thread per lane, eagerly and in a graph", func() {
-		logFile := filepath.Join(GinkgoT().TempDir(), "calls.log")
-		x, _ := d.Malloc(runtime.Main, 12)
-		y, _ := d.Malloc(runtime.Main, 12)
+	It("maps codes to name and class with cuGetErrorString's text, and says when the capture was invalidated", func() {
 		s, _ := d.CreateStream(runtime.Main)
-		Expect(d.Write(runtime.Main, x, lanes(1, 2, 0xffffffff))).To(Succeed())
-		Expect(d.Write(runtime.Main, y, lanes(10, 20, 5))).To(Succeed())
-		GinkgoT().Setenv("FAKE_LOG", logFile)
-		Expect(d.Axpy(runtime.Other, s, y, x, 3)).To(Succeed())
-		GinkgoT().Setenv("FAKE_LOG", "")
-		got := make([]byte, 12)
-		Expect(d.Read(runtime.Main, got, y)).To(Succeed())
-		Expect(got).To(Equal(lanes(13, 26, 2)), "wrapping uint32 lanes")
-		Expect(calls(logFile)["cuLaunchKernel"]).To(HaveLen(1))
-
+		x, _ := d.Malloc(runtime.Main, 16)
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-		Expect(d.Axpy(runtime.Main, s, y, x, 1)).To(Succeed())
+		err := d.SyncStream(runtime.Main, s)
+		e, ok := err.(*runtime.Error)
+		Expect(ok).To(BeTrue(), "%v", err)
+		Expect(*e).To(Equal(runtime.Error{Backend: "cuda", Op: "SyncStream", Code: 900, Name: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+			Class: runtime.ClassCaptureUnsupported, Invalidated: true, Detail: "operation not permitted when stream is capturing"}))
+		err = d.Fill(runtime.Main, s, x, 1)
+		e, _ = runtime.AsError(err)
+		Expect(e.Code).To(Equal(901))
+		Expect(e.Invalidated).To(BeFalse(), "invalidated before, not by this call")
+		info, _ := d.CaptureInfo(runtime.Main, s)
+		Expect(info.Status).To(Equal(runtime.CaptureInvalidated))
 		g, err := d.EndCapture(runtime.Main, s)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureInvalidated))
+		Expect(g).To(BeZero())
+		info, _ = d.CaptureInfo(runtime.Main, s)
+		Expect(info).To(Equal(runtime.CaptureInfo{}))
+
+		// Invalidated is what the driver reports afterwards, not a property of the code: an injected
+		// 900 leaves the capture active.
+		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "cuStreamSynchronize=900")
+		e, _ = runtime.AsError(d.SyncStream(runtime.Main, s))
+		Expect([]any{e.Code, e.Invalidated}).To(Equal([]any{900, false}))
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "")
+		info, _ = d.CaptureInfo(runtime.Main, s)
+		Expect(info.Status).To(Equal(runtime.CaptureActive))
+		g, err = d.EndCapture(runtime.Main, s)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
-		Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
-		Expect(d.Read(runtime.Main, got, y)).To(Succeed())
-		Expect(got).To(Equal(lanes(15, 30, 0)))
-		Expect(d.Axpy(runtime.Main, s, y, x.Slice(0, 8), 1)).To(MatchError(ContainSubstring("invalid-value")))
+		Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
+	})
+
+	It("answers injected codes through the one table", func() {
+		for code, want := range map[int]runtime.Class{
+			2: runtime.ClassOutOfMemory, 700: runtime.ClassIllegalAddress, 902: runtime.ClassCaptureConflict,
+			903: runtime.ClassCaptureUnmatched, 904: runtime.ClassCaptureUnjoined, 905: runtime.ClassCaptureDependency,
+			906: runtime.ClassCaptureImplicit, 907: runtime.ClassCapturedEvent, 908: runtime.ClassWrongThread,
+			801: runtime.ClassNotSupported, 4242: runtime.ClassInternal,
+		} {
+			GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "cuMemAlloc_v2="+strconv.Itoa(code))
+			_, err := d.Malloc(runtime.Main, 8)
+			e, ok := runtime.AsError(err)
+			Expect(ok).To(BeTrue())
+			Expect(e.Code).To(Equal(code))
+			name, _ := cuda.Lookup(code)
+			Expect(e.Name).To(Equal(name))
+			Expect(e.Class).To(Equal(want), "code %d", code)
+			if code == 4242 {
+				Expect(e.Detail).To(BeEmpty(), "cuGetErrorString knows no text for %d", code)
+			} else {
+				Expect(e.Detail).NotTo(BeEmpty(), "cuGetErrorString's text for %d", code)
+			}
+		}
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "")
+		Expect(d.Counters().Mallocs).To(BeZero())
+		_, err := d.Malloc(runtime.Main, 8)
+		Expect(err).NotTo(HaveOccurred())
 	})
 
 	for _, m := range runtime.CaptureModes() {
@@ -199,48 +319,56 @@ var _ = Describe("a device", func() {
 			Expect(d.Read(runtime.Main, got, x)).To(Succeed())
 			Expect(got).To(Equal(bytes.Repeat([]byte{5}, 16)))
 			Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
+			Expect(d.Counters().Launches).To(Equal(int64(1)))
 		})
 	}
+})
 
-	It("maps codes to name and class with cuGetErrorString's detail, and says when the capture was invalidated", func() {
-		s, _ := d.CreateStream(runtime.Main)
-		x, _ := d.Malloc(runtime.Main, 16)
-		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-		err := d.SyncStream(runtime.Main, s)
-		e, ok := err.(*runtime.Error)
-		Expect(ok).To(BeTrue(), "%v", err)
-		Expect(*e).To(Equal(runtime.Error{Backend: "cuda", Op: "SyncStream", Code: 900, Name: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
-			Class: runtime.ClassCaptureUnsupported, Invalidated: true, Detail: "fake: cuStreamSynchronize: the stream is capturing (900)"}))
-		err = d.Fill(runtime.Main, s, x, 1)
-		e, _ = runtime.AsError(err)
-		Expect(e.Code).To(Equal(901))
-		Expect(e.Invalidated).To(BeFalse(), "invalidated before, not by this call")
-		info, _ := d.CaptureInfo(runtime.Main, s)
-		Expect(info.Status).To(Equal(runtime.CaptureInvalidated))
-		g, err := d.EndCapture(runtime.Main, s)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureInvalidated))
-		Expect(g).To(BeZero())
-		info, _ = d.CaptureInfo(runtime.Main, s)
-		Expect(info).To(Equal(runtime.CaptureInfo{}))
-
-		for code, want := range map[int]runtime.Class{
-			2: runtime.ClassOutOfMemory, 700: runtime.ClassIllegalAddress, 902: runtime.ClassCaptureConflict,
-			903: runtime.ClassCaptureUnmatched, 904: runtime.ClassCaptureUnjoined, 905: runtime.ClassCaptureDependency,
-			906: runtime.ClassCaptureImplicit, 907: runtime.ClassCapturedEvent, 908: runtime.ClassWrongThread,
-			801: runtime.ClassNotSupported, 4242: runtime.ClassInternal,
-		} {
-			GinkgoT().Setenv("FAKE_FAIL", "cuMemAlloc_v2="+strconv.Itoa(code))
-			_, err := d.Malloc(runtime.Main, 8)
-			e, ok := runtime.AsError(err)
-			Expect(ok).To(BeTrue())
-			Expect(e.Code).To(Equal(code))
-			Expect(e.Class).To(Equal(want), "code %d", code)
+var _ = Describe("the kernel and threads", func() {
+	It("launches the PTX axpy with (y, x, a, n) and one thread per lane, eagerly and in a graph", func(ctx SpecContext) {
+		d, log := openLogged(ctx)
+		const n = 300 // more lanes than one block of 256 threads
+		xs, ys, want := make([]uint32, n), make([]uint32, n), make([]uint32, n)
+		for i := range xs {
+			xs[i], ys[i] = uint32(i)+1, 10*uint32(i)
 		}
+		xs[n-1] = 0xffffffff
+		x, _ := d.Malloc(runtime.Main, 4*n)
+		y, _ := d.Malloc(runtime.Main, 4*n)
+		s, _ := d.CreateStream(runtime.Main)
+		Expect(d.Write(runtime.Main, x, lanes(xs...))).To(Succeed())
+		Expect(d.Write(runtime.Main, y, lanes(ys...))).To(Succeed())
+		Expect(d.Axpy(runtime.Other, s, y, x, 3)).To(Succeed())
+		got := make([]byte, 4*n)
+		Expect(d.Read(runtime.Main, got, y)).To(Succeed())
+		for i := range want {
+			want[i] = 3*xs[i] + ys[i]
+		}
+		Expect(got).To(Equal(lanes(want...)), "every lane, the last wrapping")
+		Expect(calls(log)["cuLaunchKernel"]).To(HaveLen(1))
+
+		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		Expect(d.Axpy(runtime.Main, s, y, x, 1)).To(Succeed())
+		g, err := d.EndCapture(runtime.Main, s)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(calls(log)["cuLaunchKernel"]).To(HaveLen(2), "captured once")
+		Expect(d.Read(runtime.Main, got, y)).To(Succeed())
+		Expect(got).To(Equal(lanes(want...)), "captured work did not run")
+		Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
+		Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
+		Expect(d.Read(runtime.Main, got, y)).To(Succeed())
+		for i := range want {
+			want[i] += 2 * xs[i]
+		}
+		Expect(got).To(Equal(lanes(want...)))
+		c := calls(log)
+		Expect(c["cuLaunchKernel"]).To(HaveLen(2), "a replay launches no kernel of its own")
+		Expect(c["cuGraphLaunch"]).To(HaveLen(2))
+		Expect(d.Axpy(runtime.Main, s, y, x.Slice(0, 8), 1)).To(MatchError(ContainSubstring("invalid-value")))
 	})
 
-	It("issues every call from the OS thread its Thread names, with the context current there", func() {
-		logFile := filepath.Join(GinkgoT().TempDir(), "calls.log")
-		GinkgoT().Setenv("FAKE_LOG", logFile)
+	It("issues every call from the OS thread its Thread names, with the context current there", func(ctx SpecContext) {
+		d, log := openLogged(ctx)
 		s, _ := d.CreateStream(runtime.Main)
 		x, _ := d.Malloc(runtime.Other, 16)
 		Expect(d.Fill(runtime.Other, s, x, 1)).To(Succeed())
@@ -248,21 +376,81 @@ var _ = Describe("a device", func() {
 		Expect(d.Fill(runtime.Other, s, x, 2)).To(Succeed())
 		_, err := d.EndCapture(runtime.Other, s)
 		Expect(err).NotTo(HaveOccurred())
-		GinkgoT().Setenv("FAKE_LOG", "")
-		c := calls(logFile)
+		c := calls(log)
 		main, other := c["cuStreamCreate"][0], c["cuMemAlloc_v2"][0]
 		Expect(main).NotTo(Equal(other))
+		Expect(c["cuCtxSetCurrent"]).To(ContainElements(main, other), "each worker made the context current on its own thread")
+		Expect(c["cuModuleLoadData"]).To(Equal([]string{main}))
 		Expect(c["cuMemsetD8Async"]).To(Equal([]string{other, other}))
 		Expect(c["cuStreamBeginCapture_v2"]).To(Equal([]string{main}))
 		Expect(c["cuStreamEndCapture"]).To(Equal([]string{other}))
 	})
 })
 
-// The conformance suite runs on the double; the backend is left open for the process.
-var _ = conformance.Describe("cuda double", func(ctx context.Context) (runtime.Device, error) {
-	b, err := cuda.New(cuda.Options{Library: lib})
+// The conformance suite on the full fake; each spec's device closes its backend too.
+var _ = conformance.Describe("cuda fake", func(ctx context.Context) (runtime.Device, error) {
+	b, err := cuda.New(cuda.Options{Library: libs.full})
 	if err != nil {
 		return nil, err
 	}
-	return b.Open(ctx, 0)
-}, conformance.Options{Memory: 1 << 30, Labels: []string{"double"}})
+	d, err := b.Open(ctx, 0)
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return ownBackend{d, b}, nil
+}, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}})
+
+// With REPLAYCHECK_HARDWARE=cuda: the conformance suite on device 0 of the driver the binding's
+// own search finds (Options{}: $REPLAYCHECK_CUDA_LIB, else libcuda.so.1), opened by BeforeSuite.
+var _ = onHardware && conformance.Describe("cuda hardware", func(ctx context.Context) (runtime.Device, error) {
+	if hardware == nil {
+		return nil, errors.New("no hardware backend: BeforeSuite did not open it")
+	}
+	d, err := hardware.Open(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(d.Platform(), "-replaycheck-fake") {
+		return nil, errors.Join(fmt.Errorf("%s is the fake, not hardware", hardware.Source()), d.Close())
+	}
+	return d, nil
+}, conformance.Options{Labels: []string{"hardware"}})
+
+var _ = onHardware && Describe("the hardware", Label("hardware"), func() {
+	It("is what the binding's search finds, a real device with a platform key of its own", func(ctx SpecContext) {
+		n, err := hardware.Devices(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(BeNumerically(">", 0))
+		info, err := hardware.Info(ctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("device 0", fmt.Sprintf("%+v from %s", info, hardware.Source()))
+		Expect(info.Name).NotTo(BeEmpty())
+		Expect(info.Platform).To(HavePrefix("cuda/"))
+		Expect(info.Platform).NotTo(HaveSuffix("-replaycheck-fake"))
+		d, err := hardware.Open(ctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(d.Close)
+		Expect(d.Capabilities().Kernels).To(BeTrue(), "the driver JIT-compiles the axpy PTX")
+	})
+})
+
+// With REPLAYCHECK_HARDWARE=cuda, one line says what ran on the hardware, for make device-check's
+// summary: "hardware specs: N passed, N failed, N skipped".
+var _ = ReportAfterSuite("hardware specs", func(r Report) {
+	if !onHardware {
+		return
+	}
+	var passed, failed, skipped int
+	for _, s := range r.SpecReports {
+		switch {
+		case s.LeafNodeType != types.NodeTypeIt || !slices.Contains(s.Labels(), "hardware"):
+		case s.State.Is(types.SpecStatePassed):
+			passed++
+		case s.State.Is(types.SpecStateSkipped | types.SpecStatePending):
+			skipped++
+		default:
+			failed++
+		}
+	}
+	fmt.Printf("\nhardware specs: %d passed, %d failed, %d skipped\n", passed, failed, skipped)
+})

@@ -20,6 +20,9 @@
 // the status of every capture in progress is asked again, and Invalidated says whether this call
 // invalidated one. GraphNodes is not supported.
 //
-// The driver-neutral half of the device (handles, bookkeeping, dispatch, errors) is
-// runtime/internal/bind, shared with runtime/acl.
+// The package's tests run on runtime/fake's libcuda.so.1 (built with the system C compiler), the
+// conformance suite included; with REPLAYCHECK_HARDWARE=cuda (make device-check) the conformance
+// suite runs also on device 0 of the library the binding's own search finds, labelled "hardware".
+//
+// The driver-neutral half of the device is runtime/internal/bind, shared with runtime/acl.
 package cuda

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -33,6 +35,7 @@ var scenarios = map[fake.Library][]struct {
 		{"threads", "applies wrong-thread ends and the unsafe-call rules per thread mode", nil},
 		{"host", "rejects pageable copies into a capture and replays pinned ones", nil},
 		{"errmsg", "reports the last failure's detail in aclGetRecentErrMsg", nil},
+		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, naming the injection, touching nothing", nil},
 	},
 	fake.CUDA: {
 		{"alloc", "reuses freed blocks, replays a re-base into the bystander, and fails 700 on freed memory", nil},
@@ -41,6 +44,7 @@ var scenarios = map[fake.Library][]struct {
 		{"threads", "rejects a wrong-thread end with 908 and applies the unsafe-call rules per thread mode", nil},
 		{"kernel", "loads PTX and runs the axpy kernel eagerly and captured", nil},
 		{"errors", "names error codes and counts devices", nil},
+		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, touching nothing", nil},
 	},
 }
 
@@ -88,9 +92,36 @@ var _ = Describe("the fakes' behaviour", func() {
 		Expect(st.ExitCode()).To(Equal(0), out)
 		data, err := os.ReadFile(log)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(data)).To(ContainSubstring("call aclmdlRICaptureBegin"))
-		Expect(string(data)).To(ContainSubstring("fail aclrtSynchronizeStream 107027"))
+		Expect(string(data)).To(ContainSubstring(" call aclmdlRICaptureBegin\n"))
+		Expect(string(data)).To(ContainSubstring(" fail aclrtSynchronizeStream 107027: "))
 	})
+
+	// The threads scenarios end a capture from a second thread, which fails wrong-thread there.
+	for lib, wrongThread := range map[fake.Library]string{fake.ACL: "aclmdlRICaptureEnd 107038", fake.CUDA: "cuStreamEndCapture 908"} {
+		It("records the calling thread's kernel thread id in every line of the "+lib.FileName()+" log", func() {
+			log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+			out, st := scenario(lib, built.full[lib], "threads", "REPLAYCHECK_FAKE_LOG="+log)
+			Expect(st.ExitCode()).To(Equal(0), out)
+			data, err := os.ReadFile(log)
+			Expect(err).NotTo(HaveOccurred())
+			line := regexp.MustCompile(`^([1-9][0-9]*) (call \S+|fail \S+ -?[0-9]+: .*)$`)
+			tids := map[string]bool{}
+			var failedEnd []string
+			for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+				m := line.FindStringSubmatch(l)
+				Expect(m).NotTo(BeNil(), "log line %q", l)
+				tids[m[1]] = true
+				if strings.HasPrefix(m[2], "fail "+wrongThread+":") {
+					failedEnd = append(failedEnd, m[1])
+				}
+			}
+			main := strconv.Itoa(st.Pid()) // the main thread's tid is the process id
+			Expect(tids).To(HaveKey(main))
+			Expect(failedEnd).To(HaveLen(1))
+			Expect(failedEnd[0]).NotTo(Equal(main), "the wrong-thread end ran on the second thread")
+			Expect(len(tids)).To(BeNumerically(">=", 3), "the main thread and the scenario's second threads")
+		})
+	}
 })
 
 // simRace runs the test drivers' race scenario on the simulator and prints it as they do.

@@ -41,14 +41,36 @@
 // 1<<48 | capture id. The CUDA kernel is "replaycheck_axpy" (AxpyKernel): cuModuleLoadData takes
 // PTX text containing ".version" and ".entry" and naming it, and cuLaunchKernel takes kernelParams
 // {&y (CUdeviceptr), &x (CUdeviceptr), &a (unsigned int), &n (unsigned int, lanes)}, no extra, and
-// computes y[i] = a*x[i] + y[i] over n little-endian uint32 lanes whatever the grid.
+// computes y[i] = a*x[i] + y[i] over the little-endian uint32 lanes i < n that the launch has a
+// thread for (i = blockIdx.x*blockDim.x + threadIdx.x, one thread per lane, as runtime/cuda's
+// AxpyPTX): a grid too small leaves the remaining lanes as they were, as that kernel does.
 //
-// Environment, read once per process: REPLAYCHECK_FAKE_MEMORY (bytes reserved per device and as
-// much again for pinned host memory; default 1 GiB), REPLAYCHECK_FAKE_DEVICES (default 1, at most
-// 8), REPLAYCHECK_FAKE_SEED (default 0: capture order), REPLAYCHECK_FAKE_LOG (a file the calls and
-// their failures are appended to), REPLAYCHECK_FAKE_FAIL_MALLOC (n: the n-th device allocation
-// that passes its checks fails out-of-memory, once, as sim's FailMalloc) and REPLAYCHECK_FAKE_CRASH
-// (an entry point name: calling it faults with SIGSEGV, a real invalid access, in every build).
+// Environment, read once per loaded copy of the library, at its first call: REPLAYCHECK_FAKE_MEMORY
+// (bytes reserved per device and as much again for pinned host memory; default 1 GiB),
+// REPLAYCHECK_FAKE_DEVICES (default 1, at most 8), REPLAYCHECK_FAKE_SEED (default 0: capture
+// order), REPLAYCHECK_FAKE_LOG (a file the calls and their failures are appended to, see below),
+// REPLAYCHECK_FAKE_FAIL_MALLOC (n: the n-th device allocation that passes its checks fails
+// out-of-memory, once, as sim's FailMalloc) and REPLAYCHECK_FAKE_CRASH (an entry point name:
+// calling it faults with SIGSEGV, a real invalid access, in every build).
+//
+// REPLAYCHECK_FAKE_FAIL="<entry point>=<code>" is read at every call instead, so a test arms and
+// disarms it between calls (not while a call is in flight: setenv is not safe against a concurrent
+// getenv). While it names an entry point that returns a status (every one but aclGetRecentErrMsg
+// and aclrtGetSocName), every call of that entry point, not only the first, returns the code (any
+// non-zero int, in the platform's table or not) before it touches anything: no rule is applied, no
+// capture invalidated, nothing allocated or enqueued, and an output argument keeps what it had.
+// The failure's detail names the injection ("<entry point>: failure <code> injected by
+// REPLAYCHECK_FAKE_FAIL"), which aclGetRecentErrMsg returns on the calling thread;
+// cuGetErrorName and cuGetErrorString name the code from the generated table (and answer
+// CUDA_ERROR_INVALID_VALUE for a code outside it, as the driver does). A value that names another
+// entry point, or whose code is not a non-zero decimal, octal or hex integer, injects nothing. It
+// answers before the stub's code, in the stub too.
+//
+// The call log has one line per call entered and one more per failure, each starting with the
+// calling OS thread's kernel thread id (gettid(2), what Go's syscall.Gettid returns on that thread;
+// the main thread's is the process id): "<tid> call <entry point>" and "<tid> fail <entry point>
+// <code>: <detail>". Lines are written whole as they end (line-buffered, appended), so the file can
+// be read while the library is loaded.
 //
 // Which calls settle launched work: every device call but aclmdlRIExecuteAsync / cuGraphLaunch,
 // aclmdlRICaptureGetInfo / cuStreamIsCapturing, and the calls the simulator has no counterpart

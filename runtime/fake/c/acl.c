@@ -44,12 +44,14 @@ typedef struct {
 
 /* begin enters an entry point that needs the calling thread's current device; settle says
  * whether graph work launched earlier must run first (every call but a launch and a capture-state
- * question). */
+ * question). An injected failure (REPLAYCHECK_FAKE_FAIL) answers first. */
 static int begin(acl_call *c, const char *entry, int settle) {
-	rc_enter(entry);
+	int err = rc_enter(entry);
 	c->entry = entry;
 	c->d = NULL;
 	c->locked = 0;
+	if (err)
+		return err;
 #ifdef RC_STUB
 	(void)settle;
 	rc_set_detail("%s: no Ascend device (fake libascendcl.so built without a driver)", entry);
@@ -79,59 +81,67 @@ static int null_arg(const char *what) { return rc_fail("invalid-value", "%s is N
 
 RC_API aclError aclInit(const char *configPath) {
 	(void)configPath;
-	rc_enter("aclInit");
-	rc_lock();
-	int err = 0;
-	if (initialized) {
-		rc_set_detail("aclInit: already initialized");
-		err = ACL_ERROR_REPEAT_INITIALIZE;
+	int err = rc_enter("aclInit");
+	if (!err) {
+		rc_lock();
+		if (initialized) {
+			rc_set_detail("aclInit: already initialized");
+			err = ACL_ERROR_REPEAT_INITIALIZE;
+		}
+		initialized = 1;
+		rc_unlock();
 	}
-	initialized = 1;
-	rc_unlock();
 	rc_log_result("aclInit", err);
 	return err;
 }
 
 RC_API aclError aclFinalize(void) {
-	rc_enter("aclFinalize");
-	rc_lock();
-	initialized = 0;
-	rc_unlock();
-	rc_log_result("aclFinalize", 0);
-	return ACL_SUCCESS;
+	int err = rc_enter("aclFinalize");
+	if (!err) {
+		rc_lock();
+		initialized = 0;
+		rc_unlock();
+	}
+	rc_log_result("aclFinalize", err);
+	return err;
 }
 
 RC_API const char *aclGetRecentErrMsg(void) {
-	rc_enter("aclGetRecentErrMsg");
+	rc_trace("aclGetRecentErrMsg");
 	return rc_detail();
 }
 
-RC_API aclError aclrtGetDeviceCount(uint32_t *count) {
-	rc_enter("aclrtGetDeviceCount");
-	int err = 0;
+static int device_count(uint32_t *count) {
 #ifdef RC_STUB
 	if (count)
 		*count = 0;
 	rc_set_detail("aclrtGetDeviceCount: no Ascend device (fake libascendcl.so built without a driver)");
-	err = ACL_ERROR_RT_NO_DEVICE;
+	return ACL_ERROR_RT_NO_DEVICE;
 #else
-	if (!count)
-		err = ACL_ERROR_INVALID_PARAM;
-	else
-		*count = (uint32_t)rc_device_count();
+	if (!count) {
+		rc_set_detail("aclrtGetDeviceCount: count is NULL");
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	*count = (uint32_t)rc_device_count();
+	return 0;
 #endif
+}
+
+RC_API aclError aclrtGetDeviceCount(uint32_t *count) {
+	int err = rc_enter("aclrtGetDeviceCount");
+	if (!err)
+		err = device_count(count);
 	rc_log_result("aclrtGetDeviceCount", err);
 	return err;
 }
 
-RC_API aclError aclrtSetDevice(int32_t deviceId) {
-	rc_enter("aclrtSetDevice");
-	int err = 0;
+static int set_device(int32_t deviceId) {
 #ifdef RC_STUB
 	(void)deviceId;
 	rc_set_detail("aclrtSetDevice: no Ascend device (fake libascendcl.so built without a driver)");
-	err = ACL_ERROR_RT_NO_DEVICE;
+	return ACL_ERROR_RT_NO_DEVICE;
 #else
+	int err = 0;
 	rc_lock();
 	if (deviceId < 0 || deviceId >= rc_device_count()) {
 		rc_set_detail("aclrtSetDevice: device %d out of range: the fake has %d device(s)", deviceId, rc_device_count());
@@ -140,18 +150,25 @@ RC_API aclError aclrtSetDevice(int32_t deviceId) {
 		rc_set_current(deviceId);
 	}
 	rc_unlock();
+	return err;
 #endif
+}
+
+RC_API aclError aclrtSetDevice(int32_t deviceId) {
+	int err = rc_enter("aclrtSetDevice");
+	if (!err)
+		err = set_device(deviceId);
 	rc_log_result("aclrtSetDevice", err);
 	return err;
 }
 
-RC_API aclError aclrtResetDevice(int32_t deviceId) {
-	rc_enter("aclrtResetDevice");
-	int err = 0;
+static int reset_device(int32_t deviceId) {
 #ifdef RC_STUB
 	(void)deviceId;
-	err = ACL_ERROR_RT_NO_DEVICE;
+	rc_set_detail("aclrtResetDevice: no Ascend device (fake libascendcl.so built without a driver)");
+	return ACL_ERROR_RT_NO_DEVICE;
 #else
+	int err = 0;
 	rc_lock();
 	if (deviceId < 0 || deviceId >= rc_device_count() || !rc_device_at(deviceId)) {
 		rc_set_detail("aclrtResetDevice: device %d is not set", deviceId);
@@ -162,7 +179,14 @@ RC_API aclError aclrtResetDevice(int32_t deviceId) {
 			rc_set_current(-1);
 	}
 	rc_unlock();
+	return err;
 #endif
+}
+
+RC_API aclError aclrtResetDevice(int32_t deviceId) {
+	int err = rc_enter("aclrtResetDevice");
+	if (!err)
+		err = reset_device(deviceId);
 	rc_log_result("aclrtResetDevice", err);
 	return err;
 }
@@ -178,15 +202,23 @@ RC_API aclError aclrtGetMemInfo(int attr, size_t *freeBytes, size_t *total) {
 
 // The fake names itself, so a run through it has a platform key of its own
 // (acl/cann-<version>-replaycheck-fake) and never passes for hardware.
-RC_API const char *aclrtGetSocName(void) { return "replaycheck-fake"; }
+RC_API const char *aclrtGetSocName(void) {
+	rc_trace("aclrtGetSocName");
+	return "replaycheck-fake";
+}
 
 // aclsysGetVersionStr(pkgName, versionStr): the runtime package reports the CANN version the cann
 // profile encodes; any other package is the fake's own.
 RC_API aclError aclsysGetVersionStr(char *pkgName, char *versionStr) {
-	if (!pkgName || !versionStr)
-		return 100000;
-	snprintf(versionStr, 128, "%s", strcmp(pkgName, "runtime") == 0 ? "9.0.0" : "replaycheck-fake");
-	return 0;
+	int err = rc_enter("aclsysGetVersionStr");
+	if (!err && (!pkgName || !versionStr)) {
+		rc_set_detail("aclsysGetVersionStr: %s is NULL", pkgName ? "versionStr" : "pkgName");
+		err = ACL_ERROR_INVALID_PARAM;
+	}
+	if (!err)
+		snprintf(versionStr, 128, "%s", strcmp(pkgName, "runtime") == 0 ? "9.0.0" : "replaycheck-fake");
+	rc_log_result("aclsysGetVersionStr", err);
+	return err;
 }
 
 RC_API aclError aclrtCreateStream(aclrtStream *stream) {

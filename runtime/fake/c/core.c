@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "rules.h"
 
@@ -104,8 +106,8 @@ static void read_env(void) {
 	const char *v = getenv("REPLAYCHECK_FAKE_CRASH");
 	if (v)
 		snprintf(crash_entry, sizeof crash_entry, "%s", v);
-	if ((v = getenv("REPLAYCHECK_FAKE_LOG")) && *v)
-		call_log = fopen(v, "a");
+	if ((v = getenv("REPLAYCHECK_FAKE_LOG")) && *v && (call_log = fopen(v, "a")))
+		setvbuf(call_log, NULL, _IOLBF, 0); /* whole lines, written as they end */
 	if ((v = getenv("REPLAYCHECK_FAKE_MEMORY")) && *v) {
 		unsigned long long n = strtoull(v, NULL, 0);
 		if (n >= GRANULARITY && n <= (1ull << 40))
@@ -122,7 +124,11 @@ static void read_env(void) {
 		fail_malloc = strtol(v, NULL, 0);
 }
 
-void rc_enter(const char *entry) {
+/* The calling thread as the kernel names it (gettid): what the log records, and what Go's
+ * syscall.Gettid returns on that thread. */
+static long thread_id(void) { return (long)syscall(SYS_gettid); }
+
+void rc_trace(const char *entry) {
 	pthread_once(&env_once, read_env);
 	if (crash_entry[0] && strcmp(crash_entry, entry) == 0) {
 		/* A real fault, as a crashing driver raises it: the kernel's SIGSEGV, which a Go process
@@ -132,15 +138,34 @@ void rc_enter(const char *entry) {
 		abort();
 	}
 	if (call_log)
-		fprintf(call_log, "%lu call %s\n", (unsigned long)pthread_self(), entry);
+		fprintf(call_log, "%ld call %s\n", thread_id(), entry);
+}
+
+/* injected answers REPLAYCHECK_FAKE_FAIL="<entry point>=<code>" for entry: the code when the
+ * variable names entry and a non-zero code, else 0. Unlike the rest of the environment it is read
+ * at every call, so a test arms and disarms it between calls (never while a call is in flight:
+ * setenv is not safe against a concurrent getenv). */
+static int injected(const char *entry) {
+	const char *v = getenv("REPLAYCHECK_FAKE_FAIL");
+	size_t n = strlen(entry);
+	if (!v || strncmp(v, entry, n) != 0 || v[n] != '=')
+		return 0;
+	char *end;
+	long code = strtol(v + n + 1, &end, 0);
+	if (end == v + n + 1 || *end || code == 0 || code != (int)code)
+		return 0;
+	rc_set_detail("%s: failure %ld injected by REPLAYCHECK_FAKE_FAIL", entry, code);
+	return (int)code;
+}
+
+int rc_enter(const char *entry) {
+	rc_trace(entry);
+	return injected(entry);
 }
 
 void rc_log_result(const char *entry, int code) {
-	if (call_log) {
-		if (code)
-			fprintf(call_log, "%lu fail %s %d: %s\n", (unsigned long)pthread_self(), entry, code, detail_buf);
-		fflush(call_log);
-	}
+	if (call_log && code)
+		fprintf(call_log, "%ld fail %s %d: %s\n", thread_id(), entry, code, detail_buf);
 }
 
 void rc_lock(void) { pthread_mutex_lock(&lib_lock); }

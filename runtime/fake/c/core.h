@@ -114,9 +114,14 @@ typedef struct rc_device rc_device;
 /* Library lock and environment. */
 void rc_lock(void);
 void rc_unlock(void);
-/* rc_enter is the first thing every entry point does (no lock held): it raises SIGSEGV when
- * REPLAYCHECK_FAKE_CRASH names the entry point, and logs the call when REPLAYCHECK_FAKE_LOG is set. */
-void rc_enter(const char *entry);
+/* rc_trace is the first thing an entry point without a status does (no lock held): it raises
+ * SIGSEGV when REPLAYCHECK_FAKE_CRASH names the entry point, and logs the call, with the calling
+ * thread's kernel thread id, when REPLAYCHECK_FAKE_LOG is set. rc_enter, the first thing every
+ * entry point that returns a status does, also answers REPLAYCHECK_FAKE_FAIL: it returns the code
+ * injected for the entry point, with a detail naming the injection, or 0; a non-zero answer is the
+ * entry point's result, and the call touches nothing else. */
+void rc_trace(const char *entry);
+int rc_enter(const char *entry);
 void rc_log_result(const char *entry, int code);
 /* Error detail of the calling thread's last failure ("" when none). */
 const char *rc_detail(void);

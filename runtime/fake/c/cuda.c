@@ -9,8 +9,10 @@
  * The one kernel: cuModuleLoadData accepts NUL-terminated PTX text (it must contain ".version"
  * and ".entry"); cuModuleGetFunction finds "replaycheck_axpy" in a module whose text names it.
  * cuLaunchKernel of it takes kernelParams {CUdeviceptr *y, CUdeviceptr *x, unsigned int *a,
- * unsigned int *n} and computes y[i] = a*x[i] + y[i] over the n little-endian uint32 lanes,
- * whatever the grid (a grid-stride kernel); extra must be NULL.
+ * unsigned int *n} and computes y[i] = a*x[i] + y[i] over the little-endian uint32 lanes i < n
+ * that the launch has a thread for, i = blockIdx.x * blockDim.x + threadIdx.x, as the bindings'
+ * PTX (runtime/cuda AxpyPTX) does: one thread per lane, so a grid too small leaves lanes as they
+ * were. The y and z dimensions add no lane. extra must be NULL.
  *
  * Built with -DRC_STUB it behaves as NVIDIA's stub library: every entry point but cuGetErrorName
  * and cuGetErrorString returns CUDA_ERROR_STUB_LIBRARY (34). */
@@ -71,10 +73,12 @@ typedef struct {
  * settles launched graph work first when settle is set (every call but a launch and a
  * capture-state question). */
 static int begin_lib(cu_call *c, const char *entry) {
-	rc_enter(entry);
+	int err = rc_enter(entry);
 	c->entry = entry;
 	c->d = NULL;
 	c->locked = 0;
+	if (err)
+		return err; /* injected (REPLAYCHECK_FAKE_FAIL) */
 #ifdef RC_STUB
 	rc_set_detail("%s: CUDA driver is a stub library (fake)", entry);
 	return CUDA_ERROR_STUB_LIBRARY;
@@ -122,9 +126,11 @@ static int check_device(CUdevice dev) {
 
 RC_API CUresult cuInit(unsigned int flags) {
 	cu_call c;
-	rc_enter("cuInit");
 	c.entry = "cuInit";
 	c.locked = 0;
+	int err = rc_enter("cuInit");
+	if (err)
+		return end(&c, err);
 #ifdef RC_STUB
 	(void)flags;
 	rc_set_detail("cuInit: CUDA driver is a stub library (fake)");
@@ -139,17 +145,25 @@ RC_API CUresult cuInit(unsigned int flags) {
 #endif
 }
 
-RC_API CUresult cuDriverGetVersion(int *version) {
-	rc_enter("cuDriverGetVersion");
+static int driver_version(int *version) {
 #ifdef RC_STUB
 	(void)version;
+	rc_set_detail("cuDriverGetVersion: CUDA driver is a stub library (fake)");
 	return CUDA_ERROR_STUB_LIBRARY;
 #else
 	if (!version)
-		return CUDA_ERROR_INVALID_VALUE;
+		return null_arg("version");
 	*version = RC_CU_DRIVER_VERSION;
 	return CUDA_SUCCESS;
 #endif
+}
+
+RC_API CUresult cuDriverGetVersion(int *version) {
+	cu_call c = {.entry = "cuDriverGetVersion"};
+	int err = rc_enter(c.entry);
+	if (!err)
+		err = driver_version(version);
+	return end(&c, err);
 }
 
 RC_API CUresult cuDeviceGetCount(int *count) {
@@ -507,7 +521,8 @@ RC_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
 	if (!err) {
 		CUdeviceptr y = *(CUdeviceptr *)kernelParams[0], x = *(CUdeviceptr *)kernelParams[1];
 		unsigned int a = *(unsigned int *)kernelParams[2], n = *(unsigned int *)kernelParams[3];
-		err = rc_axpy(c.d, H(stream), y, x, n, a);
+		uint64_t threads = (uint64_t)gridDimX * blockDimX;
+		err = rc_axpy(c.d, H(stream), y, x, threads < n ? threads : n, a);
 	}
 	return end(&c, err);
 }
@@ -623,20 +638,25 @@ RC_API CUresult cuGraphDestroy(CUgraph graph) {
 	return end(&c, err);
 }
 
-RC_API CUresult cuGetErrorName(CUresult error, const char **pStr) {
-	rc_enter("cuGetErrorName");
+/* cuGetErrorName and cuGetErrorString name a code from the generated table (the platform's codes
+ * and every code the profile names), injected codes included; any other code is
+ * CUDA_ERROR_INVALID_VALUE with *pStr NULL, as the driver answers. They work in the stub too. */
+static CUresult error_text(const char *entry, CUresult error, const char **pStr, int name) {
+	cu_call c = {.entry = entry};
+	int err = rc_enter(entry);
 	const rc_code_name *n = rc_code_lookup(error);
-	if (!pStr)
-		return CUDA_ERROR_INVALID_VALUE;
-	*pStr = n ? n->name : NULL;
-	return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!err && !pStr)
+		err = null_arg("pStr");
+	if (!err) {
+		*pStr = n ? (name ? n->name : n->text) : NULL;
+		if (!n) {
+			rc_set_detail("%s: %d is not a CUresult the fake knows", entry, error);
+			err = CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return end(&c, err);
 }
 
-RC_API CUresult cuGetErrorString(CUresult error, const char **pStr) {
-	rc_enter("cuGetErrorString");
-	const rc_code_name *n = rc_code_lookup(error);
-	if (!pStr)
-		return CUDA_ERROR_INVALID_VALUE;
-	*pStr = n ? n->text : NULL;
-	return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
+RC_API CUresult cuGetErrorName(CUresult error, const char **pStr) { return error_text("cuGetErrorName", error, pStr, 1); }
+
+RC_API CUresult cuGetErrorString(CUresult error, const char **pStr) { return error_text("cuGetErrorString", error, pStr, 0); }

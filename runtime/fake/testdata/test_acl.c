@@ -410,6 +410,35 @@ static void scenario_race(void) { /* REPLAYCHECK_FAKE_SEED decides; prints the v
 	printf("\n");
 }
 
+/* REPLAYCHECK_FAKE_FAIL, set here: it is read at every call. */
+static void scenario_fail(void) {
+	void *s = stream(), *x = dmalloc(512), *p = NULL;
+	setenv("REPLAYCHECK_FAKE_FAIL", "aclrtSynchronizeStream=107027", 1);
+	EQ(acl.aclrtSynchronizeStream(s), 107027);
+	const char *m = acl.aclGetRecentErrMsg();
+	CHECK(strcmp(m, "aclrtSynchronizeStream: failure 107027 injected by REPLAYCHECK_FAKE_FAIL") == 0, "detail: %s", m);
+	EQ(acl.aclrtSynchronizeStream(s), 107027); /* every call */
+	OK(acl.aclrtSynchronizeDevice());          /* only the entry point named */
+	/* the injected call touches nothing: no allocation, no memset */
+	setenv("REPLAYCHECK_FAKE_FAIL", "aclrtMalloc=207001", 1);
+	EQ(acl.aclrtMalloc(&p, 512, 0), 207001);
+	CHECK(p == NULL, "an injected aclrtMalloc stored %p", p);
+	setenv("REPLAYCHECK_FAKE_FAIL", "aclrtMemsetAsync=507000", 1);
+	EQ(acl.aclrtMemsetAsync(x, 512, 7, 512, s), 507000);
+	/* names that are not the entry point's, and codes that are not codes, inject nothing */
+	const char *inert[] = {"aclrtMemsetAsyncX=5", "aclrtMemset=5", "aclrtMemsetAsync", "aclrtMemsetAsync=",
+			       "aclrtMemsetAsync=five", "aclrtMemsetAsync=0", "aclrtMemsetAsync=5x"};
+	for (size_t i = 0; i < sizeof inert / sizeof inert[0]; i++) {
+		setenv("REPLAYCHECK_FAKE_FAIL", inert[i], 1);
+		OK(acl.aclrtMemsetAsync(x, 512, 0, 512, s));
+	}
+	unsetenv("REPLAYCHECK_FAKE_FAIL");
+	OK(acl.aclrtSynchronizeStream(s));
+	EQ(first_byte(x), 0);
+	void *y = dmalloc(512);
+	CHECK((char *)y == (char *)x + 512, "the next block is %p, want %p: an injected failure allocated", y, (void *)((char *)x + 512));
+}
+
 static void scenario_crash(void) { /* REPLAYCHECK_FAKE_CRASH=aclrtMalloc dies here */
 	void *p = NULL;
 	OK(acl.aclrtMalloc(&p, 64, 0));
@@ -467,6 +496,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "host") == 0) scenario_host();
 		else if (strcmp(sc, "errmsg") == 0) scenario_errmsg();
 		else if (strcmp(sc, "race") == 0) scenario_race();
+		else if (strcmp(sc, "fail") == 0) scenario_fail();
 		else if (strcmp(sc, "crash") == 0) scenario_crash();
 		else {
 			printf("FAIL unknown scenario %s\n", sc);

@@ -259,6 +259,16 @@ static void scenario_kernel(void) {
 	EQ(out[1], 26);
 	EQ(out[2], 39);
 	EQ(out[3], 2); /* 3*0xffffffff + 5 wraps */
+	/* one thread per lane (blockIdx.x * blockDim.x + threadIdx.x): 1 x 3 threads leave lane 3 */
+	OK(cu.cuMemcpyHtoD_v2(y, ys, 16));
+	OK(cu.cuLaunchKernel(fn, 1, 1, 1, 3, 2, 2, 0, s, params, NULL));
+	OK(cu.cuMemcpyDtoH_v2(out, y, 16));
+	EQ(out[2], 39);
+	EQ(out[3], 5);
+	OK(cu.cuLaunchKernel(fn, 2, 1, 1, 2, 1, 1, 0, s, params, NULL));
+	OK(cu.cuMemcpyDtoH_v2(out, y, 16));
+	EQ(out[0], 16);
+	EQ(out[3], 2);
 	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
 	OK(cu.cuMemsetD8Async(x, 0, 16, s));
 	OK(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL));
@@ -315,6 +325,40 @@ static void scenario_race(void) {
 	printf("\n");
 }
 
+/* REPLAYCHECK_FAKE_FAIL, set here: it is read at every call. */
+static void scenario_fail(void) {
+	void *s = stream(), *g = NULL;
+	dptr a = dmalloc(512), p = 0;
+	const char *name = NULL;
+	setenv("REPLAYCHECK_FAKE_FAIL", "cuMemAlloc_v2=2", 1);
+	EQ(cu.cuMemAlloc_v2(&p, 512), 2);
+	EQ(cu.cuMemAlloc_v2(&p, 512), 2); /* every call */
+	EQ(p, 0);
+	OK(cu.cuMemsetD8Async(a, 1, 512, s)); /* only the entry point named */
+	OK(cu.cuGetErrorName(2, &name));
+	CHECK(name && strcmp(name, "CUDA_ERROR_OUT_OF_MEMORY") == 0, "name %s", name);
+	/* an injected 900 touches nothing: the capture stays active, where the rule's 900 invalidates */
+	setenv("REPLAYCHECK_FAKE_FAIL", "cuStreamSynchronize=900", 1);
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	EQ(cu.cuStreamSynchronize(s), 900);
+	EQ(status(s), 1);
+	OK(cu.cuStreamEndCapture(s, &g));
+	OK(cu.cuGraphDestroy(g));
+	/* a code outside the table is returned as is, and has no name */
+	setenv("REPLAYCHECK_FAKE_FAIL", "cuStreamSynchronize=4242", 1);
+	EQ(cu.cuStreamSynchronize(s), 4242);
+	EQ(cu.cuGetErrorName(4242, &name), 1);
+	const char *inert[] = {"cuStreamSynchronizeX=5", "cuStream=5", "cuStreamSynchronize", "cuStreamSynchronize=",
+			       "cuStreamSynchronize=five", "cuStreamSynchronize=0"};
+	for (size_t i = 0; i < sizeof inert / sizeof inert[0]; i++) {
+		setenv("REPLAYCHECK_FAKE_FAIL", inert[i], 1);
+		OK(cu.cuStreamSynchronize(s));
+	}
+	unsetenv("REPLAYCHECK_FAKE_FAIL");
+	EQ(first_byte(a), 1);
+	EQ(dmalloc(512), a + 512); /* the injected allocations took nothing */
+}
+
 static void scenario_crash(void) {
 	dptr p;
 	OK(cu.cuMemAlloc_v2(&p, 64));
@@ -369,6 +413,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "kernel") == 0) scenario_kernel();
 		else if (strcmp(sc, "errors") == 0) scenario_errors();
 		else if (strcmp(sc, "race") == 0) scenario_race();
+		else if (strcmp(sc, "fail") == 0) scenario_fail();
 		else if (strcmp(sc, "crash") == 0) scenario_crash();
 		else {
 			printf("FAIL unknown scenario %s\n", sc);
