@@ -710,6 +710,8 @@ static void same_address(rc_mode mode) {
 		fatal("fill: %s", err.message);
 	st = e.x->launch(e.x->self, RC_THREAD_MAIN, g, s, &err);
 	outcome("launch after free and re-allocation", st, &err);
+	if (st == RC_REFUSED)
+		printf("why: %s\n", err.message);
 	uint8_t b;
 	if (e.x->read(e.x->self, RC_THREAD_MAIN, &b, (rc_ptr){by.addr, 1}, &err) != RC_OK)
 		fatal("read: %s", err.message);
