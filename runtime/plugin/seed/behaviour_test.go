@@ -153,6 +153,30 @@ free bystander: ok
 launch after free: error illegal-address
 done same-address-program
 `,
+	"isolation-kernel": `
+launch g1 on s1: ok
+launch g2 on s2 while g1 writes what it reads: refused refused
+sync s1: ok
+launch g2 on s2 after the sync: ok
+launch g3 on the same stream: ok
+launch g1 on s1 while g2 reads what it writes: refused refused
+record after g2 and g3 on s2: ok
+s1 waits for it: ok
+launch g1 on s1 after the wait: ok
+done isolation-kernel
+`,
+	"isolation-program": `
+launch g1 on s1: ok
+launch g2 on s2 while g1 writes what it reads: ok
+sync s1: ok
+launch g2 on s2 after the sync: ok
+launch g3 on the same stream: ok
+launch g1 on s1 while g2 reads what it writes: ok
+record after g2 and g3 on s2: ok
+s1 waits for it: ok
+launch g1 on s1 after the wait: ok
+done isolation-program
+`,
 	"retire": `
 retained: ok allocated mallocs+1 frees+0 same-address=0 held=1
 arena: ok allocated mallocs+1 frees+0 same-address=0 held=1
@@ -178,6 +202,7 @@ done opens
 
 // why is what the refusal messages of a scenario must say, through the reference.
 var why = map[string][]string{
+	"isolation-kernel":    {"replay of graph#2 on stream#2 refused: graph#1, launched on stream#1, may still be running and nothing orders it before stream#2; both touch ", "(read by this graph, written by that one): concurrent replays would race"},
 	"rebase-kernel":       {"replay of graph#1 refused: captured range ", "(allocation generation 2 at capture) is no longer inside any live allocation (freed)"},
 	"same-address-kernel": {"replay of graph#1 refused: captured range ", "(allocation generation 2 at capture) now lies in allocation generation 3 at ", "same address, different allocation"},
 }

@@ -724,6 +724,47 @@ static void same_address(rc_mode mode) {
 	close_env(&e);
 }
 
+/* isolation launches two graphs that share memory on two streams, and orders them by a sync and by
+ * a wait on an event recorded after a launch. */
+static void isolation(rc_mode mode) {
+	env e;
+	open_env(&e, mode);
+	rc_error err;
+	rc_stream s1 = must_stream(&e), s2 = must_stream(&e);
+	rc_ptr a = must_malloc(&e, 1024), b = must_malloc(&e, 1024), c = must_malloc(&e, 1024);
+	rc_graph g1, g2, g3;
+	if (e.x->begin_capture(e.x->self, RC_THREAD_MAIN, s1, RC_CAPTURE_GLOBAL, &err) != RC_OK ||
+	    e.x->fill(e.x->self, RC_THREAD_MAIN, s1, a, 1, &err) != RC_OK ||
+	    e.x->end_capture(e.x->self, RC_THREAD_MAIN, s1, &g1, &err) != RC_OK)
+		fatal("capture g1: %s", err.message);
+	g2 = capture_copy(&e, s2, b, a);
+	g3 = capture_copy(&e, s2, c, b);
+	int32_t st = e.x->launch(e.x->self, RC_THREAD_MAIN, g1, s1, &err);
+	outcome("launch g1 on s1", st, &err);
+	st = e.x->launch(e.x->self, RC_THREAD_MAIN, g2, s2, &err);
+	outcome("launch g2 on s2 while g1 writes what it reads", st, &err);
+	if (st == RC_REFUSED)
+		printf("why: %s\n", err.message);
+	st = e.x->sync_stream(e.x->self, RC_THREAD_MAIN, s1, &err);
+	outcome("sync s1", st, &err);
+	st = e.x->launch(e.x->self, RC_THREAD_MAIN, g2, s2, &err);
+	outcome("launch g2 on s2 after the sync", st, &err);
+	st = e.x->launch(e.x->self, RC_THREAD_MAIN, g3, s2, &err);
+	outcome("launch g3 on the same stream", st, &err);
+	st = e.x->launch(e.x->self, RC_THREAD_MAIN, g1, s1, &err);
+	outcome("launch g1 on s1 while g2 reads what it writes", st, &err);
+	rc_event ev;
+	if (e.x->create_event(e.x->self, RC_THREAD_MAIN, &ev, &err) != RC_OK)
+		fatal("create_event: %s", err.message);
+	st = e.x->record(e.x->self, RC_THREAD_MAIN, ev, s2, &err);
+	outcome("record after g2 and g3 on s2", st, &err);
+	st = e.x->wait(e.x->self, RC_THREAD_MAIN, s1, ev, &err);
+	outcome("s1 waits for it", st, &err);
+	st = e.x->launch(e.x->self, RC_THREAD_MAIN, g1, s1, &err);
+	outcome("launch g1 on s1 after the wait", st, &err);
+	close_env(&e);
+}
+
 static void retire(void) {
 	env e;
 	open_env(&e, RC_MODE_KERNEL);
@@ -798,6 +839,10 @@ int main(int argc, char **argv) {
 		same_address(RC_MODE_KERNEL);
 	else if (!strcmp(sc, "same-address-program"))
 		same_address(RC_MODE_PROGRAM);
+	else if (!strcmp(sc, "isolation-kernel"))
+		isolation(RC_MODE_KERNEL);
+	else if (!strcmp(sc, "isolation-program"))
+		isolation(RC_MODE_PROGRAM);
 	else if (!strcmp(sc, "retire"))
 		retire();
 	else if (!strcmp(sc, "opens"))
