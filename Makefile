@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test build bench vet fmt-check clean device-check fakes
+.PHONY: run test build bench vet fmt-check clean device-check fakes plugins
 
 ## build: the replaycheck CLI into bin/; with gcc present it carries the acl and cuda backends
 ## (cgo), and CGO_ENABLED=0 builds one that runs everything on the simulator
@@ -35,6 +35,11 @@ device-check:
 ## libcuda.so.1, stub/ and missing-<symbol>/ variants, for the cgo bindings' tests without hardware
 fakes:
 	@$(GO) run ./runtime/fake/cmd/mkfakes build/fake
+
+## plugins: the seed runtime plugins (C, built with $$CC or cc) into build/plugins/: reference.so, the
+## built-in guards' rules for `replaycheck run --runtime`, and one .so per defective variant
+plugins:
+	@$(GO) run ./runtime/plugin/seed/cmd/mkplugins build/plugins
 
 vet:
 	$(GO) vet ./...

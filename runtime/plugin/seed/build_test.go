@@ -1,0 +1,85 @@
+package seed_test
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
+)
+
+// exported lists the functions a shared library defines in its dynamic symbol table.
+func exported(path string) []string {
+	GinkgoHelper()
+	f, err := elf.Open(path)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && (elf.ST_BIND(s.Info) == elf.STB_GLOBAL || elf.ST_BIND(s.Info) == elf.STB_WEAK) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+var _ = Describe("building the plugins", func() {
+	It("names the reference first, then the four defects", func() {
+		Expect(seed.Names()).To(Equal([]string{"reference", "arena-rollback-on-refusal", "retained-free-before-refuse", "no-capture-watch", "pointer-equality-residency"}))
+		Expect(seed.Defects()).To(Equal(seed.Names()[1:]))
+	})
+
+	It("compiles as C11 with warnings as errors", func() {
+		Expect(seed.Flags).To(ContainElements("-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread"))
+	})
+
+	It("embeds the ABI header unchanged", func() {
+		want, err := os.ReadFile(filepath.Join("..", "..", "..", "include", "replaycheck", "runtime.h"))
+		Expect(err).NotTo(HaveOccurred())
+		got, err := os.ReadFile(filepath.Join("c", "replaycheck", "runtime.h"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(got)).To(Equal(string(want)), "c/replaycheck/runtime.h must be a copy of include/replaycheck/runtime.h")
+	})
+
+	for _, name := range seed.Names() {
+		It("exports exactly the ABI's three entry points from "+name+".so", func() {
+			Expect(filepath.Base(built.plugins[name])).To(Equal(name + ".so"))
+			Expect(exported(built.plugins[name])).To(ConsistOf(seed.Exports()))
+		})
+
+		It("compiles "+name+" against include/ with the plain flags, exporting the same three", func() {
+			src, err := filepath.Abs(filepath.Join("c", "seed.c"))
+			Expect(err).NotTo(HaveOccurred())
+			inc, err := filepath.Abs(filepath.Join("..", "..", "..", "include"))
+			Expect(err).NotTo(HaveOccurred())
+			out := filepath.Join(GinkgoT().TempDir(), name+".so")
+			cc := seed.Compiler()
+			args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-I"+inc, "-o", out, src)
+			args = append(args, defines[name]...)
+			b, err := exec.Command(cc[0], args...).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), string(b))
+			Expect(exported(out)).To(ConsistOf(seed.Exports()))
+		})
+	}
+
+	It("refuses a plugin it does not know, naming the ones it does", func() {
+		_, err := seed.Build(GinkgoT().TempDir(), "no-such-defect")
+		Expect(err).To(MatchError(And(ContainSubstring(`no plugin "no-such-defect"`), ContainSubstring("pointer-equality-residency"))))
+	})
+})
+
+// defines are the -D flags Build passes for each plugin (its own table is unexported), for the
+// build against include/.
+var defines = map[string][]string{
+	"reference":                   nil,
+	"arena-rollback-on-refusal":   {"-DRC_SEED_DEFECT_ARENA_ROLLBACK"},
+	"retained-free-before-refuse": {"-DRC_SEED_DEFECT_RETAINED_FREE"},
+	"no-capture-watch":            {"-DRC_SEED_DEFECT_NO_CAPTURE_WATCH"},
+	"pointer-equality-residency":  {"-DRC_SEED_DEFECT_POINTER_EQUALITY"},
+}

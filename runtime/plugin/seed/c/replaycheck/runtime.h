@@ -1,0 +1,184 @@
+/*
+ * replaycheck runtime plugin ABI, version 1.
+ *
+ * A team puts its own runtime (its allocator and its capture guards) under replaycheck's probes by
+ * building a shared library that implements this ABI and running `replaycheck run --runtime
+ * PATH.so`. The runtime is a decorator over a device: replaycheck hands it the INNER device (the
+ * simulator, ACL, CUDA or a fake driver, whichever the run uses) as a table of calls, and the
+ * runtime returns the device the engine drives: the same table of calls, plus the allocator calls a
+ * framework puts in front of the driver (slots that provision and grow named buffers, pools, an
+ * arena bank, retirement). Every probe op reaches the runtime through that table; what the runtime
+ * lets through it forwards to the inner device, what it refuses it refuses.
+ *
+ * Loading. replaycheck dlopens the library and resolves rc_runtime_abi_version, rc_runtime_open
+ * and rc_runtime_close; a missing one fails the load and is named. rc_runtime_abi_version() must
+ * return RC_ABI_VERSION as the plugin was compiled; a different version is refused at load with
+ * both numbers. Then, for every probe instance, rc_runtime_open is called with the instance's
+ * execution mode (program: guards off, kernel: guards on) and a fresh inner device, and the
+ * runtime fills *out. rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
+ *
+ * Results. Every call returns RC_OK, RC_REFUSED or RC_ERROR:
+ *   - RC_OK: the call took effect; out-parameters are set.
+ *   - RC_REFUSED: the runtime refused the call and changed nothing: no address, size, contents,
+ *     slot or allocator call. err->message says what was protected (the report shows it).
+ *     replaycheck checks this after every refusal: a refusal with a side effect fails the instance
+ *     and names what changed.
+ *   - RC_ERROR: the call failed. For an error of the inner device, return RC_ERROR with the
+ *     rc_error the inner call filled, unchanged: the platform's code, name and class pass through
+ *     to the report. A runtime's own failure (out of pool memory, a bad key) sets class and message
+ *     (and code 0).
+ *
+ * Threads. A device has two threads, RC_THREAD_MAIN and RC_THREAD_OTHER (replaycheck runs each on
+ * a locked OS thread of its own). Every call names the thread it is made for in `t`; a runtime
+ * that forwards a call passes the same `t` to the inner device, which runs it on that OS thread.
+ * replaycheck calls the runtime's functions from an OS thread of its choosing, one call at a time
+ * per opened runtime: a runtime needs no lock of its own, and must not rely on which OS thread
+ * calls it. host_write and host_read take no thread: they are the CPU's own stores and loads.
+ *
+ * Memory. Buffers (device or host) are rc_ptr ranges: the address the inner device returned and
+ * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes.
+ *
+ * All strings are NUL-terminated UTF-8. Nothing here allocates on the caller's behalf: out
+ * parameters are caller-owned, and err is never NULL.
+ */
+#ifndef REPLAYCHECK_RUNTIME_H
+#define REPLAYCHECK_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RC_ABI_VERSION 1u
+
+typedef enum { RC_OK = 0, RC_REFUSED = 1, RC_ERROR = 2 } rc_status;
+
+typedef enum { RC_THREAD_MAIN = 0, RC_THREAD_OTHER = 1 } rc_thread;
+
+/* The execution mode an instance runs in: program mode lets everything through, as the platform
+ * does; kernel mode is the runtime's guards. */
+typedef enum { RC_MODE_PROGRAM = 0, RC_MODE_KERNEL = 1 } rc_mode;
+
+/* Capture modes and statuses, numbered as ACL and CUDA number them. */
+typedef enum { RC_CAPTURE_GLOBAL = 0, RC_CAPTURE_THREAD_LOCAL = 1, RC_CAPTURE_RELAXED = 2 } rc_capture_mode;
+typedef enum { RC_CAPTURE_NONE = 0, RC_CAPTURE_ACTIVE = 1, RC_CAPTURE_INVALIDATED = 2 } rc_capture_status;
+
+typedef enum { RC_HOST_PAGEABLE = 1, RC_HOST_PINNED = 2 } rc_host_memory;
+
+/* A buffer's slot, as the probe language names it (`slot: plain|retained|arena`). */
+typedef enum { RC_SLOT_PLAIN = 0, RC_SLOT_RETAINED = 1, RC_SLOT_ARENA = 2 } rc_slot;
+
+/* How a provision was served. */
+typedef enum {
+	RC_NOT_SERVED = 0, /* refused or failed */
+	RC_IN_PLACE = 1,   /* no allocator call: the slot's address and size are unchanged */
+	RC_ALLOCATED = 2,  /* the first allocation of an empty slot */
+	RC_REBASED = 3     /* freed and allocated again: the address may have changed */
+} rc_served;
+
+typedef struct {
+	uint64_t addr;
+	int64_t bytes;
+} rc_ptr;
+
+/* Opaque handles issued by the inner device; stream 0 is the platform's default stream. */
+typedef uint64_t rc_stream;
+typedef uint64_t rc_event;
+typedef uint64_t rc_graph;
+
+/* What a call that did not return RC_OK says. */
+typedef struct {
+	int32_t code;        /* the platform's code; 0 for a refusal or a runtime's own failure */
+	uint32_t invalidated; /* non-zero: the error also invalidated the capture in progress */
+	char name[64];        /* the platform's name for code, e.g. "ACL_ERROR_RT_STREAM_CAPTURED" */
+	char class_name[32];  /* the portable class: "captured-stream", "out-of-memory", ... ("refused" for a refusal) */
+	char message[512];    /* why, in words */
+} rc_error;
+
+typedef struct {
+	uint32_t status; /* rc_capture_status */
+	uint32_t mode;   /* rc_capture_mode */
+	uint64_t id;     /* identifies the capture; 0 when none */
+	rc_stream origin;
+} rc_capture_info;
+
+/* The device API as a table of calls. replaycheck fills one for the inner device; the runtime
+ * fills one (rc_runtime.device) for the device the engine drives. self is passed back as the first
+ * argument of every call. */
+typedef struct rc_device {
+	void *self;
+	int32_t (*malloc_)(void *self, rc_thread t, int64_t bytes, rc_ptr *out, rc_error *err);
+	int32_t (*free_)(void *self, rc_thread t, rc_ptr p, rc_error *err);
+	int32_t (*write)(void *self, rc_thread t, rc_ptr dst, const void *src, rc_error *err);
+	int32_t (*read)(void *self, rc_thread t, void *dst, rc_ptr src, rc_error *err);
+	int32_t (*alloc_host)(void *self, rc_thread t, int64_t bytes, rc_host_memory kind, rc_ptr *out, rc_error *err);
+	int32_t (*free_host)(void *self, rc_thread t, rc_ptr p, rc_error *err);
+	int32_t (*host_write)(void *self, rc_ptr dst, const void *src, rc_error *err);
+	int32_t (*host_read)(void *self, void *dst, rc_ptr src, rc_error *err);
+
+	int32_t (*create_stream)(void *self, rc_thread t, rc_stream *out, rc_error *err);
+	int32_t (*destroy_stream)(void *self, rc_thread t, rc_stream s, rc_error *err);
+	int32_t (*create_event)(void *self, rc_thread t, rc_event *out, rc_error *err);
+	int32_t (*destroy_event)(void *self, rc_thread t, rc_event e, rc_error *err);
+
+	int32_t (*fill)(void *self, rc_thread t, rc_stream s, rc_ptr dst, uint8_t value, rc_error *err);
+	int32_t (*copy)(void *self, rc_thread t, rc_stream s, rc_ptr dst, rc_ptr src, rc_error *err);
+	int32_t (*axpy)(void *self, rc_thread t, rc_stream s, rc_ptr y, rc_ptr x, uint32_t a, rc_error *err);
+	int32_t (*record)(void *self, rc_thread t, rc_event e, rc_stream s, rc_error *err);
+	int32_t (*wait)(void *self, rc_thread t, rc_stream s, rc_event e, rc_error *err);
+	int32_t (*sync_stream)(void *self, rc_thread t, rc_stream s, rc_error *err);
+	int32_t (*sync_device)(void *self, rc_thread t, rc_error *err);
+	int32_t (*query_event)(void *self, rc_thread t, rc_event e, uint32_t *complete, rc_error *err);
+	int32_t (*sync_event)(void *self, rc_thread t, rc_event e, rc_error *err);
+
+	int32_t (*exchange_capture_mode)(void *self, rc_thread t, rc_capture_mode mode, rc_capture_mode *old, rc_error *err);
+	int32_t (*begin_capture)(void *self, rc_thread t, rc_stream s, rc_capture_mode mode, rc_error *err);
+	int32_t (*end_capture)(void *self, rc_thread t, rc_stream s, rc_graph *out, rc_error *err);
+	int32_t (*capture_info)(void *self, rc_thread t, rc_stream s, rc_capture_info *out, rc_error *err);
+	int32_t (*launch)(void *self, rc_thread t, rc_graph g, rc_stream s, rc_error *err);
+	int32_t (*destroy_graph)(void *self, rc_thread t, rc_graph g, rc_error *err);
+} rc_device;
+
+/* One region of an arena bank commit: its key and the capacity asked for. */
+typedef struct {
+	const char *key;
+	int64_t bytes;
+} rc_region;
+
+/* The runtime under test: the device the engine drives, and the allocator a framework puts in
+ * front of the driver. */
+typedef struct rc_runtime {
+	void *self;
+	rc_device device;
+
+	/* provision serves a buffer of bytes for the slot named key: cur is what the slot holds (a zero
+	 * rc_ptr for a first allocation). */
+	int32_t (*provision)(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes,
+	                     rc_ptr *out, rc_served *served, rc_error *err);
+	/* release gives back the buffer the slot named key holds. */
+	int32_t (*release)(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr p, rc_error *err);
+	/* holds reports what the slot named key holds now: 1 and *slot, *p when it holds a buffer, 0 when
+	 * it is empty. It never fails and changes nothing. */
+	int32_t (*holds)(void *self, const char *key, rc_slot *slot, rc_ptr *p);
+	/* commit_bank commits arena regions at once; out[i] is region i's buffer. */
+	int32_t (*commit_bank)(void *self, rc_thread t, const rc_region *regions, size_t n, rc_ptr *out, rc_error *err);
+	/* Pools: one segment reserved per named pool, blocks served from it with no driver call. */
+	int32_t (*reserve_pool)(void *self, rc_thread t, const char *name, int64_t bytes, uint32_t host, rc_error *err);
+	int32_t (*pool_alloc)(void *self, rc_thread t, const char *name, int64_t bytes, rc_ptr *out, rc_error *err);
+	int32_t (*pool_free)(void *self, rc_thread t, const char *name, rc_ptr p, rc_error *err);
+	/* retire frees everything the runtime holds: every slot's buffer and every pool's segment. */
+	int32_t (*retire)(void *self, rc_thread t, rc_error *err);
+} rc_runtime;
+
+/* The three entry points a plugin exports. */
+uint32_t rc_runtime_abi_version(void);
+int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inner, rc_runtime *out, rc_error *err);
+void rc_runtime_close(void *self);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REPLAYCHECK_RUNTIME_H */

@@ -1,0 +1,34 @@
+// Package seed builds the seed runtime plugins: C shared libraries implementing replaycheck's
+// runtime plugin ABI (include/replaycheck/runtime.h), for `replaycheck run --runtime PATH.so`.
+//
+// The reference plugin ("reference") re-states in C the rules of replaycheck's built-in guards
+// (runtime/guard): the execution mode given at open (program: everything through, growth re-bases;
+// kernel: the guards), pass-through of every device call it does not refuse, refusals decided
+// before any state changes, plain, retained and arena slots with Provision, Release and the arena
+// bank, pools (best fit in runtime.PoolGranularity units, the lowest address among equals,
+// coalescing), host memory in the residency ledger, the capture watch, the residency check with
+// allocation generations, replay isolation, and Retire. Run through the catalog it must give the
+// built-in guards' outcome for every instance.
+//
+// Each other plugin is the reference with one defect, the kind a team's own runtime has:
+//
+//   - arena-rollback-on-refusal: a capacity refusal on an arena region first releases every
+//     committed region of the bank, then refuses (a refusal with a side effect);
+//   - retained-free-before-refuse: a retained slot's growth frees the buffer, then is refused;
+//   - no-capture-watch: allocator calls and off-capture work go through during a capture;
+//   - pointer-equality-residency: the residency check asks only whether each captured range is
+//     still allocated, so a free and a re-allocation at the same address passes.
+//
+// All five come from one C source, c/seed.c, the defects selected with -D flags. The package has no
+// cgo: Build writes the embedded sources to a directory and runs $CC (else cc) on them, as
+// runtime/fake does for the fake drivers. c/replaycheck/runtime.h is a copy of the ABI header,
+// checked byte for byte against include/replaycheck/runtime.h by the tests. `make plugins` builds
+// all five into build/plugins/.
+//
+// Where the C reference says things differently from runtime/guard: errors of the inner device are
+// returned unchanged, as the ABI asks, where the Go guard wraps them with what it was doing
+// (Provision, CommitBank, Retire); a failed Retire returns the first inner error, after freeing
+// everything else, where the Go guard joins them all; host memory for the plugin's own bookkeeping
+// that cannot be had aborts the process. Refusal and misuse messages say what runtime/guard's
+// Details say, in the same words, without its Op and Backend (the loader names the call).
+package seed
