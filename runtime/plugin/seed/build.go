@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"github.com/replaycheck/replaycheck/include"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 	"strings"
 )
 
-//go:embed c/seed.c c/replaycheck/runtime.h
+//go:embed c/seed.c
 var sources embed.FS
 
 // Reference is the name of the reference plugin: the built-in guards' rules, no defect.
@@ -67,11 +68,11 @@ func Build(dir, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("seed: %w", err)
 	}
-	for _, f := range []string{"seed.c", "replaycheck/runtime.h"} {
-		data, err := sources.ReadFile("c/" + f)
-		if err != nil {
-			return "", fmt.Errorf("seed: %w", err)
-		}
+	seed, err := sources.ReadFile("c/seed.c")
+	if err != nil {
+		return "", fmt.Errorf("seed: %w", err)
+	}
+	for f, data := range map[string][]byte{"seed.c": seed, include.RuntimeABIPath: include.RuntimeABI} {
 		path := filepath.Join(src, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return "", fmt.Errorf("seed: %w", err)

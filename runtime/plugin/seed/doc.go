@@ -21,8 +21,8 @@
 //
 // All five come from one C source, c/seed.c, the defects selected with -D flags. The package has no
 // cgo: Build writes the embedded sources to a directory and runs $CC (else cc) on them, as
-// runtime/fake does for the fake drivers. c/replaycheck/runtime.h is a copy of the ABI header,
-// checked byte for byte against include/replaycheck/runtime.h by the tests. `make plugins` builds
+// runtime/fake does for the fake drivers. The ABI header comes from package
+// include, which embeds include/replaycheck/runtime.h itself. `make plugins` builds
 // all five into build/plugins/.
 //
 // Where the C reference says things differently from runtime/guard: errors of the inner device are
