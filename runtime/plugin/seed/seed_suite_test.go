@@ -48,7 +48,7 @@ var _ = BeforeSuite(func() {
 	wg.Go(func() {
 		out := filepath.Join(dir, "driver")
 		src, _ := filepath.Abs(filepath.Join("testdata", "driver.c"))
-		inc, _ := filepath.Abs("c")
+		inc, _ := filepath.Abs(filepath.Join("..", "..", "..", "include"))
 		cc := seed.Compiler()
 		args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", "-I"+inc, "-o", out, src, "-ldl")
 		b, err := exec.Command(cc[0], args...).CombinedOutput()
