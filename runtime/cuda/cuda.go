@@ -7,6 +7,7 @@ package cuda
 #include <stdint.h>
 #include <stdlib.h>
 #include <stddef.h>
+#include <string.h>
 
 // The CUDA driver ABI as the binding assumes it (cuda.h): CUresult, CUdevice and every enum are
 // int; CUdeviceptr is unsigned long long (64 bits); contexts, streams, events, graphs, graph
@@ -103,6 +104,92 @@ static CUresult rc_axpy(void *fn, void *f, void *stream, uint64_t y, uint64_t x,
 	return ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
 		void **))fn)(f, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
 }
+// Graph introspection, matched against NVIDIA's cuda.h of CUDA 12.6 (CUDA_VERSION 12060), where
+// none of the four names is a macro for a versioned export:
+//   cuGraphGetNodes(CUgraph, CUgraphNode *nodes, size_t *numNodes)
+//   cuGraphNodeGetType(CUgraphNode, CUgraphNodeType *)
+//   cuGraphMemsetNodeGetParams(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)  (CUDA_MEMSET_NODE_PARAMS_v1)
+//   cuGraphMemcpyNodeGetParams(CUgraphNode, CUDA_MEMCPY3D *)            (CUDA_MEMCPY3D_v2)
+// CUgraphNode is a pointer, CUgraphNodeType and CUmemorytype are int enums. The structs below
+// copy the header's field for field (CUarray is a pointer); the asserts pin their LP64 sizes.
+typedef struct {
+	CUdeviceptr dst;
+	size_t pitch;             // unused when height is 1
+	unsigned int value;
+	unsigned int elementSize; // 1, 2 or 4
+	size_t width;             // of a row, in elements
+	size_t height;            // rows
+} rc_memset_params;
+_Static_assert(sizeof(rc_memset_params) == 40, "CUDA_MEMSET_NODE_PARAMS is 40 bytes");
+
+typedef struct {
+	size_t srcXInBytes, srcY, srcZ, srcLOD;
+	int srcMemoryType;        // CUmemorytype
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	void *srcArray;           // CUarray
+	void *reserved0;
+	size_t srcPitch, srcHeight;
+
+	size_t dstXInBytes, dstY, dstZ, dstLOD;
+	int dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	void *dstArray;
+	void *reserved1;
+	size_t dstPitch, dstHeight;
+
+	size_t WidthInBytes, Height, Depth;
+} rc_memcpy3d;
+_Static_assert(sizeof(rc_memcpy3d) == 200, "CUDA_MEMCPY3D is 200 bytes");
+_Static_assert(offsetof(rc_memcpy3d, dstXInBytes) == 88, "CUDA_MEMCPY3D's destination half starts at byte 88");
+_Static_assert(offsetof(rc_memcpy3d, WidthInBytes) == 176, "CUDA_MEMCPY3D's extent starts at byte 176");
+
+// One side of a copy, flattened for Go: the memory type, the address its type selects (srcHost or
+// srcDevice) and its offsets and pitches.
+typedef struct {
+	int type;
+	uint64_t addr, x, y, z, pitch, height;
+} rc_copy_side;
+
+typedef struct {
+	rc_copy_side src, dst;
+	uint64_t width, height, depth;
+} rc_copy_params;
+
+static CUresult rc_cuGraphGetNodes(void *fn, void *graph, void **nodes, size_t *num) {
+	return ((CUresult (*)(void *, void **, size_t *))fn)(graph, nodes, num);
+}
+static CUresult rc_cuGraphNodeGetType(void *fn, void *node, int *type) { return ((CUresult (*)(void *, int *))fn)(node, type); }
+static CUresult rc_cuGraphMemsetNodeGetParams(void *fn, void *node, uint64_t *dst, uint64_t *pitch, uint64_t *elem,
+		uint64_t *width, uint64_t *height) {
+	rc_memset_params p = {0};
+	CUresult rc = ((CUresult (*)(void *, rc_memset_params *))fn)(node, &p);
+	*dst = p.dst;
+	*pitch = p.pitch;
+	*elem = p.elementSize;
+	*width = p.width;
+	*height = p.height;
+	return rc;
+}
+// CU_MEMORYTYPE_HOST (1) names the host pointer, DEVICE (2) and UNIFIED (4) the device pointer;
+// an ARRAY (3) side has no address.
+static uint64_t rc_side_addr(int type, const void *host, CUdeviceptr dev) {
+	return type == 1 ? (uint64_t)(uintptr_t)host : (type == 2 || type == 4) ? (uint64_t)dev : 0;
+}
+static CUresult rc_cuGraphMemcpyNodeGetParams(void *fn, void *node, rc_copy_params *out) {
+	rc_memcpy3d p;
+	memset(&p, 0, sizeof p);
+	CUresult rc = ((CUresult (*)(void *, rc_memcpy3d *))fn)(node, &p);
+	out->src = (rc_copy_side){p.srcMemoryType, rc_side_addr(p.srcMemoryType, p.srcHost, p.srcDevice), p.srcXInBytes,
+		p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
+	out->dst = (rc_copy_side){p.dstMemoryType, rc_side_addr(p.dstMemoryType, p.dstHost, p.dstDevice), p.dstXInBytes,
+		p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
+	out->width = p.WidthInBytes;
+	out->height = p.Height;
+	out->depth = p.Depth;
+	return rc;
+}
 // cuGetErrorString(CUresult, const char **)
 static const char *rc_cuGetErrorString(void *fn, int code) {
 	const char *s = NULL;
@@ -118,6 +205,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -193,13 +281,28 @@ type functions struct {
 	cuGraphExecDestroy, cuGraphDestroy, cuGetErrorString                          unsafe.Pointer
 	// optional: naming and clean-up only
 	cuDriverGetVersion, cuDeviceTotalMem, cuModuleUnload unsafe.Pointer
+	// optional: graph introspection, all four or no capability graph-introspection
+	cuGraphGetNodes, cuGraphNodeGetType, cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams unsafe.Pointer
+}
+
+// introspection is the table of the graph-introspection entry points, all optional.
+func (f *functions) introspection() []dl.Symbol {
+	opt := func(name string, slot *unsafe.Pointer) dl.Symbol {
+		return dl.Symbol{Names: []string{name}, Slot: slot, Optional: true}
+	}
+	return []dl.Symbol{
+		opt("cuGraphGetNodes", &f.cuGraphGetNodes),
+		opt("cuGraphNodeGetType", &f.cuGraphNodeGetType),
+		opt("cuGraphMemsetNodeGetParams", &f.cuGraphMemsetNodeGetParams),
+		opt("cuGraphMemcpyNodeGetParams", &f.cuGraphMemcpyNodeGetParams),
+	}
 }
 
 func (f *functions) table() []dl.Symbol {
 	opt := func(name string, slot *unsafe.Pointer) dl.Symbol {
 		return dl.Symbol{Names: []string{name}, Slot: slot, Optional: true}
 	}
-	return []dl.Symbol{
+	syms := []dl.Symbol{
 		dl.Sym("cuInit", &f.cuInit),
 		dl.Sym("cuDeviceGetCount", &f.cuDeviceGetCount),
 		dl.Sym("cuDeviceGet", &f.cuDeviceGet),
@@ -245,6 +348,7 @@ func (f *functions) table() []dl.Symbol {
 		opt("cuDeviceTotalMem_v2", &f.cuDeviceTotalMem),
 		opt("cuModuleUnload", &f.cuModuleUnload),
 	}
+	return append(syms, f.introspection()...)
 }
 
 // backend is an opened CUDA driver library.
@@ -360,7 +464,8 @@ func (b *backend) info(dev C.int) runtime.DeviceInfo {
 
 // Open retains the device's primary context (never cuCtxCreate, whose ABI changed in 13), makes
 // it current on both workers and loads the axpy kernel on Main. A kernel that does not load leaves
-// the device without capability "kernels"; the reason is Axpy's error.
+// the device without capability "kernels"; the reason is Axpy's error. A library without the four
+// graph-introspection entry points leaves it without "graph-introspection"; GraphNodes says why.
 func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -385,6 +490,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 	info := b.info(dev)
 	d.OnMain(drv.loadKernel)
 	caps.Kernels, _ = drv.Kernels()
+	caps.GraphIntrospection, _ = drv.Introspects()
 	d.Identify(fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, orUnknown(info.Name), orUnknown(info.Driver), b.lib.Path()), info.Platform, caps)
 	d.OnClose(func() {
 		release()
@@ -629,4 +735,93 @@ func (d *driverImpl) Detail(code int) string {
 		return C.GoString(s)
 	}
 	return ""
+}
+
+// Introspects says whether the library has the four graph-introspection entry points, and names
+// those it lacks.
+func (d *driverImpl) Introspects() (bool, string) {
+	var missing []string
+	for _, s := range d.fn.introspection() {
+		if *s.Slot == nil {
+			missing = append(missing, s.Names[0])
+		}
+	}
+	if len(missing) > 0 {
+		return false, fmt.Sprintf("the driver library lacks %s: no graph introspection", strings.Join(missing, ", "))
+	}
+	return true, ""
+}
+
+// GraphNodes lists the nodes of the captured CUgraph (g.A) with cuGraphGetNodes and
+// cuGraphNodeGetType. A memset node writes the rows cuGraphMemsetNodeGetParams describes; a
+// memcpy node reads and writes what cuGraphMemcpyNodeGetParams describes (for replaycheck's 1-D
+// copies: WidthInBytes from srcXInBytes of srcHost or srcDevice, by srcMemoryType, to the same of
+// dst). A kernel node is listed with no ranges: cuGraphKernelNodeGetParams maps to a _v2 export
+// whose struct grew in 12.0, and is not bound. Empty, event-wait and event-record nodes have no
+// ranges; any other node type (host, child graph, ...) fails not-supported, as does a memcpy
+// node with a CUDA array side: runtime.GraphNode cannot describe them.
+func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]runtime.GraphNode, int, string) {
+	fail := func(call string, code int) ([]runtime.GraphNode, int, string) {
+		return nil, code, fmt.Sprintf("%s: %s", call, describeCode(code, d.Detail(code)))
+	}
+	var count C.size_t
+	if code := int(C.rc_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, nil, &count)); code != 0 {
+		return fail("cuGraphGetNodes", code)
+	}
+	out := []runtime.GraphNode{}
+	if count == 0 {
+		return out, 0, ""
+	}
+	buf := (*unsafe.Pointer)(C.calloc(count, C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	defer C.free(unsafe.Pointer(buf))
+	got := count
+	if code := int(C.rc_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, buf, &got)); code != 0 {
+		return fail("cuGraphGetNodes", code)
+	}
+	for i, node := range unsafe.Slice(buf, int(count))[:min(got, count)] {
+		if node == nil {
+			continue
+		}
+		var typ C.int
+		if code := int(C.rc_cuGraphNodeGetType(d.fn.cuGraphNodeGetType, node, &typ)); code != 0 {
+			return fail("cuGraphNodeGetType", code)
+		}
+		kind, ok := nodeKinds[int(typ)]
+		if !ok {
+			return nil, codeNotSupported, fmt.Sprintf("node %d of the graph is a %s node, which runtime.GraphNode has no kind for", i, nodeTypeName(int(typ)))
+		}
+		n := runtime.GraphNode{Kind: kind}
+		switch kind {
+		case "memset":
+			var dst, pitch, elem, width, height C.uint64_t
+			if code := int(C.rc_cuGraphMemsetNodeGetParams(d.fn.cuGraphMemsetNodeGetParams, node, &dst, &pitch, &elem, &width, &height)); code != 0 {
+				return fail("cuGraphMemsetNodeGetParams", code)
+			}
+			w, ok := memsetRanges(uint64(dst), uint64(pitch), uint64(elem), uint64(width), uint64(height))
+			if !ok {
+				return nil, codeNotSupported, fmt.Sprintf("memset node %d of the graph spans more than %d separate rows", i, maxRows)
+			}
+			n.Writes = w
+		case "memcpy":
+			var p C.rc_copy_params
+			if code := int(C.rc_cuGraphMemcpyNodeGetParams(d.fn.cuGraphMemcpyNodeGetParams, node, &p)); code != 0 {
+				return fail("cuGraphMemcpyNodeGetParams", code)
+			}
+			side := func(s C.rc_copy_side) copySide {
+				return copySide{Type: int(s._type), Addr: uint64(s.addr), X: uint64(s.x), Y: uint64(s.y), Z: uint64(s.z),
+					Pitch: uint64(s.pitch), Height: uint64(s.height)}
+			}
+			width, height, depth := uint64(p.width), uint64(p.height), uint64(p.depth)
+			r, err := copyRanges("source", side(p.src), width, height, depth)
+			if err == nil {
+				n.Reads = r
+				n.Writes, err = copyRanges("destination", side(p.dst), width, height, depth)
+			}
+			if err != nil {
+				return nil, codeNotSupported, fmt.Sprintf("memcpy node %d of the graph: %v", i, err)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, 0, ""
 }

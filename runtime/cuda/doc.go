@@ -18,7 +18,21 @@
 // from the Go bookkeeping; cuStreamGetCaptureInfo is not bound. Errors are *runtime.Error named
 // and classed by the one table Codes, with cuGetErrorString's text as Detail; after a failed call
 // the status of every capture in progress is asked again, and Invalidated says whether this call
-// invalidated one. GraphNodes is not supported.
+// invalidated one.
+//
+// Graph introspection (capability "graph-introspection"): GraphNodes lists the captured CUgraph's
+// nodes with cuGraphGetNodes and cuGraphNodeGetType; a memset node writes the rows
+// cuGraphMemsetNodeGetParams describes (dst, width*elementSize bytes, per pitch when height > 1),
+// a memcpy node reads and writes what cuGraphMemcpyNodeGetParams describes (for replaycheck's 1-D
+// copies, WidthInBytes from srcXInBytes of srcHost or srcDevice, by srcMemoryType, to the same of
+// dst; UNIFIED counts as a device pointer). The structs match NVIDIA's cuda.h of CUDA 12.6
+// (CUDA_MEMSET_NODE_PARAMS_v1, CUDA_MEMCPY3D_v2). A kernel node is listed as
+// "kernel" without ranges: cuGraphKernelNodeGetParams maps to a _v2 export whose struct grew in
+// 12.0, and is not bound (so the conformance spec that wants the axpy node's ranges is skipped
+// here, saying so). Empty, event-wait and event-record nodes are listed without ranges; any other
+// node type, or a copy with a CUDA array side, fails not-supported. The four entry points are
+// optional: a library that lacks any of them still opens, without the capability, and GraphNodes
+// fails not-supported naming what is missing.
 //
 // The package's tests run on runtime/fake's libcuda.so.1 (built with the system C compiler), the
 // conformance suite included; with REPLAYCHECK_HARDWARE=cuda (make device-check) the conformance

@@ -15,7 +15,8 @@ import (
 var sources embed.FS
 
 // exports are the entry points each library exports, as shared/facts/PLATFORMS.md names them, plus
-// the host-memory, async-copy and version calls the bindings use.
+// the host-memory, async-copy and version calls the bindings use and the graph-introspection
+// parameter calls (cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams).
 var exports = map[Library][]string{
 	ACL: {
 		"aclInit", "aclFinalize", "aclGetRecentErrMsg",
@@ -41,6 +42,7 @@ var exports = map[Library][]string{
 		"cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel",
 		"cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuStreamIsCapturing", "cuThreadExchangeStreamCaptureMode",
 		"cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphGetNodes", "cuGraphNodeGetType",
+		"cuGraphMemsetNodeGetParams", "cuGraphMemcpyNodeGetParams",
 		"cuGraphExecDestroy", "cuGraphDestroy",
 		"cuGetErrorName", "cuGetErrorString",
 	},

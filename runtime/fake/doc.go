@@ -31,7 +31,12 @@
 // its thread exited inherits that thread's capture mode. cuGraphLaunch also accepts a CUgraph (the
 // executable graph is a copy of its nodes). aclrtMemcpy copies host to device and device to host;
 // its device-to-device and host-to-host kinds fail not-supported. Event flags are not modelled
-// (every event is capture-capable, as in the simulator).
+// (every event is capture-capable, as in the simulator). Graph introspection: a graph's nodes are
+// its work nodes only, in capture order (cuGraphGetNodes, cuGraphNodeGetType with cuda.h's
+// numbering, KERNEL 0, MEMCPY 1, MEMSET 2); cuGraphMemsetNodeGetParams answers a one-row memset
+// (elementSize 1, width the byte count, pitch 0) and cuGraphMemcpyNodeGetParams a 1-D
+// CUDA_MEMCPY3D whose host side, by the copy's direction, is CU_MEMORYTYPE_HOST. Asked of a node
+// of another kind they fail CUDA_ERROR_INVALID_VALUE.
 //
 // # The C ABI
 //

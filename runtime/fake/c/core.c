@@ -354,6 +354,7 @@ typedef struct {
 	range_t dst, src;
 	uint8_t value;
 	uint32_t a;
+	int dir; /* a memcpy's direction: RC_D2D, RC_H2D or RC_D2H */
 } work_t;
 
 typedef struct {
@@ -1267,7 +1268,7 @@ int rc_copy(rc_device *d, uint64_t s, uint64_t dst, uint64_t src, uint64_t n, in
 		return rc_fail("invalid-value", "destination %#llx and source %#llx are both host memory: a copy between host buffers is the CPU's, not a stream's",
 			       (unsigned long long)dst, (unsigned long long)src);
 	call_t c = {.op = RC_OP_COPY, .stream = st, .pageable = dp || sp};
-	return enqueue(d, &c, (work_t){.kind = RC_MEMCPY, .dst = {dst, (int64_t)n}, .src = {src, (int64_t)n}});
+	return enqueue(d, &c, (work_t){.kind = RC_MEMCPY, .dst = {dst, (int64_t)n}, .src = {src, (int64_t)n}, .dir = dir});
 }
 
 int rc_axpy(rc_device *d, uint64_t s, uint64_t y, uint64_t x, uint64_t lanes, uint32_t a) {
@@ -1570,5 +1571,19 @@ int rc_graph_node_kind(rc_device *d, uint64_t g, size_t i, int *kind) {
 	if (i >= gr->nnodes)
 		return rc_fail("invalid-value", "graph %#llx has %zu nodes, not %zu", (unsigned long long)g, gr->nnodes, i + 1);
 	*kind = gr->nodes[i].w.kind;
+	return 0;
+}
+
+int rc_graph_node_info(rc_device *d, uint64_t g, size_t i, rc_node_info *out) {
+	int err = rc_graph_node_kind(d, g, i, &out->kind);
+	if (err)
+		return err;
+	graph_t *gr = find_graph(d, g);
+	const work_t *w = &gr->nodes[i].w;
+	out->dst = w->dst.addr;
+	out->src = w->src.addr;
+	out->bytes = w->dst.bytes;
+	out->dir = w->dir;
+	out->value = w->value;
 	return 0;
 }

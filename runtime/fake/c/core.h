@@ -187,6 +187,18 @@ int rc_clone_graph(rc_device *d, uint64_t g, uint64_t *out);
 int rc_graph_nodes(rc_device *d, uint64_t g, size_t *n);
 int rc_graph_node_kind(rc_device *d, uint64_t g, size_t i, int *kind);
 
+/* What one graph node does, as recorded at capture: a memset writes dst (value), a memcpy copies
+ * src to dst in direction dir (RC_D2D, RC_H2D, RC_D2H: which side is host memory), a kernel
+ * (axpy) reads src (x) and dst (y) and writes dst. Both ranges are bytes long. */
+typedef struct {
+	int kind;
+	uint64_t dst, src;
+	int64_t bytes;
+	int dir;
+	uint8_t value;
+} rc_node_info;
+int rc_graph_node_info(rc_device *d, uint64_t g, size_t i, rc_node_info *out);
+
 /* True when handle h names a live graph of d. */
 int rc_is_graph(rc_device *d, uint64_t g);
 

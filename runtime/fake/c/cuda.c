@@ -45,7 +45,55 @@ typedef void *CUgraphNode;
 #define CUDA_ERROR_INVALID_HANDLE 400
 #define CUDA_ERROR_NOT_FOUND 500
 
+/* Graph introspection as NVIDIA's cuda.h declares it (matched against CUDA 12.6's, CUDA_VERSION
+ * 12060): CUgraphNodeType and CUmemorytype are int enums, CUDA_MEMSET_NODE_PARAMS is
+ * CUDA_MEMSET_NODE_PARAMS_v1 (width counts elements of elementSize bytes) and CUDA_MEMCPY3D is
+ * CUDA_MEMCPY3D_v2, field for field. The fake's graphs hold only the three kinds of work node:
+ * stream capture turns an event record and wait inside one capture into edges. */
 enum { CU_GRAPH_NODE_TYPE_KERNEL = 0, CU_GRAPH_NODE_TYPE_MEMCPY = 1, CU_GRAPH_NODE_TYPE_MEMSET = 2 };
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+
+typedef struct CUDA_MEMSET_NODE_PARAMS_st {
+	CUdeviceptr dst;
+	size_t pitch;
+	unsigned int value;
+	unsigned int elementSize;
+	size_t width;
+	size_t height;
+} CUDA_MEMSET_NODE_PARAMS;
+
+typedef struct CUDA_MEMCPY3D_st {
+	size_t srcXInBytes;
+	size_t srcY;
+	size_t srcZ;
+	size_t srcLOD;
+	int srcMemoryType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	void *srcArray;
+	void *reserved0;
+	size_t srcPitch;
+	size_t srcHeight;
+
+	size_t dstXInBytes;
+	size_t dstY;
+	size_t dstZ;
+	size_t dstLOD;
+	int dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	void *dstArray;
+	void *reserved1;
+	size_t dstPitch;
+	size_t dstHeight;
+
+	size_t WidthInBytes;
+	size_t Height;
+	size_t Depth;
+} CUDA_MEMCPY3D;
+
+_Static_assert(sizeof(CUDA_MEMSET_NODE_PARAMS) == 40, "CUDA_MEMSET_NODE_PARAMS is 40 bytes on LP64");
+_Static_assert(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D is 200 bytes on LP64");
 
 #define RC_CU_DRIVER_VERSION 12040
 #define RC_CU_CTX_TAG 0xc0c0c000ull
@@ -599,26 +647,86 @@ RC_API CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes, size_t *num) 
 	size_t n;
 	if (!err && !num)
 		err = null_arg("numNodes");
+	/* As cuda.h documents it: with nodes, *num entries are filled in, those past the graph's
+	 * nodes set to NULL, and *num becomes the number of nodes obtained. */
 	if (!err && !(err = rc_graph_nodes(c.d, H(graph), &n))) {
-		if (nodes)
-			for (size_t i = 0; i < n && i < *num; i++)
-				nodes[i] = P((H(graph) << 20) | (i + 1));
+		if (nodes) {
+			for (size_t i = 0; i < *num; i++)
+				nodes[i] = i < n ? P((H(graph) << 20) | (i + 1)) : NULL;
+			if (n > *num)
+				n = *num;
+		}
 		*num = n;
 	}
 	return end(&c, err);
 }
 
+/* node_info decodes a node handle, (graph << 20) | (index + 1), and fetches what the node does. */
+static int node_info(cu_call *c, CUgraphNode node, void *out, const char *what, rc_node_info *info) {
+	uint64_t h = H(node);
+	if (!out)
+		return null_arg(what);
+	if ((h & 0xfffff) == 0)
+		return rc_fail("invalid-value", "%s: %p is not a graph node", c->entry, node);
+	return rc_graph_node_info(c->d, h >> 20, (h & 0xfffff) - 1, info);
+}
+
 RC_API CUresult cuGraphNodeGetType(CUgraphNode node, int *type) {
 	cu_call c;
 	int err = begin(&c, "cuGraphNodeGetType", 1);
-	int kind = 0;
-	uint64_t h = H(node);
-	if (!err && !type)
-		err = null_arg("type");
-	if (!err && (h & 0xfffff) == 0)
-		err = rc_fail("invalid-value", "%p is not a graph node", node);
-	if (!err && !(err = rc_graph_node_kind(c.d, h >> 20, (h & 0xfffff) - 1, &kind)))
-		*type = kind == RC_KERNEL ? CU_GRAPH_NODE_TYPE_KERNEL : kind == RC_MEMCPY ? CU_GRAPH_NODE_TYPE_MEMCPY : CU_GRAPH_NODE_TYPE_MEMSET;
+	rc_node_info info;
+	if (!err && !(err = node_info(&c, node, type, "type", &info)))
+		*type = info.kind == RC_KERNEL ? CU_GRAPH_NODE_TYPE_KERNEL
+			: info.kind == RC_MEMCPY ? CU_GRAPH_NODE_TYPE_MEMCPY
+						 : CU_GRAPH_NODE_TYPE_MEMSET;
+	return end(&c, err);
+}
+
+/* A captured cuMemsetD8Async: one row of width bytes, elementSize 1; pitch is 0 (unused when
+ * height is 1). */
+RC_API CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS *params) {
+	cu_call c;
+	int err = begin(&c, "cuGraphMemsetNodeGetParams", 1);
+	rc_node_info info;
+	if (!err && !(err = node_info(&c, node, params, "nodeParams", &info)) && info.kind != RC_MEMSET)
+		err = rc_fail("invalid-value", "cuGraphMemsetNodeGetParams: %p is not a memset node", node);
+	if (!err)
+		*params = (CUDA_MEMSET_NODE_PARAMS){
+			.dst = info.dst, .pitch = 0, .value = info.value, .elementSize = 1, .width = (size_t)info.bytes, .height = 1};
+	return end(&c, err);
+}
+
+/* A captured cuMemcpy*Async_v2: a 1-D copy of WidthInBytes (Height and Depth 1, each pitch the
+ * width); the host side, by the copy's direction, is CU_MEMORYTYPE_HOST with its pointer in
+ * srcHost or dstHost, a device side CU_MEMORYTYPE_DEVICE with srcDevice or dstDevice. */
+RC_API CUresult cuGraphMemcpyNodeGetParams(CUgraphNode node, CUDA_MEMCPY3D *params) {
+	cu_call c;
+	int err = begin(&c, "cuGraphMemcpyNodeGetParams", 1);
+	rc_node_info info;
+	if (!err && !(err = node_info(&c, node, params, "nodeParams", &info)) && info.kind != RC_MEMCPY)
+		err = rc_fail("invalid-value", "cuGraphMemcpyNodeGetParams: %p is not a memcpy node", node);
+	if (!err) {
+		size_t n = (size_t)info.bytes;
+		memset(params, 0, sizeof *params);
+		params->WidthInBytes = n;
+		params->Height = params->Depth = 1;
+		params->srcPitch = params->dstPitch = n;
+		params->srcHeight = params->dstHeight = 1;
+		if (info.dir == RC_H2D) {
+			params->srcMemoryType = CU_MEMORYTYPE_HOST;
+			params->srcHost = P(info.src);
+		} else {
+			params->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+			params->srcDevice = info.src;
+		}
+		if (info.dir == RC_D2H) {
+			params->dstMemoryType = CU_MEMORYTYPE_HOST;
+			params->dstHost = P(info.dst);
+		} else {
+			params->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+			params->dstDevice = info.dst;
+		}
+	}
 	return end(&c, err);
 }
 

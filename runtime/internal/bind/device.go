@@ -69,6 +69,18 @@ type Driver interface {
 	HostFree(p unsafe.Pointer)
 }
 
+// GraphLister is an optional extension of a Driver that can list a captured graph's nodes
+// (runtime/cuda's; ACL's Driver has none). Device.GraphNodes uses it when the Driver implements it
+// and the device's capabilities say GraphIntrospection.
+type GraphLister interface {
+	// Introspects says whether GraphNodes works on this device, and why not when it does not.
+	Introspects() (bool, string)
+	// GraphNodes lists the nodes of g, on the calling worker's thread. A failure returns the
+	// platform's code and, when not "", a detail that replaces Driver.Detail's (a node the
+	// binding cannot describe, where no driver call failed).
+	GraphNodes(g GraphRef) ([]runtime.GraphNode, int, string)
+}
+
 type allocation struct {
 	ptr  runtime.Ptr
 	host runtime.HostMemory // 0: device memory
@@ -254,7 +266,12 @@ func (c Codes) Unsupported(op, format string, args ...any) *runtime.Error {
 // capture in progress, by asking the Driver for the status of every capture the device tracks.
 // A capture the Driver reports ended (a failed end that tears it down) is dropped.
 func (d *Device) failed(op string, code int) error {
-	e := d.codes.Error(op, code, d.drv.Detail(code))
+	return d.failedWith(op, code, d.drv.Detail(code))
+}
+
+// failedWith is failed with the detail given: asked of the Driver already, or the binding's own.
+func (d *Device) failedWith(op string, code int, detail string) error {
+	e := d.codes.Error(op, code, detail)
 	for _, c := range slices.Clone(d.captures) {
 		st, sc := d.drv.CaptureStatus(d.streams[c.origin].h)
 		if sc != 0 {
@@ -894,15 +911,40 @@ func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 	})
 }
 
-// GraphNodes is not supported: neither binding introspects graphs (no GraphIntrospection).
+// GraphNodes lists g's nodes through the Driver's GraphLister, on a device whose capabilities
+// say GraphIntrospection; anywhere else it fails not-supported, saying why.
 func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+	var nodes []runtime.GraphNode
 	err := d.call(t, "GraphNodes", func() error {
-		if _, err := d.lookupGraph("GraphNodes", g); err != nil {
+		ref, err := d.lookupGraph("GraphNodes", g)
+		if err != nil {
 			return err
 		}
-		return d.codes.Unsupported("GraphNodes", "the %s binding does not introspect graphs", d.codes.Backend)
+		lister, ok := d.drv.(GraphLister)
+		if !ok {
+			return d.codes.Unsupported("GraphNodes", "the %s binding does not introspect graphs", d.codes.Backend)
+		}
+		if !d.caps.GraphIntrospection {
+			why := "the device has no graph-introspection capability"
+			if can, reason := lister.Introspects(); !can && reason != "" {
+				why = reason
+			}
+			return d.codes.Unsupported("GraphNodes", "%s", why)
+		}
+		list, code, detail := lister.GraphNodes(ref)
+		if code != 0 {
+			if detail == "" {
+				detail = d.drv.Detail(code)
+			}
+			return d.failedWith("GraphNodes", code, detail)
+		}
+		nodes = list
+		return nil
 	})
-	return nil, err
+	if err != nil {
+		return nil, err
+	}
+	return nodes, nil
 }
 
 // Close ends the captures in progress (from the thread that began each), destroys every graph,
