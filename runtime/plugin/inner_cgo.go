@@ -100,7 +100,9 @@ func getString(src unsafe.Pointer, size int) string {
 }
 
 func goPtr(p C.rc_ptr) runtime.Ptr { return runtime.Ptr{Addr: uint64(p.addr), Bytes: int64(p.bytes)} }
-func cPtr(p runtime.Ptr) C.rc_ptr  { return C.rc_ptr{addr: C.uint64_t(p.Addr), bytes: C.int64_t(p.Bytes)} }
+func cPtr(p runtime.Ptr) C.rc_ptr {
+	return C.rc_ptr{addr: C.uint64_t(p.Addr), bytes: C.int64_t(p.Bytes)}
+}
 
 // cBytes is the plugin's buffer of p.Bytes bytes at src, as a Go slice over C memory.
 func cBytes(src unsafe.Pointer, p runtime.Ptr) ([]byte, error) {
