@@ -196,6 +196,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/cgo"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -218,9 +219,15 @@ type Plugin struct {
 	closed   bool
 }
 
-// Load opens the runtime plugin at path and checks its ABI version (see the package doc).
+// Load opens the runtime plugin at path and checks its ABI version (see the package doc). path is
+// a file: a bare name (mine.so) is the file in the working directory, never a library the system's
+// loader would search its directories for.
 func Load(path string) (*Plugin, error) {
-	lib, err := dl.Open(path)
+	file := path
+	if !strings.ContainsRune(file, '/') {
+		file = "./" + file
+	}
+	lib, err := dl.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("runtime plugin: %w", err)
 	}

@@ -139,6 +139,19 @@ var _ = Describe("Load", func() {
 		Expect(err.Error()).To(ContainSubstring(path))
 	})
 
+	It("loads a bare file name from the working directory", func() {
+		path := build("passthrough")
+		wd, err := os.Getwd()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.Chdir(filepath.Dir(path))).To(Succeed())
+		DeferCleanup(os.Chdir, wd)
+		p, err := plugin.Load("passthrough.so")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Name()).To(Equal("passthrough"))
+		Expect(p.Path()).To(Equal("passthrough.so"))
+		Expect(p.Close()).To(Succeed())
+	})
+
 	It("fails on a file that is not there", func() {
 		_, err := plugin.Load("/nonexistent/runtime.so")
 		Expect(err).To(MatchError(ContainSubstring("/nonexistent/runtime.so")))
