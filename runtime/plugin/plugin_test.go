@@ -246,6 +246,31 @@ var _ = Describe("a Runtime", func() {
 		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidState))
 	})
 
+	It("passes the platform's allocation failure through Provision and reports what the slot holds", func() {
+		rt := open(false)
+		const huge = 1 << 40 // more than the simulated device has
+		got, served, err := rt.Provision(runtime.Main, guard.Plain, "big", runtime.Ptr{}, huge)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue(), "%v", err)
+		Expect(e.Backend).To(Equal("sim"))
+		Expect(e.Class).To(Equal(runtime.ClassOutOfMemory))
+		Expect(served).To(Equal(guard.NotServed))
+		Expect(got).To(Equal(runtime.Ptr{}))
+
+		// An arena region that cannot grow is rolled back: it holds its buffer still.
+		bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "arena", Bytes: 64}})
+		Expect(err).NotTo(HaveOccurred())
+		got, served, err = rt.Provision(runtime.Main, guard.Arena, "arena", bank[0], huge)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassOutOfMemory))
+		Expect(served).To(Equal(guard.NotServed))
+		Expect(got).To(Equal(bank[0]))
+		_, held, ok := rt.Holds("arena")
+		Expect(ok).To(BeTrue())
+		Expect(held).To(Equal(bank[0]))
+		Expect(rt.Retire(runtime.Main)).To(Succeed())
+		Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+	})
+
 	It("closes the plugin's runtime, not the inner device, once", func() {
 		rt := open(true)
 		Expect(rt.Guarded()).To(BeTrue())

@@ -248,8 +248,15 @@ static int32_t pt_provision(void *self, rc_thread t, rc_slot slot, const char *k
 		rc_ptr p = cur;
 		rc_served s = RC_NOT_SERVED;
 		int32_t rc = commit(self, t, &r, 1, &p, &s, err);
-		*out = p;
-		*served = rc == RC_OK ? s : RC_NOT_SERVED;
+		if (rc == RC_OK) {
+			*out = p;
+			*served = s;
+			return RC_OK;
+		}
+		/* What the slot holds now: the new block when the bank was published before the failure
+		 * (freeing the old one failed), cur when it was rolled back. */
+		st = find_slot(P, key);
+		*out = st ? st->ptr : (rc_ptr){0, 0};
 		return rc;
 	}
 	if (st && bytes <= st->ptr.bytes) {

@@ -128,6 +128,8 @@ var runCommand = &command{
 	detail: `Load the probe files (every problem is printed and nothing runs), expand them into instances
 (probe x capture mode x guard setting), run each instance on device 0 of the backend and write a
 report to stdout: a verdict per instance (pass, fail, skip, uncharacterised) with what the engine saw.
+With --runtime, every instance runs through that runtime plugin (include/replaycheck/runtime.h)
+instead of replaycheck's built-in guards, and the report names it.
 Exit 0 when no verdict fails, 1 when one does, 2 for usage, input or setup errors.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		var f runFlags
