@@ -325,6 +325,15 @@ var _ = Describe("a Runtime", func() {
 		Expect(e.Detail).To(Equal("not today"))
 	})
 
+	It("fails Open, naming them, when rc_runtime_open leaves entries NULL", func() {
+		partial, err := plugin.Load(build("partial", "-DRC_TEST_NULL_ENTRIES"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(partial.Close)
+		_, err = partial.Open(dev, false)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInternal))
+		Expect(err).To(MatchError(ContainSubstring("the runtime left these entries NULL: device.launch, retire")))
+	})
+
 	It("passes an inner device's error through unchanged", func() {
 		rt := open(false)
 		s, err := rt.CreateStream(runtime.Main)

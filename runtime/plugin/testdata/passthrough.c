@@ -17,6 +17,7 @@
  * Compile-time variants:
  *   -DRC_TEST_ABI=N                    rc_runtime_abi_version() returns N
  *   -DRC_TEST_NO_CLOSE                 rc_runtime_close is not exported
+ *   -DRC_TEST_NULL_ENTRIES             rc_runtime_open leaves device.launch and retire NULL
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -663,6 +664,10 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	out->pool_alloc = pt_pool_alloc;
 	out->pool_free = pt_pool_free;
 	out->retire = pt_retire;
+#ifdef RC_TEST_NULL_ENTRIES
+	d->launch = NULL;
+	out->retire = NULL;
+#endif
 	return RC_OK;
 }
 
