@@ -31,6 +31,10 @@ type Config struct {
 	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency,
 	// replay-isolation or all, comma-separated). For negative controls only: it proves the suite fails without them.
 	DisableGuards string
+	// Runtime is a runtime plugin (a shared library implementing include/replaycheck/runtime.h)
+	// to run every instance through instead of the built-in guards; "" is the built-in guards.
+	// Loading one needs a cgo build.
+	Runtime string
 
 	envErrs []error // malformed environment defaults, reported by Check
 }
@@ -42,6 +46,9 @@ func (c *Config) Check() error {
 	}
 	if _, err := c.Disabled(); err != nil {
 		return err
+	}
+	if c.Runtime != "" && c.DisableGuards != "" {
+		return fmt.Errorf("disable-guards removes built-in guards, but runtime %s is under test instead of them", c.Runtime)
 	}
 	_, err := c.Matrix()
 	return err
@@ -96,7 +103,8 @@ func (c *Config) Matrix() (probes.Matrix, error) {
 
 // RegisterFlags registers the suite flags on fs with defaults from the environment
 // (REPLAYCHECK_BACKEND, REPLAYCHECK_PROFILE, REPLAYCHECK_REPLAYS, REPLAYCHECK_SEED,
-// REPLAYCHECK_MODES, REPLAYCHECK_GUARDS). Flags are read when the test binary parses them, so use the
+// REPLAYCHECK_MODES, REPLAYCHECK_GUARDS, REPLAYCHECK_BASELINE, REPLAYCHECK_REPORT,
+// REPLAYCHECK_RUNTIME). Flags are read when the test binary parses them, so use the
 // Config only from TestX.
 func RegisterFlags(fs *flag.FlagSet) *Config {
 	c := &Config{}
@@ -109,6 +117,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.DurationVar(&c.Timeout, "replaycheck.timeout", time.Minute, "time limit of one instance")
 	fs.StringVar(&c.Baseline, "replaycheck.baseline", env("REPLAYCHECK_BASELINE", "auto"), "platform baseline: auto, none, or a file")
 	fs.StringVar(&c.Report, "replaycheck.report", env("REPLAYCHECK_REPORT", ""), "write the replaycheck report to this file (.json: JSON, else text)")
+	fs.StringVar(&c.Runtime, "replaycheck.runtime", env("REPLAYCHECK_RUNTIME", ""), "runtime plugin (.so) to run every instance through instead of the built-in guards (needs cgo)")
 	fs.StringVar(&c.DisableGuards, "replaycheck.disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, replay-isolation, all)")
 	return c
 }

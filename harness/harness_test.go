@@ -66,6 +66,16 @@ var _ = Describe("Config", func() {
 		Expect(parse("-replaycheck.disable-guards=moat").Check()).To(MatchError(ContainSubstring(`unknown guard "moat"`)))
 	})
 
+	It("names the runtime plugin under test, by flag or environment, and never with guards removed", func() {
+		Expect(parse().Runtime).To(BeEmpty(), "the built-in guards by default")
+		GinkgoT().Setenv("REPLAYCHECK_RUNTIME", "/env/reference.so")
+		Expect(parse().Runtime).To(Equal("/env/reference.so"))
+		c := parse("-replaycheck.runtime=/flag/mine.so")
+		Expect(c.Runtime).To(Equal("/flag/mine.so"))
+		Expect(c.Check()).To(Succeed())
+		Expect(parse("-replaycheck.disable-guards=all").Check()).To(MatchError(ContainSubstring("runtime /env/reference.so is under test")))
+	})
+
 	It("names the guards to remove for negative controls", func() {
 		d, err := parse("-replaycheck.disable-guards=residency,capture-watch").Disabled()
 		Expect(err).NotTo(HaveOccurred())

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -38,20 +39,42 @@ type suite struct {
 	baseline *verdict.Baseline
 	device   runtime.Device
 	platform string // the device's platform key
+	// plugin is the runtime plugin under test (Config.Runtime); nil for the built-in guards.
+	plugin *plugin.Plugin
 }
 
 // options are the engine options of every instance this suite runs.
 func (s *suite) options() capture.Options {
 	off, _ := s.cfg.Disabled() // checked by Register
-	return capture.Options{Timeout: s.cfg.Timeout, Guard: guard.Options{Disabled: off}}
+	opt := capture.Options{Timeout: s.cfg.Timeout, Guard: guard.Options{Disabled: off}}
+	if p := s.plugin; p != nil {
+		opt.Runtime = &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+			rt, err := p.Open(dev, guarded)
+			if err != nil {
+				return nil, err
+			}
+			return rt, nil
+		}}
+	}
+	return opt
+}
+
+// runtimeName is the runtime under test as reports name it.
+func (s *suite) runtimeName() string {
+	if s.plugin == nil {
+		return capture.RuntimeBuiltin
+	}
+	return s.plugin.Name()
 }
 
 // Register builds the spec tree for sets: a container per set, a spec per instance. It also registers
 // the BeforeSuite that opens device 0 of the configured backend and closes it after the suite, the
 // central invariant over every result the suite produced, and the report the configuration asks
 // for. Unguarded outcomes are compared with the baseline of the device's platform that the
-// configuration names (auto: the one in dir/baselines). Call it from TestX before RunSpecs; it
-// fails at once on a bad configuration or a backend that cannot be opened.
+// configuration names (auto: the one in dir/baselines). Every instance runs through the runtime
+// plugin Config.Runtime names, loaded here, or the built-in guards. Call it from TestX before
+// RunSpecs; it fails at once on a bad configuration, a runtime plugin that cannot be loaded or a
+// backend that cannot be opened.
 func Register(cfg *Config, sets []*probes.Set, dir string) error {
 	if err := cfg.Check(); err != nil {
 		return err
@@ -66,7 +89,15 @@ func Register(cfg *Config, sets []*probes.Set, dir string) error {
 		return err
 	}
 	s := &suite{cfg: cfg}
+	if cfg.Runtime != "" {
+		if s.plugin, err = plugin.Load(cfg.Runtime); err != nil {
+			return fmt.Errorf("runtime: %w", err)
+		}
+	}
 	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
+		if s.plugin != nil {
+			ginkgo.DeferCleanup(s.plugin.Close)
+		}
 		b, err := backends.Open(cfg.Backend, bcfg)
 		if err != nil {
 			ginkgo.Fail(err.Error())
@@ -145,6 +176,7 @@ func (s *suite) writeReport(r ginkgo.Report) error {
 	}
 	rep := reports.New("replaycheck", "suite", reports.Options{})
 	rep.Backend, rep.Platform, rep.Profile = s.cfg.Backend, s.platform, backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)
+	rep.Runtime = s.runtimeName()
 	if s.baseline != nil {
 		rep.Baseline, rep.BaselineFile = s.baseline, s.baseline.File
 	}
@@ -190,6 +222,12 @@ func specName(in probes.Instance) string {
 // check runs one instance and turns its verdict into the spec's fate.
 func (s *suite) check(ctx context.Context, in probes.Instance) {
 	res := capture.Run(ctx, s.device, in, s.options())
+	if s.plugin != nil {
+		// The engine does not close the runtime it opened for the instance.
+		if err := s.plugin.CloseRuntimes(); err != nil {
+			ginkgo.Fail(fmt.Sprintf("closing the runtime of %s: %v", in.ID(), err))
+		}
+	}
 	entry := reports.Entry{Result: *res, Verdict: verdict.Judge(res, s.baseline)}
 	ginkgo.AddReportEntry(resultEntry, ginkgo.ReportEntryVisibilityNever, entry)
 	switch v := entry.Verdict; v.Status {

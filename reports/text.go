@@ -55,6 +55,10 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	if rep.Device != "" {
 		tw.printf("  device %s", rep.Device)
 	}
+	if rep.Runtime != "" && rep.Runtime != capture.RuntimeBuiltin {
+		// The built-in guards are the default and go unsaid; a runtime under test is named.
+		tw.printf("  runtime %s", rep.Runtime)
+	}
 	if rep.BaselineFile != "" {
 		tw.printf("\nbaseline %s (%s)", rep.BaselineFile, rep.Baseline.Platform)
 	}

@@ -10,7 +10,8 @@ package main_test
 // under that name, as main.go does. Exit statuses are the process's, and a crash (a fault in cgo
 // code, an unrecovered panic in any goroutine) fails the one script that ran it, not the test
 // binary. Scripts see only testscript's environment (PATH, HOME=/no-home, TMPDIR=$WORK/.tmp,
-// GOTRACEBACK=system, ...) plus what `env` sets: REPLAYCHECK_* from the caller's shell do not leak in.
+// GOTRACEBACK=system, ...), $REPO (the repository root) and what `env` sets: REPLAYCHECK_* from the
+// caller's shell do not leak in.
 //
 // The language is testscript's (go doc github.com/rogpeppe/go-internal/testscript): exec, ! exec,
 // stdout/stderr REGEX (multi-line mode), cmp stdout FILE, env KEY=VALUE, [cond] prefixes, skip,
@@ -132,6 +133,13 @@ func setup(env *testscript.Env) error {
 	if gorace := env.Getenv("GORACE"); !strings.Contains(gorace, "atexit_sleep_ms") {
 		env.Setenv("GORACE", strings.TrimSpace(gorace+" atexit_sleep_ms=10"))
 	}
+	// $REPO is the repository root, for scripts that build from its files (a runtime plugin
+	// against include/replaycheck/runtime.h).
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		return err
+	}
+	env.Setenv("REPO", root)
 	return nil
 }
 

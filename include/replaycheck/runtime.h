@@ -16,6 +16,10 @@
  * both numbers. Then, for every probe instance, rc_runtime_open is called with the instance's
  * execution mode (program: guards off, kernel: guards on) and a fresh inner device, and the
  * runtime fills *out. rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
+ * *inner, and the calls it points to, stay valid until rc_runtime_close returns: the runtime may
+ * keep the pointer rather than copy the table. An rc_runtime_open that does not return RC_OK gets
+ * no rc_runtime_close (the runtime frees what it made itself); one that returns RC_OK with an
+ * entry of *out left NULL is closed at once and the instance fails, naming the entry.
  *
  * Results. Every call returns RC_OK, RC_REFUSED or RC_ERROR:
  *   - RC_OK: the call took effect; out-parameters are set.
@@ -25,15 +29,17 @@
  *     and names what changed.
  *   - RC_ERROR: the call failed. For an error of the inner device, return RC_ERROR with the
  *     rc_error the inner call filled, unchanged: the platform's code, name and class pass through
- *     to the report. A runtime's own failure (out of pool memory, a bad key) sets class and message
- *     (and code 0).
+ *     to the report. replaycheck recognises it by its contents, among the inner calls of the same
+ *     call: an rc_error changed in any field is the runtime's own failure. A runtime's own failure
+ *     (out of pool memory, a bad key) sets class and message (and code 0).
  *
  * Threads. A device has two threads, RC_THREAD_MAIN and RC_THREAD_OTHER (replaycheck runs each on
  * a locked OS thread of its own). Every call names the thread it is made for in `t`; a runtime
  * that forwards a call passes the same `t` to the inner device, which runs it on that OS thread.
  * replaycheck calls the runtime's functions from an OS thread of its choosing, one call at a time
- * per opened runtime: a runtime needs no lock of its own, and must not rely on which OS thread
- * calls it. host_write and host_read take no thread: they are the CPU's own stores and loads.
+ * per opened runtime: a runtime needs no lock for the state of one opened runtime, and must not
+ * rely on which OS thread calls it. Calls to different opened runtimes may overlap: state shared
+ * between them (a global) needs a lock. host_write and host_read take no thread: they are the CPU's own stores and loads.
  *
  * Memory. Buffers (device or host) are rc_ptr ranges: the address the inner device returned and
  * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes.
@@ -154,7 +160,10 @@ typedef struct rc_runtime {
 	rc_device device;
 
 	/* provision serves a buffer of bytes for the slot named key: cur is what the slot holds (a zero
-	 * rc_ptr for a first allocation). */
+	 * rc_ptr for a first allocation). replaycheck sets *out to cur and *served to RC_NOT_SERVED
+	 * before the call. On RC_REFUSED the slot holds cur still; on RC_ERROR *out is what the slot
+	 * holds afterwards (a zero rc_ptr when a re-base freed the old buffer and the new allocation
+	 * failed). */
 	int32_t (*provision)(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes,
 	                     rc_ptr *out, rc_served *served, rc_error *err);
 	/* release gives back the buffer the slot named key holds. */
@@ -164,7 +173,8 @@ typedef struct rc_runtime {
 	int32_t (*holds)(void *self, const char *key, rc_slot *slot, rc_ptr *p);
 	/* commit_bank commits arena regions at once; out[i] is region i's buffer. */
 	int32_t (*commit_bank)(void *self, rc_thread t, const rc_region *regions, size_t n, rc_ptr *out, rc_error *err);
-	/* Pools: one segment reserved per named pool, blocks served from it with no driver call. */
+	/* Pools: one segment reserved per named pool, blocks served from it with no driver call. host is
+	 * 0 for a segment of device memory, an rc_host_memory for one of host memory. */
 	int32_t (*reserve_pool)(void *self, rc_thread t, const char *name, int64_t bytes, uint32_t host, rc_error *err);
 	int32_t (*pool_alloc)(void *self, rc_thread t, const char *name, int64_t bytes, rc_ptr *out, rc_error *err);
 	int32_t (*pool_free)(void *self, rc_thread t, const char *name, rc_ptr p, rc_error *err);

@@ -42,6 +42,11 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			f.guards = "off" // a baseline is the platform's: guards are the runtime's
+			if f.given("runtime") {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: --runtime %s: a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)\n", f.runtime)
+				return ExitUsage
+			}
+			f.runtime = "" // and REPLAYCHECK_RUNTIME names the runtime of run, not of a baseline
 			if len(f.profiles()) != 1 {
 				fmt.Fprintln(env.Stderr, "replaycheck baseline: one --profile at a time")
 				return ExitUsage

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -24,6 +25,7 @@ const (
 	envBackend = "REPLAYCHECK_BACKEND"
 	envProfile = "REPLAYCHECK_PROFILE"
 	envReplays = "REPLAYCHECK_REPLAYS"
+	envRuntime = "REPLAYCHECK_RUNTIME"
 )
 
 type runFlags struct {
@@ -39,6 +41,10 @@ type runFlags struct {
 	timelines string
 	table     bool
 	baseline  string
+	// runtime is the runtime plugin to put under the probes ("": the built-in guards); plugin is
+	// it, loaded (nil until the command loads it).
+	runtime string
+	plugin  *plugin.Plugin
 	// envErr is a bad REPLAYCHECK_REPLAYS, reported only when the command runs without --replays
 	// (flags are declared before anyone knows the command will run, e.g. for help).
 	envErr error
@@ -66,6 +72,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
 	fs.StringVar(&f.timelines, "timelines", "failed", "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print only the enforcement table: hazard x mode -> what the platform did, one column group per profile")
+	fs.StringVar(&f.runtime, "runtime", envOr(env, envRuntime, ""), "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+envRuntime+")")
 	fs.StringVar(&f.baseline, "baseline", "auto", "platform baseline to judge unguarded outcomes against: auto (baselines/<backend>-<profile>.yaml beside the probes), none, or a file")
 }
 
@@ -121,6 +128,8 @@ var runCommand = &command{
 	detail: `Load the probe files (every problem is printed and nothing runs), expand them into instances
 (probe x capture mode x guard setting), run each instance on device 0 of the backend and write a
 report to stdout: a verdict per instance (pass, fail, skip, uncharacterised) with what the engine saw.
+With --runtime, every instance runs through that runtime plugin (include/replaycheck/runtime.h)
+instead of replaycheck's built-in guards, and the report names it.
 Exit 0 when no verdict fails, 1 when one does, 2 for usage, input or setup errors.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		var f runFlags
@@ -152,6 +161,19 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
 		}
+	}
+	if f.runtime != "" {
+		p, err := plugin.Load(f.runtime)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck run: --runtime: %v\n", err)
+			return ExitUsage
+		}
+		f.plugin = p
+		defer func() {
+			if err := p.Close(); err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck run: unloading the runtime plugin: %v\n", err)
+			}
+		}()
 	}
 
 	var runs []*reports.Report
@@ -267,6 +289,10 @@ func execute(ctx context.Context, env Env, f *runFlags, p *platform, instances [
 	rep := reports.New("replaycheck", version(), reports.Options{AllTimelines: f.timelines == "all"})
 	rep.Backend, rep.Platform, rep.Device, rep.Profile = p.backend.Name(), p.dev.Platform(), p.dev.Describe(), p.profile
 	opt := capture.Options{Timeout: f.timeout}
+	if f.plugin != nil {
+		opt.Runtime = runtimeUnderTest(f.plugin)
+		rep.Runtime = f.plugin.Name()
+	}
 	if baseline != nil {
 		rep.Baseline, rep.BaselineFile = baseline, baseline.File
 	}
@@ -278,6 +304,13 @@ func execute(ctx context.Context, env Env, f *runFlags, p *platform, instances [
 			break
 		}
 		res := capture.Run(ctx, p.dev, in, opt)
+		if f.plugin != nil {
+			// The engine does not close the runtime it opened for the instance: close it here.
+			if err := f.plugin.CloseRuntimes(); err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck run: closing the runtime of %s: %v\n", in.ID(), err)
+				pr.closeErr = err
+			}
+		}
 		pr.results = append(pr.results, res)
 		rep.Add(res)
 	}
@@ -318,4 +351,15 @@ func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 		}
 	}
 	return nil
+}
+
+// runtimeUnderTest is the runtime plugin p as the engine's runtime under test.
+func runtimeUnderTest(p *plugin.Plugin) *capture.RuntimeUnderTest {
+	return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		rt, err := p.Open(dev, guarded)
+		if err != nil {
+			return nil, err
+		}
+		return rt, nil
+	}}
 }

@@ -1,0 +1,57 @@
+// Package plugin loads a runtime plugin: a shared library that implements the runtime plugin ABI
+// (include/replaycheck/runtime.h) and puts a team's own runtime (its allocator and its capture
+// guards) under replaycheck's probes.
+//
+// Load opens the library (runtime/internal/dl), resolves rc_runtime_abi_version, rc_runtime_open
+// and rc_runtime_close (a missing one fails the load and is named) and refuses a library built
+// against another RC_ABI_VERSION, naming the file and both versions. Plugin.Open puts the runtime
+// in front of one device for one probe instance: it hands the plugin the device as the INNER
+// rc_device table, calls rc_runtime_open in RC_MODE_KERNEL (guarded) or RC_MODE_PROGRAM, and
+// returns a *Runtime: a runtime.Device and the allocator calls the engine drives
+// (capture.Runtime), every one of them a call into the plugin's rc_runtime table. capture's
+// RuntimeUnderTest is built over it by the front ends (replaycheck run --runtime, the suite's
+// -replaycheck.runtime flag).
+//
+// # Errors
+//
+// Every call returns RC_OK, RC_REFUSED or RC_ERROR, mapped to Go as follows.
+//
+//   - RC_REFUSED is a *runtime.Error{Backend: "runtime:" + Name, Op, Class: runtime.ClassRefused,
+//     Detail: err.message}.
+//   - RC_ERROR that forwards an inner device error is that error, unchanged. Every inner call the
+//     plugin makes during one outer call that fails writes the Go error into the plugin's rc_error
+//     (code, name, class_name, invalidated, message = Detail) and is remembered, with the exact
+//     rc_error written, for the duration of the outer call. When the outer call returns RC_ERROR
+//     with an rc_error equal field for field to one of those (the latest that matches wins), the
+//     original Go error is returned as it was: the platform's Backend, Op, Code, Name, Class and
+//     Invalidated pass through to the report.
+//   - Any other RC_ERROR is the runtime's own failure: *runtime.Error{Backend: "runtime:" + Name,
+//     Op, Code, Name, Class, Invalidated, Detail: err.message}, with Class the class_name when it
+//     is a valid class (runtime.ValidClass) other than "refused" and runtime.ClassInternal
+//     otherwise (the Detail then says what the plugin wrote).
+//   - Any other status is a runtime.ClassInternal error naming it.
+//
+// # Threads
+//
+// A Runtime owns two locked OS threads (runtime.Worker), one for runtime.Main and one for
+// runtime.Other. Every call that names a thread t is made into the plugin on t's thread, one call
+// at a time per Runtime (a mutex serialises them): the plugin needs no lock of its own, and the
+// thread it runs on is the same for every call made for one t during the Runtime's life. The t the
+// plugin passes to an inner call reaches the Go device as it is (runtime.Thread(t)); the device
+// runs the call on its own worker for t (the simulator's and the drivers' locked threads), so the
+// platform sees exactly the thread the probe named, whatever thread the plugin forwarded from.
+// rc_runtime_open and rc_runtime_close run on the Main thread. host_write, host_read and holds
+// name no thread: they are made from the caller's goroutine, still one call at a time.
+//
+// # Memory
+//
+// Nothing replaycheck passes to the plugin points into Go memory the plugin could keep: the inner
+// rc_device table and the rc_runtime the plugin fills are C allocations that live until Close; the
+// bytes of write and host_write are copied into C memory for the call, and read and host_read are
+// read into C memory and copied out. Inner write and host_write copy the plugin's bytes into a Go
+// slice before the device sees them, and inner read and host_read copy back into the plugin's
+// buffer. Exactly ptr.bytes bytes move, and a Go slice whose length differs from its Ptr's Bytes is
+// refused before the plugin is called (runtime.ClassInvalidValue).
+//
+// Without cgo the package still builds: Load fails with an error wrapping dl.ErrNoCgo.
+package plugin

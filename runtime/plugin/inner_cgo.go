@@ -1,0 +1,361 @@
+//go:build cgo
+
+package plugin
+
+// The INNER device: the Go functions behind the rc_device table replaycheck hands the plugin. Each
+// is exported to C and reached through an adapter of the table's exact type (plugin_cgo.go); self
+// is the runtime/cgo.Handle of the Runtime's state. The preamble holds declarations only, as cgo
+// requires of a file with //export.
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../include
+#include <stdint.h>
+#include <string.h>
+#include "replaycheck/runtime.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"unsafe"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// state is what the inner table's self names: the Go device, and the inner failures of the outer
+// call in progress (calls are serialised per Runtime, so no lock: the outer call waits for the
+// worker that runs the plugin, which is where the callbacks run).
+type state struct {
+	dev      runtime.Device
+	failures []innerFailure
+}
+
+// inner runs one inner call: f with the Go device. A failure is written into err and remembered
+// for the pass-through; a panic (a device bug, or self naming a closed Runtime) is an internal
+// error, never a crash of the process through C.
+func inner(self C.uintptr_t, err *C.rc_error, op string, f func(dev runtime.Device) error) (status C.int32_t) {
+	var st *state
+	defer func() {
+		if v := recover(); v != nil {
+			e := &runtime.Error{Backend: "replaycheck", Op: op, Class: runtime.ClassInternal,
+				Detail: fmt.Sprintf("inner call failed: %v", v)}
+			status = fail(st, err, e)
+		}
+	}()
+	st = cgo.Handle(self).Value().(*state)
+	if e := f(st.dev); e != nil {
+		return fail(st, err, e)
+	}
+	return statusOK
+}
+
+// fail writes e into err and remembers it for the outer call's pass-through.
+func fail(st *state, err *C.rc_error, e error) C.int32_t {
+	c := toC(e)
+	if err != nil {
+		writeError(err, c)
+	}
+	if st != nil {
+		st.failures = append(st.failures, innerFailure{c: c, err: e})
+	}
+	return statusError
+}
+
+func writeError(dst *C.rc_error, c cError) {
+	C.memset(unsafe.Pointer(dst), 0, C.sizeof_rc_error)
+	dst.code = C.int32_t(c.code)
+	dst.invalidated = C.uint32_t(c.invalidated)
+	putString(unsafe.Pointer(&dst.name[0]), c.name, nameSize)
+	putString(unsafe.Pointer(&dst.class_name[0]), c.class, classSize)
+	putString(unsafe.Pointer(&dst.message[0]), c.message, messageSize)
+}
+
+// putString writes s (already fitted) and its NUL into a C char array of size bytes.
+func putString(dst unsafe.Pointer, s string, size int) {
+	b := unsafe.Slice((*byte)(dst), size)
+	n := copy(b[:size-1], s)
+	b[n] = 0
+}
+
+// readError reads an rc_error the plugin filled. A field without its NUL is read to its end.
+func readError(src *C.rc_error) cError {
+	return cError{
+		code:        int32(src.code),
+		invalidated: uint32(src.invalidated),
+		name:        getString(unsafe.Pointer(&src.name[0]), nameSize),
+		class:       getString(unsafe.Pointer(&src.class_name[0]), classSize),
+		message:     getString(unsafe.Pointer(&src.message[0]), messageSize),
+	}
+}
+
+func getString(src unsafe.Pointer, size int) string {
+	b := unsafe.Slice((*byte)(src), size)
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+func goPtr(p C.rc_ptr) runtime.Ptr { return runtime.Ptr{Addr: uint64(p.addr), Bytes: int64(p.bytes)} }
+func cPtr(p runtime.Ptr) C.rc_ptr {
+	return C.rc_ptr{addr: C.uint64_t(p.Addr), bytes: C.int64_t(p.Bytes)}
+}
+
+// cBytes is the plugin's buffer of p.Bytes bytes at src, as a Go slice over C memory.
+func cBytes(src unsafe.Pointer, p runtime.Ptr) ([]byte, error) {
+	switch {
+	case p.Bytes < 0:
+		return nil, &runtime.Error{Backend: "replaycheck", Class: runtime.ClassInvalidValue, Detail: fmt.Sprintf("negative length in %v", p)}
+	case p.Bytes == 0:
+		return []byte{}, nil
+	case src == nil:
+		return nil, &runtime.Error{Backend: "replaycheck", Class: runtime.ClassInvalidValue, Detail: fmt.Sprintf("NULL buffer for %v", p)}
+	}
+	return unsafe.Slice((*byte)(src), p.Bytes), nil
+}
+
+func setPtr(out *C.rc_ptr, p runtime.Ptr) {
+	if out != nil {
+		*out = cPtr(p)
+	}
+}
+
+func th(t C.uint32_t) runtime.Thread { return runtime.Thread(t) }
+
+//export rcpInnerMalloc
+func rcpInnerMalloc(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, out *C.rc_ptr, err *C.rc_error) C.int32_t {
+	return inner(self, err, "malloc", func(d runtime.Device) error {
+		p, e := d.Malloc(th(t), int64(bytes))
+		if e == nil {
+			setPtr(out, p)
+		}
+		return e
+	})
+}
+
+//export rcpInnerFree
+func rcpInnerFree(self C.uintptr_t, t C.uint32_t, p C.rc_ptr, err *C.rc_error) C.int32_t {
+	return inner(self, err, "free", func(d runtime.Device) error { return d.Free(th(t), goPtr(p)) })
+}
+
+//export rcpInnerWrite
+func rcpInnerWrite(self C.uintptr_t, t C.uint32_t, dst C.rc_ptr, src unsafe.Pointer, err *C.rc_error) C.int32_t {
+	return inner(self, err, "write", func(d runtime.Device) error {
+		b, e := cBytes(src, goPtr(dst))
+		if e != nil {
+			return e
+		}
+		return d.Write(th(t), goPtr(dst), append([]byte(nil), b...))
+	})
+}
+
+//export rcpInnerRead
+func rcpInnerRead(self C.uintptr_t, t C.uint32_t, dst unsafe.Pointer, src C.rc_ptr, err *C.rc_error) C.int32_t {
+	return inner(self, err, "read", func(d runtime.Device) error {
+		b, e := cBytes(dst, goPtr(src))
+		if e != nil {
+			return e
+		}
+		buf := make([]byte, len(b))
+		if e := d.Read(th(t), buf, goPtr(src)); e != nil {
+			return e
+		}
+		copy(b, buf)
+		return nil
+	})
+}
+
+//export rcpInnerAllocHost
+func rcpInnerAllocHost(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, kind C.uint32_t, out *C.rc_ptr, err *C.rc_error) C.int32_t {
+	return inner(self, err, "alloc_host", func(d runtime.Device) error {
+		p, e := d.AllocHost(th(t), int64(bytes), runtime.HostMemory(kind))
+		if e == nil {
+			setPtr(out, p)
+		}
+		return e
+	})
+}
+
+//export rcpInnerFreeHost
+func rcpInnerFreeHost(self C.uintptr_t, t C.uint32_t, p C.rc_ptr, err *C.rc_error) C.int32_t {
+	return inner(self, err, "free_host", func(d runtime.Device) error { return d.FreeHost(th(t), goPtr(p)) })
+}
+
+//export rcpInnerHostWrite
+func rcpInnerHostWrite(self C.uintptr_t, dst C.rc_ptr, src unsafe.Pointer, err *C.rc_error) C.int32_t {
+	return inner(self, err, "host_write", func(d runtime.Device) error {
+		b, e := cBytes(src, goPtr(dst))
+		if e != nil {
+			return e
+		}
+		return d.HostWrite(goPtr(dst), append([]byte(nil), b...))
+	})
+}
+
+//export rcpInnerHostRead
+func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C.rc_error) C.int32_t {
+	return inner(self, err, "host_read", func(d runtime.Device) error {
+		b, e := cBytes(dst, goPtr(src))
+		if e != nil {
+			return e
+		}
+		buf := make([]byte, len(b))
+		if e := d.HostRead(buf, goPtr(src)); e != nil {
+			return e
+		}
+		copy(b, buf)
+		return nil
+	})
+}
+
+//export rcpInnerCreateStream
+func rcpInnerCreateStream(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "create_stream", func(d runtime.Device) error {
+		s, e := d.CreateStream(th(t))
+		if e == nil && out != nil {
+			*out = C.uint64_t(s)
+		}
+		return e
+	})
+}
+
+//export rcpInnerDestroyStream
+func rcpInnerDestroyStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "destroy_stream", func(d runtime.Device) error { return d.DestroyStream(th(t), runtime.Stream(s)) })
+}
+
+//export rcpInnerCreateEvent
+func rcpInnerCreateEvent(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "create_event", func(d runtime.Device) error {
+		ev, e := d.CreateEvent(th(t))
+		if e == nil && out != nil {
+			*out = C.uint64_t(ev)
+		}
+		return e
+	})
+}
+
+//export rcpInnerDestroyEvent
+func rcpInnerDestroyEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "destroy_event", func(d runtime.Device) error { return d.DestroyEvent(th(t), runtime.Event(ev)) })
+}
+
+//export rcpInnerFill
+func rcpInnerFill(self C.uintptr_t, t C.uint32_t, s C.uint64_t, dst C.rc_ptr, value C.uint8_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "fill", func(d runtime.Device) error {
+		return d.Fill(th(t), runtime.Stream(s), goPtr(dst), byte(value))
+	})
+}
+
+//export rcpInnerCopy
+func rcpInnerCopy(self C.uintptr_t, t C.uint32_t, s C.uint64_t, dst, src C.rc_ptr, err *C.rc_error) C.int32_t {
+	return inner(self, err, "copy", func(d runtime.Device) error {
+		return d.Copy(th(t), runtime.Stream(s), goPtr(dst), goPtr(src))
+	})
+}
+
+//export rcpInnerAxpy
+func rcpInnerAxpy(self C.uintptr_t, t C.uint32_t, s C.uint64_t, y, x C.rc_ptr, a C.uint32_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "axpy", func(d runtime.Device) error {
+		return d.Axpy(th(t), runtime.Stream(s), goPtr(y), goPtr(x), uint32(a))
+	})
+}
+
+//export rcpInnerRecord
+func rcpInnerRecord(self C.uintptr_t, t C.uint32_t, ev, s C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "record", func(d runtime.Device) error {
+		return d.Record(th(t), runtime.Event(ev), runtime.Stream(s))
+	})
+}
+
+//export rcpInnerWait
+func rcpInnerWait(self C.uintptr_t, t C.uint32_t, s, ev C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "wait", func(d runtime.Device) error {
+		return d.Wait(th(t), runtime.Stream(s), runtime.Event(ev))
+	})
+}
+
+//export rcpInnerSyncStream
+func rcpInnerSyncStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "sync_stream", func(d runtime.Device) error { return d.SyncStream(th(t), runtime.Stream(s)) })
+}
+
+//export rcpInnerSyncDevice
+func rcpInnerSyncDevice(self C.uintptr_t, t C.uint32_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "sync_device", func(d runtime.Device) error { return d.SyncDevice(th(t)) })
+}
+
+//export rcpInnerQueryEvent
+func rcpInnerQueryEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, complete *C.uint32_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "query_event", func(d runtime.Device) error {
+		done, e := d.QueryEvent(th(t), runtime.Event(ev))
+		if e == nil && complete != nil {
+			*complete = 0
+			if done {
+				*complete = 1
+			}
+		}
+		return e
+	})
+}
+
+//export rcpInnerSyncEvent
+func rcpInnerSyncEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "sync_event", func(d runtime.Device) error { return d.SyncEvent(th(t), runtime.Event(ev)) })
+}
+
+//export rcpInnerExchangeCaptureMode
+func rcpInnerExchangeCaptureMode(self C.uintptr_t, t C.uint32_t, mode C.uint32_t, old *C.uint32_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "exchange_capture_mode", func(d runtime.Device) error {
+		m, e := d.ExchangeCaptureMode(th(t), runtime.CaptureMode(mode))
+		if e == nil && old != nil {
+			*old = C.uint32_t(m)
+		}
+		return e
+	})
+}
+
+//export rcpInnerBeginCapture
+func rcpInnerBeginCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, mode C.uint32_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "begin_capture", func(d runtime.Device) error {
+		return d.BeginCapture(th(t), runtime.Stream(s), runtime.CaptureMode(mode))
+	})
+}
+
+//export rcpInnerEndCapture
+func rcpInnerEndCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "end_capture", func(d runtime.Device) error {
+		g, e := d.EndCapture(th(t), runtime.Stream(s))
+		if out != nil {
+			// A failed end may still name a graph on some platforms; the graph is what the device said.
+			*out = C.uint64_t(g)
+		}
+		return e
+	})
+}
+
+//export rcpInnerCaptureInfo
+func rcpInnerCaptureInfo(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.rc_capture_info, err *C.rc_error) C.int32_t {
+	return inner(self, err, "capture_info", func(d runtime.Device) error {
+		info, e := d.CaptureInfo(th(t), runtime.Stream(s))
+		if e == nil && out != nil {
+			*out = C.rc_capture_info{status: C.uint32_t(info.Status), mode: C.uint32_t(info.Mode), id: C.uint64_t(info.ID), origin: C.rc_stream(info.Origin)}
+		}
+		return e
+	})
+}
+
+//export rcpInnerLaunch
+func rcpInnerLaunch(self C.uintptr_t, t C.uint32_t, g, s C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "launch", func(d runtime.Device) error {
+		return d.Launch(th(t), runtime.Graph(g), runtime.Stream(s))
+	})
+}
+
+//export rcpInnerDestroyGraph
+func rcpInnerDestroyGraph(self C.uintptr_t, t C.uint32_t, g C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, err, "destroy_graph", func(d runtime.Device) error { return d.DestroyGraph(th(t), runtime.Graph(g)) })
+}

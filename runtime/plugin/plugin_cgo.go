@@ -1,0 +1,767 @@
+//go:build cgo
+
+package plugin
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../include
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "replaycheck/runtime.h"
+
+// The inner device's Go functions (inner_cgo.go), as _cgo_export.h declares them; that header
+// cannot be included in a preamble.
+extern int32_t rcpInnerMalloc(uintptr_t, uint32_t, int64_t, rc_ptr *, rc_error *);
+extern int32_t rcpInnerFree(uintptr_t, uint32_t, rc_ptr, rc_error *);
+extern int32_t rcpInnerWrite(uintptr_t, uint32_t, rc_ptr, void *, rc_error *);
+extern int32_t rcpInnerRead(uintptr_t, uint32_t, void *, rc_ptr, rc_error *);
+extern int32_t rcpInnerAllocHost(uintptr_t, uint32_t, int64_t, uint32_t, rc_ptr *, rc_error *);
+extern int32_t rcpInnerFreeHost(uintptr_t, uint32_t, rc_ptr, rc_error *);
+extern int32_t rcpInnerHostWrite(uintptr_t, rc_ptr, void *, rc_error *);
+extern int32_t rcpInnerHostRead(uintptr_t, void *, rc_ptr, rc_error *);
+extern int32_t rcpInnerCreateStream(uintptr_t, uint32_t, uint64_t *, rc_error *);
+extern int32_t rcpInnerDestroyStream(uintptr_t, uint32_t, uint64_t, rc_error *);
+extern int32_t rcpInnerCreateEvent(uintptr_t, uint32_t, uint64_t *, rc_error *);
+extern int32_t rcpInnerDestroyEvent(uintptr_t, uint32_t, uint64_t, rc_error *);
+extern int32_t rcpInnerFill(uintptr_t, uint32_t, uint64_t, rc_ptr, uint8_t, rc_error *);
+extern int32_t rcpInnerCopy(uintptr_t, uint32_t, uint64_t, rc_ptr, rc_ptr, rc_error *);
+extern int32_t rcpInnerAxpy(uintptr_t, uint32_t, uint64_t, rc_ptr, rc_ptr, uint32_t, rc_error *);
+extern int32_t rcpInnerRecord(uintptr_t, uint32_t, uint64_t, uint64_t, rc_error *);
+extern int32_t rcpInnerWait(uintptr_t, uint32_t, uint64_t, uint64_t, rc_error *);
+extern int32_t rcpInnerSyncStream(uintptr_t, uint32_t, uint64_t, rc_error *);
+extern int32_t rcpInnerSyncDevice(uintptr_t, uint32_t, rc_error *);
+extern int32_t rcpInnerQueryEvent(uintptr_t, uint32_t, uint64_t, uint32_t *, rc_error *);
+extern int32_t rcpInnerSyncEvent(uintptr_t, uint32_t, uint64_t, rc_error *);
+extern int32_t rcpInnerExchangeCaptureMode(uintptr_t, uint32_t, uint32_t, uint32_t *, rc_error *);
+extern int32_t rcpInnerBeginCapture(uintptr_t, uint32_t, uint64_t, uint32_t, rc_error *);
+extern int32_t rcpInnerEndCapture(uintptr_t, uint32_t, uint64_t, uint64_t *, rc_error *);
+extern int32_t rcpInnerCaptureInfo(uintptr_t, uint32_t, uint64_t, rc_capture_info *, rc_error *);
+extern int32_t rcpInnerLaunch(uintptr_t, uint32_t, uint64_t, uint64_t, rc_error *);
+extern int32_t rcpInnerDestroyGraph(uintptr_t, uint32_t, uint64_t, rc_error *);
+
+// Adapters of the table's exact types.
+#define H(self) ((uintptr_t)(self))
+static int32_t in_malloc(void *s, rc_thread t, int64_t n, rc_ptr *o, rc_error *e) { return rcpInnerMalloc(H(s), t, n, o, e); }
+static int32_t in_free(void *s, rc_thread t, rc_ptr p, rc_error *e) { return rcpInnerFree(H(s), t, p, e); }
+static int32_t in_write(void *s, rc_thread t, rc_ptr d, const void *src, rc_error *e) { return rcpInnerWrite(H(s), t, d, (void *)src, e); }
+static int32_t in_read(void *s, rc_thread t, void *d, rc_ptr src, rc_error *e) { return rcpInnerRead(H(s), t, d, src, e); }
+static int32_t in_alloc_host(void *s, rc_thread t, int64_t n, rc_host_memory k, rc_ptr *o, rc_error *e) { return rcpInnerAllocHost(H(s), t, n, (uint32_t)k, o, e); }
+static int32_t in_free_host(void *s, rc_thread t, rc_ptr p, rc_error *e) { return rcpInnerFreeHost(H(s), t, p, e); }
+static int32_t in_host_write(void *s, rc_ptr d, const void *src, rc_error *e) { return rcpInnerHostWrite(H(s), d, (void *)src, e); }
+static int32_t in_host_read(void *s, void *d, rc_ptr src, rc_error *e) { return rcpInnerHostRead(H(s), d, src, e); }
+static int32_t in_create_stream(void *s, rc_thread t, rc_stream *o, rc_error *e) { return rcpInnerCreateStream(H(s), t, o, e); }
+static int32_t in_destroy_stream(void *s, rc_thread t, rc_stream x, rc_error *e) { return rcpInnerDestroyStream(H(s), t, x, e); }
+static int32_t in_create_event(void *s, rc_thread t, rc_event *o, rc_error *e) { return rcpInnerCreateEvent(H(s), t, o, e); }
+static int32_t in_destroy_event(void *s, rc_thread t, rc_event x, rc_error *e) { return rcpInnerDestroyEvent(H(s), t, x, e); }
+static int32_t in_fill(void *s, rc_thread t, rc_stream st, rc_ptr d, uint8_t v, rc_error *e) { return rcpInnerFill(H(s), t, st, d, v, e); }
+static int32_t in_copy(void *s, rc_thread t, rc_stream st, rc_ptr d, rc_ptr src, rc_error *e) { return rcpInnerCopy(H(s), t, st, d, src, e); }
+static int32_t in_axpy(void *s, rc_thread t, rc_stream st, rc_ptr y, rc_ptr x, uint32_t a, rc_error *e) { return rcpInnerAxpy(H(s), t, st, y, x, a, e); }
+static int32_t in_record(void *s, rc_thread t, rc_event ev, rc_stream st, rc_error *e) { return rcpInnerRecord(H(s), t, ev, st, e); }
+static int32_t in_wait(void *s, rc_thread t, rc_stream st, rc_event ev, rc_error *e) { return rcpInnerWait(H(s), t, st, ev, e); }
+static int32_t in_sync_stream(void *s, rc_thread t, rc_stream st, rc_error *e) { return rcpInnerSyncStream(H(s), t, st, e); }
+static int32_t in_sync_device(void *s, rc_thread t, rc_error *e) { return rcpInnerSyncDevice(H(s), t, e); }
+static int32_t in_query_event(void *s, rc_thread t, rc_event ev, uint32_t *c, rc_error *e) { return rcpInnerQueryEvent(H(s), t, ev, c, e); }
+static int32_t in_sync_event(void *s, rc_thread t, rc_event ev, rc_error *e) { return rcpInnerSyncEvent(H(s), t, ev, e); }
+static int32_t in_exchange_capture_mode(void *s, rc_thread t, rc_capture_mode m, rc_capture_mode *old, rc_error *e) {
+	uint32_t o = 0;
+	int32_t rc = rcpInnerExchangeCaptureMode(H(s), t, (uint32_t)m, &o, e);
+	if (rc == RC_OK && old) *old = (rc_capture_mode)o;
+	return rc;
+}
+static int32_t in_begin_capture(void *s, rc_thread t, rc_stream st, rc_capture_mode m, rc_error *e) { return rcpInnerBeginCapture(H(s), t, st, (uint32_t)m, e); }
+static int32_t in_end_capture(void *s, rc_thread t, rc_stream st, rc_graph *o, rc_error *e) { return rcpInnerEndCapture(H(s), t, st, o, e); }
+static int32_t in_capture_info(void *s, rc_thread t, rc_stream st, rc_capture_info *o, rc_error *e) { return rcpInnerCaptureInfo(H(s), t, st, o, e); }
+static int32_t in_launch(void *s, rc_thread t, rc_graph g, rc_stream st, rc_error *e) { return rcpInnerLaunch(H(s), t, g, st, e); }
+static int32_t in_destroy_graph(void *s, rc_thread t, rc_graph g, rc_error *e) { return rcpInnerDestroyGraph(H(s), t, g, e); }
+#undef H
+
+static void rcp_fill_inner(rc_device *d, uintptr_t self) {
+	memset(d, 0, sizeof *d);
+	d->self = (void *)self;
+	d->malloc_ = in_malloc;
+	d->free_ = in_free;
+	d->write = in_write;
+	d->read = in_read;
+	d->alloc_host = in_alloc_host;
+	d->free_host = in_free_host;
+	d->host_write = in_host_write;
+	d->host_read = in_host_read;
+	d->create_stream = in_create_stream;
+	d->destroy_stream = in_destroy_stream;
+	d->create_event = in_create_event;
+	d->destroy_event = in_destroy_event;
+	d->fill = in_fill;
+	d->copy = in_copy;
+	d->axpy = in_axpy;
+	d->record = in_record;
+	d->wait = in_wait;
+	d->sync_stream = in_sync_stream;
+	d->sync_device = in_sync_device;
+	d->query_event = in_query_event;
+	d->sync_event = in_sync_event;
+	d->exchange_capture_mode = in_exchange_capture_mode;
+	d->begin_capture = in_begin_capture;
+	d->end_capture = in_end_capture;
+	d->capture_info = in_capture_info;
+	d->launch = in_launch;
+	d->destroy_graph = in_destroy_graph;
+}
+
+// The entry points, called through the addresses dl resolved.
+static uint32_t rcp_abi(void *f) { return ((uint32_t (*)(void))f)(); }
+static int32_t rcp_open(void *f, uint32_t v, uint32_t mode, const rc_device *in, rc_runtime *out, rc_error *e) {
+	return ((int32_t (*)(uint32_t, rc_mode, const rc_device *, rc_runtime *, rc_error *))f)(v, (rc_mode)mode, in, out, e);
+}
+static void rcp_close(void *f, void *self) { ((void (*)(void *))f)(self); }
+
+// The names of the entries of *r the plugin left NULL, comma-separated, into buf.
+static void rcp_missing(const rc_runtime *r, char *buf, size_t n) {
+	buf[0] = 0;
+#define M(f, name) if (!(f)) { if (buf[0]) strncat(buf, ", ", n - strlen(buf) - 1); strncat(buf, name, n - strlen(buf) - 1); }
+	M(r->device.malloc_, "device.malloc_") M(r->device.free_, "device.free_") M(r->device.write, "device.write")
+	M(r->device.read, "device.read") M(r->device.alloc_host, "device.alloc_host") M(r->device.free_host, "device.free_host")
+	M(r->device.host_write, "device.host_write") M(r->device.host_read, "device.host_read")
+	M(r->device.create_stream, "device.create_stream") M(r->device.destroy_stream, "device.destroy_stream")
+	M(r->device.create_event, "device.create_event") M(r->device.destroy_event, "device.destroy_event")
+	M(r->device.fill, "device.fill") M(r->device.copy, "device.copy") M(r->device.axpy, "device.axpy")
+	M(r->device.record, "device.record") M(r->device.wait, "device.wait") M(r->device.sync_stream, "device.sync_stream")
+	M(r->device.sync_device, "device.sync_device") M(r->device.query_event, "device.query_event")
+	M(r->device.sync_event, "device.sync_event") M(r->device.exchange_capture_mode, "device.exchange_capture_mode")
+	M(r->device.begin_capture, "device.begin_capture") M(r->device.end_capture, "device.end_capture")
+	M(r->device.capture_info, "device.capture_info") M(r->device.launch, "device.launch")
+	M(r->device.destroy_graph, "device.destroy_graph")
+	M(r->provision, "provision") M(r->release, "release") M(r->holds, "holds") M(r->commit_bank, "commit_bank")
+	M(r->reserve_pool, "reserve_pool") M(r->pool_alloc, "pool_alloc") M(r->pool_free, "pool_free") M(r->retire, "retire")
+#undef M
+}
+
+// Calls into the runtime's table.
+#define D(r) (r)->device
+static int32_t rt_malloc(const rc_runtime *r, uint32_t t, int64_t n, rc_ptr *o, rc_error *e) { return D(r).malloc_(D(r).self, (rc_thread)t, n, o, e); }
+static int32_t rt_free(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error *e) { return D(r).free_(D(r).self, (rc_thread)t, p, e); }
+static int32_t rt_write(const rc_runtime *r, uint32_t t, rc_ptr d, const void *src, rc_error *e) { return D(r).write(D(r).self, (rc_thread)t, d, src, e); }
+static int32_t rt_read(const rc_runtime *r, uint32_t t, void *d, rc_ptr src, rc_error *e) { return D(r).read(D(r).self, (rc_thread)t, d, src, e); }
+static int32_t rt_alloc_host(const rc_runtime *r, uint32_t t, int64_t n, uint32_t k, rc_ptr *o, rc_error *e) { return D(r).alloc_host(D(r).self, (rc_thread)t, n, (rc_host_memory)k, o, e); }
+static int32_t rt_free_host(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error *e) { return D(r).free_host(D(r).self, (rc_thread)t, p, e); }
+static int32_t rt_host_write(const rc_runtime *r, rc_ptr d, const void *src, rc_error *e) { return D(r).host_write(D(r).self, d, src, e); }
+static int32_t rt_host_read(const rc_runtime *r, void *d, rc_ptr src, rc_error *e) { return D(r).host_read(D(r).self, d, src, e); }
+static int32_t rt_create_stream(const rc_runtime *r, uint32_t t, rc_stream *o, rc_error *e) { return D(r).create_stream(D(r).self, (rc_thread)t, o, e); }
+static int32_t rt_destroy_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_error *e) { return D(r).destroy_stream(D(r).self, (rc_thread)t, s, e); }
+static int32_t rt_create_event(const rc_runtime *r, uint32_t t, rc_event *o, rc_error *e) { return D(r).create_event(D(r).self, (rc_thread)t, o, e); }
+static int32_t rt_destroy_event(const rc_runtime *r, uint32_t t, rc_event x, rc_error *e) { return D(r).destroy_event(D(r).self, (rc_thread)t, x, e); }
+static int32_t rt_fill(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr d, uint8_t v, rc_error *e) { return D(r).fill(D(r).self, (rc_thread)t, s, d, v, e); }
+static int32_t rt_copy(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr d, rc_ptr src, rc_error *e) { return D(r).copy(D(r).self, (rc_thread)t, s, d, src, e); }
+static int32_t rt_axpy(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr y, rc_ptr x, uint32_t a, rc_error *e) { return D(r).axpy(D(r).self, (rc_thread)t, s, y, x, a, e); }
+static int32_t rt_record(const rc_runtime *r, uint32_t t, rc_event ev, rc_stream s, rc_error *e) { return D(r).record(D(r).self, (rc_thread)t, ev, s, e); }
+static int32_t rt_wait(const rc_runtime *r, uint32_t t, rc_stream s, rc_event ev, rc_error *e) { return D(r).wait(D(r).self, (rc_thread)t, s, ev, e); }
+static int32_t rt_sync_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_error *e) { return D(r).sync_stream(D(r).self, (rc_thread)t, s, e); }
+static int32_t rt_sync_device(const rc_runtime *r, uint32_t t, rc_error *e) { return D(r).sync_device(D(r).self, (rc_thread)t, e); }
+static int32_t rt_query_event(const rc_runtime *r, uint32_t t, rc_event ev, uint32_t *c, rc_error *e) { return D(r).query_event(D(r).self, (rc_thread)t, ev, c, e); }
+static int32_t rt_sync_event(const rc_runtime *r, uint32_t t, rc_event ev, rc_error *e) { return D(r).sync_event(D(r).self, (rc_thread)t, ev, e); }
+static int32_t rt_exchange_capture_mode(const rc_runtime *r, uint32_t t, uint32_t m, uint32_t *old, rc_error *e) {
+	rc_capture_mode o = RC_CAPTURE_GLOBAL;
+	int32_t rc = D(r).exchange_capture_mode(D(r).self, (rc_thread)t, (rc_capture_mode)m, &o, e);
+	*old = (uint32_t)o;
+	return rc;
+}
+static int32_t rt_begin_capture(const rc_runtime *r, uint32_t t, rc_stream s, uint32_t m, rc_error *e) { return D(r).begin_capture(D(r).self, (rc_thread)t, s, (rc_capture_mode)m, e); }
+static int32_t rt_end_capture(const rc_runtime *r, uint32_t t, rc_stream s, rc_graph *o, rc_error *e) { return D(r).end_capture(D(r).self, (rc_thread)t, s, o, e); }
+static int32_t rt_capture_info(const rc_runtime *r, uint32_t t, rc_stream s, rc_capture_info *o, rc_error *e) { return D(r).capture_info(D(r).self, (rc_thread)t, s, o, e); }
+static int32_t rt_launch(const rc_runtime *r, uint32_t t, rc_graph g, rc_stream s, rc_error *e) { return D(r).launch(D(r).self, (rc_thread)t, g, s, e); }
+static int32_t rt_destroy_graph(const rc_runtime *r, uint32_t t, rc_graph g, rc_error *e) { return D(r).destroy_graph(D(r).self, (rc_thread)t, g, e); }
+#undef D
+
+static int32_t rt_provision(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr cur, int64_t n, rc_ptr *o, uint32_t *served, rc_error *e) {
+	rc_served s = RC_NOT_SERVED;
+	int32_t rc = r->provision(r->self, (rc_thread)t, (rc_slot)slot, key, cur, n, o, &s, e);
+	*served = (uint32_t)s;
+	return rc;
+}
+static int32_t rt_release(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr p, rc_error *e) { return r->release(r->self, (rc_thread)t, (rc_slot)slot, key, p, e); }
+static int32_t rt_holds(const rc_runtime *r, const char *key, uint32_t *slot, rc_ptr *p) {
+	rc_slot s = RC_SLOT_PLAIN;
+	int32_t rc = r->holds(r->self, key, &s, p);
+	*slot = (uint32_t)s;
+	return rc;
+}
+static int32_t rt_commit_bank(const rc_runtime *r, uint32_t t, const rc_region *regions, size_t n, rc_ptr *o, rc_error *e) { return r->commit_bank(r->self, (rc_thread)t, regions, n, o, e); }
+static int32_t rt_reserve_pool(const rc_runtime *r, uint32_t t, const char *name, int64_t n, uint32_t host, rc_error *e) { return r->reserve_pool(r->self, (rc_thread)t, name, n, host, e); }
+static int32_t rt_pool_alloc(const rc_runtime *r, uint32_t t, const char *name, int64_t n, rc_ptr *o, rc_error *e) { return r->pool_alloc(r->self, (rc_thread)t, name, n, o, e); }
+static int32_t rt_pool_free(const rc_runtime *r, uint32_t t, const char *name, rc_ptr p, rc_error *e) { return r->pool_free(r->self, (rc_thread)t, name, p, e); }
+static int32_t rt_retire(const rc_runtime *r, uint32_t t, rc_error *e) { return r->retire(r->self, (rc_thread)t, e); }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime/cgo"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+)
+
+// ABIVersion is the RC_ABI_VERSION of include/replaycheck/runtime.h this package was built with.
+const ABIVersion = uint32(C.RC_ABI_VERSION)
+
+// Plugin is a loaded runtime plugin library.
+type Plugin struct {
+	lib                 *dl.Library
+	path, name          string
+	abi, open, closeFns unsafe.Pointer
+
+	mu       sync.Mutex
+	runtimes map[*Runtime]bool // opened and not closed
+	closed   bool
+}
+
+// Load opens the runtime plugin at path and checks its ABI version (see the package doc). path is
+// a file: a bare name (mine.so) is the file in the working directory, never a library the system's
+// loader would search its directories for.
+func Load(path string) (*Plugin, error) {
+	file := path
+	if !strings.ContainsRune(file, '/') {
+		file = "./" + file
+	}
+	lib, err := dl.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("runtime plugin: %w", err)
+	}
+	p := &Plugin{lib: lib, path: path, name: nameOf(path), runtimes: map[*Runtime]bool{}}
+	err = lib.Resolve([]dl.Symbol{
+		dl.Sym("rc_runtime_abi_version", &p.abi),
+		dl.Sym("rc_runtime_open", &p.open),
+		dl.Sym("rc_runtime_close", &p.closeFns),
+	})
+	if err != nil {
+		_ = lib.Close()
+		return nil, fmt.Errorf("runtime plugin: %w", err)
+	}
+	if v := uint32(C.rcp_abi(p.abi)); v != ABIVersion {
+		_ = lib.Close()
+		return nil, fmt.Errorf("runtime plugin %s: it implements ABI version %d, but this replaycheck implements ABI version %d (RC_ABI_VERSION of include/replaycheck/runtime.h): rebuild the plugin against replaycheck's header",
+			path, v, ABIVersion)
+	}
+	return p, nil
+}
+
+// Name is the library's base name without its extension: "reference" for reference.so.
+func (p *Plugin) Name() string { return p.name }
+
+// Path is the path the library was loaded from.
+func (p *Plugin) Path() string { return p.path }
+
+// CloseRuntimes closes every Runtime of p still open (see Runtime.Close). The engine does not
+// close the runtime it opened for an instance: a front end calls this after each capture.Run.
+func (p *Plugin) CloseRuntimes() error {
+	p.mu.Lock()
+	open := make([]*Runtime, 0, len(p.runtimes))
+	for r := range p.runtimes {
+		open = append(open, r)
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, r := range open {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Close closes every Runtime still open, then unloads the library. The Plugin is unusable
+// afterwards.
+func (p *Plugin) Close() error {
+	err := p.CloseRuntimes()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("runtime plugin %s: already closed", p.path)
+	}
+	p.closed = true
+	return errors.Join(err, p.lib.Close())
+}
+
+// Runtime is one opened runtime: the plugin in front of one device, for one probe instance. It is
+// a runtime.Device and has the allocator calls of capture.Runtime. Its methods are safe for
+// concurrent use; calls into the plugin are made one at a time.
+type Runtime struct {
+	p       *Plugin
+	dev     runtime.Device
+	guarded bool
+
+	mu      sync.Mutex
+	closed  bool
+	st      *state
+	h       cgo.Handle
+	inner   *C.rc_device  // C memory: the plugin may keep the pointer until rc_runtime_close
+	rt      *C.rc_runtime // C memory: what rc_runtime_open filled
+	workers [2]*runtime.Worker
+}
+
+// Open puts the plugin's runtime in front of dev: rc_runtime_open in kernel mode when guarded,
+// program mode otherwise. dev stays the caller's: Runtime.Close does not close it.
+func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("runtime plugin %s: closed", p.path)
+	}
+	r := &Runtime{p: p, dev: dev, guarded: guarded, st: &state{dev: dev}}
+	r.h = cgo.NewHandle(r.st)
+	r.inner = (*C.rc_device)(C.calloc(1, C.sizeof_rc_device))
+	r.rt = (*C.rc_runtime)(C.calloc(1, C.sizeof_rc_runtime))
+	C.rcp_fill_inner(r.inner, C.uintptr_t(r.h))
+	r.workers = [2]*runtime.Worker{runtime.StartWorker(nil), runtime.StartWorker(nil)}
+	mode := C.uint32_t(C.RC_MODE_PROGRAM)
+	if guarded {
+		mode = C.RC_MODE_KERNEL
+	}
+	err := r.do(runtime.Main, "rc_runtime_open", func(e *C.rc_error) C.int32_t {
+		return C.rcp_open(p.open, C.RC_ABI_VERSION, mode, r.inner, r.rt, e)
+	})
+	if err != nil {
+		r.release()
+		return nil, err
+	}
+	var buf [1024]C.char
+	C.rcp_missing(r.rt, &buf[0], C.size_t(len(buf)))
+	if missing := C.GoString(&buf[0]); missing != "" {
+		r.workers[runtime.Main].Do(func() { C.rcp_close(p.closeFns, r.rt.self) })
+		r.release()
+		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
+	}
+	p.mu.Lock()
+	p.runtimes[r] = true
+	p.mu.Unlock()
+	return r, nil
+}
+
+// release frees what Open made; the plugin's runtime is closed already (or was never opened).
+func (r *Runtime) release() {
+	for _, w := range r.workers {
+		w.Stop()
+	}
+	r.h.Delete()
+	C.free(unsafe.Pointer(r.inner))
+	C.free(unsafe.Pointer(r.rt))
+	r.inner, r.rt = nil, nil
+}
+
+// Close ends the runtime: rc_runtime_close, then the handle, the table and the threads are
+// released. The inner device is not closed: it is the caller's. A second Close is an error.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return misuse(r.p.name, "Close", runtime.ClassInvalidState, "the runtime is closed already")
+	}
+	r.closed = true
+	r.workers[runtime.Main].Do(func() { C.rcp_close(r.p.closeFns, r.rt.self) })
+	r.release()
+	r.p.mu.Lock()
+	delete(r.p.runtimes, r)
+	r.p.mu.Unlock()
+	return nil
+}
+
+// Guarded reports whether the runtime was opened in kernel mode.
+func (r *Runtime) Guarded() bool { return r.guarded }
+
+// call makes one call into the plugin for thread t, on t's OS thread, one at a time.
+func (r *Runtime) call(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(op, t); err != nil {
+		return err
+	}
+	return r.do(t, op, f)
+}
+
+// callHere is call for the calls that take no thread: made from the caller's goroutine.
+func (r *Runtime) callHere(op string, f func(*C.rc_error) C.int32_t) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(op, runtime.Main); err != nil {
+		return err
+	}
+	return r.do(noThread, op, f)
+}
+
+// noThread runs a call on the caller's goroutine.
+const noThread runtime.Thread = 255
+
+func (r *Runtime) usable(op string, t runtime.Thread) error {
+	switch {
+	case r.closed:
+		return misuse(r.p.name, op, runtime.ClassInvalidState, "the runtime is closed")
+	case t != runtime.Main && t != runtime.Other:
+		return misuse(r.p.name, op, runtime.ClassInvalidValue, "unknown thread %d", t)
+	}
+	return nil
+}
+
+// do runs f (one call into the plugin) and maps its status; r.mu is held, or r is not shared yet.
+func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
+	r.st.failures = nil
+	var cerr C.rc_error
+	var status C.int32_t
+	if t == noThread {
+		status = f(&cerr)
+	} else {
+		r.workers[t].Do(func() { status = f(&cerr) })
+	}
+	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.failures)
+	r.st.failures = nil
+	return err
+}
+
+// sized checks that a Go buffer has exactly the length its Ptr says: the ABI moves p.Bytes bytes.
+func (r *Runtime) sized(op string, n int, p runtime.Ptr) error {
+	if p.Bytes < 0 || int64(n) != p.Bytes {
+		return misuse(r.p.name, op, runtime.ClassInvalidValue, "a buffer of %d bytes for %v: the lengths must match", n, p)
+	}
+	return nil
+}
+
+// cCopy is src in C memory, for the duration of a call (nil for an empty src).
+func cCopy(src []byte) unsafe.Pointer {
+	if len(src) == 0 {
+		return nil
+	}
+	return C.CBytes(src)
+}
+
+// cAlloc is n bytes of C memory (nil for 0).
+func cAlloc(n int) unsafe.Pointer {
+	if n == 0 {
+		return nil
+	}
+	return C.malloc(C.size_t(n))
+}
+
+func cfree(p unsafe.Pointer) {
+	if p != nil {
+		C.free(p)
+	}
+}
+
+func ct(t runtime.Thread) C.uint32_t { return C.uint32_t(t) }
+
+// --- runtime.Device: forwarded to the inner device, which the plugin does not see. ---
+
+func (r *Runtime) Backend() string                    { return r.dev.Backend() }
+func (r *Runtime) Describe() string                   { return r.dev.Describe() }
+func (r *Runtime) Platform() string                   { return r.dev.Platform() }
+func (r *Runtime) Capabilities() runtime.Capabilities { return r.dev.Capabilities() }
+func (r *Runtime) Counters() runtime.Counters         { return r.dev.Counters() }
+func (r *Runtime) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+	return r.dev.GraphNodes(t, g)
+}
+
+// --- runtime.Device: calls into the plugin's table. ---
+
+func (r *Runtime) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
+	var out C.rc_ptr
+	err := r.call(t, "Malloc", func(e *C.rc_error) C.int32_t { return C.rt_malloc(r.rt, ct(t), C.int64_t(bytes), &out, e) })
+	if err != nil {
+		return runtime.Ptr{}, err
+	}
+	return goPtr(out), nil
+}
+
+func (r *Runtime) Free(t runtime.Thread, p runtime.Ptr) error {
+	return r.call(t, "Free", func(e *C.rc_error) C.int32_t { return C.rt_free(r.rt, ct(t), cPtr(p), e) })
+}
+
+func (r *Runtime) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+	if err := r.sized("Write", len(src), dst); err != nil {
+		return err
+	}
+	buf := cCopy(src)
+	defer cfree(buf)
+	return r.call(t, "Write", func(e *C.rc_error) C.int32_t { return C.rt_write(r.rt, ct(t), cPtr(dst), buf, e) })
+}
+
+func (r *Runtime) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+	if err := r.sized("Read", len(dst), src); err != nil {
+		return err
+	}
+	buf := cAlloc(len(dst))
+	defer cfree(buf)
+	err := r.call(t, "Read", func(e *C.rc_error) C.int32_t { return C.rt_read(r.rt, ct(t), buf, cPtr(src), e) })
+	if err == nil && len(dst) > 0 {
+		copy(dst, unsafe.Slice((*byte)(buf), len(dst)))
+	}
+	return err
+}
+
+func (r *Runtime) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+	var out C.rc_ptr
+	err := r.call(t, "AllocHost", func(e *C.rc_error) C.int32_t {
+		return C.rt_alloc_host(r.rt, ct(t), C.int64_t(bytes), C.uint32_t(kind), &out, e)
+	})
+	if err != nil {
+		return runtime.Ptr{}, err
+	}
+	return goPtr(out), nil
+}
+
+func (r *Runtime) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+	return r.call(t, "FreeHost", func(e *C.rc_error) C.int32_t { return C.rt_free_host(r.rt, ct(t), cPtr(p), e) })
+}
+
+func (r *Runtime) HostWrite(dst runtime.Ptr, src []byte) error {
+	if err := r.sized("HostWrite", len(src), dst); err != nil {
+		return err
+	}
+	buf := cCopy(src)
+	defer cfree(buf)
+	return r.callHere("HostWrite", func(e *C.rc_error) C.int32_t { return C.rt_host_write(r.rt, cPtr(dst), buf, e) })
+}
+
+func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
+	if err := r.sized("HostRead", len(dst), src); err != nil {
+		return err
+	}
+	buf := cAlloc(len(dst))
+	defer cfree(buf)
+	err := r.callHere("HostRead", func(e *C.rc_error) C.int32_t { return C.rt_host_read(r.rt, buf, cPtr(src), e) })
+	if err == nil && len(dst) > 0 {
+		copy(dst, unsafe.Slice((*byte)(buf), len(dst)))
+	}
+	return err
+}
+
+func (r *Runtime) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+	var out C.rc_stream
+	err := r.call(t, "CreateStream", func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) })
+	if err != nil {
+		return 0, err
+	}
+	return runtime.Stream(out), nil
+}
+
+func (r *Runtime) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+	return r.call(t, "DestroyStream", func(e *C.rc_error) C.int32_t { return C.rt_destroy_stream(r.rt, ct(t), C.rc_stream(s), e) })
+}
+
+func (r *Runtime) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+	var out C.rc_event
+	err := r.call(t, "CreateEvent", func(e *C.rc_error) C.int32_t { return C.rt_create_event(r.rt, ct(t), &out, e) })
+	if err != nil {
+		return 0, err
+	}
+	return runtime.Event(out), nil
+}
+
+func (r *Runtime) DestroyEvent(t runtime.Thread, ev runtime.Event) error {
+	return r.call(t, "DestroyEvent", func(e *C.rc_error) C.int32_t { return C.rt_destroy_event(r.rt, ct(t), C.rc_event(ev), e) })
+}
+
+func (r *Runtime) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+	return r.call(t, "Fill", func(e *C.rc_error) C.int32_t {
+		return C.rt_fill(r.rt, ct(t), C.rc_stream(s), cPtr(dst), C.uint8_t(value), e)
+	})
+}
+
+func (r *Runtime) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+	return r.call(t, "Copy", func(e *C.rc_error) C.int32_t {
+		return C.rt_copy(r.rt, ct(t), C.rc_stream(s), cPtr(dst), cPtr(src), e)
+	})
+}
+
+func (r *Runtime) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+	return r.call(t, "Axpy", func(e *C.rc_error) C.int32_t {
+		return C.rt_axpy(r.rt, ct(t), C.rc_stream(s), cPtr(y), cPtr(x), C.uint32_t(a), e)
+	})
+}
+
+func (r *Runtime) Record(t runtime.Thread, ev runtime.Event, s runtime.Stream) error {
+	return r.call(t, "Record", func(e *C.rc_error) C.int32_t {
+		return C.rt_record(r.rt, ct(t), C.rc_event(ev), C.rc_stream(s), e)
+	})
+}
+
+func (r *Runtime) Wait(t runtime.Thread, s runtime.Stream, ev runtime.Event) error {
+	return r.call(t, "Wait", func(e *C.rc_error) C.int32_t {
+		return C.rt_wait(r.rt, ct(t), C.rc_stream(s), C.rc_event(ev), e)
+	})
+}
+
+func (r *Runtime) SyncStream(t runtime.Thread, s runtime.Stream) error {
+	return r.call(t, "SyncStream", func(e *C.rc_error) C.int32_t { return C.rt_sync_stream(r.rt, ct(t), C.rc_stream(s), e) })
+}
+
+func (r *Runtime) SyncDevice(t runtime.Thread) error {
+	return r.call(t, "SyncDevice", func(e *C.rc_error) C.int32_t { return C.rt_sync_device(r.rt, ct(t), e) })
+}
+
+func (r *Runtime) QueryEvent(t runtime.Thread, ev runtime.Event) (bool, error) {
+	var done C.uint32_t
+	err := r.call(t, "QueryEvent", func(e *C.rc_error) C.int32_t { return C.rt_query_event(r.rt, ct(t), C.rc_event(ev), &done, e) })
+	return err == nil && done != 0, err
+}
+
+func (r *Runtime) SyncEvent(t runtime.Thread, ev runtime.Event) error {
+	return r.call(t, "SyncEvent", func(e *C.rc_error) C.int32_t { return C.rt_sync_event(r.rt, ct(t), C.rc_event(ev), e) })
+}
+
+func (r *Runtime) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+	var old C.uint32_t
+	err := r.call(t, "ExchangeCaptureMode", func(e *C.rc_error) C.int32_t {
+		return C.rt_exchange_capture_mode(r.rt, ct(t), C.uint32_t(mode), &old, e)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return runtime.CaptureMode(old), nil
+}
+
+func (r *Runtime) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+	return r.call(t, "BeginCapture", func(e *C.rc_error) C.int32_t {
+		return C.rt_begin_capture(r.rt, ct(t), C.rc_stream(s), C.uint32_t(mode), e)
+	})
+}
+
+func (r *Runtime) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+	var out C.rc_graph
+	err := r.call(t, "EndCapture", func(e *C.rc_error) C.int32_t { return C.rt_end_capture(r.rt, ct(t), C.rc_stream(s), &out, e) })
+	return runtime.Graph(out), err
+}
+
+func (r *Runtime) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+	var out C.rc_capture_info
+	err := r.call(t, "CaptureInfo", func(e *C.rc_error) C.int32_t { return C.rt_capture_info(r.rt, ct(t), C.rc_stream(s), &out, e) })
+	if err != nil {
+		return runtime.CaptureInfo{}, err
+	}
+	return runtime.CaptureInfo{Status: runtime.CaptureStatus(out.status), ID: uint64(out.id), Origin: runtime.Stream(out.origin),
+		Mode: runtime.CaptureMode(out.mode)}, nil
+}
+
+func (r *Runtime) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+	return r.call(t, "Launch", func(e *C.rc_error) C.int32_t { return C.rt_launch(r.rt, ct(t), C.rc_graph(g), C.rc_stream(s), e) })
+}
+
+func (r *Runtime) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
+	return r.call(t, "DestroyGraph", func(e *C.rc_error) C.int32_t { return C.rt_destroy_graph(r.rt, ct(t), C.rc_graph(g), e) })
+}
+
+// --- The allocator calls of capture.Runtime. ---
+
+// Provision serves bytes for the slot named key (rc_runtime.provision). On a refusal it returns
+// cur and guard.NotServed; on another failure what the plugin left in its out parameter
+// (replaycheck sets it to cur before the call) and guard.NotServed.
+func (r *Runtime) Provision(t runtime.Thread, slot guard.Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, guard.Served, error) {
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	out := cPtr(cur)
+	var served C.uint32_t
+	err := r.call(t, "Provision", func(e *C.rc_error) C.int32_t {
+		return C.rt_provision(r.rt, ct(t), C.uint32_t(slot), ckey, cPtr(cur), C.int64_t(bytes), &out, &served, e)
+	})
+	switch {
+	case runtime.IsRefusal(err):
+		return cur, guard.NotServed, err
+	case err != nil:
+		return goPtr(out), guard.NotServed, err
+	}
+	return goPtr(out), guard.Served(served), nil
+}
+
+// Release gives back the buffer the slot named key holds (rc_runtime.release).
+func (r *Runtime) Release(t runtime.Thread, slot guard.Slot, key string, p runtime.Ptr) error {
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	return r.call(t, "Release", func(e *C.rc_error) C.int32_t {
+		return C.rt_release(r.rt, ct(t), C.uint32_t(slot), ckey, cPtr(p), e)
+	})
+}
+
+// Holds reports what the slot named key holds (rc_runtime.holds). A closed runtime holds nothing.
+func (r *Runtime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, runtime.Ptr{}, false
+	}
+	var slot C.uint32_t
+	var p C.rc_ptr
+	if C.rt_holds(r.rt, ckey, &slot, &p) == 0 {
+		return 0, runtime.Ptr{}, false
+	}
+	return guard.Slot(slot), goPtr(p), true
+}
+
+// CommitBank commits arena regions at once (rc_runtime.commit_bank) and returns each region's
+// buffer, in order.
+func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtime.Ptr, error) {
+	n := len(regions)
+	cregions := (*C.rc_region)(C.calloc(C.size_t(max(n, 1)), C.sizeof_rc_region))
+	defer C.free(unsafe.Pointer(cregions))
+	cout := (*C.rc_ptr)(C.calloc(C.size_t(max(n, 1)), C.sizeof_rc_ptr))
+	defer C.free(unsafe.Pointer(cout))
+	rs := unsafe.Slice(cregions, max(n, 1))
+	for i, reg := range regions {
+		rs[i].key = C.CString(reg.Key)
+		rs[i].bytes = C.int64_t(reg.Bytes)
+	}
+	defer func() {
+		for i := range regions {
+			C.free(unsafe.Pointer(rs[i].key))
+		}
+	}()
+	err := r.call(t, "CommitBank", func(e *C.rc_error) C.int32_t {
+		return C.rt_commit_bank(r.rt, ct(t), cregions, C.size_t(n), cout, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtime.Ptr, n)
+	for i, p := range unsafe.Slice(cout, max(n, 1))[:n] {
+		out[i] = goPtr(p)
+	}
+	return out, nil
+}
+
+// ReservePool reserves the named pool's segment (rc_runtime.reserve_pool): device memory when host
+// is 0, host memory of that kind otherwise.
+func (r *Runtime) ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return r.call(t, "ReservePool", func(e *C.rc_error) C.int32_t {
+		return C.rt_reserve_pool(r.rt, ct(t), cname, C.int64_t(bytes), C.uint32_t(host), e)
+	})
+}
+
+// PoolAlloc serves a block from the named pool (rc_runtime.pool_alloc).
+func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.Ptr, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var out C.rc_ptr
+	err := r.call(t, "PoolAlloc", func(e *C.rc_error) C.int32_t {
+		return C.rt_pool_alloc(r.rt, ct(t), cname, C.int64_t(bytes), &out, e)
+	})
+	if err != nil {
+		return runtime.Ptr{}, err
+	}
+	return goPtr(out), nil
+}
+
+// PoolFree returns a block to the named pool (rc_runtime.pool_free).
+func (r *Runtime) PoolFree(t runtime.Thread, name string, p runtime.Ptr) error {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return r.call(t, "PoolFree", func(e *C.rc_error) C.int32_t { return C.rt_pool_free(r.rt, ct(t), cname, cPtr(p), e) })
+}
+
+// Retire frees everything the runtime holds (rc_runtime.retire).
+func (r *Runtime) Retire(t runtime.Thread) error {
+	return r.call(t, "Retire", func(e *C.rc_error) C.int32_t { return C.rt_retire(r.rt, ct(t), e) })
+}

@@ -1,0 +1,59 @@
+//go:build !cgo
+
+package plugin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+)
+
+// ABIVersion is the RC_ABI_VERSION of include/replaycheck/runtime.h.
+const ABIVersion = uint32(1)
+
+// Plugin is a loaded runtime plugin library; without cgo none can be loaded.
+type Plugin struct{ path string }
+
+// Load fails: a binary built without cgo cannot load runtime plugins.
+func Load(path string) (*Plugin, error) {
+	return nil, fmt.Errorf("runtime plugin %s: runtime plugins need a cgo build: %w", path, dl.ErrNoCgo)
+}
+
+func (p *Plugin) Name() string         { return nameOf(p.path) }
+func (p *Plugin) Path() string         { return p.path }
+func (p *Plugin) CloseRuntimes() error { return nil }
+func (p *Plugin) Close() error         { return nil }
+
+// Open fails: there is no plugin.
+func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
+	return nil, fmt.Errorf("runtime plugins need a cgo build: %w", dl.ErrNoCgo)
+}
+
+var errNoCgo = errors.New("runtime plugins need a cgo build")
+
+// Runtime is an opened runtime; without cgo none is ever made. It has the methods of the cgo
+// build's Runtime so that callers compile the same.
+type Runtime struct{ runtime.Device }
+
+func (r *Runtime) Guarded() bool { return false }
+func (r *Runtime) Provision(t runtime.Thread, slot guard.Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, guard.Served, error) {
+	return cur, guard.NotServed, errNoCgo
+}
+func (r *Runtime) Release(t runtime.Thread, slot guard.Slot, key string, p runtime.Ptr) error {
+	return errNoCgo
+}
+func (r *Runtime) Holds(key string) (guard.Slot, runtime.Ptr, bool) { return 0, runtime.Ptr{}, false }
+func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtime.Ptr, error) {
+	return nil, errNoCgo
+}
+func (r *Runtime) ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error {
+	return errNoCgo
+}
+func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.Ptr, error) {
+	return runtime.Ptr{}, errNoCgo
+}
+func (r *Runtime) PoolFree(t runtime.Thread, name string, p runtime.Ptr) error { return errNoCgo }
+func (r *Runtime) Retire(t runtime.Thread) error                               { return errNoCgo }

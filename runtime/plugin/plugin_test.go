@@ -1,0 +1,520 @@
+//go:build cgo
+
+package plugin_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+	"github.com/replaycheck/replaycheck/runtime/plugin"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// build compiles testdata/passthrough.c with defs into a fresh directory and returns the library.
+func build(name string, defs ...string) string {
+	GinkgoHelper()
+	include, err := filepath.Abs("../../include")
+	Expect(err).NotTo(HaveOccurred())
+	out := filepath.Join(GinkgoT().TempDir(), name+".so")
+	args := append([]string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-I" + include}, defs...)
+	args = append(args, "-o", out, filepath.Join("testdata", "passthrough.c"))
+	msg, err := exec.Command("cc", args...).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(msg))
+	return out
+}
+
+// load builds and loads the passthrough plugin; it is closed after the spec.
+func load() *plugin.Plugin {
+	GinkgoHelper()
+	p, err := plugin.Load(build("passthrough"))
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(p.Close)
+	return p
+}
+
+// setenv sets a knob the plugin reads in rc_runtime_open, for the spec.
+func setenv(key, value string) {
+	Expect(os.Setenv(key, value)).To(Succeed())
+	DeferCleanup(os.Unsetenv, key)
+}
+
+func openSim(profile string) runtime.Device {
+	GinkgoHelper()
+	b, err := sim.New(sim.Options{Profile: profile})
+	Expect(err).NotTo(HaveOccurred())
+	dev, err := b.Open(context.Background(), 0)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(dev.Close)
+	return dev
+}
+
+// rut is the plugin as the engine's runtime under test.
+func rut(p *plugin.Plugin) *capture.RuntimeUnderTest {
+	return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		rt, err := p.Open(dev, guarded)
+		if err != nil {
+			return nil, err
+		}
+		return rt, nil
+	}}
+}
+
+// run runs one instance through the plugin and closes the runtime it opened.
+func run(p *plugin.Plugin, dev runtime.Device, in probes.Instance) *capture.Result {
+	GinkgoHelper()
+	res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: rut(p)})
+	Expect(p.CloseRuntimes()).To(Succeed())
+	return res
+}
+
+type catalog []*probes.Set
+
+func loadCatalog() catalog {
+	GinkgoHelper()
+	sets, err := probes.Load(probes.DefaultLimits(), "../../specs")
+	Expect(err).NotTo(HaveOccurred())
+	return sets
+}
+
+func (c catalog) find(id string) *probes.Probe {
+	GinkgoHelper()
+	for _, s := range c {
+		for _, p := range s.Probes {
+			if p.ID() == id {
+				return p
+			}
+		}
+	}
+	Fail("no probe " + id)
+	return nil
+}
+
+func (c catalog) unguarded() []probes.Instance {
+	var all []*probes.Probe
+	for _, s := range c {
+		all = append(all, s.Probes...)
+	}
+	return probes.Instances(all, probes.Matrix{Guards: []bool{false}})
+}
+
+var _ = Describe("Load", func() {
+	It("loads a plugin and names it after its file", func() {
+		path := build("passthrough")
+		p, err := plugin.Load(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Name()).To(Equal("passthrough"))
+		Expect(p.Path()).To(Equal(path))
+		Expect(p.Close()).To(Succeed())
+		Expect(p.Close()).To(MatchError(ContainSubstring("already closed")))
+	})
+
+	It("refuses a plugin built for another ABI version, naming the file and both versions", func() {
+		path := build("old", "-DRC_TEST_ABI=2")
+		_, err := plugin.Load(path)
+		Expect(err).To(MatchError(SatisfyAll(
+			ContainSubstring(path), ContainSubstring("ABI version 2"), ContainSubstring("ABI version 1"))))
+	})
+
+	It("fails on a missing entry point and names it", func() {
+		path := build("noclose", "-DRC_TEST_NO_CLOSE")
+		_, err := plugin.Load(path)
+		var missing *dl.MissingError
+		Expect(errors.As(err, &missing)).To(BeTrue(), "%v", err)
+		Expect(missing.Symbols).To(Equal([]string{"rc_runtime_close"}))
+		Expect(err.Error()).To(ContainSubstring(path))
+	})
+
+	It("loads a bare file name from the working directory", func() {
+		path := build("passthrough")
+		wd, err := os.Getwd()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.Chdir(filepath.Dir(path))).To(Succeed())
+		DeferCleanup(os.Chdir, wd)
+		p, err := plugin.Load("passthrough.so")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Name()).To(Equal("passthrough"))
+		Expect(p.Path()).To(Equal("passthrough.so"))
+		Expect(p.Close()).To(Succeed())
+	})
+
+	It("fails on a file that is not there", func() {
+		_, err := plugin.Load("/nonexistent/runtime.so")
+		Expect(err).To(MatchError(ContainSubstring("/nonexistent/runtime.so")))
+	})
+})
+
+var _ = Describe("a Runtime", func() {
+	var (
+		p   *plugin.Plugin
+		dev runtime.Device
+	)
+	BeforeEach(func() {
+		p = load()
+		dev = openSim("cann")
+	})
+	open := func(guarded bool) *plugin.Runtime {
+		GinkgoHelper()
+		rt, err := p.Open(dev, guarded)
+		Expect(err).NotTo(HaveOccurred())
+		return rt
+	}
+
+	It("forwards device calls and moves bytes both ways", func() {
+		rt := open(false)
+		Expect(rt.Backend()).To(Equal("sim"))
+		Expect(rt.Platform()).To(Equal(dev.Platform()))
+		buf, err := rt.Malloc(runtime.Main, 64)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dev.Counters().LiveAllocs).To(BeEquivalentTo(1), "the allocation reached the inner device")
+		data := make([]byte, 64)
+		for i := range data {
+			data[i] = byte(i)
+		}
+		Expect(rt.Write(runtime.Main, buf, data)).To(Succeed())
+		s, err := rt.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.Fill(runtime.Main, s, buf.Slice(0, 8), 0xAB)).To(Succeed())
+		Expect(rt.SyncStream(runtime.Main, s)).To(Succeed())
+		got := make([]byte, 64)
+		Expect(rt.Read(runtime.Main, got, buf)).To(Succeed())
+		Expect(got[:8]).To(Equal([]byte{0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB}))
+		Expect(got[8:]).To(Equal(data[8:]))
+
+		host, err := rt.AllocHost(runtime.Main, 16, runtime.Pinned)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.HostWrite(host, []byte("0123456789abcdef"))).To(Succeed())
+		back := make([]byte, 16)
+		Expect(rt.HostRead(back, host)).To(Succeed())
+		Expect(string(back)).To(Equal("0123456789abcdef"))
+		Expect(rt.FreeHost(runtime.Main, host)).To(Succeed())
+
+		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
+		Expect(rt.Free(runtime.Main, buf)).To(Succeed())
+		Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+	})
+
+	It("serves slots, pools and the arena bank through the plugin's allocator", func() {
+		rt := open(false)
+		p1, served, err := rt.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 256)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(served).To(Equal(guard.Allocated))
+		same, served, err := rt.Provision(runtime.Main, guard.Plain, "a", p1, 128)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(served).To(Equal(guard.InPlace))
+		Expect(same).To(Equal(p1))
+		_, served, err = rt.Provision(runtime.Main, guard.Plain, "a", p1, 4096)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(served).To(Equal(guard.Rebased))
+		slot, held, ok := rt.Holds("a")
+		Expect(ok).To(BeTrue())
+		Expect(slot).To(Equal(guard.Plain))
+		Expect(held.Bytes).To(BeEquivalentTo(4096))
+		_, _, ok = rt.Holds("nothing")
+		Expect(ok).To(BeFalse())
+
+		bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "x", Bytes: 64}, {Key: "y", Bytes: 0}, {Key: "z", Bytes: 128}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bank).To(HaveLen(3))
+		Expect(bank[1]).To(Equal(runtime.Ptr{}))
+		Expect(bank[2].Bytes).To(BeEquivalentTo(128))
+
+		Expect(rt.ReservePool(runtime.Main, "pool", 4096, 0)).To(Succeed())
+		b1, err := rt.PoolAlloc(runtime.Main, "pool", 100)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.PoolFree(runtime.Main, "pool", b1)).To(Succeed())
+		_, err = rt.PoolAlloc(runtime.Main, "pool", 1<<20)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassOutOfMemory), "%v", err)
+
+		Expect(rt.Retire(runtime.Main)).To(Succeed())
+		Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+		_, _, err = rt.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 1)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidState))
+	})
+
+	It("passes the platform's allocation failure through Provision and reports what the slot holds", func() {
+		rt := open(false)
+		const huge = 1 << 40 // more than the simulated device has
+		got, served, err := rt.Provision(runtime.Main, guard.Plain, "big", runtime.Ptr{}, huge)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue(), "%v", err)
+		Expect(e.Backend).To(Equal("sim"))
+		Expect(e.Class).To(Equal(runtime.ClassOutOfMemory))
+		Expect(served).To(Equal(guard.NotServed))
+		Expect(got).To(Equal(runtime.Ptr{}))
+
+		// An arena region that cannot grow is rolled back: it holds its buffer still.
+		bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "arena", Bytes: 64}})
+		Expect(err).NotTo(HaveOccurred())
+		got, served, err = rt.Provision(runtime.Main, guard.Arena, "arena", bank[0], huge)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassOutOfMemory))
+		Expect(served).To(Equal(guard.NotServed))
+		Expect(got).To(Equal(bank[0]))
+		_, held, ok := rt.Holds("arena")
+		Expect(ok).To(BeTrue())
+		Expect(held).To(Equal(bank[0]))
+		Expect(rt.Retire(runtime.Main)).To(Succeed())
+		Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+	})
+
+	It("closes the plugin's runtime, not the inner device, once", func() {
+		rt := open(true)
+		Expect(rt.Guarded()).To(BeTrue())
+		Expect(rt.Close()).To(Succeed())
+		Expect(rt.Close()).To(MatchError(ContainSubstring("closed already")))
+		_, err := rt.Malloc(runtime.Main, 8)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidState))
+		_, err = dev.Malloc(runtime.Main, 8)
+		Expect(err).NotTo(HaveOccurred(), "the inner device is the caller's and still open")
+	})
+
+	It("refuses a Go buffer whose length is not its Ptr's before calling the plugin", func() {
+		rt := open(false)
+		err := rt.Write(runtime.Main, runtime.Ptr{Addr: 1, Bytes: 8}, make([]byte, 4))
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue))
+	})
+
+	It("maps RC_REFUSED to a refusal of the runtime's own", func() {
+		setenv("RC_TEST_REFUSE", "malloc:the pool is pinned")
+		rt := open(true)
+		_, err := rt.Malloc(runtime.Main, 64)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue())
+		Expect(*e).To(Equal(runtime.Error{Backend: "runtime:passthrough", Op: "Malloc", Class: runtime.ClassRefused, Detail: "the pool is pinned"}))
+		Expect(dev.Counters().Mallocs).To(BeZero())
+	})
+
+	It("maps a runtime's own RC_ERROR to its class and message", func() {
+		setenv("RC_TEST_FAIL", "create_stream:out-of-memory:no stream left")
+		rt := open(false)
+		_, err := rt.CreateStream(runtime.Main)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue())
+		Expect(*e).To(Equal(runtime.Error{Backend: "runtime:passthrough", Op: "CreateStream", Class: runtime.ClassOutOfMemory, Detail: "no stream left"}))
+	})
+
+	It("makes an unknown class internal, saying what the plugin wrote", func() {
+		setenv("RC_TEST_FAIL", "sync_device:bogus:it broke")
+		rt := open(false)
+		err := rt.SyncDevice(runtime.Main)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInternal))
+		Expect(err).To(MatchError(SatisfyAll(ContainSubstring(`unknown class "bogus"`), ContainSubstring("it broke"))))
+	})
+
+	It("fails Open when rc_runtime_open fails", func() {
+		setenv("RC_TEST_FAIL", "open:invalid-state:not today")
+		_, err := p.Open(dev, false)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue())
+		Expect(e.Op).To(Equal("rc_runtime_open"))
+		Expect(e.Class).To(Equal(runtime.ClassInvalidState))
+		Expect(e.Detail).To(Equal("not today"))
+	})
+
+	It("fails Open, naming them, when rc_runtime_open leaves entries NULL", func() {
+		partial, err := plugin.Load(build("partial", "-DRC_TEST_NULL_ENTRIES"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(partial.Close)
+		_, err = partial.Open(dev, false)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInternal))
+		Expect(err).To(MatchError(ContainSubstring("the runtime left these entries NULL: device.launch, retire")))
+	})
+
+	It("passes an inner device's error through unchanged", func() {
+		rt := open(false)
+		s, err := rt.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		err = rt.SyncStream(runtime.Main, s)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue(), "%v", err)
+		Expect(e.Backend).To(Equal("sim"), "the platform's error, not the runtime's")
+		Expect(e.Code).NotTo(BeZero())
+		Expect(e.Name).NotTo(BeEmpty())
+
+		// The same call on the device itself fails the same way.
+		d, err := dev.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(dev.BeginCapture(runtime.Main, d, runtime.Global)).To(Succeed())
+		direct, _ := runtime.AsError(dev.SyncStream(runtime.Main, d))
+		Expect(e.Code).To(Equal(direct.Code))
+		Expect(e.Class).To(Equal(direct.Class))
+		Expect(e.Name).To(Equal(direct.Name))
+		Expect(e.Op).To(Equal(direct.Op))
+		Expect(e.Invalidated).To(Equal(direct.Invalidated))
+	})
+
+	It("passes the thread through: each thread's capture mode is its own", func() {
+		rt := open(false)
+		old, err := rt.ExchangeCaptureMode(runtime.Other, runtime.Relaxed)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(old).To(Equal(runtime.Global))
+		old, err = rt.ExchangeCaptureMode(runtime.Main, runtime.ThreadLocal)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(old).To(Equal(runtime.Global), "Main's mode was not Other's")
+		old, err = dev.ExchangeCaptureMode(runtime.Other, runtime.Global)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(old).To(Equal(runtime.Relaxed), "the device saw the call on Other")
+		old, err = dev.ExchangeCaptureMode(runtime.Main, runtime.Global)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(old).To(Equal(runtime.ThreadLocal))
+	})
+
+	It("calls the plugin for each thread on an OS thread of that thread's own", func() {
+		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+		setenv("RC_TEST_LOG", log)
+		rt := open(false)
+		for range 5 {
+			for _, t := range []runtime.Thread{runtime.Main, runtime.Other} {
+				s, err := rt.CreateStream(t)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(rt.SyncStream(t, s)).To(Succeed())
+				Expect(rt.DestroyStream(t, s)).To(Succeed())
+			}
+		}
+		tids := map[string]map[string]bool{}
+		f, err := os.Open(log)
+		Expect(err).NotTo(HaveOccurred())
+		defer f.Close()
+		line := regexp.MustCompile(`^inner=(\S+) t=(\S) tid=(\d+)$`)
+		n := 0
+		for sc := bufio.NewScanner(f); sc.Scan(); {
+			m := line.FindStringSubmatch(sc.Text())
+			Expect(m).NotTo(BeNil(), sc.Text())
+			if tids[m[2]] == nil {
+				tids[m[2]] = map[string]bool{}
+			}
+			tids[m[2]][m[3]] = true
+			n++
+		}
+		Expect(n).To(Equal(30))
+		Expect(tids["0"]).To(HaveLen(1), "every call for main from one OS thread")
+		Expect(tids["1"]).To(HaveLen(1), "every call for other from one OS thread")
+		Expect(tids["0"]).NotTo(Equal(tids["1"]), "main and other on different OS threads")
+	})
+})
+
+var _ = Describe("the engine through the plugin", func() {
+	var (
+		p   *plugin.Plugin
+		dev runtime.Device
+		cat catalog
+	)
+	BeforeEach(func() {
+		p = load()
+		dev = openSim("cann")
+		cat = loadCatalog()
+	})
+
+	It("records the plugin as the runtime under test", func() {
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Replays: 2})
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		Expect(res.Runtime).To(Equal("passthrough"))
+	})
+
+	It("sees a refusal: the instance is refused, with the plugin's message", func() {
+		setenv("RC_TEST_REFUSE", "launch:graph launches are not allowed here")
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Guarded: true, Replays: 2})
+		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
+		Expect(res.Reason).To(ContainSubstring("graph launches are not allowed here"))
+		Expect(res.Refusal.Op).To(Equal("Launch"))
+		Expect(res.Refusal.Checked).NotTo(BeEmpty(), "the engine checked the refusal changed nothing")
+	})
+
+	It("reports a platform rejection through the plugin with the platform's code, name and class", func() {
+		in := probes.Instance{Probe: cat.find("platform/sync-capturing-stream"), Mode: runtime.Global, Replays: 1}
+		res := run(p, dev, in)
+		builtin := capture.Run(context.Background(), dev, in, capture.Options{})
+		Expect(builtin.Rejection).NotTo(BeNil())
+		Expect(res.Outcome).To(Equal(builtin.Outcome), res.Reason)
+		Expect(res.Rejection).NotTo(BeNil(), res.Reason)
+		Expect(res.Rejection.Code).To(Equal(builtin.Rejection.Code))
+		Expect(res.Rejection.Name).To(Equal(builtin.Rejection.Name))
+		Expect(res.Rejection.Class).To(Equal(builtin.Rejection.Class))
+		Expect(res.Rejection.Op).To(Equal(builtin.Rejection.Op))
+		Expect(res.Rejection.Invalidated).To(Equal(builtin.Rejection.Invalidated))
+	})
+
+	It("reports a runtime's own error with its class", func() {
+		setenv("RC_TEST_FAIL", "launch:device-lost:the runtime lost its device")
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Replays: 1})
+		Expect(res.Rejection).NotTo(BeNil(), res.Reason)
+		Expect(res.Rejection.Class).To(Equal(runtime.ClassDeviceLost))
+		Expect(res.Rejection.Code).To(BeZero())
+		Expect(res.Rejection.Op).To(Equal("Launch"))
+	})
+})
+
+// The whole catalog, guards off, through the passthrough plugin comes out exactly as through the
+// built-in guards in program mode.
+var _ = Describe("the catalog through the passthrough plugin", func() {
+	for _, profile := range []string{"cann", "cuda"} {
+		It("matches the built-in program mode on sim/"+profile, func() {
+			p := load()
+			cat := loadCatalog()
+			instances := cat.unguarded()
+			Expect(len(instances)).To(BeNumerically(">", 50))
+			viaPlugin, builtin := openSim(profile), openSim(profile)
+			var diffs []string
+			outcomes := map[probes.Outcome]int{}
+			for _, in := range instances {
+				got := run(p, viaPlugin, in)
+				want := capture.Run(context.Background(), builtin, in, capture.Options{})
+				Expect(got.Runtime).To(Equal("passthrough"))
+				if d := differ(got, want); d != "" {
+					diffs = append(diffs, in.ID()+": "+d)
+				}
+				outcomes[got.Outcome]++
+			}
+			Expect(diffs).To(BeEmpty(), strings.Join(diffs, "\n"))
+			// The comparison covers every kind of outcome guards off can have.
+			Expect(outcomes).To(HaveKey(probes.Exact))
+			Expect(outcomes).To(HaveKey(probes.Corrupted))
+			Expect(outcomes).To(HaveKey(probes.Rejected))
+			GinkgoWriter.Printf("sim/%s: %d instances, outcomes %v\n", profile, len(instances), outcomes)
+		})
+	}
+})
+
+// differ says how two results of one instance differ in what the comparison covers.
+func differ(got, want *capture.Result) string {
+	type summary struct {
+		Outcome                probes.Outcome
+		Code                   int
+		Class                  runtime.Class
+		Rounds, Corrupted      int
+		RefusalOp, ErrorReason string
+	}
+	sum := func(r *capture.Result) summary {
+		s := summary{Outcome: r.Outcome, Rounds: r.Rounds, Corrupted: r.CorruptedRounds}
+		if r.Rejection != nil {
+			s.Code, s.Class = r.Rejection.Code, r.Rejection.Class
+		}
+		if r.Refusal != nil {
+			s.RefusalOp = r.Refusal.Op
+		}
+		if r.Outcome == probes.Errored {
+			s.ErrorReason = r.Reason
+		}
+		return s
+	}
+	g, w := sum(got), sum(want)
+	if g == w {
+		return ""
+	}
+	return fmt.Sprintf("plugin %+v, built-in %+v", g, w)
+}
