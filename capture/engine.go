@@ -44,6 +44,9 @@ type Runtime interface {
 	PoolFree(t runtime.Thread, name string, p runtime.Ptr) error
 	// Retire frees everything the runtime holds: every slot's buffer and every pool.
 	Retire(t runtime.Thread) error
+	// Finish lets go of the runtime once the instance is over and retired; the device it was
+	// opened over stays open (its caller owns it).
+	Finish() error
 }
 
 // RuntimeUnderTest opens the runtime under test for one instance.
@@ -144,6 +147,9 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	err = r.safely(r.body)
 	if terr := r.safely(r.teardown); err == nil {
 		err = terr
+	}
+	if ferr := rt.Finish(); ferr != nil && err == nil {
+		err = fail(ErrRuntime, nil, fmt.Errorf("finishing runtime %s: %w", rut.Name, ferr))
 	}
 	if err == nil {
 		res.Leaks = dev.Counters().Leaks(base)
@@ -257,10 +263,20 @@ func (r *run) mustReturn(call string, f func() (string, error)) error {
 		return nil
 	}
 	kind := ErrSetup
-	if guardMisuse(err) {
+	switch {
+	case guardMisuse(err):
 		kind = ErrHarness
+	case runtimeFailure(err):
+		kind = ErrRuntime
 	}
 	return fail(kind, nil, fmt.Errorf("%s: %w", call, err))
+}
+
+// runtimeFailure reports whether err is the runtime under test failing on its own (a plugin's own
+// error, not a refusal and not the platform's answer passed through).
+func runtimeFailure(err error) bool {
+	e, ok := runtime.AsError(err)
+	return ok && strings.HasPrefix(e.Backend, runtime.PluginBackend) && e.Class != runtime.ClassRefused
 }
 
 // guardMisuse reports whether err is the reference guards saying the engine used their API

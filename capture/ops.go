@@ -75,8 +75,12 @@ func (r *run) outcomeOf(step probes.Step, err error) (bool, error) {
 		}
 		return false, nil
 	}
-	if guardMisuse(err) {
+	switch {
+	case guardMisuse(err):
 		return false, fail(ErrHarness, &step, fmt.Errorf("%s: %w", step, err))
+	case runtimeFailure(err):
+		// The runtime under test failed on its own: not an answer of the platform.
+		return false, fail(ErrRuntime, &step, fmt.Errorf("%s: %w", step, err))
 	}
 	if r.res.Rejection == nil {
 		r.res.Rejection = &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class, DuringCapture: r.capture != "", Invalidated: e.Invalidated}

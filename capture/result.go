@@ -89,6 +89,9 @@ const (
 	// ErrSideEffect: the runtime under test refused a call and changed state all the same: a
 	// refusal that is not clean.
 	ErrSideEffect ErrorKind = "side-effect"
+	// ErrRuntime: the runtime under test (a loaded plugin) failed on its own: an error that is
+	// neither a refusal nor the platform's answer passed through.
+	ErrRuntime ErrorKind = "runtime"
 	// ErrHarness: replaycheck itself is at fault: a panic, a broken engine invariant, an op the
 	// engine cannot issue, or a runtime that says the engine misused its API.
 	ErrHarness ErrorKind = "harness"

@@ -222,12 +222,6 @@ func specName(in probes.Instance) string {
 // check runs one instance and turns its verdict into the spec's fate.
 func (s *suite) check(ctx context.Context, in probes.Instance) {
 	res := capture.Run(ctx, s.device, in, s.options())
-	if s.plugin != nil {
-		// The engine does not close the runtime it opened for the instance.
-		if err := s.plugin.CloseRuntimes(); err != nil {
-			ginkgo.Fail(fmt.Sprintf("closing the runtime of %s: %v", in.ID(), err))
-		}
-	}
 	entry := reports.Entry{Result: *res, Verdict: verdict.Judge(res, s.baseline)}
 	ginkgo.AddReportEntry(resultEntry, ginkgo.ReportEntryVisibilityNever, entry)
 	switch v := entry.Verdict; v.Status {

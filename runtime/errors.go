@@ -101,5 +101,9 @@ func ClassOf(err error) Class {
 	return ClassInternal
 }
 
+// PluginBackend starts the Backend of every error a loaded runtime plugin reports itself (a refusal
+// or its own failure), followed by the plugin's name: "runtime:reference".
+const PluginBackend = "runtime:"
+
 // IsRefusal reports whether err is a guard refusal.
 func IsRefusal(err error) bool { return ClassOf(err) == ClassRefused }

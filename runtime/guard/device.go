@@ -95,9 +95,13 @@ func (d *Device) guarding(removed bool) bool { return !removed && d.latch.Mode()
 
 // --- Pass-through calls: nothing to guard or to record. ---
 
-func (d *Device) Backend() string                    { return d.inner.Backend() }
-func (d *Device) Describe() string                   { return d.inner.Describe() }
-func (d *Device) Platform() string                   { return d.inner.Platform() }
+func (d *Device) Backend() string  { return d.inner.Backend() }
+func (d *Device) Describe() string { return d.inner.Describe() }
+func (d *Device) Platform() string { return d.inner.Platform() }
+
+// Finish does nothing: the guards hold nothing beyond the inner device, which the caller owns and
+// closes, and Retire already gave back what they allocated.
+func (d *Device) Finish() error                      { return nil }
 func (d *Device) Capabilities() runtime.Capabilities { return d.inner.Capabilities() }
 func (d *Device) Counters() runtime.Counters         { return d.inner.Counters() }
 func (d *Device) Close() error                       { return d.inner.Close() }

@@ -25,7 +25,7 @@ const (
 
 // BackendPrefix starts the Backend of every error a runtime plugin reports itself: "runtime:" and
 // the plugin's Name.
-const BackendPrefix = "runtime:"
+const BackendPrefix = runtime.PluginBackend
 
 // nameOf is a library's Name: its base name without the extension ("reference" for
 // /x/reference.so).

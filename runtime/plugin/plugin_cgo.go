@@ -255,8 +255,8 @@ func (p *Plugin) Name() string { return p.name }
 // Path is the path the library was loaded from.
 func (p *Plugin) Path() string { return p.path }
 
-// CloseRuntimes closes every Runtime of p still open (see Runtime.Close). The engine does not
-// close the runtime it opened for an instance: a front end calls this after each capture.Run.
+// CloseRuntimes closes every Runtime of p still open (see Runtime.Close). The engine finishes the
+// runtime of each instance itself (Runtime.Finish); Close uses this for any left open.
 func (p *Plugin) CloseRuntimes() error {
 	p.mu.Lock()
 	open := make([]*Runtime, 0, len(p.runtimes))
@@ -367,6 +367,10 @@ func (r *Runtime) Close() error {
 	r.p.mu.Unlock()
 	return nil
 }
+
+// Finish closes the runtime at the end of an instance (capture.Runtime): the engine lets go of it
+// once the instance is retired.
+func (r *Runtime) Finish() error { return r.Close() }
 
 // Guarded reports whether the runtime was opened in kernel mode.
 func (r *Runtime) Guarded() bool { return r.guarded }

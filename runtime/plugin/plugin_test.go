@@ -449,13 +449,13 @@ var _ = Describe("the engine through the plugin", func() {
 		Expect(res.Rejection.Invalidated).To(Equal(builtin.Rejection.Invalidated))
 	})
 
-	It("reports a runtime's own error with its class", func() {
+	It("ends the instance in error when the runtime fails on its own: not a platform answer", func() {
 		setenv("RC_TEST_FAIL", "launch:device-lost:the runtime lost its device")
 		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Replays: 1})
-		Expect(res.Rejection).NotTo(BeNil(), res.Reason)
-		Expect(res.Rejection.Class).To(Equal(runtime.ClassDeviceLost))
-		Expect(res.Rejection.Code).To(BeZero())
-		Expect(res.Rejection.Op).To(Equal("Launch"))
+		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+		Expect(res.Rejection).To(BeNil())
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))
+		Expect(res.Reason).To(SatisfyAll(ContainSubstring("device-lost"), ContainSubstring("the runtime lost its device")))
 	})
 })
 

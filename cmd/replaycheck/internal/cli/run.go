@@ -304,13 +304,6 @@ func execute(ctx context.Context, env Env, f *runFlags, p *platform, instances [
 			break
 		}
 		res := capture.Run(ctx, p.dev, in, opt)
-		if f.plugin != nil {
-			// The engine does not close the runtime it opened for the instance: close it here.
-			if err := f.plugin.CloseRuntimes(); err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck run: closing the runtime of %s: %v\n", in.ID(), err)
-				pr.closeErr = err
-			}
-		}
 		pr.results = append(pr.results, res)
 		rep.Add(res)
 	}
