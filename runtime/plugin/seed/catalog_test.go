@@ -1,11 +1,23 @@
 package seed_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/fake"
+	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // exposing names, for each defective plugin, the catalog probe whose guarded instances must fail
@@ -41,14 +53,107 @@ var _ = Describe("the plugins on the catalog", func() {
 		}
 	})
 
-	// Running the catalog through a plugin needs the cgo loader, runtime/plugin (plugin.Load,
-	// (*Plugin).Open as a capture.Runtime), which is written apart from this package and is not in
-	// this tree. With it, this spec runs every instance of the catalog through the reference
-	// (capture.Options{Runtime: &capture.RuntimeUnderTest{Name: "reference", Open: p.Open}}) on the
-	// simulator and expects the built-in guards' outcome (capture.Options{}) instance for instance,
-	// then runs each defective plugin and expects its exposing probe (above) to fail with a verdict
-	// naming the effect.
-	It("gives the built-in guards' outcome for every catalog instance through the reference, and fails each defect's exposing probe", func() {
-		Skip("the runtime plugin loader (package runtime/plugin, cgo) is not available in this tree, so no plugin can be run from Go here; the driver scenarios above cover each plugin's behaviour without it")
+	// The reference plugin is replaycheck's own guards written in C against the ABI: through the
+	// loader, every instance of the catalog, guards on and off, must come out as through the
+	// built-in Go guards, on the simulator and on both fake driver libraries.
+	on := func(platform string) (runtime.Device, func()) {
+		GinkgoHelper()
+		var b runtime.Backend
+		var err error
+		switch platform {
+		case "sim/cann", "sim/cuda":
+			b, err = backends.Open("sim", backends.Config{Profile: strings.TrimPrefix(platform, "sim/")})
+		default:
+			lib := map[string]fake.Library{"acl": fake.ACL, "cuda": fake.CUDA}[platform]
+			if why := backends.Unavailable(platform); why != "" {
+				Skip(why)
+			}
+			path, berr := fake.Build(GinkgoT().TempDir(), lib, fake.Variant{})
+			Expect(berr).NotTo(HaveOccurred())
+			b, err = backends.Open(platform, backends.Config{Library: path})
+		}
+		Expect(err).NotTo(HaveOccurred())
+		dev, err := b.Open(context.Background(), 0)
+		Expect(err).NotTo(HaveOccurred())
+		return dev, func() { Expect(dev.Close()).To(Succeed()); Expect(b.Close()).To(Succeed()) }
+	}
+	load := func(name string) *plugin.Plugin {
+		GinkgoHelper()
+		path, err := seed.Build(GinkgoT().TempDir(), name)
+		Expect(err).NotTo(HaveOccurred())
+		p, err := plugin.Load(path)
+		if errors.Is(err, dl.ErrNoCgo) {
+			Skip("runtime plugins need a cgo build")
+		}
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(p.Close)
+		return p
+	}
+	under := func(p *plugin.Plugin) *capture.RuntimeUnderTest {
+		return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+			return p.Open(dev, guarded)
+		}}
+	}
+	var all []*probes.Probe
+	for _, s := range sets {
+		all = append(all, s.Probes...)
+	}
+
+	for _, platform := range []string{"sim/cann", "sim/cuda", "acl", "cuda"} {
+		It("gives through the reference the built-in guards' outcome for every catalog instance, on "+platform, func() {
+			Expect(err).NotTo(HaveOccurred())
+			ref := load("reference")
+			dev, done := on(platform)
+			defer done()
+			n := 0
+			for _, in := range probes.Instances(all, probes.Matrix{Replays: 2}) {
+				want := capture.Run(context.Background(), dev, in, capture.Options{})
+				got := capture.Run(context.Background(), dev, in, capture.Options{Runtime: under(ref)})
+				Expect(got.Runtime).To(Equal("reference"))
+				Expect(behaviour(got)).To(Equal(behaviour(want)), "%s on %s through reference: %s\nbuilt-in guards: %s", in.ID(), platform, got.Reason, want.Reason)
+				n++
+			}
+			Expect(n).To(BeNumerically(">", 250))
+		})
+	}
+
+	It("fails every defective plugin on the probe that exposes it, naming the effect", func() {
+		Expect(err).NotTo(HaveOccurred())
+		byID := map[string]*probes.Probe{}
+		for _, p := range all {
+			byID[p.ID()] = p
+		}
+		dev, done := on("sim/cann")
+		defer done()
+		for _, name := range seed.Defects() {
+			p := load(name)
+			ex := exposing[name]
+			failed := 0
+			for _, in := range probes.Instances([]*probes.Probe{byID[ex.probe]}, probes.Matrix{Guards: []bool{true}, Replays: 2}) {
+				res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: under(p)})
+				v := verdict.Judge(res, nil)
+				if v.Status == verdict.Fail {
+					failed++
+					Expect(v.Reason).To(ContainSubstring(ex.effect), "%s on %s", name, in.ID())
+				}
+			}
+			Expect(failed).To(BeNumerically(">", 0), "%s passed %s in every mode", name, ex.probe)
+		}
 	})
 })
+
+// behaviour is what must agree between two runtimes on one instance: the outcome, the rejection,
+// the refusal's step, and how many rounds ran and differed.
+func behaviour(r *capture.Result) string {
+	s := fmt.Sprintf("%s, %d rounds, %d corrupted", r.Outcome, r.Rounds, r.CorruptedRounds)
+	if rej := r.Rejection; rej != nil {
+		s += fmt.Sprintf(", rejected at %s with %d [%s] invalidated=%v", rej.Step, rej.Code, rej.Class, rej.Invalidated)
+	}
+	if r.Refusal != nil {
+		s += ", refused at " + r.Refusal.Step.String()
+	}
+	if r.Error != nil {
+		s += ", error " + string(r.Error.Kind)
+	}
+	return s
+}
