@@ -201,6 +201,10 @@ func (c Counters) Leaks(base Counters) []string {
 }
 
 // GraphNode is one node of a captured graph, for backends with GraphIntrospection.
+//
+// A kernel node lists its ranges when the backend can read the kernel's parameters, and none
+// otherwise (the CUDA backend does not bind cuGraphKernelNodeGetParams, whose export and struct
+// changed in CUDA 12.0); memset and memcpy nodes always list theirs.
 type GraphNode struct {
 	Kind   string // "memset", "memcpy", "kernel", "event-record", "event-wait", "empty"
 	Reads  []Ptr

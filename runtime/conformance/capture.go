@@ -197,7 +197,7 @@ func captureSpecs(h *harness) {
 				HaveField("Writes", ConsistOf(y.Slice(0, 32))))))
 		})
 
-		g.It("lists a kernel node as reading x and y and writing y", func() {
+		g.It("lists a kernel node, with the ranges it reads and writes when the backend knows them", func() {
 			h.need("kernels")
 			h.need("graph-introspection")
 			s := h.stream()
@@ -207,10 +207,13 @@ func captureSpecs(h *harness) {
 			graph := h.end(main, s)
 			nodes, err := h.dev.GraphNodes(other, graph)
 			Expect(err).NotTo(HaveOccurred())
+			// A backend that cannot read a kernel node's parameters lists it without ranges; one
+			// that lists ranges must list the right ones.
 			Expect(nodes).To(ContainElement(And(
 				HaveField("Kind", "kernel"),
-				HaveField("Reads", ConsistOf(x, y)),
-				HaveField("Writes", ConsistOf(y)))))
+				Or(
+					And(HaveField("Reads", BeEmpty()), HaveField("Writes", BeEmpty())),
+					And(HaveField("Reads", ConsistOf(x, y)), HaveField("Writes", ConsistOf(y)))))))
 		})
 
 		g.It("DestroyGraph releases the graph; the destroyed handle is refused everywhere", func() {

@@ -68,8 +68,9 @@
 // an event recorded after one launch and waited before another orders them across streams. Two
 // graphs over one buffer replay alternately, each its own work. A graph outlives its capture
 // stream. With "graph-introspection" GraphNodes lists a memset node writing the filled range, a
-// memcpy node reading and writing the copied ranges (and, with "kernels", a kernel node reading x
-// and y, writing y), of the kinds runtime.GraphNode names; without it GraphNodes fails
+// memcpy node reading and writing the copied ranges (and, with "kernels", a kernel node: with its
+// ranges, reading x and y and writing y, or with none when the backend cannot read kernel
+// parameters), of the kinds runtime.GraphNode names; without it GraphNodes fails
 // not-supported. DestroyGraph releases the graph, and the destroyed graph is refused.
 //
 // Capture rules common to the platforms. EndCapture of a stream in no capture fails with no graph.

@@ -530,19 +530,6 @@ var _ = Describe("graph node ranges", func() {
 	})
 })
 
-// kernelRangesSpec is the one conformance spec the binding cannot pass: it wants the axpy kernel
-// node's reads and writes, and the binding lists kernel nodes without ranges (it does not bind
-// cuGraphKernelNodeGetParams, whose export and struct changed in CUDA 12.0). It is skipped, with
-// that reason, in every conformance container of this suite.
-const kernelRangesSpec = "lists a kernel node as reading x and y and writing y"
-
-var _ = BeforeEach(func() {
-	r := CurrentSpecReport()
-	if r.LeafNodeText == kernelRangesSpec && strings.HasPrefix(r.FullText(), "conformance: cuda") {
-		Skip("the cuda binding lists kernel nodes without ranges: cuGraphKernelNodeGetParams is not bound")
-	}
-})
-
 // The conformance suite on the full fake; each spec's device closes its backend too.
 var _ = conformance.Describe("cuda fake", func(ctx context.Context) (runtime.Device, error) {
 	b, err := cuda.New(cuda.Options{Library: libs.full})
