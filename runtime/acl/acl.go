@@ -77,11 +77,9 @@ import "C"
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/replaycheck/replaycheck/runtime"
@@ -157,9 +155,7 @@ type backend struct {
 	lib *dl.Library
 	fn  functions
 
-	mu      sync.Mutex
-	devices map[*bind.Device]bool // open devices, closed first by Close
-	closed  bool
+	opened bind.Opened
 }
 
 // New loads the ACL runtime (Options.Library, else $REPLAYCHECK_ACL_LIB, else SearchPaths),
@@ -172,7 +168,7 @@ func New(opts Options) (runtime.Backend, error) {
 	if err != nil {
 		return nil, &NoLibraryError{Tried: tried, Err: err}
 	}
-	b := &backend{lib: lib, devices: map[*bind.Device]bool{}}
+	b := &backend{lib: lib}
 	if err := lib.Resolve(b.fn.table()); err != nil {
 		_ = lib.Close()
 		return nil, fmt.Errorf("acl: %w", err)
@@ -312,61 +308,27 @@ func (b *backend) version(pkg string) string {
 }
 
 func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil, invalid("Open", "the backend is closed")
-	}
-	if err := b.checkIndex("Open", ctx, index); err != nil {
-		return nil, err
-	}
-	drv := &driverImpl{fn: &b.fn, index: int32(index)}
-	caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
-	d, err := bind.NewDevice(codes, drv, caps)
-	if err != nil {
-		return nil, err
-	}
-	d.OnMain(func() {
-		info := b.info()
-		d.Identify(fmt.Sprintf("acl device %d (%s, CANN runtime %s, %s)", index, orUnknown(info.Name), orUnknown(info.Runtime), b.lib.Path()), info.Platform, caps)
+	return b.opened.Open(codes, func() (*bind.Device, func(), error) {
+		if err := b.checkIndex("Open", ctx, index); err != nil {
+			return nil, nil, err
+		}
+		drv := &driverImpl{fn: &b.fn, index: int32(index)}
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
+		d, err := bind.NewDevice(codes, drv, caps)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.OnMain(func() {
+			info := b.info()
+			d.Identify(fmt.Sprintf("acl device %d (%s, CANN runtime %s, %s)", index, bind.OrUnknown(info.Name), bind.OrUnknown(info.Runtime), b.lib.Path()), info.Platform, caps)
+		})
+		return d, nil, nil
 	})
-	d.OnClose(func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		delete(b.devices, d)
-	})
-	b.devices[d] = true
-	return d, nil
 }
 
 // Close closes the devices still open, then the library. aclFinalize is never called: aclInit
 // holds for the process.
-func (b *backend) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return nil
-	}
-	b.closed = true
-	devs := make([]*bind.Device, 0, len(b.devices))
-	for d := range b.devices {
-		devs = append(devs, d)
-	}
-	b.mu.Unlock()
-	var errs []error
-	for _, d := range devs {
-		errs = append(errs, d.Close())
-	}
-	errs = append(errs, b.lib.Close())
-	return errors.Join(errs...)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
+func (b *backend) Close() error { return b.opened.Close(b.lib) }
 
 // HostMalloc and HostFree are the C library's allocator: pageable host memory.
 func (d *driverImpl) HostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }

@@ -203,10 +203,8 @@ import "C"
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/replaycheck/replaycheck/runtime"
@@ -356,9 +354,7 @@ type backend struct {
 	lib *dl.Library
 	fn  functions
 
-	mu      sync.Mutex
-	devices map[*bind.Device]bool // open devices, closed first by Close
-	closed  bool
+	opened bind.Opened
 }
 
 // New loads the CUDA driver (Options.Library, else $REPLAYCHECK_CUDA_LIB, else libcuda.so.1),
@@ -370,7 +366,7 @@ func New(opts Options) (runtime.Backend, error) {
 	if err != nil {
 		return nil, &NoLibraryError{Tried: tried, Err: err}
 	}
-	b := &backend{lib: lib, devices: map[*bind.Device]bool{}}
+	b := &backend{lib: lib}
 	if err := lib.Resolve(b.fn.table()); err != nil {
 		_ = lib.Close()
 		return nil, fmt.Errorf("cuda: %w", err)
@@ -467,68 +463,33 @@ func (b *backend) info(dev C.int) runtime.DeviceInfo {
 // the device without capability "kernels"; the reason is Axpy's error. A library without the four
 // graph-introspection entry points leaves it without "graph-introspection"; GraphNodes says why.
 func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil, invalid("Open", "the backend is closed")
-	}
-	dev, err := b.device("Open", ctx, index)
-	if err != nil {
-		return nil, err
-	}
-	drv := &driverImpl{fn: &b.fn, dev: dev}
-	if code := int(C.rc_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
-		return nil, driverError("Open", code, b.errorString(code))
-	}
-	release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
-	caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
-	d, err := bind.NewDevice(codes, drv, caps)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	info := b.info(dev)
-	d.OnMain(drv.loadKernel)
-	caps.Kernels, _ = drv.Kernels()
-	caps.GraphIntrospection, _ = drv.Introspects()
-	d.Identify(fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, orUnknown(info.Name), orUnknown(info.Driver), b.lib.Path()), info.Platform, caps)
-	d.OnClose(func() {
-		release()
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		delete(b.devices, d)
+	return b.opened.Open(codes, func() (*bind.Device, func(), error) {
+		dev, err := b.device("Open", ctx, index)
+		if err != nil {
+			return nil, nil, err
+		}
+		drv := &driverImpl{fn: &b.fn, dev: dev}
+		if code := int(C.rc_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
+			return nil, nil, driverError("Open", code, b.errorString(code))
+		}
+		release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
+		d, err := bind.NewDevice(codes, drv, caps)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		info := b.info(dev)
+		d.OnMain(drv.loadKernel)
+		caps.Kernels, _ = drv.Kernels()
+		caps.GraphIntrospection, _ = drv.Introspects()
+		d.Identify(fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, bind.OrUnknown(info.Name), bind.OrUnknown(info.Driver), b.lib.Path()), info.Platform, caps)
+		return d, release, nil
 	})
-	b.devices[d] = true
-	return d, nil
 }
 
 // Close closes the devices still open, then the library.
-func (b *backend) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return nil
-	}
-	b.closed = true
-	devs := make([]*bind.Device, 0, len(b.devices))
-	for d := range b.devices {
-		devs = append(devs, d)
-	}
-	b.mu.Unlock()
-	var errs []error
-	for _, d := range devs {
-		errs = append(errs, d.Close())
-	}
-	errs = append(errs, b.lib.Close())
-	return errors.Join(errs...)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
+func (b *backend) Close() error { return b.opened.Close(b.lib) }
 
 // HostMalloc and HostFree are the C library's allocator: pageable host memory.
 func (d *driverImpl) HostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }

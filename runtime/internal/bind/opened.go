@@ -1,0 +1,71 @@
+package bind
+
+import (
+	"errors"
+	"io"
+	"sync"
+)
+
+// Opened is a backend's record of the devices it opened: a device leaves it when it closes, and
+// the backend's Close closes those still open before the library they run on. The zero value is
+// ready to use.
+type Opened struct {
+	mu      sync.Mutex
+	devices map[*Device]bool
+	closed  bool
+}
+
+// Open runs open, which makes a device, under the record's lock, unless the backend is closed
+// already; the device is recorded until it closes, and then onClose (nil: nothing) runs.
+func (o *Opened) Open(codes Codes, open func() (*Device, func(), error)) (*Device, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil, codes.Invalid("Open", "the backend is closed")
+	}
+	d, onClose, err := open()
+	if err != nil {
+		return nil, err
+	}
+	if o.devices == nil {
+		o.devices = map[*Device]bool{}
+	}
+	o.devices[d] = true
+	d.OnClose(func() {
+		if onClose != nil {
+			onClose()
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		delete(o.devices, d)
+	})
+	return d, nil
+}
+
+// Close closes every device still open, then lib. A second Close does nothing.
+func (o *Opened) Close(lib io.Closer) error {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil
+	}
+	o.closed = true
+	devs := make([]*Device, 0, len(o.devices))
+	for d := range o.devices {
+		devs = append(devs, d)
+	}
+	o.mu.Unlock()
+	var errs []error
+	for _, d := range devs {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(append(errs, lib.Close())...)
+}
+
+// OrUnknown is s, or "unknown" when a driver told nothing.
+func OrUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
