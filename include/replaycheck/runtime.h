@@ -39,7 +39,12 @@
  * replaycheck calls the runtime's functions from an OS thread of its choosing, one call at a time
  * per opened runtime: a runtime needs no lock for the state of one opened runtime, and must not
  * rely on which OS thread calls it. Calls to different opened runtimes may overlap: state shared
- * between them (a global) needs a lock. host_write and host_read take no thread: they are the CPU's own stores and loads.
+ * between them (a global) needs a lock. host_write and host_read take no thread: they are the
+ * CPU's own stores and loads.
+ *
+ * Queries. What replaycheck asks to judge a run (the device's capabilities and counters, a graph's
+ * nodes) goes to the inner device directly, never through the runtime: a runtime cannot hide an
+ * allocator call or a node it slipped into a graph.
  *
  * Memory. Buffers (device or host) are rc_ptr ranges: the address the inner device returned and
  * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes.
