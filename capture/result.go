@@ -128,8 +128,8 @@ type Refusal struct {
 	Step   probes.Step `json:"step"`
 	Op     string      `json:"op"`
 	Detail string      `json:"detail,omitempty"`
-	// Checked lists the side-effect checks the engine made after the refusal (slots, addresses
-	// and sizes, generations, allocator counters) and whether each held.
+	// Checked lists the side-effect checks the engine made after the refusal (device counters,
+	// slots, addresses and sizes) and whether each held.
 	Checked []SideEffectCheck `json:"checked,omitempty"`
 }
 

@@ -14,8 +14,9 @@
  * and rc_runtime_close; a missing one fails the load and is named. rc_runtime_abi_version() must
  * return RC_ABI_VERSION as the plugin was compiled; a different version is refused at load with
  * both numbers. Then, for every probe instance, rc_runtime_open is called with the instance's
- * execution mode (program: guards off, kernel: guards on) and a fresh inner device, and the
- * runtime fills *out. rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
+ * execution mode (program: guards off, kernel: guards on) and a fresh rc_device table over the
+ * run's device (one device serves every instance of a run, so its memory and counters carry over
+ * from one instance to the next), and the runtime fills *out. rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
  * *inner, and the calls it points to, stay valid until rc_runtime_close returns: the runtime may
  * keep the pointer rather than copy the table. An rc_runtime_open that does not return RC_OK gets
  * no rc_runtime_close (the runtime frees what it made itself); one that returns RC_OK with an
@@ -24,14 +25,17 @@
  * Results. Every call returns RC_OK, RC_REFUSED or RC_ERROR:
  *   - RC_OK: the call took effect; out-parameters are set.
  *   - RC_REFUSED: the runtime refused the call and changed nothing: no address, size, contents,
- *     slot or allocator call. err->message says what was protected (the report shows it).
- *     replaycheck checks this after every refusal: a refusal with a side effect fails the instance
- *     and names what changed.
+ *     slot or allocator call. err->message says what was protected (the report shows it). After
+ *     every refusal of a probe's op in kernel mode replaycheck compares the device's counters and
+ *     every buffer's slot, address and size with what they were before: a refusal with a side
+ *     effect fails the instance and names what changed. Contents a refusal touched show in the
+ *     byte comparison after the round.
  *   - RC_ERROR: the call failed. For an error of the inner device, return RC_ERROR with the
  *     rc_error the inner call filled, unchanged: the platform's code, name and class pass through
  *     to the report. replaycheck recognises it by its contents, among the inner calls of the same
  *     call: an rc_error changed in any field is the runtime's own failure. A runtime's own failure
- *     (out of pool memory, a bad key) sets class and message (and code 0).
+ *     (out of pool memory, a bad key) sets class and message (and code 0); a class_name that is
+ *     not one of replaycheck's classes, or "refused" with RC_ERROR, is reported as "internal".
  *
  * Threads. A device has two threads, RC_THREAD_MAIN and RC_THREAD_OTHER (replaycheck runs each on
  * a locked OS thread of its own). Every call names the thread it is made for in `t`; a runtime
@@ -39,8 +43,8 @@
  * replaycheck calls the runtime's functions from an OS thread of its choosing, one call at a time
  * per opened runtime: a runtime needs no lock for the state of one opened runtime, and must not
  * rely on which OS thread calls it. Calls to different opened runtimes may overlap: state shared
- * between them (a global) needs a lock. host_write and host_read take no thread: they are the
- * CPU's own stores and loads.
+ * between them (a global) needs a lock. host_write, host_read and holds take no thread: the first
+ * two are the CPU's own stores and loads, the last a question about the runtime's own state.
  *
  * Queries. What replaycheck asks to judge a run (the device's capabilities and counters, a graph's
  * nodes) goes to the inner device directly, never through the runtime: a runtime cannot hide an

@@ -71,7 +71,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
 	fs.StringVar(&f.timelines, "timelines", "failed", "keep call timelines in the report for instances that did not pass (failed) or for all")
-	fs.BoolVar(&f.table, "table", false, "print only the enforcement table: hazard x mode -> what the platform did, one column group per profile")
+	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&f.runtime, "runtime", envOr(env, envRuntime, ""), "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+envRuntime+")")
 	fs.StringVar(&f.baseline, "baseline", "auto", "platform baseline to judge unguarded outcomes against: auto (baselines/<backend>-<profile>.yaml beside the probes), none, or a file")
 }
