@@ -15,6 +15,11 @@
 //   - WriteText: one aligned line per instance for a terminal, a detail block under every instance
 //     that failed, ended in error or corrupted data, and a summary line.
 //   - WriteJSON: one indented Document of one or more runs, the machine-readable record.
+//   - WriteJUnit: JUnit XML for CI test reporters, a testsuite per run and a testcase per instance,
+//     a failing verdict's detail block as its failure's body.
+//   - WriteMarkdown: a CI job summary (GitHub's $GITHUB_STEP_SUMMARY): a verdict line per run, the
+//     outcome matrix, each failure with its detail block, and the enforcement table
+//     (WriteMarkdownTable).
 //   - WriteTable: the enforcement table (EnforcementTable) of what each platform did with every
 //     unguarded hazard probe; WriteFailures: one line per failing verdict.
 //

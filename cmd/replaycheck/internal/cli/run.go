@@ -65,7 +65,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 		replays = n
 	}
 	fs.IntVar(&f.replays, "replays", replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+envReplays+")")
-	fs.StringVar(&f.format, "format", "text", "report format: text or json")
+	fs.StringVar(&f.format, "format", "text", "report format: text, json, junit (JUnit XML for CI test reporters) or markdown (a CI job summary, e.g. for $GITHUB_STEP_SUMMARY)")
 	fs.Uint64Var(&f.seed, "seed", 0, "simulator seed: non-zero shuffles independent graph branches on replay, reproducibly")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit of one instance")
 	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
@@ -103,8 +103,14 @@ func (f *runFlags) check() (selection, backends.Config, error) {
 		return selection{}, backends.Config{}, fmt.Errorf("--replays: %d is outside 0..%d", f.replays, max)
 	}
 	sel.matrix.Replays = f.replays
-	if f.format != "text" && f.format != "json" {
-		return selection{}, backends.Config{}, fmt.Errorf("--format: %q is not text or json", f.format)
+	switch f.format {
+	case "text", "json":
+	case "junit", "markdown":
+		if f.table {
+			return selection{}, backends.Config{}, fmt.Errorf("--table writes text or json, not %s (the %s report has no table-only form)", f.format, f.format)
+		}
+	default:
+		return selection{}, backends.Config{}, fmt.Errorf("--format: %q is not text, json, junit or markdown", f.format)
 	}
 	if f.timelines != "failed" && f.timelines != "all" {
 		return selection{}, backends.Config{}, fmt.Errorf("--timelines: %q is not failed or all", f.timelines)
@@ -316,8 +322,9 @@ func execute(ctx context.Context, env Env, f *runFlags, p *platform, instances [
 
 // writeRuns writes the reports: with --table only the enforcement table of every run, followed in
 // text by the instances whose verdict failed (so a failing exit status says why); as JSON one
-// document whatever the selection (reports.Document); otherwise each run's report, the
-// enforcement table as its last section (one table over all runs).
+// document whatever the selection (reports.Document); as JUnit one document of a testsuite per
+// run; as Markdown one summary of every run; otherwise each run's report, the enforcement table
+// as its last section (one table over all runs).
 func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 	table := reports.EnforcementTable(runs...)
 	if f.table {
@@ -329,8 +336,13 @@ func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 		}
 		return reports.WriteFailures(env.Stdout, runs...)
 	}
-	if f.format == "json" {
+	switch f.format {
+	case "json":
 		return reports.WriteJSON(env.Stdout, runs...)
+	case "junit":
+		return reports.WriteJUnit(env.Stdout, runs...)
+	case "markdown":
+		return reports.WriteMarkdown(env.Stdout, runs...)
 	}
 	for i, r := range runs {
 		if i == len(runs)-1 {
