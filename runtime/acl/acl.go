@@ -87,7 +87,7 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
 
-// ACL enum values the binding passes (PLATFORMS.md, acl_rt.h).
+// ACL enum values the binding passes (docs/platforms.md, acl_rt.h).
 const (
 	mallocHugeFirst = 0 // ACL_MEM_MALLOC_HUGE_FIRST
 	memcpyH2D       = 1

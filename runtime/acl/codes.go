@@ -26,7 +26,7 @@ type Code struct {
 
 // Codes is the one table of ACL status codes: each code's name (acl_base.h, acl_rt.h) and its
 // portable class. It agrees with the simulator's cann profile (runtime/sim/profiles/cann.yaml),
-// which encodes the same facts (shared/facts/PLATFORMS.md). It needs no library.
+// which encodes the same facts (docs/platforms.md). It needs no library.
 var Codes = map[int]Code{
 	100000: {"ACL_ERROR_INVALID_PARAM", runtime.ClassInvalidValue},
 	100002: {"ACL_ERROR_REPEAT_INITIALIZE", runtime.ClassInvalidState},

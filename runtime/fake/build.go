@@ -14,7 +14,7 @@ import (
 //go:embed c/core.h c/core.c c/acl.c c/cuda.c
 var sources embed.FS
 
-// exports are the entry points each library exports, as shared/facts/PLATFORMS.md names them, plus
+// exports are the entry points each library exports, as docs/platforms.md names them, plus
 // the host-memory, async-copy and version calls the bindings use and the graph-introspection
 // parameter calls (cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams).
 var exports = map[Library][]string{

@@ -125,7 +125,7 @@ type platformCode struct {
 	name, text string
 }
 
-// platformCodes are the codes of shared/facts/PLATFORMS.md, and those the front ends return
+// platformCodes are the codes of docs/platforms.md, and those the front ends return
 // themselves, for each library.
 var platformCodes = map[Library][]platformCode{
 	ACL: {

@@ -41,7 +41,7 @@ type Code struct {
 
 // Rule binds one condition, for some device calls and capture modes, to the platform's answer.
 type Rule struct {
-	// Situation is the row of shared/facts/PLATFORMS.md this rule encodes, in words; it starts the
+	// Situation is the row of docs/platforms.md this rule encodes, in words; it starts the
 	// Detail of the error the rule produces.
 	Situation string `yaml:"situation"`
 	// Source is the row's evidence tag: measured, source, doc or verify.
@@ -106,7 +106,7 @@ func (p *Profile) clone() *Profile {
 	return &c
 }
 
-// Source tags a rule may carry, as PLATFORMS.md defines them.
+// Source tags a rule may carry, as docs/platforms.md defines them.
 var sourceTags = []string{"measured", "source", "doc", "verify"}
 
 // Classes every profile must give a code for, used by failures outside the rules.
@@ -251,7 +251,7 @@ func (p *Profile) validateErrors(bad complain) {
 	}
 }
 
-// validateSource checks what ties a rule to its row of PLATFORMS.md: the situation, the evidence
+// validateSource checks what ties a rule to its row of docs/platforms.md: the situation, the evidence
 // tag and, for a verify row, the note.
 func (r *Rule) validateSource(at string, bad complain) {
 	if r.Situation == "" {

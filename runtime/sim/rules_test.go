@@ -284,7 +284,7 @@ var _ = Describe("profile rules, as the device applies them", func() {
 	})
 })
 
-// fact is one row of shared/facts/PLATFORMS.md, written out by hand: the profiles must agree.
+// fact is one row of docs/platforms.md, written out by hand: the profiles must agree.
 type fact struct {
 	profile string
 	mode    runtime.CaptureMode
@@ -317,7 +317,7 @@ const (
 	none        = runtime.CaptureNone
 )
 
-var _ = Describe("PLATFORMS.md, row by row", func() {
+var _ = Describe("docs/platforms.md, row by row", func() {
 	DescribeTable("cann: rejections never invalidate",
 		checkFact,
 		Entry("sync the capturing stream: 107027", fact{"cann", runtime.Global, "stream-capturing", "SyncStream", 107027, runtime.ClassCapturedStream, active}),
