@@ -1,6 +1,6 @@
 /* acl.c: the ACL front end of the fake libascendcl.so, over the device model in core.c.
  *
- * Types as shared/facts/PLATFORMS.md and hicann/runtime's acl_rt.h declare them: handles are
+ * Types as the platform facts (docs/platforms.md) and hicann/runtime's acl_rt.h declare them: handles are
  * void*, aclError and every enum are int. Stream, event and model-RI handles are the core's
  * numbers cast to pointers (never dereferenced, so a destroyed handle fails cleanly); the default
  * stream is NULL. aclmdlRICaptureGetInfo's model RI is RC_ACL_CAPTURE_TAG | capture id.
