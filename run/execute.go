@@ -152,7 +152,11 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 		}()
 		c.RuntimeUnderTest = rut
 	}
-	p, err := Open(ctx, c)
+	// The device opens even when ctx is already done (the report then lists every instance as
+	// not run); only abandoning stops it.
+	octx, cancel := instanceContext(ctx)
+	p, err := Open(octx, c)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
