@@ -127,13 +127,17 @@ func (j *Journal) writeLine(v any) error {
 	return nil
 }
 
-// Close closes the journal's file.
+// Close closes the journal's file. A journal created but never started (the run failed before
+// its device was open) is removed, so the directory can be used again.
 func (j *Journal) Close() error {
 	if j.f == nil {
 		return nil
 	}
 	err := j.f.Close()
 	j.f = nil
+	if !j.started && j.valid == 0 {
+		err = errors.Join(err, os.Remove(filepath.Join(j.Dir, JournalFile)))
+	}
 	return err
 }
 

@@ -259,9 +259,22 @@ var _ = Describe("Execute", func() {
 			Expect(j.Entries).To(Equal(full.Results))
 		})
 
-		It("refuses a second run into the same directory", func() {
+		It("refuses a second run into the same directory, unless the first never started", func() {
 			_, err := run.Create(dir)
 			Expect(err).To(MatchError(ContainSubstring("already holds a journal")))
+
+			other := filepath.Join(GinkgoT().TempDir(), "never")
+			j, err := run.Create(other)
+			Expect(err).NotTo(HaveOccurred())
+			bad := cfg
+			bad.Profile = "rocm"
+			rep, err := run.Execute(context.Background(), bad, instances, j)
+			Expect(rep).To(BeNil())
+			Expect(err).To(MatchError(ContainSubstring(`unknown profile "rocm"`)))
+			Expect(j.Close()).To(Succeed())
+			j, err = run.Create(other)
+			Expect(err).NotTo(HaveOccurred(), "an empty journal is not left behind")
+			Expect(j.Close()).To(Succeed())
 		})
 
 		It("resumes after a torn last line and gives the uninterrupted run's report", func() {

@@ -1,6 +1,7 @@
-// Package cli is the replaycheck command line: argument parsing, loading probe files, choosing a
-// backend and writing reports. It contains no engine logic: probes.Load validates, probes.Instances
-// expands, capture.Run runs and judges, reports writes.
+// Package cli is the replaycheck command line: argument parsing, loading probe files (printing
+// every problem), signals and writing reports. It contains no engine or run logic: probes.Load
+// validates, package run selects, opens the device, runs and judges (run.Execute, the same path
+// the Ginkgo suite takes per instance), journals and resumes; reports writes.
 //
 // Main is what the binary runs; the tests run the binary's own code in child processes
 // (testscript), so exit codes and crashes are real.
@@ -66,9 +67,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer stopRun()
 	defer abandonRun()
 	var first atomic.Value // the first signal
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		sig, ok := <-sigs
-		if !ok {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-done:
 			return
 		}
 		first.Store(sig)
@@ -78,7 +83,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		case sig := <-sigs:
 			fmt.Fprintf(stderr, "replaycheck: %v: abandoning the instance in flight\n", sig)
 			abandonRun()
-		case <-abandon.Done():
+		case <-done:
 		}
 	}()
 	code := dispatch(run.AbandonWith(stop, abandon), args, Env{Stdout: stdout, Stderr: stderr})
