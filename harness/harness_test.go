@@ -60,6 +60,26 @@ var _ = Describe("Config", func() {
 		Expect(parse().Check()).To(MatchError(ContainSubstring(`REPLAYCHECK_REPLAYS="many"`)))
 	})
 
+	It("selects a shard and an id pattern as the CLI does, and names the suite's flag when one is wrong", func() {
+		c := parse("-replaycheck.shard=2/3", "-replaycheck.run=^hazards/")
+		Expect(c.Check()).To(Succeed())
+		Expect(c.Shard.String()).To(Equal("2/3"))
+		Expect(c.Run).To(Equal("^hazards/"))
+		Expect(parse("-replaycheck.run=(").Check()).To(MatchError(ContainSubstring("-replaycheck.run: ")))
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		harness.RegisterFlags(fs)
+		Expect(fs.Parse([]string{"-replaycheck.shard=4/3"})).NotTo(Succeed())
+	})
+
+	It("accepts REPLAYCHECK_REPLAYS=0 (each probe's own) and a malformed one replaced by the flag", func() {
+		GinkgoT().Setenv("REPLAYCHECK_REPLAYS", "0")
+		Expect(parse().Check()).To(Succeed())
+		GinkgoT().Setenv("REPLAYCHECK_REPLAYS", "many")
+		c := parse("-replaycheck.replays=4")
+		Expect(c.Check()).To(Succeed())
+		Expect(c.Replays).To(Equal(4))
+	})
+
 	It("rejects unknown modes, guard settings and guard names", func() {
 		Expect(parse("-replaycheck.modes=sometimes").Check()).To(MatchError(ContainSubstring("unknown capture mode")))
 		Expect(parse("-replaycheck.guards=maybe").Check()).To(MatchError(ContainSubstring(`guards: "maybe" is not off, on or both`)))

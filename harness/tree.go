@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -10,13 +11,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/run"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -37,84 +36,61 @@ func InstanceLabels(in probes.Instance, backend string) ginkgo.Labels {
 type suite struct {
 	cfg      *Config
 	baseline *verdict.Baseline
-	device   runtime.Device
-	platform string // the device's platform key
-	// plugin is the runtime plugin under test (Config.Runtime); nil for the built-in guards.
-	plugin *plugin.Plugin
+	platform *run.Platform // device 0, open from BeforeSuite on
 }
 
-// options are the engine options of every instance this suite runs.
-func (s *suite) options() capture.Options {
-	off, _ := s.cfg.Disabled() // checked by Register
-	opt := capture.Options{Timeout: s.cfg.Timeout, Guard: guard.Options{Disabled: off}}
-	if p := s.plugin; p != nil {
-		opt.Runtime = &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
-			rt, err := p.Open(dev, guarded)
-			if err != nil {
-				return nil, err
-			}
-			return rt, nil
-		}}
-	}
-	return opt
-}
-
-// runtimeName is the runtime under test as reports name it.
-func (s *suite) runtimeName() string {
-	if s.plugin == nil {
-		return capture.RuntimeBuiltin
-	}
-	return s.plugin.Name()
-}
-
-// Register builds the spec tree for sets: a container per set, a spec per instance. It also registers
-// the BeforeSuite that opens device 0 of the configured backend and closes it after the suite, the
-// central invariant over every result the suite produced, and the report the configuration asks
-// for. Unguarded outcomes are compared with the baseline of the device's platform that the
-// configuration names (auto: the one in dir/baselines). Every instance runs through the runtime
-// plugin Config.Runtime names, loaded here, or the built-in guards. Call it from TestX before
-// RunSpecs; it fails at once on a bad configuration, a runtime plugin that cannot be loaded or a
-// backend that cannot be opened.
+// Register builds the spec tree for sets: a container per set, a spec per instance the
+// configuration selects (run.Select: matrix, probe ids, --run pattern, shard). It also registers
+// the BeforeSuite that opens device 0 of the configured backend (run.Open) and closes it after the
+// suite, the central invariant over every result the suite produced, and the report the
+// configuration asks for. Every spec runs and judges its instance with run.Instance, as the CLI
+// does, against the baseline of the device's platform that the configuration names (auto: the one
+// in dir/baselines). Every instance runs through the runtime plugin Config.Runtime names, loaded
+// here, or the built-in guards. Call it from TestX before RunSpecs; it fails at once on a bad
+// configuration, a runtime plugin that cannot be loaded or a backend that cannot be opened.
 func Register(cfg *Config, sets []*probes.Set, dir string) error {
 	if err := cfg.Check(); err != nil {
 		return err
 	}
-	matrix, _ := cfg.Matrix()
-	bcfg := backends.Config{Profile: cfg.Profile, Seed: cfg.Seed}
-	b, err := backends.Open(cfg.Backend, bcfg)
+	off, _ := cfg.Disabled() // checked above
+	cfg.Guard = guard.Options{Disabled: off}
+	cfg.Paths = []string{dir}
+	if err := cfg.CheckBackend(); err != nil {
+		return err
+	}
+	var all []*probes.Probe
+	for _, set := range sets {
+		all = append(all, set.Probes...)
+	}
+	selected, err := run.Select(all, cfg.Config)
+	if err != nil && !errors.Is(err, run.ErrNothingSelected) {
+		return err
+	}
+	rut, release, err := run.LoadRuntime(cfg.Runtime)
 	if err != nil {
-		return err
+		return fmt.Errorf("runtime: %w", err)
 	}
-	if err := b.Close(); err != nil {
-		return err
-	}
+	cfg.RuntimeUnderTest = rut
 	s := &suite{cfg: cfg}
-	if cfg.Runtime != "" {
-		if s.plugin, err = plugin.Load(cfg.Runtime); err != nil {
-			return fmt.Errorf("runtime: %w", err)
-		}
-	}
 	ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
-		if s.plugin != nil {
-			ginkgo.DeferCleanup(s.plugin.Close)
-		}
-		b, err := backends.Open(cfg.Backend, bcfg)
+		ginkgo.DeferCleanup(release)
+		p, err := run.Open(ctx, cfg.Config)
 		if err != nil {
 			ginkgo.Fail(err.Error())
 		}
-		ginkgo.DeferCleanup(b.Close)
-		dev, err := b.Open(ctx, 0)
-		if err != nil {
-			ginkgo.Fail(fmt.Sprintf("open %s device 0: %v", cfg.Backend, err))
-		}
-		ginkgo.DeferCleanup(dev.Close)
-		s.device, s.platform = dev, dev.Platform()
-		if s.baseline, err = cfg.LoadBaseline(dir, s.platform); err != nil {
+		ginkgo.DeferCleanup(p.Close)
+		s.platform = p
+		if s.baseline, err = cfg.LocateBaseline(p.Key); err != nil {
 			ginkgo.Fail(err.Error())
 		}
 	})
 	for _, set := range sets {
-		instances := probes.Instances(set.Probes, matrix)
+		var instances []probes.Instance
+		for _, in := range selected {
+			if slices.Contains(set.Probes, in.Probe) {
+				instances = append(instances, in)
+			}
+		}
 		ginkgo.Describe("set "+set.Name, ginkgo.Label("set:"+set.Name), func() {
 			for _, in := range instances {
 				ginkgo.It(specName(in), InstanceLabels(in, cfg.Backend), func(ctx ginkgo.SpecContext) {
@@ -174,12 +150,11 @@ func (s *suite) writeReport(r ginkgo.Report) error {
 	if err != nil {
 		return err
 	}
-	rep := reports.New("replaycheck", "suite", reports.Options{})
-	rep.Backend, rep.Platform, rep.Profile = s.cfg.Backend, s.platform, backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)
-	rep.Runtime = s.runtimeName()
-	if s.baseline != nil {
-		rep.Baseline, rep.BaselineFile = s.baseline, s.baseline.File
+	p := s.platform
+	if p == nil { // this process never opened its device
+		p = &run.Platform{Name: s.cfg.Backend, Profile: backends.ProfileOf(s.cfg.Backend, s.cfg.Profile)}
 	}
+	rep := run.NewReport(s.cfg.Config, p, s.baseline)
 	for _, e := range entries {
 		rep.AddEntry(e)
 	}
@@ -221,8 +196,7 @@ func specName(in probes.Instance) string {
 
 // check runs one instance and turns its verdict into the spec's fate.
 func (s *suite) check(ctx context.Context, in probes.Instance) {
-	res := capture.Run(ctx, s.device, in, s.options())
-	entry := reports.Entry{Result: *res, Verdict: verdict.Judge(res, s.baseline)}
+	entry := run.Instance(ctx, s.platform.Device, in, s.cfg.Config, s.baseline)
 	ginkgo.AddReportEntry(resultEntry, ginkgo.ReportEntryVisibilityNever, entry)
 	switch v := entry.Verdict; v.Status {
 	case verdict.Skip:
@@ -230,7 +204,7 @@ func (s *suite) check(ctx context.Context, in probes.Instance) {
 	case verdict.Fail:
 		ginkgo.Fail(v.Reason + "\n" + explain(entry))
 	case verdict.Uncharacterised:
-		ginkgo.AddReportEntry("uncharacterised", fmt.Sprintf("%s: outcome %s (%s)", in.ID(), res.Outcome, res.Reason))
+		ginkgo.AddReportEntry("uncharacterised", fmt.Sprintf("%s: outcome %s (%s)", in.ID(), entry.Outcome, entry.Reason))
 	}
 }
 

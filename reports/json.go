@@ -31,6 +31,8 @@ type Run struct {
 	Runtime  string  `json:"runtime"`
 	Baseline string  `json:"baseline,omitempty"`
 	Summary  Summary `json:"summary"`
+	// NotRun are the ids of the instances the run never ran (Report.NotRun).
+	NotRun []string `json:"not_run,omitempty"`
 }
 
 // DocumentOf gathers runs into one Document, with the enforcement table over all of them.
@@ -42,7 +44,7 @@ func DocumentOf(runs ...*Report) *Document {
 		}
 		d.Runs = append(d.Runs, Run{
 			Platform: RunName(r), Backend: r.Backend, Profile: r.Profile, Device: r.Device,
-			Runtime: r.runtime(), Baseline: r.BaselineFile, Summary: r.Summary,
+			Runtime: r.runtime(), Baseline: r.BaselineFile, Summary: r.Summary, NotRun: r.NotRun,
 		})
 		for _, e := range r.Results {
 			d.Results = append(d.Results, e)

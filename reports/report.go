@@ -30,6 +30,9 @@ type Report struct {
 	BaselineFile string `json:"baseline,omitempty"`
 	// Enforcement is the enforcement table, written as the report's last section when set.
 	Enforcement *Table `json:"enforcement,omitempty"`
+	// NotRun are the ids of selected instances the run never ran (it was interrupted), in
+	// selection order: neither passed nor in error, so not in Results or the Summary.
+	NotRun []string `json:"not_run,omitempty"`
 
 	opt Options
 }

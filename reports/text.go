@@ -98,6 +98,13 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 		tw.printf("\n")
 	}
 	tw.printf("%s\n", summaryLine(rep.Summary))
+	if len(rep.NotRun) > 0 {
+		// Not passed and not in error: the run stopped before them (an interrupt), one id a line.
+		tw.printf("not run: %s (the run was interrupted)\n", pluralInstances(len(rep.NotRun)))
+		for _, id := range rep.NotRun {
+			tw.printf("  %s\n", id)
+		}
+	}
 	if rep.Summary.Uncharacterised > 0 {
 		tw.printf("%s\n", uncharacterisedHint(rep))
 	}
@@ -223,6 +230,13 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-3]) + "..."
+}
+
+func pluralInstances(n int) string {
+	if n == 1 {
+		return "1 instance"
+	}
+	return fmt.Sprintf("%d instances", n)
 }
 
 // summaryLine reads like "48 instances: 40 pass, 0 fail, 8 skip (exact 24, corrupted 16, skipped 8)".

@@ -10,6 +10,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/run"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -37,56 +38,76 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			verb, paths := args[0], args[1:]
-			if f.given("guards") && f.guards != "off" {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: --guards %s: a baseline records the platform alone, so only unguarded instances run (leave --guards out)\n", f.guards)
+			if f.given("guards") && f.cfg.Guards != "off" {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: --guards %s: a baseline records the platform alone, so only unguarded instances run (leave --guards out)\n", f.cfg.Guards)
 				return ExitUsage
 			}
-			f.guards = "off" // a baseline is the platform's: guards are the runtime's
+			f.cfg.Guards = "off" // a baseline is the platform's: guards are the runtime's
 			if f.given("runtime") {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: --runtime %s: a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)\n", f.runtime)
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: --runtime %s: a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)\n", f.cfg.Runtime)
 				return ExitUsage
 			}
-			f.runtime = "" // and REPLAYCHECK_RUNTIME names the runtime of run, not of a baseline
+			f.cfg.Runtime = "" // and REPLAYCHECK_RUNTIME names the runtime of run, not of a baseline
 			if len(f.profiles()) != 1 {
 				fmt.Fprintln(env.Stderr, "replaycheck baseline: one --profile at a time")
 				return ExitUsage
 			}
-			sel, cfg, err := f.check()
-			instances, ok := selectInstances(env, "baseline", sel, err, paths)
+			err := f.check()
+			instances, ok := selectInstances(env, "baseline", f.cfg, err, paths)
 			if !ok {
 				return ExitUsage
 			}
-			p, err := openPlatform(ctx, f.backend, f.profiles()[0], cfg)
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-				return ExitUsage
-			}
-			key := p.dev.Platform()
+			cfg := f.cfg
+			cfg.Profile, cfg.Paths = f.profiles()[0], paths
 			var base *verdict.Baseline
 			if verb == "diff" {
-				if base, err = f.baselineFor(env, paths, key); err == nil && base == nil {
+				// The baseline is found before anything runs: a missing one must not cost a run.
+				p, err := run.Open(ctx, cfg)
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+					return ExitUsage
+				}
+				key := p.Key
+				if err := p.Close(); err != nil {
+					fmt.Fprintf(env.Stderr, "replaycheck baseline: closing device: %v\n", err)
+					return ExitFail
+				}
+				if base, err = cfg.LocateBaseline(key); err == nil && base == nil {
 					err = fmt.Errorf("no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)", key, verdict.BaselineFile(key))
 				}
 				if err != nil {
 					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-					_ = p.close()
 					return ExitUsage
 				}
 			}
-			pr := execute(ctx, env, &f, p, instances, nil)
-			if pr.interrupted || pr.closeErr != nil {
+			cfg.Baseline = "none" // the run records outcomes; diff compares them itself
+			rep, err := run.Execute(ctx, cfg, instances)
+			if rep == nil {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+				return ExitUsage
+			}
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 				return ExitFail
 			}
-			if broken := brokenResults(pr.results); len(broken) > 0 {
+			if len(rep.NotRun) > 0 {
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: interrupted: %d of %d instances not run\n", len(rep.NotRun), len(instances))
+				return ExitFail
+			}
+			results := make([]*capture.Result, len(rep.Results))
+			for i := range rep.Results {
+				results[i] = &rep.Results[i].Result
+			}
+			if broken := brokenResults(results); len(broken) > 0 {
 				for _, b := range broken {
 					fmt.Fprintf(env.Stderr, "replaycheck baseline: %s ended in error: %s\n", b.ID, b.Reason)
 				}
 				return ExitFail
 			}
 			if verb == "write" {
-				return writeBaseline(env, out, verdict.NewBaseline(key, pr.report.Device, pr.results))
+				return writeBaseline(env, out, verdict.NewBaseline(rep.Platform, rep.Device, results))
 			}
-			return diffBaseline(env, base, pr.results)
+			return diffBaseline(env, base, results)
 		}
 	},
 }

@@ -1,6 +1,7 @@
-// Package cli is the replaycheck command line: argument parsing, loading probe files, choosing a
-// backend and writing reports. It contains no engine logic: probes.Load validates, probes.Instances
-// expands, capture.Run runs and judges, reports writes.
+// Package cli is the replaycheck command line: argument parsing, loading probe files (printing
+// every problem), signals and writing reports. It contains no engine or run logic: probes.Load
+// validates, package run selects, opens the device, runs and judges (run.Execute, the same path
+// the Ginkgo suite takes per instance), journals and resumes; reports writes.
 //
 // Main is what the binary runs; the tests run the binary's own code in child processes
 // (testscript), so exit codes and crashes are real.
@@ -9,6 +10,8 @@
 //
 //	0  every verdict is pass, skip or uncharacterised (and for list, validate, version, help: success)
 //	1  a verdict failed, the run was interrupted, or the device did not close cleanly
+//	130, 143  the command got SIGINT or SIGTERM (128 plus the signal's number): a run stopped after
+//	   the instance in flight and its report lists the instances not run
 //	2  usage, input or setup error: bad flags or environment, a probe file with problems (every
 //	   diagnostic is printed to stderr as file:line:col: rule: message), a backend or device that
 //	   could not be opened. Nothing was judged.
@@ -22,11 +25,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
+	"syscall"
 
+	"github.com/replaycheck/replaycheck/run"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 )
 
@@ -48,26 +53,52 @@ type Env struct {
 // getenv reads the process's environment.
 func (Env) getenv(key string) string { return os.Getenv(key) }
 
-// display names a file for the user: relative to the working directory when it lies below it, as
-// given otherwise.
-func (Env) display(file string) string {
-	base, err := os.Getwd()
-	if err != nil {
-		return file
+// Main runs the command line args (without the program name) in the process's own environment and
+// returns the exit status. SIGINT or SIGTERM stops a run after the instance in flight (a second
+// signal abandons that instance too: the engine stops between device calls); the report of what ran
+// is still written, listing what did not. A command that got a signal exits 128 plus its number:
+// 130 for SIGINT, 143 for SIGTERM.
+func Main(args []string, stdout, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	stop, stopRun := context.WithCancel(context.Background())
+	abandon, abandonRun := context.WithCancel(context.Background())
+	defer stopRun()
+	defer abandonRun()
+	var first atomic.Value // the first signal
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-done:
+			return
+		}
+		first.Store(sig)
+		fmt.Fprintf(stderr, "replaycheck: %v: stopping after the instance in flight (again to abandon it)\n", sig)
+		stopRun()
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "replaycheck: %v: abandoning the instance in flight\n", sig)
+			abandonRun()
+		case <-done:
+		}
+	}()
+	code := dispatch(run.AbandonWith(stop, abandon), args, Env{Stdout: stdout, Stderr: stderr})
+	if sig, ok := first.Load().(os.Signal); ok {
+		return exitSignal(sig)
 	}
-	if rel, err := filepath.Rel(base, file); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return file
+	return code
 }
 
-// Main runs the command line args (without the program name) in the process's own environment and
-// returns the exit status. An interrupt ends the instance in progress (the engine stops between
-// device calls, the instance ends in error) and the run; the report of what ran is still written.
-func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	return dispatch(ctx, args, Env{Stdout: stdout, Stderr: stderr})
+// exitSignal is the status of a command ended by sig, as a shell reports it: 128 plus its number.
+func exitSignal(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 128 + int(syscall.SIGINT)
 }
 
 // dispatch runs the command line args and returns the exit status.

@@ -5,16 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/run"
 )
 
 // defaultPaths is where the probe catalog lives in the repository.
-var defaultPaths = []string{"specs"}
+var defaultPaths = run.DefaultPaths
 
 // loaded is what a command works on once its probe files loaded without a problem.
 type loaded struct {
@@ -50,9 +49,9 @@ func load(env Env, args []string) (loaded, bool) {
 
 // selectInstances is the preamble of every command that runs or lists instances: the selection
 // flags are checked first (nothing is loaded when they are wrong), then the probe files loaded
-// (every problem printed), then the instances selected. It prints what went wrong as
+// (every problem printed), then the instances selected (run.Select). It prints what went wrong as
 // "replaycheck CMD: ..." and returns false when the command must exit with ExitUsage.
-func selectInstances(env Env, cmd string, sel selection, flagErr error, args []string) ([]probes.Instance, bool) {
+func selectInstances(env Env, cmd string, cfg run.Config, flagErr error, args []string) ([]probes.Instance, bool) {
 	if flagErr != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck %s: %v\n", cmd, flagErr)
 		return nil, false
@@ -61,7 +60,7 @@ func selectInstances(env Env, cmd string, sel selection, flagErr error, args []s
 	if !ok {
 		return nil, false
 	}
-	instances, err := sel.instances(l.probes)
+	instances, err := run.Select(l.probes, cfg)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck %s: %v\n", cmd, err)
 		return nil, false
@@ -69,109 +68,34 @@ func selectInstances(env Env, cmd string, sel selection, flagErr error, args []s
 	return instances, true
 }
 
-// matrixFlags select instances: capture modes, guard settings, probe ids and an id pattern.
-type matrixFlags struct {
-	modes  string
-	guards string
-	run    string
-	probe  probeIDs
+// probeIDs is the repeatable --probe flag: exact probe ids, comma-separated or given again.
+type probeIDs struct{ ids *[]string }
+
+func (p probeIDs) String() string {
+	if p.ids == nil {
+		return ""
+	}
+	return strings.Join(*p.ids, ",")
 }
 
-// probeIDs is the repeatable --probe flag: exact probe ids, comma-separated or given again.
-type probeIDs []string
-
-func (p *probeIDs) String() string { return strings.Join(*p, ",") }
-
-func (p *probeIDs) Set(v string) error {
+func (p probeIDs) Set(v string) error {
 	for _, id := range strings.Split(v, ",") {
 		if id = strings.TrimSpace(id); id != "" {
-			*p = append(*p, id)
+			*p.ids = append(*p.ids, id)
 		}
 	}
 	return nil
 }
 
-func (m *matrixFlags) declare(fs *flag.FlagSet) {
-	fs.StringVar(&m.modes, "modes", "", "comma-separated capture modes to run, a subset of global,thread-local,relaxed (default: each probe's own)")
-	fs.StringVar(&m.guards, "guards", "both", "guard settings to run: off (program mode), on (kernel mode) or both")
-	fs.StringVar(&m.run, "run", "", "run only instances whose id (set/name@mode/guards-on|off) matches this regular expression")
-	fs.Var(&m.probe, "probe", "run only the probes with these exact ids (set/name), comma-separated or repeated")
-}
-
-// selection is a parsed matrixFlags.
-type selection struct {
-	matrix probes.Matrix
-	filter *regexp.Regexp // nil: every instance
-	ids    []string       // exact probe ids; nil: every probe
-	flags  matrixFlags
-}
-
-func (m *matrixFlags) parse() (selection, error) {
-	sel := selection{ids: m.probe, flags: *m}
-	var err error
-	if sel.matrix.Modes, err = probes.ParseModes(m.modes); err != nil {
-		return selection{}, fmt.Errorf("--modes: %w", err)
-	}
-	if sel.matrix.Guards, err = probes.ParseGuards(m.guards); err != nil {
-		return selection{}, fmt.Errorf("--guards: %w", err)
-	}
-	if m.run != "" {
-		re, err := regexp.Compile(m.run)
-		if err != nil {
-			return selection{}, fmt.Errorf("--run: %w", err)
-		}
-		sel.filter = re
-	}
-	return sel, nil
-}
-
-// instances expands the probes through the selection, in the stable order of probes.Instances. A
-// --probe id that names no loaded probe, and a selection that leaves nothing to run, are errors:
-// a typo must not pass as an empty, successful run.
-func (s selection) instances(ps []*probes.Probe) ([]probes.Instance, error) {
-	if len(s.ids) > 0 {
-		known := make([]string, len(ps))
-		for i, p := range ps {
-			known[i] = p.ID()
-		}
-		var picked []*probes.Probe
-		for _, id := range s.ids {
-			i := slices.Index(known, id)
-			if i < 0 {
-				return nil, fmt.Errorf("--probe %s: no probe with that id in the probe files%s", id, probes.DidYouMean(id, known))
-			}
-			picked = append(picked, ps[i])
-		}
-		ps = picked
-	}
-	all := probes.Instances(ps, s.matrix)
-	out := all
-	if s.filter != nil {
-		out = nil
-		for _, in := range all {
-			if s.filter.MatchString(in.ID()) {
-				out = append(out, in)
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no instance to run: %s", s.describe(len(all)))
-	}
-	return out, nil
-}
-
-// describe says what narrowed the selection to nothing.
-func (s selection) describe(matched int) string {
-	f := s.flags
-	switch {
-	case f.run != "" && matched > 0:
-		return fmt.Sprintf("--run %q matches none of the %s the other flags select", f.run, plural(matched, "instance"))
-	case f.run != "":
-		return fmt.Sprintf("--run %q: the other flags already select no instance", f.run)
-	case f.modes != "" || f.guards != "both":
-		return fmt.Sprintf("no probe runs in --modes %q with --guards %s (a probe's own modes and guards limit what can be selected)", f.modes, f.guards)
-	}
-	return "the probe files hold no probe"
+// declareSelection declares the flags that select instances on fs, bound to cfg (whose values,
+// run.Defaults' with the environment's, are the flags' defaults): capture modes, guard settings,
+// probe ids, an id pattern and a shard.
+func declareSelection(fs *flag.FlagSet, cfg *run.Config) {
+	fs.StringVar(&cfg.Modes, "modes", cfg.Modes, "comma-separated capture modes to run, a subset of global,thread-local,relaxed (default: each probe's own; env "+run.EnvModes+")")
+	fs.StringVar(&cfg.Guards, "guards", cfg.Guards, "guard settings to run: off (program mode), on (kernel mode) or both (env "+run.EnvGuards+")")
+	fs.StringVar(&cfg.Run, "run", cfg.Run, "run only instances whose id (set/name@mode/guards-on|off) matches this regular expression")
+	fs.Var(probeIDs{&cfg.Probes}, "probe", "run only the probes with these exact ids (set/name), comma-separated or repeated")
+	fs.Var(&cfg.Shard, "shard", "run only shard K of N (K/N, 1-based): the instances whose id hashes (FNV-1a) to K-1 modulo N; the N shards split the selection (env "+run.EnvShard+")")
 }
 
 var listCommand = &command{
@@ -182,11 +106,12 @@ var listCommand = &command{
 line: its id, hazard and expected outcome ("baseline" when the probe leaves it to the platform
 baseline). Problems in the files are printed as in validate and exit with status 2.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
-		var mf matrixFlags
-		mf.declare(fs)
+		cfg := run.Defaults(env.getenv)
+		declareSelection(fs, &cfg)
 		return func(_ context.Context, args []string) int {
-			sel, err := mf.parse()
-			instances, ok := selectInstances(env, "list", sel, err, args)
+			// Only the selection matters here: a malformed REPLAYCHECK_REPLAYS does not stop a listing.
+			_, err := cfg.Matrix()
+			instances, ok := selectInstances(env, "list", cfg, err, args)
 			if !ok {
 				return ExitUsage
 			}

@@ -2,78 +2,43 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/plugin"
-	"github.com/replaycheck/replaycheck/verdict"
-)
-
-// Environment variables that set flag defaults; a flag on the command line wins.
-const (
-	envBackend = "REPLAYCHECK_BACKEND"
-	envProfile = "REPLAYCHECK_PROFILE"
-	envReplays = "REPLAYCHECK_REPLAYS"
-	envRuntime = "REPLAYCHECK_RUNTIME"
+	"github.com/replaycheck/replaycheck/run"
 )
 
 type runFlags struct {
-	matrixFlags
-	backend   string
-	profile   string
-	replays   int
-	format    string
-	seed      uint64
-	timeout   time.Duration
-	memory    string
-	color     bool
-	timelines string
-	table     bool
-	baseline  string
-	// runtime is the runtime plugin to put under the probes ("": the built-in guards); plugin is
-	// it, loaded (nil until the command loads it).
-	runtime string
-	plugin  *plugin.Plugin
-	// envErr is a bad REPLAYCHECK_REPLAYS, reported only when the command runs without --replays
-	// (flags are declared before anyone knows the command will run, e.g. for help).
-	envErr error
+	cfg    run.Config
+	format string
+	memory string
+	color  bool
+	table  bool
 	fs     *flag.FlagSet
 }
 
 func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	f.fs = fs
-	f.matrixFlags.declare(fs)
-	fs.StringVar(&f.backend, "backend", envOr(env, envBackend, "sim"), "backend to run on (built in: sim; env "+envBackend+")")
-	fs.StringVar(&f.profile, "profile", envOr(env, envProfile, backends.DefaultProfile), "simulator platform profile: cann or cuda, or a comma-separated list to run each (env "+envProfile+")")
-	replays := 0
-	if s := env.getenv(envReplays); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			f.envErr = fmt.Errorf("%s=%q: want a positive number of replay rounds", envReplays, s)
-		}
-		replays = n
-	}
-	fs.IntVar(&f.replays, "replays", replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+envReplays+")")
+	f.cfg = run.Defaults(env.getenv)
+	f.cfg.Version = version()
+	c := &f.cfg
+	declareSelection(fs, c)
+	fs.StringVar(&c.Backend, "backend", c.Backend, "backend to run on (built in: sim; env "+run.EnvBackend+")")
+	fs.StringVar(&c.Profile, "profile", c.Profile, "simulator platform profile: cann or cuda, or a comma-separated list to run each (env "+run.EnvProfile+")")
+	fs.IntVar(&c.Replays, "replays", c.Replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+run.EnvReplays+")")
 	fs.StringVar(&f.format, "format", "text", "report format: text, json, junit (JUnit XML for CI test reporters) or markdown (a CI job summary, e.g. for $GITHUB_STEP_SUMMARY)")
-	fs.Uint64Var(&f.seed, "seed", 0, "simulator seed: non-zero shuffles independent graph branches on replay, reproducibly")
-	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit of one instance")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "simulator seed: non-zero shuffles independent graph branches on replay, reproducibly (env "+run.EnvSeed+")")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "time limit of one instance")
 	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
-	fs.StringVar(&f.timelines, "timelines", "failed", "keep call timelines in the report for instances that did not pass (failed) or for all")
+	fs.StringVar(&c.Timelines, "timelines", c.Timelines, "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
-	fs.StringVar(&f.runtime, "runtime", envOr(env, envRuntime, ""), "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+envRuntime+")")
-	fs.StringVar(&f.baseline, "baseline", "auto", "platform baseline to judge unguarded outcomes against: auto (baselines/<backend>-<profile>.yaml beside the probes), none, or a file")
+	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
+	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<backend>-<profile>.yaml beside the probes), none, or a file (env "+run.EnvBaseline+")")
 }
 
 // given reports whether the flag was set on the command line.
@@ -83,48 +48,36 @@ func (f *runFlags) given(name string) bool {
 	return set
 }
 
-func envOr(env Env, key, def string) string {
-	if v := env.getenv(key); v != "" {
-		return v
+// check validates the flags that need more than their type (run.Config.Check for the run's own).
+func (f *runFlags) check() error {
+	f.fs.Visit(func(fl *flag.Flag) { f.cfg.Set(fl.Name) })
+	if err := f.cfg.Check(); err != nil {
+		return err
 	}
-	return def
+	if err := f.checkFormat(); err != nil {
+		return err
+	}
+	if f.memory != "" {
+		var err error
+		if f.cfg.Memory, err = probes.ParseSize(f.memory); err != nil {
+			return fmt.Errorf("--memory: %w", err)
+		}
+	}
+	return nil
 }
 
-// check validates the flags that need more than their type.
-func (f *runFlags) check() (selection, backends.Config, error) {
-	if f.envErr != nil && !f.given("replays") {
-		return selection{}, backends.Config{}, f.envErr
-	}
-	sel, err := f.matrixFlags.parse()
-	if err != nil {
-		return selection{}, backends.Config{}, err
-	}
-	if max := probes.DefaultLimits().MaxReplays; f.replays < 0 || f.replays > max {
-		return selection{}, backends.Config{}, fmt.Errorf("--replays: %d is outside 0..%d", f.replays, max)
-	}
-	sel.matrix.Replays = f.replays
+// checkFormat checks --format.
+func (f *runFlags) checkFormat() error {
 	switch f.format {
 	case "text", "json":
 	case "junit", "markdown":
 		if f.table {
-			return selection{}, backends.Config{}, fmt.Errorf("--table writes text or json, not %s (the %s report has no table-only form)", f.format, f.format)
+			return fmt.Errorf("--table writes text or json, not %s (the %s report has no table-only form)", f.format, f.format)
 		}
 	default:
-		return selection{}, backends.Config{}, fmt.Errorf("--format: %q is not text, json, junit or markdown", f.format)
+		return fmt.Errorf("--format: %q is not text, json, junit or markdown", f.format)
 	}
-	if f.timelines != "failed" && f.timelines != "all" {
-		return selection{}, backends.Config{}, fmt.Errorf("--timelines: %q is not failed or all", f.timelines)
-	}
-	if f.timeout <= 0 {
-		return selection{}, backends.Config{}, fmt.Errorf("--timeout: %v is not a positive duration", f.timeout)
-	}
-	cfg := backends.Config{Profile: f.profile, Seed: f.seed}
-	if f.memory != "" {
-		if cfg.Memory, err = probes.ParseSize(f.memory); err != nil {
-			return selection{}, backends.Config{}, fmt.Errorf("--memory: %w", err)
-		}
-	}
-	return sel, cfg, nil
+	return nil
 }
 
 var runCommand = &command{
@@ -136,73 +89,170 @@ var runCommand = &command{
 report to stdout: a verdict per instance (pass, fail, skip, uncharacterised) with what the engine saw.
 With --runtime, every instance runs through that runtime plugin (include/replaycheck/runtime.h)
 instead of replaycheck's built-in guards, and the report names it.
+With --out DIR, each finished instance is also appended to DIR/results.jsonl (synced line by line,
+so a crash loses at most the instance in flight) and DIR/report.json and DIR/report.txt are written
+at the end; --resume DIR runs what such a journal lacks with its settings and writes the same files.
+--shard K/N runs the K-th of N disjoint parts of the selection (by a hash of each instance id).
+SIGINT or SIGTERM stops after the instance in flight (a second one abandons it): the report lists
+the instances not run, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
 Exit 0 when no verdict fails, 1 when one does, 2 for usage, input or setup errors.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		var f runFlags
 		f.declare(fs, env)
-		return func(ctx context.Context, args []string) int { return runProbes(ctx, env, &f, args) }
+		var out, resume string
+		fs.StringVar(&out, "out", "", "output directory: DIR/results.jsonl as the run goes, DIR/report.json and DIR/report.txt at the end (one profile)")
+		fs.StringVar(&resume, "resume", "", "resume the interrupted run whose journal is DIR/results.jsonl, with its settings, and write its final files there")
+		return func(ctx context.Context, args []string) int {
+			if resume != "" {
+				return resumeProbes(ctx, env, &f, resume, args)
+			}
+			return runProbes(ctx, env, &f, out, args)
+		}
 	},
 }
 
-func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
-	sel, cfg, err := f.check()
-	instances, ok := selectInstances(env, "run", sel, err, args)
+func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []string) int {
+	err := f.check()
+	instances, ok := selectInstances(env, "run", f.cfg, err, args)
 	if !ok {
 		return ExitUsage
 	}
+	cfg := f.cfg
+	cfg.Paths = args
+	if len(args) == 0 {
+		cfg.Paths = defaultPaths
+	}
 
 	// Every profile is checked before anything runs: a typo in the third must not cost the first two.
-	if len(f.profiles()) == 0 {
+	profiles := f.profiles()
+	if len(profiles) == 0 {
 		fmt.Fprintln(env.Stderr, "replaycheck run: --profile names no profile")
 		return ExitUsage
 	}
-	for _, profile := range f.profiles() {
+	if len(profiles) > 1 && cfg.Baseline != "none" && cfg.Baseline != "auto" && cfg.Baseline != "" {
+		fmt.Fprintf(env.Stderr, "replaycheck run: --baseline %s names one file, but %d profiles run: use auto or none\n", cfg.Baseline, len(profiles))
+		return ExitUsage
+	}
+	if len(profiles) > 1 && out != "" {
+		fmt.Fprintf(env.Stderr, "replaycheck run: --out %s journals one platform run, but %d profiles run: one --profile at a time\n", out, len(profiles))
+		return ExitUsage
+	}
+	for _, profile := range profiles {
 		c := cfg
 		c.Profile = profile
-		b, err := backends.Open(f.backend, c)
-		if err == nil {
-			err = b.Close()
-		}
-		if err != nil {
+		if err := c.CheckBackend(); err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
 		}
 	}
-	if f.runtime != "" {
-		p, err := plugin.Load(f.runtime)
+	rut, release, err := run.LoadRuntime(cfg.Runtime)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: --runtime: %v\n", err)
+		return ExitUsage
+	}
+	defer func() {
+		if err := release(); err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck run: unloading the runtime plugin: %v\n", err)
+		}
+	}()
+	cfg.RuntimeUnderTest = rut
+
+	var sinks []run.Sink
+	if out != "" {
+		j, err := run.Create(out)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "replaycheck run: --runtime: %v\n", err)
+			fmt.Fprintf(env.Stderr, "replaycheck run: --out: %v\n", err)
 			return ExitUsage
 		}
-		f.plugin = p
-		defer func() {
-			if err := p.Close(); err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck run: unloading the runtime plugin: %v\n", err)
-			}
-		}()
+		defer j.Close()
+		sinks = append(sinks, j)
 	}
 
 	var runs []*reports.Report
 	code := ExitOK
-	for _, profile := range f.profiles() {
-		p, err := openPlatform(ctx, f.backend, profile, cfg)
-		if err != nil {
+	for _, profile := range profiles {
+		if ctx.Err() != nil {
+			break // interrupted between profiles: the next one never starts
+		}
+		c := cfg
+		c.Profile = profile
+		rep, err := run.Execute(ctx, c, instances, sinks...)
+		if rep == nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
 		}
-		baseline, err := f.baselineFor(env, args, p.dev.Platform())
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
-			_ = p.close()
-			return ExitUsage
+		runs = append(runs, rep)
+		if c := finished(env, rep, err, len(instances)); c != ExitOK {
+			code = c
 		}
-		pr := execute(ctx, env, f, p, instances, baseline)
-		runs = append(runs, pr.report)
-		if pr.failed() {
-			code = ExitFail
-		}
-		if pr.interrupted {
+		if len(rep.NotRun) > 0 {
 			break
+		}
+	}
+	return finish(env, f, out, runs, code)
+}
+
+// resumeProbes is run --resume DIR: the settings are the journal's, so only the output flags
+// (--format, --color, --table) may come with it.
+func resumeProbes(ctx context.Context, env Env, f *runFlags, dir string, args []string) int {
+	var extra []string
+	f.fs.Visit(func(fl *flag.Flag) {
+		if fl.Name != "resume" && fl.Name != "format" && fl.Name != "color" && fl.Name != "table" {
+			extra = append(extra, "--"+fl.Name)
+		}
+	})
+	if len(extra) > 0 || len(args) > 0 {
+		fmt.Fprintf(env.Stderr, "replaycheck run: --resume takes the run's settings and probe paths from %s; leave out %s\n",
+			filepath.Join(dir, run.JournalFile), strings.Join(append(extra, args...), " "))
+		return ExitUsage
+	}
+	if err := f.checkFormat(); err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+		return ExitUsage
+	}
+	j, err := run.ReadJournal(dir)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: --resume: %v\n", err)
+		return ExitUsage
+	}
+	cfg := j.Header.Config
+	instances, ok := selectInstances(env, "run", cfg, cfg.Check(), cfg.Paths)
+	if !ok {
+		return ExitUsage
+	}
+	rep, err := j.Resume(ctx, instances)
+	if rep == nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: --resume: %v\n", err)
+		return ExitUsage
+	}
+	code := finished(env, rep, err, len(instances))
+	return finish(env, f, dir, []*reports.Report{rep}, code)
+}
+
+// finished says how one platform run ended: ExitFail for a failed verdict, instances not run
+// (an interrupt) or an error after the run began (the device did not close, a sink failed).
+func finished(env Env, rep *reports.Report, err error, selected int) int {
+	code := ExitOK
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+		code = ExitFail
+	}
+	if n := len(rep.NotRun); n > 0 {
+		fmt.Fprintf(env.Stderr, "replaycheck run: interrupted: %d of %d instances not run\n", n, selected)
+		code = ExitFail
+	}
+	if rep.Summary.Failed() {
+		code = ExitFail
+	}
+	return code
+}
+
+// finish writes an output directory's final files (when out is set) and the reports to stdout.
+func finish(env Env, f *runFlags, out string, runs []*reports.Report, code int) int {
+	if out != "" && len(runs) == 1 {
+		if err := run.WriteReport(out, runs[0]); err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+			code = ExitFail
 		}
 	}
 	if err := writeRuns(env, f, runs); err != nil {
@@ -215,109 +265,12 @@ func runProbes(ctx context.Context, env Env, f *runFlags, args []string) int {
 // profiles lists the platform profiles to run, one run each (--profile cann,cuda).
 func (f *runFlags) profiles() []string {
 	var out []string
-	for _, p := range strings.Split(f.profile, ",") {
+	for _, p := range strings.Split(f.cfg.Profile, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-// baselineFor finds the platform baseline unguarded results are judged against: --baseline none
-// disables it, a path names it (one platform only), and auto (the default) looks for
-// baselines/<backend>-<profile>.yaml beside the probe paths (in a directory given, or in a file's directory).
-// Auto finding nothing is not an error: those instances stay uncharacterised.
-func (f *runFlags) baselineFor(env Env, args []string, key string) (*verdict.Baseline, error) {
-	if f.baseline != "none" && f.baseline != "auto" && f.baseline != "" && len(f.profiles()) > 1 {
-		return nil, fmt.Errorf("--baseline %s names one file, but %d profiles run: use auto or none", f.baseline, len(f.profiles()))
-	}
-	if len(args) == 0 {
-		args = defaultPaths
-	}
-	var dirs []string
-	for _, a := range args {
-		if st, err := os.Stat(a); err != nil || !st.IsDir() {
-			a = filepath.Dir(a)
-		}
-		dirs = append(dirs, a)
-	}
-	b, err := verdict.LocateBaseline(f.baseline, dirs, key)
-	if b != nil {
-		b.File = env.display(b.File)
-	}
-	return b, err
-}
-
-// platformRun is one platform's run of the selected instances.
-type platformRun struct {
-	report      *reports.Report
-	results     []*capture.Result
-	interrupted bool
-	closeErr    error
-}
-
-// failed: a failed verdict, an interrupted run (the instances it never ran were not shown to pass)
-// or a device that did not close cleanly.
-func (p platformRun) failed() bool {
-	return p.report.Summary.Failed() || p.interrupted || p.closeErr != nil
-}
-
-// platform is device 0 of a backend, open for a run.
-type platform struct {
-	backend runtime.Backend
-	dev     runtime.Device
-	profile string // the simulator profile, "" for a backend without profiles
-}
-
-// openPlatform opens the backend with one profile and its device 0.
-func openPlatform(ctx context.Context, backend, profile string, cfg backends.Config) (*platform, error) {
-	cfg.Profile = profile
-	b, err := backends.Open(backend, cfg)
-	if err != nil {
-		return nil, err
-	}
-	dev, err := b.Open(ctx, 0)
-	if err != nil {
-		_ = b.Close()
-		return nil, fmt.Errorf("opening device 0 of backend %s: %w", backend, err)
-	}
-	return &platform{backend: b, dev: dev, profile: backends.ProfileOf(backend, profile)}, nil
-}
-
-// close closes the device, then the backend.
-func (p *platform) close() error {
-	return errors.Join(p.dev.Close(), p.backend.Close())
-}
-
-// execute runs every instance on the platform's device, then closes it; the report names the
-// device's platform and is judged against baseline (nil: none).
-func execute(ctx context.Context, env Env, f *runFlags, p *platform, instances []probes.Instance, baseline *verdict.Baseline) platformRun {
-	rep := reports.New("replaycheck", version(), reports.Options{AllTimelines: f.timelines == "all"})
-	rep.Backend, rep.Platform, rep.Device, rep.Profile = p.backend.Name(), p.dev.Platform(), p.dev.Describe(), p.profile
-	opt := capture.Options{Timeout: f.timeout}
-	if f.plugin != nil {
-		opt.Runtime = runtimeUnderTest(f.plugin)
-		rep.Runtime = f.plugin.Name()
-	}
-	if baseline != nil {
-		rep.Baseline, rep.BaselineFile = baseline, baseline.File
-	}
-	pr := platformRun{report: rep}
-	for i, in := range instances {
-		if ctx.Err() != nil {
-			fmt.Fprintf(env.Stderr, "replaycheck run: interrupted after %d of %d instances\n", i, len(instances))
-			pr.interrupted = true
-			break
-		}
-		res := capture.Run(ctx, p.dev, in, opt)
-		pr.results = append(pr.results, res)
-		rep.Add(res)
-	}
-	if err := p.close(); err != nil {
-		fmt.Fprintf(env.Stderr, "replaycheck run: closing device: %v\n", err)
-		pr.closeErr = err
-	}
-	return pr
 }
 
 // writeRuns writes the reports: with --table only the enforcement table of every run, followed in
@@ -356,15 +309,4 @@ func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 		}
 	}
 	return nil
-}
-
-// runtimeUnderTest is the runtime plugin p as the engine's runtime under test.
-func runtimeUnderTest(p *plugin.Plugin) *capture.RuntimeUnderTest {
-	return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
-		rt, err := p.Open(dev, guarded)
-		if err != nil {
-			return nil, err
-		}
-		return rt, nil
-	}}
 }

@@ -1,0 +1,429 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/runtime/plugin"
+	"github.com/replaycheck/replaycheck/verdict"
+)
+
+// Environment variables that set defaults (Defaults); a flag given on a command line wins.
+const (
+	EnvBackend  = "REPLAYCHECK_BACKEND"
+	EnvProfile  = "REPLAYCHECK_PROFILE"
+	EnvReplays  = "REPLAYCHECK_REPLAYS"
+	EnvSeed     = "REPLAYCHECK_SEED"
+	EnvModes    = "REPLAYCHECK_MODES"
+	EnvGuards   = "REPLAYCHECK_GUARDS"
+	EnvBaseline = "REPLAYCHECK_BASELINE"
+	EnvRuntime  = "REPLAYCHECK_RUNTIME"
+	EnvShard    = "REPLAYCHECK_SHARD"
+)
+
+// Config is everything a run is chosen by: where it runs (backend, profile, seed, memory, library),
+// what is under test (a runtime plugin or the built-in guards), what it selects (modes, guards,
+// replays, probe ids, the --run pattern, a shard) and how it judges and keeps results (baseline,
+// timelines). Its JSON form is the journal header's "config" (see the package doc); the fields
+// that cannot be written (a RuntimeUnderTest, guard switches) are left out of it.
+type Config struct {
+	Backend string `json:"backend"`
+	// Profile is the simulator platform profile; "" is backends.DefaultProfile. One profile: a front
+	// that runs several makes one Config each.
+	Profile string `json:"profile,omitempty"`
+	Seed    uint64 `json:"seed,omitempty"`
+	Memory  int64  `json:"memory,omitempty"`  // simulated device memory in bytes; 0 the simulator's
+	Library string `json:"library,omitempty"` // driver library of a device backend; "" searches
+
+	// Runtime is the path of a runtime plugin to put under the probes ("": the built-in guards).
+	// RuntimeUnderTest, when set, is used instead and Runtime only names it.
+	Runtime          string                    `json:"runtime,omitempty"`
+	RuntimeUnderTest *capture.RuntimeUnderTest `json:"-"`
+	// Guard configures the built-in guards (negative controls only).
+	Guard guard.Options `json:"-"`
+
+	Timeout time.Duration `json:"timeout_ns"` // time limit of one instance
+	Replays int           `json:"replays,omitempty"`
+	Modes   string        `json:"modes,omitempty"`  // comma-separated capture modes; "" each probe's own
+	Guards  string        `json:"guards,omitempty"` // off, on or both ("": both)
+	Run     string        `json:"run,omitempty"`    // regular expression over instance ids
+	Probes  []string      `json:"probes,omitempty"` // exact probe ids; nil: every probe
+	Shard   Shard         `json:"shard,omitzero"`
+
+	// Baseline is the platform baseline choice: auto (or ""), none, or a file.
+	Baseline string `json:"baseline,omitempty"`
+	// Paths are the probe files and directories; auto looks for baselines/ in each (a file's
+	// directory), and Resume loads them again. Relative paths are taken from the working directory.
+	Paths []string `json:"paths,omitempty"`
+	// Timelines is failed (keep the timelines of instances that did not pass; "" too) or all.
+	Timelines string `json:"timelines,omitempty"`
+
+	// Version is the front end's version, written in reports and journal headers ("" is dev).
+	Version string `json:"-"`
+
+	// envErrs are malformed environment defaults by setting name, reported by Check unless the
+	// setting was given explicitly (Set).
+	envErrs map[string]error
+}
+
+// Defaults is the configuration before any flag: the built-in defaults (backend sim, profile
+// backends.DefaultProfile, guards both, baseline auto, timelines failed, a minute per instance),
+// each replaced by its REPLAYCHECK_* variable when that is set and not empty (getenv, usually
+// os.Getenv). A malformed variable does not fail here: Check reports it, unless the front end said
+// with Set that a flag gave the setting.
+//
+// The rule for every numeric default is the rule of the flag it stands for: REPLAYCHECK_REPLAYS
+// takes what --replays takes, 0 (each probe's own) to probes.DefaultLimits().MaxReplays.
+func Defaults(getenv func(string) string) Config {
+	c := Config{
+		Backend: "sim", Profile: backends.DefaultProfile, Guards: "both", Baseline: "auto",
+		Timelines: "failed", Timeout: time.Minute,
+	}
+	str := func(key string, dst *string) {
+		if v := getenv(key); v != "" {
+			*dst = v
+		}
+	}
+	str(EnvBackend, &c.Backend)
+	str(EnvProfile, &c.Profile)
+	str(EnvModes, &c.Modes)
+	str(EnvGuards, &c.Guards)
+	str(EnvBaseline, &c.Baseline)
+	str(EnvRuntime, &c.Runtime)
+	if v := getenv(EnvReplays); v != "" {
+		n, err := strconv.Atoi(v)
+		if max := probes.DefaultLimits().MaxReplays; err != nil || n < 0 || n > max {
+			c.envErr("replays", fmt.Errorf("%s=%q: want a number of replay rounds, 0 (each probe's own) to %d", EnvReplays, v, max))
+		} else {
+			c.Replays = n
+		}
+	}
+	if v := getenv(EnvSeed); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			c.envErr("seed", fmt.Errorf("%s=%q: want a non-negative integer", EnvSeed, v))
+		}
+		c.Seed = n
+	}
+	if v := getenv(EnvShard); v != "" {
+		if err := c.Shard.Set(v); err != nil {
+			c.envErr("shard", fmt.Errorf("%s=%q: %w", EnvShard, v, err))
+		}
+	}
+	return c
+}
+
+func (c *Config) envErr(setting string, err error) {
+	if c.envErrs == nil {
+		c.envErrs = map[string]error{}
+	}
+	c.envErrs[setting] = err
+}
+
+// Set records that the setting (replays, seed, shard: a CLI flag's name) was given explicitly, so
+// a malformed environment default of it is no longer an error.
+func (c *Config) Set(setting string) { delete(c.envErrs, setting) }
+
+// SettingError is a setting with a value Check rejects. It reads as the CLI flag: "--modes: ...".
+type SettingError struct {
+	Setting string // the CLI flag's name, without dashes
+	Err     error
+}
+
+func (e *SettingError) Error() string { return "--" + e.Setting + ": " + e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+func settingErr(setting string, format string, args ...any) error {
+	return &SettingError{Setting: setting, Err: fmt.Errorf(format, args...)}
+}
+
+// Check reports a malformed environment default (the first by setting name) and every setting
+// that cannot be used: replays outside 0..MaxReplays, a timeout that is not positive, unknown
+// modes or guard settings, a --run pattern that does not compile, a shard that is not K/N with
+// 1 <= K <= N, timelines other than failed or all. It opens nothing (see CheckBackend).
+func (c *Config) Check() error {
+	if len(c.envErrs) > 0 {
+		keys := make([]string, 0, len(c.envErrs))
+		for k := range c.envErrs {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return c.envErrs[keys[0]]
+	}
+	if max := probes.DefaultLimits().MaxReplays; c.Replays < 0 || c.Replays > max {
+		return settingErr("replays", "%d is outside 0..%d", c.Replays, max)
+	}
+	if _, err := c.Matrix(); err != nil {
+		return err
+	}
+	if _, err := c.pattern(); err != nil {
+		return err
+	}
+	if c.Shard != (Shard{}) && (c.Shard.N < 1 || c.Shard.K < 1 || c.Shard.K > c.Shard.N) {
+		return settingErr("shard", "%s: want K/N with 1 <= K <= N", c.Shard)
+	}
+	if c.Timelines != "" && c.Timelines != "failed" && c.Timelines != "all" {
+		return settingErr("timelines", "%q is not failed or all", c.Timelines)
+	}
+	if c.Timeout <= 0 {
+		return settingErr("timeout", "%v is not a positive duration", c.Timeout)
+	}
+	return nil
+}
+
+// CheckBackend opens the configured backend and closes it again: the check a front end makes
+// before anything runs, so a typo in a profile costs no device time.
+func (c *Config) CheckBackend() error {
+	b, err := backends.Open(c.Backend, c.backendConfig())
+	if err != nil {
+		return err
+	}
+	return b.Close()
+}
+
+func (c *Config) backendConfig() backends.Config {
+	return backends.Config{Profile: c.Profile, Seed: c.Seed, Memory: c.Memory, Library: c.Library}
+}
+
+// Matrix is the instance matrix the configuration selects: modes, guard settings, replays.
+func (c *Config) Matrix() (probes.Matrix, error) {
+	m := probes.Matrix{Replays: c.Replays}
+	var err error
+	if m.Modes, err = probes.ParseModes(c.Modes); err != nil {
+		return m, &SettingError{Setting: "modes", Err: err}
+	}
+	if m.Guards, err = probes.ParseGuards(c.Guards); err != nil {
+		return m, &SettingError{Setting: "guards", Err: err}
+	}
+	return m, nil
+}
+
+func (c *Config) pattern() (*regexp.Regexp, error) {
+	if c.Run == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(c.Run)
+	if err != nil {
+		return nil, &SettingError{Setting: "run", Err: err}
+	}
+	return re, nil
+}
+
+// LocateBaseline is the baseline of platform (an opened device's Platform()) that c.Baseline
+// names (verdict.LocateBaseline): auto looks for baselines/<backend>-<profile>.yaml beside each of
+// c.Paths (in a directory given, in a file's directory), "specs" when there are none, and is nil
+// without error when none has it. The file is named relative to the working directory when it
+// lies below it.
+func (c *Config) LocateBaseline(platform string) (*verdict.Baseline, error) {
+	paths := c.Paths
+	if len(paths) == 0 {
+		paths = DefaultPaths
+	}
+	var dirs []string
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			p = filepath.Dir(p)
+		}
+		dirs = append(dirs, p)
+	}
+	b, err := verdict.LocateBaseline(c.Baseline, dirs, platform)
+	if b != nil {
+		b.File = display(b.File)
+	}
+	return b, err
+}
+
+// DefaultPaths is where the probe catalog lives in the repository, the paths of a Config without any.
+var DefaultPaths = []string{"specs"}
+
+// display names a file relative to the working directory when it lies below it, as given otherwise.
+func display(file string) string {
+	base, err := os.Getwd()
+	if err != nil {
+		return file
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
+	}
+	if rel, err := filepath.Rel(base, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return file
+}
+
+// LoadRuntime loads the runtime plugin at path as the engine's runtime under test; release
+// unloads it. An empty path is the built-in guards: nil, and a release that does nothing.
+func LoadRuntime(path string) (rut *capture.RuntimeUnderTest, release func() error, err error) {
+	if path == "" {
+		return nil, func() error { return nil }, nil
+	}
+	p, err := plugin.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		rt, err := p.Open(dev, guarded)
+		if err != nil {
+			return nil, err
+		}
+		return rt, nil
+	}}, p.Close, nil
+}
+
+// Shard is one of N parts of a selection: an instance belongs to shard K (1-based) when the
+// FNV-1a 64-bit hash of its id is K-1 modulo N. The parts of N shards are disjoint and together
+// are the whole selection; an instance's shard depends on its id alone, never on what else was
+// selected, so N hosts (or a Kubernetes Indexed Job, K = JOB_COMPLETION_INDEX+1) agree without
+// talking. The zero Shard is the whole selection.
+type Shard struct{ K, N int }
+
+// ParseShard reads "K/N".
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	err := sh.Set(s)
+	return sh, err
+}
+
+// Set reads "K/N" (flag.Value); "" is the whole selection.
+func (s *Shard) Set(v string) error {
+	if v == "" {
+		*s = Shard{}
+		return nil
+	}
+	ks, ns, ok := strings.Cut(v, "/")
+	k, kerr := strconv.Atoi(strings.TrimSpace(ks))
+	n, nerr := strconv.Atoi(strings.TrimSpace(ns))
+	if !ok || kerr != nil || nerr != nil || n < 1 || k < 1 || k > n {
+		return fmt.Errorf("%q is not K/N with 1 <= K <= N", v)
+	}
+	*s = Shard{K: k, N: n}
+	return nil
+}
+
+// String is "K/N", "" for the whole selection.
+func (s Shard) String() string {
+	if s == (Shard{}) {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.K, s.N)
+}
+
+// Holds reports whether the instance with this id belongs to the shard.
+func (s Shard) Holds(id string) bool {
+	if s.N <= 1 {
+		return true
+	}
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()%uint64(s.N) == uint64(s.K-1)
+}
+
+// MarshalText writes "K/N" (the journal's form).
+func (s Shard) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads "K/N".
+func (s *Shard) UnmarshalText(b []byte) error { return s.Set(string(b)) }
+
+// ErrNothingSelected is wrapped by Select's error when the selection leaves no instance.
+var ErrNothingSelected = errors.New("no instance to run")
+
+// Select expands ps into the instances c selects, in the stable order of probes.Instances (probe
+// order, then mode, then guards on before off): the matrix (modes, guards, replays), then the probe
+// ids (each must name a probe of ps), then the --run pattern, then the shard. A selection that
+// leaves nothing is an error wrapping ErrNothingSelected that says what narrowed it: a typo must
+// not pass as an empty, successful run.
+func Select(ps []*probes.Probe, c Config) ([]probes.Instance, error) {
+	m, err := c.Matrix()
+	if err != nil {
+		return nil, err
+	}
+	re, err := c.pattern()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Probes) > 0 {
+		known := make([]string, len(ps))
+		for i, p := range ps {
+			known[i] = p.ID()
+		}
+		var picked []*probes.Probe
+		for _, id := range c.Probes {
+			i := slices.Index(known, id)
+			if i < 0 {
+				return nil, fmt.Errorf("--probe %s: no probe with that id in the probe files%s", id, probes.DidYouMean(id, known))
+			}
+			picked = append(picked, ps[i])
+		}
+		ps = picked
+	}
+	all := probes.Instances(ps, m)
+	var matched, out []probes.Instance
+	for _, in := range all {
+		if re == nil || re.MatchString(in.ID()) {
+			matched = append(matched, in)
+		}
+	}
+	for _, in := range matched {
+		if c.Shard.Holds(in.ID()) {
+			out = append(out, in)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNothingSelected, c.describe(len(all), len(matched)))
+	}
+	return out, nil
+}
+
+// describe says what narrowed the selection to nothing.
+func (c Config) describe(all, matched int) string {
+	switch {
+	case matched > 0:
+		return fmt.Sprintf("--shard %s holds none of the %s the other flags select", c.Shard, plural(matched, "instance"))
+	case c.Run != "" && all > 0:
+		return fmt.Sprintf("--run %q matches none of the %s the other flags select", c.Run, plural(all, "instance"))
+	case c.Run != "":
+		return fmt.Sprintf("--run %q: the other flags already select no instance", c.Run)
+	case c.Modes != "" || (c.Guards != "both" && c.Guards != ""):
+		return fmt.Sprintf("no probe runs in --modes %q with --guards %s (a probe's own modes and guards limit what can be selected)", c.Modes, c.Guards)
+	}
+	return "the probe files hold no probe"
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Load reads the probe files and directories paths (DefaultPaths when none) with the default
+// limits and returns their probes in order. Its error is probes.Load's: probes.Diagnostics when
+// the files have problems.
+func Load(paths ...string) ([]*probes.Probe, error) {
+	if len(paths) == 0 {
+		paths = DefaultPaths
+	}
+	sets, err := probes.Load(probes.DefaultLimits(), paths...)
+	if err != nil {
+		return nil, err
+	}
+	var out []*probes.Probe
+	for _, s := range sets {
+		out = append(out, s.Probes...)
+	}
+	return out, nil
+}

@@ -1,0 +1,61 @@
+// Package run is the one code path from a configuration to judged results, shared by both front
+// ends: the CLI (cmd/replaycheck) and the Ginkgo suite (harness). It sits between the engine
+// (capture), the judge (verdict) and the report (reports) on one side and the fronts on the other,
+// and holds no front's concerns (flags, terminals, Ginkgo).
+//
+// # Configuration
+//
+// Config is a run's settings. Defaults is the one place the REPLAYCHECK_* environment variables
+// are read (BACKEND, PROFILE, REPLAYS, SEED, MODES, GUARDS, BASELINE, RUNTIME, SHARD), and
+// Config.Check the one place settings are validated. The rule: an environment variable is the
+// default of the flag it stands for and takes exactly what that flag takes (REPLAYCHECK_REPLAYS=0
+// means each probe's own replays, as --replays 0 does); a malformed one is an error only when no
+// flag replaced it (Config.Set). The default profile is backends.DefaultProfile.
+//
+// # Selection
+//
+// Select expands probes into instances in the stable order of probes.Instances, narrowed by the
+// matrix (modes, guards), the probe ids, the --run pattern and a Shard. Shard K/N holds the
+// instances whose id hashes (FNV-1a 64) to K-1 modulo N: the N shards of a selection are disjoint
+// and together are exactly the selection, whatever the host, so a catalog splits across hosts or
+// the pods of a Kubernetes Indexed Job without coordination. Merging shards' results and sorting
+// them by selection order gives the unsharded run's results.
+//
+// # Execution
+//
+// Execute opens the backend and its device 0 (Open), finds the baseline of the opened device's
+// platform (Config.LocateBaseline), runs each instance with capture.Run under the per-instance
+// timeout and judges it with verdict.Judge (Instance, which the Ginkgo suite calls per spec too),
+// hands each entry to the sinks as it finishes and returns the reports.Report. Cancelling the
+// context stops the run after the instance in flight; AbandonWith adds a second context that
+// abandons that instance too. Instances that did not run are listed in Report.NotRun, neither
+// passed nor in error.
+//
+// # Output directory and journal
+//
+// A run with an output directory (replaycheck run --out DIR) writes:
+//
+//	DIR/results.jsonl  the journal, written as the run goes (Create, a Sink)
+//	DIR/report.json    the final report, reports.WriteJSON (WriteReport)
+//	DIR/report.txt     the final report, reports.WriteText with the enforcement table
+//
+// The final files are written under a temporary name in DIR and renamed, so either the old file or
+// the whole new one is there. The journal is JSON Lines, one JSON object per line, UTF-8:
+//
+//   - Line 1, the header (Header): {"journal": "replaycheck-journal/v1", "tool", "version",
+//     "started" (RFC 3339), "backend", "profile", "platform" (the device's platform key), "device",
+//     "runtime" ("builtin" or the plugin's name), "baseline" (the file judged against, if any),
+//     "config" (Config's JSON form, probe paths absolute), "instances" (the selected ids, in
+//     selection order)}. It is written once the device is open.
+//   - Every further line: one finished instance, exactly the reports.Entry JSON the report holds
+//     (capture.Result's fields with "verdict" beside them), in selection order.
+//
+// Each line is written with one write and synced (fsync) before the next instance starts, so a
+// crash or kill loses at most the instance in flight. A line is whole once its newline is on disk;
+// a reader ignores a torn last line. An abandoned instance is never journalled.
+//
+// Resume (and Journal.Resume) reads the journal, loads and selects the probes again from the
+// header's configuration (they must select the same ids), cuts a torn last line off, runs the
+// instances the journal does not hold, appending them, and returns the report an uninterrupted run
+// would have given: the same entries in selection order, stamped with the header's start.
+package run

@@ -1,0 +1,243 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/verdict"
+)
+
+// Tool is the tool name reports and journal headers carry.
+const Tool = "replaycheck"
+
+// Sink receives every entry of a run as it finishes, in selection order, as the report stores it
+// (reports.Report.AddEntry). An error stops the run after that instance: a journal that cannot be
+// written must not let the run go on unrecorded.
+type Sink interface {
+	Result(reports.Entry) error
+}
+
+// Starter is a Sink that learns the run's identity once the device is open, before the first
+// result (the journal writes it as its header).
+type Starter interface {
+	Start(Header) error
+}
+
+// Platform is device 0 of a backend, open for a run.
+type Platform struct {
+	Backend runtime.Backend
+	Device  runtime.Device
+	// Name is the backend's name, Key the device's platform key (the key of its baseline),
+	// Description the device's, Profile the simulator profile ("" for a backend without profiles).
+	Name, Key, Description, Profile string
+}
+
+// Open opens the configured backend and its device 0.
+func Open(ctx context.Context, c Config) (*Platform, error) {
+	b, err := backends.Open(c.Backend, c.backendConfig())
+	if err != nil {
+		return nil, err
+	}
+	dev, err := b.Open(ctx, 0)
+	if err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("opening device 0 of backend %s: %w", c.Backend, err)
+	}
+	return &Platform{Backend: b, Device: dev, Name: b.Name(), Key: dev.Platform(), Description: dev.Describe(),
+		Profile: backends.ProfileOf(c.Backend, c.Profile)}, nil
+}
+
+// Close closes the device, then the backend.
+func (p *Platform) Close() error { return errors.Join(p.Device.Close(), p.Backend.Close()) }
+
+// NewReport starts the report of a run of c on p, judged against baseline (nil: none).
+func NewReport(c Config, p *Platform, baseline *verdict.Baseline) *reports.Report {
+	rep := reports.New(Tool, c.version(), reports.Options{AllTimelines: c.Timelines == "all"})
+	rep.Backend, rep.Platform, rep.Device, rep.Profile = p.Name, p.Key, p.Description, p.Profile
+	rep.Runtime = c.runtimeName()
+	if baseline != nil {
+		rep.Baseline, rep.BaselineFile = baseline, baseline.File
+	}
+	return rep
+}
+
+func (c Config) version() string {
+	if c.Version == "" {
+		return "dev"
+	}
+	return c.Version
+}
+
+// runtimeName is the runtime under test as reports name it: "" for the built-in guards.
+func (c Config) runtimeName() string {
+	if c.RuntimeUnderTest != nil {
+		return c.RuntimeUnderTest.Name
+	}
+	return ""
+}
+
+// options are the engine options of every instance of a run of c.
+func (c Config) options() capture.Options {
+	return capture.Options{Timeout: c.Timeout, Runtime: c.RuntimeUnderTest, Guard: c.Guard}
+}
+
+// Instance runs one instance on dev with the engine (capture.Run, under c's per-instance timeout,
+// through c's runtime under test) and judges it against baseline (verdict.Judge). It is the one
+// place both front ends run and judge an instance; c.RuntimeUnderTest must already be loaded
+// (LoadRuntime) when c names a runtime plugin.
+func Instance(ctx context.Context, dev runtime.Device, in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {
+	res := capture.Run(ctx, dev, in, c.options())
+	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
+}
+
+type abandonKey struct{}
+
+// AbandonWith returns ctx for Execute or Resume with a second, harder stop: cancelling ctx stops
+// the run after the instance in flight, and once abandon is done as well the instance in flight is
+// abandoned too (the context capture.Run got is cancelled; the engine stops between device calls).
+// An abandoned instance is listed as not run, never journalled. Without AbandonWith the instance
+// in flight always finishes, bounded by the per-instance timeout.
+func AbandonWith(ctx, abandon context.Context) context.Context {
+	return context.WithValue(ctx, abandonKey{}, abandon)
+}
+
+// instanceContext is the context one instance runs under: ctx's values without its cancellation,
+// cancelled when the abandon context is done.
+func instanceContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	inst, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if a, ok := ctx.Value(abandonKey{}).(context.Context); ok {
+		stop := context.AfterFunc(a, cancel)
+		return inst, func() { stop(); cancel() }
+	}
+	return inst, cancel
+}
+
+// Execute runs instances, in order, on device 0 of the configured backend and returns the report.
+// It opens the backend and the device (closing both before it returns), loads c.Runtime unless
+// c.RuntimeUnderTest is given, finds the baseline of the opened device's platform
+// (Config.LocateBaseline), then runs and judges each instance (Instance) and hands its entry to
+// every sink as it finishes.
+//
+// Once ctx is done no further instance starts; the one in flight finishes (see AbandonWith), and
+// the instances not run are listed in the report's NotRun, neither passed nor in error.
+//
+// A nil report with an error means nothing ran: a bad configuration, a backend, device, runtime
+// plugin or baseline that could not be had, or a Starter that refused the header. A report with an
+// error is a run whose device did not close cleanly or whose sink failed (the run stopped there).
+func Execute(ctx context.Context, c Config, instances []probes.Instance, sinks ...Sink) (*reports.Report, error) {
+	return execute(ctx, c, instances, nil, sinks)
+}
+
+// execute is Execute over a journal's earlier results (prior; nil for a fresh run): the instances
+// it holds are not run again, their entries go into the report where the selection puts them.
+func execute(ctx context.Context, c Config, instances []probes.Instance, prior *Journal, sinks []Sink) (rep *reports.Report, err error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	if c.RuntimeUnderTest == nil && c.Runtime != "" {
+		rut, release, err := LoadRuntime(c.Runtime)
+		if err != nil {
+			return nil, &SettingError{Setting: "runtime", Err: err}
+		}
+		defer func() {
+			if rerr := release(); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("unloading the runtime plugin: %w", rerr))
+			}
+		}()
+		c.RuntimeUnderTest = rut
+	}
+	// The device opens even when ctx is already done (the report then lists every instance as
+	// not run); only abandoning stops it.
+	octx, cancel := instanceContext(ctx)
+	p, err := Open(octx, c)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = p.Close()
+		}
+	}()
+	baseline, err := c.LocateBaseline(p.Key)
+	if err != nil {
+		return nil, err
+	}
+	rep = NewReport(c, p, baseline)
+	done := map[string]reports.Entry{}
+	if prior != nil {
+		h := prior.Header
+		if h.Platform != p.Key {
+			return nil, fmt.Errorf("the journal in %s was started on platform %s, this device is %s", prior.Dir, h.Platform, p.Key)
+		}
+		// The resumed run is the run the journal began: its identity and start.
+		rep.Tool, rep.Version, rep.Started = h.Tool, h.Version, h.Started
+		for _, e := range prior.Entries {
+			done[e.ID] = e
+		}
+	}
+	ids := make([]string, len(instances))
+	for i, in := range instances {
+		ids[i] = in.ID()
+	}
+	header := Header{
+		Journal: JournalFormat, Tool: rep.Tool, Version: rep.Version, Started: rep.Started,
+		Backend: rep.Backend, Profile: rep.Profile, Platform: rep.Platform, Device: rep.Device,
+		Runtime: runtimeOrBuiltin(rep.Runtime), Baseline: rep.BaselineFile, Config: c, Instances: ids,
+	}
+	for _, s := range sinks {
+		if st, ok := s.(Starter); ok {
+			if err := st.Start(header); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	var sinkErr error
+	stopped := false
+	for i, in := range instances {
+		if e, ok := done[ids[i]]; ok {
+			rep.AddEntry(e)
+			continue
+		}
+		if stopped || ctx.Err() != nil {
+			rep.NotRun = append(rep.NotRun, ids[i])
+			continue
+		}
+		ictx, cancel := instanceContext(ctx)
+		e := Instance(ictx, p.Device, in, c, baseline)
+		abandoned := ictx.Err() != nil && e.Error != nil && e.Error.Kind == capture.ErrInterrupted
+		cancel()
+		if abandoned {
+			rep.NotRun = append(rep.NotRun, ids[i])
+			stopped = true
+			continue
+		}
+		e = rep.AddEntry(e)
+		for _, s := range sinks {
+			if err := s.Result(e); err != nil && sinkErr == nil {
+				sinkErr = err
+				stopped = true
+			}
+		}
+	}
+	closed = true
+	if cerr := p.Close(); cerr != nil {
+		err = fmt.Errorf("closing device: %w", cerr)
+	}
+	return rep, errors.Join(sinkErr, err)
+}
+
+func runtimeOrBuiltin(name string) string {
+	if name == "" {
+		return capture.RuntimeBuiltin
+	}
+	return name
+}

@@ -1,0 +1,351 @@
+package run_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/run"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+)
+
+// catalog is the repository's probe catalog.
+var catalog = filepath.Join("..", "specs")
+
+func ids(ins []probes.Instance) []string {
+	out := make([]string, len(ins))
+	for i, in := range ins {
+		out[i] = in.ID()
+	}
+	return out
+}
+
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+var _ = Describe("Defaults", func() {
+	It("defaults to the simulator, the backends' default profile, both guard settings and auto baselines", func() {
+		c := run.Defaults(env(nil))
+		Expect(c.Backend).To(Equal("sim"))
+		Expect(c.Profile).To(Equal(backends.DefaultProfile))
+		Expect(c.Guards).To(Equal("both"))
+		Expect(c.Baseline).To(Equal("auto"))
+		Expect(c.Check()).To(Succeed())
+	})
+
+	It("takes what the flag takes from the environment: REPLAYCHECK_REPLAYS=0 is each probe's own", func() {
+		c := run.Defaults(env(map[string]string{run.EnvReplays: "0", run.EnvShard: "2/3", run.EnvSeed: "9", run.EnvModes: "global"}))
+		Expect(c.Check()).To(Succeed())
+		Expect(c.Replays).To(Equal(0))
+		Expect(c.Shard).To(Equal(run.Shard{K: 2, N: 3}))
+		Expect(c.Seed).To(Equal(uint64(9)))
+		Expect(c.Modes).To(Equal("global"))
+	})
+
+	It("reports a malformed variable unless a flag replaced it", func() {
+		c := run.Defaults(env(map[string]string{run.EnvReplays: "lots"}))
+		Expect(c.Check()).To(MatchError(ContainSubstring(`REPLAYCHECK_REPLAYS="lots"`)))
+		c.Set("replays")
+		Expect(c.Check()).To(Succeed())
+
+		c = run.Defaults(env(map[string]string{run.EnvReplays: "-1"}))
+		Expect(c.Check()).To(MatchError(ContainSubstring("0 (each probe's own) to")))
+	})
+
+	It("names a bad setting as its flag", func() {
+		c := run.Defaults(env(nil))
+		c.Guards = "maybe"
+		err := c.Check()
+		var se *run.SettingError
+		Expect(errors.As(err, &se)).To(BeTrue())
+		Expect(se.Setting).To(Equal("guards"))
+		Expect(err).To(MatchError(`--guards: "maybe" is not off, on or both`))
+	})
+})
+
+var _ = Describe("Shard", func() {
+	var all []probes.Instance
+	BeforeEach(func() {
+		ps, err := run.Load(catalog)
+		Expect(err).NotTo(HaveOccurred())
+		all, err = run.Select(ps, run.Defaults(env(nil)))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(all)).To(BeNumerically(">", 100))
+	})
+
+	It("reads K/N and nothing else", func() {
+		Expect(run.ParseShard("2/5")).To(Equal(run.Shard{K: 2, N: 5}))
+		Expect(run.ParseShard("")).To(Equal(run.Shard{}))
+		for _, bad := range []string{"0/3", "4/3", "1/0", "1", "a/b", "1/2/3", "-1/2"} {
+			_, err := run.ParseShard(bad)
+			Expect(err).To(HaveOccurred(), bad)
+		}
+	})
+
+	It("splits the catalog into disjoint parts whose union, in selection order, is the whole", func() {
+		for _, n := range []int{1, 2, 3, 7, 16} {
+			seen := map[string]int{}
+			var merged []string
+			for k := 1; k <= n; k++ {
+				c := run.Defaults(env(nil))
+				c.Shard = run.Shard{K: k, N: n}
+				ps, err := run.Load(catalog)
+				Expect(err).NotTo(HaveOccurred())
+				part, err := run.Select(ps, c)
+				if errors.Is(err, run.ErrNothingSelected) {
+					continue // a small catalog over many shards may leave one empty
+				}
+				Expect(err).NotTo(HaveOccurred())
+				for _, id := range ids(part) {
+					seen[id]++
+					merged = append(merged, id)
+				}
+			}
+			for id, times := range seen {
+				Expect(times).To(Equal(1), "%s is in %d shards of %d", id, times, n)
+			}
+			order := ids(all)
+			slices.SortFunc(merged, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+			Expect(merged).To(Equal(order), "the %d shards together", n)
+		}
+	})
+
+	It("places an instance by its id alone: FNV-1a 64 of the id, mod N, is K-1", func() {
+		// Pinned: a host that computes shards differently would split a catalog differently.
+		Expect(run.Shard{K: 4, N: 7}.Holds("basic/simple-replay@global/guards-on")).To(BeTrue())
+		Expect(run.Shard{K: 3, N: 3}.Holds("basic/simple-replay@global/guards-on")).To(BeTrue())
+		Expect(run.Shard{K: 1, N: 7}.Holds("hazards/rebase-after-capture@global/guards-off")).To(BeTrue())
+		Expect(run.Shard{K: 2, N: 3}.Holds("hazards/rebase-after-capture@global/guards-off")).To(BeTrue())
+		Expect(run.Shard{K: 1, N: 3}.Holds("hazards/rebase-after-capture@global/guards-off")).To(BeFalse())
+	})
+
+	It("says when a shard holds nothing the other settings select", func() {
+		ps, err := run.Load(catalog)
+		Expect(err).NotTo(HaveOccurred())
+		c := run.Defaults(env(nil))
+		c.Run, c.Shard = `^basic/simple-replay@global/guards-on$`, run.Shard{K: 1, N: 3}
+		_, err = run.Select(ps, c)
+		Expect(err).To(MatchError(run.ErrNothingSelected))
+		Expect(err).To(MatchError(ContainSubstring("--shard 1/3 holds none of the 1 instance")))
+	})
+})
+
+// recorder is a Sink that keeps what it is handed.
+type recorder struct {
+	header  *run.Header
+	entries []reports.Entry
+	fail    string // an id whose entry the sink refuses
+}
+
+func (r *recorder) Start(h run.Header) error { r.header = &h; return nil }
+func (r *recorder) Result(e reports.Entry) error {
+	r.entries = append(r.entries, e)
+	if e.ID == r.fail {
+		return errors.New("disk full")
+	}
+	return nil
+}
+
+// finding is what an entry says about its instance, without what depends on the device's history
+// (addresses, capture and stream numbers: a resumed run starts on a fresh device) or on time.
+type finding struct {
+	ID, Outcome, Status, Rule, ErrorKind, RejectionClass string
+	Rounds, CorruptedRounds, FirstCorrupted, Code        int
+}
+
+func stripped(rep *reports.Report) []finding {
+	out := make([]finding, len(rep.Results))
+	for i, e := range rep.Results {
+		f := finding{ID: e.ID, Outcome: string(e.Outcome), Status: string(e.Verdict.Status), Rule: string(e.Verdict.Rule),
+			Rounds: e.Rounds, CorruptedRounds: e.CorruptedRounds, FirstCorrupted: e.FirstCorrupted}
+		if e.Error != nil {
+			f.ErrorKind = string(e.Error.Kind)
+		}
+		if e.Rejection != nil {
+			f.RejectionClass, f.Code = string(e.Rejection.Class), e.Rejection.Code
+		}
+		out[i] = f
+	}
+	return out
+}
+
+var _ = Describe("Execute", func() {
+	var cfg run.Config
+	var instances []probes.Instance
+	BeforeEach(func() {
+		cfg = run.Defaults(env(nil))
+		cfg.Paths, cfg.Replays, cfg.Run = []string{catalog}, 2, `^(basic|hazards)/`
+		ps, err := run.Load(cfg.Paths...)
+		Expect(err).NotTo(HaveOccurred())
+		instances, err = run.Select(ps, cfg)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("runs and judges every instance in order, hands each to the sinks as it finishes, and finds the platform's baseline", func() {
+		var rec recorder
+		rep, err := run.Execute(context.Background(), cfg, instances, &rec)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Platform).To(Equal("sim/cann"))
+		Expect(rep.BaselineFile).To(HaveSuffix(filepath.Join("baselines", "sim-cann.yaml")))
+		Expect(rep.NotRun).To(BeEmpty())
+		Expect(ids2(rep.Results)).To(Equal(ids(instances)))
+		Expect(rec.entries).To(Equal(rep.Results))
+		Expect(rec.header.Instances).To(Equal(ids(instances)))
+		Expect(rec.header.Platform).To(Equal("sim/cann"))
+		Expect(rep.Summary.Failed()).To(BeFalse())
+	})
+
+	It("starts nothing once its context is done, and lists what it did not run", func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		rep, err := run.Execute(ctx, cfg, instances)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Results).To(BeEmpty())
+		Expect(rep.NotRun).To(Equal(ids(instances)))
+		Expect(rep.Summary.Total).To(Equal(0))
+	})
+
+	It("stops after the instance whose entry a sink refused", func() {
+		rec := recorder{fail: instances[2].ID()}
+		rep, err := run.Execute(context.Background(), cfg, instances, &rec)
+		Expect(err).To(MatchError(ContainSubstring("disk full")))
+		Expect(rep.Results).To(HaveLen(3))
+		Expect(rep.NotRun).To(Equal(ids(instances[3:])))
+	})
+
+	It("fails before running anything on a bad configuration", func() {
+		cfg.Backend = "tpu"
+		rep, err := run.Execute(context.Background(), cfg, instances)
+		Expect(rep).To(BeNil())
+		Expect(err).To(MatchError(ContainSubstring(`unknown backend "tpu"`)))
+	})
+
+	Describe("the journal", func() {
+		var dir string
+		var full *reports.Report
+		BeforeEach(func() {
+			dir = filepath.Join(GinkgoT().TempDir(), "out")
+			j, err := run.Create(dir)
+			Expect(err).NotTo(HaveOccurred())
+			full, err = run.Execute(context.Background(), cfg, instances, j)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(j.Close()).To(Succeed())
+		})
+
+		It("is a header line and one entry line per instance, which read back as the report holds them", func() {
+			data, err := os.ReadFile(filepath.Join(dir, run.JournalFile))
+			Expect(err).NotTo(HaveOccurred())
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			Expect(lines).To(HaveLen(1 + len(instances)))
+			var h map[string]any
+			Expect(json.Unmarshal([]byte(lines[0]), &h)).To(Succeed())
+			Expect(h).To(HaveKeyWithValue("journal", run.JournalFormat))
+			Expect(h).To(HaveKeyWithValue("platform", "sim/cann"))
+			Expect(h).To(HaveKeyWithValue("runtime", "builtin"))
+			Expect(h["config"]).To(HaveKeyWithValue("paths", ConsistOf(BeAnExistingFile())))
+
+			j, err := run.ReadJournal(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(j.Entries).To(Equal(full.Results))
+		})
+
+		It("refuses a second run into the same directory, unless the first never started", func() {
+			_, err := run.Create(dir)
+			Expect(err).To(MatchError(ContainSubstring("already holds a journal")))
+
+			other := filepath.Join(GinkgoT().TempDir(), "never")
+			j, err := run.Create(other)
+			Expect(err).NotTo(HaveOccurred())
+			bad := cfg
+			bad.Profile = "rocm"
+			rep, err := run.Execute(context.Background(), bad, instances, j)
+			Expect(rep).To(BeNil())
+			Expect(err).To(MatchError(ContainSubstring(`unknown profile "rocm"`)))
+			Expect(j.Close()).To(Succeed())
+			j, err = run.Create(other)
+			Expect(err).NotTo(HaveOccurred(), "an empty journal is not left behind")
+			Expect(j.Close()).To(Succeed())
+		})
+
+		It("resumes after a torn last line and gives the uninterrupted run's report", func() {
+			path := filepath.Join(dir, run.JournalFile)
+			data, err := os.ReadFile(path)
+			Expect(err).NotTo(HaveOccurred())
+			lines := strings.SplitAfter(string(data), "\n")
+			// The header, five entries, and half of the sixth: a run killed while writing it.
+			kept := strings.Join(lines[:6], "") + lines[6][:len(lines[6])/2]
+			Expect(os.WriteFile(path, []byte(kept), 0o644)).To(Succeed())
+
+			j, err := run.ReadJournal(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(j.Entries).To(HaveLen(5))
+
+			var rec recorder
+			rep, err := run.Resume(context.Background(), dir, &rec)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rec.entries).To(HaveLen(len(instances)-5), "only the new entries go to the sinks")
+			Expect(stripped(rep)).To(Equal(stripped(full)))
+			Expect(rep.Started).To(Equal(full.Started))
+			Expect(rep.Summary).To(Equal(full.Summary))
+
+			j, err = run.ReadJournal(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ids2(j.Entries)).To(Equal(ids(instances)), "the torn line was cut off before appending")
+		})
+
+		It("refuses a journal broken in the middle, or without a header", func() {
+			path := filepath.Join(dir, run.JournalFile)
+			data, err := os.ReadFile(path)
+			Expect(err).NotTo(HaveOccurred())
+			lines := strings.SplitAfter(string(data), "\n")
+			lines[2] = "{not json\n"
+			Expect(os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644)).To(Succeed())
+			_, err = run.ReadJournal(dir)
+			Expect(err).To(MatchError(ContainSubstring("results.jsonl:3:")))
+
+			Expect(os.WriteFile(path, []byte(lines[0][:10]), 0o644)).To(Succeed())
+			_, err = run.ReadJournal(dir)
+			Expect(err).To(MatchError(ContainSubstring("no header")))
+		})
+
+		It("writes report.json and report.txt whole, by renaming", func() {
+			full.NotRun = []string{"x/y@global/guards-on"}
+			Expect(run.WriteReport(dir, full)).To(Succeed())
+			var doc struct {
+				Runs []struct {
+					NotRun []string `json:"not_run"`
+				}
+				Results []reports.Entry
+			}
+			data, err := os.ReadFile(filepath.Join(dir, run.ReportJSON))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(json.Unmarshal(data, &doc)).To(Succeed())
+			Expect(doc.Results).To(HaveLen(len(instances)))
+			Expect(doc.Runs[0].NotRun).To(Equal([]string{"x/y@global/guards-on"}))
+			text, err := os.ReadFile(filepath.Join(dir, run.ReportText))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(text)).To(ContainSubstring("not run: 1 instance (the run was interrupted)\n  x/y@global/guards-on\n"))
+			left, err := filepath.Glob(filepath.Join(dir, ".report*"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(left).To(BeEmpty(), "no temporary file is left behind")
+		})
+	})
+})
+
+func ids2(es []reports.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
+}
