@@ -47,8 +47,8 @@ func exactResult() *capture.Result {
 		Reason: "3 of 3 rounds byte-identical to the oracle, no error",
 		Rounds: 3,
 		Ledger: []capture.Residency{
-			{Capture: "main", Buffer: "src", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1},
-			{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000200, Bytes: 64}, Generation: 2},
+			{Capture: "main", Buffer: "src", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessRead},
+			{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000200, Bytes: 64}, Generation: 2, Access: capture.AccessWrite},
 		},
 		Timeline: []capture.Event{
 			{Seq: 1, Phase: "capture", Step: stepAt("capture main op 1"), Call: "Copy(dst 0x100000200+64 <- src 0x100000000+64) on main", Captured: true},
@@ -86,7 +86,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 				Want: bytes.Repeat([]byte{0x07}, capture.MaxShownBytes), Got: make([]byte, capture.MaxShownBytes)},
 			{Round: 1, Buffer: "bystander", Offset: 4, Length: 2, Want: []byte{0, 0}, Got: []byte{7, 7}},
 		},
-		Ledger: []capture.Residency{{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1}},
+		Ledger: []capture.Residency{{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessWrite}},
 		Stale: []capture.StaleRange{{
 			Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1,
 			Access: capture.AccessWrite, Round: 1, Ran: true,
