@@ -223,7 +223,7 @@ func (c *Config) pattern() (*regexp.Regexp, error) {
 }
 
 // LocateBaseline is the baseline of platform (an opened device's Platform()) that c.Baseline
-// names (verdict.LocateBaseline): auto looks for baselines/<backend>-<profile>.yaml beside each of
+// names (verdict.LocateBaseline): auto looks for baselines/<platform key>.yaml beside each of
 // c.Paths (in a directory given, in a file's directory), "specs" when there are none, and is nil
 // without error when none has it. The file is named relative to the working directory when it
 // lies below it.

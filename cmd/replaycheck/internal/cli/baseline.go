@@ -23,7 +23,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 
   write  runs the unguarded instances and writes the baseline to --out (default: stdout).
   diff   runs them and compares with the baseline (--baseline; auto finds
-         baselines/<backend>-<profile>.yaml beside the probes). Each changed behaviour is printed with the
+         baselines/<platform key>.yaml beside the probes). Each changed behaviour is printed with the
          probe, the mode, the old and the new behaviour; instances the baseline does not hold are
          listed as uncharacterised. Exit 1 when a behaviour changed or a baseline instance did not
          run, 0 otherwise.`,

@@ -27,7 +27,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	f.cfg.Version = version()
 	c := &f.cfg
 	declareSelection(fs, c)
-	fs.StringVar(&c.Backend, "backend", c.Backend, "backend to run on (built in: sim; env "+run.EnvBackend+")")
+	fs.StringVar(&c.Backend, "backend", c.Backend, "backend to run on: sim, or acl or cuda in a cgo build with their driver library (see replaycheck devices; env "+run.EnvBackend+")")
 	fs.StringVar(&c.Profile, "profile", c.Profile, "simulator platform profile: cann or cuda, or a comma-separated list to run each (env "+run.EnvProfile+")")
 	fs.IntVar(&c.Replays, "replays", c.Replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+run.EnvReplays+")")
 	fs.StringVar(&f.format, "format", "text", "report format: text, json, junit (JUnit XML for CI test reporters) or markdown (a CI job summary, e.g. for $GITHUB_STEP_SUMMARY)")
@@ -38,7 +38,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.Timelines, "timelines", c.Timelines, "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
-	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<backend>-<profile>.yaml beside the probes), none, or a file (env "+run.EnvBaseline+")")
+	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<platform key>.yaml beside the probes, e.g. sim-cann.yaml), none, or a file (env "+run.EnvBaseline+")")
 }
 
 // given reports whether the flag was set on the command line.
