@@ -18,7 +18,7 @@ var baselineCommand = &command{
 	name:     "baseline",
 	summary:  "record a platform baseline from a run (write), or compare a run with one (diff)",
 	argsHelp: "write|diff [PATH...]",
-	detail: `A baseline records what one platform (backend/profile) did with every unguarded instance:
+	detail: `A baseline records what one platform (a device's platform key: sim/cann, acl/cann-9.0-a2a3) did with every unguarded instance:
 outcome and, for a rejection, class, code and whether the capture was invalidated.
 
   write  runs the unguarded instances and writes the baseline to --out (default: stdout).
