@@ -144,12 +144,17 @@ func (j *Journal) Close() error {
 // ReadJournal reads dir's journal: its header and every whole entry line. A torn last line (a
 // run killed while writing it) is ignored; any other line that is not an entry is an error.
 func ReadJournal(dir string) (*Journal, error) {
-	path := filepath.Join(dir, JournalFile)
+	return ReadJournalFile(filepath.Join(dir, JournalFile))
+}
+
+// ReadJournalFile reads the journal at path, whatever its name, as ReadJournal does; its Dir is
+// path's directory.
+func ReadJournalFile(path string) (*Journal, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{Dir: dir}
+	j := &Journal{Dir: filepath.Dir(path)}
 	rest := data
 	for n := 1; len(rest) > 0; n++ {
 		line, after, whole := bytes.Cut(rest, []byte("\n"))

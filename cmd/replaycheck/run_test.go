@@ -210,6 +210,30 @@ var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered
 		Expect(findings(merged)).To(Equal(findings(all.Results)))
 	})
 
+	It("merges the shards' output directories (report merge) into the whole run, ordered by id", func() {
+		args := []string{"run", "--format", "json", "--replays", "2", catalog}
+		whole := start(args...)
+		Eventually(whole, "2m").Should(gexec.Exit(0))
+		var all reports.Document
+		Expect(json.Unmarshal(whole.Out.Contents(), &all)).To(Succeed())
+		slices.SortStableFunc(all.Results, func(a, b reports.Entry) int { return strings.Compare(a.ID, b.ID) })
+
+		merge := []string{"report", "merge"}
+		for i, k := range []string{"1/3", "2/3", "3/3"} {
+			dir := filepath.Join(GinkgoT().TempDir(), "shard", string(rune('1'+i)))
+			runOK(append(slices.Clone(args), "--shard", k, "--out", dir)...)
+			merge = append(merge, dir)
+		}
+		s := start(merge...)
+		Eventually(s, "2m").Should(gexec.Exit(0))
+		var merged reports.Document
+		Expect(json.Unmarshal(s.Out.Contents(), &merged)).To(Succeed())
+		Expect(merged.Runs).To(HaveLen(1))
+		Expect(merged.Runs[0].NotRun).To(BeEmpty())
+		Expect(merged.Summary.Total).To(Equal(all.Summary.Total))
+		Expect(findings(merged.Results)).To(Equal(findings(all.Results)))
+	})
+
 	It("gives the same outcome and verdict per instance as the Ginkgo suite", func() {
 		suite, err := gexec.CompileTest(catalog)
 		Expect(err).NotTo(HaveOccurred())

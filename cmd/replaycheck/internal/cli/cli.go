@@ -130,7 +130,7 @@ type command struct {
 	flags func(fs *flag.FlagSet, env Env) func(ctx context.Context, args []string) int
 }
 
-var commands = []*command{runCommand, listCommand, validateCommand, baselineCommand, devicesCommand, versionCommand}
+var commands = []*command{runCommand, listCommand, validateCommand, baselineCommand, reportCommand, devicesCommand, versionCommand}
 
 func lookup(name string) (*command, bool) {
 	for _, c := range commands {

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/run"
+	"github.com/replaycheck/replaycheck/verdict"
+)
+
+var reportCommand = &command{
+	name:     "report",
+	summary:  "write a saved report or journal again in any format (render), or combine several (merge)",
+	argsHelp: "render FILE | merge FILE...",
+	detail: `Rebuild reports from files a run wrote, without running or judging anything again: each FILE is
+a report.json (run --format json, or DIR/report.json of run --out DIR), a results.jsonl journal, or
+an output directory (its report.json, else its journal). The stored verdicts are kept, every timeline
+in the file is kept, and the summaries and the enforcement table are computed again.
+
+  render  writes FILE's report(s) in --format (default text), exactly as run --format would have
+          written them: one run per runs[] entry of a report.json, one run for a journal (instances
+          its header selected that it does not hold are listed as not run).
+  merge   combines FILEs (the shards of one run, or the runs of several platforms) into one report
+          (default --format json). Entries of the same platform go into one run; runs keep the order
+          in which their platform first appears; the entries of a run are ordered by instance id.
+          It is an error when two files hold the same instance id for one platform, or disagree on a
+          platform's backend, device or runtime. Ids a file lists as not run are dropped when
+          another file ran them.
+
+Exit 0 when no verdict fails, 1 when one does, 2 for usage or input errors (a file that is
+neither a report nor a journal is named, with the line of the JSON error).`,
+	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
+		f := &runFlags{fs: fs}
+		fs.StringVar(&f.format, "format", "", "report format: text, json, junit or markdown (default: text for render, json for merge)")
+		fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
+		fs.BoolVar(&f.table, "table", false, "print the enforcement table, then every failing verdict, instead of the report (text or json)")
+		return func(_ context.Context, args []string) int {
+			if len(args) == 0 || (args[0] != "render" && args[0] != "merge") {
+				fmt.Fprintln(env.Stderr, "replaycheck report: want render or merge first")
+				return ExitUsage
+			}
+			verb, files := args[0], args[1:]
+			name := "replaycheck report " + verb
+			if f.format == "" {
+				f.format = "text"
+				if verb == "merge" {
+					f.format = "json"
+				}
+			}
+			if err := f.checkFormat(); err != nil {
+				fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+				return ExitUsage
+			}
+			switch {
+			case verb == "render" && len(files) != 1:
+				fmt.Fprintf(env.Stderr, "%s: want one FILE, got %d\n", name, len(files))
+				return ExitUsage
+			case verb == "merge" && len(files) == 0:
+				fmt.Fprintf(env.Stderr, "%s: want at least one FILE\n", name)
+				return ExitUsage
+			}
+			var runs []*reports.Report
+			var err error
+			if verb == "render" {
+				runs, err = readReportFile(files[0])
+			} else {
+				runs, err = mergeReportFiles(files)
+			}
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+				return ExitUsage
+			}
+			if err := writeRuns(env, f, runs); err != nil {
+				fmt.Fprintf(env.Stderr, "%s: writing the report: %v\n", name, err)
+				return ExitFail
+			}
+			for _, r := range runs {
+				if r.Summary.Failed() {
+					return ExitFail
+				}
+			}
+			return ExitOK
+		}
+	},
+}
+
+// readReportFile rebuilds the reports a report.json, a journal or an output directory holds.
+func readReportFile(path string) ([]*reports.Report, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		dir := path
+		if path = filepath.Join(dir, run.ReportJSON); !exists(path) {
+			path = filepath.Join(dir, run.JournalFile)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	var probe struct {
+		Journal *string `json:"journal"`
+	}
+	if json.Unmarshal(first, &probe) == nil && probe.Journal != nil {
+		j, err := run.ReadJournalFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*reports.Report{journalReport(j)}, nil
+	}
+	var doc reports.Document
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: neither a report (JSON) nor a journal: %s", path, jsonError(data, err))
+	}
+	if doc.Runs == nil {
+		return nil, fmt.Errorf("%s: neither a report (JSON: no \"runs\") nor a journal (no \"journal\" header)", path)
+	}
+	return documentReports(path, &doc)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// jsonError is err with the line of data it happened on, when it says where.
+func jsonError(data []byte, err error) string {
+	var off int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return err.Error()
+	}
+	return fmt.Sprintf("line %d: %v", 1+bytes.Count(data[:off], []byte("\n")), err)
+}
+
+// newReport is an empty report with a run's header, keeping every timeline it is given.
+func newReport(tool, version string, h reports.Run) *reports.Report {
+	r := reports.New(tool, version, reports.Options{AllTimelines: true})
+	r.Backend, r.Platform, r.Profile, r.Device, r.Runtime = h.Backend, h.Platform, h.Profile, h.Device, h.Runtime
+	r.NotRun = slices.Clone(h.NotRun)
+	r.BaselineFile = h.Baseline
+	if h.Baseline != "" {
+		// The text header names the baseline's platform, which is the run's.
+		r.Baseline = &verdict.Baseline{Platform: reports.RunName(r), File: h.Baseline}
+	}
+	return r
+}
+
+// documentReports is one report per run of doc, each with the results of its platform.
+func documentReports(path string, doc *reports.Document) ([]*reports.Report, error) {
+	runs := make([]*reports.Report, len(doc.Runs))
+	byPlatform := map[string]*reports.Report{}
+	for i, h := range doc.Runs {
+		runs[i] = newReport(doc.Tool, doc.Version, h)
+		runs[i].Started = doc.Started
+		byPlatform[reports.RunName(runs[i])] = runs[i]
+	}
+	for _, e := range doc.Results {
+		r, ok := byPlatform[e.Platform]
+		if !ok {
+			return nil, fmt.Errorf("%s: result %s is of platform %q, which no run in runs[] names", path, e.ID, e.Platform)
+		}
+		r.AddEntry(e)
+	}
+	return runs, nil
+}
+
+// journalReport is the report of a journal: its header's run, its entries, and the selected
+// instances it does not hold as not run.
+func journalReport(j *run.Journal) *reports.Report {
+	h := j.Header
+	r := newReport(h.Tool, h.Version, reports.Run{
+		Backend: h.Backend, Platform: h.Platform, Profile: h.Profile, Device: h.Device,
+		Runtime: h.Runtime, Baseline: h.Baseline,
+	})
+	r.Started = h.Started
+	held := map[string]bool{}
+	for _, e := range j.Entries {
+		held[e.ID] = true
+		r.AddEntry(e)
+	}
+	for _, id := range h.Instances {
+		if !held[id] {
+			r.NotRun = append(r.NotRun, id)
+		}
+	}
+	return r
+}
+
+// mergeReportFiles combines the reports of files: one run per platform, in the order platforms
+// first appear, its entries ordered by instance id.
+func mergeReportFiles(files []string) ([]*reports.Report, error) {
+	type merged struct {
+		rep     *reports.Report
+		file    string            // the file the header came from
+		entries []reports.Entry   // every entry, in file order
+		from    map[string]string // instance id -> the file that holds it
+		notRun  []string
+	}
+	var order []*merged
+	byPlatform := map[string]*merged{}
+	for _, file := range files {
+		runs, err := readReportFile(file)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			key := reports.RunName(r)
+			m, ok := byPlatform[key]
+			if !ok {
+				m = &merged{rep: r, file: file, from: map[string]string{}}
+				byPlatform[key] = m
+				order = append(order, m)
+			} else {
+				for _, field := range []struct{ name, a, b string }{
+					{"backend", m.rep.Backend, r.Backend},
+					{"device", m.rep.Device, r.Device},
+					{"runtime", runtimeName(m.rep.Runtime), runtimeName(r.Runtime)},
+				} {
+					if field.a != field.b {
+						return nil, fmt.Errorf("%s: the runs disagree on %s: %s has %q, %s has %q", key, field.name, m.file, field.a, file, field.b)
+					}
+				}
+			}
+			for _, e := range r.Results {
+				if prev, dup := m.from[e.ID]; dup {
+					return nil, fmt.Errorf("%s: instance %s is in both %s and %s", key, e.ID, prev, file)
+				}
+				m.from[e.ID] = file
+				m.entries = append(m.entries, e)
+			}
+			m.notRun = append(m.notRun, r.NotRun...)
+		}
+	}
+	out := make([]*reports.Report, len(order))
+	for i, m := range order {
+		h := m.rep
+		r := newReport(h.Tool, h.Version, reports.Run{
+			Backend: h.Backend, Platform: h.Platform, Profile: h.Profile, Device: h.Device,
+			Runtime: h.Runtime, Baseline: h.BaselineFile,
+		})
+		r.Started = h.Started
+		slices.SortStableFunc(m.entries, func(a, b reports.Entry) int { return strings.Compare(a.ID, b.ID) })
+		for _, e := range m.entries {
+			r.AddEntry(e)
+		}
+		r.NotRun = nil
+		seen := map[string]bool{}
+		for _, id := range m.notRun {
+			if _, ran := m.from[id]; !ran && !seen[id] {
+				seen[id] = true
+				r.NotRun = append(r.NotRun, id)
+			}
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// runtimeName is a report's runtime as headers compare it: "" is the built-in guards.
+func runtimeName(s string) string {
+	if s == "" {
+		return capture.RuntimeBuiltin
+	}
+	return s
+}
