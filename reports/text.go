@@ -60,7 +60,8 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 		tw.printf("  runtime %s", rep.Runtime)
 	}
 	if rep.BaselineFile != "" {
-		tw.printf("\nbaseline %s (%s)", rep.BaselineFile, rep.Baseline.Platform)
+		// A baseline is always the run's own platform's (verdict.Baseline.CheckPlatform).
+		tw.printf("\nbaseline %s (%s)", rep.BaselineFile, RunName(rep))
 	}
 	tw.printf("\n\n")
 

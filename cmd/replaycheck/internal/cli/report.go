@@ -15,7 +15,6 @@ import (
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
-	"github.com/replaycheck/replaycheck/verdict"
 )
 
 var reportCommand = &command{
@@ -156,10 +155,6 @@ func newReport(tool, version string, h reports.Run) *reports.Report {
 	r.Backend, r.Platform, r.Profile, r.Device, r.Runtime = h.Backend, h.Platform, h.Profile, h.Device, h.Runtime
 	r.NotRun = slices.Clone(h.NotRun)
 	r.BaselineFile = h.Baseline
-	if h.Baseline != "" {
-		// The text header names the baseline's platform, which is the run's.
-		r.Baseline = &verdict.Baseline{Platform: reports.RunName(r), File: h.Baseline}
-	}
 	return r
 }
 
