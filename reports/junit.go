@@ -201,7 +201,7 @@ func junitCaseOf(r *Report, e Entry) (junitCase, error) {
 		note := fmt.Sprintf("outcome %s: %s\n%s\n", e.Outcome, e.Reason, uncharacterisedHint(r))
 		c.SystemOut = &junitText{Text: safeChars(note)}
 	default:
-		if needsDetail(e) {
+		if hasFinding(e) {
 			body, err := detail()
 			if err != nil {
 				return c, err

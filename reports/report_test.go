@@ -436,7 +436,7 @@ var _ = Describe("a rejection outside any capture", func() {
 })
 
 var _ = Describe("a stale access with no differing byte", func() {
-	It("is explained on the instance's line and in its detail", func() {
+	It("is explained on the instance's line, and in its detail with Verbose", func() {
 		res := corruptedResult(probes.Corrupted)
 		res.CorruptedRounds, res.FirstCorrupted, res.Mismatches = 0, 0, nil
 		res.Stale[0].Access, res.Stale[0].Round = capture.AccessRead, 2
@@ -444,6 +444,8 @@ var _ = Describe("a stale access with no differing byte", func() {
 		rep.Add(res)
 		out := string(writeText(rep, reports.TextOptions{}))
 		Expect(out).To(ContainSubstring("stale access in round 2: graph main reads freed dst; no checked byte differs yet"))
+		Expect(out).NotTo(ContainSubstring("round 2's launch ran over it"), "a passing instance shows no detail by default")
+		out = string(writeText(rep, reports.TextOptions{Verbose: true}))
 		Expect(out).To(ContainSubstring("round 2's launch ran over it (the graph reads it)"))
 	})
 })

@@ -18,6 +18,10 @@ import (
 type TextOptions struct {
 	// Color marks verdicts with ANSI colors (green ok, red FAIL, yellow skip).
 	Color bool
+	// Verbose shows the detail block of every instance that has a finding to show (an expected
+	// corruption, stale ranges, a graph holding unrecorded work); by default only instances whose
+	// verdict failed show theirs.
+	Verbose bool
 }
 
 // Marks: go test's own vocabulary, so FAIL is the word that stands out in a column of ok.
@@ -44,8 +48,9 @@ const (
 )
 
 // WriteText writes rep for a terminal: a header line, one aligned line per instance (verdict mark,
-// probe, mode, guards, outcome, expected, short reason), a detail block under each instance that
-// failed, ended in error or corrupted data, and a summary line.
+// probe, mode, guards, outcome, expected, short reason), a detail block under each instance whose
+// verdict failed (with Verbose, also under every instance with a finding), a summary line per
+// probe set when there are several, and the summary line.
 func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	tw := &textWriter{w: w}
 	tw.printf("%s %s  backend %s", rep.Tool, rep.Version, rep.Backend)
@@ -91,13 +96,14 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 			color = markColors[e.Verdict.Status]
 		}
 		tw.row(rows[i], widths, color)
-		if needsDetail(e) {
+		if e.Verdict.Status == verdict.Fail || (opt.Verbose && hasFinding(e)) {
 			tw.detail(indent, e)
 		}
 	}
 	if len(rows) > 0 {
 		tw.printf("\n")
 	}
+	tw.sets(rep.Results)
 	tw.printf("%s\n", summaryLine(rep.Summary))
 	if len(rep.NotRun) > 0 {
 		// Not passed and not in error: the run stopped before them (an interrupt), one id a line.
@@ -118,10 +124,35 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	return tw.err
 }
 
-// needsDetail: a passing corrupted instance (an unguarded probe expected to corrupt) still shows
-// where the bytes went wrong, and any instance whose replays touched stale memory shows the
-// ranges, because that is the finding the probe exists to demonstrate.
-func needsDetail(e Entry) bool {
+// sets writes one summary line per probe set, when the results span more than one.
+func (t *textWriter) sets(results []Entry) {
+	var order []string
+	by := map[string]*Summary{}
+	for _, e := range results {
+		s := by[e.Set]
+		if s == nil {
+			s = &Summary{}
+			by[e.Set] = s
+			order = append(order, e.Set)
+		}
+		s.count(e)
+	}
+	if len(order) < 2 {
+		return
+	}
+	w := 0
+	for _, set := range order {
+		w = max(w, utf8.RuneCountInString(set))
+	}
+	for _, set := range order {
+		t.printf("  %-*s  %s\n", w, set, summaryLine(*by[set]))
+	}
+}
+
+// hasFinding: a passing corrupted instance (an unguarded probe expected to corrupt) has where the
+// bytes went wrong to show, and any instance whose replays touched stale memory the ranges,
+// because that is the finding the probe exists to demonstrate.
+func hasFinding(e Entry) bool {
 	if e.Verdict.Status == verdict.Fail || e.Outcome == probes.Corrupted || e.Outcome == probes.Errored || len(e.Stale) > 0 {
 		return true
 	}

@@ -42,6 +42,7 @@ neither a report nor a journal is named, with the line of the JSON error).`,
 		f := &runFlags{fs: fs}
 		fs.StringVar(&f.format, "format", "", "report format: text, json, junit or markdown (default: text for render, json for merge)")
 		fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
+		fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding, not only of failed ones")
 		fs.BoolVar(&f.table, "table", false, "print the enforcement table, then every failing verdict, instead of the report (text or json)")
 		return func(_ context.Context, args []string) int {
 			if len(args) == 0 || (args[0] != "render" && args[0] != "merge") {

@@ -17,8 +17,10 @@ type runFlags struct {
 	format string
 	memory string
 	color  bool
-	table  bool
-	fs     *flag.FlagSet
+	// verbose shows the detail of every instance with a finding, not only of failed ones.
+	verbose bool
+	table   bool
+	fs      *flag.FlagSet
 }
 
 func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
@@ -35,6 +37,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "time limit of one instance")
 	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
+	fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding (an expected corruption, stale ranges), not only of failed ones")
 	fs.StringVar(&c.Timelines, "timelines", c.Timelines, "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
@@ -167,6 +170,11 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 		defer j.Close()
 		sinks = append(sinks, j)
 	}
+	// On a terminal a progress line shows the run going; in a log or a pipe nothing is added.
+	bar := newProgress(env.Stderr)
+	if bar != nil {
+		sinks = append(sinks, bar)
+	}
 
 	var runs []*reports.Report
 	code := ExitOK
@@ -177,6 +185,7 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 		c := cfg
 		c.Profile = profile
 		rep, err := run.Execute(ctx, c, instances, sinks...)
+		bar.clear()
 		if rep == nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 			return ExitUsage
@@ -193,11 +202,11 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 }
 
 // resumeProbes is run --resume DIR: the settings are the journal's, so only the output flags
-// (--format, --color, --table) may come with it.
+// (--format, --color, -v, --table) may come with it.
 func resumeProbes(ctx context.Context, env Env, f *runFlags, dir string, args []string) int {
 	var extra []string
 	f.fs.Visit(func(fl *flag.Flag) {
-		if fl.Name != "resume" && fl.Name != "format" && fl.Name != "color" && fl.Name != "table" {
+		if fl.Name != "resume" && fl.Name != "format" && fl.Name != "color" && fl.Name != "v" && fl.Name != "table" {
 			extra = append(extra, "--"+fl.Name)
 		}
 	})
@@ -304,7 +313,7 @@ func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 		if i > 0 {
 			fmt.Fprintln(env.Stdout)
 		}
-		if err := reports.WriteText(env.Stdout, r, reports.TextOptions{Color: f.color}); err != nil {
+		if err := reports.WriteText(env.Stdout, r, reports.TextOptions{Color: f.color, Verbose: f.verbose}); err != nil {
 			return err
 		}
 	}
