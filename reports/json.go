@@ -33,6 +33,15 @@ type Run struct {
 	Summary  Summary `json:"summary"`
 	// NotRun are the ids of the instances the run never ran (Report.NotRun).
 	NotRun []string `json:"not_run,omitempty"`
+	// RunID, Host, Started and Ended identify the run; Driver and RuntimeVersion are the device's
+	// versions where known; Config is the run's configuration.
+	RunID          string          `json:"run_id,omitempty"`
+	Host           string          `json:"host,omitempty"`
+	Started        time.Time       `json:"started"`
+	Ended          time.Time       `json:"ended,omitzero"`
+	Driver         string          `json:"driver,omitempty"`
+	RuntimeVersion string          `json:"runtime_version,omitempty"`
+	Config         json.RawMessage `json:"config,omitempty"`
 }
 
 // DocumentOf gathers runs into one Document, with the enforcement table over all of them.
@@ -43,6 +52,8 @@ func DocumentOf(runs ...*Report) *Document {
 			d.Tool, d.Version, d.Started = r.Tool, r.Version, r.Started
 		}
 		d.Runs = append(d.Runs, Run{
+			RunID: r.RunID, Host: r.Host, Started: r.Started, Ended: r.Ended,
+			Driver: r.Driver, RuntimeVersion: r.RuntimeVersion, Config: r.Config,
 			Platform: RunName(r), Backend: r.Backend, Profile: r.Profile, Device: r.Device,
 			Runtime: r.runtime(), Baseline: r.BaselineFile, Summary: r.Summary, NotRun: r.NotRun,
 		})

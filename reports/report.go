@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
@@ -10,10 +11,19 @@ import (
 // Report is one platform run: where it ran and what every instance did. Its JSON form is a
 // Document (WriteJSON), which also holds several runs.
 type Report struct {
-	Tool    string    `json:"tool"`
-	Version string    `json:"version"`
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	// RunID identifies the run (a UUID): the same in its journal, its report and a resumed run.
+	RunID   string    `json:"run_id,omitempty"`
+	Host    string    `json:"host,omitempty"`
 	Started time.Time `json:"started"`
-	Backend string    `json:"backend"`
+	Ended   time.Time `json:"ended,omitzero"`
+	// Driver and RuntimeVersion are the versions the device's backend reports, where it knows them.
+	Driver         string `json:"driver,omitempty"`
+	RuntimeVersion string `json:"runtime_version,omitempty"`
+	// Config is the run's configuration as the run layer records it (nil when unknown).
+	Config  json.RawMessage `json:"config,omitempty"`
+	Backend string          `json:"backend"`
 	// Platform is the platform key of the device the run used (runtime.Device.Platform), the
 	// key of its baseline; Profile is the simulator profile, when the backend has one.
 	Platform string `json:"platform"`

@@ -93,6 +93,8 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 			}}
 	case reflect.TypeFor[probes.Step]():
 		return map[string]any{"type": "string", "description": "a probe step: PHASE op N, capture NAME op N|begin|end, or replay ROUND NAME"}
+	case reflect.TypeFor[json.RawMessage]():
+		return map[string]any{"type": "object", "additionalProperties": map[string]any{}, "description": "the run's configuration as the run layer records it (run.Config)"}
 	case reflect.TypeFor[capture.Bytes]():
 		return map[string]any{"type": "string", "pattern": "^([0-9a-f]{2})*$", "description": "bytes, hex"}
 	}
@@ -153,7 +155,7 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 				name = f.Name
 			}
 			props[name] = g.of(f.Type)
-			if !strings.Contains(opts, "omitempty") {
+			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 				required = append(required, name)
 			}
 		}

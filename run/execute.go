@@ -1,9 +1,14 @@
 package run
 
 import (
+	"encoding/json"
+	"os"
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
@@ -36,6 +41,8 @@ type Platform struct {
 	// Name is the backend's name, Key the device's platform key (the key of its baseline),
 	// Description the device's, Profile the simulator profile ("" for a backend without profiles).
 	Name, Key, Description, Profile string
+	// Driver and RuntimeVersion are the versions the backend reports for device 0, where known.
+	Driver, RuntimeVersion string
 }
 
 // Open opens the configured backend and its device 0.
@@ -49,8 +56,12 @@ func Open(ctx context.Context, c Config) (*Platform, error) {
 		_ = b.Close()
 		return nil, fmt.Errorf("opening device 0 of backend %s: %w", c.Backend, err)
 	}
-	return &Platform{Backend: b, Device: dev, Name: b.Name(), Key: dev.Platform(), Description: dev.Describe(),
-		Profile: backends.ProfileOf(c.Backend, c.Profile)}, nil
+	p := &Platform{Backend: b, Device: dev, Name: b.Name(), Key: dev.Platform(), Description: dev.Describe(),
+		Profile: backends.ProfileOf(c.Backend, c.Profile)}
+	if info, err := b.Info(ctx, 0); err == nil {
+		p.Driver, p.RuntimeVersion = info.Driver, info.Runtime
+	}
+	return p, nil
 }
 
 // Close closes the device, then the backend.
@@ -60,7 +71,11 @@ func (p *Platform) Close() error { return errors.Join(p.Device.Close(), p.Backen
 func NewReport(c Config, p *Platform, baseline *verdict.Baseline) *reports.Report {
 	rep := reports.New(Tool, c.version(), reports.Options{AllTimelines: c.Timelines == "all"})
 	rep.Backend, rep.Platform, rep.Device, rep.Profile = p.Name, p.Key, p.Description, p.Profile
+	rep.Driver, rep.RuntimeVersion = p.Driver, p.RuntimeVersion
 	rep.Runtime = c.runtimeName()
+	rep.RunID = uuid.NewString()
+	rep.Host, _ = os.Hostname()
+	rep.Config, _ = json.Marshal(c)
 	if baseline != nil {
 		rep.Baseline, rep.BaselineFile = baseline, baseline.File
 	}
@@ -178,7 +193,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 			return nil, fmt.Errorf("the journal in %s was started on platform %s, this device is %s", prior.Dir, h.Platform, p.Key)
 		}
 		// The resumed run is the run the journal began: its identity and start.
-		rep.Tool, rep.Version, rep.Started = h.Tool, h.Version, h.Started
+		rep.Tool, rep.Version, rep.Started, rep.RunID, rep.Host = h.Tool, h.Version, h.Started, h.RunID, h.Host
 		for _, e := range prior.Entries {
 			done[e.ID] = e
 		}
@@ -188,7 +203,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 		ids[i] = in.ID()
 	}
 	header := Header{
-		Journal: JournalFormat, Tool: rep.Tool, Version: rep.Version, Started: rep.Started,
+		Journal: JournalFormat, Tool: rep.Tool, Version: rep.Version, RunID: rep.RunID, Host: rep.Host, Started: rep.Started,
 		Backend: rep.Backend, Profile: rep.Profile, Platform: rep.Platform, Device: rep.Device,
 		Runtime: runtimeOrBuiltin(rep.Runtime), Baseline: rep.BaselineFile, Config: c, Instances: ids,
 	}
@@ -229,6 +244,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 		}
 	}
 	closed = true
+	rep.Ended = time.Now().UTC()
 	if cerr := p.Close(); cerr != nil {
 		err = fmt.Errorf("closing device: %w", cerr)
 	}

@@ -33,6 +33,8 @@ type Header struct {
 	Journal  string    `json:"journal"` // JournalFormat
 	Tool     string    `json:"tool"`
 	Version  string    `json:"version"`
+	RunID    string    `json:"run_id"`
+	Host     string    `json:"host,omitempty"`
 	Started  time.Time `json:"started"`
 	Backend  string    `json:"backend"`
 	Profile  string    `json:"profile,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/google/uuid"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,6 +298,11 @@ var _ = Describe("Execute", func() {
 			Expect(stripped(rep)).To(Equal(stripped(full)))
 			Expect(rep.Started).To(Equal(full.Started))
 			Expect(rep.Summary).To(Equal(full.Summary))
+			Expect(rep.RunID).To(Equal(full.RunID), "a resumed run is the run the journal began")
+			Expect(uuid.Validate(rep.RunID)).To(Succeed())
+			Expect(rep.Host).NotTo(BeEmpty())
+			Expect(rep.Ended).To(BeTemporally(">=", rep.Started))
+			Expect(string(rep.Config)).To(ContainSubstring(`"backend":"sim"`))
 
 			j, err = run.ReadJournal(dir)
 			Expect(err).NotTo(HaveOccurred())

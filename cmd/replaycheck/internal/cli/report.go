@@ -156,6 +156,8 @@ func newReport(tool, version string, h reports.Run) *reports.Report {
 	r.Backend, r.Platform, r.Profile, r.Device, r.Runtime = h.Backend, h.Platform, h.Profile, h.Device, h.Runtime
 	r.NotRun = slices.Clone(h.NotRun)
 	r.BaselineFile = h.Baseline
+	r.RunID, r.Host, r.Started, r.Ended = h.RunID, h.Host, h.Started, h.Ended
+	r.Driver, r.RuntimeVersion, r.Config = h.Driver, h.RuntimeVersion, h.Config
 	return r
 }
 
