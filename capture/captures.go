@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
@@ -15,6 +16,7 @@ import (
 
 func (r *run) runCapture(c *probes.Capture) error {
 	r.tl.enter(PhaseCapture)
+	defer func(start time.Time) { r.times.capture += time.Since(start) }(time.Now())
 	origin := r.streams[c.Stream]
 	took, err := r.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepBegin), desc: fmt.Sprintf("BeginCapture(%s, %s)", c.Stream, r.in.Mode),
 		thread: runtime.Main, do: exec(func() error { return r.dev.BeginCapture(runtime.Main, origin, r.in.Mode) })})

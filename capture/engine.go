@@ -96,6 +96,7 @@ type run struct {
 	ledgerSet map[string]int // capture/buffer/generation -> index in the ledger
 	issued    map[string]int // capture -> the fill, copy and axpy ops captured into it
 	staleSeen map[string]bool
+	times     phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode
@@ -158,6 +159,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		}
 	}
 	res.Timeline = r.tl.events
+	res.Timings = r.times.timings()
 	r.classify(err)
 	return res
 }

@@ -66,6 +66,23 @@ type Result struct {
 	Skipped  []probes.Step `json:"skipped_steps,omitempty"`
 	Leaks    []string      `json:"leaks,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// Timings say where the time went (wall clock on the host running the engine).
+	Timings Timings `json:"timings"`
+}
+
+// Timings are an instance's phases, timed.
+type Timings struct {
+	// Capture is the time spent in captures: begin, the capture's ops, end.
+	Capture time.Duration `json:"capture_ns"`
+	// ReplayMedian and ReplayP99 are over the replay rounds: from a round's first launch until
+	// the device finished its work.
+	ReplayMedian time.Duration `json:"replay_median_ns"`
+	ReplayP99    time.Duration `json:"replay_p99_ns"`
+	// Verify is the time spent reading back and comparing checked buffers, VerifiedBytes how
+	// many bytes that compared, VerifyRate the bytes per second.
+	Verify        time.Duration `json:"verify_ns"`
+	VerifiedBytes int64         `json:"verified_bytes"`
+	VerifyRate    float64       `json:"verify_bytes_per_second"`
 }
 
 // RuntimeBuiltin names the runtime under test when it is replaycheck's own reference guards

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
@@ -20,6 +21,7 @@ func (r *run) replays() error {
 			return err
 		}
 		r.tl.enter(PhaseReplay)
+		launched := time.Now()
 		for _, lc := range r.p.Replay.Order {
 			g, ok := r.graphs[lc.Capture]
 			if !ok {
@@ -39,7 +41,7 @@ func (r *run) replays() error {
 			}
 			r.oracle.Launch(lc.Capture, took)
 		}
-		if err := r.verify(round); err != nil {
+		if err := r.verify(round, launched); err != nil {
 			return err
 		}
 		r.res.Rounds = round
@@ -49,11 +51,15 @@ func (r *run) replays() error {
 }
 
 // verify compares every checked live buffer with the oracle after a round.
-func (r *run) verify(round int) error {
+func (r *run) verify(round int, launched time.Time) error {
 	r.tl.enter(PhaseVerify)
 	if err := r.must("SyncDevice (verify)", func() error { return r.dev.SyncDevice(runtime.Main) }); err != nil {
 		return err
 	}
+	// The round's replay is done once the device is: from the first launch to the end of the sync.
+	checked := time.Now()
+	r.times.rounds = append(r.times.rounds, checked.Sub(launched))
+	defer func() { r.times.verify += time.Since(checked) }()
 	// The timeline keeps one verify sync per round and not the reads: they add nothing a reader needs.
 	names := r.p.Check
 	if names == nil {
@@ -72,6 +78,7 @@ func (r *run) verify(round int) error {
 		if a.ptr.Bytes != int64(len(want)) {
 			return failf(ErrHarness, nil, "verify: buffer %q is %d bytes on the device and %d in the oracle", name, a.ptr.Bytes, len(want))
 		}
+		r.times.verified += int64(len(want))
 		got, err := r.contents(a)
 		if err != nil {
 			return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
