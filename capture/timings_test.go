@@ -29,7 +29,7 @@ var _ = Describe("an instance's timings", func() {
 		Expect(t.Capture).To(BeNumerically(">", 0))
 		Expect(t.ReplayMedian).To(BeNumerically(">", 0))
 		Expect(t.ReplayP99).To(BeNumerically(">=", t.ReplayMedian))
-		Expect(t.VerifiedBytes).To(Equal(int64(5 * 16 << 10)), "both buffers, every round")
+		Expect(t.VerifiedBytes).To(Equal(int64(5*16<<10)), "both buffers, every round")
 		Expect(t.VerifyRate).To(BeNumerically("~", float64(t.VerifiedBytes)/t.Verify.Seconds(), 1))
 		Expect(res.Duration).To(BeNumerically(">=", t.Capture+t.Verify))
 	})
