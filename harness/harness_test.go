@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"flag"
 	"os"
 	"os/exec"
@@ -184,6 +185,27 @@ var _ = Describe("the catalog suite", Ordered, func() {
 			HaveField("ID", "hazards/rebase-after-capture@global/guards-off"),
 			HaveField("Outcome", "corrupted"), HaveField("Verdict.Status", "pass"))))
 		Expect(rep.Enforcement.Rows).To(HaveLen(10))
+	})
+
+	It("writes the report as JUnit or Markdown when the file name says so", func() {
+		dir := GinkgoT().TempDir()
+		xmlFile, mdFile := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+		Expect(run("-ginkgo.label-filter=set:basic", "-replaycheck.report="+xmlFile)).To(gexec.Exit(0))
+		Expect(run("-ginkgo.label-filter=set:basic", "-replaycheck.report="+mdFile)).To(gexec.Exit(0))
+		data, err := os.ReadFile(xmlFile)
+		Expect(err).NotTo(HaveOccurred())
+		var suites struct {
+			Tests int `xml:"tests,attr"`
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testsuite>testcase"`
+		}
+		Expect(xml.Unmarshal(data, &suites)).To(Succeed())
+		Expect(suites.Tests).To(BeNumerically(">", 0))
+		Expect(suites.Cases).To(HaveLen(suites.Tests))
+		md, err := os.ReadFile(mdFile)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(md)).To(SatisfyAll(HavePrefix("# replaycheck"), ContainSubstring("| basic/")))
 	})
 
 	It("fails the central invariant when the guards are removed", func() {

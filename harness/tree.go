@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -143,8 +144,9 @@ func entriesOf(r ginkgo.Report) ([]reports.Entry, error) {
 	return out, nil
 }
 
-// writeReport writes one replaycheck report of every process's entries (JSON for a .json file,
-// text otherwise), enforcement table included.
+// writeReport writes one replaycheck report of every process's entries, in the format its file
+// name says: .json the JSON document, .xml JUnit, .md the Markdown summary, anything else text
+// with the enforcement table.
 func (s *suite) writeReport(r ginkgo.Report) error {
 	entries, err := entriesOf(r)
 	if err != nil {
@@ -163,11 +165,17 @@ func (s *suite) writeReport(r ginkgo.Report) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if strings.HasSuffix(s.cfg.Report, ".json") {
-		return reports.WriteJSON(f, rep)
+	switch filepath.Ext(s.cfg.Report) {
+	case ".json":
+		err = reports.WriteJSON(f, rep)
+	case ".xml":
+		err = reports.WriteJUnit(f, rep)
+	case ".md":
+		err = reports.WriteMarkdown(f, rep)
+	default:
+		err = reports.WriteText(f, rep, reports.TextOptions{})
 	}
-	return reports.WriteText(f, rep, reports.TextOptions{})
+	return errors.Join(err, f.Close())
 }
 
 // InvariantName names the suite's central invariant where Ginkgo reports it.
