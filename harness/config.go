@@ -16,7 +16,7 @@ import (
 // environment defaults and run.Config.Check's rules, the CLI's own) and the suite's own settings.
 type Config struct {
 	run.Config
-	// Report is a file the suite writes its replaycheck report to (.json: JSON, .xml: JUnit, .md: Markdown, else text),
+	// Report is a file the suite writes its replaycheck report to (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text),
 	// from every parallel process's results; "" writes none.
 	Report string
 	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency,
@@ -97,7 +97,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.Var(&c.Shard, p+"shard", "generate specs only for shard K of N (K/N): the instances whose id hashes to K-1 modulo N")
 	fs.DurationVar(&c.Timeout, p+"timeout", c.Timeout, "time limit of one instance")
 	fs.StringVar(&c.Baseline, p+"baseline", c.Baseline, "platform baseline: auto, none, or a file")
-	fs.StringVar(&c.Report, p+"report", os.Getenv("REPLAYCHECK_REPORT"), "write the replaycheck report to this file (.json: JSON, .xml: JUnit, .md: Markdown, else text)")
+	fs.StringVar(&c.Report, p+"report", os.Getenv("REPLAYCHECK_REPORT"), "write the replaycheck report to this file (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text)")
 	fs.StringVar(&c.Runtime, p+"runtime", c.Runtime, "runtime plugin (.so) to run every instance through instead of the built-in guards (needs cgo)")
 	fs.StringVar(&c.DisableGuards, p+"disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, replay-isolation, all)")
 	return c

@@ -172,6 +172,8 @@ func (s *suite) writeReport(r ginkgo.Report) error {
 		err = reports.WriteJUnit(f, rep)
 	case ".md":
 		err = reports.WriteMarkdown(f, rep)
+	case ".html":
+		err = reports.WriteHTML(f, rep)
 	default:
 		err = reports.WriteText(f, rep, reports.TextOptions{})
 	}

@@ -20,6 +20,8 @@
 //   - WriteMarkdown: a CI job summary (GitHub's $GITHUB_STEP_SUMMARY): a verdict line per run, the
 //     outcome matrix, each failure with its detail block, and the enforcement table
 //     (WriteMarkdownTable).
+//   - WriteHTML: one self-contained page: the SVG outcome matrix, each finding, a picture of the
+//     captured memory.
 //   - WriteTable: the enforcement table (EnforcementTable) of what each platform did with every
 //     unguarded hazard probe; WriteFailures: one line per failing verdict.
 //

@@ -40,7 +40,7 @@ Exit 0 when no verdict fails, 1 when one does, 2 for usage or input errors (a fi
 neither a report nor a journal is named, with the line of the JSON error).`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		f := &runFlags{fs: fs}
-		fs.StringVar(&f.format, "format", "", "report format: text, json, junit or markdown (default: text for render, json for merge)")
+		fs.StringVar(&f.format, "format", "", "report format: text, json, junit, markdown or html (default: text for render, json for merge)")
 		fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
 		fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding, not only of failed ones")
 		fs.BoolVar(&f.table, "table", false, "print the enforcement table, then every failing verdict, instead of the report (text or json)")

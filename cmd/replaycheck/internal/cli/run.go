@@ -32,7 +32,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.Backend, "backend", c.Backend, "backend to run on: sim, or acl or cuda in a cgo build with their driver library (see replaycheck devices; env "+run.EnvBackend+")")
 	fs.StringVar(&c.Profile, "profile", c.Profile, "simulator platform profile: cann or cuda, or a comma-separated list to run each (env "+run.EnvProfile+")")
 	fs.IntVar(&c.Replays, "replays", c.Replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+run.EnvReplays+")")
-	fs.StringVar(&f.format, "format", "text", "report format: text, json, junit (JUnit XML for CI test reporters) or markdown (a CI job summary, e.g. for $GITHUB_STEP_SUMMARY)")
+	fs.StringVar(&f.format, "format", "text", "report format: text, json, junit (JUnit XML for CI test reporters) markdown (a CI job summary, e.g. for $GITHUB_STEP_SUMMARY) or html (one self-contained page: the outcome matrix, each finding, a picture of the captured memory)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "simulator seed: non-zero shuffles independent graph branches on replay, reproducibly (env "+run.EnvSeed+")")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "time limit of one instance")
 	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
@@ -73,12 +73,12 @@ func (f *runFlags) check() error {
 func (f *runFlags) checkFormat() error {
 	switch f.format {
 	case "text", "json":
-	case "junit", "markdown":
+	case "junit", "markdown", "html":
 		if f.table {
 			return fmt.Errorf("--table writes text or json, not %s (the %s report has no table-only form)", f.format, f.format)
 		}
 	default:
-		return fmt.Errorf("--format: %q is not text, json, junit or markdown", f.format)
+		return fmt.Errorf("--format: %q is not text, json, junit, markdown or html", f.format)
 	}
 	return nil
 }
@@ -303,6 +303,8 @@ func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 		return reports.WriteJSON(env.Stdout, runs...)
 	case "junit":
 		return reports.WriteJUnit(env.Stdout, runs...)
+	case "html":
+		return reports.WriteHTML(env.Stdout, runs...)
 	case "markdown":
 		return reports.WriteMarkdown(env.Stdout, runs...)
 	}
