@@ -16,8 +16,8 @@ import (
 // environment defaults and run.Config.Check's rules, the CLI's own) and the suite's own settings.
 type Config struct {
 	run.Config
-	// Report is a file the suite writes its replaycheck report to (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text),
-	// from every parallel process's results; "" writes none.
+	// Report is a file the suite writes its replaycheck report to, from every parallel process's
+	// results (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text); "" writes none.
 	Report string
 	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency,
 	// replay-isolation or all, comma-separated). For negative controls only: it proves the suite fails without them.
