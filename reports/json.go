@@ -51,12 +51,7 @@ func DocumentOf(runs ...*Report) *Document {
 		if i == 0 {
 			d.Tool, d.Version, d.Started = r.Tool, r.Version, r.Started
 		}
-		d.Runs = append(d.Runs, Run{
-			RunID: r.RunID, Host: r.Host, Started: r.Started, Ended: r.Ended,
-			Driver: r.Driver, RuntimeVersion: r.RuntimeVersion, Config: r.Config,
-			Platform: RunName(r), Backend: r.Backend, Profile: r.Profile, Device: r.Device,
-			Runtime: r.runtime(), Baseline: r.BaselineFile, Summary: r.Summary, NotRun: r.NotRun,
-		})
+		d.Runs = append(d.Runs, runOf(r))
 		for _, e := range r.Results {
 			d.Results = append(d.Results, e)
 			d.Summary.count(e)

@@ -301,3 +301,25 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// Report is the journal's run as a report: its header's run, its entries with their verdicts
+// (nothing is judged again), every timeline they hold, and the selected instances it does not
+// hold as not run.
+func (j *Journal) Report() *reports.Report {
+	h := j.Header
+	r := reports.FromRun(h.Tool, h.Version, reports.Run{
+		Backend: h.Backend, Platform: h.Platform, Profile: h.Profile, Device: h.Device,
+		Runtime: h.Runtime, Baseline: h.Baseline, RunID: h.RunID, Host: h.Host, Started: h.Started,
+	})
+	held := map[string]bool{}
+	for _, e := range j.Entries {
+		held[e.ID] = true
+		r.AddEntry(e)
+	}
+	for _, id := range h.Instances {
+		if !held[id] {
+			r.NotRun = append(r.NotRun, id)
+		}
+	}
+	return r
+}

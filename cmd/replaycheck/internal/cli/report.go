@@ -9,10 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
-	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
 )
@@ -115,7 +112,7 @@ func readReportFile(path string) ([]*reports.Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*reports.Report{journalReport(j)}, nil
+		return []*reports.Report{j.Report()}, nil
 	}
 	var doc reports.Document
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -125,7 +122,11 @@ func readReportFile(path string) ([]*reports.Report, error) {
 	if doc.Runs == nil {
 		return nil, fmt.Errorf("%s: neither a report (JSON: no \"runs\") nor a journal (no \"journal\" header)", path)
 	}
-	return documentReports(path, &doc)
+	runs, err := doc.Reports()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return runs, nil
 }
 
 func exists(path string) bool {
@@ -150,132 +151,16 @@ func jsonError(data []byte, err error) string {
 	return fmt.Sprintf("line %d: %v", 1+bytes.Count(data[:off], []byte("\n")), err)
 }
 
-// newReport is an empty report with a run's header, keeping every timeline it is given.
-func newReport(tool, version string, h reports.Run) *reports.Report {
-	r := reports.New(tool, version, reports.Options{AllTimelines: true})
-	r.Backend, r.Platform, r.Profile, r.Device, r.Runtime = h.Backend, h.Platform, h.Profile, h.Device, h.Runtime
-	r.NotRun = slices.Clone(h.NotRun)
-	r.BaselineFile = h.Baseline
-	r.RunID, r.Host, r.Started, r.Ended = h.RunID, h.Host, h.Started, h.Ended
-	r.Driver, r.RuntimeVersion, r.Config = h.Driver, h.RuntimeVersion, h.Config
-	return r
-}
-
-// documentReports is one report per run of doc, each with the results of its platform.
-func documentReports(path string, doc *reports.Document) ([]*reports.Report, error) {
-	runs := make([]*reports.Report, len(doc.Runs))
-	byPlatform := map[string]*reports.Report{}
-	for i, h := range doc.Runs {
-		runs[i] = newReport(doc.Tool, doc.Version, h)
-		runs[i].Started = doc.Started
-		byPlatform[reports.RunName(runs[i])] = runs[i]
-	}
-	for _, e := range doc.Results {
-		r, ok := byPlatform[e.Platform]
-		if !ok {
-			return nil, fmt.Errorf("%s: result %s is of platform %q, which no run in runs[] names", path, e.ID, e.Platform)
-		}
-		r.AddEntry(e)
-	}
-	return runs, nil
-}
-
-// journalReport is the report of a journal: its header's run, its entries, and the selected
-// instances it does not hold as not run.
-func journalReport(j *run.Journal) *reports.Report {
-	h := j.Header
-	r := newReport(h.Tool, h.Version, reports.Run{
-		Backend: h.Backend, Platform: h.Platform, Profile: h.Profile, Device: h.Device,
-		Runtime: h.Runtime, Baseline: h.Baseline,
-	})
-	r.Started = h.Started
-	held := map[string]bool{}
-	for _, e := range j.Entries {
-		held[e.ID] = true
-		r.AddEntry(e)
-	}
-	for _, id := range h.Instances {
-		if !held[id] {
-			r.NotRun = append(r.NotRun, id)
-		}
-	}
-	return r
-}
-
 // mergeReportFiles combines the reports of files: one run per platform, in the order platforms
 // first appear, its entries ordered by instance id.
 func mergeReportFiles(files []string) ([]*reports.Report, error) {
-	type merged struct {
-		rep     *reports.Report
-		file    string            // the file the header came from
-		entries []reports.Entry   // every entry, in file order
-		from    map[string]string // instance id -> the file that holds it
-		notRun  []string
-	}
-	var order []*merged
-	byPlatform := map[string]*merged{}
-	for _, file := range files {
+	sources := make([]reports.Source, len(files))
+	for i, file := range files {
 		runs, err := readReportFile(file)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range runs {
-			key := reports.RunName(r)
-			m, ok := byPlatform[key]
-			if !ok {
-				m = &merged{rep: r, file: file, from: map[string]string{}}
-				byPlatform[key] = m
-				order = append(order, m)
-			} else {
-				for _, field := range []struct{ name, a, b string }{
-					{"backend", m.rep.Backend, r.Backend},
-					{"device", m.rep.Device, r.Device},
-					{"runtime", runtimeName(m.rep.Runtime), runtimeName(r.Runtime)},
-				} {
-					if field.a != field.b {
-						return nil, fmt.Errorf("%s: the runs disagree on %s: %s has %q, %s has %q", key, field.name, m.file, field.a, file, field.b)
-					}
-				}
-			}
-			for _, e := range r.Results {
-				if prev, dup := m.from[e.ID]; dup {
-					return nil, fmt.Errorf("%s: instance %s is in both %s and %s", key, e.ID, prev, file)
-				}
-				m.from[e.ID] = file
-				m.entries = append(m.entries, e)
-			}
-			m.notRun = append(m.notRun, r.NotRun...)
-		}
+		sources[i] = reports.Source{Name: file, Runs: runs}
 	}
-	out := make([]*reports.Report, len(order))
-	for i, m := range order {
-		h := m.rep
-		r := newReport(h.Tool, h.Version, reports.Run{
-			Backend: h.Backend, Platform: h.Platform, Profile: h.Profile, Device: h.Device,
-			Runtime: h.Runtime, Baseline: h.BaselineFile,
-		})
-		r.Started = h.Started
-		slices.SortStableFunc(m.entries, func(a, b reports.Entry) int { return strings.Compare(a.ID, b.ID) })
-		for _, e := range m.entries {
-			r.AddEntry(e)
-		}
-		r.NotRun = nil
-		seen := map[string]bool{}
-		for _, id := range m.notRun {
-			if _, ran := m.from[id]; !ran && !seen[id] {
-				seen[id] = true
-				r.NotRun = append(r.NotRun, id)
-			}
-		}
-		out[i] = r
-	}
-	return out, nil
-}
-
-// runtimeName is a report's runtime as headers compare it: "" is the built-in guards.
-func runtimeName(s string) string {
-	if s == "" {
-		return capture.RuntimeBuiltin
-	}
-	return s
+	return reports.Merge(sources)
 }
