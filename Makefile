@@ -10,10 +10,13 @@ ARGS    ?=
 build:
 	@$(GO) build -o $(BIN) ./cmd/replaycheck
 
-## run: the probe catalog (specs/) on the simulated device, default profile cann. Quiet: stdout is
+## run: the probe catalog (specs/) on the simulated device, default profile cann; every report
+## format also goes to $(RUN_OUT) (git ignores build/), named on stderr. Quiet: stdout is
 ## replaycheck's alone, so `make run ARGS="--format json" > report.json` writes a JSON document.
+RUN_OUT ?= build/report
 run: build
-	@$(abspath $(BIN)) run $(strip $(ARGS) specs)
+	@rm -rf $(RUN_OUT)
+	@$(abspath $(BIN)) run --out $(RUN_OUT) $(strip $(ARGS) specs)
 
 ## test: formatting, vet, the cgo-free build, and every Ginkgo suite under the race detector
 ## (device calls run on two locked worker threads per device; the race detector needs gcc)

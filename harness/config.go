@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/run"
@@ -17,13 +18,26 @@ import (
 type Config struct {
 	run.Config
 	// Report is a file the suite writes its replaycheck report to, from every parallel process's
-	// results (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text); "" writes none.
+	// results (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text), or a directory
+	// (ReportDir) it writes every format to, as run --out does; "" writes none.
 	Report string
 	// DisableGuards removes kernel-mode guards (retained, arena, capture-watch, residency,
 	// replay-isolation or all, comma-separated). For negative controls only: it proves the suite fails without them.
 	DisableGuards string
 
 	fs *flag.FlagSet // where the flags were registered, to learn which were given
+}
+
+// ReportDir reports whether Report names a directory: it ends with a path separator or is one.
+func (c *Config) ReportDir() bool {
+	if c.Report == "" {
+		return false
+	}
+	if strings.HasSuffix(c.Report, "/") || strings.HasSuffix(c.Report, string(filepath.Separator)) {
+		return true
+	}
+	st, err := os.Stat(c.Report)
+	return err == nil && st.IsDir()
 }
 
 // flagPrefix starts every suite flag's name.
@@ -97,7 +111,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.Var(&c.Shard, p+"shard", "generate specs only for shard K of N (K/N): the instances whose id hashes to K-1 modulo N")
 	fs.DurationVar(&c.Timeout, p+"timeout", c.Timeout, "time limit of one instance")
 	fs.StringVar(&c.Baseline, p+"baseline", c.Baseline, "platform baseline: auto, none, or a file")
-	fs.StringVar(&c.Report, p+"report", os.Getenv("REPLAYCHECK_REPORT"), "write the replaycheck report to this file (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text)")
+	fs.StringVar(&c.Report, p+"report", os.Getenv("REPLAYCHECK_REPORT"), "write the replaycheck report to this file (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text), or every format into this directory (a path ending in /, or an existing directory: report.json, report.txt, junit.xml, summary.md, report.html)")
 	fs.StringVar(&c.Runtime, p+"runtime", c.Runtime, "runtime plugin (.so) to run every instance through instead of the built-in guards (needs cgo)")
 	fs.StringVar(&c.DisableGuards, p+"disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, replay-isolation, all)")
 	return c

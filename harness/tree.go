@@ -160,6 +160,9 @@ func (s *suite) writeReport(r ginkgo.Report) error {
 	for _, e := range entries {
 		rep.AddEntry(e)
 	}
+	if s.cfg.ReportDir() {
+		return run.WriteReport(s.cfg.Report, rep)
+	}
 	rep.Enforcement = reports.EnforcementTable(rep)
 	f, err := os.Create(s.cfg.Report)
 	if err != nil {

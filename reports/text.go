@@ -515,6 +515,28 @@ func words(data capture.Bytes) string {
 	return b.String()
 }
 
+// WriteTexts writes the reports of several runs as one text, each as WriteText writes it, a blank
+// line between them and the enforcement table of every run (EnforcementTable) as the last run's
+// last section. The reports are not changed.
+func WriteTexts(w io.Writer, opt TextOptions, runs ...*Report) error {
+	for i, r := range runs {
+		if i == len(runs)-1 {
+			last := *r
+			last.Enforcement = EnforcementTable(runs...)
+			r = &last
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := WriteText(w, r, opt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteDetail writes the detail block of one entry (reason, mismatches, stale ranges, rejection or
 // refusal, leaks, the timeline calls that matter), as WriteText prints it under an instance.
 func WriteDetail(w io.Writer, e Entry) error {

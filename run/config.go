@@ -41,12 +41,15 @@ const (
 // that cannot be written (a RuntimeUnderTest, guard switches) are left out of it.
 type Config struct {
 	Backend string `json:"backend"`
-	// Profile is the simulator platform profile; "" is backends.DefaultProfile. One profile: a front
-	// that runs several makes one Config each.
+	// Profile is the simulator platform profile; "" is backends.DefaultProfile. Execute takes one;
+	// ExecutePlan takes a comma-separated list ("cann,cuda") and makes one run of each.
 	Profile string `json:"profile,omitempty"`
-	Seed    uint64 `json:"seed,omitempty"`
-	Memory  int64  `json:"memory,omitempty"`  // simulated device memory in bytes; 0 the simulator's
-	Library string `json:"library,omitempty"` // driver library of a device backend; "" searches
+	// Plan is every profile of the invocation a run is one of, in order, when there are several:
+	// ExecutePlan sets it in each run's configuration, so a journal knows the runs it still lacks.
+	Plan    []string `json:"plan,omitempty"`
+	Seed    uint64   `json:"seed,omitempty"`
+	Memory  int64    `json:"memory,omitempty"`  // simulated device memory in bytes; 0 the simulator's
+	Library string   `json:"library,omitempty"` // driver library of a device backend; "" searches
 
 	// Runtime is the path of a runtime plugin to put under the probes ("": the built-in guards).
 	// RuntimeUnderTest, when set, is used instead and Runtime only names it.
@@ -182,6 +185,29 @@ func (c *Config) Check() error {
 		return settingErr("timeout", "%v is not a positive duration", c.Timeout)
 	}
 	return nil
+}
+
+// Profiles are the profiles c.Profile lists (comma-separated; blanks dropped), one run each.
+func (c *Config) Profiles() []string {
+	var out []string
+	for _, p := range strings.Split(c.Profile, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// plan is the profiles of c's invocation, one run each: Plan when set, else Profiles ("" alone
+// when c names none: the backend's default).
+func (c Config) plan() []string {
+	if len(c.Plan) > 0 {
+		return c.Plan
+	}
+	if ps := c.Profiles(); len(ps) > 0 {
+		return ps
+	}
+	return []string{c.Profile}
 }
 
 // CheckBackend opens the configured backend and closes it again: the check a front end makes

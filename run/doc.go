@@ -29,15 +29,19 @@
 // hands each entry to the sinks as it finishes and returns the reports.Report. Cancelling the
 // context stops the run after the instance in flight; AbandonWith adds a second context that
 // abandons that instance too. Instances that did not run are listed in Report.NotRun, neither
-// passed nor in error.
+// passed nor in error. ExecutePlan makes one such run per profile of a list ("cann,cuda"), in
+// order, and stops after a run that did not finish.
 //
 // # Output directory and journal
 //
 // A run with an output directory (replaycheck run --out DIR) writes:
 //
 //	DIR/results.jsonl  the journal, written as the run goes (Create, a Sink)
-//	DIR/report.json    the final report, reports.WriteJSON (WriteReport)
-//	DIR/report.txt     the final report, reports.WriteText with the enforcement table
+//	DIR/report.json    the final report, reports.WriteJSON (WriteReport, ReportFiles)
+//	DIR/report.txt     reports.WriteTexts: each run's text, the enforcement table last
+//	DIR/junit.xml      reports.WriteJUnit
+//	DIR/summary.md     reports.WriteMarkdown
+//	DIR/report.html    reports.WriteHTML
 //
 // The final files are written under a temporary name in DIR and renamed, so either the old file or
 // the whole new one is there. The journal is JSON Lines, one JSON object per line, UTF-8:
@@ -48,14 +52,21 @@
 //     "config" (Config's JSON form, probe paths absolute), "instances" (the selected ids, in
 //     selection order)}. It is written once the device is open.
 //   - Every further line: one finished instance, exactly the reports.Entry JSON the report holds
-//     (capture.Result's fields with "verdict" beside them), in selection order.
+//     (capture.Result's fields with "verdict" beside them), in selection order, of the run whose
+//     header came last.
+//
+// An invocation of several profiles (ExecutePlan) journals one run after another in the same
+// file, each header's config naming the whole plan (Config.Plan); only the last run can be
+// unfinished.
 //
 // Each line is written with one write and synced (fsync) before the next instance starts, so a
 // crash or kill loses at most the instance in flight. A line is whole once its newline is on disk;
 // a reader ignores a torn last line. An abandoned instance is never journalled.
 //
-// Resume (and Journal.Resume) reads the journal, loads and selects the probes again from the
-// header's configuration (they must select the same ids), cuts a torn last line off, runs the
-// instances the journal does not hold, appending them, and returns the report an uninterrupted run
-// would have given: the same entries in selection order, stamped with the header's start.
+// Resume (and Journal.Resume) reads the journal, checks that the same version of the tool resumes
+// it, loads and selects the probes again from the first header's configuration (they must select
+// the same ids), cuts a torn last line off, then walks the plan: a run the journal holds whole is
+// read back, the unfinished one runs the instances it lacks, appending them, and a run the plan
+// names that never began runs afresh. Each run's report is the one an uninterrupted run would
+// have given: the same entries in selection order, stamped with its header's identity and start.
 package run

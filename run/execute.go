@@ -149,9 +149,52 @@ func Execute(ctx context.Context, c Config, instances []probes.Instance, sinks .
 	return execute(ctx, c, instances, nil, sinks)
 }
 
+// ExecutePlan makes one run (Execute) per profile of c.Profile ("cann,cuda"), in order, over the
+// same instances and sinks, each run's configuration naming the whole plan (Config.Plan). done is
+// called with each run's report and error as Execute returns them. The plan stops after a run
+// that ran nothing (a nil report) or did not run every instance (an interrupt, a failed sink), and
+// before a run once ctx is done.
+func ExecutePlan(ctx context.Context, c Config, instances []probes.Instance, done func(*reports.Report, error), sinks ...Sink) {
+	runPlan(ctx, c, instances, nil, done, sinks)
+}
+
+// runPlan is ExecutePlan continuing a journal's invocation (j; nil for a fresh one): a run the
+// journal holds whole is read back, the one it holds in part is resumed, the others run afresh,
+// with the journal as the first sink.
+func runPlan(ctx context.Context, c Config, instances []probes.Instance, j *Journal, done func(*reports.Report, error), sinks []Sink) {
+	plan := c.plan()
+	if j != nil {
+		sinks = append([]Sink{j}, sinks...)
+	}
+	for k, profile := range plan {
+		if k > 0 && ctx.Err() != nil {
+			return // interrupted between runs: the next one never starts
+		}
+		rc := c
+		rc.Profile = profile
+		if len(plan) > 1 {
+			rc.Plan = plan
+		}
+		var prior *JournalRun
+		if j != nil && k < len(j.Runs) {
+			prior = j.Runs[k]
+			if prior.Complete() {
+				done(prior.Report(), nil)
+				continue
+			}
+			j.resuming = prior
+		}
+		rep, err := execute(ctx, rc, instances, prior, sinks)
+		done(rep, err)
+		if rep == nil || len(rep.NotRun) > 0 {
+			return
+		}
+	}
+}
+
 // execute is Execute over a journal's earlier results (prior; nil for a fresh run): the instances
 // it holds are not run again, their entries go into the report where the selection puts them.
-func execute(ctx context.Context, c Config, instances []probes.Instance, prior *Journal, sinks []Sink) (rep *reports.Report, err error) {
+func execute(ctx context.Context, c Config, instances []probes.Instance, prior *JournalRun, sinks []Sink) (rep *reports.Report, err error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -190,7 +233,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 	if prior != nil {
 		h := prior.Header
 		if h.Platform != p.Key {
-			return nil, fmt.Errorf("the journal in %s was started on platform %s, this device is %s", prior.Dir, h.Platform, p.Key)
+			return nil, fmt.Errorf("the journal's run was started on platform %s, this device is %s", h.Platform, p.Key)
 		}
 		// The resumed run is the run the journal began: its identity and start.
 		rep.Tool, rep.Version, rep.Started, rep.RunID, rep.Host = h.Tool, h.Version, h.Started, h.RunID, h.Host

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,8 +22,34 @@ import (
 const (
 	JournalFile = "results.jsonl" // the journal, written as the run goes
 	ReportJSON  = "report.json"   // the final report, reports.WriteJSON
-	ReportText  = "report.txt"    // the final report, reports.WriteText with the enforcement table
+	ReportText  = "report.txt"    // the final report for people, reports.WriteTexts
+	ReportJUnit = "junit.xml"     // the final report for CI test reporters, reports.WriteJUnit
+	ReportMD    = "summary.md"    // the final report as a CI job summary, reports.WriteMarkdown
+	ReportHTML  = "report.html"   // the final report as one self-contained page, reports.WriteHTML
 )
+
+// reportFiles are the final files WriteReport writes, each with its writer, in the order written.
+var reportFiles = []struct {
+	name  string
+	write func(io.Writer, ...*reports.Report) error
+}{
+	{ReportJSON, reports.WriteJSON},
+	{ReportText, func(w io.Writer, runs ...*reports.Report) error {
+		return reports.WriteTexts(w, reports.TextOptions{}, runs...)
+	}},
+	{ReportJUnit, reports.WriteJUnit},
+	{ReportMD, reports.WriteMarkdown},
+	{ReportHTML, reports.WriteHTML},
+}
+
+// ReportFiles names the final files of an output directory (WriteReport), in the order written.
+func ReportFiles() []string {
+	out := make([]string, len(reportFiles))
+	for i, f := range reportFiles {
+		out[i] = f.name
+	}
+	return out
+}
 
 // JournalFormat is the journal header's "journal" value; a reader refuses any other.
 const JournalFormat = "replaycheck-journal/v1"
@@ -48,17 +75,39 @@ type Header struct {
 	Instances []string `json:"instances"`
 }
 
+// JournalRun is one run of a journal: its header line and the entries that follow it.
+type JournalRun struct {
+	Header  Header
+	Entries []reports.Entry // in journal order
+}
+
+// Complete reports whether the run holds an entry for every instance its header selected.
+func (r *JournalRun) Complete() bool {
+	held := make(map[string]bool, len(r.Entries))
+	for _, e := range r.Entries {
+		held[e.ID] = true
+	}
+	for _, id := range r.Header.Instances {
+		if !held[id] {
+			return false
+		}
+	}
+	return true
+}
+
 // Journal is an output directory's results.jsonl: a Sink (and Starter) that writes each finished
 // entry as one line and syncs it to disk before the next instance starts, and, read back
-// (ReadJournal), what an interrupted run finished.
+// (ReadJournal), what an interrupted invocation finished. It holds one run per profile of the
+// invocation (Config.Plan), each a header line followed by its entries; only the last can be
+// unfinished, because a run that stops early ends the invocation.
 type Journal struct {
-	Dir     string
-	Header  Header
-	Entries []reports.Entry // the entries read back, in journal order
+	Dir  string
+	Runs []*JournalRun // read back or written, in journal order
 
-	f       *os.File
-	started bool  // the header is on disk (a journal read back, or Start ran)
-	valid   int64 // bytes of the file up to the end of its last whole line
+	f        *os.File
+	cur      *JournalRun // the run results go to: the last one started
+	resuming *JournalRun // the next Start continues this run instead of writing a header
+	valid    int64       // bytes of the file up to the end of its last whole line
 }
 
 // Create makes dir (and its parents) and a new, empty journal in it. A directory that already
@@ -78,13 +127,15 @@ func Create(dir string) (*Journal, error) {
 	return &Journal{Dir: dir, f: f}, nil
 }
 
-// Start writes the header (Starter). On a journal being resumed the header is already there and
-// must name the same selection.
+// Start writes the header of a new run (Starter). When the journal is resuming a run, the header
+// is already there and must name the same selection.
 func (j *Journal) Start(h Header) error {
-	if j.started {
-		if !slices.Equal(h.Instances, j.Header.Instances) {
+	if r := j.resuming; r != nil {
+		j.resuming = nil
+		if !slices.Equal(h.Instances, r.Header.Instances) {
 			return fmt.Errorf("resuming %s: the selection is not the one the journal began", j.Dir)
 		}
+		j.cur = r
 		return nil
 	}
 	if j.f == nil {
@@ -99,16 +150,21 @@ func (j *Journal) Start(h Header) error {
 	if err := j.writeLine(h); err != nil {
 		return err
 	}
-	j.Header, j.started = h, true
+	j.cur = &JournalRun{Header: h}
+	j.Runs = append(j.Runs, j.cur)
 	return syncDir(j.Dir)
 }
 
-// Result appends e as one line and syncs it (Sink).
+// Result appends e as one line of the current run and syncs it (Sink).
 func (j *Journal) Result(e reports.Entry) error {
-	if j.f == nil || !j.started {
+	if j.f == nil || j.cur == nil {
 		return fmt.Errorf("journal %s: a result before the header", j.Dir)
 	}
-	return j.writeLine(e)
+	if err := j.writeLine(e); err != nil {
+		return err
+	}
+	j.cur.Entries = append(j.cur.Entries, e)
+	return nil
 }
 
 // writeLine writes v as one JSON line in one write, then syncs the file: a crash loses at most
@@ -137,14 +193,15 @@ func (j *Journal) Close() error {
 	}
 	err := j.f.Close()
 	j.f = nil
-	if !j.started && j.valid == 0 {
+	if len(j.Runs) == 0 && j.valid == 0 {
 		err = errors.Join(err, os.Remove(filepath.Join(j.Dir, JournalFile)))
 	}
 	return err
 }
 
-// ReadJournal reads dir's journal: its header and every whole entry line. A torn last line (a
-// run killed while writing it) is ignored; any other line that is not an entry is an error.
+// ReadJournal reads dir's journal: its runs, each header with every whole entry line after it. A
+// torn last line (a run killed while writing it) is ignored; any other line that is neither a
+// header nor an entry is an error.
 func ReadJournal(dir string) (*Journal, error) {
 	return ReadJournalFile(filepath.Join(dir, JournalFile))
 }
@@ -163,101 +220,161 @@ func ReadJournalFile(path string) (*Journal, error) {
 		if !whole {
 			break // torn: the run died writing this line (a line is whole once its newline is written)
 		}
-		var err error
-		if n == 1 {
-			if err = json.Unmarshal(line, &j.Header); err == nil && j.Header.Journal != JournalFormat {
-				return nil, fmt.Errorf("%s:1: not a replaycheck journal (want %q, found %q)", path, JournalFormat, j.Header.Journal)
-			}
-		} else {
-			var e reports.Entry
-			if err = json.Unmarshal(line, &e); err == nil && e.ID == "" {
-				err = errors.New("an entry without an id")
-			}
-			if err == nil {
-				j.Entries = append(j.Entries, e)
-			}
-		}
+		err := j.readLine(line, n)
+		var foreign *foreignError
 		if err != nil {
-			if len(after) == 0 {
+			if len(after) == 0 && !errors.As(err, &foreign) {
 				break // the last line, torn on a disk that kept its newline but not all before it
 			}
 			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
 		}
 		j.valid += int64(len(line) + 1)
-		j.started = true
 		rest = after
 	}
-	if !j.started {
+	if len(j.Runs) == 0 {
 		return nil, fmt.Errorf("%s: no header: the run ended before its device was open; start it again", path)
 	}
 	return j, nil
 }
 
-// Resume runs the instances the journal does not hold yet, appending them to it (a torn last
-// line is cut off first), and returns the report of the whole run: the journalled entries and the
-// new ones, in the order of instances, which must be the selection the journal began with (the
-// header's ids). The configuration is the header's. Entries read back go to no sink; new ones go
-// to the journal, then to sinks.
-func (j *Journal) Resume(ctx context.Context, instances []probes.Instance, sinks ...Sink) (*reports.Report, error) {
+// readLine reads line n of a journal: a header starts a run, anything else is an entry of the
+// last run begun.
+func (j *Journal) readLine(line []byte, n int) error {
+	var kind struct {
+		Journal *string `json:"journal"`
+	}
+	if err := json.Unmarshal(line, &kind); err != nil {
+		return err
+	}
+	if kind.Journal != nil || n == 1 {
+		var h Header
+		if err := json.Unmarshal(line, &h); err != nil {
+			return err
+		}
+		if h.Journal != JournalFormat {
+			return &foreignError{found: h.Journal}
+		}
+		j.Runs = append(j.Runs, &JournalRun{Header: h})
+		return nil
+	}
+	var e reports.Entry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return err
+	}
+	if e.ID == "" {
+		return errors.New("an entry without an id")
+	}
+	r := j.Runs[len(j.Runs)-1]
+	r.Entries = append(r.Entries, e)
+	return nil
+}
+
+// foreignError is a header line of another format (or another version of this one): never a torn
+// line, whatever its place.
+type foreignError struct{ found string }
+
+func (e *foreignError) Error() string {
+	return fmt.Sprintf("not a replaycheck journal header (want %q, found %q)", JournalFormat, e.found)
+}
+
+// Config is the configuration the journal's invocation began with: its first run's, with the
+// plan of every run it was to make.
+func (j *Journal) Config() Config { return j.Runs[0].Header.Config }
+
+// Resume continues the journal's invocation over instances, which must be the selection its
+// runs began with (their headers' ids). The configuration is the first header's, and version
+// must be the version that header names (Config.Version, "" for "dev"): a resumed run is one run,
+// made by one build. Each run of the plan (Config.Plan) is then, in order: read back when the
+// journal holds it whole, continued when it was interrupted (a torn last line is cut off first,
+// and the instances it lacks run and are appended), or run afresh and appended. done is called
+// with each run's report and error as Execute returns them; it stops where Execute would stop a
+// front (ExecutePlan). Entries read back go to no sink; new ones go to the journal, then to sinks.
+func (j *Journal) Resume(ctx context.Context, version string, instances []probes.Instance, done func(*reports.Report, error), sinks ...Sink) error {
+	c := j.Config()
+	c.Version = version
+	if h := j.Runs[0].Header; h.Version != c.version() || h.Tool != Tool {
+		return fmt.Errorf("resuming %s: the journal was written by %s %s, this is %s %s: resume it with the build that began it, or start again",
+			j.Dir, h.Tool, h.Version, Tool, c.version())
+	}
+	plan := c.plan()
+	if len(j.Runs) > len(plan) {
+		return fmt.Errorf("resuming %s: the journal holds %d runs, its plan has %d", j.Dir, len(j.Runs), len(plan))
+	}
+	for k, r := range j.Runs {
+		if got := r.Header.Config.Profile; got != plan[k] {
+			return fmt.Errorf("resuming %s: run %d of the journal is profile %q, its plan says %q", j.Dir, k+1, got, plan[k])
+		}
+		if k < len(j.Runs)-1 && !r.Complete() {
+			return fmt.Errorf("resuming %s: run %d of the journal (profile %s) is unfinished but another follows it", j.Dir, k+1, plan[k])
+		}
+	}
 	ids := make([]string, len(instances))
 	for i, in := range instances {
 		ids[i] = in.ID()
 	}
-	if !slices.Equal(ids, j.Header.Instances) {
-		return nil, fmt.Errorf("resuming %s: the probe files now select other instances than the journal's %d (were they changed?)", j.Dir, len(j.Header.Instances))
+	if !slices.Equal(ids, j.Runs[0].Header.Instances) {
+		return fmt.Errorf("resuming %s: the probe files now select other instances than the journal's %d (were they changed?)", j.Dir, len(j.Runs[0].Header.Instances))
 	}
+	if err := j.reopen(); err != nil {
+		return err
+	}
+	defer j.Close()
+	runPlan(ctx, c, instances, j, done, sinks)
+	return nil
+}
+
+// reopen opens the journal's file for appending after its last whole line, cutting a torn line off.
+func (j *Journal) reopen() error {
 	f, err := os.OpenFile(filepath.Join(j.Dir, JournalFile), os.O_WRONLY, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := f.Truncate(j.valid); err != nil {
 		f.Close()
-		return nil, err
+		return err
 	}
 	if _, err := f.Seek(j.valid, 0); err != nil {
 		f.Close()
-		return nil, err
+		return err
 	}
 	j.f = f
-	defer j.Close()
-	c := j.Header.Config
-	return execute(ctx, c, instances, j, append([]Sink{j}, sinks...))
+	return nil
 }
 
 // Resume reads dir's journal, loads and selects its probes again from the header's configuration
-// and resumes it (Journal.Resume). A front end that prints the probe files' problems its own way
-// does these steps itself.
-func Resume(ctx context.Context, dir string, sinks ...Sink) (*reports.Report, error) {
+// and resumes it (Journal.Resume) with the given version. A front end that prints the probe
+// files' problems its own way does these steps itself.
+func Resume(ctx context.Context, dir, version string, done func(*reports.Report, error), sinks ...Sink) error {
 	j, err := ReadJournal(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ps, err := Load(j.Header.Config.Paths...)
+	c := j.Config()
+	ps, err := Load(c.Paths...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	instances, err := Select(ps, j.Header.Config)
+	instances, err := Select(ps, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return j.Resume(ctx, instances, sinks...)
+	return j.Resume(ctx, version, instances, done, sinks...)
 }
 
-// WriteReport writes the final files of an output directory: report.json (reports.WriteJSON) and
-// report.txt (reports.WriteText, the enforcement table last). Each is written to a temporary
-// file in dir, synced and renamed over its name, so a reader sees the old file or the whole new
-// one, never part of one.
-func WriteReport(dir string, rep *reports.Report) error {
+// WriteReport writes the final files of an output directory from the reports of its runs:
+// report.json, report.txt, junit.xml, summary.md and report.html (ReportFiles). Each is written to
+// a temporary file in dir, synced and renamed over its name, so a reader sees the old file or the
+// whole new one, never part of one.
+func WriteReport(dir string, runs ...*reports.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	err := writeAtomic(dir, ReportJSON, func(f *os.File) error { return reports.WriteJSON(f, rep) })
-	if err != nil {
-		return err
+	for _, f := range reportFiles {
+		if err := writeAtomic(dir, f.name, func(w *os.File) error { return f.write(w, runs...) }); err != nil {
+			return err
+		}
 	}
-	text := *rep
-	text.Enforcement = reports.EnforcementTable(rep)
-	return writeAtomic(dir, ReportText, func(f *os.File) error { return reports.WriteText(f, &text, reports.TextOptions{}) })
+	return nil
 }
 
 func writeAtomic(dir, name string, write func(*os.File) error) error {
@@ -302,17 +419,25 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// Report is the journal's run as a report: its header's run, its entries with their verdicts
-// (nothing is judged again), every timeline they hold, and the selected instances it does not
-// hold as not run.
-func (j *Journal) Report() *reports.Report {
-	h := j.Header
+// Reports are the journal's runs as reports (JournalRun.Report), in order.
+func (j *Journal) Reports() []*reports.Report {
+	out := make([]*reports.Report, len(j.Runs))
+	for i, r := range j.Runs {
+		out[i] = r.Report()
+	}
+	return out
+}
+
+// Report is the run as a report: its header's run, its entries with their verdicts (nothing is
+// judged again), every timeline they hold, and the selected instances it does not hold as not run.
+func (jr *JournalRun) Report() *reports.Report {
+	h := jr.Header
 	r := reports.FromRun(h.Tool, h.Version, reports.Run{
 		Backend: h.Backend, Platform: h.Platform, Profile: h.Profile, Device: h.Device,
 		Runtime: h.Runtime, Baseline: h.Baseline, RunID: h.RunID, Host: h.Host, Started: h.Started,
 	})
 	held := map[string]bool{}
-	for _, e := range j.Entries {
+	for _, e := range jr.Entries {
 		held[e.ID] = true
 		r.AddEntry(e)
 	}

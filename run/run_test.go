@@ -1,10 +1,11 @@
 package run_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/google/uuid"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/google/uuid"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
@@ -257,7 +260,8 @@ var _ = Describe("Execute", func() {
 
 			j, err := run.ReadJournal(dir)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(j.Entries).To(Equal(full.Results))
+			Expect(j.Runs).To(HaveLen(1))
+			Expect(j.Runs[0].Entries).To(Equal(full.Results))
 		})
 
 		It("refuses a second run into the same directory, unless the first never started", func() {
@@ -289,11 +293,13 @@ var _ = Describe("Execute", func() {
 
 			j, err := run.ReadJournal(dir)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(j.Entries).To(HaveLen(5))
+			Expect(j.Runs[0].Entries).To(HaveLen(5))
 
 			var rec recorder
-			rep, err := run.Resume(context.Background(), dir, &rec)
+			reps, err := resume(dir, "", &rec)
 			Expect(err).NotTo(HaveOccurred())
+			Expect(reps).To(HaveLen(1))
+			rep := reps[0]
 			Expect(rec.entries).To(HaveLen(len(instances)-5), "only the new entries go to the sinks")
 			Expect(stripped(rep)).To(Equal(stripped(full)))
 			Expect(rep.Started).To(Equal(full.Started))
@@ -306,7 +312,7 @@ var _ = Describe("Execute", func() {
 
 			j, err = run.ReadJournal(dir)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(ids2(j.Entries)).To(Equal(ids(instances)), "the torn line was cut off before appending")
+			Expect(ids2(j.Runs[0].Entries)).To(Equal(ids(instances)), "the torn line was cut off before appending")
 		})
 
 		It("refuses a journal broken in the middle, or without a header", func() {
@@ -324,7 +330,23 @@ var _ = Describe("Execute", func() {
 			Expect(err).To(MatchError(ContainSubstring("no header")))
 		})
 
-		It("writes report.json and report.txt whole, by renaming", func() {
+		It("refuses to be resumed by another version than the one that began it", func() {
+			_, err := resume(dir, "v9.9.9", nil)
+			Expect(err).To(MatchError(ContainSubstring("the journal was written by replaycheck dev, this is replaycheck v9.9.9")))
+		})
+
+		It("refuses a header of another format anywhere, even as the last line", func() {
+			path := filepath.Join(dir, run.JournalFile)
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			Expect(err).NotTo(HaveOccurred())
+			_, err = f.WriteString(`{"journal":"replaycheck-journal/v2"}` + "\n")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(f.Close()).To(Succeed())
+			_, err = run.ReadJournal(dir)
+			Expect(err).To(MatchError(MatchRegexp(`results\.jsonl:\d+: not a replaycheck journal header \(want "replaycheck-journal/v1", found "replaycheck-journal/v2"\)`)))
+		})
+
+		It("writes every final file whole, by renaming", func() {
 			full.NotRun = []string{"x/y@global/guards-on"}
 			Expect(run.WriteReport(dir, full)).To(Succeed())
 			var doc struct {
@@ -341,12 +363,139 @@ var _ = Describe("Execute", func() {
 			text, err := os.ReadFile(filepath.Join(dir, run.ReportText))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(string(text)).To(ContainSubstring("not run: 1 instance (the run was interrupted)\n  x/y@global/guards-on\n"))
-			left, err := filepath.Glob(filepath.Join(dir, ".report*"))
+			Expect(string(text)).To(ContainSubstring("enforcement"), "the text ends with the enforcement table")
+
+			// Every format, each as its writer writes it.
+			Expect(run.ReportFiles()).To(Equal([]string{run.ReportJSON, run.ReportText, run.ReportJUnit, run.ReportMD, run.ReportHTML}))
+			for name, write := range map[string]func(io.Writer, ...*reports.Report) error{
+				run.ReportJSON: reports.WriteJSON, run.ReportJUnit: reports.WriteJUnit,
+				run.ReportMD: reports.WriteMarkdown, run.ReportHTML: reports.WriteHTML,
+			} {
+				var want bytes.Buffer
+				Expect(write(&want, full)).To(Succeed())
+				got, err := os.ReadFile(filepath.Join(dir, name))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(string(got)).To(Equal(want.String()), name)
+			}
+			left, err := filepath.Glob(filepath.Join(dir, ".*"))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(left).To(BeEmpty(), "no temporary file is left behind")
 		})
 	})
+
+	Describe("a plan of several profiles", func() {
+		var dir string
+		var full []*reports.Report
+		BeforeEach(func() {
+			cfg.Profile = "cann,cuda"
+			cfg.Run = `^basic/`
+			ps, err := run.Load(cfg.Paths...)
+			Expect(err).NotTo(HaveOccurred())
+			instances, err = run.Select(ps, cfg)
+			Expect(err).NotTo(HaveOccurred())
+			dir = filepath.Join(GinkgoT().TempDir(), "plan")
+			j, err := run.Create(dir)
+			Expect(err).NotTo(HaveOccurred())
+			full = nil
+			run.ExecutePlan(context.Background(), cfg, instances, func(rep *reports.Report, err error) {
+				Expect(err).NotTo(HaveOccurred())
+				full = append(full, rep)
+			}, j)
+			Expect(j.Close()).To(Succeed())
+		})
+
+		It("makes one run per profile, journalled one after the other, each header naming the plan", func() {
+			Expect(full).To(HaveLen(2))
+			Expect(full[0].Platform).To(Equal("sim/cann"))
+			Expect(full[1].Platform).To(Equal("sim/cuda"))
+			j, err := run.ReadJournal(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(j.Runs).To(HaveLen(2))
+			for k, r := range j.Runs {
+				Expect(r.Header.Config.Plan).To(Equal([]string{"cann", "cuda"}))
+				Expect(r.Header.Platform).To(Equal(full[k].Platform))
+				Expect(r.Entries).To(Equal(full[k].Results))
+				Expect(r.Complete()).To(BeTrue())
+			}
+		})
+
+		// cut keeps the journal's first n lines.
+		cut := func(n int) {
+			path := filepath.Join(dir, run.JournalFile)
+			data, err := os.ReadFile(path)
+			Expect(err).NotTo(HaveOccurred())
+			lines := strings.SplitAfter(string(data), "\n")
+			Expect(os.WriteFile(path, []byte(strings.Join(lines[:n], "")), 0o644)).To(Succeed())
+		}
+
+		It("resumes within the second run: the first is read back, the second continued", func() {
+			cut(1 + len(instances) + 1 + 2) // the first run whole, the second's header and two entries
+			var rec recorder
+			reps, err := resume(dir, "", &rec)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(reps).To(HaveLen(2))
+			Expect(rec.entries).To(HaveLen(len(instances)-2), "only the second run's missing entries run")
+			for k := range reps {
+				Expect(stripped(reps[k])).To(Equal(stripped(full[k])))
+				Expect(reps[k].RunID).To(Equal(full[k].RunID))
+			}
+			j, err := run.ReadJournal(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(j.Runs).To(HaveLen(2))
+			Expect(ids2(j.Runs[1].Entries)).To(Equal(ids(instances)))
+		})
+
+		It("resumes a plan whose second run never began: it runs afresh and is appended", func() {
+			cut(1 + len(instances))
+			var rec recorder
+			reps, err := resume(dir, "", &rec)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(reps).To(HaveLen(2))
+			Expect(rec.header.Platform).To(Equal("sim/cuda"))
+			Expect(stripped(reps[1])).To(Equal(stripped(full[1])))
+			Expect(reps[1].RunID).NotTo(Equal(full[1].RunID), "a run that never began is a new run")
+			j, err := run.ReadJournal(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(j.Runs).To(HaveLen(2))
+			Expect(j.Runs[1].Complete()).To(BeTrue())
+		})
+
+		It("refuses a journal whose unfinished run is followed by another", func() {
+			path := filepath.Join(dir, run.JournalFile)
+			data, err := os.ReadFile(path)
+			Expect(err).NotTo(HaveOccurred())
+			lines := strings.SplitAfter(string(data), "\n")
+			// Drop the first run's last entry: an unfinished run before a whole one.
+			kept := append(slices.Clone(lines[:len(instances)]), lines[len(instances)+1:]...)
+			Expect(os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644)).To(Succeed())
+			_, err = resume(dir, "", nil)
+			Expect(err).To(MatchError(ContainSubstring("run 1 of the journal (profile cann) is unfinished but another follows it")))
+		})
+	})
 })
+
+// resume resumes dir's journal (run.Resume) as version, gathering each run's report; the first
+// run error is returned with them.
+func resume(dir, version string, rec *recorder) ([]*reports.Report, error) {
+	var reps []*reports.Report
+	var first error
+	var sinks []run.Sink
+	if rec != nil {
+		sinks = append(sinks, rec)
+	}
+	err := run.Resume(context.Background(), dir, version, func(rep *reports.Report, err error) {
+		if rep != nil {
+			reps = append(reps, rep)
+		}
+		if first == nil {
+			first = err
+		}
+	}, sinks...)
+	if err != nil {
+		return nil, err
+	}
+	return reps, first
+}
 
 func ids2(es []reports.Entry) []string {
 	out := make([]string, len(es))

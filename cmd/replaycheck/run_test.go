@@ -153,9 +153,10 @@ var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered
 			Expect(notRun).NotTo(BeEmpty())
 			j, err := run.ReadJournal(dir)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(j.Entries).To(HaveLen(len(doc.Results)), "every instance that ran is journalled")
+			Expect(j.Runs).To(HaveLen(1))
+			Expect(j.Runs[0].Entries).To(HaveLen(len(doc.Results)), "every instance that ran is journalled")
 			Expect(journalLines(dir)).To(Equal(1+len(doc.Results)), "no torn line")
-			Expect(append(entryIDs(doc.Results), notRun...)).To(Equal(j.Header.Instances),
+			Expect(append(entryIDs(doc.Results), notRun...)).To(Equal(j.Runs[0].Header.Instances),
 				"what ran, then what did not, is the selection")
 			Expect(findings(doc.Results)).To(Equal(findings(full.Results[:len(doc.Results)])))
 			text, err := os.ReadFile(filepath.Join(dir, run.ReportText))
@@ -238,15 +239,18 @@ var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered
 		suite, err := gexec.CompileTest(catalog)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(gexec.CleanupBuildArtifacts)
-		file := filepath.Join(GinkgoT().TempDir(), "suite.json")
+		dir := filepath.Join(GinkgoT().TempDir(), "suite")
 		cmd := exec.Command(suite, "-ginkgo.label-filter=set:hazards || set:incidents", "-replaycheck.replays=2",
-			"-replaycheck.report="+file)
+			"-replaycheck.report="+dir+"/")
 		cmd.Dir = catalog
 		cmd.Env = append(os.Environ(), "REPLAYCHECK_PROBES=")
 		s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(s, "2m").Should(gexec.Exit(0))
-		fromSuite := readDocument(file)
+		fromSuite := readDocument(filepath.Join(dir, run.ReportJSON))
+		for _, name := range run.ReportFiles() {
+			Expect(filepath.Join(dir, name)).To(BeAnExistingFile(), "the suite writes every format into a directory")
+		}
 
 		cli := start("run", "--format", "json", "--replays", "2", "--run", "^(hazards|incidents)/", catalog)
 		Eventually(cli, "2m").Should(gexec.Exit(0))
@@ -278,8 +282,45 @@ var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered
 		s = start("run", "--resume", dir, "--replays", "3")
 		Eventually(s, "1m").Should(gexec.Exit(2))
 		Expect(string(s.Err.Contents())).To(ContainSubstring("--resume takes the run's settings"))
-		s = start("run", "--out", dir, "--profile", "cann,cuda", catalog)
+
+		// A journal another build wrote is not resumed by this one.
+		path := filepath.Join(dir, run.JournalFile)
+		data, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(path, bytes.Replace(data, []byte(`"version":"dev"`), []byte(`"version":"v1.2.3"`), 1), 0o644)).To(Succeed())
+		s = start("run", "--resume", dir)
 		Eventually(s, "1m").Should(gexec.Exit(2))
-		Expect(strings.Contains(string(s.Err.Contents()), "one --profile at a time")).To(BeTrue())
+		Expect(string(s.Err.Contents())).To(ContainSubstring("the journal was written by replaycheck v1.2.3, this is replaycheck dev"))
+	})
+
+	It("writes every format of a run of several profiles into one directory, and resumes it mid-way", func() {
+		dir := filepath.Join(GinkgoT().TempDir(), "plan")
+		args := []string{"--profile", "cann,cuda", "--run", "^basic/", "--replays", "2", catalog}
+		s := start(append([]string{"run", "--out", dir}, args...)...)
+		Eventually(s, "2m").Should(gexec.Exit(0))
+		Expect(string(s.Err.Contents())).To(ContainSubstring("wrote results.jsonl and report.json, report.txt, junit.xml, summary.md, report.html in " + dir))
+		whole := readDocument(filepath.Join(dir, run.ReportJSON))
+		Expect(whole.Runs).To(HaveLen(2))
+		for _, name := range run.ReportFiles() {
+			Expect(filepath.Join(dir, name)).To(BeAnExistingFile())
+		}
+		junit, err := os.ReadFile(filepath.Join(dir, run.ReportJUnit))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Count(string(junit), "<testsuite ")).To(Equal(2), "one testsuite per profile")
+
+		// Keep the first run, the second's header and one entry: killed during the second profile.
+		n := len(whole.Results) / 2
+		data, err := os.ReadFile(filepath.Join(dir, run.JournalFile))
+		Expect(err).NotTo(HaveOccurred())
+		lines := strings.SplitAfter(string(data), "\n")
+		Expect(os.WriteFile(filepath.Join(dir, run.JournalFile), []byte(strings.Join(lines[:1+n+2], "")), 0o644)).To(Succeed())
+		for _, name := range run.ReportFiles() {
+			Expect(os.Remove(filepath.Join(dir, name))).To(Succeed())
+		}
+		runOK("run", "--resume", dir)
+		resumed := readDocument(filepath.Join(dir, run.ReportJSON))
+		Expect(resumed.Runs).To(HaveLen(2))
+		Expect(findings(resumed.Results)).To(Equal(findings(whole.Results)))
+		Expect(journalLines(dir)).To(Equal(2 + len(whole.Results)))
 	})
 })

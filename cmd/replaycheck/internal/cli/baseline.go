@@ -48,7 +48,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			f.cfg.Runtime = "" // and REPLAYCHECK_RUNTIME names the runtime of run, not of a baseline
-			if len(f.profiles()) != 1 {
+			if len(f.cfg.Profiles()) != 1 {
 				fmt.Fprintln(env.Stderr, "replaycheck baseline: one --profile at a time")
 				return ExitUsage
 			}
@@ -58,7 +58,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			cfg := f.cfg
-			cfg.Profile, cfg.Paths = f.profiles()[0], paths
+			cfg.Profile, cfg.Paths = f.cfg.Profiles()[0], paths
 			var base *verdict.Baseline
 			if verb == "diff" {
 				// The baseline is found before anything runs: a missing one must not cost a run.

@@ -112,7 +112,7 @@ func readReportFile(path string) ([]*reports.Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*reports.Report{j.Report()}, nil
+		return j.Reports(), nil
 	}
 	var doc reports.Document
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -93,8 +93,10 @@ report to stdout: a verdict per instance (pass, fail, skip, uncharacterised) wit
 With --runtime, every instance runs through that runtime plugin (include/replaycheck/runtime.h)
 instead of replaycheck's built-in guards, and the report names it.
 With --out DIR, each finished instance is also appended to DIR/results.jsonl (synced line by line,
-so a crash loses at most the instance in flight) and DIR/report.json and DIR/report.txt are written
-at the end; --resume DIR runs what such a journal lacks with its settings and writes the same files.
+so a crash loses at most the instance in flight; one run after another for several profiles), and
+at the end DIR gets every format: report.json, report.txt, junit.xml, summary.md and report.html.
+--resume DIR runs what such a journal lacks with its settings and writes the same files; it must
+be the same replaycheck version that began the run.
 --shard K/N runs the K-th of N disjoint parts of the selection (by a hash of each instance id).
 SIGINT or SIGTERM stops after the instance in flight (a second one abandons it): the report lists
 the instances not run, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
@@ -103,7 +105,7 @@ Exit 0 when no verdict fails, 1 when one does, 2 for usage, input or setup error
 		var f runFlags
 		f.declare(fs, env)
 		var out, resume string
-		fs.StringVar(&out, "out", "", "output directory: DIR/results.jsonl as the run goes, DIR/report.json and DIR/report.txt at the end (one profile)")
+		fs.StringVar(&out, "out", "", "output directory: DIR/results.jsonl as the run goes; report.json, report.txt, junit.xml, summary.md and report.html at the end")
 		fs.StringVar(&resume, "resume", "", "resume the interrupted run whose journal is DIR/results.jsonl, with its settings, and write its final files there")
 		return func(ctx context.Context, args []string) int {
 			if resume != "" {
@@ -127,17 +129,13 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 	}
 
 	// Every profile is checked before anything runs: a typo in the third must not cost the first two.
-	profiles := f.profiles()
+	profiles := cfg.Profiles()
 	if len(profiles) == 0 {
 		fmt.Fprintln(env.Stderr, "replaycheck run: --profile names no profile")
 		return ExitUsage
 	}
 	if len(profiles) > 1 && cfg.Baseline != "none" && cfg.Baseline != "auto" && cfg.Baseline != "" {
 		fmt.Fprintf(env.Stderr, "replaycheck run: --baseline %s names one file, but %d profiles run: use auto or none\n", cfg.Baseline, len(profiles))
-		return ExitUsage
-	}
-	if len(profiles) > 1 && out != "" {
-		fmt.Fprintf(env.Stderr, "replaycheck run: --out %s journals one platform run, but %d profiles run: one --profile at a time\n", out, len(profiles))
 		return ExitUsage
 	}
 	for _, profile := range profiles {
@@ -170,35 +168,9 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 		defer j.Close()
 		sinks = append(sinks, j)
 	}
-	// On a terminal a progress line shows the run going; in a log or a pipe nothing is added.
-	bar := newProgress(env.Stderr)
-	if bar != nil {
-		sinks = append(sinks, bar)
-	}
-
-	var runs []*reports.Report
-	code := ExitOK
-	for _, profile := range profiles {
-		if ctx.Err() != nil {
-			break // interrupted between profiles: the next one never starts
-		}
-		c := cfg
-		c.Profile = profile
-		rep, err := run.Execute(ctx, c, instances, sinks...)
-		bar.clear()
-		if rep == nil {
-			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
-			return ExitUsage
-		}
-		runs = append(runs, rep)
-		if c := finished(env, rep, err, len(instances)); c != ExitOK {
-			code = c
-		}
-		if len(rep.NotRun) > 0 {
-			break
-		}
-	}
-	return finish(env, f, out, runs, code)
+	ends := newEnds(env, len(instances))
+	run.ExecutePlan(ctx, cfg, instances, ends.done, append(sinks, ends.progress()...)...)
+	return finish(env, f, out, ends)
 }
 
 // resumeProbes is run --resume DIR: the settings are the journal's, so only the output flags
@@ -224,18 +196,53 @@ func resumeProbes(ctx context.Context, env Env, f *runFlags, dir string, args []
 		fmt.Fprintf(env.Stderr, "replaycheck run: --resume: %v\n", err)
 		return ExitUsage
 	}
-	cfg := j.Header.Config
+	cfg := j.Config()
 	instances, ok := selectInstances(env, "run", cfg, cfg.Check(), cfg.Paths)
 	if !ok {
 		return ExitUsage
 	}
-	rep, err := j.Resume(ctx, instances)
-	if rep == nil {
+	ends := newEnds(env, len(instances))
+	if err := j.Resume(ctx, f.cfg.Version, instances, ends.done, ends.progress()...); err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck run: --resume: %v\n", err)
 		return ExitUsage
 	}
-	code := finished(env, rep, err, len(instances))
-	return finish(env, f, dir, []*reports.Report{rep}, code)
+	return finish(env, f, dir, ends)
+}
+
+// ends gathers how the runs of an invocation ended, as run.ExecutePlan reports them: their
+// reports, and the exit status they add up to.
+type ends struct {
+	env      Env
+	selected int
+	bar      *progress // nil when stderr is not a terminal
+	runs     []*reports.Report
+	code     int
+}
+
+func newEnds(env Env, selected int) *ends {
+	// On a terminal a progress line shows the run going; in a log or a pipe nothing is added.
+	return &ends{env: env, selected: selected, bar: newProgress(env.Stderr)}
+}
+
+// progress is the progress line as a sink, when there is one.
+func (e *ends) progress() []run.Sink {
+	if e.bar == nil {
+		return nil
+	}
+	return []run.Sink{e.bar}
+}
+
+// done takes one run's end: a run that ran nothing is a setup error (exit 2, unless one already
+// failed); otherwise finished says how it ended.
+func (e *ends) done(rep *reports.Report, err error) {
+	e.bar.clear()
+	if rep == nil {
+		fmt.Fprintf(e.env.Stderr, "replaycheck run: %v\n", err)
+		e.code = max(e.code, ExitUsage)
+		return
+	}
+	e.runs = append(e.runs, rep)
+	e.code = max(e.code, finished(e.env, rep, err, e.selected))
 }
 
 // finished says how one platform run ended: ExitFail for a failed verdict, instances not run
@@ -256,30 +263,26 @@ func finished(env Env, rep *reports.Report, err error, selected int) int {
 	return code
 }
 
-// finish writes an output directory's final files (when out is set) and the reports to stdout.
-func finish(env Env, f *runFlags, out string, runs []*reports.Report, code int) int {
-	if out != "" && len(runs) == 1 {
-		if err := run.WriteReport(out, runs[0]); err != nil {
+// finish writes an output directory's final files (when out is set) and the reports to stdout,
+// and says where the files are.
+func finish(env Env, f *runFlags, out string, e *ends) int {
+	code := e.code
+	if out != "" && len(e.runs) > 0 {
+		if err := run.WriteReport(out, e.runs...); err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
-			code = ExitFail
+			code = max(code, ExitFail)
+		} else {
+			fmt.Fprintf(env.Stderr, "replaycheck run: wrote %s and %s in %s\n", run.JournalFile, strings.Join(run.ReportFiles(), ", "), out)
 		}
 	}
-	if err := writeRuns(env, f, runs); err != nil {
+	if len(e.runs) == 0 {
+		return code
+	}
+	if err := writeRuns(env, f, e.runs); err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck run: writing the report: %v\n", err)
-		return ExitFail
+		return max(code, ExitFail)
 	}
 	return code
-}
-
-// profiles lists the platform profiles to run, one run each (--profile cann,cuda).
-func (f *runFlags) profiles() []string {
-	var out []string
-	for _, p := range strings.Split(f.cfg.Profile, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // writeRuns writes the reports: with --table only the enforcement table of every run, followed in
@@ -288,8 +291,8 @@ func (f *runFlags) profiles() []string {
 // run; as Markdown one summary of every run; otherwise each run's report, the enforcement table
 // as its last section (one table over all runs).
 func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
-	table := reports.EnforcementTable(runs...)
 	if f.table {
+		table := reports.EnforcementTable(runs...)
 		if f.format == "json" {
 			return reports.WriteJSONValue(env.Stdout, table)
 		}
@@ -308,16 +311,5 @@ func writeRuns(env Env, f *runFlags, runs []*reports.Report) error {
 	case "markdown":
 		return reports.WriteMarkdown(env.Stdout, runs...)
 	}
-	for i, r := range runs {
-		if i == len(runs)-1 {
-			r.Enforcement = table
-		}
-		if i > 0 {
-			fmt.Fprintln(env.Stdout)
-		}
-		if err := reports.WriteText(env.Stdout, r, reports.TextOptions{Color: f.color, Verbose: f.verbose}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return reports.WriteTexts(env.Stdout, reports.TextOptions{Color: f.color, Verbose: f.verbose}, runs...)
 }
