@@ -61,7 +61,7 @@ func htmlRunOf(r *Report) htmlRun {
 	run := htmlRun{Name: RunName(r), Summary: summaryLine(r.Summary), Device: r.Device, Runtime: r.runtime()}
 	run.Matrix = matrixSVG(r)
 	for _, e := range r.Results {
-		if e.Verdict.Status == verdict.Pass && !hasFinding(e) {
+		if !hasSection(e) {
 			continue
 		}
 		var detail strings.Builder
@@ -73,6 +73,16 @@ func htmlRunOf(r *Report) htmlRun {
 	}
 	return run
 }
+
+// OutcomeColour is the colour (#rrggbb) the HTML report fills an outcome's matrix cells with.
+func OutcomeColour(o probes.Outcome) (string, bool) {
+	c, ok := outcomeColours[o]
+	return c, ok
+}
+
+// hasSection reports whether the page has a section for e: every instance that did not pass or
+// has a finding.
+func hasSection(e Entry) bool { return e.Verdict.Status != verdict.Pass || hasFinding(e) }
 
 // matrixSVG draws one row per probe and one column per (mode, guards) pair the run holds.
 func matrixSVG(r *Report) template.HTML {
@@ -129,9 +139,13 @@ func matrixSVG(r *Report) template.HTML {
 			if e.Verdict.Status == verdict.Fail {
 				stroke = ` stroke="#000" stroke-width="2"`
 			}
-			fmt.Fprintf(&b, `<a href="#%s"><rect class="cell" x="%d" y="%d" width="%d" height="%d" fill="%s"%s><title>%s</title></rect></a>`,
-				anchorOf(RunName(r), e.ID), x+1, y+1, size-2, size-2, outcomeColours[e.Outcome], stroke,
+			rect := fmt.Sprintf(`<rect class="cell" x="%d" y="%d" width="%d" height="%d" fill="%s"%s><title>%s</title></rect>`,
+				x+1, y+1, size-2, size-2, outcomeColours[e.Outcome], stroke,
 				template.HTMLEscapeString(fmt.Sprintf("%s: %s (%s)", e.ID, e.Outcome, e.Verdict.Status)))
+			if hasSection(e) { // a clean pass has nothing below to link to
+				rect = fmt.Sprintf(`<a href="#%s">%s</a>`, anchorOf(RunName(r), e.ID), rect)
+			}
+			b.WriteString(rect)
 		}
 	}
 	b.WriteString(`</svg>`)
