@@ -28,6 +28,9 @@ const (
 	RulePool               = "pool"
 	RuleLimit              = "limit"
 	RuleYAML               = "yaml"
+	RuleEncoding           = "encoding"
+	RuleAlias              = "alias"
+	RuleControl            = "control-character"
 	RuleRead               = "read"
 )
 
@@ -87,11 +90,12 @@ type Limits struct {
 	MaxTotalBytes  int64 // the largest size of every buffer of a probe, summed; default 4 GiB
 	MaxOps         int   // ops of one probe, all phases; default 100000
 	MaxReplays     int   // replay rounds; default 1000000
+	MaxFileBytes   int64 // one probe file, checked before it is read; default 4 MiB
 }
 
 // DefaultLimits are the limits of PROBE-LANGUAGE.md.
 func DefaultLimits() Limits {
-	return Limits{MaxBufferBytes: 1 << 30, MaxTotalBytes: 4 << 30, MaxOps: 100000, MaxReplays: 1000000}
+	return Limits{MaxBufferBytes: 1 << 30, MaxTotalBytes: 4 << 30, MaxOps: 100000, MaxReplays: 1000000, MaxFileBytes: 4 << 20}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -107,6 +111,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxReplays <= 0 {
 		l.MaxReplays = d.MaxReplays
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = d.MaxFileBytes
 	}
 	return l
 }

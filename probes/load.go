@@ -44,6 +44,9 @@ func Load(lim Limits, paths ...string) ([]*Set, error) {
 				}
 				read[abs] = true
 			}
+			if !statFile(file, lim, &diags) {
+				continue
+			}
 			data, err := os.ReadFile(file)
 			if err != nil {
 				diags = append(diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: err.Error()})
@@ -70,6 +73,10 @@ func Load(lim Limits, paths ...string) ([]*Set, error) {
 
 // LoadFile reads one probe file.
 func LoadFile(path string, lim Limits) (*Set, error) {
+	var diags Diagnostics
+	if !statFile(path, lim, &diags) {
+		return nil, diags
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Diagnostics{{Pos: Pos{File: path}, Rule: RuleRead, Message: err.Error()}}
@@ -113,6 +120,9 @@ func probeFiles(path string) ([]string, error) {
 // file is not a mapping), where the set's name is written, and the file's problems.
 func parse(file string, data []byte, lim Limits) (*Set, Pos, Diagnostics) {
 	l := &loader{file: file, data: data, lim: lim.withDefaults(), pos: map[fieldKey]Pos{}}
+	if !l.screen(data) {
+		return nil, Pos{}, l.diags
+	}
 	root := l.document(data)
 	if root == nil {
 		return nil, Pos{}, l.diags
@@ -142,7 +152,7 @@ func (l *loader) document(data []byte) *yaml.Node {
 	case !errors.Is(err, io.EOF):
 		l.yamlError(err)
 	}
-	if len(doc.Content) == 0 {
+	if len(doc.Content) == 0 || !l.refuseStructure(&doc) {
 		return nil
 	}
 	return deref(doc.Content[0])
@@ -186,6 +196,21 @@ func (l *loader) locate(msg string) (line, col int) {
 		at = bytes.Index(l.data, []byte("*"+name))
 	case strings.Contains(msg, "control characters"):
 		at = bytes.IndexFunc(l.data, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\r' && r != '\t' })
+	case strings.HasPrefix(msg, "exceeded max depth"):
+		// Where flow brackets first nest past yaml.v3's limit (quotes ignored: a hint).
+		depth := 0
+		for i, b := range l.data {
+			switch b {
+			case '[', '{':
+				depth++
+			case ']', '}':
+				depth--
+			}
+			if depth > 10000 {
+				at = i
+				break
+			}
+		}
 	case strings.Contains(msg, "UTF-8"):
 		for i := 0; i < len(l.data); {
 			r, n := utf8.DecodeRune(l.data[i:])
@@ -339,6 +364,11 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	if e, ok := f["name"]; ok {
 		p.Name, _ = l.name(e.val, "probe name")
 		l.mark(p, "name", deref(e.val))
+	}
+	if ops := rawOps(n); ops > l.lim.MaxOps {
+		// Counted before decoding: nothing of a probe this large is decoded or checked.
+		l.errorf(p.Pos, RuleLimit, "probe %s has %d ops, above the limit of %d", p.Name, ops, l.lim.MaxOps)
+		return p
 	}
 	if e, ok := f["description"]; ok {
 		p.Description = l.text(e.val, "description")

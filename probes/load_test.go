@@ -160,7 +160,7 @@ var _ = Describe("Load", func() {
 		Entry(nil, "each-round-two.yaml", lim, []string{"17:11 axpy-size"}, "in round 2 (replay.each runs before every round)"),
 		Entry("an unknown alias, placed where it is used", "yaml-unknown-alias.yaml", lim, []string{"4:11 yaml"}, "unknown anchor 'nope'"),
 		Entry("a control character, placed", "yaml-control-char.yaml", lim, []string{"2:7 yaml"}, "control characters"),
-		Entry("invalid UTF-8, placed", "yaml-bad-utf8.yaml", lim, []string{"2:7 yaml"}, "UTF-8"),
+		Entry("invalid UTF-8, placed", "yaml-bad-utf8.yaml", lim, []string{"2:7 encoding"}, "UTF-8"),
 		Entry(nil, "capture-and-captures.yaml", lim, []string{"8:5 capture-and-captures"}),
 		Entry(nil, "unknown-capture.yaml", lim, []string{"11:22 unknown-capture", "11:37 unknown-capture"},
 			`did you mean "second"`),
