@@ -161,6 +161,11 @@ var _ = Describe("Load", func() {
 		Entry("an unknown alias, placed where it is used", "yaml-unknown-alias.yaml", lim, []string{"4:11 yaml"}, "unknown anchor 'nope'"),
 		Entry("a control character, placed", "yaml-control-char.yaml", lim, []string{"2:7 yaml"}, "control characters"),
 		Entry("invalid UTF-8, placed", "yaml-bad-utf8.yaml", lim, []string{"2:7 encoding"}, "UTF-8"),
+		Entry("a binary file, at its first NUL byte", "binary-nul.yaml", lim, []string{"2:7 encoding"}, "binary file: NUL byte at offset 30"),
+		Entry("aliases expanding past the budget (billion laughs)", "alias-bomb.yaml", lim, []string{"9:45 alias"}, "expand to more than 100000 nodes"),
+		Entry("nesting deeper than MaxDepth", "deep-nesting.yaml", lim, []string{"4:40 limit"}, "nesting deeper than 32 levels"),
+		Entry("control characters in a name and a description", "control-name.yaml", lim,
+			[]string{"5:11 control-character", "6:18 control-character"}, `U+001B at character 2 of "p\x1b[31m"`, "U+009B"),
 		Entry(nil, "capture-and-captures.yaml", lim, []string{"8:5 capture-and-captures"}),
 		Entry(nil, "unknown-capture.yaml", lim, []string{"11:22 unknown-capture", "11:37 unknown-capture"},
 			`did you mean "second"`),
@@ -245,7 +250,7 @@ probes:
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(43))
+		Expect(len(files)).To(Equal(47))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {
