@@ -180,7 +180,7 @@ func (l *loader) yamlError(err error) {
 	if slices.Contains(yamlParserProblems, msg) {
 		p.Line, p.Col = p.Line+1, 1
 	}
-	if p.Line == 0 {
+	if p.Line == 0 || strings.HasPrefix(msg, "exceeded max depth") {
 		p.Line, p.Col = l.locate(msg)
 	}
 	l.errorf(p, RuleYAML, "%s", msg)
