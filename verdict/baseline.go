@@ -66,7 +66,23 @@ func PlatformKey(backend, profile string) string {
 }
 
 // BaselineFile is the file name of a platform's baseline: the key with "/" made "-", plus .yaml.
-func BaselineFile(key string) string { return strings.ReplaceAll(key, "/", "-") + ".yaml" }
+// The key comes from the device (a driver library or a runtime plugin reports it), so the name is
+// made safe to join to a directory whatever the key holds: every character other than ASCII
+// letters, digits, '.', '_' and '-' becomes '-', and leading dots are dropped, so it holds no path
+// separator, is never "." or "..", and is never hidden. An empty key is "unknown".
+func BaselineFile(key string) string {
+	name := strings.Map(func(r rune) rune {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return r
+		}
+		return '-'
+	}, key)
+	name = strings.TrimLeft(name, ".")
+	if name == "" {
+		name = "unknown"
+	}
+	return name + ".yaml"
+}
 
 // BehaviourOf is what res shows the platform did.
 func BehaviourOf(res *capture.Result) Behaviour {

@@ -180,3 +180,25 @@ var _ = Describe("LocateBaseline", func() {
 		Expect(err).To(MatchError(ContainSubstring("records platform sim/cuda")))
 	})
 })
+
+// The platform key comes from a device: a driver library or a runtime plugin may report anything.
+// BaselineFile must stay one plain file name inside the directory it is joined to.
+var _ = DescribeTable("BaselineFile keeps a device's platform key inside the baselines directory",
+	func(key, want string) {
+		name := verdict.BaselineFile(key)
+		Expect(name).To(Equal(want))
+		Expect(filepath.Base(name)).To(Equal(name), "no separator")
+		Expect(filepath.Join("baselines", name)).To(HavePrefix("baselines" + string(filepath.Separator)))
+		Expect(filepath.Dir(filepath.Join("baselines", name))).To(Equal("baselines"))
+	},
+	Entry("a plain key", "sim/cann", "sim-cann.yaml"),
+	Entry("a device's key", "acl/cann-9.0-a2a3", "acl-cann-9.0-a2a3.yaml"),
+	Entry("parent directories", "../../etc/passwd", "-..-etc-passwd.yaml"),
+	Entry("dot-dot alone", "..", "unknown.yaml"),
+	Entry("a hidden name", ".x", "x.yaml"),
+	Entry("an absolute path", "/etc/cron.d/x", "-etc-cron.d-x.yaml"),
+	Entry("a Windows separator", `a\..\b`, "a-..-b.yaml"),
+	Entry("control characters and NUL", "a\x1b[2J\x00b", "a--2J-b.yaml"),
+	Entry("non-ASCII", "cann/é", "cann--.yaml"),
+	Entry("empty", "", "unknown.yaml"),
+)
