@@ -83,8 +83,24 @@
 //	limit                 a buffer above Limits.MaxBufferBytes; all of a probe's buffers above
 //	                      Limits.MaxTotalBytes; more than Limits.MaxOps ops in a probe; replays
 //	                      above Limits.MaxReplays or below 1; a capture whose race check would
-//	                      compare more than 20 million op pairs (so the loader never stalls).
+//	                      compare more than 20 million op pairs (so the loader never stalls); a
+//	                      file above Limits.MaxFileBytes (from its size, before it is read);
+//	                      mappings and lists nested deeper than MaxDepth, aliases followed.
+//	encoding              a file with a NUL byte (binary) or that is not UTF-8, at the first bad
+//	                      byte.
+//	alias                 aliases that together expand the file by more than MaxAliasNodes nodes.
+//	control-character     a C0 or C1 control character or DEL, other than newline and tab, in any
+//	                      key or value: they would reach terminals and reports.
 //	read                  a path that cannot be read.
+//
+// # Hostile input
+//
+// The loader refuses hostile files before the work they ask for, cheapest check first: the file's
+// size from os.Stat (it is not read), then its bytes (NUL, UTF-8) before YAML parses them, then
+// aliases, depth and control characters in one linear walk of the parsed tree before anything is
+// decoded (each anchor's expansion counted once), then each probe's op count from its YAML before
+// its ops are decoded and checked. A file refused at one of these stages reports only that stage's
+// problems.
 //
 // # Static checks in execution order
 //
