@@ -13,11 +13,16 @@ import (
 // parses the file, refuseStructure right after it, before any probe is decoded or checked.
 
 // statFile refuses a file above Limits.MaxFileBytes from its size alone, so a huge file is never
-// read; it returns false after a problem.
+// read, and anything but a regular file; it returns false after a problem.
 func statFile(file string, lim Limits, diags *Diagnostics) bool {
 	info, err := os.Stat(file)
 	if err != nil {
 		*diags = append(*diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: err.Error()})
+		return false
+	}
+	if !info.Mode().IsRegular() {
+		// /dev/zero or a FIFO: its size says nothing, and reading it may never end.
+		*diags = append(*diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: "not a regular file; not read"})
 		return false
 	}
 	if max := lim.withDefaults().MaxFileBytes; info.Size() > max {

@@ -47,6 +47,14 @@ var _ = Describe("hostile input", func() {
 		}
 	})
 
+	It("refuses what is not a regular file, without reading it", func() {
+		// /dev/zero has size 0 and never ends: read, the load would not return.
+		_, err := probes.LoadFile("/dev/zero", lim)
+		Expect(diagnostics(err)[0].Error()).To(Equal("/dev/zero: read: not a regular file; not read"))
+		_, err = probes.Load(lim, "/dev/zero")
+		Expect(diagnostics(err)[0].Error()).To(Equal("/dev/zero: read: not a regular file; not read"))
+	})
+
 	It("takes MaxFileBytes from Limits, and checks it in Parse too", func() {
 		src := []byte(minimal)
 		_, err := probes.Parse("small.yaml", src, probes.Limits{MaxFileBytes: int64(len(src))})
