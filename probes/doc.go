@@ -84,6 +84,10 @@
 //	                      Limits.MaxTotalBytes; more than Limits.MaxOps ops in a probe; replays
 //	                      above Limits.MaxReplays or below 1; a capture whose race check would
 //	                      compare more than 20 million op pairs (so the loader never stalls).
+//	fault                 a faults entry that is not KIND@N (alloc-fail, launch-fail, device-lost,
+//	                      hang; N from 1 to MaxFaultIndex), a replay fault at a round the probe
+//	                      does not replay, or two faults that fire at the same allocation or at
+//	                      the same round.
 //	read                  a path that cannot be read.
 //
 // # Static checks in execution order
