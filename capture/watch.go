@@ -52,9 +52,11 @@ func (m chanMutex) Lock()     { m <- struct{}{} }
 func (m chanMutex) Unlock()   { <-m }
 
 // grace is how long a call may stay in flight past the instance's deadline (or, for a call that
-// began after it, past its own start) before its device is abandoned: a tenth of the timeout,
-// between 10ms and 10s.
-func grace(timeout time.Duration) time.Duration { return min(max(timeout/10, 10*time.Millisecond), 10*time.Second) }
+// began after it, past its own start) before its device is abandoned: a quarter of the timeout,
+// between 100ms and 10s. A slow call that returns within it costs nothing but the instance.
+func grace(timeout time.Duration) time.Duration {
+	return min(max(timeout/4, 100*time.Millisecond), 10*time.Second)
+}
 
 func newWatch(dev runtime.Device) *watch {
 	w := &watch{dev: dev, mu: newChanMutex()}
@@ -64,11 +66,17 @@ func newWatch(dev runtime.Device) *watch {
 	return w
 }
 
-// do makes one backend call, named call, with the watch's lock released for its duration.
+// do makes one backend call, named call, with the watch's lock released for its duration (and
+// taken back even when the call panics).
 func (w *watch) do(call string, f func()) {
 	w.call, w.started = call, time.Now()
 	w.mu.Unlock()
+	defer w.back(call)
 	f()
+}
+
+// back takes the lock back after call returned, and notes the faults that fired in it.
+func (w *watch) back(call string) {
 	w.mu.Lock()
 	if w.abandoned {
 		// Run has given the instance up and owns its result: touch nothing, ever.
