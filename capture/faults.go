@@ -77,8 +77,9 @@ func (r *run) disarmFaults(ended error) {
 	}
 }
 
-// faultFired turns a fault that fired in the call just made (call, as the timeline names it)
-// into the instance's fatal error; nil when none fired.
+// faultFired turns a fault that fired in the call just made (call, as the timeline names it) and
+// made it fail into the instance's fatal error; nil when none fired. A call that succeeded all the
+// same (the runtime under test recovered, say) goes on: its fault is recorded as fired.
 func (r *run) faultFired(step *probes.Step, call string, callErr error) error {
 	fired := r.watch.takeFired()
 	if len(fired) == 0 {
@@ -95,6 +96,8 @@ func (r *run) faultFired(step *probes.Step, call string, callErr error) error {
 			rec.Detail = fmt.Sprintf("fired in the device call %s", ff.call)
 			if callErr != nil {
 				rec.Detail += ": " + callErr.Error()
+			} else {
+				rec.Detail += "; the call succeeded all the same (the runtime under test recovered)"
 			}
 			name = rec.Fault
 		}
@@ -103,11 +106,10 @@ func (r *run) faultFired(step *probes.Step, call string, callErr error) error {
 			kind = ErrDeviceLost
 		}
 	}
-	what := fmt.Errorf("injected fault %s fired in %s", strings.Join(names, ", "), call)
-	if callErr != nil {
-		what = fmt.Errorf("%w: %w", what, callErr)
+	if callErr == nil {
+		return nil
 	}
-	return fail(kind, step, what)
+	return fail(kind, step, fmt.Errorf("injected fault %s fired in %s: %w", strings.Join(names, ", "), call, callErr))
 }
 
 // recordOf finds the armed, unfired fault a device reports fired: an allocation fault by its N,

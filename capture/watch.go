@@ -61,7 +61,10 @@ func grace(timeout time.Duration) time.Duration {
 func newWatch(dev runtime.Device) *watch {
 	w := &watch{dev: dev, mu: newChanMutex()}
 	if dev.Capabilities().FaultInjection {
-		w.inj, _ = dev.(runtime.FaultInjector)
+		if w.inj, _ = dev.(runtime.FaultInjector); w.inj != nil {
+			// The device lists every fault fired since it opened: earlier instances' are not ours.
+			w.fired = len(w.inj.FiredFaults())
+		}
 	}
 	return w
 }

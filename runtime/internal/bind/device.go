@@ -120,6 +120,9 @@ type Device struct {
 	caps     runtime.Capabilities
 	workers  [2]*runtime.Worker
 	onClose  func() // tells the backend, when set
+	// onAbandon tells the backend the device was abandoned (Abandon), when set.
+	onAbandon func()
+	inj       injection
 
 	// life is held shared while a call is dispatched and exclusively by Close.
 	life   sync.RWMutex
@@ -372,6 +375,7 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 			return d.codes.Invalid("Malloc", "cannot allocate %d bytes: the size must be positive", bytes)
 		}
 		addr, code := d.drv.Malloc(bytes)
+		d.noteFired()
 		if code != 0 {
 			return d.failed("Malloc", code)
 		}
@@ -889,7 +893,9 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 		if err != nil {
 			return err
 		}
-		if code := d.drv.Launch(ref, st.h); code != 0 {
+		code := d.drv.Launch(ref, st.h)
+		d.noteFired()
+		if code != 0 {
 			return d.failed("Launch", code)
 		}
 		d.counters.Launches++
@@ -950,7 +956,11 @@ func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 // Close ends the captures in progress (from the thread that began each), destroys every graph,
 // event and stream, frees all memory, unbinds the device from both workers and stops them. Calls
 // afterwards fail with invalid-value; Close again is a no-op. Every failure is reported, joined.
+// An abandoned device (Abandon) is left as it is: Close returns at once.
 func (d *Device) Close() error {
+	if d.isAbandoned() {
+		return nil
+	}
 	d.life.Lock()
 	defer d.life.Unlock()
 	if d.closed {
