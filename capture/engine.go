@@ -229,15 +229,18 @@ func kindOf(err error) ErrorKind {
 // Run's to finish. The device is abandoned.
 func (r *run) abandon(call string, at time.Time) {
 	res := r.res
-	kind, why := ErrTimeout, fmt.Sprintf("within the instance's %v timeout and %v grace", r.opt.Timeout, grace(r.opt.Timeout))
+	kind, why := ErrTimeout, fmt.Sprintf("within the instance's %v timeout (and %v of grace)", r.opt.Timeout, grace(r.opt.Timeout))
 	if errors.Is(r.ctx.Err(), context.Canceled) {
 		kind, why = ErrInterrupted, fmt.Sprintf("within %v of the run being abandoned", grace(r.opt.Timeout))
 	}
 	if call == "Launch" {
 		r.hangFired(r.current)
 	}
-	msg := fmt.Sprintf("%s in %s: %s (device call %s) did not return %s; device %s abandoned",
-		kind, call, r.current, call, why, r.watch.dev.Describe())
+	what := r.current
+	if !strings.HasPrefix(what, call) {
+		what += fmt.Sprintf(" (its device call %s)", call)
+	}
+	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
 	ev := Event{Step: r.currentStep, Call: r.current, Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.started).Round(time.Millisecond))}
 	r.tl.record(ev, nil)
 	for i := range r.res.Faults {

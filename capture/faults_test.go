@@ -193,7 +193,7 @@ var _ = Describe("injected faults", func() {
 				Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 				Expect(res.Error.Kind).To(Equal(capture.ErrTimeout))
 				Expect(res.Error.Call).To(Equal("Launch"))
-				Expect(res.Reason).To(HavePrefix("timeout in Launch: Launch(graph main) on main (device call Launch) did not return within the instance's 300ms timeout"))
+				Expect(res.Reason).To(HavePrefix("timeout in Launch: Launch(graph main) on main did not return within the instance's 300ms timeout (and 100ms of grace); device "))
 				Expect(res.Reason).To(ContainSubstring("device " + dev.Describe() + " abandoned"))
 				Expect(res.DeviceState).To(Equal(capture.DeviceAbandoned))
 				Expect(res.Faults).To(ConsistOf(SatisfyAll(HaveField("Fault", "hang@2"), HaveField("Fired", true))))

@@ -32,6 +32,7 @@ const (
 	EnvBaseline = "REPLAYCHECK_BASELINE"
 	EnvRuntime  = "REPLAYCHECK_RUNTIME"
 	EnvShard    = "REPLAYCHECK_SHARD"
+	// EnvFault (faults.go) is --fault's.
 )
 
 // Config is everything a run is chosen by: where it runs (backend, profile, seed, memory, library),
@@ -73,6 +74,9 @@ type Config struct {
 	Paths []string `json:"paths,omitempty"`
 	// Timelines is failed (keep the timelines of instances that did not pass; "" too) or all.
 	Timelines string `json:"timelines,omitempty"`
+
+	// Faults are injected into every selected instance (KIND@N, probes.Fault; faults.go).
+	Faults []string `json:"faults,omitempty"`
 
 	// Version is the front end's version, written in reports and journal headers ("" is dev).
 	Version string `json:"-"`
@@ -126,6 +130,7 @@ func Defaults(getenv func(string) string) Config {
 			c.envErr("shard", fmt.Errorf("%s=%q: %w", EnvShard, v, err))
 		}
 	}
+	c.faultsFromEnv(getenv)
 	return c
 }
 
@@ -184,7 +189,7 @@ func (c *Config) Check() error {
 	if c.Timeout <= 0 {
 		return settingErr("timeout", "%v is not a positive duration", c.Timeout)
 	}
-	return nil
+	return c.checkFaults()
 }
 
 // Profiles are the profiles c.Profile lists (comma-separated; blanks dropped), one run each.
