@@ -62,7 +62,9 @@ type Fault struct {
 	N    int       `json:"n"`
 }
 
-func (f Fault) String() string { return fmt.Sprintf("%s at the %s next %s", f.Kind, ordinal(f.N), f.Kind.Call()) }
+func (f Fault) String() string {
+	return fmt.Sprintf("%s at the %s next %s", f.Kind, ordinal(f.N), f.Kind.Call())
+}
 
 func ordinal(n int) string {
 	suffix := "th"
