@@ -178,7 +178,7 @@ var _ = Describe("injected faults", func() {
 				_, err := dev.Malloc(runtime.Main, 512)
 				Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassDeviceLost), "%v", err)
 				// Closing it (a reset) releases everything the instance made.
-				_ = dev.Close()
+				Expect(dev.Close()).To(Succeed())
 				Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
 
 				ok, why := b.(runtime.Recoverer).Recovers(false)

@@ -139,6 +139,9 @@ type Device struct {
 	lastHandle uint64
 	lastID     uint64
 	counters   runtime.Counters
+	// lost: the driver answered device-lost; Close then releases the device without asking the
+	// driver to destroy each object, which a lost device refuses.
+	lost bool
 }
 
 var _ runtime.Device = (*Device)(nil)
@@ -275,6 +278,9 @@ func (d *Device) failed(op string, code int) error {
 // failedWith is failed with the detail given: asked of the Driver already, or the binding's own.
 func (d *Device) failedWith(op string, code int, detail string) error {
 	e := d.codes.Error(op, code, detail)
+	if e.Class == runtime.ClassDeviceLost {
+		d.lost = true
+	}
 	for _, c := range slices.Clone(d.captures) {
 		st, sc := d.drv.CaptureStatus(d.streams[c.origin].h)
 		if sc != 0 {
@@ -956,7 +962,8 @@ func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 // Close ends the captures in progress (from the thread that began each), destroys every graph,
 // event and stream, frees all memory, unbinds the device from both workers and stops them. Calls
 // afterwards fail with invalid-value; Close again is a no-op. Every failure is reported, joined.
-// An abandoned device (Abandon) is left as it is: Close returns at once.
+// A lost device (one that answered device-lost) is only released: the driver's reset frees what it
+// held. An abandoned device (Abandon) is left as it is: Close returns at once.
 func (d *Device) Close() error {
 	if d.isAbandoned() {
 		return nil
@@ -979,6 +986,10 @@ func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range slices.Clone(d.captures) {
+		if d.lost {
+			d.endCapture(c)
+			continue
+		}
 		d.workers[c.thread].Do(func() {
 			if ref, code := d.drv.EndCapture(d.streams[c.origin].h); code == 0 {
 				note("destroying the graph of a capture in progress", d.drv.DestroyGraph(ref))
@@ -987,6 +998,16 @@ func (d *Device) Close() error {
 		d.endCapture(c)
 	}
 	d.workers[runtime.Main].Do(func() {
+		if d.lost {
+			// A lost device refuses every call; releasing it (unbind) is the reset that frees
+			// what it held. Pageable host memory is the program's own.
+			for _, a := range d.hosts {
+				if a.host != runtime.Pinned {
+					d.drv.HostFree(a.base)
+				}
+			}
+			return
+		}
 		for g, ref := range d.graphs {
 			note("destroying "+g.String(), d.drv.DestroyGraph(ref))
 		}
