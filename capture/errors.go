@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
@@ -28,10 +29,17 @@ func fail(kind ErrorKind, step *probes.Step, err error) error {
 		kind = ErrTimeout
 	case errors.Is(err, context.Canceled):
 		kind = ErrInterrupted
-	case kind != ErrFault && runtime.ClassOf(err) == runtime.ClassDeviceLost:
+	case kind != ErrFault && kind != ErrRuntime && deviceLost(err):
 		kind = ErrDeviceLost
 	}
 	return &fatal{kind: kind, step: step, err: err}
+}
+
+// deviceLost reports whether err is the platform saying the device is lost: not a runtime under
+// test failing on its own with that class.
+func deviceLost(err error) bool {
+	e, ok := runtime.AsError(err)
+	return ok && e.Class == runtime.ClassDeviceLost && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
 }
 
 // failf is fail with a formatted message; %w keeps what it wraps.

@@ -81,7 +81,7 @@ func (r *run) outcomeOf(step probes.Step, err error) (bool, error) {
 		return false, nil
 	}
 	switch {
-	case e.Class == runtime.ClassDeviceLost:
+	case deviceLost(err):
 		// Not an answer to the op: the device is gone, and nothing after it would mean anything.
 		return false, fail(ErrDeviceLost, &step, fmt.Errorf("%s: %w", step, err))
 	case guardMisuse(err):
