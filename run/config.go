@@ -161,7 +161,8 @@ func settingErr(setting string, format string, args ...any) error {
 // Check reports a malformed environment default (the first by setting name) and every setting
 // that cannot be used: replays outside 0..MaxReplays, a timeout that is not positive, unknown
 // modes or guard settings, a --run pattern that does not compile, a shard that is not K/N with
-// 1 <= K <= N, timelines other than failed or all. It opens nothing (see CheckBackend).
+// 1 <= K <= N, timelines other than failed or all, a --fault that is not KIND@N or names a replay
+// round --replays never reaches. It opens nothing (see CheckBackend).
 func (c *Config) Check() error {
 	if len(c.envErrs) > 0 {
 		keys := make([]string, 0, len(c.envErrs))
