@@ -18,6 +18,9 @@ func (r *run) classify(err error) {
 	switch {
 	case err != nil:
 		res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
+		if res.Error.Kind == ErrDeviceLost {
+			res.DeviceState = DeviceLost
+		}
 	case res.CorruptedRounds > 0:
 		res.Outcome, res.Reason = probes.Corrupted, r.corruptionReason()
 	case staleRan(res) != nil:

@@ -37,9 +37,22 @@
 // eagerly; its steps are typed (probes.Step); a run that ended in error says which kind of failure
 // it was (RunError). Judging a result is package verdict's.
 //
+// Faults and hangs. Faults injected on purpose (a probe's faults, Options.Faults; probes.Fault) are
+// armed on the backend's device (runtime.FaultInjector) as the instance reaches them, and one that
+// fires ends the instance in error (ErrFault, or ErrDeviceLost for a lost device) naming the fault
+// and the call; Result.Faults says what each did. A backend without the fault-injection capability
+// skips such an instance. Every call into the backend's device is watched (watch.go): the instance
+// runs on a goroutine of its own, and a call still in flight a grace period after the time limit
+// (Options.Timeout) is not waited for: the instance ends "timeout in <call>" and its device is
+// abandoned (runtime.Abandoner). A device that answered device-lost, or was abandoned, must not
+// run another instance: Result.DeviceState says so, and whoever opened it replaces it. After every
+// instance whose device is still usable, its live objects must be back where they were before it
+// (ErrLeak, or a leak added to the error of an instance that already failed); a lost device's
+// teardown is skipped, since only closing it releases anything.
+//
 // The engine is one state machine (run) whose jobs live in their own files: the op interpreter
 // (ops.go), buffers and slots (buffers.go), captures and the residency ledger (captures.go),
 // replays, verification and stale-range forensics (verify.go), refusals (sideeffects.go),
-// teardown (teardown.go), the outcome and its reason (classify.go), and the timeline recorder
-// (timeline.go).
+// teardown (teardown.go), the outcome and its reason (classify.go), the timeline recorder
+// (timeline.go), injected faults (faults.go) and the watch on device calls (watch.go).
 package capture

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,9 +14,13 @@ import (
 
 // Options tune one run.
 type Options struct {
-	// Timeout bounds one instance (default one minute). Device calls are not interrupted: the
-	// engine stops between calls and the instance ends in error.
+	// Timeout bounds one instance (default one minute). The engine stops between calls once it
+	// has passed, and the instance ends in error (timeout); a device call still in flight a grace
+	// period later (a quarter of Timeout, 100ms to 10s) is not waited for: the instance ends "timeout
+	// in <call>" and its device is abandoned (Result.DeviceState).
 	Timeout time.Duration
+	// Faults are injected into every instance, after the probe's own (probes.Fault; run --fault).
+	Faults []probes.Fault
 	// Runtime is the runtime under test; nil is replaycheck's reference guards (runtime/guard):
 	// kernel mode for a guarded instance, program mode otherwise, with Guard's options.
 	Runtime *RuntimeUnderTest
@@ -100,6 +105,17 @@ type run struct {
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode
+
+	// watch times every call into the backend's device (watch.go).
+	watch *watch
+	// faults are the instance's injected faults (faults.go), res.Faults their records; armed says
+	// which have been armed on the device.
+	faults []probes.Fault
+	armed  []bool
+	// current is the engine call being made (its timeline description), and currentStep its
+	// probe step: what a timeout in a device call names.
+	current     string
+	currentStep *probes.Step
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
@@ -127,41 +143,116 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 			return res
 		}
 	}
+	faults := instanceFaults(p, opt)
+	for _, f := range faults {
+		res.Faults = append(res.Faults, FaultRecord{Fault: f.String()})
+	}
+	if _, ok := dev.(runtime.FaultInjector); len(faults) > 0 && (!caps.FaultInjection || !ok) {
+		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %q, which the injected faults need (%s): a real driver library cannot be made to fail on purpose", dev.Backend(), "fault-injection", res.Faults[0].Fault)
+		return res
+	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	rt, err := rut.Open(dev, in.Guarded)
-	if err != nil {
-		res.Outcome, res.Reason = probes.Errored, err.Error()
-		res.Error = &RunError{Kind: ErrSetup, Message: fmt.Sprintf("opening runtime %s: %v", rut.Name, err)}
-		return res
-	}
 	r := &run{
-		ctx: ctx, dev: rt, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
+		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
 		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]int{}, issued: map[string]int{},
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
+		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
+	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
+	return res
+}
+
+// instance is the whole of one instance, on the goroutine the watch runs it on: open the runtime
+// under test over the watched device, the body, teardown, the leak check and the outcome.
+func (r *run) instance(rut *RuntimeUnderTest) {
+	res, dev := r.res, watched{Device: r.watch.dev, w: r.watch}
+	defer func() {
+		// A panic outside the body (opening or finishing the runtime) is the harness's too.
+		if v := recover(); v != nil {
+			res.Outcome, res.Reason = probes.Errored, fmt.Sprintf("panic: %v", v)
+			res.Error = &RunError{Kind: ErrHarness, Message: res.Reason}
+		}
+	}()
+	rt, err := rut.Open(dev, r.in.Guarded)
+	if err != nil {
+		res.Outcome, res.Reason = probes.Errored, err.Error()
+		res.Error = &RunError{Kind: ErrSetup, Message: fmt.Sprintf("opening runtime %s: %v", rut.Name, err)}
+		return
+	}
+	r.dev = rt
 	base := dev.Counters()
 	err = r.safely(r.body)
-	if terr := r.safely(r.teardown); err == nil {
+	if len(r.faults) > 0 {
+		r.disarmFaults(err)
+	}
+	lost := kindOf(err) == ErrDeviceLost
+	if lost {
+		// Nothing can be released on a lost device: closing it (a reset) releases everything.
+		r.tl.enter(PhaseTeardown)
+		r.tl.skippedCall("teardown", "the device is lost: every call fails; closing it releases what the instance made")
+	} else if terr := r.safely(r.teardown); err == nil {
 		err = terr
 	}
 	if ferr := rt.Finish(); ferr != nil && err == nil {
 		err = fail(ErrRuntime, nil, fmt.Errorf("finishing runtime %s: %w", rut.Name, ferr))
 	}
-	if err == nil {
+	if !lost {
 		res.Leaks = dev.Counters().Leaks(base)
-		if len(res.Leaks) > 0 {
+		switch {
+		case len(res.Leaks) == 0:
+		case err == nil:
 			err = failf(ErrLeak, nil, "leaked after teardown: %s", strings.Join(res.Leaks, "; "))
+		default:
+			err = fmt.Errorf("%w; and leaked after teardown: %s", err, strings.Join(res.Leaks, "; "))
 		}
 	}
 	res.Timeline = r.tl.events
 	res.Timings = r.times.timings()
 	r.classify(err)
-	return res
+}
+
+// kindOf is the ErrorKind of a fatal error, "" for nil.
+func kindOf(err error) ErrorKind {
+	if err == nil {
+		return ""
+	}
+	return runErrorOf(err).Kind
+}
+
+// abandon ends the instance whose device call (the backend's method call) did not return in
+// time: called by the watch with the instance's goroutine inside that call, so the result is
+// Run's to finish. The device is abandoned.
+func (r *run) abandon(call string, at time.Time) {
+	res := r.res
+	kind, why := ErrTimeout, fmt.Sprintf("within the instance's %v timeout (and %v of grace)", r.opt.Timeout, grace(r.opt.Timeout))
+	if errors.Is(r.ctx.Err(), context.Canceled) {
+		kind, why = ErrInterrupted, fmt.Sprintf("within %v of the run being abandoned", grace(r.opt.Timeout))
+	}
+	if call == "Launch" {
+		r.hangFired(r.current)
+	}
+	what := r.current
+	if !strings.HasPrefix(what, call) {
+		what += fmt.Sprintf(" (its device call %s)", call)
+	}
+	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
+	ev := Event{Step: r.currentStep, Call: r.current, Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.started).Round(time.Millisecond))}
+	r.tl.record(ev, nil)
+	for i := range r.res.Faults {
+		if !r.res.Faults[i].Fired && r.res.Faults[i].Detail == "" {
+			r.res.Faults[i].Detail = "did not fire: the instance ended first"
+		}
+	}
+	res.Outcome, res.Reason = probes.Errored, msg
+	res.Error = &RunError{Kind: kind, Step: r.currentStep, Message: msg, Call: call}
+	res.DeviceState = DeviceAbandoned
+	res.Timeline = r.tl.events
+	res.Timings = r.times.timings()
 }
 
 // safely runs f, turning a panic into a harness error so one broken probe cannot take the suite
@@ -176,6 +267,9 @@ func (r *run) safely(f func() error) (err error) {
 }
 
 func (r *run) body() error {
+	if err := r.armAllocFaults(); err != nil {
+		return err
+	}
 	if err := r.setupObjects(); err != nil {
 		return err
 	}
@@ -259,8 +353,12 @@ func (r *run) mustReturn(call string, f func() (string, error)) error {
 	if err := r.ctx.Err(); err != nil {
 		return fail(ErrTimeout, nil, fmt.Errorf("%s: %w", call, err))
 	}
+	r.current, r.currentStep = call, nil
 	ret, err := f()
 	r.tl.record(Event{Call: call, Returned: ret, Thread: runtime.Main}, err)
+	if ferr := r.faultFired(nil, call, err); ferr != nil {
+		return ferr
+	}
 	if err == nil {
 		return nil
 	}

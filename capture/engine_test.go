@@ -288,7 +288,10 @@ var _ = Describe("Run", func() {
 	It("ends a run whose device cannot say what a stream captures in error, never as eager work", func() {
 		res := runOn(&blindDevice{Device: dev}, parseProbe(simple), runtime.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
-		Expect(res.Error).To(HaveField("Kind", capture.ErrSetup))
+		// The device's answer is device-lost: the instance ends saying so, and no later call is
+		// believed.
+		Expect(res.Error).To(HaveField("Kind", capture.ErrDeviceLost))
+		Expect(res.DeviceState).To(Equal(capture.DeviceLost))
 		Expect(res.Reason).To(ContainSubstring("CaptureInfo"))
 		Expect(res.Reason).To(ContainSubstring("device-lost"), "the device's own error is kept")
 		Expect(res.Timeline).NotTo(ContainElement(HaveField("Eager", true)))

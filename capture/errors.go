@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // fatal is a failure that ends the instance in error. It keeps the error it wraps (a
@@ -19,16 +21,25 @@ type fatal struct {
 func (e *fatal) Error() string { return e.err.Error() }
 func (e *fatal) Unwrap() error { return e.err }
 
-// fail wraps err as a fatal error of kind; a context error is a timeout or an interruption
-// whatever the caller thought it was.
+// fail wraps err as a fatal error of kind; a context error is a timeout or an interruption, and a
+// device-lost answer a lost device, whatever the caller thought it was.
 func fail(kind ErrorKind, step *probes.Step, err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		kind = ErrTimeout
 	case errors.Is(err, context.Canceled):
 		kind = ErrInterrupted
+	case kind != ErrFault && kind != ErrRuntime && deviceLost(err):
+		kind = ErrDeviceLost
 	}
 	return &fatal{kind: kind, step: step, err: err}
+}
+
+// deviceLost reports whether err is the platform saying the device is lost: not a runtime under
+// test failing on its own with that class.
+func deviceLost(err error) bool {
+	e, ok := runtime.AsError(err)
+	return ok && e.Class == runtime.ClassDeviceLost && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
 }
 
 // failf is fail with a formatted message; %w keeps what it wraps.

@@ -35,8 +35,13 @@ func (r *run) call(c deviceCall) (took bool, err error) {
 	if r.in.Guarded && !r.opt.NoSideEffectCheck {
 		before = r.snap()
 	}
+	r.current, r.currentStep = c.desc, &c.step
 	ret, callErr := c.do()
 	ev := Event{Step: &c.step, Call: c.desc, Returned: ret, Thread: c.thread}
+	if ferr := r.faultFired(&c.step, c.desc, callErr); ferr != nil {
+		r.tl.record(ev, callErr)
+		return false, ferr
+	}
 	if callErr == nil && c.enqueues != "" && r.capture != "" {
 		if ev.Captured, err = r.inCapture(c.enqueues); err != nil {
 			return false, fail(ErrSetup, &c.step, err)
@@ -76,6 +81,9 @@ func (r *run) outcomeOf(step probes.Step, err error) (bool, error) {
 		return false, nil
 	}
 	switch {
+	case deviceLost(err):
+		// Not an answer to the op: the device is gone, and nothing after it would mean anything.
+		return false, fail(ErrDeviceLost, &step, fmt.Errorf("%s: %w", step, err))
 	case guardMisuse(err):
 		return false, fail(ErrHarness, &step, fmt.Errorf("%s: %w", step, err))
 	case runtimeFailure(err):

@@ -38,6 +38,12 @@ type Result struct {
 	Reason string `json:"reason"`
 	// Error says what broke when the outcome is probes.Errored; nil otherwise.
 	Error *RunError `json:"error,omitempty"`
+	// Faults are the faults injected into the instance (the probe's, then the run's), each with
+	// whether and where it fired.
+	Faults []FaultRecord `json:"faults,omitempty"`
+	// DeviceState says why the device must not run another instance after this one: lost, or
+	// abandoned; "" when it can.
+	DeviceState DeviceState `json:"device_state,omitempty"`
 
 	// Rounds is how many replay rounds ran; CorruptedRounds how many of them differed from the oracle.
 	Rounds          int `json:"rounds"`
@@ -114,7 +120,36 @@ const (
 	ErrHarness ErrorKind = "harness"
 	// ErrCrash: the process that ran the instance died before it could report.
 	ErrCrash ErrorKind = "crash"
+	// ErrFault: a fault injected on purpose (a probe's faults, run --fault) fired: an allocation
+	// or a launch failed.
+	ErrFault ErrorKind = "fault"
+	// ErrDeviceLost: the device answered device-lost (an injected fault or not): it is not used
+	// again (DeviceLost).
+	ErrDeviceLost ErrorKind = "device-lost"
 )
+
+// DeviceState is what an instance left its device in, when the device must not run another.
+type DeviceState string
+
+const (
+	// DeviceLost: the device answered device-lost; every call but Close fails. Whoever opened it
+	// closes it (a reset) and opens a fresh one where the backend can.
+	DeviceLost DeviceState = "lost"
+	// DeviceAbandoned: a call into the device did not return within the instance's timeout. The
+	// device is given up (runtime.Abandoner) with its worker blocked: it is never called again,
+	// not even closed.
+	DeviceAbandoned DeviceState = "abandoned"
+)
+
+// FaultRecord is one fault injected into an instance.
+type FaultRecord struct {
+	Fault string `json:"fault"` // KIND@N, as written
+	Fired bool   `json:"fired"`
+	// Call is the engine's call the fault fired in ("" when it did not fire).
+	Call string `json:"call,omitempty"`
+	// Detail says what the fault did, or why it did not fire.
+	Detail string `json:"detail,omitempty"`
+}
 
 // RunError is what ended a run in error.
 type RunError struct {
@@ -122,6 +157,9 @@ type RunError struct {
 	// Step is the probe step the error came from; nil for the engine's own calls.
 	Step    *probes.Step `json:"step,omitempty"`
 	Message string       `json:"message"`
+	// Call is the device call in flight when the instance timed out in one (the backend's
+	// method, e.g. "Launch"); "" otherwise.
+	Call string `json:"call,omitempty"`
 }
 
 // Rejection is the first error the platform returned for an op of the probe.

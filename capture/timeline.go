@@ -33,6 +33,11 @@ func (t *timeline) skipped(step probes.Step, op *probes.Op, why string) {
 	t.record(Event{Step: &step, Call: string(op.Kind), Thread: op.Thread, Skipped: why}, nil)
 }
 
+// skippedCall records an engine call that was not made, and why.
+func (t *timeline) skippedCall(call, why string) {
+	t.record(Event{Call: call, Thread: runtime.Main, Skipped: why}, nil)
+}
+
 // enter switches the phase later events are stamped with and returns the one it replaced.
 func (t *timeline) enter(p Phase) Phase {
 	prev := t.phase

@@ -21,6 +21,9 @@ func (r *run) replays() error {
 			return err
 		}
 		r.tl.enter(PhaseReplay)
+		if err := r.armRound(round); err != nil {
+			return err
+		}
 		launched := time.Now()
 		for _, lc := range r.p.Replay.Order {
 			g, ok := r.graphs[lc.Capture]
@@ -79,6 +82,7 @@ func (r *run) verify(round int, launched time.Time) error {
 			return failf(ErrHarness, nil, "verify: buffer %q is %d bytes on the device and %d in the oracle", name, a.ptr.Bytes, len(want))
 		}
 		r.times.verified += int64(len(want))
+		r.current, r.currentStep = "verify: reading "+name, nil
 		got, err := r.contents(a)
 		if err != nil {
 			return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))

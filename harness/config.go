@@ -95,7 +95,7 @@ func (c *Config) Disabled() (guard.Disabled, error) {
 // RegisterFlags registers the suite flags on fs with run.Defaults' defaults from the environment
 // (REPLAYCHECK_BACKEND, REPLAYCHECK_PROFILE, REPLAYCHECK_REPLAYS, REPLAYCHECK_SEED,
 // REPLAYCHECK_MODES, REPLAYCHECK_GUARDS, REPLAYCHECK_BASELINE, REPLAYCHECK_RUNTIME,
-// REPLAYCHECK_SHARD) and REPLAYCHECK_REPORT. Flags are read when the test binary parses them, so
+// REPLAYCHECK_SHARD, REPLAYCHECK_FAULT) and REPLAYCHECK_REPORT. Flags are read when the test binary parses them, so
 // use the Config only from TestX.
 func RegisterFlags(fs *flag.FlagSet) *Config {
 	c := &Config{Config: run.Defaults(os.Getenv), fs: fs}
@@ -113,6 +113,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Baseline, p+"baseline", c.Baseline, "platform baseline: auto, none, or a file")
 	fs.StringVar(&c.Report, p+"report", os.Getenv("REPLAYCHECK_REPORT"), "write the replaycheck report to this file (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text), or every format into this directory (a path ending in /, or an existing directory: report.json, report.txt, junit.xml, summary.md, report.html)")
 	fs.StringVar(&c.Runtime, p+"runtime", c.Runtime, "runtime plugin (.so) to run every instance through instead of the built-in guards (needs cgo)")
+	fs.Var(run.FaultFlag(&c.Config), p+"fault", "inject a fault into every instance, KIND@N (alloc-fail@N: the N-th allocation; launch-fail, device-lost, hang @K: replay round K); repeat or comma-separate for several (env "+run.EnvFault+")")
 	fs.StringVar(&c.DisableGuards, p+"disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, replay-isolation, all)")
 	return c
 }

@@ -72,6 +72,16 @@ var _ = Describe("Config", func() {
 		Expect(fs.Parse([]string{"-replaycheck.shard=4/3"})).NotTo(Succeed())
 	})
 
+	It("injects faults into every instance with -replaycheck.fault, and names the flag when one is wrong", func() {
+		c := parse("-replaycheck.fault=hang@2", "-replaycheck.fault=alloc-fail@1,launch-fail@3", "-replaycheck.replays=3")
+		Expect(c.Check()).To(Succeed())
+		Expect(c.Faults).To(Equal([]string{"hang@2", "alloc-fail@1", "launch-fail@3"}))
+		Expect(parse("-replaycheck.fault=hang@4", "-replaycheck.replays=3").Check()).To(MatchError(HavePrefix("-replaycheck.fault: hang@4: --replays 3")))
+		GinkgoT().Setenv("REPLAYCHECK_FAULT", "device-lost@0")
+		Expect(parse().Check()).To(MatchError(ContainSubstring(`REPLAYCHECK_FAULT="device-lost@0"`)))
+		Expect(parse("-replaycheck.fault=device-lost@1").Check()).To(Succeed(), "the flag replaces the malformed default")
+	})
+
 	It("accepts REPLAYCHECK_REPLAYS=0 (each probe's own) and a malformed one replaced by the flag", func() {
 		GinkgoT().Setenv("REPLAYCHECK_REPLAYS", "0")
 		Expect(parse().Check()).To(Succeed())

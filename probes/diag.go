@@ -27,6 +27,7 @@ const (
 	RuleMemory             = "memory"
 	RulePool               = "pool"
 	RuleLimit              = "limit"
+	RuleFault              = "fault"
 	RuleYAML               = "yaml"
 	RuleEncoding           = "encoding"
 	RuleAlias              = "alias"

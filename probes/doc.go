@@ -91,6 +91,10 @@
 //	alias                 aliases that together expand the file by more than MaxAliasNodes nodes.
 //	control-character     a C0 or C1 control character or DEL, other than newline and tab, in any
 //	                      key or value: they would reach terminals and reports.
+//	fault                 a faults entry that is not KIND@N (alloc-fail, launch-fail, device-lost,
+//	                      hang; N from 1 to MaxFaultIndex), a replay fault at a round the probe
+//	                      does not replay, or two faults that fire at the same allocation or at
+//	                      the same round.
 //	read                  a path that cannot be read.
 //
 // # Hostile input

@@ -338,7 +338,7 @@ func (l *loader) nonEmpty(n *yaml.Node, what string) {
 
 var (
 	probeKeys = []string{"name", "description", "hazard", "labels", "requires", "pools", "buffers", "streams", "events",
-		"prepare", "capture", "captures", "between", "replay", "check", "expect", "replays", "modes", "guards"}
+		"prepare", "capture", "captures", "between", "replay", "check", "expect", "replays", "modes", "guards", "faults"}
 	bufferKeys       = []string{"bytes", "init", "slot", "host", "pool"}
 	poolKeys         = []string{"bytes", "host"}
 	launchKeys       = []string{"capture", "stream"}
@@ -428,10 +428,14 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	if e, ok := f["expect"]; ok {
 		l.expect(p, e)
 	}
+	if e, ok := f["faults"]; ok {
+		p.Faults = l.faults(e.val)
+	}
 	m := l.matrix(f, "replays")
 	p.Replays, p.Modes, p.Guards = m.Replays, m.Modes, m.Guards
 	resolveDefaults(p, s.Defaults)
 	l.check(p)
+	l.checkFaults(p)
 	return p
 }
 

@@ -92,6 +92,16 @@ var _ = Describe("Load", func() {
 		},
 		EntryDescription("%[1]s"),
 		Entry(nil, "version.yaml", lim, []string{"1:10 version"}, `"replaycheck/v2"`),
+		Entry(nil, "faults.yaml", lim, []string{
+			"12:9 fault",     // divice-lost: unknown kind
+			"13:9 fault",     // hang@0
+			"14:9 fault",     // launch-fail@4: the probe replays 3 rounds
+			"15:9 fault",     // alloc-fail@x
+			"17:9 fault",     // hang@2: round 2 has device-lost@2
+			"19:9 fault",     // alloc-fail@1 twice
+			"20:9 fault",     // hang without @K
+			"21:9 bad-value", // not a KIND@N string
+		}, `did you mean "device-lost"`, "want a round from 1 to 3", "fires at the same call as device-lost@2 (line 16)", "one fault per replay round", "one fault per allocation", "want hang@K, K the replay round"),
 		Entry(nil, "yaml-syntax.yaml", lim, []string{"6:1 yaml"}),
 		Entry(nil, "yaml-two-documents.yaml", lim, []string{"4:1 yaml"}),
 		Entry(nil, "unknown-key-top.yaml", lim, []string{"3:1 unknown-key"}, `did you mean "description"`, "allowed: version, set"),
@@ -250,7 +260,7 @@ probes:
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(47))
+		Expect(len(files)).To(Equal(48))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	gm "github.com/onsi/gomega"
@@ -20,6 +21,7 @@ type schemaNode struct {
 	Properties           map[string]*schemaNode `json:"properties"`
 	Required             []string               `json:"required"`
 	Enum                 []string               `json:"enum"`
+	Pattern              string                 `json:"pattern"`
 	Items                *schemaNode            `json:"items"`
 	AdditionalProperties json.RawMessage        `json:"additionalProperties"`
 	Definitions          map[string]*schemaNode `json:"definitions"`
@@ -91,5 +93,6 @@ var _ = Describe("the JSON schema", func() {
 		gm.Expect(probe.Properties["expect"].Properties["rejected-by"].Items.Enum).To(gm.Equal(classNames()))
 		gm.Expect(def("slot").Enum).To(gm.Equal(slotNames))
 		gm.Expect(def("thread").Enum).To(gm.Equal(threadNames))
+		gm.Expect(probe.Properties["faults"].Items.Pattern).To(gm.Equal("^(" + strings.Join(stringers(runtime.FaultKinds()), "|") + ")@[1-9][0-9]{0,6}$"))
 	})
 })

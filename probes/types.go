@@ -89,6 +89,10 @@ type Probe struct {
 	Replays int
 	Modes   []runtime.CaptureMode
 	Guards  []bool
+
+	// Faults are injected into every instance's device (see Fault); a backend without the
+	// fault-injection capability skips the probe.
+	Faults []Fault
 }
 
 // ID is "set/name".

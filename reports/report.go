@@ -73,6 +73,24 @@ func (s Summary) Failed() bool { return s.Fail > 0 }
 type Entry struct {
 	capture.Result
 	Verdict verdict.Verdict `json:"verdict"`
+	// DeviceChange says what the run did with the device after this instance lost or abandoned
+	// it (Result.DeviceState); nil when the device went on.
+	DeviceChange *DeviceChange `json:"device_change,omitempty"`
+}
+
+// DeviceChange is what a run did with a device an instance lost or abandoned: the instances that
+// follow run on a fresh device, or are skipped, saying why.
+type DeviceChange struct {
+	// State is the instance's capture.DeviceState: lost or abandoned.
+	State capture.DeviceState `json:"state"`
+	// Device describes the device given up: a lost one is closed (a reset), an abandoned one is
+	// left with its worker blocked and never called again.
+	Device string `json:"device"`
+	// Replacement describes the fresh device the following instances run on; "" when none could
+	// be opened, and every following instance is skipped.
+	Replacement string `json:"replacement,omitempty"`
+	// Detail says why no device replaced it, and what closing a lost device reported.
+	Detail string `json:"detail,omitempty"`
 }
 
 // New starts an empty report stamped with the current time. The caller fills in Backend,

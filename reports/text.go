@@ -426,7 +426,30 @@ func (t *textWriter) detail(indent string, e Entry) {
 	for _, l := range e.Leaks {
 		t.label(indent, "leak", l)
 	}
+	for _, f := range e.Faults {
+		t.label(indent, "fault", f.Fault+": "+f.Detail)
+	}
+	if c := e.DeviceChange; c != nil {
+		t.label(indent, "device", DeviceChangeText(c))
+	}
 	t.timeline(indent, e.Timeline)
+}
+
+// DeviceChangeText says in a sentence what a run did with a device an instance lost or abandoned.
+func DeviceChangeText(c *DeviceChange) string {
+	s := "lost: closed (a reset)"
+	if c.State == capture.DeviceAbandoned {
+		s = "abandoned: a call never returned; its worker is left blocked and the device is never called again"
+	}
+	if c.Replacement != "" {
+		s += "; the instances that follow run on a fresh device"
+	} else {
+		s += "; no device replaced it, so every instance that follows is skipped"
+	}
+	if c.Detail != "" {
+		s += " (" + c.Detail + ")"
+	}
+	return s
 }
 
 // timeline shows the last events that explain a failure: the probe's captured and eager ops, the

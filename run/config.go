@@ -32,6 +32,7 @@ const (
 	EnvBaseline = "REPLAYCHECK_BASELINE"
 	EnvRuntime  = "REPLAYCHECK_RUNTIME"
 	EnvShard    = "REPLAYCHECK_SHARD"
+	// EnvFault (faults.go) is --fault's.
 )
 
 // Config is everything a run is chosen by: where it runs (backend, profile, seed, memory, library),
@@ -73,6 +74,9 @@ type Config struct {
 	Paths []string `json:"paths,omitempty"`
 	// Timelines is failed (keep the timelines of instances that did not pass; "" too) or all.
 	Timelines string `json:"timelines,omitempty"`
+
+	// Faults are injected into every selected instance (KIND@N, probes.Fault; faults.go).
+	Faults []string `json:"faults,omitempty"`
 
 	// Version is the front end's version, written in reports and journal headers ("" is dev).
 	Version string `json:"-"`
@@ -126,6 +130,7 @@ func Defaults(getenv func(string) string) Config {
 			c.envErr("shard", fmt.Errorf("%s=%q: %w", EnvShard, v, err))
 		}
 	}
+	c.faultsFromEnv(getenv)
 	return c
 }
 
@@ -156,7 +161,8 @@ func settingErr(setting string, format string, args ...any) error {
 // Check reports a malformed environment default (the first by setting name) and every setting
 // that cannot be used: replays outside 0..MaxReplays, a timeout that is not positive, unknown
 // modes or guard settings, a --run pattern that does not compile, a shard that is not K/N with
-// 1 <= K <= N, timelines other than failed or all. It opens nothing (see CheckBackend).
+// 1 <= K <= N, timelines other than failed or all, a --fault that is not KIND@N or names a replay
+// round --replays never reaches. It opens nothing (see CheckBackend).
 func (c *Config) Check() error {
 	if len(c.envErrs) > 0 {
 		keys := make([]string, 0, len(c.envErrs))
@@ -184,7 +190,7 @@ func (c *Config) Check() error {
 	if c.Timeout <= 0 {
 		return settingErr("timeout", "%v is not a positive duration", c.Timeout)
 	}
-	return nil
+	return c.checkFaults()
 }
 
 // Profiles are the profiles c.Profile lists (comma-separated; blanks dropped), one run each.

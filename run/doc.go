@@ -6,7 +6,7 @@
 // # Configuration
 //
 // Config is a run's settings. Defaults is the one place the REPLAYCHECK_* environment variables
-// are read (BACKEND, PROFILE, REPLAYS, SEED, MODES, GUARDS, BASELINE, RUNTIME, SHARD), and
+// are read (BACKEND, PROFILE, REPLAYS, SEED, MODES, GUARDS, BASELINE, RUNTIME, SHARD, FAULT), and
 // Config.Check the one place settings are validated. The rule: an environment variable is the
 // default of the flag it stands for and takes exactly what that flag takes (REPLAYCHECK_REPLAYS=0
 // means each probe's own replays, as --replays 0 does); a malformed one is an error only when no
@@ -31,6 +31,15 @@
 // abandons that instance too. Instances that did not run are listed in Report.NotRun, neither
 // passed nor in error. ExecutePlan makes one such run per profile of a list ("cann,cuda"), in
 // order, and stops after a run that did not finish.
+//
+// # Faults and lost devices
+//
+// Config.Faults (run --fault KIND@N, REPLAYCHECK_FAULT) are injected into every selected instance
+// after the probe's own (capture.Options.Faults). An instance that leaves its device lost or
+// abandoned (capture.Result.DeviceState) is followed by Platform.Recover, which Execute and the
+// suite call after every instance: the device is closed (lost) or abandoned, and a fresh one is
+// opened where the backend can (runtime.Recoverer); otherwise every following instance is skipped,
+// saying which device went and why. The instance's entry says which (reports.Entry.DeviceChange).
 //
 // # Output directory and journal
 //

@@ -99,7 +99,7 @@ func (c Config) runtimeName() string {
 
 // options are the engine options of every instance of a run of c.
 func (c Config) options() capture.Options {
-	return capture.Options{Timeout: c.Timeout, Runtime: c.RuntimeUnderTest, Guard: c.Guard}
+	return capture.Options{Timeout: c.Timeout, Runtime: c.RuntimeUnderTest, Guard: c.Guard, Faults: c.faults()}
 }
 
 // Instance runs one instance on dev with the engine (capture.Run, under c's per-instance timeout,
@@ -107,6 +107,9 @@ func (c Config) options() capture.Options {
 // place both front ends run and judge an instance; c.RuntimeUnderTest must already be loaded
 // (LoadRuntime) when c names a runtime plugin.
 func Instance(ctx context.Context, dev runtime.Device, in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {
+	if gone, ok := dev.(*noDevice); ok {
+		return gone.skipped(in, c, baseline) // no device left (Platform.Recover)
+	}
 	res := capture.Run(ctx, dev, in, c.options())
 	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
 }
@@ -140,7 +143,9 @@ func instanceContext(ctx context.Context) (context.Context, context.CancelFunc) 
 // every sink as it finishes.
 //
 // Once ctx is done no further instance starts; the one in flight finishes (see AbandonWith), and
-// the instances not run are listed in the report's NotRun, neither passed nor in error.
+// the instances not run are listed in the report's NotRun, neither passed nor in error. After an
+// instance that lost or abandoned the device, the rest run on a fresh one or are skipped
+// (Platform.Recover).
 //
 // A nil report with an error means nothing ran: a bad configuration, a backend, device, runtime
 // plugin or baseline that could not be had, or a Starter that refused the header. A report with an
@@ -273,6 +278,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 		e := Instance(ictx, p.Device, in, c, baseline)
 		abandoned := ictx.Err() != nil && e.Error != nil && e.Error.Kind == capture.ErrInterrupted
 		cancel()
+		e = p.Recover(ctx, e) // a lost or abandoned device runs nothing more (devices.go)
 		if abandoned {
 			rep.NotRun = append(rep.NotRun, ids[i])
 			stopped = true

@@ -144,7 +144,7 @@ type Capabilities struct {
 	Kernels            bool // the axpy kernel
 	GraphIntrospection bool // GraphNodes works
 	ThreadRules        bool // capture modes are enforced per OS thread
-	FaultInjection     bool // allocation failures can be injected
+	FaultInjection     bool // faults can be injected (the Device is a FaultInjector)
 }
 
 // Has reports whether the capability with the probe-language name is present.

@@ -112,6 +112,8 @@ type functions struct {
 	aclmdlRICaptureBegin, aclmdlRICaptureGetInfo, aclmdlRICaptureEnd         unsafe.Pointer
 	aclmdlRICaptureThreadExchangeMode, aclmdlRIExecuteAsync, aclmdlRIDestroy unsafe.Pointer
 	aclrtGetSocName, aclrtGetMemInfo, aclsysGetVersionStr                    unsafe.Pointer // optional: naming only
+	// optional: the fake libraries' fault injection (faults.go); a real driver has neither
+	fakeInject, fakeFired unsafe.Pointer
 }
 
 func (f *functions) table() []dl.Symbol {
@@ -147,6 +149,8 @@ func (f *functions) table() []dl.Symbol {
 		{Names: []string{"aclrtGetSocName"}, Slot: &f.aclrtGetSocName, Optional: true},
 		{Names: []string{"aclrtGetMemInfo"}, Slot: &f.aclrtGetMemInfo, Optional: true},
 		{Names: []string{"aclsysGetVersionStr"}, Slot: &f.aclsysGetVersionStr, Optional: true},
+		{Names: []string{"replaycheck_fake_inject"}, Slot: &f.fakeInject, Optional: true},
+		{Names: []string{"replaycheck_fake_fired"}, Slot: &f.fakeFired, Optional: true},
 	}
 }
 
@@ -313,7 +317,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 			return nil, nil, err
 		}
 		drv := &driverImpl{fn: &b.fn, index: int32(index)}
-		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.injects()}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
 			return nil, nil, err
@@ -324,6 +328,12 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 		})
 		return d, nil, nil
 	})
+}
+
+// Recovers says whether a fresh device can replace a lost or an abandoned one
+// (runtime.Recoverer).
+func (b *backend) Recovers(abandoned bool) (bool, string) {
+	return bind.Recovers(b.lib.Path(), abandoned)
 }
 
 // Close closes the devices still open, then the library. aclFinalize is never called: aclInit

@@ -54,6 +54,7 @@ var Codes = map[int]Code{
 	207004: {"ACL_ERROR_RT_NO_DEVICE", runtime.ClassNotSupported},
 	207018: {"ACL_ERROR_RT_DEVICE_OOM", runtime.ClassOutOfMemory},
 	507000: {"ACL_ERROR_RT_INTERNAL_ERROR", runtime.ClassInternal},
+	507010: {"ACL_ERROR_RT_LOST_HEARTBEAT", runtime.ClassDeviceLost},
 	507011: {"ACL_ERROR_RT_MODEL_EXECUTE", runtime.ClassIllegalAddress},
 	507903: {"ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED", runtime.ClassCaptureInvalidated},
 }

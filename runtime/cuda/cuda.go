@@ -281,6 +281,8 @@ type functions struct {
 	cuDriverGetVersion, cuDeviceTotalMem, cuModuleUnload unsafe.Pointer
 	// optional: graph introspection, all four or no capability graph-introspection
 	cuGraphGetNodes, cuGraphNodeGetType, cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams unsafe.Pointer
+	// optional: the fake libraries' fault injection (faults.go); a real driver has neither
+	fakeInject, fakeFired unsafe.Pointer
 }
 
 // introspection is the table of the graph-introspection entry points, all optional.
@@ -345,6 +347,8 @@ func (f *functions) table() []dl.Symbol {
 		opt("cuDriverGetVersion", &f.cuDriverGetVersion),
 		opt("cuDeviceTotalMem_v2", &f.cuDeviceTotalMem),
 		opt("cuModuleUnload", &f.cuModuleUnload),
+		opt("replaycheck_fake_inject", &f.fakeInject),
+		opt("replaycheck_fake_fired", &f.fakeFired),
 	}
 	return append(syms, f.introspection()...)
 }
@@ -473,7 +477,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 			return nil, nil, driverError("Open", code, b.errorString(code))
 		}
 		release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
-		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: false}
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.injects()}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
 			release()
@@ -486,6 +490,12 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 		d.Identify(fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, bind.OrUnknown(info.Name), bind.OrUnknown(info.Driver), b.lib.Path()), info.Platform, caps)
 		return d, release, nil
 	})
+}
+
+// Recovers says whether a fresh device can replace a lost or an abandoned one
+// (runtime.Recoverer).
+func (b *backend) Recovers(abandoned bool) (bool, string) {
+	return bind.Recovers(b.lib.Path(), abandoned)
 }
 
 // Close closes the devices still open, then the library.

@@ -15,8 +15,9 @@ import (
 var sources embed.FS
 
 // exports are the entry points each library exports, as docs/platforms.md names them, plus
-// the host-memory, async-copy and version calls the bindings use and the graph-introspection
-// parameter calls (cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams).
+// the host-memory, async-copy and version calls the bindings use, the graph-introspection
+// parameter calls (cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams) and the fakes' own
+// fault-injection entry points (FaultEntryPoints), which no real driver has.
 var exports = map[Library][]string{
 	ACL: {
 		"aclInit", "aclFinalize", "aclGetRecentErrMsg",
@@ -29,6 +30,7 @@ var exports = map[Library][]string{
 		"aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo", "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode",
 		"aclmdlRIExecuteAsync", "aclmdlRIDestroy",
 		"aclrtGetSocName", "aclsysGetVersionStr",
+		"replaycheck_fake_inject", "replaycheck_fake_fired",
 	},
 	CUDA: {
 		"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceTotalMem_v2",
@@ -45,8 +47,13 @@ var exports = map[Library][]string{
 		"cuGraphMemsetNodeGetParams", "cuGraphMemcpyNodeGetParams",
 		"cuGraphExecDestroy", "cuGraphDestroy",
 		"cuGetErrorName", "cuGetErrorString",
+		"replaycheck_fake_inject", "replaycheck_fake_fired",
 	},
 }
+
+// FaultEntryPoints are the fakes' fault-injection entry points (see the package doc), exported by
+// both libraries: a binding that finds them can inject faults.
+var FaultEntryPoints = []string{"replaycheck_fake_inject", "replaycheck_fake_fired"}
 
 // Exports lists the entry points lib exports, in no particular order.
 func (l Library) Exports() []string { return slices.Clone(exports[l]) }

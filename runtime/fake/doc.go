@@ -71,6 +71,20 @@
 // entry point, or whose code is not a non-zero decimal, octal or hex integer, injects nothing. It
 // answers before the stub's code, in the stub too.
 //
+// Fault injection has entry points of its own, which no driver has (FaultEntryPoints; a binding
+// that finds them reports the fault-injection capability, one over a real driver does not):
+// replaycheck_fake_inject(kind, n) arms a fault on the calling thread's current device, numbered as
+// runtime.FaultKind (1 alloc-fail, 2 launch-fail, 3 device-lost, 4 hang; 0 disarms every fault not
+// fired), firing at the n-th call of its kind: an allocation that passes its checks, or a graph
+// launch (aclmdlRIExecuteAsync, cuGraphLaunch), answered before anything is looked at.
+// replaycheck_fake_fired(i, &kind, &n) reports the i-th fault fired on the device. alloc-fail
+// fails the allocation out-of-memory; launch-fail fails the launch with the profile's internal code
+// (507000, 999); device-lost fails it with the profile's device-lost code (507010, 719) and every
+// later call that needs the device answers that code until the device's last release
+// (aclrtResetDevice, cuDevicePrimaryCtxRelease), after which the device made by the next retain is
+// a fresh one; hang lets the library lock go and waits forever on a condition nobody signals, so
+// other threads' calls still answer. Faults are per device, as the simulator's are.
+//
 // The call log has one line per call entered and one more per failure, each starting with the
 // calling OS thread's kernel thread id (gettid(2), what Go's syscall.Gettid returns on that thread;
 // the main thread's is the process id): "<tid> call <entry point>" and "<tid> fail <entry point>

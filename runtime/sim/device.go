@@ -9,8 +9,8 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// Device is one simulated device. It implements runtime.Device; the methods beyond that interface
-// (ResidentBytes, FailMalloc) serve tests and fault injection.
+// Device is one simulated device. It implements runtime.Device, runtime.FaultInjector and
+// runtime.Abandoner; the methods beyond those (ResidentBytes, FailMalloc) serve tests.
 type Device struct {
 	index   int
 	size    int64
@@ -42,6 +42,12 @@ type Device struct {
 	// pending is graph work launched and not run yet, one entry per stream in launch order: launches
 	// on different streams run concurrently, interleaved when the device next has to settle them.
 	pending []*pendingWork
+
+	// faultMu guards faults (faults.go); it is taken after mu, never before.
+	faultMu sync.Mutex
+	faults  faults
+	// never is never closed: a hung call waits on it.
+	never chan struct{}
 }
 
 var _ runtime.Device = (*Device)(nil)
@@ -55,6 +61,7 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {id: runtime.DefaultStream}},
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]*graph{},
+		never:   make(chan struct{}),
 	}
 	if opts.Seed != 0 {
 		// The device index is part of the stream so that devices of one backend shuffle differently.
@@ -116,8 +123,12 @@ func (d *Device) FailMalloc(n int) {
 }
 
 // Close destroys every stream, event, graph, capture and allocation, drops the backing pages and
-// stops both workers. Calls afterwards fail with invalid-value; Close again is a no-op.
+// stops both workers. Calls afterwards fail with invalid-value; Close again is a no-op. A lost
+// device closes like any other; an abandoned one (Abandon) is left as it is.
 func (d *Device) Close() error {
+	if d.isAbandoned() {
+		return nil
+	}
 	d.life.Lock()
 	defer d.life.Unlock()
 	if d.closed {
@@ -154,8 +165,14 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 	if d.closed {
 		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
 	}
-	var err error
+	err, hang := d.preempt(op)
+	if err != nil {
+		return err
+	}
 	w.Do(func() {
+		if hang {
+			<-d.never // the worker is left blocked, as a driver call that never returns leaves it
+		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if d.hook != nil {
@@ -247,6 +264,9 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 			if d.failMalloc == 0 {
 				return d.fail("Malloc", runtime.ClassOutOfMemory, "allocation of %d bytes failed by injection (FailMalloc)", bytes)
 			}
+		}
+		if err := d.allocFault(bytes); err != nil {
+			return err
 		}
 		a := d.mem.alloc(d.mem.device, bytes)
 		if a == nil {

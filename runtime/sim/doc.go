@@ -82,7 +82,17 @@
 // Counters are exact: Mallocs, Frees, Launches and CapturesDone count successful calls; the live
 // counts are what exists. Close destroys everything and stops the workers.
 //
-// Fault injection: Device.FailMalloc(n) makes the n-th next Malloc fail out-of-memory.
+// Fault injection (runtime.FaultInjector). InjectFault arms a fault that fires at the N-th call of
+// its kind after it was armed: alloc-fail counts the Mallocs that pass their argument and capture
+// checks and fails one out-of-memory, touching nothing; launch-fail, device-lost and hang count
+// Launch calls and answer one before the device looks at it. launch-fail fails it with the profile's
+// internal code and the device goes on; device-lost fails it with the profile's device-lost code,
+// and every later call but Close fails the same way (a poisoned card: Close releases everything,
+// as a reset does); hang blocks the worker that makes the call forever, before the device lock is
+// taken, so Counters and the other thread still answer. Abandon gives such a device up: Close
+// returns at once. FiredFaults lists what fired. Device.FailMalloc(n), the older form, makes the
+// n-th next Malloc fail out-of-memory. The backend's Recovers says yes: every Open is a fresh
+// device.
 //
 // Stale replays. A launch whose graph captured a range that now lies in another allocation
 // (graph-range-stale) or in none, the memory returned to the driver (graph-range-freed), is

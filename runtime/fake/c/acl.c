@@ -64,6 +64,8 @@ static int begin(acl_call *c, const char *entry, int settle) {
 		rc_set_detail("%s: no current device on this thread (aclrtSetDevice first)", entry);
 		return ACL_ERROR_RT_CONTEXT_NULL;
 	}
+	if ((err = rc_lost(c->d, entry)))
+		return err;
 	if (settle)
 		rc_settle(c->d);
 	return 0;

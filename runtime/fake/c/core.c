@@ -407,9 +407,23 @@ typedef struct {
 	int mode;
 } thread_mode_t;
 
+/* An armed fault (replaycheck_fake_inject): left counts the calls of its kind still to come. */
+typedef struct {
+	int kind;
+	long n, left;
+} fault_t;
+
+#define MAX_FAULTS 16
+
 struct rc_device {
 	int index;
 	int refs;
+	fault_t faults[MAX_FAULTS];
+	int nfaults;
+	/* fired lists the faults fired since the device was created, in order. */
+	fault_t fired[MAX_FAULTS];
+	int nfired;
+	int lost;
 	heap_t dev, host;
 	uint64_t next_gen;
 	ptrs streams, events, graphs, caps, pending;
@@ -1101,6 +1115,89 @@ static int check_range(rc_device *d, const char *what, uint64_t addr, int64_t n,
 	return 0;
 }
 
+/* ---------- fault injection (sim faults.go) ---------- */
+
+/* take_fault counts one call of class (RC_FAULT_ALLOC: an allocation; RC_FAULT_LAUNCH: a launch,
+ * which the launch-fail, device-lost and hang faults count) for the armed faults, and returns the
+ * kind of the fault that fires now, 0 for none. A fault due on a call another fault took fires at
+ * the next one. */
+static int take_fault(rc_device *d, int class) {
+	int fired = 0, kept = 0;
+	for (int i = 0; i < d->nfaults; i++) {
+		fault_t f = d->faults[i];
+		int counts = class == RC_FAULT_ALLOC ? f.kind == RC_FAULT_ALLOC : f.kind != RC_FAULT_ALLOC;
+		if (counts && --f.left <= 0) {
+			if (!fired) {
+				fired = f.kind;
+				if (d->nfired < MAX_FAULTS)
+					d->fired[d->nfired++] = f;
+				continue;
+			}
+			f.left = 1;
+		}
+		d->faults[kept++] = f;
+	}
+	d->nfaults = kept;
+	return fired;
+}
+
+static pthread_mutex_t hang_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hang_cv = PTHREAD_COND_INITIALIZER;
+
+/* hang_forever is a driver call that never returns: it lets the library lock go (the other
+ * threads' calls still answer) and waits on a condition nobody signals. */
+static _Noreturn void hang_forever(void) {
+	if (call_log)
+		fprintf(call_log, "%ld hang\n", thread_id());
+	rc_unlock();
+	pthread_mutex_lock(&hang_mu);
+	for (;;)
+		pthread_cond_wait(&hang_cv, &hang_mu);
+}
+
+int rc_lost(rc_device *d, const char *entry) {
+	if (!d || !d->lost)
+		return 0;
+	return rc_fail("device-lost", "%s: the device is lost (fault device-lost fired earlier); only releasing it (a reset) helps", entry);
+}
+
+/* replaycheck_fake_inject arms a fault of kind (runtime.FaultKind: 1 alloc-fail, 2 launch-fail, 3
+ * device-lost, 4 hang) on the calling thread's current device, firing at the n-th call of its kind
+ * (n >= 1); kind 0 disarms every fault not fired. It returns 0, or -1 for a bad kind or n, no
+ * current device, or too many armed faults. Not a driver entry point: a real library lacks it,
+ * which is how a binding tells that it cannot inject faults. */
+RC_API int replaycheck_fake_inject(int kind, long n) {
+	rc_trace("replaycheck_fake_inject");
+	rc_lock();
+	rc_device *d = rc_current();
+	int err = 0;
+	if (!d || kind < 0 || kind > RC_FAULT_HANG || (kind && n < 1))
+		err = -1;
+	else if (kind == 0)
+		d->nfaults = 0;
+	else if (d->nfaults == MAX_FAULTS)
+		err = -1;
+	else
+		d->faults[d->nfaults++] = (fault_t){.kind = kind, .n = n, .left = n};
+	rc_unlock();
+	return err;
+}
+
+/* replaycheck_fake_fired reports the i-th fault (0-based) fired on the calling thread's current
+ * device since it was created: 1 with its kind and n, or 0 when fewer have fired. */
+RC_API int replaycheck_fake_fired(long i, int *kind, long *n) {
+	rc_trace("replaycheck_fake_fired");
+	rc_lock();
+	rc_device *d = rc_current();
+	int ok = d && i >= 0 && i < d->nfired;
+	if (ok) {
+		*kind = d->fired[i].kind;
+		*n = d->fired[i].n;
+	}
+	rc_unlock();
+	return ok;
+}
+
 /* ---------- device calls (sim device.go) ---------- */
 
 int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr) {
@@ -1113,6 +1210,8 @@ int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr) {
 	if (fail_malloc > 0 && --fail_malloc == 0)
 		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (REPLAYCHECK_FAKE_FAIL_MALLOC)",
 			       (unsigned long long)bytes);
+	if (take_fault(d, RC_FAULT_ALLOC) == RC_FAULT_ALLOC)
+		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (fault alloc-fail)", (unsigned long long)bytes);
 	if (!heap_alloc(&d->dev, &d->next_gen, (int64_t)bytes, addr))
 		return rc_fail("out-of-memory", "cannot allocate %llu bytes: %llu of %llu bytes are carved out and no cached block is large enough",
 			       (unsigned long long)bytes, (unsigned long long)(d->dev.bump - d->dev.base),
@@ -1506,6 +1605,15 @@ static void replay(rc_device *d, const graph_t *g, queue_t *q) {
 }
 
 int rc_launch(rc_device *d, uint64_t g, uint64_t s) {
+	switch (take_fault(d, RC_FAULT_LAUNCH)) {
+	case RC_FAULT_LAUNCH:
+		return rc_fail("internal", "launch failed by injection (fault launch-fail)");
+	case RC_FAULT_LOST:
+		d->lost = 1;
+		return rc_fail("device-lost", "the device was lost during the launch, by injection (fault device-lost); every later call fails");
+	case RC_FAULT_HANG:
+		hang_forever();
+	}
 	graph_t *gr;
 	stream_t *st;
 	int err = lookup_graph(d, g, &gr);

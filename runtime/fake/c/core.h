@@ -202,4 +202,16 @@ int rc_graph_node_info(rc_device *d, uint64_t g, size_t i, rc_node_info *out);
 /* True when handle h names a live graph of d. */
 int rc_is_graph(rc_device *d, uint64_t g);
 
+/* Fault injection, numbered as runtime.FaultKind: the exported replaycheck_fake_inject arms a
+ * fault on the calling thread's current device, firing at the n-th call of its kind (an
+ * allocation that passes its checks; a graph launch, answered before anything is looked at).
+ * alloc-fail fails the allocation out-of-memory; launch-fail fails the launch with the profile's
+ * internal code; device-lost fails it device-lost and marks the device lost; hang never returns
+ * (the library lock is let go first, so the other threads' calls still answer). */
+enum { RC_FAULT_ALLOC = 1, RC_FAULT_LAUNCH = 2, RC_FAULT_LOST = 3, RC_FAULT_HANG = 4 };
+/* A lost device answers every call that needs it with the device-lost code: 0 when d is not
+ * lost. Releasing the device (aclrtResetDevice, cuDevicePrimaryCtxRelease) still works, and a
+ * device created again after its last release is a fresh one. */
+int rc_lost(rc_device *d, const char *entry);
+
 #endif

@@ -150,6 +150,8 @@ static int begin(cu_call *c, const char *entry, int settle) {
 		rc_set_detail("%s: no current context on this thread", entry);
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
+	if ((err = rc_lost(c->d, entry)))
+		return err;
 	if (settle)
 		rc_settle(c->d);
 	return 0;

@@ -120,6 +120,9 @@ type Device struct {
 	caps     runtime.Capabilities
 	workers  [2]*runtime.Worker
 	onClose  func() // tells the backend, when set
+	// onAbandon tells the backend the device was abandoned (Abandon), when set.
+	onAbandon func()
+	inj       injection
 
 	// life is held shared while a call is dispatched and exclusively by Close.
 	life   sync.RWMutex
@@ -136,6 +139,9 @@ type Device struct {
 	lastHandle uint64
 	lastID     uint64
 	counters   runtime.Counters
+	// lost: the driver answered device-lost; Close then releases the device without asking the
+	// driver to destroy each object, which a lost device refuses.
+	lost bool
 }
 
 var _ runtime.Device = (*Device)(nil)
@@ -272,6 +278,9 @@ func (d *Device) failed(op string, code int) error {
 // failedWith is failed with the detail given: asked of the Driver already, or the binding's own.
 func (d *Device) failedWith(op string, code int, detail string) error {
 	e := d.codes.Error(op, code, detail)
+	if e.Class == runtime.ClassDeviceLost {
+		d.lost = true
+	}
 	for _, c := range slices.Clone(d.captures) {
 		st, sc := d.drv.CaptureStatus(d.streams[c.origin].h)
 		if sc != 0 {
@@ -372,6 +381,7 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 			return d.codes.Invalid("Malloc", "cannot allocate %d bytes: the size must be positive", bytes)
 		}
 		addr, code := d.drv.Malloc(bytes)
+		d.noteFired()
 		if code != 0 {
 			return d.failed("Malloc", code)
 		}
@@ -889,7 +899,9 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 		if err != nil {
 			return err
 		}
-		if code := d.drv.Launch(ref, st.h); code != 0 {
+		code := d.drv.Launch(ref, st.h)
+		d.noteFired()
+		if code != 0 {
 			return d.failed("Launch", code)
 		}
 		d.counters.Launches++
@@ -950,7 +962,12 @@ func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 // Close ends the captures in progress (from the thread that began each), destroys every graph,
 // event and stream, frees all memory, unbinds the device from both workers and stops them. Calls
 // afterwards fail with invalid-value; Close again is a no-op. Every failure is reported, joined.
+// A lost device (one that answered device-lost) is only released: the driver's reset frees what it
+// held. An abandoned device (Abandon) is left as it is: Close returns at once.
 func (d *Device) Close() error {
+	if d.isAbandoned() {
+		return nil
+	}
 	d.life.Lock()
 	defer d.life.Unlock()
 	if d.closed {
@@ -969,6 +986,10 @@ func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range slices.Clone(d.captures) {
+		if d.lost {
+			d.endCapture(c)
+			continue
+		}
 		d.workers[c.thread].Do(func() {
 			if ref, code := d.drv.EndCapture(d.streams[c.origin].h); code == 0 {
 				note("destroying the graph of a capture in progress", d.drv.DestroyGraph(ref))
@@ -977,6 +998,16 @@ func (d *Device) Close() error {
 		d.endCapture(c)
 	}
 	d.workers[runtime.Main].Do(func() {
+		if d.lost {
+			// A lost device refuses every call; releasing it (unbind) is the reset that frees
+			// what it held. Pageable host memory is the program's own.
+			for _, a := range d.hosts {
+				if a.host != runtime.Pinned {
+					d.drv.HostFree(a.base)
+				}
+			}
+			return
+		}
 		for g, ref := range d.graphs {
 			note("destroying "+g.String(), d.drv.DestroyGraph(ref))
 		}

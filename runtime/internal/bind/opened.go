@@ -13,6 +13,9 @@ type Opened struct {
 	mu      sync.Mutex
 	devices map[*Device]bool
 	closed  bool
+	// pinned: a device was abandoned with a thread possibly blocked inside the library, which
+	// must then stay loaded for the life of the process.
+	pinned bool
 }
 
 // Open runs open, which makes a device, under the record's lock, unless the backend is closed
@@ -31,6 +34,12 @@ func (o *Opened) Open(codes Codes, open func() (*Device, func(), error)) (*Devic
 		o.devices = map[*Device]bool{}
 	}
 	o.devices[d] = true
+	d.onAbandon = func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		delete(o.devices, d)
+		o.pinned = true
+	}
 	d.OnClose(func() {
 		if onClose != nil {
 			onClose()
@@ -42,7 +51,8 @@ func (o *Opened) Open(codes Codes, open func() (*Device, func(), error)) (*Devic
 	return d, nil
 }
 
-// Close closes every device still open, then lib. A second Close does nothing.
+// Close closes every device still open, then lib, unless a device was abandoned: a thread may be
+// blocked inside lib, which then stays loaded. A second Close does nothing.
 func (o *Opened) Close(lib io.Closer) error {
 	o.mu.Lock()
 	if o.closed {
@@ -59,7 +69,13 @@ func (o *Opened) Close(lib io.Closer) error {
 	for _, d := range devs {
 		errs = append(errs, d.Close())
 	}
-	return errors.Join(append(errs, lib.Close())...)
+	o.mu.Lock()
+	pinned := o.pinned
+	o.mu.Unlock()
+	if !pinned {
+		errs = append(errs, lib.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // OrUnknown is s, or "unknown" when a driver told nothing.
@@ -68,4 +84,15 @@ func OrUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// Recovers is the answer of a backend over a driver library (runtime.Recoverer): a lost device is
+// closed, which releases the driver's device (aclrtResetDevice, cuDevicePrimaryCtxRelease), and a
+// device opened after that is a fresh one; after an abandoned device a thread may be blocked inside
+// the library, holding whatever it holds, so no further device is opened in this process.
+func Recovers(lib string, abandoned bool) (bool, string) {
+	if !abandoned {
+		return true, ""
+	}
+	return false, "a call into " + lib + " never returned and its thread is still blocked inside the library; a device opened in this process could block behind it (run with --isolate for a process per instance)"
 }

@@ -41,6 +41,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.Timelines, "timelines", c.Timelines, "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
+	fs.Var(run.FaultFlag(c), "fault", "inject a fault into every instance: KIND@N, alloc-fail@N (the N-th device allocation fails), launch-fail@K, device-lost@K or hang@K (the launch of replay round K fails, loses the device, never returns); repeat or comma-separate for several; needs a backend with fault injection (the simulator, the fake libraries; env "+run.EnvFault+")")
 	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<platform key>.yaml beside the probes, e.g. sim-cann.yaml), none, or a file (env "+run.EnvBaseline+")")
 }
 
@@ -98,6 +99,11 @@ at the end DIR gets every format: report.json, report.txt, junit.xml, summary.md
 --resume DIR runs what such a journal lacks with its settings and writes the same files; it must
 be the same replaycheck version that began the run.
 --shard K/N runs the K-th of N disjoint parts of the selection (by a hash of each instance id).
+--fault KIND@N injects a fault into every instance (probe files can list their own): each ends that
+instance in error naming the fault and the call, and the run goes on. An instance that loses the
+device (device-lost), or whose device call does not return within --timeout ("timeout in Launch":
+the device is abandoned), is followed by a fresh device where the backend can open one, or the
+rest of the run is skipped; the report says which.
 SIGINT or SIGTERM stops after the instance in flight (a second one abandons it): the report lists
 the instances not run, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
 Exit 0 when no verdict fails, 1 when one does, 2 for usage, input or setup errors.`,

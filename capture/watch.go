@@ -1,0 +1,313 @@
+package capture
+
+import (
+	"context"
+	"time"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// The watch: every call into the backend's device is timed, so a call that never returns (a hang
+// in the driver) ends the instance in a timeout that names it instead of hanging the run.
+//
+// The instance runs on a goroutine of its own, which holds watch.mu at all times except inside a
+// call into the backend's device (the watched device sits between the runtime under test and the
+// backend). Run waits for that goroutine or for the instance's context. When the context ends, Run
+// takes watch.mu: then either the instance has finished, or it is inside a device call. A call that
+// is still in flight a grace period after the later of the deadline and its own start is
+// abandoned: Run builds the result from what the instance recorded (it touches nothing while it is
+// inside a call) and returns; the device is given up (runtime.Abandoner); if the call ever
+// returns, the instance's goroutine parks for good instead of touching the result.
+
+// watch is one instance's device watch.
+type watch struct {
+	dev runtime.Device // the backend's device
+	inj runtime.FaultInjector
+	mu  chanMutex
+
+	// Guarded by mu.
+	call      string    // the backend call in flight, "" when none
+	started   time.Time // when the call in flight began
+	finished  bool      // the instance's goroutine is done
+	abandoned bool
+	// armed counts the faults armed and not seen firing; fired is how many FiredFaults the watch
+	// has seen, and newly the faults that fired since the engine last asked, each with its call.
+	armed int
+	fired int
+	newly []firedFault
+}
+
+// firedFault is a fault that fired, and the backend call it fired in.
+type firedFault struct {
+	runtime.Fault
+	call string
+}
+
+// chanMutex is a mutex that one goroutine may lock and another unlock, and that can be waited for
+// with a timeout.
+type chanMutex chan struct{}
+
+func newChanMutex() chanMutex { return make(chanMutex, 1) }
+func (m chanMutex) Lock()     { m <- struct{}{} }
+func (m chanMutex) Unlock()   { <-m }
+
+// grace is how long a call may stay in flight past the instance's deadline (or, for a call that
+// began after it, past its own start) before its device is abandoned: a quarter of the timeout,
+// between 100ms and 10s. A slow call that returns within it costs nothing but the instance.
+func grace(timeout time.Duration) time.Duration {
+	return min(max(timeout/4, 100*time.Millisecond), 10*time.Second)
+}
+
+func newWatch(dev runtime.Device) *watch {
+	w := &watch{dev: dev, mu: newChanMutex()}
+	if dev.Capabilities().FaultInjection {
+		if w.inj, _ = dev.(runtime.FaultInjector); w.inj != nil {
+			// The device lists every fault fired since it opened: earlier instances' are not ours.
+			w.fired = len(w.inj.FiredFaults())
+		}
+	}
+	return w
+}
+
+// do makes one backend call, named call, with the watch's lock released for its duration (and
+// taken back even when the call panics).
+func (w *watch) do(call string, f func()) {
+	w.call, w.started = call, time.Now()
+	w.mu.Unlock()
+	defer w.back(call)
+	f()
+}
+
+// back takes the lock back after call returned, and notes the faults that fired in it.
+func (w *watch) back(call string) {
+	w.mu.Lock()
+	if w.abandoned {
+		// Run has given the instance up and owns its result: touch nothing, ever.
+		w.mu.Unlock()
+		select {}
+	}
+	w.call = ""
+	if w.armed > 0 {
+		fired := w.inj.FiredFaults()
+		for _, f := range fired[min(w.fired, len(fired)):] {
+			w.newly = append(w.newly, firedFault{Fault: f, call: call})
+			w.armed--
+		}
+		w.fired = len(fired)
+	}
+}
+
+// run runs body on a goroutine of its own and returns once body has finished, or once the
+// context ended and a device call stayed in flight past its grace: then stuck is called, with the
+// lock held and the instance's goroutine inside the call, and run returns true. timeout is the
+// instance's limit, for the grace.
+func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stuck func(call string, abandonedAt time.Time)) (abandoned bool) {
+	done := make(chan struct{})
+	w.mu.Lock() // handed to the instance's goroutine
+	go func() {
+		defer close(done)
+		defer func() {
+			w.finished = true
+			w.mu.Unlock()
+		}()
+		body()
+	}()
+	select {
+	case <-done:
+		return false
+	case <-ctx.Done():
+	}
+	expired := time.Now()
+	g := grace(timeout)
+	for {
+		select {
+		case <-done:
+			return false
+		case w.mu <- struct{}{}:
+		}
+		if w.finished {
+			w.mu.Unlock()
+			return false
+		}
+		// The instance is inside a call: it holds the lock everywhere else.
+		limit := w.started
+		if limit.Before(expired) {
+			limit = expired
+		}
+		limit = limit.Add(g)
+		if now := time.Now(); !now.Before(limit) {
+			w.abandoned = true
+			if a, ok := w.dev.(runtime.Abandoner); ok {
+				a.Abandon()
+			}
+			stuck(w.call, now)
+			w.mu.Unlock()
+			return true
+		} else {
+			// Give the call the rest of its grace; then look again (it may be a later call).
+			w.mu.Unlock()
+			t := time.NewTimer(limit.Sub(now))
+			select {
+			case <-done:
+				t.Stop()
+				return false
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// arm arms f on the device.
+func (w *watch) arm(f runtime.Fault) error {
+	var err error
+	w.do("InjectFault", func() { err = w.inj.InjectFault(f) })
+	if err == nil {
+		w.armed++
+	}
+	return err
+}
+
+// disarm disarms every fault not fired.
+func (w *watch) disarm() error {
+	if w.armed == 0 {
+		return nil
+	}
+	var err error
+	w.do("ClearFaults", func() { err = w.inj.ClearFaults() })
+	w.armed = 0
+	return err
+}
+
+// takeFired returns the faults that fired since the last take, each with its call.
+func (w *watch) takeFired() []firedFault {
+	out := w.newly
+	w.newly = nil
+	return out
+}
+
+// watched is the backend's device as the runtime under test sees it: each call made under the
+// watch.
+type watched struct {
+	runtime.Device
+	w *watch
+}
+
+func (d watched) Counters() (c runtime.Counters) {
+	d.w.do("Counters", func() { c = d.Device.Counters() })
+	return
+}
+func (d watched) Malloc(t runtime.Thread, n int64) (p runtime.Ptr, err error) {
+	d.w.do("Malloc", func() { p, err = d.Device.Malloc(t, n) })
+	return
+}
+func (d watched) Free(t runtime.Thread, p runtime.Ptr) (err error) {
+	d.w.do("Free", func() { err = d.Device.Free(t, p) })
+	return
+}
+func (d watched) Write(t runtime.Thread, dst runtime.Ptr, src []byte) (err error) {
+	d.w.do("Write", func() { err = d.Device.Write(t, dst, src) })
+	return
+}
+func (d watched) Read(t runtime.Thread, dst []byte, src runtime.Ptr) (err error) {
+	d.w.do("Read", func() { err = d.Device.Read(t, dst, src) })
+	return
+}
+func (d watched) AllocHost(t runtime.Thread, n int64, kind runtime.HostMemory) (p runtime.Ptr, err error) {
+	d.w.do("AllocHost", func() { p, err = d.Device.AllocHost(t, n, kind) })
+	return
+}
+func (d watched) FreeHost(t runtime.Thread, p runtime.Ptr) (err error) {
+	d.w.do("FreeHost", func() { err = d.Device.FreeHost(t, p) })
+	return
+}
+func (d watched) HostWrite(dst runtime.Ptr, src []byte) (err error) {
+	d.w.do("HostWrite", func() { err = d.Device.HostWrite(dst, src) })
+	return
+}
+func (d watched) HostRead(dst []byte, src runtime.Ptr) (err error) {
+	d.w.do("HostRead", func() { err = d.Device.HostRead(dst, src) })
+	return
+}
+func (d watched) CreateStream(t runtime.Thread) (s runtime.Stream, err error) {
+	d.w.do("CreateStream", func() { s, err = d.Device.CreateStream(t) })
+	return
+}
+func (d watched) DestroyStream(t runtime.Thread, s runtime.Stream) (err error) {
+	d.w.do("DestroyStream", func() { err = d.Device.DestroyStream(t, s) })
+	return
+}
+func (d watched) CreateEvent(t runtime.Thread) (e runtime.Event, err error) {
+	d.w.do("CreateEvent", func() { e, err = d.Device.CreateEvent(t) })
+	return
+}
+func (d watched) DestroyEvent(t runtime.Thread, e runtime.Event) (err error) {
+	d.w.do("DestroyEvent", func() { err = d.Device.DestroyEvent(t, e) })
+	return
+}
+func (d watched) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, v byte) (err error) {
+	d.w.do("Fill", func() { err = d.Device.Fill(t, s, dst, v) })
+	return
+}
+func (d watched) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) (err error) {
+	d.w.do("Copy", func() { err = d.Device.Copy(t, s, dst, src) })
+	return
+}
+func (d watched) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) (err error) {
+	d.w.do("Axpy", func() { err = d.Device.Axpy(t, s, y, x, a) })
+	return
+}
+func (d watched) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) (err error) {
+	d.w.do("Record", func() { err = d.Device.Record(t, e, s) })
+	return
+}
+func (d watched) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) (err error) {
+	d.w.do("Wait", func() { err = d.Device.Wait(t, s, e) })
+	return
+}
+func (d watched) SyncStream(t runtime.Thread, s runtime.Stream) (err error) {
+	d.w.do("SyncStream", func() { err = d.Device.SyncStream(t, s) })
+	return
+}
+func (d watched) SyncDevice(t runtime.Thread) (err error) {
+	d.w.do("SyncDevice", func() { err = d.Device.SyncDevice(t) })
+	return
+}
+func (d watched) QueryEvent(t runtime.Thread, e runtime.Event) (done bool, err error) {
+	d.w.do("QueryEvent", func() { done, err = d.Device.QueryEvent(t, e) })
+	return
+}
+func (d watched) SyncEvent(t runtime.Thread, e runtime.Event) (err error) {
+	d.w.do("SyncEvent", func() { err = d.Device.SyncEvent(t, e) })
+	return
+}
+func (d watched) ExchangeCaptureMode(t runtime.Thread, m runtime.CaptureMode) (old runtime.CaptureMode, err error) {
+	d.w.do("ExchangeCaptureMode", func() { old, err = d.Device.ExchangeCaptureMode(t, m) })
+	return
+}
+func (d watched) BeginCapture(t runtime.Thread, s runtime.Stream, m runtime.CaptureMode) (err error) {
+	d.w.do("BeginCapture", func() { err = d.Device.BeginCapture(t, s, m) })
+	return
+}
+func (d watched) EndCapture(t runtime.Thread, s runtime.Stream) (g runtime.Graph, err error) {
+	d.w.do("EndCapture", func() { g, err = d.Device.EndCapture(t, s) })
+	return
+}
+func (d watched) CaptureInfo(t runtime.Thread, s runtime.Stream) (info runtime.CaptureInfo, err error) {
+	d.w.do("CaptureInfo", func() { info, err = d.Device.CaptureInfo(t, s) })
+	return
+}
+func (d watched) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) (err error) {
+	d.w.do("Launch", func() { err = d.Device.Launch(t, g, s) })
+	return
+}
+func (d watched) DestroyGraph(t runtime.Thread, g runtime.Graph) (err error) {
+	d.w.do("DestroyGraph", func() { err = d.Device.DestroyGraph(t, g) })
+	return
+}
+func (d watched) GraphNodes(t runtime.Thread, g runtime.Graph) (nodes []runtime.GraphNode, err error) {
+	d.w.do("GraphNodes", func() { nodes, err = d.Device.GraphNodes(t, g) })
+	return
+}
+
+// Close is not the runtime under test's to call: the device belongs to whoever opened it.
+func (d watched) Close() error { return nil }

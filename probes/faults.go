@@ -1,0 +1,109 @@
+package probes
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Fault is a fault injected into an instance's device on purpose: a probe's `faults:` entry or a
+// run's --fault. Its text form, in both places, is KIND@N (KIND@K for a replay round):
+//
+//   - alloc-fail@N: the N-th device allocation of the instance (declared buffers, alloc and grow
+//     ops, the runtime's own pools and slots, counted in the order they reach the device) fails
+//     out-of-memory;
+//   - launch-fail@K: the first graph launch of replay round K that reaches the device fails with
+//     the platform's internal error (a launch the runtime under test refuses never reaches it: the
+//     fault waits for the next one);
+//   - device-lost@K: that launch fails device-lost, and the device stays lost;
+//   - hang@K: that launch never returns.
+//
+// Each ends the instance in error, saying which fault fired and in which call.
+type Fault struct {
+	Pos  Pos // of the entry in a probe file; zero for a run's --fault
+	Kind runtime.FaultKind
+	At   int // N (alloc-fail) or K (the replay round), 1-based
+}
+
+func (f Fault) String() string { return fmt.Sprintf("%s@%d", f.Kind, f.At) }
+
+// Replay reports whether the fault fires at a replay round (every kind but alloc-fail).
+func (f Fault) Replay() bool { return f.Kind != runtime.FaultAllocFail }
+
+// MaxFaultIndex bounds N and K.
+const MaxFaultIndex = 1000000
+
+// ParseFault reads KIND@N.
+func ParseFault(s string) (Fault, error) {
+	kindText, at, ok := strings.Cut(strings.TrimSpace(s), "@")
+	kind, err := runtime.ParseFaultKind(kindText)
+	if err != nil {
+		return Fault{}, fmt.Errorf("fault %q: %w%s", s, err, didYouMean(kindText, stringers(runtime.FaultKinds())))
+	}
+	letter, what := faultIndex(kind)
+	if !ok {
+		return Fault{}, fmt.Errorf("fault %q: want %s@%s, %s the %s", s, kind, letter, letter, what)
+	}
+	n, err := strconv.Atoi(at)
+	if err != nil || n < 1 || n > MaxFaultIndex {
+		return Fault{}, fmt.Errorf("fault %q: %s must be an integer from 1 to %d (the %s), not %q", s, letter, MaxFaultIndex, what, at)
+	}
+	return Fault{Kind: kind, At: n}, nil
+}
+
+// faultIndex names a kind's index: its letter in KIND@N and what it counts.
+func faultIndex(k runtime.FaultKind) (letter, what string) {
+	if k == runtime.FaultAllocFail {
+		return "N", "allocation's number"
+	}
+	return "K", "replay round"
+}
+
+// faults reads a probe's `faults:` list.
+func (l *loader) faults(n *yaml.Node) []Fault {
+	var out []Fault
+	for _, item := range l.list(n, "faults") {
+		v, ok := l.scalar(item, "fault")
+		if !ok {
+			continue
+		}
+		f, err := ParseFault(v)
+		if err != nil {
+			l.errorf(l.at(deref(item)), RuleFault, "%v", err)
+			continue
+		}
+		f.Pos = l.at(deref(item))
+		out = append(out, f)
+	}
+	return out
+}
+
+// checkFaults checks a probe's faults against the probe: a replay round it has, and no two faults
+// that fire at the same call (the same allocation, or a launch of the same round).
+func (l *loader) checkFaults(p *Probe) {
+	type key struct {
+		replay bool
+		at     int
+	}
+	seen := map[key]Fault{}
+	for _, f := range p.Faults {
+		if f.Replay() && f.At > p.Replays {
+			l.errorf(f.Pos, RuleFault, "fault %s: the probe replays %d round(s): want a round from 1 to %d", f, p.Replays, p.Replays)
+			continue
+		}
+		k := key{f.Replay(), f.At}
+		if first, dup := seen[k]; dup {
+			what := "replay round"
+			if !f.Replay() {
+				what = "allocation"
+			}
+			l.errorf(f.Pos, RuleFault, "fault %s fires at the same call as %s (line %d): one fault per %s", f, first, first.Pos.Line, what)
+			continue
+		}
+		seen[k] = f
+	}
+}

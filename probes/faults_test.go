@@ -1,0 +1,60 @@
+package probes_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+var _ = Describe("faults", func() {
+	DescribeTable("ParseFault reads KIND@N",
+		func(text string, kind runtime.FaultKind, at int) {
+			f, err := probes.ParseFault(text)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(f).To(Equal(probes.Fault{Kind: kind, At: at}))
+			Expect(f.String()).To(Equal(text))
+			Expect(f.Replay()).To(Equal(kind != runtime.FaultAllocFail))
+		},
+		Entry(nil, "alloc-fail@1", runtime.FaultAllocFail, 1),
+		Entry(nil, "launch-fail@3", runtime.FaultLaunchFail, 3),
+		Entry(nil, "device-lost@2", runtime.FaultDeviceLost, 2),
+		Entry(nil, "hang@1000000", runtime.FaultHang, 1000000),
+	)
+
+	DescribeTable("ParseFault refuses what is not KIND@N",
+		func(text, says string) {
+			_, err := probes.ParseFault(text)
+			Expect(err).To(MatchError(ContainSubstring(says)))
+		},
+		Entry(nil, "oom@1", `unknown fault kind "oom"`),
+		Entry(nil, "hang", "want hang@K, K the replay round"),
+		Entry(nil, "hang@0", `K must be an integer from 1 to 1000000 (the replay round), not "0"`),
+		Entry(nil, "alloc-fail@-2", `N must be an integer from 1 to 1000000 (the allocation's number), not "-2"`),
+		Entry(nil, "alloc-fail@1000001", "from 1 to 1000000"),
+		Entry(nil, "launch-fail@two", `not "two"`),
+	)
+
+	It("are read from a probe's faults list, in order, with their positions", func() {
+		set, err := probes.Parse("f.yaml", []byte(`version: replaycheck/v1
+set: s
+probes:
+  - name: p
+    hazard: none
+    streams: [main]
+    buffers: {a: {bytes: 64}}
+    capture: {ops: [fill: {dst: a, value: 1}]}
+    expect: {guarded: exact}
+    replays: 2
+    faults: [alloc-fail@2, hang@2, launch-fail@1]
+`), probes.DefaultLimits())
+		Expect(err).NotTo(HaveOccurred())
+		p := set.Probes[0]
+		Expect(p.Faults).To(Equal([]probes.Fault{
+			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 14}, Kind: runtime.FaultAllocFail, At: 2},
+			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 28}, Kind: runtime.FaultHang, At: 2},
+			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 36}, Kind: runtime.FaultLaunchFail, At: 1},
+		}))
+	})
+})

@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Fault injection (runtime.FaultInjector). An allocation fault counts the Mallocs that pass their
+// argument and capture checks, as FailMalloc does; a launch fault counts every Launch call and
+// answers it before the device looks at anything. A lost device fails every call but Close with
+// the profile's device-lost code. A hang blocks the Main or Other worker that makes the call, before
+// the device lock is taken, so the device's counters stay readable; only Abandon lets go of it.
+
+// armedFault is a fault waiting for its call: left counts the calls still to come, 1 = the next.
+type armedFault struct {
+	runtime.Fault
+	left int
+}
+
+// faults is the injection state of one device, guarded by Device.faultMu (taken after Device.mu
+// where both are held).
+type faults struct {
+	armed []armedFault
+	fired []runtime.Fault
+	// lost is set once a device-lost fault fired: the device answers device-lost from then on.
+	lost bool
+	// abandoned: Close returns at once; nothing waits for a hung call.
+	abandoned bool
+}
+
+var _ runtime.FaultInjector = (*Device)(nil)
+var _ runtime.Abandoner = (*Device)(nil)
+
+// InjectFault arms f (see runtime.FaultInjector).
+func (d *Device) InjectFault(f runtime.Fault) error {
+	if !faultKindValid(f.Kind) || f.N < 1 {
+		return d.fail("InjectFault", runtime.ClassInvalidValue, "cannot arm fault %q with N %d: want a known kind and N >= 1", f.Kind, f.N)
+	}
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	d.faults.armed = append(d.faults.armed, armedFault{Fault: f, left: f.N})
+	return nil
+}
+
+func faultKindValid(k runtime.FaultKind) bool {
+	for _, v := range runtime.FaultKinds() {
+		if v == k {
+			return true
+		}
+	}
+	return false
+}
+
+// ClearFaults disarms every fault that has not fired.
+func (d *Device) ClearFaults() error {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	d.faults.armed = nil
+	return nil
+}
+
+// FiredFaults lists the faults fired since the device opened, in order.
+func (d *Device) FiredFaults() []runtime.Fault {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	return append([]runtime.Fault(nil), d.faults.fired...)
+}
+
+// Abandon gives the device up: Close returns at once and waits for no call, so a call blocked by
+// a hang stays blocked, with its worker, for the life of the process.
+func (d *Device) Abandon() {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	d.faults.abandoned = true
+}
+
+func (d *Device) isAbandoned() bool {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	return d.faults.abandoned
+}
+
+// take counts one call for the armed faults that call (kind's Call) fires, and returns the kind
+// of the fault that fires now (0: none). Faults of several kinds on one call: the first armed
+// that is due fires; the others still count the call.
+func (d *Device) take(call string) runtime.FaultKind {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	var fired runtime.FaultKind
+	kept := d.faults.armed[:0]
+	for _, a := range d.faults.armed {
+		if a.Kind.Call() != call {
+			kept = append(kept, a)
+			continue
+		}
+		a.left--
+		if a.left <= 0 && fired == 0 {
+			fired = a.Kind
+			d.faults.fired = append(d.faults.fired, a.Fault)
+			if a.Kind == runtime.FaultDeviceLost {
+				d.faults.lost = true
+			}
+			continue
+		}
+		// A fault due on a call another fault took fires at the next one.
+		a.left = max(a.left, 1)
+		kept = append(kept, a)
+	}
+	d.faults.armed = kept
+	return fired
+}
+
+// lost reports whether a device-lost fault has fired.
+func (d *Device) lost() bool {
+	d.faultMu.Lock()
+	defer d.faultMu.Unlock()
+	return d.faults.lost
+}
+
+// preempt decides, before a call reaches its worker, whether the device answers it without doing
+// it: device-lost after a lost fault, the fault a Launch fires. hang is true when the call must
+// block forever on its worker.
+func (d *Device) preempt(op string) (err error, hang bool) {
+	if op == "Launch" {
+		switch d.take("Launch") {
+		case runtime.FaultLaunchFail:
+			return d.fail(op, runtime.ClassInternal, "launch failed by injection (fault launch-fail)"), false
+		case runtime.FaultDeviceLost:
+			return d.fail(op, runtime.ClassDeviceLost, "the device was lost during the launch, by injection (fault device-lost); every later call fails"), false
+		case runtime.FaultHang:
+			return nil, true
+		}
+	}
+	if d.lost() {
+		return d.fail(op, runtime.ClassDeviceLost, "the device is lost (fault device-lost fired earlier); only Close releases it"), false
+	}
+	return nil, false
+}
+
+// allocFault reports, for a Malloc that passed its checks, whether an armed allocation fault fires.
+func (d *Device) allocFault(bytes int64) error {
+	if d.take("Malloc") == runtime.FaultAllocFail {
+		return d.fail("Malloc", runtime.ClassOutOfMemory, "allocation of %d bytes failed by injection (fault alloc-fail)", bytes)
+	}
+	return nil
+}
+
+// Recovers: every Open makes an independent simulated device, so a lost or abandoned one leaves
+// nothing behind that a fresh one could meet.
+func (b *backend) Recovers(bool) (bool, string) { return true, "" }
+
+var _ runtime.Recoverer = (*backend)(nil)
