@@ -270,7 +270,12 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 			continue
 		}
 		ictx, cancel := instanceContext(ctx)
-		e := Instance(ictx, p.Device, in, c, baseline)
+		var e reports.Entry
+		if c.Isolate {
+			e = c.isolated(ictx, in, p, baseline)
+		} else {
+			e = Instance(ictx, p.Device, in, c, baseline)
+		}
 		abandoned := ictx.Err() != nil && e.Error != nil && e.Error.Kind == capture.ErrInterrupted
 		cancel()
 		if abandoned {

@@ -41,6 +41,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.Timelines, "timelines", c.Timelines, "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
+	fs.BoolVar(&c.Isolate, "isolate", c.Isolate, "run each instance in a child process, so a crash (a signal in a driver library or runtime plugin, a panic, an exit) or a hang past --timeout ends that instance in error and the run goes on (env "+run.EnvIsolate+")")
 	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<platform key>.yaml beside the probes, e.g. sim-cann.yaml), none, or a file (env "+run.EnvBaseline+")")
 }
 
@@ -97,6 +98,9 @@ so a crash loses at most the instance in flight; one run after another for sever
 at the end DIR gets every format: report.json, report.txt, junit.xml, summary.md and report.html.
 --resume DIR runs what such a journal lacks with its settings and writes the same files; it must
 be the same replaycheck version that began the run.
+--isolate runs each instance in a child process (this binary again), so an instance whose process
+dies (a SIGSEGV in a driver library or runtime plugin, a panic, an exit, a hang past --timeout) is
+an error, "crashed (signal SIGSEGV during Launch)", and the run goes on with the next.
 --shard K/N runs the K-th of N disjoint parts of the selection (by a hash of each instance id).
 SIGINT or SIGTERM stops after the instance in flight (a second one abandons it): the report lists
 the instances not run, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
