@@ -270,12 +270,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 			continue
 		}
 		ictx, cancel := instanceContext(ctx)
-		var e reports.Entry
-		if c.Isolate {
-			e = c.isolated(ictx, in, p, baseline)
-		} else {
-			e = Instance(ictx, p.Device, in, c, baseline)
-		}
+		e := InstanceOn(ictx, p, in, c, baseline)
 		abandoned := ictx.Err() != nil && e.Error != nil && e.Error.Kind == capture.ErrInterrupted
 		cancel()
 		if abandoned {

@@ -20,6 +20,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -44,9 +45,12 @@ var WorkerGrace = 30 * time.Second
 
 // workerRequest is what the parent writes to a child's stdin.
 type workerRequest struct {
-	Config  Config `json:"config"`
-	Version string `json:"version"`
-	ID      string `json:"id"`
+	Config Config `json:"config"`
+	// Guard is Config.Guard, which the config's JSON form leaves out: the suite's negative
+	// controls (-replaycheck.disable-guards) must hold in the child too.
+	Guard   guard.Options `json:"guard"`
+	Version string        `json:"version"`
+	ID      string        `json:"id"`
 }
 
 // workerLine is one line a child writes to the result pipe: a device call it is about to make, or
@@ -71,6 +75,16 @@ func (c Config) workerCommand(ctx context.Context) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// InstanceOn runs and judges one instance of a run of c on p: in this process (Instance on
+// p.Device), or in a child process when c.Isolate is set. Execute and the Ginkgo suite run every
+// instance through it.
+func InstanceOn(ctx context.Context, p *Platform, in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {
+	if c.Isolate {
+		return c.isolated(ctx, in, p, baseline)
+	}
+	return Instance(ctx, p.Device, in, c, baseline)
+}
+
 // isolated runs one instance in a child process (see EnvWorker) and returns its entry, or an
 // entry in error saying how the child died.
 func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, baseline *verdict.Baseline) reports.Entry {
@@ -84,7 +98,7 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 	if err != nil {
 		return fail(capture.ErrHarness, err.Error())
 	}
-	req, err := json.Marshal(workerRequest{Config: c, Version: c.Version, ID: in.ID()})
+	req, err := json.Marshal(workerRequest{Config: c, Guard: c.Guard, Version: c.Version, ID: in.ID()})
 	if err != nil {
 		return fail(capture.ErrHarness, err.Error())
 	}
@@ -204,7 +218,7 @@ var (
 	// goSignal is how the Go runtime reports a signal it could not handle (one in C code: a driver
 	// library or a plugin) before it exits with status 2.
 	goSignal  = regexp.MustCompile(`(?m)^(SIG[A-Z]+): `)
-	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*)$`)
+	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|replaycheck worker: .*)$`)
 )
 
 // signal is the signal the Go runtime said killed the worker, or "".
@@ -217,7 +231,8 @@ func (h *stderrHead) signal() string {
 	return ""
 }
 
-// why is the worker's panic or fatal error line, or "".
+// why is the worker's panic or fatal error line, or its own error (a request it could not serve),
+// or "".
 func (h *stderrHead) why() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -234,7 +249,7 @@ func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 		return fmt.Errorf("reading the worker request: %w", err)
 	}
 	c := req.Config
-	c.Version, c.Isolate, c.Worker = req.Version, false, nil
+	c.Version, c.Guard, c.Isolate, c.Worker = req.Version, req.Guard, false, nil
 	ps, err := Load(c.Paths...)
 	if err != nil {
 		return err
