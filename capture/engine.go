@@ -147,7 +147,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	for _, f := range faults {
 		res.Faults = append(res.Faults, FaultRecord{Fault: f.String()})
 	}
-	if _, ok := dev.(runtime.FaultInjector); len(faults) > 0 && (!caps.FaultInjection || !ok) {
+	if _, ok := runtime.As[runtime.FaultInjector](dev); len(faults) > 0 && (!caps.FaultInjection || !ok) {
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %q, which the injected faults need (%s): a real driver library cannot be made to fail on purpose", dev.Backend(), "fault-injection", res.Faults[0].Fault)
 		return res
 	}

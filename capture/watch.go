@@ -61,7 +61,7 @@ func grace(timeout time.Duration) time.Duration {
 func newWatch(dev runtime.Device) *watch {
 	w := &watch{dev: dev, mu: newChanMutex()}
 	if dev.Capabilities().FaultInjection {
-		if w.inj, _ = dev.(runtime.FaultInjector); w.inj != nil {
+		if w.inj, _ = runtime.As[runtime.FaultInjector](dev); w.inj != nil {
 			// The device lists every fault fired since it opened: earlier instances' are not ours.
 			w.fired = len(w.inj.FiredFaults())
 		}
@@ -137,7 +137,7 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 		limit = limit.Add(g)
 		if now := time.Now(); !now.Before(limit) {
 			w.abandoned = true
-			if a, ok := w.dev.(runtime.Abandoner); ok {
+			if a, ok := runtime.As[runtime.Abandoner](w.dev); ok {
 				a.Abandon()
 			}
 			stuck(w.call, now)

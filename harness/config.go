@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -114,6 +115,21 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Report, p+"report", os.Getenv("REPLAYCHECK_REPORT"), "write the replaycheck report to this file (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text), or every format into this directory (a path ending in /, or an existing directory: report.json, report.txt, junit.xml, summary.md, report.html)")
 	fs.StringVar(&c.Runtime, p+"runtime", c.Runtime, "runtime plugin (.so) to run every instance through instead of the built-in guards (needs cgo)")
 	fs.Var(run.FaultFlag(&c.Config), p+"fault", "inject a fault into every instance, KIND@N (alloc-fail@N: the N-th allocation; launch-fail, device-lost, hang @K: replay round K); repeat or comma-separate for several (env "+run.EnvFault+")")
+	fs.BoolVar(&c.Isolate, p+"isolate", c.Isolate, "run each instance in a child process (the test binary again; its TestMain or init must call harness.ServeWorker), so a crash in a driver library or plugin fails that spec only (env "+run.EnvIsolate+")")
 	fs.StringVar(&c.DisableGuards, p+"disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, replay-isolation, all)")
 	return c
+}
+
+// ServeWorker makes a test binary started by -replaycheck.isolate (run.EnvWorker set) the worker
+// of one instance (run.ServeWorker) and exits; otherwise it returns at once. Call it first thing in
+// TestMain or an init function, before the suite parses flags or runs.
+func ServeWorker() {
+	if os.Getenv(run.EnvWorker) == "" {
+		return
+	}
+	if err := run.ServeWorker(context.Background(), os.Stdin, os.NewFile(3, "results")); err != nil {
+		fmt.Fprintf(os.Stderr, "replaycheck worker: %v\n", err)
+		os.Exit(2)
+	}
+	os.Exit(0)
 }

@@ -209,8 +209,7 @@ func specName(in probes.Instance) string {
 
 // check runs one instance and turns its verdict into the spec's fate.
 func (s *suite) check(ctx context.Context, in probes.Instance) {
-	entry := run.Instance(ctx, s.platform.Device, in, s.cfg.Config, s.baseline)
-	entry = s.platform.Recover(ctx, entry) // a lost or abandoned device runs no further spec
+	entry := run.InstanceOn(ctx, s.platform, in, s.cfg.Config, s.baseline)
 	ginkgo.AddReportEntry(resultEntry, ginkgo.ReportEntryVisibilityNever, entry)
 	switch v := entry.Verdict; v.Status {
 	case verdict.Skip:

@@ -77,6 +77,11 @@ type Config struct {
 
 	// Faults are injected into every selected instance (KIND@N, probes.Fault; faults.go).
 	Faults []string `json:"faults,omitempty"`
+	// Isolate runs each instance in a child process (isolate.go), so a crash in a driver library
+	// or a runtime plugin ends that instance in error and the run goes on.
+	Isolate bool `json:"isolate,omitempty"`
+	// Worker is the child's command line; nil is this executable (with EnvWorker set). For tests.
+	Worker []string `json:"-"`
 
 	// Version is the front end's version, written in reports and journal headers ("" is dev).
 	Version string `json:"-"`
@@ -110,6 +115,14 @@ func Defaults(getenv func(string) string) Config {
 	str(EnvGuards, &c.Guards)
 	str(EnvBaseline, &c.Baseline)
 	str(EnvRuntime, &c.Runtime)
+	switch v := getenv(EnvIsolate); v {
+	case "":
+	case "1", "true", "yes":
+		c.Isolate = true
+	case "0", "false", "no":
+	default:
+		c.envErr("isolate", fmt.Errorf("%s=%q: want 1 or 0", EnvIsolate, v))
+	}
 	if v := getenv(EnvReplays); v != "" {
 		n, err := strconv.Atoi(v)
 		if max := probes.DefaultLimits().MaxReplays; err != nil || n < 0 || n > max {

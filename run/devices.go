@@ -22,8 +22,9 @@ import (
 
 // Recover looks at e, the entry of an instance that just ran on p.Device, and when the instance
 // left the device lost or abandoned (capture.Result.DeviceState) replaces the device, or puts the
-// stand-in in its place; e comes back saying which (DeviceChange). ctx done: no fresh device is
-// opened (the run is stopping).
+// stand-in in its place; e comes back saying which (DeviceChange). ctx done (the instance was
+// abandoned): no fresh device is opened. InstanceOn calls it after every instance it runs in this
+// process.
 func (p *Platform) Recover(ctx context.Context, e reports.Entry) reports.Entry {
 	if e.DeviceState == "" {
 		return e
@@ -36,7 +37,7 @@ func (p *Platform) Recover(ctx context.Context, e reports.Entry) reports.Entry {
 	change := &reports.DeviceChange{State: e.DeviceState, Device: old.Describe()}
 	e.DeviceChange = change
 	if abandoned {
-		if a, ok := old.(runtime.Abandoner); ok {
+		if a, ok := runtime.As[runtime.Abandoner](old); ok {
 			a.Abandon() // the engine did already; a device abandoned twice is abandoned once
 		}
 	} else if err := old.Close(); err != nil {

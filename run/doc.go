@@ -36,10 +36,20 @@
 //
 // Config.Faults (run --fault KIND@N, REPLAYCHECK_FAULT) are injected into every selected instance
 // after the probe's own (capture.Options.Faults). An instance that leaves its device lost or
-// abandoned (capture.Result.DeviceState) is followed by Platform.Recover, which Execute and the
-// suite call after every instance: the device is closed (lost) or abandoned, and a fresh one is
-// opened where the backend can (runtime.Recoverer); otherwise every following instance is skipped,
-// saying which device went and why. The instance's entry says which (reports.Entry.DeviceChange).
+// abandoned (capture.Result.DeviceState) is followed by Platform.Recover, which InstanceOn (the
+// one way Execute and the suite run an instance) calls after it: the device is closed (lost) or
+// abandoned, and a fresh one is opened where the backend can (runtime.Recoverer); otherwise every
+// following instance is skipped, saying which device went and why. The instance's entry says which
+// (reports.Entry.DeviceChange).
+//
+// # Crash isolation
+//
+// Config.Isolate (run --isolate, REPLAYCHECK_ISOLATE, the suite's -replaycheck.isolate) runs each
+// instance in a child process, this executable again with EnvWorker set (ServeWorker answers it;
+// isolate.go). The child announces each device call over a pipe, so a child that dies (a signal
+// inside a driver library or runtime plugin, a panic, an exit) or outlives the instance's time
+// limit ends that instance in error naming the signal and the last call, and the run goes on. A
+// child opens its own device, so a device it loses goes with it.
 //
 // # Output directory and journal
 //

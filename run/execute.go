@@ -275,10 +275,9 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 			continue
 		}
 		ictx, cancel := instanceContext(ctx)
-		e := Instance(ictx, p.Device, in, c, baseline)
+		e := InstanceOn(ictx, p, in, c, baseline)
 		abandoned := ictx.Err() != nil && e.Error != nil && e.Error.Kind == capture.ErrInterrupted
 		cancel()
-		e = p.Recover(ctx, e) // a lost or abandoned device runs nothing more (devices.go)
 		if abandoned {
 			rep.NotRun = append(rep.NotRun, ids[i])
 			stopped = true

@@ -15,6 +15,9 @@ import (
 
 var cfg = harness.RegisterFlags(flag.CommandLine)
 
+// -replaycheck.isolate starts this test binary again as the worker of each instance.
+func init() { harness.ServeWorker() }
+
 // TestCatalog runs every probe of specs/*.yaml on the configured backend (default sim/cann):
 // one spec per instance, passing when the outcome matches the probe's expectation.
 func TestCatalog(t *testing.T) {

@@ -25,6 +25,11 @@
 // include, which embeds include/replaycheck/runtime.h itself. `make plugins` builds
 // all five into build/plugins/.
 //
+// Every plugin faults with SIGSEGV, a real invalid access, on entering the entry point that
+// REPLAYCHECK_SEED_CRASH names (malloc, free, begin_capture, end_capture, launch, fill, copy or
+// provision), as the fake drivers do with REPLAYCHECK_FAKE_CRASH: how the tests of
+// `replaycheck run --isolate` crash a runtime plugin. Unset, it changes nothing.
+//
 // Where the C reference says things differently from runtime/guard: errors of the inner device are
 // returned unchanged, as the ABI asks, where the Go guard wraps them with what it was doing
 // (Provision, CommitBank, Retire); a failed Retire returns the first inner error, after freeing

@@ -59,6 +59,9 @@ func (Env) getenv(key string) string { return os.Getenv(key) }
 // is still written, listing what did not. A command that got a signal exits 128 plus its number:
 // 130 for SIGINT, 143 for SIGTERM.
 func Main(args []string, stdout, stderr io.Writer) int {
+	if isWorker() {
+		return worker(stderr)
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)

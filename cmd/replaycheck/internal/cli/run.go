@@ -42,6 +42,7 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
 	fs.Var(run.FaultFlag(c), "fault", "inject a fault into every instance: KIND@N, alloc-fail@N (the N-th device allocation fails), launch-fail@K, device-lost@K or hang@K (the launch of replay round K fails, loses the device, never returns); repeat or comma-separate for several; needs a backend with fault injection (the simulator, the fake libraries; env "+run.EnvFault+")")
+	fs.BoolVar(&c.Isolate, "isolate", c.Isolate, "run each instance in a child process, so a crash (a signal in a driver library or runtime plugin, a panic, an exit) or a hang past --timeout ends that instance in error and the run goes on (env "+run.EnvIsolate+")")
 	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<platform key>.yaml beside the probes, e.g. sim-cann.yaml), none, or a file (env "+run.EnvBaseline+")")
 }
 
@@ -98,6 +99,9 @@ so a crash loses at most the instance in flight; one run after another for sever
 at the end DIR gets every format: report.json, report.txt, junit.xml, summary.md and report.html.
 --resume DIR runs what such a journal lacks with its settings and writes the same files; it must
 be the same replaycheck version that began the run.
+--isolate runs each instance in a child process (this binary again), so an instance whose process
+dies (a SIGSEGV in a driver library or runtime plugin, a panic, an exit, a hang past --timeout) is
+an error, "crashed (signal SIGSEGV during Launch)", and the run goes on with the next.
 --shard K/N runs the K-th of N disjoint parts of the selection (by a hash of each instance id).
 --fault KIND@N injects a fault into every instance (probe files can list their own): each ends that
 instance in error naming the fault and the call, and the run goes on. An instance that loses the

@@ -39,6 +39,18 @@
 /* ---------------------------------------------------------------------------------------------- */
 /* Growable arrays. */
 
+/* REPLAYCHECK_SEED_CRASH names one of the plugin's entry points (malloc, free, begin_capture,
+ * end_capture, launch, fill, copy, provision): entering it faults with SIGSEGV, a real invalid
+ * access, as REPLAYCHECK_FAKE_CRASH does in the fake drivers. Unset, nothing changes. It is what
+ * tests of run --isolate crash a plugin with. */
+static void crash_point(const char *entry) {
+	const char *want = getenv("REPLAYCHECK_SEED_CRASH");
+	if (want != NULL && strcmp(want, entry) == 0) {
+		volatile int *volatile nowhere = NULL;
+		*nowhere = 1;
+	}
+}
+
 static void *grow(void *v, size_t *cap, size_t need, size_t elem) {
 	if (need <= *cap)
 		return v;
@@ -798,6 +810,7 @@ static int32_t d_destroy_graph(void *self, rc_thread t, rc_graph g, rc_error *er
 /* Allocator calls. */
 
 static int32_t d_malloc(void *self, rc_thread t, int64_t bytes, rc_ptr *out, rc_error *err) {
+	crash_point("malloc");
 	state *S = self;
 	if (watch_allocator(S, err) != RC_OK)
 		return RC_REFUSED;
@@ -839,6 +852,7 @@ static int32_t refuse_release(state *S, const slot_state *st, rc_error *err) {
 }
 
 static int32_t d_free(void *self, rc_thread t, rc_ptr p, rc_error *err) {
+	crash_point("free");
 	state *S = self;
 	slot_state *held = holder_of(S, p.addr);
 	if (held && refuse_release(S, held, err) != RC_OK)
@@ -858,6 +872,7 @@ static int32_t d_free(void *self, rc_thread t, rc_ptr p, rc_error *err) {
 /* Capture. */
 
 static int32_t d_begin_capture(void *self, rc_thread t, rc_stream s, rc_capture_mode mode, rc_error *err) {
+	crash_point("begin_capture");
 	state *S = self;
 	int32_t st = S->in.begin_capture(S->in.self, t, s, mode, err);
 	if (st != RC_OK)
@@ -893,6 +908,7 @@ static capture *ending(state *S, rc_thread t, rc_stream s) {
 }
 
 static int32_t d_end_capture(void *self, rc_thread t, rc_stream s, rc_graph *out, rc_error *err) {
+	crash_point("end_capture");
 	state *S = self;
 	capture *c = ending(S, t, s);
 	uint64_t seq = c ? c->seq : 0;
@@ -923,6 +939,7 @@ static int32_t d_end_capture(void *self, rc_thread t, rc_stream s, rc_graph *out
 /* Stream work. */
 
 static int32_t d_fill(void *self, rc_thread t, rc_stream s, rc_ptr dst, uint8_t value, rc_error *err) {
+	crash_point("fill");
 	state *S = self;
 	capture *c;
 	if (watch_stream(S, t, s, &c, err) != RC_OK)
@@ -934,6 +951,7 @@ static int32_t d_fill(void *self, rc_thread t, rc_stream s, rc_ptr dst, uint8_t 
 }
 
 static int32_t d_copy(void *self, rc_thread t, rc_stream s, rc_ptr dst, rc_ptr src, rc_error *err) {
+	crash_point("copy");
 	state *S = self;
 	capture *c;
 	if (watch_stream(S, t, s, &c, err) != RC_OK)
@@ -1091,6 +1109,7 @@ static int32_t check_residency(state *S, rc_graph g, const graph *known, rc_erro
 }
 
 static int32_t d_launch(void *self, rc_thread t, rc_graph g, rc_stream s, rc_error *err) {
+	crash_point("launch");
 	state *S = self;
 	capture *c;
 	if (watch_stream(S, t, s, &c, err) != RC_OK)
@@ -1269,6 +1288,7 @@ out:
 
 static int32_t r_provision(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes, rc_ptr *out,
                            rc_served *served, rc_error *err) {
+	crash_point("provision");
 	state *S = self;
 	*out = cur;
 	*served = RC_NOT_SERVED;

@@ -1,0 +1,334 @@
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/verdict"
+)
+
+// Crash isolation (Config.Isolate, run --isolate): each instance runs in a child process, the
+// front end's own binary started again with EnvWorker set (a front end calls ServeWorker when it
+// sees it). The parent writes the request (the configuration and the instance id) to the child's
+// stdin; the child loads the probe files of c.Paths again, selects that one instance, opens its
+// own device 0 and runtime plugin, runs and judges it through Instance, and writes JSON lines to
+// file descriptor 3: {"call":NAME} before every device call, then {"entry":ENTRY}. The parent
+// journals the entry; a child that dies first (a signal, an exit, a panic) or outlives the
+// instance timeout plus WorkerGrace is an entry in error naming the last call it announced.
+const (
+	// EnvIsolate is the default of run --isolate (1, true: isolate).
+	EnvIsolate = "REPLAYCHECK_ISOLATE"
+	// EnvWorker, set in a process's environment, makes a front end a worker: ServeWorker.
+	EnvWorker = "REPLAYCHECK_ISOLATE_WORKER"
+)
+
+// WorkerGrace is how long past the instance timeout a child may take (loading the catalog,
+// opening the device, closing it) before it is killed and its instance ends in timeout.
+var WorkerGrace = 30 * time.Second
+
+// workerRequest is what the parent writes to a child's stdin.
+type workerRequest struct {
+	Config Config `json:"config"`
+	// Guard is Config.Guard, which the config's JSON form leaves out: the suite's negative
+	// controls (-replaycheck.disable-guards) must hold in the child too.
+	Guard   guard.Options `json:"guard"`
+	Version string        `json:"version"`
+	ID      string        `json:"id"`
+}
+
+// workerLine is one line a child writes to the result pipe: a device call it is about to make, or
+// its judged entry (the last line).
+type workerLine struct {
+	Call  string         `json:"call,omitempty"`
+	Entry *reports.Entry `json:"entry,omitempty"`
+}
+
+// workerCommand is the child process's command: this executable, or Config.Worker when set.
+func (c Config) workerCommand(ctx context.Context) (*exec.Cmd, error) {
+	argv := c.Worker
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding this executable to start a worker: %w", err)
+		}
+		argv = []string{exe}
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), EnvWorker+"=1")
+	return cmd, nil
+}
+
+// InstanceOn runs and judges one instance of a run of c on p: in this process (Instance on
+// p.Device, then Platform.Recover, so a device the instance lost or abandoned runs nothing more),
+// or in a child process when c.Isolate is set, whose device is its own and goes with it. Execute
+// and the Ginkgo suite run every instance through it.
+func InstanceOn(ctx context.Context, p *Platform, in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {
+	if c.Isolate {
+		return workerDevice(c.isolated(ctx, in, p, baseline))
+	}
+	return p.Recover(ctx, Instance(ctx, p.Device, in, c, baseline))
+}
+
+// workerDevice says, in the entry of an isolated instance that lost or abandoned its device, that
+// the device was the worker's: the parent's device is untouched and the next instance's worker
+// opens a fresh one.
+func workerDevice(e reports.Entry) reports.Entry {
+	if e.DeviceState != "" {
+		e.DeviceChange = &reports.DeviceChange{
+			State: e.DeviceState, Device: e.Device,
+			Replacement: "the next instance's worker process opens its own",
+			Detail:      "the device was the worker process's, and went with it",
+		}
+	}
+	return e
+}
+
+// isolated runs one instance in a child process (see EnvWorker) and returns its entry, or an
+// entry in error saying how the child died.
+func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, baseline *verdict.Baseline) reports.Entry {
+	limit := c.Timeout + WorkerGrace
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	fail := func(kind capture.ErrorKind, msg string) reports.Entry {
+		return failedEntry(in, c, p, baseline, kind, msg)
+	}
+	cmd, err := c.workerCommand(wctx)
+	if err != nil {
+		return fail(capture.ErrHarness, err.Error())
+	}
+	req, err := json.Marshal(workerRequest{Config: c, Guard: c.Guard, Version: c.Version, ID: in.ID()})
+	if err != nil {
+		return fail(capture.ErrHarness, err.Error())
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fail(capture.ErrHarness, fmt.Sprintf("making the worker's pipe: %v", err))
+	}
+	defer pr.Close()
+	var stderr stderrHead
+	cmd.Stdin, cmd.Stderr, cmd.ExtraFiles = bytes.NewReader(req), &stderr, []*os.File{pw}
+	cmd.WaitDelay = time.Second
+	// Its own process group: a Ctrl-C at the terminal is the parent's to handle (the instance in
+	// flight finishes; a second abandons it, and the context kills the child).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	pw.Close() // the child holds the write end now
+	if err != nil {
+		return fail(capture.ErrHarness, fmt.Sprintf("starting the worker: %v", err))
+	}
+	var last string
+	var entry *reports.Entry
+	var bad error
+	sc := bufio.NewScanner(pr)
+	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	for sc.Scan() {
+		var l workerLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			bad = fmt.Errorf("the worker wrote %.80q: %v", sc.Text(), err)
+			continue
+		}
+		if l.Call != "" {
+			last = l.Call
+		}
+		if l.Entry != nil {
+			entry = l.Entry
+		}
+	}
+	werr := cmd.Wait()
+	during := ""
+	if last != "" {
+		during = " during " + last
+	}
+	switch {
+	case wctx.Err() != nil && ctx.Err() == nil:
+		return fail(capture.ErrTimeout, fmt.Sprintf("timeout: the worker was killed after %v%s", limit, during))
+	case wctx.Err() != nil:
+		return fail(capture.ErrInterrupted, "interrupted: the worker was killed"+during)
+	case entry != nil && werr == nil:
+		return *entry
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", signalName(ws.Signal()), during))
+		}
+		if sig := stderr.signal(); sig != "" && ee.ExitCode() == 2 {
+			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", sig, during))
+		}
+		msg := fmt.Sprintf("crashed (exit status %d%s)", ee.ExitCode(), during)
+		if why := stderr.why(); why != "" {
+			msg += ": " + why
+		}
+		return fail(capture.ErrCrash, msg)
+	}
+	if werr != nil {
+		return fail(capture.ErrHarness, fmt.Sprintf("waiting for the worker: %v", werr))
+	}
+	if bad == nil {
+		bad = errors.New("it reported no result")
+	}
+	return fail(capture.ErrCrash, fmt.Sprintf("crashed (exit status 0%s): %v", during, bad))
+}
+
+// failedEntry is the judged entry of an instance whose worker gave none.
+func failedEntry(in probes.Instance, c Config, p *Platform, baseline *verdict.Baseline, kind capture.ErrorKind, msg string) reports.Entry {
+	pr := in.Probe
+	res := &capture.Result{
+		ID: in.ID(), Probe: pr.ID(), Set: pr.Set, Hazard: pr.Hazard, Labels: pr.Labels,
+		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
+		Backend: p.Device.Backend(), Platform: p.Key, Device: p.Description, Runtime: runtimeOrBuiltin(c.runtimeName()),
+		Expected: in.Expected(), RejectedBy: pr.Expect.RejectedBy,
+		Outcome: probes.Errored, Reason: msg, Error: &capture.RunError{Kind: kind, Message: msg},
+	}
+	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGSEGV: "SIGSEGV", syscall.SIGBUS: "SIGBUS", syscall.SIGABRT: "SIGABRT", syscall.SIGILL: "SIGILL",
+	syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT",
+	syscall.SIGTRAP: "SIGTRAP", syscall.SIGSYS: "SIGSYS",
+}
+
+func signalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d (%v)", int(s), s)
+}
+
+// stderrHead keeps the first 64 KiB a worker wrote to stderr: where the Go runtime says why it
+// died (a panic, a fatal error, a signal in C code), before the goroutine dump.
+type stderrHead struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (h *stderrHead) Write(b []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if room := 64<<10 - len(h.buf); room > 0 {
+		h.buf = append(h.buf, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
+}
+
+var (
+	// goSignal is how the Go runtime reports a signal it could not handle (one in C code: a driver
+	// library or a plugin) before it exits with status 2.
+	goSignal  = regexp.MustCompile(`(?m)^(SIG[A-Z]+): `)
+	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|replaycheck worker: .*)$`)
+)
+
+// signal is the signal the Go runtime said killed the worker, or "".
+func (h *stderrHead) signal() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if m := goSignal.FindSubmatch(h.buf); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// why is the worker's panic or fatal error line, or its own error (a request it could not serve),
+// or "".
+func (h *stderrHead) why() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.TrimSpace(panicLine.FindString(string(h.buf)))
+}
+
+// ServeWorker is the child side of crash isolation: it reads one request from r, runs that
+// instance through Instance on its own device (and runtime plugin), announces every device call on
+// out before making it and writes the judged entry last. It never journals. An error means no
+// entry was written (the parent reports the instance as crashed with it).
+func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
+	var req workerRequest
+	if err := json.NewDecoder(r).Decode(&req); err != nil {
+		return fmt.Errorf("reading the worker request: %w", err)
+	}
+	c := req.Config
+	c.Version, c.Guard, c.Isolate, c.Worker = req.Version, req.Guard, false, nil
+	ps, err := Load(c.Paths...)
+	if err != nil {
+		return err
+	}
+	sel := c
+	sel.Run, sel.Shard, sel.Probes = "^"+regexp.QuoteMeta(req.ID)+"$", Shard{}, nil
+	ins, err := Select(ps, sel)
+	if err != nil {
+		return fmt.Errorf("instance %s: %w", req.ID, err)
+	}
+	w := &announcer{out: bufio.NewWriter(out)}
+	rut, release, err := LoadRuntime(c.Runtime)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if rut != nil {
+		open := rut.Open
+		rut.Open = func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+			rt, err := open(dev, guarded)
+			if err != nil {
+				return nil, err
+			}
+			return &tracedRuntime{tracedDevice: &tracedDevice{Device: rt, w: w}, rt: rt}, nil
+		}
+	}
+	c.RuntimeUnderTest = rut
+	p, err := Open(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	baseline, err := c.LocateBaseline(p.Key)
+	if err != nil {
+		return err
+	}
+	var dev runtime.Device = p.Device
+	if rut == nil {
+		dev = &tracedDevice{Device: dev, w: w} // the built-in guards call the driver through it
+	}
+	e := Instance(ctx, dev, ins[0], c, baseline)
+	return w.line(workerLine{Entry: &e})
+}
+
+// announcer writes a worker's lines, each flushed at once: the parent must have the last call
+// before the process dies in it.
+type announcer struct {
+	mu  sync.Mutex
+	out *bufio.Writer
+	err error
+}
+
+func (a *announcer) line(l workerLine) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		a.out.Write(append(b, '\n'))
+		a.err = a.out.Flush()
+	}
+	return a.err
+}
+
+func (a *announcer) call(name string) { _ = a.line(workerLine{Call: name}) }
