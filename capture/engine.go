@@ -100,6 +100,7 @@ type run struct {
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode
+	verifier    // how verification reaches device bytes (compare.go)
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
@@ -144,6 +145,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]int{}, issued: map[string]int{},
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 	}
+	r.cmp = comparerOf(dev, opt.Runtime == nil)
 	base := dev.Counters()
 	err = r.safely(r.body)
 	if terr := r.safely(r.teardown); err == nil {
