@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 
+	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -103,10 +104,17 @@ func differingRanges(want, got []byte, f func(off, end int) bool) {
 	}
 }
 
-// nextDiff returns the first index from i where want and got differ, or len(want).
+// nextDiff returns the first index from i where want and got differ, or len(want): a word at a
+// time near i (differences cluster), then equal blocks skipped at bytes.Equal's speed, then a word
+// at a time again within the block that differs.
 func nextDiff(want, got []byte, i int) int {
-	const block = 512
+	const near, block = 64, 1024
 	n := len(want)
+	for stop := min(i+near, n); i+8 <= stop; i += 8 {
+		if x := binary.LittleEndian.Uint64(want[i:]) ^ binary.LittleEndian.Uint64(got[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
 	for i+block <= n && bytes.Equal(want[i:i+block], got[i:i+block]) {
 		i += block
 	}
@@ -121,4 +129,25 @@ func nextDiff(want, got []byte, i int) int {
 		}
 	}
 	return n
+}
+
+// writeInit writes pattern init over p: a uniform pattern (zero, fill:B) a chunk at a time from
+// one reused host chunk, so a large buffer costs no host copy of its size; any other whole.
+func (r *run) writeInit(p runtime.Ptr, init probes.Pattern) error {
+	if k := init.Kind; k != probes.PatZero && k != "" && k != probes.PatFill {
+		return r.dev.Write(runtime.Main, p, init.Bytes(p.Bytes))
+	}
+	chunk := min(p.Bytes, int64(readChunk))
+	if int64(cap(r.scratch)) < chunk {
+		r.scratch = make([]byte, 2*chunk)
+	}
+	buf := r.scratch[:chunk]
+	init.Fill(buf)
+	for off := int64(0); off < p.Bytes; off += chunk {
+		m := min(chunk, p.Bytes-off)
+		if err := r.dev.Write(runtime.Main, p.Slice(off, m), buf[:m]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

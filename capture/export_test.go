@@ -28,3 +28,10 @@ func DifferingRanges(want, got []byte) [][2]int {
 	differingRanges(want, got, func(off, end int) bool { out = append(out, [2]int{off, end}); return true })
 	return out
 }
+
+// CountDifferingRanges counts every differing range of got against want, keeping none.
+func CountDifferingRanges(want, got []byte) int {
+	n := 0
+	differingRanges(want, got, func(off, end int) bool { n++; return true })
+	return n
+}
