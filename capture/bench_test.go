@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
