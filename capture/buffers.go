@@ -115,8 +115,7 @@ func (r *run) initialise(name string, init probes.Pattern) error {
 		return r.must(fmt.Sprintf("HostWrite(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.dev.HostWrite(a.ptr, data) })
 	}
 	if r.capture == "" {
-		data := init.Bytes(a.ptr.Bytes)
-		return r.must(fmt.Sprintf("Write(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.dev.Write(runtime.Main, a.ptr, data) })
+		return r.must(fmt.Sprintf("Write(%s %v, %s) (init)", name, a.ptr, init), func() error { return r.writeInit(a.ptr, init) })
 	}
 	var value byte
 	switch init.Kind {

@@ -105,6 +105,7 @@ type run struct {
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode
+	verifier    // how verification reaches device bytes (compare.go)
 
 	// watch times every call into the backend's device (watch.go).
 	watch *watch
@@ -185,6 +186,7 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 		return
 	}
 	r.dev = rt
+	r.cmp = comparerOf(dev, r.opt.Runtime == nil)
 	base := dev.Counters()
 	err = r.safely(r.body)
 	if len(r.faults) > 0 {

@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -83,15 +82,20 @@ func (r *run) verify(round int, launched time.Time) error {
 		}
 		r.times.verified += int64(len(want))
 		r.current, r.currentStep = "verify: reading "+name, nil
-		got, err := r.contents(a)
+		equal, err := r.equal(a, want)
 		if err != nil {
 			return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
 		}
-		if bytes.Equal(got, want) {
+		if equal {
 			continue
 		}
 		differs = true
 		if r.res.FirstCorrupted == 0 {
+			// Localising needs the device's bytes: read them back, once, in the first corrupted round.
+			got, err := r.contents(a)
+			if err != nil {
+				return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
+			}
 			r.res.Mismatches = append(r.res.Mismatches, diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches))...)
 		}
 	}
@@ -104,30 +108,20 @@ func (r *run) verify(round int, launched time.Time) error {
 	return nil
 }
 
-// diff returns up to limit differing ranges of got against want. Differing runs separated by fewer
-// than mergeGap equal bytes form one range: a pattern that differs in some bytes of every lane (iota32
-// against zero) is one finding, not one per lane.
+// diff returns up to limit differing ranges of got against want (see differingRanges).
 func diff(round int, name string, want, got []byte, limit int) []Mismatch {
-	const mergeGap = 16
 	var out []Mismatch
-	for i := 0; i < len(want) && len(out) < limit; {
-		if want[i] == got[i] {
-			i++
-			continue
-		}
-		end := i + 1 // one past the last differing byte of the range
-		for j := end; j < len(want) && j < end+mergeGap; j++ {
-			if want[j] != got[j] {
-				end = j + 1
-			}
-		}
+	if limit <= 0 {
+		return nil
+	}
+	differingRanges(want, got, func(i, end int) bool {
 		show := min(end-i, MaxShownBytes)
 		out = append(out, Mismatch{
 			Round: round, Buffer: name, Offset: int64(i), Length: int64(end - i),
 			Want: append(Bytes(nil), want[i:i+show]...), Got: append(Bytes(nil), got[i:i+show]...),
 		})
-		i = end
-	}
+		return len(out) < limit
+	})
 	return out
 }
 

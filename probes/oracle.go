@@ -22,6 +22,9 @@ type Oracle struct {
 	order   []string // live buffers, in allocation order
 	refused map[string]bool
 	graphs  map[string][]graphOp
+	// epoch changes whenever a name may denote other bytes (an allocation, a grow): a graph op's
+	// resolved slices are reused while their epoch is current (see resolve).
+	epoch uint64
 }
 
 type oracleBuffer struct {
@@ -33,11 +36,28 @@ type oracleBuffer struct {
 type graphOp struct {
 	op     *Op
 	access Access
+	// Resolved at first use and again after the epoch changes: the kind, and the bytes the op
+	// writes and reads (its spans clipped to the buffers' sizes then).
+	epoch uint64
+	kind  opCode
+	w, r  []byte
 }
+
+// opCode is an op kind resolved from its name once, for the replay loop.
+type opCode uint8
+
+const (
+	codeOther opCode = iota
+	codeWrite
+	codeFill
+	codeCopy
+	codeAxpy
+)
 
 // NewOracle starts an oracle with p's declared buffers allocated and initialised.
 func NewOracle(p *Probe) *Oracle {
 	o := &Oracle{
+		epoch:   1,
 		bufs:    map[string]*oracleBuffer{},
 		refused: map[string]bool{},
 		graphs:  map[string][]graphOp{},
@@ -50,6 +70,7 @@ func NewOracle(p *Probe) *Oracle {
 
 func (o *Oracle) allocate(name string, n int64, init Pattern) {
 	o.bufs[name] = &oracleBuffer{data: init.Bytes(n), init: init, live: true}
+	o.epoch++
 	o.order = append(o.order, name)
 	delete(o.refused, name)
 }
@@ -97,10 +118,12 @@ func (o *Oracle) Eager(op *Op, took bool) {
 		b := o.bufs[op.Buffer]
 		if b != nil && *op.Bytes > int64(len(b.data)) {
 			b.data = b.init.Bytes(*op.Bytes)
+			o.epoch++
 		}
 	case OpFill, OpCopy, OpAxpy, OpWrite:
 		if acc, err := op.Resolve(o.Size); err == nil {
-			o.apply(graphOp{op, acc})
+			g := graphOp{op: op, access: acc}
+			o.apply(&g)
 		}
 	}
 }
@@ -128,7 +151,7 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 		return
 	}
 	if acc, err := op.Resolve(o.Size); err == nil {
-		o.graphs[capture] = append(o.graphs[capture], graphOp{op, acc})
+		o.graphs[capture] = append(o.graphs[capture], graphOp{op: op, access: acc})
 	}
 }
 
@@ -145,31 +168,67 @@ func (o *Oracle) Launch(capture string, took bool) {
 	if !took {
 		return
 	}
-	for _, g := range o.graphs[capture] {
-		o.apply(g)
+	ops := o.graphs[capture]
+	for i := range ops {
+		o.apply(&ops[i])
 	}
 }
 
 // apply executes a resolved data op. Spans beyond a buffer's current size (it was re-allocated
 // smaller under the same name) are clipped: the intent covers only bytes that exist.
-func (o *Oracle) apply(g graphOp) {
+func (o *Oracle) apply(g *graphOp) {
+	if g.epoch != o.epoch {
+		o.resolve(g)
+	}
+	switch g.kind {
+	case codeWrite:
+		g.op.Pattern.Fill(g.w)
+	case codeFill:
+		setBytes(g.w, g.op.Value)
+	case codeCopy:
+		copy(g.w, g.r)
+	case codeAxpy:
+		y, x, a := g.w, g.r, g.op.A
+		n := min(len(y), len(x)) &^ 3
+		y, x = y[:n], x[:n]
+		for i := 0; i < n; i += 4 {
+			v := a*binary.LittleEndian.Uint32(x[i:i+4]) + binary.LittleEndian.Uint32(y[i:i+4])
+			binary.LittleEndian.PutUint32(y[i:i+4], v)
+		}
+	}
+}
+
+// resolve looks g's buffers up by name and clips its spans, for the current epoch.
+func (o *Oracle) resolve(g *graphOp) {
+	g.epoch, g.w, g.r = o.epoch, nil, nil
 	switch g.op.Kind {
 	case OpWrite:
-		g.op.Pattern.Fill(o.span(g.access.Writes[0]))
+		g.kind = codeWrite
 	case OpFill:
-		w := o.span(g.access.Writes[0])
-		for i := range w {
-			w[i] = g.op.Value
-		}
+		g.kind = codeFill
 	case OpCopy:
-		dst, src := o.span(g.access.Writes[0]), o.span(g.access.Reads[0])
-		copy(dst, src)
+		g.kind = codeCopy
 	case OpAxpy:
-		y, x := o.span(g.access.Writes[0]), o.span(g.access.Reads[0])
-		for i := 0; i+4 <= len(y) && i+4 <= len(x); i += 4 {
-			v := g.op.A*binary.LittleEndian.Uint32(x[i:]) + binary.LittleEndian.Uint32(y[i:])
-			binary.LittleEndian.PutUint32(y[i:], v)
-		}
+		g.kind = codeAxpy
+	default:
+		g.kind = codeOther
+		return
+	}
+	g.w = o.span(g.access.Writes[0])
+	if g.kind == codeCopy || g.kind == codeAxpy {
+		g.r = o.span(g.access.Reads[0])
+	}
+}
+
+// setBytes sets every byte of b to v: memclr for zero, else doubling copies (memmove speed).
+func setBytes(b []byte, v byte) {
+	if v == 0 || len(b) == 0 {
+		clear(b)
+		return
+	}
+	b[0] = v
+	for j := 1; j < len(b); j *= 2 {
+		copy(b[j:], b[:j])
 	}
 }
 

@@ -235,6 +235,19 @@ type graph struct {
 	id      runtime.Graph
 	capture uint64
 	nodes   []node
+	works   []work // the nodes' work in capture order, built on first launch (see plan)
+}
+
+// plan is the graph's replay plan for capture order: its nodes' work, resolved once and shared by
+// every launch (nodes never change after the capture ends).
+func (g *graph) plan() []work {
+	if g.works == nil && len(g.nodes) > 0 {
+		g.works = make([]work, len(g.nodes))
+		for i, n := range g.nodes {
+			g.works[i] = n.work
+		}
+	}
+	return g.works
 }
 
 // stale lists the captured ranges that now lie in another allocation than at capture (freed and
@@ -275,18 +288,27 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 			return d.fail("Launch", runtime.ClassNotSupported, "%v is in %v: capturing a graph launch is not modelled", s, st.capture)
 		}
 		q := d.queueOf(s)
-		for _, i := range d.replayOrder(gr) {
-			q.works = append(q.works, gr.nodes[i].work)
+		if d.rng == nil {
+			// Capture order: the graph's own work list, shared read-only, no per-launch copy.
+			q.works = append(q.works, gr.plan())
+		} else {
+			order := d.replayOrder(gr)
+			works := make([]work, len(order))
+			for k, i := range order {
+				works[k] = gr.nodes[i].work
+			}
+			q.works = append(q.works, works)
 		}
 		d.counters.Launches++
 		return nil
 	})
 }
 
-// pendingWork is the graph work launched on one stream and not run yet, in stream order.
+// pendingWork is the graph work launched on one stream and not run yet, in stream order: one list
+// per launch, front first (a list may be a graph's own plan, which is never written).
 type pendingWork struct {
 	stream runtime.Stream
-	works  []work
+	works  [][]work
 }
 
 func (d *Device) queueOf(s runtime.Stream) *pendingWork {
@@ -312,9 +334,15 @@ func (d *Device) settle() {
 			i = d.rng.IntN(len(d.pending))
 		}
 		q := d.pending[i]
-		if len(q.works) > 0 {
-			d.execute(q.works[0])
+		for len(q.works) > 0 && len(q.works[0]) == 0 {
 			q.works = q.works[1:]
+		}
+		if len(q.works) > 0 {
+			d.execute(q.works[0][0])
+			q.works[0] = q.works[0][1:]
+			for len(q.works) > 0 && len(q.works[0]) == 0 {
+				q.works = q.works[1:]
+			}
 		}
 		if len(q.works) == 0 {
 			d.pending = slices.Delete(d.pending, i, i+1)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"slices"
@@ -209,37 +210,114 @@ func (m *memory) fill(addr uint64, n int64, value byte) {
 			p = make([]byte, PageSize)
 			m.pages[page] = p
 		}
-		seg := p[pageOff : pageOff+length]
-		for i := range seg {
-			seg[i] = value
-		}
+		setBytes(p[pageOff:pageOff+length], value)
 	})
 }
 
-// move copies n bytes with memmove semantics, a page-sized chunk at a time: forward when the
-// destination is below the source, backward otherwise, so overlapping ranges copy as if buffered.
+// move copies n bytes with memmove semantics, piece by piece where neither side crosses a page:
+// forward when the destination is below the source, backward otherwise, so overlapping ranges copy
+// as if buffered. Pages are copied into directly: no staging buffer.
 func (m *memory) move(dst, src uint64, n int64) {
-	buf := make([]byte, min(n, PageSize))
-	step := func(off int64) {
-		length := min(int64(len(buf)), n-off)
-		m.read(buf[:length], src+uint64(off))
-		m.write(dst+uint64(off), buf[:length])
-	}
 	if dst <= src {
-		for off := int64(0); off < n; off += int64(len(buf)) {
-			step(off)
+		for off := int64(0); off < n; {
+			length := min(n-off, PageSize-int64((src+uint64(off))%PageSize), PageSize-int64((dst+uint64(off))%PageSize))
+			m.movePiece(dst+uint64(off), src+uint64(off), length)
+			off += length
 		}
 		return
 	}
-	last := (n - 1) / int64(len(buf)) * int64(len(buf))
-	for off := last; off >= 0; off -= int64(len(buf)) {
-		step(off)
+	for end := n; end > 0; {
+		// the piece ends at end: back to the nearer page start of either side
+		length := min(end, int64((src+uint64(end)-1)%PageSize)+1, int64((dst+uint64(end)-1)%PageSize)+1)
+		end -= length
+		m.movePiece(dst+uint64(end), src+uint64(end), length)
 	}
 }
 
+// movePiece copies length bytes that lie within one page on each side.
+func (m *memory) movePiece(dst, src uint64, length int64) {
+	sp, sok := m.pages[src/PageSize]
+	dp, dok := m.pages[dst/PageSize]
+	so, do := int64(src%PageSize), int64(dst%PageSize)
+	switch {
+	case !sok && !dok:
+		return // zeros onto zeros
+	case !sok:
+		clear(dp[do : do+length])
+		return
+	case !dok:
+		if allZero(sp[so : so+length]) {
+			return // an absent page already reads as zeros
+		}
+		dp = make([]byte, PageSize)
+		m.pages[dst/PageSize] = dp
+	}
+	copy(dp[do:do+length], sp[so:so+length])
+}
+
 // axpy computes y[i] = a*x[i] + y[i] over little-endian uint32 lanes, wrapping; n is a multiple
-// of 4. Lanes are processed in increasing order, a page-sized chunk at a time.
+// of 4. Lanes are processed in increasing order, a piece at a time where neither side crosses a page
+// (y and x are 4-byte aligned relative to each other only through their lanes, so a piece may
+// split a lane: such a lane goes through a small buffer on the stack).
 func (m *memory) axpy(y, x uint64, n int64, a uint32) {
+	if x != y && x < y+uint64(n) && y < x+uint64(n) {
+		m.axpyStaged(y, x, n, a)
+		return
+	}
+	var xs, ys [4]byte
+	for off := int64(0); off < n; {
+		ya, xa := y+uint64(off), x+uint64(off)
+		length := min(n-off, PageSize-int64(ya%PageSize), PageSize-int64(xa%PageSize)) &^ 3
+		if length == 0 {
+			// a lane split across a page boundary on one side
+			m.read(xs[:], xa)
+			m.read(ys[:], ya)
+			v := a*binary.LittleEndian.Uint32(xs[:]) + binary.LittleEndian.Uint32(ys[:])
+			binary.LittleEndian.PutUint32(ys[:], v)
+			m.write(ya, ys[:])
+			off += 4
+			continue
+		}
+		xp := m.pages[xa/PageSize]
+		yp, ok := m.pages[ya/PageSize]
+		xo, yo := int64(xa%PageSize), int64(ya%PageSize)
+		if !ok {
+			if xp == nil || a == 0 || allZero(xp[xo:xo+length]) {
+				off += length // y stays zero: a*0 + 0, or a*x + 0 with x zero
+				continue
+			}
+			yp = make([]byte, PageSize)
+			m.pages[ya/PageSize] = yp
+			defer m.dropIfZero(ya / PageSize)
+		}
+		yseg := yp[yo : yo+length]
+		if xp == nil {
+			off += length // a*0 + y = y
+			continue
+		}
+		xseg := xp[xo : xo+length]
+		if y == x {
+			xseg = yseg // the same lanes: each lane reads itself before it writes
+		}
+		for i := 0; i+4 <= len(yseg); i += 4 {
+			v := a*binary.LittleEndian.Uint32(xseg[i:]) + binary.LittleEndian.Uint32(yseg[i:])
+			binary.LittleEndian.PutUint32(yseg[i:], v)
+		}
+		off += length
+	}
+}
+
+// dropIfZero forgets a page that a kernel materialised and left all zero: an absent page reads as
+// zeros, and a page is materialised only by a non-zero write.
+func (m *memory) dropIfZero(page uint64) {
+	if p, ok := m.pages[page]; ok && allZero(p) {
+		delete(m.pages, page)
+	}
+}
+
+// axpyStaged is axpy for distinct overlapping x and y: a page-sized chunk of both is read before
+// any lane of the chunk is written, as the kernel's blocks load their operands.
+func (m *memory) axpyStaged(y, x uint64, n int64, a uint32) {
 	xs := make([]byte, min(n, PageSize))
 	ys := make([]byte, len(xs))
 	for off := int64(0); off < n; off += int64(len(xs)) {
@@ -254,13 +332,29 @@ func (m *memory) axpy(y, x uint64, n int64, a uint32) {
 	}
 }
 
+// setBytes sets every byte of b to v: memclr for zero, else doubling copies (memmove speed).
+func setBytes(b []byte, v byte) {
+	if v == 0 {
+		clear(b)
+		return
+	}
+	if len(b) == 0 {
+		return
+	}
+	b[0] = v
+	for j := 1; j < len(b); j *= 2 {
+		copy(b[j:], b[:j])
+	}
+}
+
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
+	for len(b) > PageSize {
+		if !bytes.Equal(b[:PageSize], zeroPage[:]) {
 			return false
 		}
+		b = b[PageSize:]
 	}
-	return true
+	return bytes.Equal(b, zeroPage[:len(b)])
 }
 
 func compareAddr(x *allocation, addr uint64) int { return cmp.Compare(x.ptr.Addr, addr) }

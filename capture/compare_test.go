@@ -1,0 +1,106 @@
+package capture_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// readBackOnly hides a device's in-place comparison, as a real backend lacks it.
+type readBackOnly struct{ runtime.Device }
+
+// naiveRanges is the localisation's meaning, a byte at a time: differing runs separated by fewer
+// than 16 equal bytes are one range.
+func naiveRanges(want, got []byte) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(want); {
+		if want[i] == got[i] {
+			i++
+			continue
+		}
+		end := i + 1
+		for j := end; j < len(want) && j < end+16; j++ {
+			if want[j] != got[j] {
+				end = j + 1
+			}
+		}
+		out = append(out, [2]int{i, end})
+		i = end
+	}
+	return out
+}
+
+var _ = Describe("verification's fast paths", func() {
+	It("localises every differing range as the byte-at-a-time definition does", func() {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, size := range []int{1, 7, 8, 9, 511, 512, 513, 4096, 100003} {
+			for _, density := range []int{0, 1, 5, 50, 1000} {
+				want := make([]byte, size)
+				for i := range want {
+					want[i] = byte(rng.IntN(256))
+				}
+				got := bytes.Clone(want)
+				for i := range got {
+					if rng.IntN(1000) < density {
+						got[i] ^= byte(rng.IntN(255) + 1)
+					}
+				}
+				got[size-1] ^= 0x80 // always a difference in the very last byte
+				Expect(capture.DifferingRanges(want, got)).To(Equal(naiveRanges(want, got)), "size %d density %d", size, density)
+			}
+		}
+	})
+
+	It("reads back in chunks smaller than the buffer and finds a difference in the last chunk", func() {
+		dev := openSim("cann")
+		DeferCleanup(dev.Close)
+		defer capture.SetReadChunk(4096)()
+		const n = 5*4096 + 300 // the last chunk is partial
+		p, err := dev.Malloc(runtime.Main, n)
+		Expect(err).NotTo(HaveOccurred())
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = byte(i * 7)
+		}
+		Expect(dev.Write(runtime.Main, p, want)).To(Succeed())
+		eq, err := capture.EqualByReading(readBackOnly{dev}, p, want)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(eq).To(BeTrue())
+		for _, at := range []int{0, 4095, 4096, 3 * 4096, n - 300, n - 1} {
+			planted := bytes.Clone(want)
+			planted[at]++
+			eq, err := capture.EqualByReading(readBackOnly{dev}, p, planted)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(eq).To(BeFalse(), "difference at %d", at)
+		}
+	})
+
+	It("gives a read-back-only device the catalog's outcomes and mismatches, chunk by chunk", func() {
+		cat, err := loadCatalog()
+		Expect(err).NotTo(HaveOccurred())
+		defer capture.SetReadChunk(4096)()
+		dev, ref := openSim("cann"), openSim("cann")
+		DeferCleanup(dev.Close)
+		DeferCleanup(ref.Close)
+		corrupted := 0
+		for _, s := range cat.sets {
+			for _, in := range probes.Instances(s.Probes, probes.Matrix{Replays: 2}) {
+				got := capture.Run(context.Background(), readBackOnly{dev}, in, capture.Options{})
+				want := capture.Run(context.Background(), ref, in, capture.Options{})
+				Expect(behaviour(got)).To(Equal(behaviour(want)), in.ID())
+				Expect(got.Mismatches).To(Equal(want.Mismatches), in.ID())
+				if got.CorruptedRounds > 0 {
+					corrupted++
+				}
+			}
+		}
+		Expect(corrupted).To(BeNumerically(">", 0))
+	})
+})
