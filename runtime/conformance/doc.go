@@ -163,8 +163,9 @@
 //     independent graph branches, timing;
 //   - the exact number and kinds of nodes in a graph (a platform may add event or empty nodes);
 //   - handle reuse after destroy (a destroyed handle is only checked before any new one is made);
-//   - counters of a closed device, a second Close, and fault injection (the FaultInjection
-//     capability has no portable API; the simulator's FailMalloc is tested by its own suite);
+//   - counters of a closed device, a second Close, and fault injection (runtime.FaultInjector is
+//     optional and what a faulted device answers is the platform's code: the simulator's suite and
+//     the acl and cuda bindings' suites over the fake libraries test every fault kind);
 //   - the platform code and name in an error, and its Detail;
 //   - that calls issued for Main and Other really run on two distinct locked OS threads: the API
 //     shows no thread id, so the suite sees thread identity only through the capture rules (with
