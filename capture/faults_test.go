@@ -109,6 +109,8 @@ var _ = Describe("injected faults", func() {
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { Expect(b.Close()).To(Succeed()) })
 				dev = open()
+				// The specs replace dev (after a lost or abandoned one): close whichever is last.
+				DeferCleanup(func() { Expect(dev.Close()).To(Succeed()) })
 			})
 
 			It("alloc-fail: the N-th allocation fails, the instance ends in error, the run goes on", func() {

@@ -5,9 +5,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
 )
 
 func TestRun(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// Injected hangs keep their driver thread and instance goroutine for good.
+	leakcheck.Suite(t, leakcheck.HungSimCall, leakcheck.HungCCall, leakcheck.AbandonedCall, leakcheck.ParkedInstance)
 	RunSpecs(t, "run")
 }

@@ -10,14 +10,16 @@ import (
 // modes to). The zero Worker is not usable; use StartWorker.
 type Worker struct {
 	jobs chan func()
+	quit chan struct{} // closed by Abandon
 	once sync.Once
+	gone sync.Once
 	done chan struct{}
 }
 
 // StartWorker starts a worker; init, when non-nil, runs first on the locked thread (e.g. to make a
 // context current).
 func StartWorker(init func()) *Worker {
-	w := &Worker{jobs: make(chan func()), done: make(chan struct{})}
+	w := &Worker{jobs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
 		goruntime.LockOSThread()
@@ -27,10 +29,18 @@ func StartWorker(init func()) *Worker {
 			init()
 		}
 		close(ready)
-		for job := range w.jobs {
-			job()
+		defer close(w.done)
+		for {
+			select {
+			case job, ok := <-w.jobs:
+				if !ok {
+					return
+				}
+				job()
+			case <-w.quit:
+				return
+			}
 		}
-		close(w.done)
 	}()
 	<-ready
 	return w
@@ -40,13 +50,24 @@ func StartWorker(init func()) *Worker {
 // on the caller's goroutine, where the caller can recover it; the worker goes on serving.
 func (w *Worker) Do(f func()) {
 	fin := make(chan any, 1)
-	w.jobs <- func() {
+	select {
+	case w.jobs <- func() {
 		defer func() { fin <- recover() }()
 		f()
+	}:
+	case <-w.quit:
+		panic("runtime: Do on an abandoned worker")
 	}
 	if v := <-fin; v != nil {
 		panic(v)
 	}
+}
+
+// Abandon lets the worker go without waiting for it: an idle worker ends at once, one inside a job
+// (a driver call that never returns) ends if the job ever does. It is how a device given up after
+// a hang releases its threads; Do panics afterwards, and Stop must not be called.
+func (w *Worker) Abandon() {
+	w.gone.Do(func() { close(w.quit) })
 }
 
 // Stop ends the worker after the jobs already queued. Do must not be called afterwards.

@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
+
 	"github.com/replaycheck/replaycheck/harness"
 	"github.com/replaycheck/replaycheck/probes"
 )
@@ -31,5 +33,6 @@ func TestCatalog(t *testing.T) {
 	if err := harness.Register(cfg, sets, "."); err != nil {
 		t.Fatal(err)
 	}
+	leakcheck.Suite(t)
 	RunSpecs(t, "replaycheck catalog")
 }

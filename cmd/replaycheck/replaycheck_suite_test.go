@@ -5,6 +5,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
 )
 
 // TestReplaycheck runs the CLI's own scripts (testdata/script/*.txtar), one spec per script, and
@@ -12,5 +14,6 @@ import (
 func TestReplaycheck(t *testing.T) {
 	scriptDeadline, _ = t.Deadline()
 	RegisterFailHandler(Fail)
+	leakcheck.Suite(t)
 	RunSpecs(t, "cmd/replaycheck")
 }

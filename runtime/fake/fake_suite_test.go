@@ -10,11 +10,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
+
 	"github.com/replaycheck/replaycheck/runtime/fake"
 )
 
 func TestFake(t *testing.T) {
 	RegisterFailHandler(Fail)
+	leakcheck.Suite(t)
 	RunSpecs(t, "runtime/fake")
 }
 

@@ -6,6 +6,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
+
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
 )
@@ -15,5 +17,6 @@ var _ capture.Runtime = (*plugin.Runtime)(nil)
 
 func TestPlugin(t *testing.T) {
 	RegisterFailHandler(Fail)
+	leakcheck.Suite(t)
 	RunSpecs(t, "runtime/plugin")
 }

@@ -165,13 +165,16 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 	if d.closed {
 		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
 	}
+	if d.isAbandoned() {
+		return d.fail(op, runtime.ClassInvalidValue, "the device was abandoned (a call hung)")
+	}
 	err, hang := d.preempt(op)
 	if err != nil {
 		return err
 	}
 	w.Do(func() {
 		if hang {
-			<-d.never // the worker is left blocked, as a driver call that never returns leaves it
+			d.hang() // the worker is left blocked, as a driver call that never returns leaves it
 		}
 		d.mu.Lock()
 		defer d.mu.Unlock()

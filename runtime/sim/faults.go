@@ -65,13 +65,24 @@ func (d *Device) FiredFaults() []runtime.Fault {
 	return append([]runtime.Fault(nil), d.faults.fired...)
 }
 
-// Abandon gives the device up: Close returns at once and waits for no call, so a call blocked by
-// a hang stays blocked, with its worker, for the life of the process.
+// Abandon gives the device up: Close returns at once and waits for no call, and later calls fail.
+// Both workers are let go: the idle one ends now, and a call blocked by a hang stays blocked, with
+// its worker, for the life of the process (in hang, a frame the suites' leak checks allow).
 func (d *Device) Abandon() {
 	d.faultMu.Lock()
-	defer d.faultMu.Unlock()
+	first := !d.faults.abandoned
 	d.faults.abandoned = true
+	d.faultMu.Unlock()
+	if first {
+		d.main.Abandon()
+		d.other.Abandon()
+	}
 }
+
+// hang is a driver call that never returns: the worker making it blocks for good.
+//
+//go:noinline
+func (d *Device) hang() { <-d.never }
 
 func (d *Device) isAbandoned() bool {
 	d.faultMu.Lock()

@@ -5,9 +5,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
 )
 
 func TestBind(t *testing.T) {
 	RegisterFailHandler(Fail)
+	leakcheck.Suite(t)
 	RunSpecs(t, "runtime/internal/bind")
 }

@@ -309,6 +309,9 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 	if d.closed {
 		return d.codes.Invalid(op, "the device is closed")
 	}
+	if d.isAbandoned() {
+		return d.codes.Invalid(op, "the device was abandoned (a call hung)")
+	}
 	var err error
 	d.workers[t].Do(func() {
 		d.mu.Lock()

@@ -115,14 +115,21 @@ func (d *Device) noteFired() {
 }
 
 // Abandon gives the device up (runtime.Abandoner): a call may be blocked in the library forever.
-// Close then returns at once, and the backend's record lets go of the device and keeps the library
-// loaded (a thread is inside it).
+// Close then returns at once, later calls fail, and the backend's record lets go of the device and
+// keeps the library loaded (a thread is inside it). Both workers are let go: the idle one ends now,
+// the one inside the library if its call ever returns.
 func (d *Device) Abandon() {
 	d.inj.mu.Lock()
 	first := !d.inj.abandoned
 	d.inj.abandoned = true
 	d.inj.mu.Unlock()
-	if first && d.onAbandon != nil {
+	if !first {
+		return
+	}
+	for _, w := range d.workers {
+		w.Abandon()
+	}
+	if d.onAbandon != nil {
 		d.onAbandon()
 	}
 }

@@ -9,11 +9,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
+
 	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
 )
 
 func TestSeed(t *testing.T) {
 	RegisterFailHandler(Fail)
+	leakcheck.Suite(t)
 	RunSpecs(t, "runtime/plugin/seed")
 }
 
