@@ -427,12 +427,21 @@ func (t *textWriter) detail(indent string, e Entry) {
 		t.label(indent, "leak", l)
 	}
 	for _, f := range e.Faults {
-		t.label(indent, "fault", f.Fault+": "+f.Detail)
+		t.label(indent, "fault", f.Fault+": "+faultDetail(f.Detail, e.Reason))
 	}
 	if c := e.DeviceChange; c != nil {
 		t.label(indent, "device", DeviceChangeText(c))
 	}
 	t.timeline(indent, e.Timeline)
+}
+
+// faultDetail is a fault's detail without the device's error when the reason already quotes it
+// ("fired in the device call Launch: <error>" under a reason that ends in the same error).
+func faultDetail(detail, reason string) string {
+	if where, err, ok := strings.Cut(detail, ": "); ok && err != "" && strings.Contains(reason, err) {
+		return where + " (error in the reason)"
+	}
+	return detail
 }
 
 // DeviceChangeText says in a sentence what a run did with a device an instance lost or abandoned.
