@@ -54,6 +54,10 @@ func FuzzBaseline(f *testing.F) {
 			"  basic/simple-replay@global/guards-off: {outcome: exact}\n" +
 			"  basic/sync@relaxed/guards-off: {outcome: rejected, class: capture-unsupported, code: 900, invalidated: true}\n",
 		"version: replaycheck-baseline/v1\nplatform: p\ninstances:\n  a/b@global/guards-on: {outcome: exact}\n",
+		// Quoted strings, harmless as they are: a mutation or two inside the quotes reaches what a
+		// writer must quote.
+		"version: replaycheck-baseline/v1\nplatform: \"vendor x/9.0\"\ninstances:\n" +
+			"  \"a b/c@global/guards-off\": {outcome: rejected, class: \"some class\", code: 1}\n",
 	} {
 		f.Add([]byte(seed))
 	}
