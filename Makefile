@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test build bench vet fmt-check clean device-check fakes plugins
+.PHONY: run test build bench fuzz vet fmt-check clean device-check fakes plugins
 
 ## build: the replaycheck CLI into bin/; with gcc present it carries the acl and cuda backends
 ## (cgo), and CGO_ENABLED=0 builds one that runs everything on the simulator
@@ -27,6 +27,23 @@ test: fmt-check vet
 ## bench: benchmarks, each printing ratios against a yardstick measured in the same run
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: every fuzz target for $(FUZZTIME) each, one at a time (go test -fuzz takes one target per
+## run): the probe loader, oracle against simulator, the engine, the baseline and journal readers.
+## A failure stops it and leaves the input under the package's testdata/fuzz/, where `make test`
+## runs it from then on, with the seeds.
+FUZZTIME ?= 30s
+# Go minimises every input that finds new coverage for up to a minute by default, which would
+# eat a short run on the engine's slow targets; a failing input is still minimised this long.
+FUZZFLAGS ?= -fuzzminimizetime 2s
+FUZZ_TARGETS := ./probes:FuzzParse ./capture:FuzzOracleSimulator ./capture:FuzzEngine \
+	./verdict:FuzzBaseline ./run:FuzzJournal
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$pkg; \
+	done
 
 ## device-check: on a device host (NPU or GPU with its driver): devices, the conformance suite on
 ## the real driver, the catalog in every mode with guards off and on, the reports, and the

@@ -229,12 +229,15 @@ func lineOf(doc *yaml.Node, path ...string) int {
 }
 
 // WriteYAML writes the baseline with instances in sorted order, one per line, so that baselines diff
-// well under version control.
+// well under version control. Every string is written so that ParseBaseline reads it back as it
+// was (scalar): a platform key or a class comes from a driver library or a plugin, and may hold
+// anything.
 func (b *Baseline) WriteYAML(w io.Writer) error {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# What %s did with every unguarded instance of the catalog. Written by\n", b.Platform)
+	platform := scalar(b.Platform)
+	fmt.Fprintf(&buf, "# What %s did with every unguarded instance of the catalog. Written by\n", platform)
 	fmt.Fprintf(&buf, "# `replaycheck baseline write`; compared with every run on this platform.\n")
-	fmt.Fprintf(&buf, "version: %s\nplatform: %s\n", BaselineVersion, b.Platform)
+	fmt.Fprintf(&buf, "version: %s\nplatform: %s\n", BaselineVersion, platform)
 	if b.Description != "" {
 		d, err := yaml.Marshal(map[string]string{"description": b.Description})
 		if err != nil {
@@ -245,9 +248,9 @@ func (b *Baseline) WriteYAML(w io.Writer) error {
 	buf.WriteString("instances:\n")
 	for _, id := range slices.Sorted(maps.Keys(b.Instances)) {
 		beh := b.Instances[id]
-		fmt.Fprintf(&buf, "  %s: {outcome: %s", id, beh.Outcome)
+		fmt.Fprintf(&buf, "  %s: {outcome: %s", scalar(id), scalar(beh.Outcome))
 		if beh.Class != "" {
-			fmt.Fprintf(&buf, ", class: %s, code: %d", beh.Class, beh.Code)
+			fmt.Fprintf(&buf, ", class: %s, code: %d", scalar(beh.Class), beh.Code)
 		}
 		if beh.Invalidated {
 			buf.WriteString(", invalidated: true")
@@ -256,6 +259,41 @@ func (b *Baseline) WriteYAML(w io.Writer) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// scalar is s as a YAML scalar that reads back as s, as a key or a value, in a flow mapping too:
+// plain when s is made of characters that mean nothing to YAML and reads back as the same string
+// (the catalog's ids, platforms, outcomes and classes do), double-quoted otherwise.
+func scalar(s string) string {
+	plain := s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/@-", r))
+	})
+	if plain {
+		var v struct{ S string }
+		// "null", "true", "1e3" and their like are other things than strings.
+		if err := yaml.Unmarshal([]byte("s: "+s), &v); err == nil && v.S == s {
+			return s
+		}
+	}
+	var q strings.Builder
+	q.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			q.WriteByte('\\')
+			q.WriteRune(r)
+		// YAML's printable characters, less the line breaks beyond ASCII (U+2028, U+2029).
+		case r >= 0x20 && r < 0x7f, r >= 0xa0 && r <= 0xd7ff && r != 0x2028 && r != 0x2029,
+			r >= 0xe000 && r <= 0xfffd && r != 0xfeff, r >= 0x10000:
+			q.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&q, "\\u%04x", r)
+		default:
+			fmt.Fprintf(&q, "\\U%08x", r)
+		}
+	}
+	q.WriteByte('"')
+	return q.String()
 }
 
 // Drift is one difference between a run and a baseline.

@@ -1,0 +1,193 @@
+package capture_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/progen"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// The fuzz targets' input: a choice stream for progen.Bytes, a capture mode and a replay count.
+// The seeds are f.Add calls here and the files under testdata/fuzz/<target>/.
+
+func addProgramSeeds(f *testing.F) {
+	f.Add([]byte{}, uint8(0), uint8(0))                                       // the smallest program
+	f.Add([]byte("replaycheck: a capture, then replays"), uint8(1), uint8(3)) // arbitrary text is a choice stream too
+	for seed := uint64(1); seed <= 4; seed++ {
+		f.Add(seedBytes(seed, 96), uint8(seed), uint8(seed))
+	}
+}
+
+// seedBytes are n bytes of a fixed PRNG stream: a seed input of typical length.
+func seedBytes(seed uint64, n int) []byte {
+	src, out := progen.Seed(seed), make([]byte, n)
+	for i := range out {
+		out[i] = byte(src.IntN(256))
+	}
+	return out
+}
+
+// fuzzProbe turns a fuzz input into a hazard-free probe, a mode and 1 to 4 replays.
+func fuzzProbe(t *testing.T, choices []byte, mode, replays uint8) (*probes.Probe, runtime.CaptureMode, int) {
+	text := progen.YAML(progen.Bytes(choices))
+	set, err := probes.Parse("fuzz.yaml", []byte(text), probes.DefaultLimits())
+	if err != nil {
+		t.Fatalf("progen wrote a probe the loader refuses: %v\n%s", err, text)
+	}
+	modes := runtime.CaptureModes()
+	return set.Probes[0], modes[int(mode)%len(modes)], 1 + int(replays)%4
+}
+
+func openFuzzSim(f *testing.F, profile string) runtime.Device {
+	b, err := sim.New(sim.Options{Profile: profile})
+	if err != nil {
+		f.Fatal(err)
+	}
+	dev, err := b.Open(context.Background(), 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { dev.Close() })
+	return dev
+}
+
+// opaque forwards the Device interface only: no Unwrap, so the engine finds no runtime.Comparer
+// behind it and reads every buffer back instead of comparing it in place.
+type opaque struct{ runtime.Device }
+
+// oracleMatchesDevice runs p unguarded on dev twice, comparing every checked buffer with the
+// oracle after every replay: in place (runtime.Comparer, when dev has one) and read back
+// (Device.Read). A hazard-free probe must be exact both ways; the error says where it is not.
+func oracleMatchesDevice(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replays int) error {
+	for _, way := range []struct {
+		name string
+		dev  runtime.Device
+	}{{"compared in place", dev}, {"read back", opaque{dev}}} {
+		in := probes.Instance{Probe: p, Mode: mode, Replays: replays}
+		res := capture.Run(context.Background(), way.dev, in, capture.Options{})
+		if res.Outcome != probes.Exact {
+			return fmt.Errorf("%s, %s: %s: %s%s", dev.Platform(), way.name, res.Outcome, res.Reason, mismatches(res))
+		}
+	}
+	return nil
+}
+
+func mismatches(res *capture.Result) string {
+	var b strings.Builder
+	for _, m := range res.Mismatches {
+		fmt.Fprintf(&b, "\n  %+v", m)
+	}
+	return b.String()
+}
+
+// FuzzOracleSimulator: the oracle and the simulator agree on every byte of every hazard-free
+// program, on both profiles, whichever way the engine reaches the simulator's bytes.
+func FuzzOracleSimulator(f *testing.F) {
+	addProgramSeeds(f)
+	devs := []runtime.Device{openFuzzSim(f, "cann"), openFuzzSim(f, "cuda")}
+	f.Fuzz(func(t *testing.T, choices []byte, mode, replays uint8) {
+		p, m, n := fuzzProbe(t, choices, mode, replays)
+		for _, dev := range devs {
+			if err := oracleMatchesDevice(dev, p, m, n); err != nil {
+				t.Fatalf("%v\n%s", err, progen.YAML(progen.Bytes(choices)))
+			}
+		}
+	})
+}
+
+// engineHandlesCleanly runs p in mode, guards off and on, on dev: each instance must be exact (so no panic and no harness error either) and leave dev's live objects where they
+// were, counted by the test as well as by the engine.
+func engineHandlesCleanly(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replays int) error {
+	for _, guarded := range []bool{false, true} {
+		base := dev.Counters()
+		in := probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: replays}
+		res := capture.Run(context.Background(), dev, in, capture.Options{})
+		if res.Outcome != probes.Exact {
+			return fmt.Errorf("%s: %s: %s", in.ID(), res.Outcome, res.Reason)
+		}
+		if leaks := dev.Counters().Leaks(base); len(leaks) > 0 {
+			return fmt.Errorf("%s: left live on the device: %s", in.ID(), strings.Join(leaks, "; "))
+		}
+	}
+	return nil
+}
+
+// FuzzEngine: the engine classifies every hazard-free program exact, guards on and off, and
+// releases everything it made.
+func FuzzEngine(f *testing.F) {
+	addProgramSeeds(f)
+	dev := openFuzzSim(f, "cann")
+	f.Fuzz(func(t *testing.T, choices []byte, mode, replays uint8) {
+		p, m, n := fuzzProbe(t, choices, mode, replays)
+		if err := engineHandlesCleanly(dev, p, m, n); err != nil {
+			t.Fatalf("%v\n%s", err, progen.YAML(progen.Bytes(choices)))
+		}
+	})
+}
+
+// flippedWrites corrupts the first byte of every write on its way to the device it wraps, and
+// lets the engine reach that device's in-place comparison (Unwrap).
+type flippedWrites struct{ runtime.Device }
+
+func (d flippedWrites) Unwrap() runtime.Device { return d.Device }
+func (d flippedWrites) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+	b := append([]byte(nil), src...)
+	b[0] ^= 0xff
+	return d.Device.Write(t, dst, b)
+}
+
+// flippedReads returns every read with its first byte corrupted: the device holds the right
+// bytes, so only the read-back comparison can see it.
+type flippedReads struct{ runtime.Device }
+
+func (d flippedReads) Unwrap() runtime.Device { return d.Device }
+func (d flippedReads) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+	err := d.Device.Read(t, dst, src)
+	dst[0] ^= 0xff
+	return err
+}
+
+var _ = Describe("the fuzz properties (negative controls)", func() {
+	// The fuzz targets' seed programs, and the empty one.
+	inputs := [][]byte{nil}
+	for seed := uint64(1); seed <= 4; seed++ {
+		inputs = append(inputs, seedBytes(seed, 96))
+	}
+	probeOf := func(choices []byte) *probes.Probe {
+		return parseProbe(progen.YAML(progen.Bytes(choices)))
+	}
+
+	It("oracle and simulator: holds on the seeds, fails when the device's bytes are wrong, either way they are reached", func() {
+		dev := openSim("cuda")
+		defer dev.Close()
+		for _, in := range inputs {
+			Expect(oracleMatchesDevice(dev, probeOf(in), runtime.Global, 2)).To(Succeed())
+			Expect(oracleMatchesDevice(flippedWrites{dev}, probeOf(in), runtime.Global, 2)).
+				To(MatchError(ContainSubstring("compared in place: corrupted")))
+			Expect(oracleMatchesDevice(flippedReads{dev}, probeOf(in), runtime.Global, 2)).
+				To(MatchError(ContainSubstring("read back: corrupted")))
+		}
+	})
+
+	It("engine: fails on a device that drops copies, and on one that leaks", func() {
+		p := parseProbe(simple)
+		dev := openSim("cann")
+		defer dev.Close()
+		Expect(engineHandlesCleanly(dev, p, runtime.Relaxed, 2)).To(Succeed())
+		Expect(engineHandlesCleanly(droppingCopies{dev}, p, runtime.Relaxed, 2)).
+			To(MatchError(ContainSubstring("guards-off: corrupted")))
+		leaky := openSim("cann")
+		defer leaky.Close()
+		Expect(engineHandlesCleanly(leakyDevice{leaky}, p, runtime.Relaxed, 2)).
+			To(MatchError(ContainSubstring("leaked")))
+	})
+})
