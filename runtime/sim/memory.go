@@ -50,6 +50,8 @@ type heap struct {
 	live  map[uint64]*allocation
 	// sorted is live sorted by address, for finding the allocation that contains a range.
 	sorted []*allocation
+	// changes counts the blocks handed out and released (see memory.layout).
+	changes uint64
 }
 
 func newHeap(base uint64, size int64) *heap {
@@ -104,6 +106,7 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	m.nextGen++
 	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen}
 	h.live[addr] = a
+	h.changes++
 	i, _ := slices.BinarySearchFunc(h.sorted, addr, compareAddr)
 	h.sorted = slices.Insert(h.sorted, i, a)
 	return a
@@ -122,6 +125,7 @@ func (h *heap) takeCached(capacity int64) (uint64, int64, bool) {
 // release returns a live block to the cache. The caller has checked that it is live.
 func (h *heap) release(a *allocation) {
 	delete(h.live, a.ptr.Addr)
+	h.changes++
 	i, found := slices.BinarySearchFunc(h.sorted, a.ptr.Addr, compareAddr)
 	if found {
 		h.sorted = slices.Delete(h.sorted, i, i+1)
@@ -144,6 +148,10 @@ func (h *heap) containing(p runtime.Ptr) *allocation {
 	}
 	return nil
 }
+
+// layout changes whenever a block of either heap is handed out or released: what containing
+// answers, and so a graph's staleness, stays the same until it does.
+func (m *memory) layout() uint64 { return m.device.changes + m.host.changes }
 
 // containing returns the live allocation, device or host, that holds all of p, or nil.
 func (m *memory) containing(p runtime.Ptr) *allocation {
