@@ -340,9 +340,9 @@ func (m *memory) axpyStaged(y, x uint64, n int64, a uint32) {
 	}
 }
 
-// setBytes sets every byte of b to v: memclr for zero; 8-byte stores for a short span (a
-// 64-byte fill is 8 stores, where doubling copies are 7 memmove calls); else doubling copies from
-// the first 64 bytes (memmove speed).
+// setBytes sets every byte of b to v: memclr for zero; else 8-byte stores up to 64 bytes (a
+// 64-byte fill is 8 stores, where doubling from one byte was a store and six copy calls), then
+// doubling copies from those 64 bytes (memmove speed).
 func setBytes(b []byte, v byte) {
 	if v == 0 {
 		clear(b)
