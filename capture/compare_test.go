@@ -40,7 +40,7 @@ func naiveRanges(want, got []byte) [][2]int {
 var _ = Describe("verification's fast paths", func() {
 	It("localises every differing range as the byte-at-a-time definition does", func() {
 		rng := rand.New(rand.NewPCG(3, 4))
-		for _, size := range []int{1, 7, 8, 9, 511, 512, 513, 4096, 100003} {
+		for _, size := range []int{1, 7, 8, 9, 511, 512, 513, 1023, 1024, 1025, 4096, 100003} {
 			for _, density := range []int{0, 1, 5, 50, 1000} {
 				want := make([]byte, size)
 				for i := range want {
@@ -55,6 +55,57 @@ var _ = Describe("verification's fast paths", func() {
 				got[size-1] ^= 0x80 // always a difference in the very last byte
 				Expect(capture.DifferingRanges(want, got)).To(Equal(naiveRanges(want, got)), "size %d density %d", size, density)
 			}
+		}
+	})
+
+	It("localises differences at the edges of words, 512-byte blocks and 1 KiB chunks, and merges across them", func() {
+		// The scan works on 8-byte words, 512-byte mask blocks and 1 KiB XOR chunks: plant runs on
+		// and across each boundary, and gaps of 15 (merged) and 16 (not merged) equal bytes
+		// straddling them.
+		for _, size := range []int{1, 2, 8, 15, 16, 17, 63, 64, 65, 511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 3001} {
+			for _, at := range []int{0, 1, 7, 8, 9, 504, 511, 512, 1016, 1023, 1024, 2040, size - 1} {
+				for _, plant := range [][]int{{0}, {0, 1}, {0, 7, 8}, {0, 16}, {0, 17}, {-8, 0, 8}, {-1, 0}, {-16, 0}, {-17, 0}} {
+					want := make([]byte, size)
+					for i := range want {
+						want[i] = byte(i*31 + 7)
+					}
+					got := bytes.Clone(want)
+					for _, d := range plant {
+						if k := at + d; k >= 0 && k < size {
+							got[k] ^= 0x01
+						}
+					}
+					Expect(capture.DifferingRanges(want, got)).To(Equal(naiveRanges(want, got)), "size %d at %d plant %v", size, at, plant)
+				}
+			}
+		}
+		// Every byte differs; none differs.
+		for _, size := range []int{0, 1, 8, 513, 1024, 4099} {
+			want, got := make([]byte, size), make([]byte, size)
+			Expect(capture.DifferingRanges(want, got)).To(BeEmpty())
+			for i := range got {
+				got[i] = 0xFF
+			}
+			Expect(capture.DifferingRanges(want, got)).To(Equal(naiveRanges(want, got)), "size %d", size)
+		}
+	})
+
+	It("stops at the cap: f is called for the first ranges only, each as the definition has it", func() {
+		rng := rand.New(rand.NewPCG(5, 6))
+		want := make([]byte, 20000)
+		for i := range want {
+			want[i] = byte(rng.IntN(256))
+		}
+		got := bytes.Clone(want)
+		for i := rng.IntN(50); i < len(got); i += rng.IntN(60) + 1 {
+			got[i] ^= 0x5A
+		}
+		all := naiveRanges(want, got)
+		Expect(len(all)).To(BeNumerically(">", 100))
+		for _, limit := range []int{1, 2, 10, 64, len(all), len(all) + 5} {
+			kept, calls := capture.FirstDifferingRanges(want, got, limit)
+			Expect(kept).To(Equal(all[:min(limit, len(all))]), "limit %d", limit)
+			Expect(calls).To(Equal(min(limit, len(all))), "limit %d", limit)
 		}
 	})
 

@@ -35,3 +35,14 @@ func CountDifferingRanges(want, got []byte) int {
 	differingRanges(want, got, func(off, end int) bool { n++; return true })
 	return n
 }
+
+// FirstDifferingRanges lists the differing ranges of got against want until f has kept limit of
+// them (as diff does), and how many times f was called.
+func FirstDifferingRanges(want, got []byte, limit int) (out [][2]int, calls int) {
+	differingRanges(want, got, func(off, end int) bool {
+		calls++
+		out = append(out, [2]int{off, end})
+		return len(out) < limit
+	})
+	return out, calls
+}

@@ -236,6 +236,13 @@ type graph struct {
 	capture uint64
 	nodes   []node
 	works   []work // the nodes' work in capture order, built on first launch (see plan)
+	// checked caches stale's answer for one memory layout: every launch asks, and a graph of
+	// 10,000 nodes would otherwise look up 10,000 ranges per launch with nothing changed.
+	checked struct {
+		mem          *memory
+		layout       uint64
+		stale, freed []string
+	}
 }
 
 // plan is the graph's replay plan for capture order: its nodes' work, resolved once and shared by
@@ -253,6 +260,11 @@ func (g *graph) plan() []work {
 // stale lists the captured ranges that now lie in another allocation than at capture (freed and
 // handed out again), and freed those that lie in no live allocation (returned to the driver).
 func (g *graph) stale(mem *memory) (stale, freed []string) {
+	c := &g.checked
+	if c.mem == mem && c.layout == mem.layout() {
+		return c.stale, c.freed
+	}
+	defer func() { c.mem, c.layout, c.stale, c.freed = mem, mem.layout(), stale, freed }()
 	for _, n := range g.nodes {
 		for i, p := range append(n.work.reads(), n.work.writes()...) {
 			a := mem.containing(p)

@@ -50,6 +50,8 @@ type heap struct {
 	live  map[uint64]*allocation
 	// sorted is live sorted by address, for finding the allocation that contains a range.
 	sorted []*allocation
+	// changes counts the blocks handed out and released (see memory.layout).
+	changes uint64
 }
 
 func newHeap(base uint64, size int64) *heap {
@@ -104,6 +106,7 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	m.nextGen++
 	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen}
 	h.live[addr] = a
+	h.changes++
 	i, _ := slices.BinarySearchFunc(h.sorted, addr, compareAddr)
 	h.sorted = slices.Insert(h.sorted, i, a)
 	return a
@@ -122,6 +125,7 @@ func (h *heap) takeCached(capacity int64) (uint64, int64, bool) {
 // release returns a live block to the cache. The caller has checked that it is live.
 func (h *heap) release(a *allocation) {
 	delete(h.live, a.ptr.Addr)
+	h.changes++
 	i, found := slices.BinarySearchFunc(h.sorted, a.ptr.Addr, compareAddr)
 	if found {
 		h.sorted = slices.Delete(h.sorted, i, i+1)
@@ -144,6 +148,10 @@ func (h *heap) containing(p runtime.Ptr) *allocation {
 	}
 	return nil
 }
+
+// layout changes whenever a block of either heap is handed out or released: what containing
+// answers, and so a graph's staleness, stays the same until it does.
+func (m *memory) layout() uint64 { return m.device.changes + m.host.changes }
 
 // containing returns the live allocation, device or host, that holds all of p, or nil.
 func (m *memory) containing(p runtime.Ptr) *allocation {
@@ -332,17 +340,24 @@ func (m *memory) axpyStaged(y, x uint64, n int64, a uint32) {
 	}
 }
 
-// setBytes sets every byte of b to v: memclr for zero, else doubling copies (memmove speed).
+// setBytes sets every byte of b to v: memclr for zero; else 8-byte stores up to 64 bytes (a
+// 64-byte fill is 8 stores, where doubling from one byte was a store and six copy calls), then
+// doubling copies from those 64 bytes (memmove speed).
 func setBytes(b []byte, v byte) {
 	if v == 0 {
 		clear(b)
 		return
 	}
-	if len(b) == 0 {
-		return
+	w := uint64(v) * 0x0101010101010101
+	short := b[:min(len(b), 64)]
+	for len(short) >= 8 {
+		binary.LittleEndian.PutUint64(short, w)
+		short = short[8:]
 	}
-	b[0] = v
-	for j := 1; j < len(b); j *= 2 {
+	for i := range short {
+		short[i] = v
+	}
+	for j := 64; j < len(b); j *= 2 {
 		copy(b[j:], b[:j])
 	}
 }

@@ -1,0 +1,4 @@
+package probes
+
+// SetBytes is the oracle's fill of b with v.
+var SetBytes = setBytes
