@@ -164,6 +164,12 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
+	if opt.Runtime == nil {
+		// Only under the built-in runtime, which makes its device calls on the engine's goroutine:
+		// a runtime of the user's own may make them from threads of its own (a plugin's workers),
+		// and a Main call from another thread would wait for the batch that waits for it.
+		r.watch.tr, _ = runtime.As[runtime.ThreadRunner](dev)
+	}
 	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
 	return res
 }
