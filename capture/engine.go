@@ -98,8 +98,8 @@ type run struct {
 
 	capture   string // name of the capture in progress, "" when none
 	captureID uint64
-	ledgerSet map[string]int // capture/buffer/generation -> index in the ledger
-	issued    map[string]int // capture -> the fill, copy and axpy ops captured into it
+	ledgerSet map[ledgerKey]int // index in the ledger
+	issued    map[string]int    // capture -> the fill, copy and axpy ops captured into it
 	staleSeen map[string]bool
 	times     phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
@@ -160,7 +160,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	r := &run{
 		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]int{}, issued: map[string]int{},
+		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[ledgerKey]int{}, issued: map[string]int{},
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
