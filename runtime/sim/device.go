@@ -16,8 +16,11 @@ type Device struct {
 	index   int
 	size    int64
 	profile *Profile
-	main    *runtime.Worker
-	other   *runtime.Worker
+	// rulesFor lists, by call, the indexes of the profile's rules that name it, in profile order:
+	// enforce looks at those only (the profile does not change under a device).
+	rulesFor map[string][]int
+	main     *runtime.Worker
+	other    *runtime.Worker
 
 	// life is held shared by every call while it is dispatched and exclusively by Close, so a call
 	// never reaches a stopped worker.
@@ -63,6 +66,14 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]*graph{},
 		never:   make(chan struct{}),
+	}
+	d.rulesFor = map[string][]int{}
+	for i, r := range p.Rules {
+		for _, c := range r.Calls {
+			if !slices.Contains(d.rulesFor[c], i) {
+				d.rulesFor[c] = append(d.rulesFor[c], i)
+			}
+		}
 	}
 	if opts.Seed != 0 {
 		// The device index is part of the stream so that devices of one backend shuffle differently.

@@ -291,7 +291,7 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 // record what the platform lets through and never pre-empt a rejection, so a silent row placed before
 // a rejecting one cannot hide it. No match: the call proceeds.
 func (d *Device) enforce(c *call) error {
-	for i := range d.profile.Rules {
+	for _, i := range d.rulesFor[c.op] {
 		r := &d.profile.Rules[i]
 		if r.Allow || !r.appliesTo(c, d.threadModes[c.thread]) {
 			continue
