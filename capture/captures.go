@@ -117,6 +117,13 @@ func (r *run) inCapture(stream string) (bool, error) {
 	return info.Status == runtime.CaptureActive && info.ID == r.captureID, nil
 }
 
+// ledgerKey names one entry of the residency ledger: a generation of a buffer in a capture. A
+// struct, not a formatted string: captures of 100,000 ops look one up per op.
+type ledgerKey struct {
+	capture, buffer string
+	gen             uint64
+}
+
 // noteCaptured enters the buffers the last (captured) op touches into the residency ledger.
 func (r *run) noteCaptured(acc probes.Access) {
 	if r.capture == "" || !r.tl.last().Captured {
@@ -125,7 +132,7 @@ func (r *run) noteCaptured(acc probes.Access) {
 	note := func(spans []probes.Span, how Access) {
 		for _, sp := range spans {
 			a := r.bufs[sp.Buffer]
-			key := fmt.Sprintf("%s/%s/%d", r.capture, sp.Buffer, a.gen)
+			key := ledgerKey{r.capture, sp.Buffer, a.gen}
 			if i, ok := r.ledgerSet[key]; ok {
 				r.res.Ledger[i].Access = r.res.Ledger[i].Access.With(how)
 				continue

@@ -77,7 +77,13 @@ func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 	equal := true
 	for off, i := int64(0), 0; off < n; off, i = off+chunk, 1-i {
 		var next chan error
-		if off+chunk < n {
+		if off+chunk < n && r.onDeviceThread() {
+			// Inside the batch on the device's Main thread: a read from another goroutine would
+			// wait for the batch. Read in turn.
+			if err := read(bufs[1-i], off+chunk); err != nil {
+				return false, err
+			}
+		} else if off+chunk < n {
 			next = make(chan error, 1)
 			go func(into []byte, off int64) { next <- read(into, off) }(bufs[1-i], off+chunk)
 		}
@@ -94,6 +100,10 @@ func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 	}
 	return true, nil
 }
+
+// onDeviceThread reports whether the run is inside its batch on the device's Main thread
+// (watch.batch).
+func (r *run) onDeviceThread() bool { return r.watch != nil && r.watch.onThread }
 
 // mergeGap: differing runs separated by fewer equal bytes form one range, so a pattern that
 // differs in some bytes of every lane (iota32 against zero) is one finding, not one per lane.

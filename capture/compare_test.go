@@ -133,6 +133,25 @@ var _ = Describe("verification's fast paths", func() {
 		}
 	})
 
+	It("reads back chunk by chunk inside the batch on the device's Main thread, in turn rather than overlapped", func() {
+		dev := openSim("cann")
+		DeferCleanup(dev.Close)
+		defer capture.SetReadChunk(4096)()
+		const n = 5*4096 + 300
+		p, err := dev.Malloc(runtime.Main, n)
+		Expect(err).NotTo(HaveOccurred())
+		want := bytes.Repeat([]byte{9}, n)
+		Expect(dev.Write(runtime.Main, p, want)).To(Succeed())
+		// A read overlapped from another goroutine would wait for the batch, and the batch for it.
+		eq, err := capture.EqualByReadingOnThread(dev, p, want)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(eq).To(BeTrue())
+		want[n-1]++
+		eq, err = capture.EqualByReadingOnThread(dev, p, want)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(eq).To(BeFalse(), "difference in the last chunk")
+	})
+
 	It("gives a read-back-only device the catalog's outcomes and mismatches, chunk by chunk", func() {
 		cat, err := loadCatalog()
 		Expect(err).NotTo(HaveOccurred())

@@ -98,8 +98,8 @@ type run struct {
 
 	capture   string // name of the capture in progress, "" when none
 	captureID uint64
-	ledgerSet map[string]int // capture/buffer/generation -> index in the ledger
-	issued    map[string]int // capture -> the fill, copy and axpy ops captured into it
+	ledgerSet map[ledgerKey]int // index in the ledger
+	issued    map[string]int    // capture -> the fill, copy and axpy ops captured into it
 	staleSeen map[string]bool
 	times     phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
@@ -160,9 +160,15 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	r := &run{
 		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[string]int{}, issued: map[string]int{},
+		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[ledgerKey]int{}, issued: map[string]int{},
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
+	}
+	if opt.Runtime == nil {
+		// Only under the built-in runtime, which makes its device calls on the engine's goroutine:
+		// a runtime of the user's own may make them from threads of its own (a plugin's workers),
+		// and a Main call from another thread would wait for the batch that waits for it.
+		r.watch.tr, _ = runtime.As[runtime.ThreadRunner](dev)
 	}
 	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
 	return res

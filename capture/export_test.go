@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"errors"
+
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
@@ -20,6 +22,24 @@ func EqualByReading(dev runtime.Device, p runtime.Ptr, want []byte) (bool, error
 	}
 	r := &run{dev: g}
 	return r.equalByReading(&allocation{ptr: p}, want)
+}
+
+// EqualByReadingOnThread is EqualByReading made as the engine makes it inside its batch on the
+// device's Main thread (runtime.ThreadRunner, found through wrappers).
+func EqualByReadingOnThread(dev runtime.Device, p runtime.Ptr, want []byte) (eq bool, err error) {
+	g, err := guard.New(dev, guard.Program)
+	if err != nil {
+		return false, err
+	}
+	tr, ok := runtime.As[runtime.ThreadRunner](dev)
+	if !ok {
+		return false, errors.New("no ThreadRunner")
+	}
+	r := &run{dev: g, watch: &watch{onThread: true}}
+	if terr := tr.OnThread(runtime.Main, func() { eq, err = r.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
+		return false, terr
+	}
+	return eq, err
 }
 
 // DifferingRanges lists every differing range of got against want.

@@ -24,6 +24,10 @@ type watch struct {
 	dev runtime.Device // the backend's device
 	inj runtime.FaultInjector
 	mu  chanMutex
+	// tr runs the instance as one batch on the device's Main thread (runtime.ThreadRunner), nil
+	// when it must not (see Run); onThread is set once the body runs there.
+	tr       runtime.ThreadRunner
+	onThread bool
 
 	// Guarded by mu.
 	call      string    // the backend call in flight, "" when none
@@ -110,7 +114,7 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 			w.finished = true
 			w.mu.Unlock()
 		}()
-		body()
+		w.batch(body)
 	}()
 	select {
 	case <-done:
@@ -155,6 +159,18 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 			}
 		}
 	}
+}
+
+// batch runs body on the device's Main thread, one hand-off for the whole instance, when the
+// device can (tr): every Main call then runs there inline instead of costing a round trip between
+// OS threads. The watch is unchanged: each call still releases the lock for its duration, so a
+// call that hangs inside the batch is still the call named in the timeout. Otherwise body runs on
+// the instance's goroutine and each call is handed off on its own.
+func (w *watch) batch(body func()) {
+	if w.tr != nil && w.tr.OnThread(runtime.Main, func() { w.onThread = true; body() }) == nil {
+		return
+	}
+	body()
 }
 
 // arm arms f on the device.

@@ -112,10 +112,12 @@ var _ = Describe("Execute with Isolate", func() {
 		DeferCleanup(func() { run.WorkerGrace = grace })
 		run.WorkerGrace = 0
 		c := config("hang")
-		c.Timeout = 50 * time.Millisecond
+		// Long enough for a race-built child on a loaded machine to start and announce its call
+		// (50ms was not: the message then lacked "during Malloc"); the child hangs regardless.
+		c.Timeout = time.Second
 		for _, e := range errors(c) {
 			Expect(e.Kind).To(Equal(capture.ErrTimeout))
-			Expect(e.Message).To(Equal("timeout: the worker was killed after 50ms during Malloc"))
+			Expect(e.Message).To(Equal("timeout: the worker was killed after 1s during Malloc"))
 		}
 	})
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Worker runs closures on one goroutine that holds its OS thread for its whole life, so every call a
@@ -14,6 +15,10 @@ type Worker struct {
 	once sync.Once
 	gone sync.Once
 	done chan struct{}
+	// self is the worker's selfID (its OS thread, or on other systems than Linux its goroutine);
+	// busy is set while the worker runs init or a job: only then can a caller be on its thread.
+	self int
+	busy atomic.Bool
 }
 
 // StartWorker starts a worker; init, when non-nil, runs first on the locked thread (e.g. to make a
@@ -25,8 +30,11 @@ func StartWorker(init func()) *Worker {
 		goruntime.LockOSThread()
 		// The thread is never unlocked: when the goroutine exits the OS thread exits with it, so no
 		// other goroutine inherits a thread that a runtime bound a context to.
+		w.self = selfID()
 		if init != nil {
+			w.busy.Store(true)
 			init()
+			w.busy.Store(false)
 		}
 		close(ready)
 		defer close(w.done)
@@ -36,7 +44,9 @@ func StartWorker(init func()) *Worker {
 				if !ok {
 					return
 				}
+				w.busy.Store(true)
 				job()
+				w.busy.Store(false)
 			case <-w.quit:
 				return
 			}
@@ -46,9 +56,22 @@ func StartWorker(init func()) *Worker {
 	return w
 }
 
+// OnOwnThread reports whether the caller is running on the worker's thread: inside one of its
+// jobs (or init), since the locked thread runs nothing else. Cheap when it is not: an idle worker
+// answers with one atomic load, before any system call.
+func (w *Worker) OnOwnThread() bool {
+	return w.busy.Load() && selfID() == w.self
+}
+
 // Do runs f on the worker's thread and waits for it. A panic in f is carried back and raised again
-// on the caller's goroutine, where the caller can recover it; the worker goes on serving.
+// on the caller's goroutine, where the caller can recover it; the worker goes on serving. Called
+// from the worker's own thread (a job that calls Do again), f runs inline: handing it off would
+// wait for the job that is waiting for it.
 func (w *Worker) Do(f func()) {
+	if w.OnOwnThread() {
+		f()
+		return
+	}
 	fin := make(chan any, 1)
 	select {
 	case w.jobs <- func() {

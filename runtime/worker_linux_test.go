@@ -59,3 +59,35 @@ var _ = Describe("Worker", func() {
 		Expect(ran).To(Equal(1))
 	})
 })
+
+var _ = Describe("Worker nesting (Linux)", func() {
+	It("runs a nested Do on the same OS thread, and a Do from another goroutine after the job, on it too", func() {
+		w := runtime.StartWorker(nil)
+		defer w.Stop()
+		var outer, inner, later int
+		running, release := make(chan struct{}), make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w.Do(func() {
+				outer = syscall.Gettid()
+				w.Do(func() { inner = syscall.Gettid() })
+				close(running)
+				<-release
+			})
+		}()
+		<-running
+		handedOff := make(chan struct{})
+		go func() {
+			defer close(handedOff)
+			// Queued behind the job, not run inline on this goroutine's thread.
+			w.Do(func() { later = syscall.Gettid() })
+		}()
+		close(release)
+		<-done
+		<-handedOff
+		Expect(inner).To(Equal(outer))
+		Expect(later).To(Equal(outer))
+		Expect(syscall.Gettid()).NotTo(Equal(outer))
+	})
+})

@@ -33,9 +33,29 @@ func openBench(b *testing.B) *sim.Device {
 	return dev.(*sim.Device)
 }
 
-// BenchmarkDeviceCopy64KiB: one simulated device-to-device copy of 64 KiB (a call through the
-// device's locked worker thread and its sparse pages), against Go's copy of the same bytes.
+// onThread runs f as the engine runs an instance on the simulator: one batch on the device's Main
+// worker thread (runtime.ThreadRunner), every call inside it made there without a hand-off.
+func onThread(b *testing.B, dev *sim.Device, f func()) {
+	if err := dev.OnThread(runtime.Main, f); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkDeviceCopy64KiB: one simulated device-to-device copy of 64 KiB (a call on the device's
+// locked Main thread, issued there as the engine issues its calls, and its sparse pages), against
+// Go's copy of the same bytes.
 func BenchmarkDeviceCopy64KiB(b *testing.B) {
+	benchCopy64KiB(b, true)
+}
+
+// BenchmarkDeviceCopy64KiBHandOff: the same copy issued from another goroutine, so every call is
+// handed off to the locked thread and back (two OS thread wake-ups): what each call cost before
+// the engine batched its calls, and what a caller outside a batch still pays.
+func BenchmarkDeviceCopy64KiBHandOff(b *testing.B) {
+	benchCopy64KiB(b, false)
+}
+
+func benchCopy64KiB(b *testing.B, batched bool) {
 	const n = 64 << 10
 	dev := openBench(b)
 	src, _ := dev.Malloc(runtime.Main, n)
@@ -44,13 +64,21 @@ func BenchmarkDeviceCopy64KiB(b *testing.B) {
 	if err := dev.Write(runtime.Main, src, bytes.Repeat([]byte{7}, n)); err != nil {
 		b.Fatal(err)
 	}
+	loop := func() {
+		for range b.N {
+			if err := dev.Copy(runtime.Main, s, dst, src); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	b.SetBytes(n)
+	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	for range b.N {
-		if err := dev.Copy(runtime.Main, s, dst, src); err != nil {
-			b.Fatal(err)
-		}
+	if batched {
+		onThread(b, dev, loop)
+	} else {
+		loop()
 	}
 	took := time.Since(start)
 	b.StopTimer()
@@ -60,9 +88,18 @@ func BenchmarkDeviceCopy64KiB(b *testing.B) {
 }
 
 // BenchmarkReadVerify64KiB: verifying a 64 KiB buffer after a replay round as the engine does on
-// the simulator (Equal: the comparison in place on the device's pages, a call through the locked
-// worker thread), against bytes.Equal over the same size.
+// the simulator (Equal: the comparison in place on the device's pages, on the locked Main thread
+// inside the instance's batch), against bytes.Equal over the same size.
 func BenchmarkReadVerify64KiB(b *testing.B) {
+	benchVerify64KiB(b, true)
+}
+
+// BenchmarkReadVerify64KiBHandOff: the same comparison handed off to the locked thread per call.
+func BenchmarkReadVerify64KiBHandOff(b *testing.B) {
+	benchVerify64KiB(b, false)
+}
+
+func benchVerify64KiB(b *testing.B, batched bool) {
 	const n = 64 << 10
 	dev := openBench(b)
 	p, _ := dev.Malloc(runtime.Main, n)
@@ -70,13 +107,21 @@ func BenchmarkReadVerify64KiB(b *testing.B) {
 	if err := dev.Write(runtime.Main, p, want); err != nil {
 		b.Fatal(err)
 	}
+	loop := func() {
+		for range b.N {
+			if eq, err := dev.Equal(runtime.Main, p, want); err != nil || !eq {
+				b.Fatal("not equal", err)
+			}
+		}
+	}
 	b.SetBytes(n)
+	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	for range b.N {
-		if eq, err := dev.Equal(runtime.Main, p, want); err != nil || !eq {
-			b.Fatal("not equal", err)
-		}
+	if batched {
+		onThread(b, dev, loop)
+	} else {
+		loop()
 	}
 	took := time.Since(start)
 	b.StopTimer()

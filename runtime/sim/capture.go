@@ -155,6 +155,9 @@ func (d *Device) terminate(c *capture) {
 }
 
 func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "BeginCapture", func() error { return d.BeginCapture(t, s, mode) })
+	}
 	return d.call(t, "BeginCapture", func() error {
 		if !slices.Contains(runtime.CaptureModes(), mode) {
 			return d.fail("BeginCapture", runtime.ClassInvalidValue, "unknown capture mode %v", mode)
@@ -187,6 +190,9 @@ func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 // fail and whether a failed end still terminates the capture; a capture that is not on s, or was
 // invalidated, never yields a graph whatever the profile says.
 func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "EndCapture", func() (runtime.Graph, error) { return d.EndCapture(t, s) })
+	}
 	var g runtime.Graph
 	err := d.call(t, "EndCapture", func() error {
 		st, err := d.lookupStream("EndCapture", s)
@@ -216,6 +222,9 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 }
 
 func (d *Device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "CaptureInfo", func() (runtime.CaptureInfo, error) { return d.CaptureInfo(t, s) })
+	}
 	var info runtime.CaptureInfo
 	err := d.call(t, "CaptureInfo", func() error {
 		st, err := d.lookupStream("CaptureInfo", s)
@@ -284,6 +293,9 @@ func (g *graph) stale(mem *memory) (stale, freed []string) {
 // fails with not-supported. The graph's work is queued on s and runs when the device next settles
 // (at any call but another Launch): launches on different streams run concurrently.
 func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Launch", func() error { return d.Launch(t, g, s) })
+	}
 	return d.call(t, "Launch", func() error {
 		gr, err := d.lookupGraph("Launch", g)
 		if err != nil {
@@ -402,6 +414,9 @@ func (d *Device) replayOrder(g *graph) []int {
 }
 
 func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "DestroyGraph", func() error { return d.DestroyGraph(t, g) })
+	}
 	return d.call(t, "DestroyGraph", func() error {
 		if _, err := d.lookupGraph("DestroyGraph", g); err != nil {
 			return err
@@ -413,6 +428,9 @@ func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 
 // GraphNodes lists g's nodes in capture order with the ranges each reads and writes.
 func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "GraphNodes", func() ([]runtime.GraphNode, error) { return d.GraphNodes(t, g) })
+	}
 	var out []runtime.GraphNode
 	err := d.call(t, "GraphNodes", func() error {
 		gr, err := d.lookupGraph("GraphNodes", g)

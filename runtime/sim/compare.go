@@ -11,6 +11,9 @@ var _ runtime.Comparer = (*Device)(nil)
 // Equal compares src with want in place against the device's pages (an absent page compares as
 // zeros): a Read as the rules see it, without the copy.
 func (d *Device) Equal(t runtime.Thread, src runtime.Ptr, want []byte) (bool, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "Read", func() (bool, error) { return d.Equal(t, src, want) })
+	}
 	var equal bool
 	err := d.call(t, "Read", func() error {
 		if int64(len(want)) != src.Bytes {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -15,13 +16,16 @@ type Device struct {
 	index   int
 	size    int64
 	profile *Profile
-	main    *runtime.Worker
-	other   *runtime.Worker
+	// rulesFor lists, by call, the indexes of the profile's rules that name it, in profile order:
+	// enforce looks at those only (the profile does not change under a device).
+	rulesFor map[string][]int
+	main     *runtime.Worker
+	other    *runtime.Worker
 
 	// life is held shared by every call while it is dispatched and exclusively by Close, so a call
 	// never reaches a stopped worker.
 	life   sync.RWMutex
-	closed bool
+	closed atomic.Bool // set under life
 
 	// mu guards everything below; bodies run on the workers under it.
 	mu       sync.Mutex
@@ -62,6 +66,14 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]*graph{},
 		never:   make(chan struct{}),
+	}
+	d.rulesFor = map[string][]int{}
+	for i, r := range p.Rules {
+		for _, c := range r.Calls {
+			if !slices.Contains(d.rulesFor[c], i) {
+				d.rulesFor[c] = append(d.rulesFor[c], i)
+			}
+		}
 	}
 	if opts.Seed != 0 {
 		// The device index is part of the stream so that devices of one backend shuffle differently.
@@ -131,10 +143,10 @@ func (d *Device) Close() error {
 	}
 	d.life.Lock()
 	defer d.life.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return nil
 	}
-	d.closed = true
+	d.closed.Store(true)
 	d.main.Stop()
 	d.other.Stop()
 	d.mu.Lock()
@@ -148,21 +160,63 @@ func (d *Device) Close() error {
 	return nil
 }
 
-// call runs body on the worker that serves t, under the device lock: every device call of the
-// simulator comes from the OS thread its Thread names, as on hardware.
-func (d *Device) call(t runtime.Thread, op string, body func() error) error {
-	var w *runtime.Worker
+// worker is the worker that serves t, nil for an unknown thread.
+func (d *Device) worker(t runtime.Thread) *runtime.Worker {
 	switch t {
 	case runtime.Main:
-		w = d.main
+		return d.main
 	case runtime.Other:
-		w = d.other
-	default:
+		return d.other
+	}
+	return nil
+}
+
+// away returns the worker that serves t when the caller is not running on it: the call must be
+// handed off (handOff), which makes it again on that worker. nil when the caller is on it already
+// (inside a hand-off or a batch, OnThread) or t is unknown: call makes the call, or fails it.
+func (d *Device) away(t runtime.Thread) *runtime.Worker {
+	if w := d.worker(t); w != nil && !w.OnOwnThread() {
+		return w
+	}
+	return nil
+}
+
+// handOff runs f, the device method called again with the same arguments, on w and waits for it:
+// every device call of the simulator comes from the OS thread its Thread names, as on hardware.
+// The method hands off its own call rather than call handing off the body, so that the body's
+// closure does not escape and a call on the worker's thread allocates nothing.
+func handOff[T any](d *Device, w *runtime.Worker, op string, f func() (T, error)) (T, error) {
+	var v T
+	// life is held while the call is dispatched, so it never reaches a stopped worker. TryRLock:
+	// the only writer is Close, and a call that meets it answers closed, as it would after it; a
+	// call made inside a batch (OnThread) that Close waits for must not wait for Close.
+	if !d.life.TryRLock() {
+		return v, d.fail(op, runtime.ClassInvalidValue, "the device is closed")
+	}
+	defer d.life.RUnlock()
+	if d.closed.Load() {
+		return v, d.fail(op, runtime.ClassInvalidValue, "the device is closed")
+	}
+	var err error
+	w.Do(func() { v, err = f() })
+	return v, err
+}
+
+// handOff is the generic handOff for a method that returns only an error.
+func (d *Device) handOff(w *runtime.Worker, op string, f func() error) error {
+	_, err := handOff(d, w, op, func() (struct{}, error) { return struct{}{}, f() })
+	return err
+}
+
+// call runs body under the device lock, on the worker's thread that serves t (the method handed
+// itself off first when the caller was elsewhere: away, handOff).
+func (d *Device) call(t runtime.Thread, op string, body func() error) error {
+	if d.worker(t) == nil {
 		return d.fail(op, runtime.ClassInvalidValue, "unknown thread %v: the device has threads main and other", t)
 	}
-	d.life.RLock()
-	defer d.life.RUnlock()
-	if d.closed {
+	// A call on a worker's thread runs inside a hand-off or a batch that holds life: closed
+	// cannot change under it.
+	if d.closed.Load() {
 		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
 	}
 	if d.isAbandoned() {
@@ -172,31 +226,49 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 	if err != nil {
 		return err
 	}
-	w.Do(func() {
-		if hang {
-			d.hang() // the worker is left blocked, as a driver call that never returns leaves it
-		}
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if d.hook != nil {
-			d.hook(op, t)
-		}
-		if op != "Launch" && op != "CaptureInfo" {
-			// Every call but another launch, or a question about capture state, needs the
-			// graph work launched before it done.
-			d.settle()
-		}
-		err = body()
-	})
+	if hang {
+		d.hang() // the worker is left blocked, as a driver call that never returns leaves it
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.hook != nil {
+		d.hook(op, t)
+	}
+	if op != "Launch" && op != "CaptureInfo" {
+		// Every call but another launch, or a question about capture state, needs the graph work
+		// launched before it done.
+		d.settle()
+	}
+	return body()
+}
+
+var _ runtime.ThreadRunner = (*Device)(nil)
+
+// OnThread runs f on the worker that serves t (runtime.ThreadRunner): the device calls f makes for
+// t run there inline, one hand-off for the whole batch. life is held for the batch as for one call,
+// so Close waits for it; f must not Close the device.
+func (d *Device) OnThread(t runtime.Thread, f func()) error {
+	w := d.worker(t)
+	switch {
+	case w == nil:
+		return d.fail("OnThread", runtime.ClassInvalidValue, "unknown thread %v: the device has threads main and other", t)
+	case w.OnOwnThread():
+		f()
+		return nil
+	}
+	_, err := handOff(d, w, "OnThread", func() (struct{}, error) { f(); return struct{}{}, nil })
 	return err
 }
 
 // hostAccess runs body, a CPU access to host memory, under the device lock: no driver call, so no
 // worker thread and no rule; graph work launched before it is settled first.
 func (d *Device) hostAccess(op string, body func() error) error {
-	d.life.RLock()
+	// TryRLock: see handOff (a host access inside a batch that Close waits for).
+	if !d.life.TryRLock() {
+		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
+	}
 	defer d.life.RUnlock()
-	if d.closed {
+	if d.closed.Load() {
 		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
 	}
 	d.mu.Lock()
@@ -254,6 +326,9 @@ func (d *Device) lookupGraph(op string, g runtime.Graph) (*graph, error) {
 }
 
 func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "Malloc", func() (runtime.Ptr, error) { return d.Malloc(t, bytes) })
+	}
 	var p runtime.Ptr
 	err := d.call(t, "Malloc", func() error {
 		if bytes <= 0 {
@@ -285,6 +360,9 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 }
 
 func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Free", func() error { return d.Free(t, p) })
+	}
 	return d.call(t, "Free", func() error {
 		a, err := d.liveAt("Free", d.mem.device, p)
 		if err != nil {
@@ -315,6 +393,9 @@ func (d *Device) liveAt(op string, h *heap, p runtime.Ptr) (*allocation, error) 
 // cuMemAllocHost) and is subject to the profile's rules; pageable memory is the program's own
 // malloc: no driver call, no rule.
 func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "AllocHost", func() (runtime.Ptr, error) { return d.AllocHost(t, bytes, kind) })
+	}
 	var p runtime.Ptr
 	err := d.call(t, "AllocHost", func() error {
 		if !slices.Contains(runtime.HostMemories(), kind) {
@@ -342,6 +423,9 @@ func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 
 // FreeHost frees host memory from AllocHost; freeing pinned memory is a driver call.
 func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "FreeHost", func() error { return d.FreeHost(t, p) })
+	}
 	return d.call(t, "FreeHost", func() error {
 		a, err := d.liveAt("FreeHost", d.mem.host, p)
 		if err != nil {
@@ -390,6 +474,9 @@ func (d *Device) HostRead(dst []byte, src runtime.Ptr) error {
 }
 
 func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Write", func() error { return d.Write(t, dst, src) })
+	}
 	return d.call(t, "Write", func() error {
 		if int64(len(src)) != dst.Bytes {
 			return d.fail("Write", runtime.ClassInvalidValue, "%d host bytes for destination %v: the lengths must match", len(src), dst)
@@ -406,6 +493,9 @@ func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
 }
 
 func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Read", func() error { return d.Read(t, dst, src) })
+	}
 	return d.call(t, "Read", func() error {
 		if int64(len(dst)) != src.Bytes {
 			return d.fail("Read", runtime.ClassInvalidValue, "%d host bytes for source %v: the lengths must match", len(dst), src)
@@ -422,6 +512,9 @@ func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 }
 
 func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "CreateStream", func() (runtime.Stream, error) { return d.CreateStream(t) })
+	}
 	var s runtime.Stream
 	err := d.call(t, "CreateStream", func() error {
 		s = runtime.Stream(d.newHandle())
@@ -434,6 +527,9 @@ func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
 // DestroyStream destroys s. A stream that belongs to a capture ends that capture without a graph
 // (the platforms differ here; no probe depends on it). The default stream is never destroyed.
 func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "DestroyStream", func() error { return d.DestroyStream(t, s) })
+	}
 	return d.call(t, "DestroyStream", func() error {
 		if s == runtime.DefaultStream {
 			return d.fail("DestroyStream", runtime.ClassInvalidValue, "the default stream is never destroyed")
@@ -451,6 +547,9 @@ func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
 }
 
 func (d *Device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "CreateEvent", func() (runtime.Event, error) { return d.CreateEvent(t) })
+	}
 	var e runtime.Event
 	err := d.call(t, "CreateEvent", func() error {
 		e = runtime.Event(d.newHandle())
@@ -461,6 +560,9 @@ func (d *Device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 }
 
 func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "DestroyEvent", func() error { return d.DestroyEvent(t, e) })
+	}
 	return d.call(t, "DestroyEvent", func() error {
 		if _, err := d.lookupEvent("DestroyEvent", e); err != nil {
 			return err
@@ -471,6 +573,9 @@ func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
 }
 
 func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Fill", func() error { return d.Fill(t, s, dst, value) })
+	}
 	return d.call(t, "Fill", func() error {
 		st, err := d.lookupStream("Fill", s)
 		if err != nil {
@@ -484,6 +589,9 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 }
 
 func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Copy", func() error { return d.Copy(t, s, dst, src) })
+	}
 	return d.call(t, "Copy", func() error {
 		st, err := d.lookupStream("Copy", s)
 		if err != nil {
@@ -507,6 +615,9 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 }
 
 func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Axpy", func() error { return d.Axpy(t, s, y, x, a) })
+	}
 	return d.call(t, "Axpy", func() error {
 		st, err := d.lookupStream("Axpy", s)
 		if err != nil {
@@ -553,6 +664,9 @@ func (d *Device) execute(w work) {
 // Record marks e with the work enqueued on s so far. On a capturing stream the event becomes
 // part of the capture: it names the stream's current last nodes.
 func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Record", func() error { return d.Record(t, e, s) })
+	}
 	return d.call(t, "Record", func() error {
 		st, err := d.lookupStream("Record", s)
 		if err != nil {
@@ -579,6 +693,9 @@ func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 // event's nodes; a stream outside every capture is forked into it. An event recorded eagerly (or
 // never) names finished work, so waiting on it outside a capture does nothing.
 func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "Wait", func() error { return d.Wait(t, s, e) })
+	}
 	return d.call(t, "Wait", func() error {
 		st, err := d.lookupStream("Wait", s)
 		if err != nil {
@@ -607,6 +724,9 @@ func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error
 }
 
 func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "SyncStream", func() error { return d.SyncStream(t, s) })
+	}
 	return d.call(t, "SyncStream", func() error {
 		st, err := d.lookupStream("SyncStream", s)
 		if err != nil {
@@ -618,6 +738,9 @@ func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
 
 // ExchangeCaptureMode sets the calling thread's capture interaction mode and returns its old one.
 func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "ExchangeCaptureMode", func() (runtime.CaptureMode, error) { return d.ExchangeCaptureMode(t, mode) })
+	}
 	var old runtime.CaptureMode
 	err := d.call(t, "ExchangeCaptureMode", func() error {
 		if !slices.Contains(runtime.CaptureModes(), mode) {
@@ -630,6 +753,9 @@ func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode)
 }
 
 func (d *Device) SyncDevice(t runtime.Thread) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "SyncDevice", func() error { return d.SyncDevice(t) })
+	}
 	return d.call(t, "SyncDevice", func() error {
 		return d.enforce(&call{op: "SyncDevice", thread: t})
 	})
@@ -638,6 +764,9 @@ func (d *Device) SyncDevice(t runtime.Thread) error {
 // QueryEvent reports true whenever the profile lets it through: work runs at enqueue, so all work
 // an eagerly recorded event names is complete, and a never-recorded event names no work.
 func (d *Device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "QueryEvent", func() (bool, error) { return d.QueryEvent(t, e) })
+	}
 	err := d.call(t, "QueryEvent", func() error {
 		ev, err := d.lookupEvent("QueryEvent", e)
 		if err != nil {
@@ -649,6 +778,9 @@ func (d *Device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
 }
 
 func (d *Device) SyncEvent(t runtime.Thread, e runtime.Event) error {
+	if w := d.away(t); w != nil {
+		return d.handOff(w, "SyncEvent", func() error { return d.SyncEvent(t, e) })
+	}
 	return d.call(t, "SyncEvent", func() error {
 		ev, err := d.lookupEvent("SyncEvent", e)
 		if err != nil {

@@ -28,7 +28,7 @@ type condition struct {
 	// scoped conditions name the captures they concern: a rule's modes filter them, and an
 	// invalidating or capture-ending rule acts on them.
 	scoped bool
-	eval   func(d *Device, c *call) (captures []*capture, detail string, ok bool)
+	eval   func(d *Device, c call) (captures []*capture, detail string, ok bool)
 }
 
 var (
@@ -47,7 +47,7 @@ var conditions = map[string]condition{
 		doc:    "the stream argument belongs to a capture in progress",
 		calls:  []string{"SyncStream", "BeginCapture"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if c.stream == nil || c.stream.capture == nil {
 				return nil, "", false
 			}
@@ -58,7 +58,7 @@ var conditions = map[string]condition{
 		doc:    "some capture is in progress on the device",
 		calls:  unsafeCalls,
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if len(d.captures) == 0 {
 				return nil, "", false
 			}
@@ -69,7 +69,7 @@ var conditions = map[string]condition{
 		doc:    "the calling thread began a capture in progress",
 		calls:  append(slices.Clone(unsafeCalls), "Copy"),
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			caps := capturesWhere(d, func(x *capture) bool { return x.thread == c.thread })
 			if len(caps) == 0 {
 				return nil, "", false
@@ -81,7 +81,7 @@ var conditions = map[string]condition{
 		doc:    "another thread began a capture in progress",
 		calls:  append(slices.Clone(unsafeCalls), "Copy"),
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			caps := capturesWhere(d, func(x *capture) bool { return x.thread != c.thread })
 			if len(caps) == 0 {
 				return nil, "", false
@@ -93,7 +93,7 @@ var conditions = map[string]condition{
 		doc:    "the event's last record belongs to a capture in progress",
 		calls:  []string{"QueryEvent", "SyncEvent"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if c.event.capture == nil {
 				return nil, "", false
 			}
@@ -104,7 +104,7 @@ var conditions = map[string]condition{
 		doc:    "a capturing stream waits on an event recorded outside any capture (e.g. before the capture began)",
 		calls:  []string{"Wait"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if c.stream.capture == nil || c.event.capture != nil || !c.event.eager {
 				return nil, "", false
 			}
@@ -115,7 +115,7 @@ var conditions = map[string]condition{
 		doc:    "a capturing stream waits on an event recorded in another capture in progress",
 		calls:  []string{"Wait"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			sc, ec := c.stream.capture, c.event.capture
 			if sc == nil || ec == nil || sc == ec {
 				return nil, "", false
@@ -127,7 +127,7 @@ var conditions = map[string]condition{
 		doc:    "the capture the call would record into, sync or end was invalidated by an earlier error",
 		calls:  append(slices.Clone(enqueueCalls), "SyncStream", "EndCapture"),
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			target := c.stream.capture
 			if target == nil && c.op == "Wait" && c.event.capture != nil {
 				target = c.event.capture // the wait would fork the stream into it
@@ -142,7 +142,7 @@ var conditions = map[string]condition{
 		doc:    "work enqueued on a stream that is in no capture while a capture is in progress",
 		calls:  enqueueCalls,
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if c.stream.capture != nil || len(d.captures) == 0 || (c.op == "Wait" && c.event.capture != nil) {
 				return nil, "", false
 			}
@@ -152,7 +152,7 @@ var conditions = map[string]condition{
 	"default-stream": {
 		doc:   "the stream argument is the platform's default stream (handle 0)",
 		calls: []string{"BeginCapture"},
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			return nil, "the default stream was named", c.defaultStream
 		},
 	},
@@ -160,7 +160,7 @@ var conditions = map[string]condition{
 		doc:    "work on, or a synchronisation of, the default stream while a capture is in progress on another stream",
 		calls:  append(slices.Clone(enqueueCalls), "SyncStream"),
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if c.stream.id != runtime.DefaultStream || c.stream.capture != nil || len(d.captures) == 0 {
 				return nil, "", false
 			}
@@ -171,7 +171,7 @@ var conditions = map[string]condition{
 		doc:    "the default stream waits on an event recorded in a capture in progress, which would fork it into the capture",
 		calls:  []string{"Wait"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if c.stream.id != runtime.DefaultStream || c.event.capture == nil {
 				return nil, "", false
 			}
@@ -182,7 +182,7 @@ var conditions = map[string]condition{
 		doc:    "a copy naming pageable host memory is enqueued on a stream that belongs to a capture",
 		calls:  []string{"Copy"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			if !c.pageable || c.stream.capture == nil {
 				return nil, "", false
 			}
@@ -192,7 +192,7 @@ var conditions = map[string]condition{
 	"stream-not-capturing": {
 		doc:   "the stream belongs to no capture",
 		calls: []string{"EndCapture"},
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			return nil, fmt.Sprintf("%v is not capturing", c.stream.id), c.stream.capture == nil
 		},
 	},
@@ -200,7 +200,7 @@ var conditions = map[string]condition{
 		doc:    "the stream is in a capture it did not begin",
 		calls:  []string{"EndCapture"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			cp := c.stream.capture
 			if cp == nil || cp.origin == c.stream.id {
 				return nil, "", false
@@ -212,7 +212,7 @@ var conditions = map[string]condition{
 		doc:    "the capture is ended from a thread that did not begin it",
 		calls:  []string{"EndCapture"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			cp := c.stream.capture
 			if cp == nil || cp.thread == c.thread {
 				return nil, "", false
@@ -224,7 +224,7 @@ var conditions = map[string]condition{
 		doc:    "a stream forked into the capture has work the origin stream does not wait for",
 		calls:  []string{"EndCapture"},
 		scoped: true,
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			cp := c.stream.capture
 			if cp == nil || cp.origin != c.stream.id {
 				return nil, "", false
@@ -239,7 +239,7 @@ var conditions = map[string]condition{
 	"graph-range-stale": {
 		doc:   "a range the graph captured now lies in another allocation than at capture (freed, or re-based, and handed out again)",
 		calls: []string{"Launch"},
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			stale, _ := c.graph.stale(d.mem)
 			if len(stale) == 0 {
 				return nil, "", false
@@ -250,7 +250,7 @@ var conditions = map[string]condition{
 	"graph-range-freed": {
 		doc:   "a range the graph captured lies in no live allocation: it was freed, and returned to the driver, since capture",
 		calls: []string{"Launch"},
-		eval: func(d *Device, c *call) ([]*capture, string, bool) {
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			_, freed := c.graph.stale(d.mem)
 			if len(freed) == 0 {
 				return nil, "", false
@@ -291,13 +291,14 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 // record what the platform lets through and never pre-empt a rejection, so a silent row placed before
 // a rejecting one cannot hide it. No match: the call proceeds.
 func (d *Device) enforce(c *call) error {
-	for i := range d.profile.Rules {
+	for _, i := range d.rulesFor[c.op] {
 		r := &d.profile.Rules[i]
 		if r.Allow || !r.appliesTo(c, d.threadModes[c.thread]) {
 			continue
 		}
 		cond := conditions[r.When]
-		caps, detail, ok := cond.eval(d, c)
+		// By value: a pointer passed through a function value escapes, one allocation per call.
+		caps, detail, ok := cond.eval(d, *c)
 		if !ok {
 			continue
 		}

@@ -75,4 +75,101 @@ var _ = Describe("device threads", func() {
 		Expect(log.ops["Write@main"]).NotTo(Equal(log.ops["Write@other"]))
 		Expect(read(d, x)).To(Equal(filled(x.Bytes, 1)))
 	})
+
+	It("run a batch (OnThread) on Main's thread: its Main calls there inline, its Other calls on Other's", func() {
+		d := onProfile("cann")
+		log := &threadLog{tids: map[runtime.Thread]map[int]bool{}, ops: map[string]int{}}
+		d.SetCallHook(log.record)
+		s := newStream(d) // outside the batch: handed off
+		var batchTid int
+		Expect(d.OnThread(main, func() {
+			batchTid = syscall.Gettid()
+			p, err := d.Malloc(main, 4*KiB)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(d.Fill(main, s, p, 1)).To(Succeed())
+			q, err := d.Malloc(other, 4*KiB)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(d.Copy(other, s, q, p)).To(Succeed())
+			Expect(d.Free(main, p)).To(Succeed())
+			Expect(d.Free(other, q)).To(Succeed())
+		})).To(Succeed())
+		Expect(log.tids[main]).To(HaveLen(1), "all Main calls on one thread, inside the batch or not")
+		Expect(log.tids[main]).To(HaveKey(batchTid), "the batch runs on Main's thread")
+		Expect(log.tids[other]).To(HaveLen(1))
+		Expect(log.tids[other]).NotTo(HaveKey(batchTid), "Other's calls from the batch are handed off")
+	})
+
+	It("make a call from another goroutine wait for a batch, then run it on Main's thread (negative control)", func() {
+		d := onProfile("cann")
+		log := &threadLog{tids: map[runtime.Thread]map[int]bool{}, ops: map[string]int{}}
+		d.SetCallHook(log.record)
+		inBatch, release, outside := make(chan struct{}), make(chan struct{}), make(chan error)
+		batch := make(chan error)
+		go func() {
+			batch <- d.OnThread(main, func() {
+				close(inBatch)
+				<-release
+			})
+		}()
+		<-inBatch
+		go func() {
+			_, err := d.CreateStream(main)
+			outside <- err
+		}()
+		close(release)
+		Expect(<-batch).To(Succeed())
+		Expect(<-outside).To(Succeed())
+		Expect(log.tids[main]).To(HaveLen(1))
+	})
+})
+
+var _ = Describe("OnThread", func() {
+	It("refuses an unknown thread and a closed device without running the batch", func() {
+		d := onProfile("cann")
+		ran := false
+		expectError(d.OnThread(runtime.Thread(7), func() { ran = true }), 107000, runtime.ClassInvalidValue)
+		Expect(d.Close()).To(Succeed())
+		expectError(d.OnThread(main, func() { ran = true }), 107000, runtime.ClassInvalidValue)
+		Expect(ran).To(BeFalse())
+	})
+
+	It("raises a panic in the batch on the caller's goroutine; the device goes on serving", func() {
+		d := onProfile("cann")
+		recovered := func() (v any) {
+			defer func() { v = recover() }()
+			_ = d.OnThread(main, func() { panic("batch exploded") })
+			return nil
+		}()
+		Expect(recovered).To(Equal("batch exploded"))
+		_, err := d.CreateStream(main)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("lets Close wait for a batch, whose calls after Close began answer closed", func() {
+		d := onProfile("cann")
+		inBatch, closing := make(chan struct{}), make(chan struct{})
+		var after error
+		batch := make(chan error)
+		go func() {
+			batch <- d.OnThread(main, func() {
+				close(inBatch)
+				<-closing
+				// Close is waiting for the batch (or has not begun): a call on Other must not
+				// wait for Close, which waits for this batch.
+				for {
+					_, after = d.CreateStream(other)
+					if after != nil {
+						return
+					}
+				}
+			})
+		}()
+		<-inBatch
+		closed := make(chan error)
+		go func() { closed <- d.Close() }()
+		close(closing)
+		Expect(<-batch).To(Succeed())
+		Expect(<-closed).To(Succeed())
+		expectError(after, 107000, runtime.ClassInvalidValue)
+	})
 })
