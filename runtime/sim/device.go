@@ -197,6 +197,10 @@ func handOff[T any](d *Device, w *runtime.Worker, op string, f func() (T, error)
 	if d.closed.Load() {
 		return v, d.fail(op, runtime.ClassInvalidValue, "the device is closed")
 	}
+	if d.isAbandoned() {
+		// Its workers are let go: nothing may be handed to them.
+		return v, d.fail(op, runtime.ClassInvalidValue, "the device was abandoned (a call hung)")
+	}
 	var err error
 	w.Do(func() { v, err = f() })
 	return v, err
