@@ -222,7 +222,8 @@ func (o *Oracle) resolve(g *graphOp) {
 
 // setBytes sets every byte of b to v: memclr for zero; else 8-byte stores up to 64 bytes (a
 // 64-byte fill is 8 stores, where doubling from one byte was a store and six copy calls), then
-// doubling copies from those 64 bytes (memmove speed).
+// doubling copies from those 64 bytes (memmove speed). The simulator has its own: the oracle
+// shares no code with the device it checks.
 func setBytes(b []byte, v byte) {
 	if v == 0 {
 		clear(b)
