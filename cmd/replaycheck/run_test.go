@@ -177,7 +177,10 @@ var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered
 		s := start("run", "--out", dir, "--probe", "basic/simple-replay", "--modes", "global",
 			"--replays", "1000000", "--timeout", "10m", catalog)
 		Eventually(func() int { return journalLines(dir) }, "1m", "2ms").Should(Equal(1))
-		time.Sleep(100 * time.Millisecond) // the first instance is replaying
+		// The first instance is replaying (for minutes): give a race-built binary on a loaded
+		// machine time to reach it, or the signal stops a run with nothing in flight (100ms was not
+		// always enough at a load average of 10).
+		time.Sleep(time.Second)
 		Expect(s.Command.Process.Signal(syscall.SIGINT)).To(Succeed())
 		Eventually(s.Err, "10s").Should(gbytes.Say("stopping after the instance in flight"))
 		Consistently(s, "300ms").ShouldNot(gexec.Exit(), "the first signal lets the instance in flight finish")
