@@ -194,12 +194,8 @@ func handOff[T any](d *Device, w *runtime.Worker, op string, f func() (T, error)
 		return v, d.fail(op, runtime.ClassInvalidValue, "the device is closed")
 	}
 	defer d.life.RUnlock()
-	if d.closed.Load() {
-		return v, d.fail(op, runtime.ClassInvalidValue, "the device is closed")
-	}
-	if d.isAbandoned() {
-		// Its workers are let go: nothing may be handed to them.
-		return v, d.fail(op, runtime.ClassInvalidValue, "the device was abandoned (a call hung)")
+	if err := d.unusable(op); err != nil {
+		return v, err // an abandoned device's workers are let go: nothing may be handed to them
 	}
 	var err error
 	w.Do(func() { v, err = f() })
@@ -212,6 +208,17 @@ func (d *Device) handOff(w *runtime.Worker, op string, f func() error) error {
 	return err
 }
 
+// unusable fails op on a device that is closed or was abandoned.
+func (d *Device) unusable(op string) error {
+	switch {
+	case d.closed.Load():
+		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
+	case d.isAbandoned():
+		return d.fail(op, runtime.ClassInvalidValue, "the device was abandoned (a call hung)")
+	}
+	return nil
+}
+
 // call runs body under the device lock, on the worker's thread that serves t (the method handed
 // itself off first when the caller was elsewhere: away, handOff).
 func (d *Device) call(t runtime.Thread, op string, body func() error) error {
@@ -220,11 +227,8 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 	}
 	// A call on a worker's thread runs inside a hand-off or a batch that holds life: closed
 	// cannot change under it.
-	if d.closed.Load() {
-		return d.fail(op, runtime.ClassInvalidValue, "the device is closed")
-	}
-	if d.isAbandoned() {
-		return d.fail(op, runtime.ClassInvalidValue, "the device was abandoned (a call hung)")
+	if err := d.unusable(op); err != nil {
+		return err
 	}
 	err, hang := d.preempt(op)
 	if err != nil {
