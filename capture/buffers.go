@@ -27,7 +27,8 @@ type allocation struct {
 func (r *run) buf(step probes.Step, name string) (*allocation, error) {
 	a := r.bufs[name]
 	if a == nil {
-		return nil, failf(ErrHarness, &step, "%s: buffer %q is not allocated on the device", step, name)
+		at := step // a copy: taking step's address would put every call's step on the heap
+		return nil, failf(ErrHarness, &at, "%s: buffer %q is not allocated on the device", step, name)
 	}
 	return a, nil
 }
@@ -77,7 +78,7 @@ func (r *run) allocate(step *probes.Step, t runtime.Thread, name string, n int64
 		if err := r.mustReturn(desc, do); err != nil {
 			return false, err
 		}
-	} else if took, err := r.call(deviceCall{step: *step, desc: desc, thread: t, do: do}); !took || err != nil {
+	} else if took, err := r.call(deviceCall{step: *step, desc: desc, thread: t}, do); !took || err != nil {
 		return took, err
 	}
 	r.gen++
@@ -145,14 +146,14 @@ func (r *run) grow(step probes.Step, op *probes.Op) (bool, error) {
 	}
 	var ptr runtime.Ptr
 	var served guard.Served
-	took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("Provision(%s %s %v, %d) (grow)", a.slot, op.Buffer, a.ptr, *op.Bytes), thread: t,
-		do: func() (string, error) {
+	took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("Provision(%s %s %v, %d) (grow)", a.slot, op.Buffer, a.ptr, *op.Bytes), thread: t},
+		func() (string, error) {
 			var err error
 			if ptr, served, err = r.dev.Provision(t, a.slot, op.Buffer, a.ptr, *op.Bytes); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("%v [%v]", ptr, served), nil
-		}})
+		})
 	if err != nil {
 		return took, err
 	}
@@ -179,7 +180,7 @@ func (r *run) regrow(step probes.Step, t runtime.Thread, op *probes.Op, a *alloc
 		return true, nil
 	}
 	desc, free := r.release(t, op.Buffer, a)
-	if took, err := r.call(deviceCall{step: step, desc: desc + " (grow)", thread: t, do: exec(free)}); !took || err != nil {
+	if took, err := r.call(deviceCall{step: step, desc: desc + " (grow)", thread: t}, exec(free)); !took || err != nil {
 		return took, err
 	}
 	delete(r.bufs, op.Buffer)

@@ -19,7 +19,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	defer func(start time.Time) { r.times.capture += time.Since(start) }(time.Now())
 	origin := r.streams[c.Stream]
 	took, err := r.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepBegin), desc: fmt.Sprintf("BeginCapture(%s, %s)", c.Stream, r.in.Mode),
-		thread: runtime.Main, do: exec(func() error { return r.dev.BeginCapture(runtime.Main, origin, r.in.Mode) })})
+		thread: runtime.Main}, exec(func() error { return r.dev.BeginCapture(runtime.Main, origin, r.in.Mode) }))
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 
 	var g runtime.Graph
 	took, err = r.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepEnd), desc: fmt.Sprintf("EndCapture(%s) from %s", c.EndStream, c.EndThread),
-		thread: c.EndThread, do: exec(func() (err error) { g, err = r.dev.EndCapture(c.EndThread, r.streams[c.EndStream]); return })})
+		thread: c.EndThread}, exec(func() (err error) { g, err = r.dev.EndCapture(c.EndThread, r.streams[c.EndStream]); return }))
 	if err != nil {
 		return r.abandonAfter(c, err)
 	}
@@ -108,13 +108,34 @@ func (r *run) abandonCapture(c *probes.Capture) error {
 
 // inCapture reports whether work just enqueued on a probe stream went into the capture in
 // progress: the stream is capturing, and into this capture (a stream that joined it by waiting on
-// one of its events is).
-func (r *run) inCapture(stream string) (bool, error) {
+// one of its events is). After kernel work the answer of the last question about the same stream
+// is reused when it still holds (membership).
+func (r *run) inCapture(stream string, kernel bool) (bool, error) {
+	if m := r.member; kernel && m.known && m.stream == stream && m.capture == r.captureID {
+		return m.in, nil
+	}
 	info, err := r.dev.CaptureInfo(runtime.Main, r.streams[stream])
 	if err != nil {
 		return false, fmt.Errorf("CaptureInfo(%s) during capture %s: %w", stream, r.capture, err)
 	}
-	return info.Status == runtime.CaptureActive && info.ID == r.captureID, nil
+	in := info.Status == runtime.CaptureActive && info.ID == r.captureID
+	if kernel {
+		r.member = membership{known: true, stream: stream, capture: r.captureID, in: in}
+	}
+	return in, nil
+}
+
+// membership is the engine's last answer to whether a stream's work goes into the capture in
+// progress. A capture of 100,000 ops would otherwise ask the device 100,000 times. It holds only
+// while nothing could have changed it: every call but a fill, copy or axpy that took effect forgets
+// it (a wait can fork a stream into a capture, an end or a rejection can end or invalidate one),
+// and so does a new capture. On every platform stream work that succeeds leaves capture state as
+// it was: what invalidates or ends a capture fails.
+type membership struct {
+	known   bool
+	stream  string
+	capture uint64
+	in      bool
 }
 
 // ledgerKey names one entry of the residency ledger: a generation of a buffer in a capture. A
@@ -124,11 +145,9 @@ type ledgerKey struct {
 	gen             uint64
 }
 
-// noteCaptured enters the buffers the last (captured) op touches into the residency ledger.
+// noteCaptured enters the buffers an op captured into the capture in progress touches into the
+// residency ledger.
 func (r *run) noteCaptured(acc probes.Access) {
-	if r.capture == "" || !r.tl.last().Captured {
-		return
-	}
 	note := func(spans []probes.Span, how Access) {
 		for _, sp := range spans {
 			a := r.bufs[sp.Buffer]

@@ -101,6 +101,8 @@ type run struct {
 	ledgerSet map[ledgerKey]int // index in the ledger
 	issued    map[string]int    // capture -> the fill, copy and axpy ops captured into it
 	staleSeen map[string]bool
+	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
+	spans     probes.Spans // the op being issued resolved (resolve)
 	times     phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
@@ -164,6 +166,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
+	r.tl.events = make([]Event, 0, expectedEvents(p, in.Replays))
 	if opt.Runtime == nil {
 		// Only under the built-in runtime, which makes its device calls on the engine's goroutine:
 		// a runtime of the user's own may make them from threads of its own (a plugin's workers),
@@ -224,6 +227,18 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	r.classify(err)
 }
 
+// expectedEvents is about how many events an instance of p records when every call succeeds: its
+// timeline is sized for them up front rather than copied as it grows (a capture of 100,000 ops).
+func expectedEvents(p *probes.Probe, replays int) int {
+	n := len(p.Prepare) + len(p.Between) + 2*len(p.Streams) + 2*len(p.Events) + 3*len(p.Buffers) + 16
+	for _, c := range p.Captures {
+		n += len(c.Ops) + 4
+	}
+	perRound := len(p.Replay.Each) + max(len(p.Replay.Order), len(p.Captures)) + 2
+	// Bounded: a wrong guess should not cost more than a timeline of 128 Ki events.
+	return min(n+replays*perRound, 1<<17)
+}
+
 // kindOf is the ErrorKind of a fatal error, "" for nil.
 func kindOf(err error) ErrorKind {
 	if err == nil {
@@ -249,7 +264,7 @@ func (r *run) abandon(call string, at time.Time) {
 		what += fmt.Sprintf(" (its device call %s)", call)
 	}
 	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
-	ev := Event{Step: r.currentStep, Call: r.current, Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.started).Round(time.Millisecond))}
+	ev := Event{Step: r.currentStep, Call: r.current, Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.startedAt()).Round(time.Millisecond))}
 	r.tl.record(ev, nil)
 	for i := range r.res.Faults {
 		if !r.res.Faults[i].Fired && r.res.Faults[i].Detail == "" {
@@ -362,6 +377,7 @@ func (r *run) mustReturn(call string, f func() (string, error)) error {
 		return fail(ErrTimeout, nil, fmt.Errorf("%s: %w", call, err))
 	}
 	r.current, r.currentStep = call, nil
+	r.member = membership{}
 	ret, err := f()
 	r.tl.record(Event{Call: call, Returned: ret, Thread: runtime.Main}, err)
 	if ferr := r.faultFired(nil, call, err); ferr != nil {

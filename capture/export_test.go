@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 
+	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
@@ -65,4 +66,20 @@ func FirstDifferingRanges(want, got []byte, limit int) (out [][2]int, calls int)
 		return len(out) < limit
 	})
 	return out, calls
+}
+
+// DescribeKernel is the timeline's description of a fill, copy or axpy of w (and x).
+func DescribeKernel(op *probes.Op, w, x runtime.Ptr) string {
+	return string(describeKernel(nil, op, w, x))
+}
+
+// TimelineTexts cuts the texts of build(i) for i < n from one timeline's blocks of text, as it
+// cuts call descriptions.
+func TimelineTexts(n int, build func(i int) string) []string {
+	var t timeline
+	out := make([]string, n)
+	for i := range out {
+		out[i] = t.text(func(b []byte) []byte { return append(b, build(i)...) })
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
@@ -15,46 +16,56 @@ type deviceCall struct {
 	step   probes.Step
 	desc   string
 	thread runtime.Thread
-	// do makes the call; it returns what the call returned worth recording ("" for nothing).
-	do func() (string, error)
 	// enqueues names the probe stream of stream work (fill, copy, axpy, record, wait): after it
 	// took, the engine asks whether it went into the capture in progress or ran eagerly.
 	enqueues string
+	// kernel: fill, copy or axpy, which, when it takes effect, changes no stream's capture
+	// membership (see membership).
+	kernel bool
 }
 
 // exec makes a call as it is: the call returns nothing worth recording.
 func exec(f func() error) func() (string, error) { return func() (string, error) { return "", f() } }
 
-// call issues one device call for a probe step and records it. took is false when the call was
-// refused or rejected (the first of each is kept in the result); err is fatal.
-func (r *run) call(c deviceCall) (took bool, err error) {
+// call makes one device call for a probe step with do and records it; do returns what the call
+// returned worth recording ("" for nothing). took is false when the call was refused or rejected
+// (the first of each is kept in the result); err is fatal. do is not part of c so that it does not
+// escape with c's description: a closure that stays on the stack costs no allocation per call.
+func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err error) {
 	if err := r.ctx.Err(); err != nil {
-		return false, fail(ErrTimeout, &c.step, fmt.Errorf("%s: %w", c.step, err))
+		step := c.step
+		return false, fail(ErrTimeout, &step, fmt.Errorf("%s: %w", step, err))
+	}
+	if !c.kernel {
+		r.member = membership{} // see membership
 	}
 	var before *snapshot
 	if r.in.Guarded && !r.opt.NoSideEffectCheck {
 		before = r.snap()
 	}
-	r.current, r.currentStep = c.desc, &c.step
-	ret, callErr := c.do()
-	ev := Event{Step: &c.step, Call: c.desc, Returned: ret, Thread: c.thread}
-	if ferr := r.faultFired(&c.step, c.desc, callErr); ferr != nil {
+	step := r.tl.keep(c.step)
+	r.current, r.currentStep = c.desc, step
+	ret, callErr := do()
+	ev := Event{Step: step, Call: c.desc, Returned: ret, Thread: c.thread}
+	if ferr := r.faultFired(step, c.desc, callErr); ferr != nil {
 		r.tl.record(ev, callErr)
 		return false, ferr
 	}
-	if callErr == nil && c.enqueues != "" && r.capture != "" {
-		if ev.Captured, err = r.inCapture(c.enqueues); err != nil {
-			return false, fail(ErrSetup, &c.step, err)
+	if callErr != nil {
+		r.member = membership{}
+	} else if c.enqueues != "" && r.capture != "" {
+		if ev.Captured, err = r.inCapture(c.enqueues, c.kernel); err != nil {
+			return false, fail(ErrSetup, step, err)
 		}
 		ev.Eager = !ev.Captured
 	}
 	r.tl.record(ev, callErr)
 	if before == nil || !runtime.IsRefusal(callErr) {
-		return r.outcomeOf(c.step, callErr)
+		return r.outcomeOf(step, callErr)
 	}
 	first := r.res.Refusal == nil
-	checks, cerr := r.checkRefusal(c.step, before)
-	took, oerr := r.outcomeOf(c.step, callErr)
+	checks, cerr := r.checkRefusal(*step, before)
+	took, oerr := r.outcomeOf(step, callErr)
 	if first {
 		r.res.Refusal.Checked = checks
 	}
@@ -66,32 +77,32 @@ func (r *run) call(c deviceCall) (took bool, err error) {
 
 // outcomeOf records the effect of a probe call's error: nil took effect; a refusal or a platform
 // rejection did not (the first of each is kept); anything that is not a device error is fatal.
-func (r *run) outcomeOf(step probes.Step, err error) (bool, error) {
+func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
 	e, ok := runtime.AsError(err)
 	if !ok {
-		return false, fail(ErrHarness, &step, fmt.Errorf("%s: %w", step, err))
+		return false, fail(ErrHarness, step, fmt.Errorf("%s: %w", step, err))
 	}
 	if e.Class == runtime.ClassRefused {
 		if r.res.Refusal == nil {
-			r.res.Refusal = &Refusal{Step: step, Op: e.Op, Detail: e.Detail}
+			r.res.Refusal = &Refusal{Step: *step, Op: e.Op, Detail: e.Detail}
 		}
 		return false, nil
 	}
 	switch {
 	case deviceLost(err):
 		// Not an answer to the op: the device is gone, and nothing after it would mean anything.
-		return false, fail(ErrDeviceLost, &step, fmt.Errorf("%s: %w", step, err))
+		return false, fail(ErrDeviceLost, step, fmt.Errorf("%s: %w", step, err))
 	case guardMisuse(err):
-		return false, fail(ErrHarness, &step, fmt.Errorf("%s: %w", step, err))
+		return false, fail(ErrHarness, step, fmt.Errorf("%s: %w", step, err))
 	case runtimeFailure(err):
 		// The runtime under test failed on its own: not an answer of the platform.
-		return false, fail(ErrRuntime, &step, fmt.Errorf("%s: %w", step, err))
+		return false, fail(ErrRuntime, step, fmt.Errorf("%s: %w", step, err))
 	}
 	if r.res.Rejection == nil {
-		r.res.Rejection = &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class, DuringCapture: r.capture != "", Invalidated: e.Invalidated}
+		r.res.Rejection = &Rejection{Step: *step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class, DuringCapture: r.capture != "", Invalidated: e.Invalidated}
 	}
 	return false, nil
 }
@@ -99,14 +110,15 @@ func (r *run) outcomeOf(step probes.Step, err error) (bool, error) {
 func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 	for i, op := range ops {
 		step := probes.OpStep(phase, capture, i)
-		if why := r.skipReason(op); why != "" {
+		acc, why := r.resolve(op)
+		if why != "" {
 			// Neither the device nor the oracle sees the op: an earlier op that the platform
 			// rejected or a guard refused left nothing for it to act on as written.
 			r.tl.skipped(step, op, why)
 			r.res.Skipped = append(r.res.Skipped, step)
 			continue
 		}
-		took, err := r.issue(step, op)
+		took, err := r.issue(step, op, acc)
 		if err != nil {
 			return err
 		}
@@ -119,43 +131,47 @@ func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 	return nil
 }
 
-// skipReason says why an op cannot be issued as written, "" when it can. Each case follows from an
-// earlier op that did not take effect: an allocation that failed, a free that was refused (the name
-// is still allocated), a grow that was refused (a range sized for the grown buffer no longer fits).
-func (r *run) skipReason(op *probes.Op) string {
+// resolve returns the ranges a fill, copy or axpy touches at the buffers' sizes now (held in
+// r.spans until the next op: nothing keeps them), or why an op
+// cannot be issued as written. Each reason follows from an earlier op that did not take effect: an
+// allocation that failed, a free that was refused (the name is still allocated), a grow that was
+// refused (a range sized for the grown buffer no longer fits).
+func (r *run) resolve(op *probes.Op) (acc probes.Access, why string) {
 	switch {
 	case r.oracle.Skips(op):
-		return "names a buffer whose allocation failed"
+		return acc, "names a buffer whose allocation failed"
 	case op.Kind == probes.OpAlloc && r.bufs[op.Buffer] != nil:
-		return fmt.Sprintf("buffer %q is still allocated: its free did not take effect", op.Buffer)
+		return acc, fmt.Sprintf("buffer %q is still allocated: its free did not take effect", op.Buffer)
 	}
 	switch op.Kind {
 	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
-		if _, err := op.Resolve(r.sizeOf); err != nil {
-			return fmt.Sprintf("%v, which the probe's ranges assumed grown: a grow did not take effect", err)
+		if err := op.ResolveInto(r.sizeOf, &r.spans); err != nil {
+			return acc, fmt.Sprintf("%v, which the probe's ranges assumed grown: a grow did not take effect", err)
 		}
+		return r.spans.View(), ""
 	}
-	return ""
+	return acc, ""
 }
 
-// issue performs one probe op on the device.
-func (r *run) issue(step probes.Step, op *probes.Op) (bool, error) {
+// issue performs one probe op on the device; acc is what a fill, copy or axpy touches (resolve).
+func (r *run) issue(step probes.Step, op *probes.Op, acc probes.Access) (bool, error) {
 	switch op.Kind {
 	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
-		return r.kernel(step, op)
+		return r.kernel(step, op, acc)
 	case probes.OpWrite, probes.OpRead:
 		return r.transfer(step, op)
 	case probes.OpRecord, probes.OpWait, probes.OpSync, probes.OpSyncDevice, probes.OpQuery, probes.OpSyncEvent:
 		return r.ordering(step, op)
 	case probes.OpAlloc:
-		return r.allocate(&step, op.Thread, op.Buffer, *op.Bytes, op.Pattern, op.Slot, op.Place)
+		at := step // a copy: taking step's address would put every op's step on the heap
+		return r.allocate(&at, op.Thread, op.Buffer, *op.Bytes, op.Pattern, op.Slot, op.Place)
 	case probes.OpFree:
 		a, err := r.buf(step, op.Buffer)
 		if err != nil {
 			return false, err
 		}
 		desc, f := r.release(op.Thread, op.Buffer, a)
-		took, err := r.call(deviceCall{step: step, desc: desc, thread: op.Thread, do: exec(f)})
+		took, err := r.call(deviceCall{step: step, desc: desc, thread: op.Thread}, exec(f))
 		if took {
 			delete(r.bufs, op.Buffer)
 		}
@@ -165,66 +181,86 @@ func (r *run) issue(step probes.Step, op *probes.Op) (bool, error) {
 	case probes.OpExchangeMode:
 		t := op.Thread
 		var old runtime.CaptureMode
-		took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), thread: t, do: func() (string, error) {
+		took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), thread: t}, func() (string, error) {
 			var err error
 			old, err = r.dev.ExchangeCaptureMode(t, op.Mode)
 			return old.String(), err
-		}})
+		})
 		if _, ok := r.threadModes[t]; took && !ok {
 			r.threadModes[t] = old
 		}
 		return took, err
 	}
-	return false, failf(ErrHarness, &step, "%s: op %q is not implemented by the engine", step, op.Kind)
+	at := step
+	return false, failf(ErrHarness, &at, "%s: op %q is not implemented by the engine", step, op.Kind)
 }
 
-// kernel issues fill, copy or axpy: stream work over resolved ranges, captured or eager.
-func (r *run) kernel(step probes.Step, op *probes.Op) (bool, error) {
+// kernel issues fill, copy or axpy over acc, the op's resolved ranges: stream work, captured or
+// eager. Its call is described without fmt: a capture of 100,000 ops describes 100,000 calls.
+func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, error) {
 	t, s := op.Thread, r.streams[op.Stream]
-	acc, err := op.Resolve(r.sizeOf)
-	if err != nil {
-		return false, fail(ErrHarness, &step, fmt.Errorf("%s: %w", step, err))
-	}
-	span := func(sp probes.Span) (runtime.Ptr, error) {
-		a, err := r.buf(step, sp.Buffer)
-		if err != nil {
-			return runtime.Ptr{}, err
-		}
-		return a.ptr.Slice(sp.Off, sp.Len), nil
-	}
-	w, err := span(acc.Writes[0])
+	w, err := r.span(step, acc.Writes[0])
 	if err != nil {
 		return false, err
 	}
-	c := deviceCall{step: step, thread: t, enqueues: op.Stream}
-	switch op.Kind {
-	case probes.OpFill:
-		c.desc = fmt.Sprintf("Fill(%s %v, %#02x)", op.Dst, w, op.Value)
-		c.do = exec(func() error { return r.dev.Fill(t, s, w, op.Value) })
-	case probes.OpCopy:
-		src, err := span(acc.Reads[0])
-		if err != nil {
+	var x runtime.Ptr // the source of a copy, x of an axpy
+	if op.Kind != probes.OpFill {
+		if x, err = r.span(step, acc.Reads[0]); err != nil {
 			return false, err
 		}
-		c.desc = fmt.Sprintf("Copy(%s %v <- %s %v)", op.Dst, w, op.Src, src)
-		c.do = exec(func() error { return r.dev.Copy(t, s, w, src) })
-	case probes.OpAxpy:
-		x, err := span(acc.Reads[0])
-		if err != nil {
-			return false, err
-		}
-		c.desc = fmt.Sprintf("Axpy(%s %v += %d * %s %v)", op.Y, w, op.A, op.X, x)
-		c.do = exec(func() error { return r.dev.Axpy(t, s, w, x, op.A) })
 	}
-	c.desc += " on " + op.Stream
-	took, err := r.call(c)
-	if took && err == nil {
-		if r.capture != "" && r.tl.last().Captured {
-			r.issued[r.capture]++
+	c := deviceCall{step: step, thread: t, enqueues: op.Stream, kernel: true}
+	c.desc = r.tl.text(func(b []byte) []byte { return describeKernel(b, op, w, x) })
+	do := func() (string, error) {
+		switch op.Kind {
+		case probes.OpFill:
+			return "", r.dev.Fill(t, s, w, op.Value)
+		case probes.OpCopy:
+			return "", r.dev.Copy(t, s, w, x)
 		}
+		return "", r.dev.Axpy(t, s, w, x, op.A)
+	}
+	took, err := r.call(c, do)
+	if took && err == nil && r.capture != "" && r.tl.lastCaptured() {
+		r.issued[r.capture]++
 		r.noteCaptured(acc)
 	}
 	return took, err
+}
+
+// span is the device range of a resolved span of a live buffer.
+func (r *run) span(step probes.Step, sp probes.Span) (runtime.Ptr, error) {
+	a, err := r.buf(step, sp.Buffer)
+	if err != nil {
+		return runtime.Ptr{}, err
+	}
+	return a.ptr.Slice(sp.Off, sp.Len), nil
+}
+
+// describeKernel appends the description of a fill, copy or axpy of w (and x): e.g.
+// "Fill(b 0x100000000+64, 0x07) on main", "Copy(dst 0x…+8 <- src 0x…+8) on s1",
+// "Axpy(y 0x…+16 += 3 * x 0x…+16) on main".
+func describeKernel(b []byte, op *probes.Op, w, x runtime.Ptr) []byte {
+	named := func(b []byte, name string, p runtime.Ptr) []byte {
+		return p.Append(append(append(b, name...), ' '))
+	}
+	switch op.Kind {
+	case probes.OpFill:
+		const hex = "0123456789abcdef"
+		b = named(append(b, "Fill("...), op.Dst, w)
+		b = append(b, ", 0x"...)
+		b = append(b, hex[op.Value>>4], hex[op.Value&15], ')')
+	case probes.OpCopy:
+		b = named(append(b, "Copy("...), op.Dst, w)
+		b = named(append(b, " <- "...), op.Src, x)
+		b = append(b, ')')
+	case probes.OpAxpy:
+		b = named(append(b, "Axpy("...), op.Y, w)
+		b = strconv.AppendUint(append(b, " += "...), uint64(op.A), 10)
+		b = named(append(b, " * "...), op.X, x)
+		b = append(b, ')')
+	}
+	return append(append(b, " on "...), op.Stream...)
 }
 
 // transfer issues a write or a read of a whole buffer: a synchronous device transfer, or the CPU's
@@ -240,43 +276,45 @@ func (r *run) transfer(step probes.Step, op *probes.Op) (bool, error) {
 		return false, err
 	}
 	c := deviceCall{step: step, thread: t}
+	var do func() (string, error)
 	switch {
 	case op.Kind == probes.OpWrite && a.host:
 		data := op.Pattern.Bytes(a.ptr.Bytes)
-		c.desc, c.do = fmt.Sprintf("HostWrite(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return r.dev.HostWrite(a.ptr, data) })
+		c.desc, do = fmt.Sprintf("HostWrite(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return r.dev.HostWrite(a.ptr, data) })
 	case op.Kind == probes.OpWrite:
 		data := op.Pattern.Bytes(a.ptr.Bytes)
-		c.desc, c.do = fmt.Sprintf("Write(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return r.dev.Write(t, a.ptr, data) })
+		c.desc, do = fmt.Sprintf("Write(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return r.dev.Write(t, a.ptr, data) })
 	case a.host:
 		data := make([]byte, a.ptr.Bytes)
-		c.desc, c.do = fmt.Sprintf("HostRead(%s %v)", name, a.ptr), exec(func() error { return r.dev.HostRead(data, a.ptr) })
+		c.desc, do = fmt.Sprintf("HostRead(%s %v)", name, a.ptr), exec(func() error { return r.dev.HostRead(data, a.ptr) })
 	default:
 		data := make([]byte, a.ptr.Bytes)
-		c.desc, c.do = fmt.Sprintf("Read(%s %v)", name, a.ptr), exec(func() error { return r.dev.Read(t, data, a.ptr) })
+		c.desc, do = fmt.Sprintf("Read(%s %v)", name, a.ptr), exec(func() error { return r.dev.Read(t, data, a.ptr) })
 	}
-	return r.call(c)
+	return r.call(c, do)
 }
 
 // ordering issues the ops that order work: events recorded and waited on, synchronisation, queries.
 func (r *run) ordering(step probes.Step, op *probes.Op) (bool, error) {
 	t, s, e := op.Thread, r.streams[op.Stream], r.events[op.Event]
 	c := deviceCall{step: step, thread: t}
+	var do func() (string, error)
 	switch op.Kind {
 	case probes.OpRecord:
 		c.desc, c.enqueues = fmt.Sprintf("Record(%s) on %s", op.Event, op.Stream), op.Stream
-		c.do = exec(func() error { return r.dev.Record(t, e, s) })
+		do = exec(func() error { return r.dev.Record(t, e, s) })
 	case probes.OpWait:
 		c.desc, c.enqueues = fmt.Sprintf("Wait(%s) on %s", op.Event, op.Stream), op.Stream
-		c.do = exec(func() error { return r.dev.Wait(t, s, e) })
+		do = exec(func() error { return r.dev.Wait(t, s, e) })
 	case probes.OpSync:
-		c.desc, c.do = "SyncStream("+op.Stream+")", exec(func() error { return r.dev.SyncStream(t, s) })
+		c.desc, do = "SyncStream("+op.Stream+")", exec(func() error { return r.dev.SyncStream(t, s) })
 	case probes.OpSyncDevice:
-		c.desc, c.do = "SyncDevice()", exec(func() error { return r.dev.SyncDevice(t) })
+		c.desc, do = "SyncDevice()", exec(func() error { return r.dev.SyncDevice(t) })
 	case probes.OpSyncEvent:
-		c.desc, c.do = "SyncEvent("+op.Event+")", exec(func() error { return r.dev.SyncEvent(t, e) })
+		c.desc, do = "SyncEvent("+op.Event+")", exec(func() error { return r.dev.SyncEvent(t, e) })
 	case probes.OpQuery:
 		c.desc = "QueryEvent(" + op.Event + ")"
-		c.do = func() (string, error) {
+		do = func() (string, error) {
 			done, err := r.dev.QueryEvent(t, e)
 			if err != nil {
 				return "", err
@@ -284,9 +322,5 @@ func (r *run) ordering(step probes.Step, op *probes.Op) (bool, error) {
 			return fmt.Sprintf("complete:%v", done), nil
 		}
 	}
-	took, err := r.call(c)
-	if took && err == nil && c.enqueues != "" {
-		r.noteCaptured(probes.Access{})
-	}
-	return took, err
+	return r.call(c, do)
 }

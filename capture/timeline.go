@@ -1,16 +1,55 @@
 package capture
 
 import (
+	"strings"
+
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // timeline records the device calls of one run in order, each stamped with the phase and replay
 // round the engine is in. An event is complete when it is recorded: nothing is added afterwards.
+//
+// A capture of 100,000 ops records 100,000 events, so recording one allocates nothing of its own:
+// events go to a slice sized for the probe up front, their steps to blocks of steps, and their
+// call texts to blocks of text (text).
 type timeline struct {
 	events []Event
 	phase  Phase
 	round  int
+	steps  []probes.Step // the current block of kept steps
+	texts  strings.Builder
+	scr    []byte // scratch for the text being built
+}
+
+// stepBlock and textBlock are how many steps and bytes of call text one allocation holds.
+const (
+	stepBlock = 1024
+	textBlock = 64 << 10
+)
+
+// keep returns a pointer to a copy of s that lives as long as the events that point to it.
+func (t *timeline) keep(s probes.Step) *probes.Step {
+	if len(t.steps) == cap(t.steps) {
+		t.steps = make([]probes.Step, 0, stepBlock)
+	}
+	t.steps = append(t.steps, s)
+	return &t.steps[len(t.steps)-1]
+}
+
+// text returns the text build appends to an empty slice, cut from a shared block of text: a
+// string of its own would be one allocation per call described.
+func (t *timeline) text(build func([]byte) []byte) string {
+	t.scr = build(t.scr[:0])
+	if t.texts.Cap()-t.texts.Len() < len(t.scr) {
+		// A new block: the strings cut from the old one keep it alive, and a Builder never
+		// changes bytes it has handed out.
+		t.texts = strings.Builder{}
+		t.texts.Grow(max(textBlock, len(t.scr)))
+	}
+	start := t.texts.Len()
+	t.texts.Write(t.scr)
+	return t.texts.String()[start:]
 }
 
 // record appends ev (its call, step, thread, result and flags filled in by the caller) with the
@@ -30,7 +69,7 @@ func (t *timeline) record(ev Event, err error) Event {
 
 // skipped records a probe step that was not issued, and why.
 func (t *timeline) skipped(step probes.Step, op *probes.Op, why string) {
-	t.record(Event{Step: &step, Call: string(op.Kind), Thread: op.Thread, Skipped: why}, nil)
+	t.record(Event{Step: t.keep(step), Call: string(op.Kind), Thread: op.Thread, Skipped: why}, nil)
 }
 
 // skippedCall records an engine call that was not made, and why.
@@ -43,6 +82,12 @@ func (t *timeline) enter(p Phase) Phase {
 	prev := t.phase
 	t.phase = p
 	return prev
+}
+
+// lastCaptured reports whether the last event recorded is work that went into the capture.
+func (t *timeline) lastCaptured() bool {
+	n := len(t.events)
+	return n > 0 && t.events[n-1].Captured
 }
 
 // last is the last event recorded (the zero Event before any).

@@ -32,7 +32,7 @@ func (r *run) replays() error {
 			}
 			stream := r.streams[lc.Stream]
 			took, err := r.call(deviceCall{step: probes.LaunchStep(round, lc.Capture), desc: fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream),
-				thread: runtime.Main, do: exec(func() error { return r.dev.Launch(runtime.Main, g, stream) })})
+				thread: runtime.Main}, exec(func() error { return r.dev.Launch(runtime.Main, g, stream) }))
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/replaycheck/replaycheck/runtime"
@@ -13,7 +14,8 @@ import (
 // The instance runs on a goroutine of its own, which holds watch.mu at all times except inside a
 // call into the backend's device (the watched device sits between the runtime under test and the
 // backend). Run waits for that goroutine or for the instance's context. When the context ends, Run
-// takes watch.mu: then either the instance has finished, or it is inside a device call. A call that
+// tries watch.mu until it has it: then either the instance has finished, or it is inside a device
+// call. A call that
 // is still in flight a grace period after the later of the deadline and its own start is
 // abandoned: Run builds the result from what the instance recorded (it touches nothing while it is
 // inside a call) and returns; the device is given up (runtime.Abandoner); if the call ever
@@ -23,16 +25,21 @@ import (
 type watch struct {
 	dev runtime.Device // the backend's device
 	inj runtime.FaultInjector
-	mu  chanMutex
+	// mu is a plain mutex, locked by one goroutine and unlocked by another: a capture of 100,000
+	// ops takes it 200,000 times, and Run only needs to try it (TryLock) once the deadline passed.
+	mu sync.Mutex
+	// base is when the watch began: a call's start is kept as the time since base, a monotonic
+	// reading that costs half of time.Now.
+	base time.Time
 	// tr runs the instance as one batch on the device's Main thread (runtime.ThreadRunner), nil
 	// when it must not (see Run); onThread is set once the body runs there.
 	tr       runtime.ThreadRunner
 	onThread bool
 
 	// Guarded by mu.
-	call      string    // the backend call in flight, "" when none
-	started   time.Time // when the call in flight began
-	finished  bool      // the instance's goroutine is done
+	call      string        // the backend call in flight, "" when none
+	started   time.Duration // when the call in flight began, since base
+	finished  bool          // the instance's goroutine is done
 	abandoned bool
 	// armed counts the faults armed and not seen firing; fired is how many FiredFaults the watch
 	// has seen, and newly the faults that fired since the engine last asked, each with its call.
@@ -47,14 +54,6 @@ type firedFault struct {
 	call string
 }
 
-// chanMutex is a mutex that one goroutine may lock and another unlock, and that can be waited for
-// with a timeout.
-type chanMutex chan struct{}
-
-func newChanMutex() chanMutex { return make(chanMutex, 1) }
-func (m chanMutex) Lock()     { m <- struct{}{} }
-func (m chanMutex) Unlock()   { <-m }
-
 // grace is how long a call may stay in flight past the instance's deadline (or, for a call that
 // began after it, past its own start) before its device is abandoned: a quarter of the timeout,
 // between 100ms and 10s. A slow call that returns within it costs nothing but the instance.
@@ -63,7 +62,7 @@ func grace(timeout time.Duration) time.Duration {
 }
 
 func newWatch(dev runtime.Device) *watch {
-	w := &watch{dev: dev, mu: newChanMutex()}
+	w := &watch{dev: dev, base: time.Now()}
 	if dev.Capabilities().FaultInjection {
 		if w.inj, _ = runtime.As[runtime.FaultInjector](dev); w.inj != nil {
 			// The device lists every fault fired since it opened: earlier instances' are not ours.
@@ -76,7 +75,7 @@ func newWatch(dev runtime.Device) *watch {
 // do makes one backend call, named call, with the watch's lock released for its duration (and
 // taken back even when the call panics).
 func (w *watch) do(call string, f func()) {
-	w.call, w.started = call, time.Now()
+	w.call, w.started = call, time.Since(w.base)
 	w.mu.Unlock()
 	defer w.back(call)
 	f()
@@ -123,18 +122,28 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 	}
 	expired := time.Now()
 	g := grace(timeout)
+	var poll *time.Ticker
 	for {
-		select {
-		case <-done:
-			return false
-		case w.mu <- struct{}{}:
+		if !w.mu.TryLock() {
+			// The instance is between calls, where it sees the context has ended and stops, or it
+			// is about to make a call: look again shortly.
+			if poll == nil {
+				poll = time.NewTicker(time.Millisecond)
+				defer poll.Stop()
+			}
+			select {
+			case <-done:
+				return false
+			case <-poll.C:
+			}
+			continue
 		}
 		if w.finished {
 			w.mu.Unlock()
 			return false
 		}
 		// The instance is inside a call: it holds the lock everywhere else.
-		limit := w.started
+		limit := w.startedAt()
 		if limit.Before(expired) {
 			limit = expired
 		}
@@ -160,6 +169,9 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 		}
 	}
 }
+
+// startedAt is when the call in flight began.
+func (w *watch) startedAt() time.Time { return w.base.Add(w.started) }
 
 // batch runs body on the device's Main thread, one hand-off for the whole instance, when the
 // device can (tr): every Main call then runs there inline instead of costing a round trip between

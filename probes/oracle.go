@@ -25,6 +25,8 @@ type Oracle struct {
 	// epoch changes whenever a name may denote other bytes (an allocation, a grow): a graph op's
 	// resolved slices are reused while their epoch is current (see resolve).
 	epoch uint64
+	// opsIn is how many ops each capture lists: its graph is sized for them at its first op.
+	opsIn map[string]int
 }
 
 type oracleBuffer struct {
@@ -34,8 +36,10 @@ type oracleBuffer struct {
 }
 
 type graphOp struct {
-	op     *Op
-	access Access
+	op *Op
+	// w0 and r0 are the span the op writes and the first it reads (a copy's source, an axpy's x),
+	// as resolved when it was captured.
+	w0, r0 Span
 	// Resolved at first use and again after the epoch changes: the kind, and the bytes the op
 	// writes and reads (its spans clipped to the buffers' sizes then).
 	epoch uint64
@@ -61,6 +65,10 @@ func NewOracle(p *Probe) *Oracle {
 		bufs:    map[string]*oracleBuffer{},
 		refused: map[string]bool{},
 		graphs:  map[string][]graphOp{},
+		opsIn:   map[string]int{},
+	}
+	for _, c := range p.Captures {
+		o.opsIn[c.Name] = len(c.Ops)
 	}
 	for _, b := range p.Buffers {
 		o.allocate(b.Name, b.Bytes, b.Init)
@@ -86,11 +94,11 @@ func (o *Oracle) Size(name string) int64 {
 // Skips reports whether op names a buffer whose allocation was refused or rejected: such an op is
 // not issued and has no effect.
 func (o *Oracle) Skips(op *Op) bool {
-	if op.Kind == OpAlloc {
+	if op.Kind == OpAlloc || len(o.refused) == 0 {
 		return false
 	}
-	for _, name := range op.Buffers() {
-		if o.refused[name] {
+	for _, name := range [...]string{op.Dst, op.Src, op.Y, op.X, op.Buffer} {
+		if name != "" && o.refused[name] {
 			return true
 		}
 	}
@@ -121,8 +129,7 @@ func (o *Oracle) Eager(op *Op, took bool) {
 			o.epoch++
 		}
 	case OpFill, OpCopy, OpAxpy, OpWrite:
-		if acc, err := op.Resolve(o.Size); err == nil {
-			g := graphOp{op: op, access: acc}
+		if g, ok := o.graphOp(op); ok {
 			o.apply(&g)
 		}
 	}
@@ -150,9 +157,22 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 	if !took {
 		return
 	}
-	if acc, err := op.Resolve(o.Size); err == nil {
-		o.graphs[capture] = append(o.graphs[capture], graphOp{op: op, access: acc})
+	if gop, ok := o.graphOp(op); ok {
+		g := o.graphs[capture]
+		if g == nil {
+			g = make([]graphOp, 0, o.opsIn[capture])
+		}
+		o.graphs[capture] = append(g, gop)
 	}
+}
+
+// graphOp resolves a data op's ranges at the buffers' sizes now; false when they do not fit.
+func (o *Oracle) graphOp(op *Op) (graphOp, bool) {
+	var sp Spans
+	if err := op.ResolveInto(o.Size, &sp); err != nil || sp.W == 0 {
+		return graphOp{}, false
+	}
+	return graphOp{op: op, w0: sp.Span[0], r0: sp.Span[sp.W]}, true
 }
 
 // EndCapture drops the capture's graph when its end failed: there is nothing to replay.
@@ -214,9 +234,9 @@ func (o *Oracle) resolve(g *graphOp) {
 		g.kind = codeOther
 		return
 	}
-	g.w = o.span(g.access.Writes[0])
+	g.w = o.span(g.w0)
 	if g.kind == codeCopy || g.kind == codeAxpy {
-		g.r = o.span(g.access.Reads[0])
+		g.r = o.span(g.r0)
 	}
 }
 

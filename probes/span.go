@@ -30,6 +30,42 @@ type Access struct {
 // range is empty or leaves its buffer or the axpy size rules are broken. Ops without data effect on device
 // buffers (record, wait, sync, query, alloc, free, grow) return an empty Access.
 func (op *Op) Resolve(size func(buffer string) int64) (Access, error) {
+	var sp Spans
+	if err := op.ResolveInto(size, &sp); err != nil || sp.N == 0 {
+		return Access{}, err
+	}
+	return sp.Access(), nil
+}
+
+// Spans is what Resolve returns, held in place: the writes are Span[:W], the reads Span[W:N]. A
+// capture of 100,000 ops resolves one per op, and this form allocates nothing.
+type Spans struct {
+	Span [3]Span
+	W, N int
+}
+
+// Access returns a copy of the spans as an Access (a list with no span is nil).
+func (s *Spans) Access() Access {
+	return s.over(append([]Span(nil), s.Span[:s.N]...))
+}
+
+// View returns the spans as an Access that shares s's array: valid until s changes.
+func (s *Spans) View() Access { return s.over(s.Span[:s.N]) }
+
+func (s *Spans) over(all []Span) Access {
+	var acc Access
+	if s.W > 0 {
+		acc.Writes = all[:s.W:s.W]
+	}
+	if s.N > s.W {
+		acc.Reads = all[s.W:s.N]
+	}
+	return acc
+}
+
+// ResolveInto is Resolve into sp: N is 0 for an op without data effect, and on error.
+func (op *Op) ResolveInto(size func(buffer string) int64, sp *Spans) error {
+	*sp = Spans{}
 	opt := func(p *int64, def int64) int64 {
 		if p != nil {
 			return *p
@@ -58,50 +94,39 @@ func (op *Op) Resolve(size func(buffer string) int64) (Access, error) {
 		off := opt(op.Offset, 0)
 		// The offset first: the default count is derived from it.
 		if err := offsetWithin("fill", op.Dst, off); err != nil {
-			return Access{}, err
+			return err
 		}
 		n := opt(op.Bytes, size(op.Dst)-off)
 		if err := within("fill", op.Dst, off, n); err != nil {
-			return Access{}, err
+			return err
 		}
-		return Access{Writes: []Span{{op.Dst, off, n}}}, nil
+		*sp = Spans{Span: [3]Span{{op.Dst, off, n}}, W: 1, N: 1}
 	case OpCopy:
 		doff, soff := opt(op.DstOffset, 0), opt(op.SrcOffset, 0)
 		if err := offsetWithin("copy destination", op.Dst, doff); err != nil {
-			return Access{}, err
+			return err
 		}
 		if err := offsetWithin("copy source", op.Src, soff); err != nil {
-			return Access{}, err
+			return err
 		}
 		n := opt(op.Bytes, min(size(op.Dst)-doff, size(op.Src)-soff))
 		if err := within("copy destination", op.Dst, doff, n); err != nil {
-			return Access{}, err
+			return err
 		}
 		if err := within("copy source", op.Src, soff, n); err != nil {
-			return Access{}, err
+			return err
 		}
-		return Access{Writes: []Span{{op.Dst, doff, n}}, Reads: []Span{{op.Src, soff, n}}}, nil
+		*sp = Spans{Span: [3]Span{{op.Dst, doff, n}, {op.Src, soff, n}}, W: 1, N: 2}
 	case OpAxpy:
 		ny, nx := size(op.Y), size(op.X)
 		if ny != nx || ny%4 != 0 {
-			return Access{}, fmt.Errorf("axpy needs x and y of the same size, a multiple of 4 bytes (y %q is %d, x %q is %d)", op.Y, ny, op.X, nx)
+			return fmt.Errorf("axpy needs x and y of the same size, a multiple of 4 bytes (y %q is %d, x %q is %d)", op.Y, ny, op.X, nx)
 		}
-		return Access{Writes: []Span{{op.Y, 0, ny}}, Reads: []Span{{op.X, 0, nx}, {op.Y, 0, ny}}}, nil
+		*sp = Spans{Span: [3]Span{{op.Y, 0, ny}, {op.X, 0, nx}, {op.Y, 0, ny}}, W: 1, N: 3}
 	case OpWrite:
-		return Access{Writes: []Span{{op.Dst, 0, size(op.Dst)}}}, nil
+		*sp = Spans{Span: [3]Span{{op.Dst, 0, size(op.Dst)}}, W: 1, N: 1}
 	case OpRead:
-		return Access{Reads: []Span{{op.Src, 0, size(op.Src)}}}, nil
+		*sp = Spans{Span: [3]Span{{op.Src, 0, size(op.Src)}}, W: 0, N: 1}
 	}
-	return Access{}, nil
-}
-
-// Buffers lists the buffer names an op refers to, in field order.
-func (op *Op) Buffers() []string {
-	var out []string
-	for _, b := range []string{op.Dst, op.Src, op.Y, op.X, op.Buffer} {
-		if b != "" {
-			out = append(out, b)
-		}
-	}
-	return out
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/replaycheck/replaycheck/internal/enum"
 )
@@ -29,7 +30,15 @@ func (p Ptr) Contains(q Ptr) bool { return q.Addr >= p.Addr && q.End() <= p.End(
 // Slice returns the sub-range [off, off+n) of p.
 func (p Ptr) Slice(off, n int64) Ptr { return Ptr{Addr: p.Addr + uint64(off), Bytes: n} }
 
-func (p Ptr) String() string { return fmt.Sprintf("%#x+%d", p.Addr, p.Bytes) }
+func (p Ptr) String() string { return string(p.Append(nil)) }
+
+// Append appends p's String to b: 0x<address in hex>+<bytes>.
+func (p Ptr) Append(b []byte) []byte {
+	b = append(b, "0x"...)
+	b = strconv.AppendUint(b, p.Addr, 16)
+	b = append(b, '+')
+	return strconv.AppendInt(b, p.Bytes, 10)
+}
 
 // Stream, Event and Graph are opaque handles issued by one Device. Zero is never a valid Event or
 // Graph; the zero Stream is DefaultStream.

@@ -22,6 +22,13 @@ var _ = Describe("Ptr", func() {
 		Expect(p.String()).To(Equal("0x1000+512"))
 		Expect(runtime.Ptr{}.IsZero()).To(BeTrue())
 	})
+	It("prints as %#x+%d, appended or as a string", func() {
+		for _, q := range []runtime.Ptr{{}, p, {Addr: 0x100000000, Bytes: 65536}, {Addr: ^uint64(0), Bytes: -1}, {Addr: 0xabcdef, Bytes: 1 << 40}} {
+			want := fmt.Sprintf("%#x+%d", q.Addr, q.Bytes)
+			Expect(q.String()).To(Equal(want))
+			Expect(string(q.Append([]byte("at ")))).To(Equal("at " + want))
+		}
+	})
 })
 
 var _ = Describe("capture modes", func() {

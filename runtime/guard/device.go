@@ -468,10 +468,19 @@ func (d *Device) watchStream(t runtime.Thread, op string, s runtime.Stream) (*ca
 
 // --- Stream work. ---
 
+// tracksWork reports whether stream work is matched to the captures begun here and its ranges kept:
+// in kernel mode, where the capture watch refuses work off a capture and the residency and
+// replay-isolation checks read the ranges each graph touched. Program mode reads none of it, and a
+// capture of 100,000 ops would pay a capture-state question and a range entry for every one.
+func (d *Device) tracksWork() bool { return d.latch.Mode() == Kernel }
+
 // Fill enqueues a memset; in kernel mode it is refused on a stream outside an active capture.
 func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.tracksWork() {
+		return d.inner.Fill(t, s, dst, value)
+	}
 	c, err := d.watchStream(t, "Fill", s)
 	if err != nil {
 		return err
@@ -490,6 +499,9 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.tracksWork() {
+		return d.inner.Copy(t, s, dst, src)
+	}
 	c, err := d.watchStream(t, "Copy", s)
 	if err != nil {
 		return err
@@ -510,6 +522,9 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.tracksWork() {
+		return d.inner.Axpy(t, s, y, x, a)
+	}
 	c, err := d.watchStream(t, "Axpy", s)
 	if err != nil {
 		return err

@@ -32,6 +32,8 @@ type fake struct {
 	failIn      int
 	// blindInfo makes CaptureInfo fail, as a platform that cannot answer would.
 	blindInfo bool
+	// infoCalls counts the CaptureInfo calls.
+	infoCalls int
 }
 
 type fakeCapture struct {
@@ -71,6 +73,13 @@ func (f *fake) Blind(on bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.blindInfo = on
+}
+
+// InfoCalls counts the CaptureInfo calls.
+func (f *fake) InfoCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.infoCalls
 }
 
 // MallocCalls counts the Malloc calls that reached the allocator, failed ones included.
@@ -345,6 +354,7 @@ func (f *fake) EndCapture(_ runtime.Thread, s runtime.Stream) (runtime.Graph, er
 func (f *fake) CaptureInfo(_ runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.infoCalls++
 	id, ok := f.streams[s]
 	if !ok || f.blindInfo {
 		return runtime.CaptureInfo{}, fakeErr("CaptureInfo", runtime.ClassInvalidValue, "%v does not exist or cannot be asked", s)

@@ -137,3 +137,27 @@ var _ = Describe("Capture watch", func() {
 		Expect(p.Free(runtime.Main, extra)).To(Succeed())
 	})
 })
+
+var _ = Describe("Stream work in program mode", func() {
+	It("asks the platform nothing about capture state, where kernel mode asks once per op", func() {
+		asked := func(mode guard.Mode) int {
+			f := newFake()
+			d := guarded(f, mode)
+			origin := stream(d)
+			x, y := malloc(d, 1024), malloc(d, 1024)
+			Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
+			before := f.InfoCalls()
+			Expect(d.Fill(runtime.Main, origin, x, 1)).To(Succeed())
+			Expect(d.Copy(runtime.Main, origin, y, x)).To(Succeed())
+			Expect(d.Axpy(runtime.Main, origin, y, x, 2)).To(Succeed())
+			n := f.InfoCalls() - before
+			_, err := d.EndCapture(runtime.Main, origin)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+		// Program mode keeps no ranges (nothing reads them), so a capture of 100,000 ops costs no
+		// capture-state question per op; kernel mode needs each answer for the watch.
+		Expect(asked(guard.Program)).To(BeZero())
+		Expect(asked(guard.Kernel)).To(Equal(3))
+	})
+})

@@ -25,50 +25,89 @@ type event struct {
 	eager bool
 }
 
-// work is one stream operation, run eagerly or stored in a graph node.
+// work is one stream operation, run eagerly or stored in a graph node. It holds no pointer, so a
+// graph's list of 100,000 of them is memory the garbage collector never scans.
 type work struct {
-	kind  string
-	dst   runtime.Ptr // memset/memcpy destination, kernel y
-	src   runtime.Ptr // memcpy source, kernel x
+	kind  workKind
 	value byte
 	a     uint32
+	dst   runtime.Ptr // memset/memcpy destination, kernel y
+	src   runtime.Ptr // memcpy source, kernel x
 }
 
-// Node kinds, as runtime.GraphNode names them.
+// workKind is a node's kind; its String is the kind runtime.GraphNode names.
+type workKind uint8
+
 const (
-	kindMemset = "memset"
-	kindMemcpy = "memcpy"
-	kindKernel = "kernel"
+	kindMemset workKind = iota + 1
+	kindMemcpy
+	kindKernel
 )
 
-func (w work) reads() []runtime.Ptr {
-	switch w.kind {
+func (k workKind) String() string {
+	switch k {
+	case kindMemset:
+		return "memset"
 	case kindMemcpy:
-		return []runtime.Ptr{w.src}
+		return "memcpy"
 	case kindKernel:
-		return []runtime.Ptr{w.src, w.dst}
+		return "kernel"
 	}
-	return nil
+	return fmt.Sprintf("work kind %d", uint8(k))
 }
 
-func (w work) writes() []runtime.Ptr { return []runtime.Ptr{w.dst} }
+// touched lists the ranges w reads, then the one it writes (its last): p[:n]. A memcpy reads src,
+// a kernel (axpy) reads x and y.
+func (w work) touched() (p [3]runtime.Ptr, n int) {
+	switch w.kind {
+	case kindMemcpy:
+		return [3]runtime.Ptr{w.src, w.dst}, 2
+	case kindKernel:
+		return [3]runtime.Ptr{w.src, w.dst, w.dst}, 3
+	}
+	return [3]runtime.Ptr{w.dst}, 1
+}
 
-type node struct {
-	work work
-	deps []int
-	// gens are the allocation generations of work.reads() then work.writes() when the node was
-	// recorded: a replay whose ranges have another generation now runs on memory someone else owns.
-	gens []uint64
+// dag is a capture's nodes in capture order, as lists with one entry per node rather than a node
+// struct each: recording a node appends to them and allocates nothing of its own, and works is
+// the replay plan in capture order as it stands.
+type dag struct {
+	works []work
+	// Node i depends on deps[depAt[i]:depAt[i+1]] (the last node's end is len(deps)).
+	depAt []int32
+	deps  []int
+	// gens are the allocation generations of each node's touched ranges when it was recorded, in
+	// node order: a replay whose ranges have another generation now runs on memory someone else
+	// owns. Node i's start at genAt[i].
+	genAt []int32
+	gens  []uint64
+}
+
+func (g *dag) len() int { return len(g.works) }
+
+// depsOf is node i's dependencies.
+func (g *dag) depsOf(i int) []int {
+	end := len(g.deps)
+	if i+1 < len(g.depAt) {
+		end = int(g.depAt[i+1])
+	}
+	return g.deps[g.depAt[i]:end]
+}
+
+// gensOf is the generations of node i's touched ranges, in touched order.
+func (g *dag) gensOf(i int) []uint64 {
+	_, k := g.works[i].touched()
+	return g.gens[g.genAt[i] : int(g.genAt[i])+k]
 }
 
 // capture is one capture sequence: the origin stream, the streams forked into it, and the DAG.
 type capture struct {
-	id      uint64
-	origin  runtime.Stream
-	mode    runtime.CaptureMode
-	thread  runtime.Thread // the thread that began it
-	status  runtime.CaptureStatus
-	nodes   []node
+	id     uint64
+	origin runtime.Stream
+	mode   runtime.CaptureMode
+	thread runtime.Thread // the thread that began it
+	status runtime.CaptureStatus
+	dag
 	members []*stream // origin first, then forked streams in fork order
 }
 
@@ -78,16 +117,29 @@ func (c *capture) String() string {
 
 // add records w as a node that depends on the stream's last nodes, and makes it the stream's tail.
 func (c *capture) add(s *stream, w work, mem *memory) {
-	n := node{work: w, deps: slices.Clone(s.tail)}
-	for _, p := range append(w.reads(), w.writes()...) {
-		var gen uint64
+	c.works = push(c.works, w)
+	c.depAt = push(c.depAt, int32(len(c.deps)))
+	c.deps = push(c.deps, s.tail...)
+	c.genAt = push(c.genAt, int32(len(c.gens)))
+	ptrs, k := w.touched()
+	var gens [3]uint64
+	for i, p := range ptrs[:k] {
 		if a := mem.containing(p); a != nil {
-			gen = a.gen
+			gens[i] = a.gen
 		}
-		n.gens = append(n.gens, gen)
 	}
-	c.nodes = append(c.nodes, n)
-	s.tail = []int{len(c.nodes) - 1}
+	c.gens = push(c.gens, gens[:k]...)
+	// The stream owns its tail (events and forks take copies of it), so it is reused.
+	s.tail = append(s.tail[:0], c.len()-1)
+}
+
+// push appends vs to s, doubling its capacity when it is full: append grows a large slice by a
+// quarter at a time, which copies a 100,000-node capture's lists about four times over.
+func push[T any](s []T, vs ...T) []T {
+	if len(s)+len(vs) > cap(s) {
+		s = slices.Grow(s, max(len(vs), cap(s)))
+	}
+	return append(s, vs...)
 }
 
 func (c *capture) fork(s *stream, from []int) {
@@ -99,14 +151,14 @@ func (c *capture) fork(s *stream, from []int) {
 // unjoined lists the forked streams whose last nodes are not ancestors of (or equal to) the
 // origin stream's last nodes: work the end of the capture would not wait for.
 func (c *capture) unjoined() []*stream {
-	reach := make([]bool, len(c.nodes))
+	reach := make([]bool, c.len())
 	var visit func(int)
 	visit = func(i int) {
 		if reach[i] {
 			return
 		}
 		reach[i] = true
-		for _, p := range c.nodes[i].deps {
+		for _, p := range c.depsOf(i) {
 			visit(p)
 		}
 	}
@@ -213,7 +265,7 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 			return d.fail("EndCapture", runtime.ClassCaptureInvalidated, "%v was invalidated by an earlier error; no graph", c)
 		}
 		g = runtime.Graph(d.newHandle())
-		d.graphs[g] = &graph{id: g, capture: c.id, nodes: c.nodes}
+		d.graphs[g] = &graph{id: g, capture: c.id, dag: c.dag}
 		d.terminate(c)
 		d.counters.CapturesDone++
 		return nil
@@ -239,12 +291,12 @@ func (d *Device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.Captur
 	return info, err
 }
 
-// graph is an ended capture: its nodes hold the addresses recorded at capture time.
+// graph is an ended capture: its nodes hold the addresses recorded at capture time, and never
+// change (works is shared read-only by every launch in capture order).
 type graph struct {
 	id      runtime.Graph
 	capture uint64
-	nodes   []node
-	works   []work // the nodes' work in capture order, built on first launch (see plan)
+	dag
 	// checked caches stale's answer for one memory layout: every launch asks, and a graph of
 	// 10,000 nodes would otherwise look up 10,000 ranges per launch with nothing changed.
 	checked struct {
@@ -252,18 +304,6 @@ type graph struct {
 		layout       uint64
 		stale, freed []string
 	}
-}
-
-// plan is the graph's replay plan for capture order: its nodes' work, resolved once and shared by
-// every launch (nodes never change after the capture ends).
-func (g *graph) plan() []work {
-	if g.works == nil && len(g.nodes) > 0 {
-		g.works = make([]work, len(g.nodes))
-		for i, n := range g.nodes {
-			g.works[i] = n.work
-		}
-	}
-	return g.works
 }
 
 // stale lists the captured ranges that now lie in another allocation than at capture (freed and
@@ -274,13 +314,15 @@ func (g *graph) stale(mem *memory) (stale, freed []string) {
 		return c.stale, c.freed
 	}
 	defer func() { c.mem, c.layout, c.stale, c.freed = mem, mem.layout(), stale, freed }()
-	for _, n := range g.nodes {
-		for i, p := range append(n.work.reads(), n.work.writes()...) {
+	for n, w := range g.works {
+		ptrs, k := w.touched()
+		gens := g.gensOf(n)
+		for i, p := range ptrs[:k] {
 			a := mem.containing(p)
 			switch {
 			case a == nil:
 				freed = append(freed, fmt.Sprintf("%v is in no live allocation", p))
-			case a.gen != n.gens[i]:
+			case a.gen != gens[i]:
 				stale = append(stale, fmt.Sprintf("%v now belongs to allocation %v", p, a.ptr))
 			}
 		}
@@ -314,12 +356,12 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 		q := d.queueOf(s)
 		if d.rng == nil {
 			// Capture order: the graph's own work list, shared read-only, no per-launch copy.
-			q.works = append(q.works, gr.plan())
+			q.works = append(q.works, gr.works)
 		} else {
 			order := d.replayOrder(gr)
 			works := make([]work, len(order))
 			for k, i := range order {
-				works[k] = gr.nodes[i].work
+				works[k] = gr.works[i]
 			}
 			q.works = append(q.works, works)
 		}
@@ -380,22 +422,23 @@ func (d *Device) settle() {
 // replayOrder is capture order (always a topological order: a node only depends on earlier ones),
 // or with a seed, a random pick among the nodes whose dependencies are done.
 func (d *Device) replayOrder(g *graph) []int {
-	order := make([]int, 0, len(g.nodes))
+	order := make([]int, 0, g.len())
 	if d.rng == nil {
-		for i := range g.nodes {
+		for i := range g.len() {
 			order = append(order, i)
 		}
 		return order
 	}
-	pending := make([]int, len(g.nodes))
-	children := make([][]int, len(g.nodes))
+	pending := make([]int, g.len())
+	children := make([][]int, g.len())
 	var ready []int
-	for i, n := range g.nodes {
-		pending[i] = len(n.deps)
-		for _, p := range n.deps {
+	for i := range g.len() {
+		deps := g.depsOf(i)
+		pending[i] = len(deps)
+		for _, p := range deps {
 			children[p] = append(children[p], i)
 		}
-		if len(n.deps) == 0 {
+		if len(deps) == 0 {
 			ready = append(ready, i)
 		}
 	}
@@ -437,8 +480,22 @@ func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 		if err != nil {
 			return err
 		}
-		for _, n := range gr.nodes {
-			out = append(out, runtime.GraphNode{Kind: n.work.kind, Reads: n.work.reads(), Writes: n.work.writes()})
+		// One array for the nodes and one for their ranges: a graph may have 100,000 nodes.
+		out = make([]runtime.GraphNode, 0, gr.len())
+		var ranges []runtime.Ptr
+		for _, w := range gr.works {
+			ptrs, k := w.touched()
+			if cap(ranges)-len(ranges) < k {
+				ranges = make([]runtime.Ptr, 0, max(3*gr.len(), k))
+			}
+			at := len(ranges)
+			ranges = append(ranges, ptrs[:k]...)
+			touched := ranges[at:len(ranges):len(ranges)]
+			gn := runtime.GraphNode{Kind: w.kind.String(), Writes: touched[k-1:]}
+			if k > 1 {
+				gn.Reads = touched[: k-1 : k-1]
+			}
+			out = append(out, gn)
 		}
 		return nil
 	})

@@ -33,9 +33,9 @@ func (d *Device) GraphDeps(g runtime.Graph) [][]int {
 	if gr == nil {
 		return nil
 	}
-	out := make([][]int, len(gr.nodes))
-	for i, n := range gr.nodes {
-		out[i] = append([]int{}, n.deps...)
+	out := make([][]int, gr.len())
+	for i := range out {
+		out[i] = append([]int{}, gr.depsOf(i)...)
 	}
 	return out
 }
