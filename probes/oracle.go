@@ -21,7 +21,7 @@ type Oracle struct {
 	bufs    map[string]*oracleBuffer
 	order   []string // live buffers, in allocation order
 	refused map[string]bool
-	graphs  map[string][]graphOp
+	graphs  map[string]*[]graphOp // by pointer: appending an op looks the capture up once
 	// epoch changes whenever a name may denote other bytes (an allocation, a grow): a graph op's
 	// resolved slices are reused while their epoch is current (see resolve).
 	epoch uint64
@@ -64,7 +64,7 @@ func NewOracle(p *Probe) *Oracle {
 		epoch:   1,
 		bufs:    map[string]*oracleBuffer{},
 		refused: map[string]bool{},
-		graphs:  map[string][]graphOp{},
+		graphs:  map[string]*[]graphOp{},
 		opsIn:   map[string]int{},
 	}
 	for _, c := range p.Captures {
@@ -160,9 +160,11 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 	if gop, ok := o.graphOp(op); ok {
 		g := o.graphs[capture]
 		if g == nil {
-			g = make([]graphOp, 0, o.opsIn[capture])
+			g = &[]graphOp{}
+			*g = make([]graphOp, 0, o.opsIn[capture])
+			o.graphs[capture] = g
 		}
-		o.graphs[capture] = append(g, gop)
+		*g = append(*g, gop)
 	}
 }
 
@@ -188,7 +190,11 @@ func (o *Oracle) Launch(capture string, took bool) {
 	if !took {
 		return
 	}
-	ops := o.graphs[capture]
+	g := o.graphs[capture]
+	if g == nil {
+		return
+	}
+	ops := *g
 	for i := range ops {
 		o.apply(&ops[i])
 	}

@@ -63,7 +63,8 @@ func (s *Spans) over(all []Span) Access {
 	return acc
 }
 
-// ResolveInto is Resolve into sp: N is 0 for an op without data effect, and on error.
+// ResolveInto is Resolve into sp: N is 0 for an op without data effect, and on error. It asks size
+// once per buffer.
 func (op *Op) ResolveInto(size func(buffer string) int64, sp *Spans) error {
 	*sp = Spans{}
 	opt := func(p *int64, def int64) int64 {
@@ -72,8 +73,7 @@ func (op *Op) ResolveInto(size func(buffer string) int64, sp *Spans) error {
 		}
 		return def
 	}
-	within := func(what, buf string, off, n int64) error {
-		total := size(buf)
+	within := func(what, buf string, total, off, n int64) error {
 		if off < 0 || n < 0 || off > total || n > total-off {
 			return fmt.Errorf("%s range [%d, %d) is outside buffer %q of %d bytes", what, off, off+n, buf, total)
 		}
@@ -83,37 +83,38 @@ func (op *Op) ResolveInto(size func(buffer string) int64, sp *Spans) error {
 		}
 		return nil
 	}
-	offsetWithin := func(what, buf string, off int64) error {
-		if total := size(buf); off < 0 || off > total {
+	offsetWithin := func(what, buf string, total, off int64) error {
+		if off < 0 || off > total {
 			return fmt.Errorf("%s offset %d is outside buffer %q of %d bytes", what, off, buf, total)
 		}
 		return nil
 	}
 	switch op.Kind {
 	case OpFill:
-		off := opt(op.Offset, 0)
+		total, off := size(op.Dst), opt(op.Offset, 0)
 		// The offset first: the default count is derived from it.
-		if err := offsetWithin("fill", op.Dst, off); err != nil {
+		if err := offsetWithin("fill", op.Dst, total, off); err != nil {
 			return err
 		}
-		n := opt(op.Bytes, size(op.Dst)-off)
-		if err := within("fill", op.Dst, off, n); err != nil {
+		n := opt(op.Bytes, total-off)
+		if err := within("fill", op.Dst, total, off, n); err != nil {
 			return err
 		}
 		*sp = Spans{Span: [3]Span{{op.Dst, off, n}}, W: 1, N: 1}
 	case OpCopy:
+		dsize, ssize := size(op.Dst), size(op.Src)
 		doff, soff := opt(op.DstOffset, 0), opt(op.SrcOffset, 0)
-		if err := offsetWithin("copy destination", op.Dst, doff); err != nil {
+		if err := offsetWithin("copy destination", op.Dst, dsize, doff); err != nil {
 			return err
 		}
-		if err := offsetWithin("copy source", op.Src, soff); err != nil {
+		if err := offsetWithin("copy source", op.Src, ssize, soff); err != nil {
 			return err
 		}
-		n := opt(op.Bytes, min(size(op.Dst)-doff, size(op.Src)-soff))
-		if err := within("copy destination", op.Dst, doff, n); err != nil {
+		n := opt(op.Bytes, min(dsize-doff, ssize-soff))
+		if err := within("copy destination", op.Dst, dsize, doff, n); err != nil {
 			return err
 		}
-		if err := within("copy source", op.Src, soff, n); err != nil {
+		if err := within("copy source", op.Src, ssize, soff, n); err != nil {
 			return err
 		}
 		*sp = Spans{Span: [3]Span{{op.Dst, doff, n}, {op.Src, soff, n}}, W: 1, N: 2}
