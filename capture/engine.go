@@ -103,6 +103,7 @@ type run struct {
 	staleSeen map[string]bool
 	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
 	spans     probes.Spans // the op being issued resolved (resolve)
+	before    snapshot     // the state before the call being made, guarded (sideeffects.go)
 	times     phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.

@@ -32,9 +32,15 @@ type bufferState struct {
 	held bool // the runtime's slot holds it (false for pooled and host buffers, which have none)
 }
 
-// snap records the state a refusal must not change.
+// snap records the state a refusal must not change, in r.before: a guarded capture takes one
+// before every call, and each is done with once its call has returned.
 func (r *run) snap() *snapshot {
-	s := &snapshot{counters: r.dev.Counters(), bufs: map[string]bufferState{}}
+	s := &r.before
+	if s.bufs == nil {
+		s.bufs = map[string]bufferState{}
+	}
+	clear(s.bufs)
+	s.counters = r.dev.Counters()
 	for name, a := range r.bufs {
 		s.bufs[name] = r.stateOf(name, a)
 	}
