@@ -21,9 +21,10 @@ type batchSpy struct {
 }
 
 func (s *batchSpy) Unwrap() runtime.Device { return s.Device }
-func (s *batchSpy) OnThread(t runtime.Thread, f func()) error {
+func (s *batchSpy) OnThread(t runtime.Thread, f func(runtime.Device)) error {
 	s.batches.Add(1)
-	return s.Device.(runtime.ThreadRunner).OnThread(t, f)
+	// The view f gets must be the spy's: the device's own view would bypass it.
+	return s.Device.(runtime.ThreadRunner).OnThread(t, func(runtime.Device) { f(s) })
 }
 
 // userRuntime is the reference guards opened as a runtime of the user's own: the engine cannot

@@ -37,7 +37,7 @@ func EqualByReadingOnThread(dev runtime.Device, p runtime.Ptr, want []byte) (eq 
 		return false, errors.New("no ThreadRunner")
 	}
 	r := &run{dev: g, watch: &watch{onThread: true}}
-	if terr := tr.OnThread(runtime.Main, func() { eq, err = r.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
+	if terr := tr.OnThread(runtime.Main, func(runtime.Device) { eq, err = r.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
 		return false, terr
 	}
 	return eq, err

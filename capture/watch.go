@@ -179,7 +179,19 @@ func (w *watch) startedAt() time.Time { return w.base.Add(w.started) }
 // call that hangs inside the batch is still the call named in the timeout. Otherwise body runs on
 // the instance's goroutine and each call is handed off on its own.
 func (w *watch) batch(body func()) {
-	if w.tr != nil && w.tr.OnThread(runtime.Main, func() { w.onThread = true; body() }) == nil {
+	if w.tr != nil && w.tr.OnThread(runtime.Main, func(on runtime.Device) {
+		w.onThread = true
+		if any(w.tr) == any(w.dev) {
+			// The instance's calls go to the batch's view of the device, which runs them with no
+			// check of the OS thread. Not when the device found is wrapped (runtime.As): the view
+			// would bypass the wrappers. Run reads dev (to abandon it) only under mu, which the
+			// instance holds here.
+			dev := w.dev
+			w.dev = on
+			defer func() { w.dev = dev }()
+		}
+		body()
+	}) == nil {
 		return
 	}
 	body()

@@ -10,9 +10,26 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// Device is one simulated device. It implements runtime.Device, runtime.FaultInjector and
-// runtime.Abandoner; the methods beyond those (ResidentBytes, FailMalloc) serve tests.
+// Device is one simulated device. It implements runtime.Device, runtime.FaultInjector,
+// runtime.Abandoner, runtime.Comparer and runtime.ThreadRunner; the methods beyond those
+// (ResidentBytes, FailMalloc) serve tests. A Device is the device itself, or the view of it that
+// OnThread hands its batch: both share the device's state (core).
 type Device struct {
+	*core
+	// batch is set on a view OnThread hands its batch: while the batch lasts, the view's calls for
+	// the batch's thread run inline with no check of the OS thread (a gettid per call), since only
+	// the batch, on that thread, may use it.
+	batch *batch
+}
+
+// batch is one OnThread batch.
+type batch struct {
+	t    runtime.Thread
+	live atomic.Bool // until f returns
+}
+
+// core is a device's state.
+type core struct {
 	index   int
 	size    int64
 	profile *Profile
@@ -57,7 +74,7 @@ type Device struct {
 var _ runtime.Device = (*Device)(nil)
 
 func newDevice(index int, opts Options, p *Profile) *Device {
-	d := &Device{
+	d := &Device{core: &core{
 		index:   index,
 		size:    opts.Memory,
 		profile: p,
@@ -66,7 +83,7 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]*graph{},
 		never:   make(chan struct{}),
-	}
+	}}
 	d.rulesFor = map[string][]int{}
 	for i, r := range p.Rules {
 		for _, c := range r.Calls {
@@ -173,8 +190,12 @@ func (d *Device) worker(t runtime.Thread) *runtime.Worker {
 
 // away returns the worker that serves t when the caller is not running on it: the call must be
 // handed off (handOff), which makes it again on that worker. nil when the caller is on it already
-// (inside a hand-off or a batch, OnThread) or t is unknown: call makes the call, or fails it.
+// (inside a hand-off or a batch, OnThread) or t is unknown: call makes the call, or fails it. A
+// batch's view asks nothing for the batch's thread while the batch lasts.
 func (d *Device) away(t runtime.Thread) *runtime.Worker {
+	if b := d.batch; b != nil && b.t == t && b.live.Load() {
+		return nil
+	}
 	if w := d.worker(t); w != nil && !w.OnOwnThread() {
 		return w
 	}
@@ -252,19 +273,26 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 
 var _ runtime.ThreadRunner = (*Device)(nil)
 
-// OnThread runs f on the worker that serves t (runtime.ThreadRunner): the device calls f makes for
-// t run there inline, one hand-off for the whole batch. life is held for the batch as for one call,
-// so Close waits for it; f must not Close the device.
-func (d *Device) OnThread(t runtime.Thread, f func()) error {
+// OnThread runs f on the worker that serves t (runtime.ThreadRunner) and hands it on, a view of
+// the device whose calls for t run there inline: one hand-off for the whole batch, and no check of
+// the OS thread per call. life is held for the batch as for one call, so Close waits for it; f
+// must not Close the device.
+func (d *Device) OnThread(t runtime.Thread, f func(on runtime.Device)) error {
 	w := d.worker(t)
-	switch {
-	case w == nil:
+	if w == nil {
 		return d.fail("OnThread", runtime.ClassInvalidValue, "unknown thread %v: the device has threads main and other", t)
-	case w.OnOwnThread():
-		f()
+	}
+	on := &Device{core: d.core, batch: &batch{t: t}}
+	run := func() {
+		on.batch.live.Store(true)
+		defer on.batch.live.Store(false)
+		f(on)
+	}
+	if w.OnOwnThread() {
+		run()
 		return nil
 	}
-	_, err := handOff(d, w, "OnThread", func() (struct{}, error) { f(); return struct{}{}, nil })
+	_, err := handOff(d, w, "OnThread", func() (struct{}, error) { run(); return struct{}{}, nil })
 	return err
 }
 

@@ -3,8 +3,10 @@
 package sim_test
 
 import (
+	goruntime "runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -82,16 +84,18 @@ var _ = Describe("device threads", func() {
 		d.SetCallHook(log.record)
 		s := newStream(d) // outside the batch: handed off
 		var batchTid int
-		Expect(d.OnThread(main, func() {
+		Expect(d.OnThread(main, func(on runtime.Device) {
 			batchTid = syscall.Gettid()
-			p, err := d.Malloc(main, 4*KiB)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(d.Fill(main, s, p, 1)).To(Succeed())
-			q, err := d.Malloc(other, 4*KiB)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(d.Copy(other, s, q, p)).To(Succeed())
-			Expect(d.Free(main, p)).To(Succeed())
-			Expect(d.Free(other, q)).To(Succeed())
+			for _, dev := range []runtime.Device{on, d} { // the batch's view, and the device
+				p, err := dev.Malloc(main, 4*KiB)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(dev.Fill(main, s, p, 1)).To(Succeed())
+				q, err := dev.Malloc(other, 4*KiB)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(dev.Copy(other, s, q, p)).To(Succeed())
+				Expect(dev.Free(main, p)).To(Succeed())
+				Expect(dev.Free(other, q)).To(Succeed())
+			}
 		})).To(Succeed())
 		Expect(log.tids[main]).To(HaveLen(1), "all Main calls on one thread, inside the batch or not")
 		Expect(log.tids[main]).To(HaveKey(batchTid), "the batch runs on Main's thread")
@@ -106,7 +110,7 @@ var _ = Describe("device threads", func() {
 		inBatch, release, outside := make(chan struct{}), make(chan struct{}), make(chan error)
 		batch := make(chan error)
 		go func() {
-			batch <- d.OnThread(main, func() {
+			batch <- d.OnThread(main, func(runtime.Device) {
 				close(inBatch)
 				<-release
 			})
@@ -121,15 +125,67 @@ var _ = Describe("device threads", func() {
 		Expect(<-outside).To(Succeed())
 		Expect(log.tids[main]).To(HaveLen(1))
 	})
+
+	It("give the batch a view whose Main calls run where they are made, unchecked, while the batch lasts, and are handed off after it", func() {
+		d := onProfile("cann")
+		log := &threadLog{tids: map[runtime.Thread]map[int]bool{}, ops: map[string]int{}}
+		d.SetCallHook(log.record)
+		inBatch, release := make(chan runtime.Device), make(chan struct{})
+		batch := make(chan error)
+		go func() {
+			batch <- d.OnThread(main, func(on runtime.Device) {
+				inBatch <- on
+				<-release
+			})
+		}()
+		on := <-inBatch
+		released := false
+		DeferCleanup(func() {
+			if !released {
+				close(release)
+				<-batch
+			}
+		})
+		// Against the contract (the view is the batch's alone), to show that the view does not
+		// check the thread: from another goroutine, during the batch, its call runs right there,
+		// on a thread that is not Main's, where the device's own call would wait for the batch.
+		type answer struct {
+			tid int
+			err error
+		}
+		made := make(chan answer, 1)
+		go func() {
+			goruntime.LockOSThread()
+			defer goruntime.UnlockOSThread()
+			_, err := on.CreateStream(main)
+			made <- answer{syscall.Gettid(), err}
+		}()
+		var got answer
+		Eventually(made, 5*time.Second).Should(Receive(&got), "the view's call waited for the batch: it checked the thread")
+		Expect(got.err).NotTo(HaveOccurred())
+		Expect(log.tids[main]).To(And(HaveLen(1), HaveKey(got.tid)))
+		close(release)
+		released = true
+		Expect(<-batch).To(Succeed())
+
+		// Once the batch is over the view is the device again: its call is handed off to Main.
+		log.tids[main] = map[int]bool{}
+		_, err := on.CreateStream(main)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = d.CreateStream(main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(log.tids[main]).To(HaveLen(1))
+		Expect(log.tids[main]).NotTo(HaveKey(syscall.Gettid()))
+	})
 })
 
 var _ = Describe("OnThread", func() {
 	It("refuses an unknown thread and a closed device without running the batch", func() {
 		d := onProfile("cann")
 		ran := false
-		expectError(d.OnThread(runtime.Thread(7), func() { ran = true }), 107000, runtime.ClassInvalidValue)
+		expectError(d.OnThread(runtime.Thread(7), func(runtime.Device) { ran = true }), 107000, runtime.ClassInvalidValue)
 		Expect(d.Close()).To(Succeed())
-		expectError(d.OnThread(main, func() { ran = true }), 107000, runtime.ClassInvalidValue)
+		expectError(d.OnThread(main, func(runtime.Device) { ran = true }), 107000, runtime.ClassInvalidValue)
 		Expect(ran).To(BeFalse())
 	})
 
@@ -137,7 +193,7 @@ var _ = Describe("OnThread", func() {
 		d := onProfile("cann")
 		recovered := func() (v any) {
 			defer func() { v = recover() }()
-			_ = d.OnThread(main, func() { panic("batch exploded") })
+			_ = d.OnThread(main, func(runtime.Device) { panic("batch exploded") })
 			return nil
 		}()
 		Expect(recovered).To(Equal("batch exploded"))
@@ -151,7 +207,7 @@ var _ = Describe("OnThread", func() {
 		var after error
 		batch := make(chan error)
 		go func() {
-			batch <- d.OnThread(main, func() {
+			batch <- d.OnThread(main, func(runtime.Device) {
 				close(inBatch)
 				<-closing
 				// Close is waiting for the batch (or has not begun): a call on Other must not
