@@ -171,17 +171,31 @@ func BenchmarkFills10kx2000(b *testing.B) {
 // BenchmarkCapture100kOps: capturing a 100,000-op program against replaying it once, both timed by
 // the engine in the same instance (target <= 2x).
 func BenchmarkCapture100kOps(b *testing.B) {
+	benchCapture100k(b, false)
+}
+
+// BenchmarkCapture100kOpsGuarded: the same with the reference guards on (kernel mode), which
+// check every call and snapshot what a refusal must leave unchanged before each.
+func BenchmarkCapture100kOpsGuarded(b *testing.B) {
+	benchCapture100k(b, true)
+}
+
+func benchCapture100k(b *testing.B, guarded bool) {
 	const nodes = 100000
 	p := benchProbe(b, fillsProbe(nodes, 3))
 	dev := benchSim(b, 0)
 	var capt, replay time.Duration
 	b.ResetTimer()
 	for range b.N {
-		res := runExact(b, dev, p, 3)
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: 3}, capture.Options{})
+		if res.Outcome != probes.Exact {
+			b.Fatalf("%s: %s (%s)", p.Name, res.Outcome, res.Reason)
+		}
 		capt += res.Timings.Capture
 		replay += res.Timings.ReplayMedian
 	}
 	ratio(b, capt, replay, "x-replay")
+	b.ReportMetric(float64(capt)/float64(b.N)/nodes, "ns/captured-op")
 }
 
 // scattered returns two 256 MiB-ish buffers, equal but for about one byte in a hundred.
