@@ -10,7 +10,8 @@
 // runtime.LockOSThread for its whole life (see Worker), so a call issued from Other really comes from
 // a different OS thread, on hardware and on the simulator alike. Handing a call to a locked thread
 // costs OS thread wake-ups; a device that implements ThreadRunner lets a caller run a batch of calls
-// on the thread as one hand-off.
+// on the thread as one hand-off, through a view of the device that need not find out which thread
+// each call comes from.
 //
 // Every failure is a *Error carrying the platform's own code and a portable Class. A guard refusal
 // is an *Error of class ClassRefused. Handles (Stream, Event, Graph) are small opaque numbers owned by

@@ -8,7 +8,8 @@
 // method runs its body on the worker its Thread argument names, so calls come from two distinct,
 // locked OS threads. A call already on its worker's thread runs there inline; OnThread
 // (runtime.ThreadRunner) runs a whole batch of calls on a worker as one hand-off, as the engine runs
-// an instance. Device state is guarded by one mutex. Capture-mode rules use the Thread that began a
+// an instance, and hands the batch a view of the Device whose calls for that thread run with no
+// check of the OS thread while the batch lasts. Device state is guarded by one mutex. Capture-mode rules use the Thread that began a
 // capture and the Thread that makes a call.
 //
 // Address space. Device i's addresses start at 0x7f0000000000 + i<<40. Requests are rounded up to
