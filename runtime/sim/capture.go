@@ -151,19 +151,21 @@ func (c *capture) fork(s *stream, from []int) {
 // unjoined lists the forked streams whose last nodes are not ancestors of (or equal to) the
 // origin stream's last nodes: work the end of the capture would not wait for.
 func (c *capture) unjoined() []*stream {
+	if len(c.members) < 2 {
+		return nil // nothing was forked
+	}
+	// Depth first from the origin's last nodes, with a stack of its own: a chain of 100,000 nodes
+	// would otherwise recurse 100,000 calls deep.
 	reach := make([]bool, c.len())
-	var visit func(int)
-	visit = func(i int) {
+	todo := slices.Clone(c.members[0].tail)
+	for len(todo) > 0 {
+		i := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
 		if reach[i] {
-			return
+			continue
 		}
 		reach[i] = true
-		for _, p := range c.depsOf(i) {
-			visit(p)
-		}
-	}
-	for _, i := range c.members[0].tail {
-		visit(i)
+		todo = append(todo, c.depsOf(i)...)
 	}
 	var out []*stream
 	for _, s := range c.members[1:] {
