@@ -18,7 +18,9 @@
 //
 // Every runtime.Device method of a *Device calls the inner device's method of the same name, on the
 // same Thread, with the same arguments, and returns what it returned, unless a guard refuses the
-// call first. In program mode nothing is refused. Guard errors carry Backend "guard".
+// call first. In program mode nothing is refused, and stream work (fill, copy, axpy) is passed
+// straight through: the ranges a capture touched are kept only in kernel mode, for the guards that
+// read them. Guard errors carry Backend "guard".
 //
 // # Refusals
 //
