@@ -35,25 +35,33 @@ func benchProbe(b *testing.B, text string) *probes.Probe {
 	return set.Probes[0]
 }
 
-func benchSim(b *testing.B, memory int64) runtime.Device {
-	b.Helper()
-	be, err := sim.New(sim.Options{Profile: "cann", Memory: memory})
+// simDevice opens a simulated device with profile for a benchmark or a fuzz target, closed when
+// tb ends.
+func simDevice(tb testing.TB, profile string) runtime.Device {
+	tb.Helper()
+	be, err := sim.New(sim.Options{Profile: profile})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	dev, err := be.Open(context.Background(), 0)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { dev.Close() })
+	tb.Cleanup(func() { dev.Close() })
 	return dev
 }
 
-// runExact runs p once and fails the benchmark unless it came out exact.
+// runExact runs p once in global mode, guards off, and fails the benchmark unless it came out
+// exact.
 func runExact(b *testing.B, dev runtime.Device, p *probes.Probe, replays int) *capture.Result {
-	res := capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Replays: replays}, capture.Options{})
+	return runExactIn(b, dev, probes.Instance{Probe: p, Mode: runtime.Global, Replays: replays})
+}
+
+// runExactIn runs the instance once and fails the benchmark unless it came out exact.
+func runExactIn(b *testing.B, dev runtime.Device, in probes.Instance) *capture.Result {
+	res := capture.Run(context.Background(), dev, in, capture.Options{})
 	if res.Outcome != probes.Exact {
-		b.Fatalf("%s: %s (%s)", p.Name, res.Outcome, res.Reason)
+		b.Fatalf("%s: %s (%s)", in.Probe.Name, res.Outcome, res.Reason)
 	}
 	return res
 }
@@ -113,7 +121,7 @@ func copyYardstick(size int64, replays int) {
 func BenchmarkCopyProbe128MiB(b *testing.B) {
 	const size, replays = 128 << 20, 10
 	p := benchProbe(b, copyProbe(size, replays))
-	dev := benchSim(b, 0)
+	dev := simDevice(b, "cann")
 	b.SetBytes(size * replays)
 	b.ResetTimer()
 	took := timeIt(b.N, func() { runExact(b, dev, p, replays) })
@@ -161,7 +169,7 @@ func fillsYardstick(nodes, replays int) {
 func BenchmarkFills10kx2000(b *testing.B) {
 	const nodes, replays = 10000, 2000
 	p := benchProbe(b, fillsProbe(nodes, replays))
-	dev := benchSim(b, 0)
+	dev := simDevice(b, "cann")
 	b.ResetTimer()
 	took := timeIt(b.N, func() { runExact(b, dev, p, replays) })
 	b.StopTimer()
@@ -183,14 +191,11 @@ func BenchmarkCapture100kOpsGuarded(b *testing.B) {
 func benchCapture100k(b *testing.B, guarded bool) {
 	const nodes = 100000
 	p := benchProbe(b, fillsProbe(nodes, 3))
-	dev := benchSim(b, 0)
+	dev := simDevice(b, "cann")
 	var capt, replay time.Duration
 	b.ResetTimer()
 	for range b.N {
-		res := capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: 3}, capture.Options{})
-		if res.Outcome != probes.Exact {
-			b.Fatalf("%s: %s (%s)", p.Name, res.Outcome, res.Reason)
-		}
+		res := runExactIn(b, dev, probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: 3})
 		capt += res.Timings.Capture
 		replay += res.Timings.ReplayMedian
 	}
@@ -256,7 +261,7 @@ func BenchmarkLocalise256MiBSparse(b *testing.B) {
 // in place on the simulator's pages, against bytes.Equal of two host slices (target >= 0.9x).
 func BenchmarkVerify256MiBEqual(b *testing.B) {
 	const n = 256 << 20
-	dev := benchSim(b, 0)
+	dev := simDevice(b, "cann")
 	p, err := dev.Malloc(runtime.Main, n)
 	if err != nil {
 		b.Fatal(err)
@@ -377,7 +382,7 @@ func BenchmarkScaling(b *testing.B) {
 	for _, mib := range []int64{1, 8, 64, 512} {
 		b.Run(fmt.Sprintf("buffer=%dMiB", mib), func(b *testing.B) {
 			p := benchProbe(b, copyProbe(mib<<20, 10))
-			dev := benchSim(b, 0)
+			dev := simDevice(b, "cann")
 			b.SetBytes(mib << 20 * 10)
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runExact(b, dev, p, 10) })
@@ -387,7 +392,7 @@ func BenchmarkScaling(b *testing.B) {
 	for _, replays := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprintf("replays=%d", replays), func(b *testing.B) {
 			p := benchProbe(b, copyProbe(64<<10, replays))
-			dev := benchSim(b, 0)
+			dev := simDevice(b, "cann")
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runExact(b, dev, p, replays) })
 			b.ReportMetric(float64(took)/float64(b.N)/float64(replays), "ns/replay")
@@ -396,7 +401,7 @@ func BenchmarkScaling(b *testing.B) {
 	for _, nodes := range []int{10, 1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			p := benchProbe(b, fillsProbe(nodes, 10))
-			dev := benchSim(b, 0)
+			dev := simDevice(b, "cann")
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runExact(b, dev, p, 10) })
 			b.ReportMetric(float64(took)/float64(b.N)/float64(nodes), "ns/node")
@@ -407,7 +412,7 @@ func BenchmarkScaling(b *testing.B) {
 // BenchmarkRunSimple is one small instance end to end on the simulator, 20 replay rounds: what
 // the engine's per-call costs (the watch on every device call among them) add up to.
 func BenchmarkRunSimple(b *testing.B) {
-	p, dev := benchProbe(b, simple), benchSim(b, 0)
+	p, dev := benchProbe(b, simple), simDevice(b, "cann")
 	b.ResetTimer()
 	for b.Loop() {
 		runExact(b, dev, p, 20)

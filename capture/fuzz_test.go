@@ -13,7 +13,6 @@ import (
 	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // The fuzz targets' input: a choice stream for progen.Bytes, a capture mode and a replay count.
@@ -45,19 +44,6 @@ func fuzzProbe(t *testing.T, choices []byte, mode, replays uint8) (*probes.Probe
 	}
 	modes := runtime.CaptureModes()
 	return set.Probes[0], modes[int(mode)%len(modes)], 1 + int(replays)%4
-}
-
-func openFuzzSim(f *testing.F, profile string) runtime.Device {
-	b, err := sim.New(sim.Options{Profile: profile})
-	if err != nil {
-		f.Fatal(err)
-	}
-	dev, err := b.Open(context.Background(), 0)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { dev.Close() })
-	return dev
 }
 
 // opaque forwards the Device interface only: no Unwrap, so the engine finds no runtime.Comparer
@@ -93,7 +79,7 @@ func mismatches(res *capture.Result) string {
 // program, on both profiles, whichever way the engine reaches the simulator's bytes.
 func FuzzOracleSimulator(f *testing.F) {
 	addProgramSeeds(f)
-	devs := []runtime.Device{openFuzzSim(f, "cann"), openFuzzSim(f, "cuda")}
+	devs := []runtime.Device{simDevice(f, "cann"), simDevice(f, "cuda")}
 	f.Fuzz(func(t *testing.T, choices []byte, mode, replays uint8) {
 		p, m, n := fuzzProbe(t, choices, mode, replays)
 		for _, dev := range devs {
@@ -125,7 +111,7 @@ func engineHandlesCleanly(dev runtime.Device, p *probes.Probe, mode runtime.Capt
 // releases everything it made.
 func FuzzEngine(f *testing.F) {
 	addProgramSeeds(f)
-	dev := openFuzzSim(f, "cann")
+	dev := simDevice(f, "cann")
 	f.Fuzz(func(t *testing.T, choices []byte, mode, replays uint8) {
 		p, m, n := fuzzProbe(t, choices, mode, replays)
 		if err := engineHandlesCleanly(dev, p, m, n); err != nil {

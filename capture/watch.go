@@ -15,10 +15,9 @@ import (
 // call into the backend's device (the watched device sits between the runtime under test and the
 // backend). Run waits for that goroutine or for the instance's context. When the context ends, Run
 // tries watch.mu until it has it: then either the instance has finished, or it is inside a device
-// call. A call that
-// is still in flight a grace period after the later of the deadline and its own start is
-// abandoned: Run builds the result from what the instance recorded (it touches nothing while it is
-// inside a call) and returns; the device is given up (runtime.Abandoner); if the call ever
+// call. A call that is still in flight a grace period after the later of the deadline and its own
+// start is abandoned: Run builds the result from what the instance recorded (it touches nothing
+// while it is inside a call) and returns; the device is given up (runtime.Abandoner); if the call ever
 // returns, the instance's goroutine parks for good instead of touching the result.
 
 // watch is one instance's device watch.
