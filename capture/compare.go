@@ -2,9 +2,10 @@ package capture
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/binary"
 	"math/bits"
+	goruntime "runtime"
+	"sync"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
@@ -109,82 +110,199 @@ func (r *run) onDeviceThread() bool { return r.watch != nil && r.watch.onThread 
 // differs in some bytes of every lane (iota32 against zero) is one finding, not one per lane.
 const mergeGap = 16
 
-// differingRanges calls f with each differing range [off, end) of got against want (equal
-// lengths), in order, until f returns false; f sees a range once the next difference (or the end
-// of the buffers) shows it is closed. No allocation, one pass: see localiser.
-func differingRanges(want, got []byte, f func(off, end int) bool) {
-	const chunk = 1024 // measured on a loaded 2-core VM: 512-4096 within noise, 1024 steadiest
-	var xor [chunk]byte
+// span is one differing range [off, end) of a buffer.
+type span struct{ off, end int }
+
+// localisation is what differs between two equal-length buffers: every differing range and byte
+// counted, the first ranges kept.
+type localisation struct {
+	kept   []span // the first ranges, in order, up to the limit asked
+	ranges int    // every differing range
+	bytes  int64  // every differing byte
+}
+
+// Localisation. The buffers are scanned a 1 KiB chunk at a time. A chunk with no
+// difference costs one bytes.Equal (SIMD), and 1 KiB of equal bytes closes any open range
+// (mergeGap), so a few differences in a large buffer are found at the speed of bytes.Equal. A chunk
+// that differs is XORed 16 bytes at a time in registers into a mask of its differing 16-byte
+// groups, without a branch; only those groups are visited. With a difference every ~100 bytes (1%
+// scattered), a branch per word or per group would mispredict at almost every difference; the
+// mask costs one unpredictable branch per differing group. Every differing byte of a group is less
+// than mergeGap from the next, so a group's differences always join one range: only its first and
+// last differing byte matter. A buffer of at least 2 segmentBytes is cut into segments that
+// separate goroutines scan, one per CPU, and their ranges are joined in order across the cuts.
+
+const localiseChunk = 1024
+
+// segmentBytes is the least a goroutine of the localisation scans: below it, starting one costs
+// more than it saves (a variable so tests can cut small buffers).
+var segmentBytes = 8 << 20
+
+// localise counts every differing range and byte of got against want (equal lengths) and keeps
+// the first limit ranges (none when limit <= 0). The ranges are those of naive byte-at-a-time
+// merging: differing runs separated by fewer than mergeGap equal bytes are one range.
+func localise(want, got []byte, limit int) localisation {
 	n := len(want)
 	got = got[:n]
-	l := localiser{start: -1, f: f}
-	for i := 0; i < n; i += chunk {
-		end := min(i+chunk, n)
-		if bytes.Equal(want[i:end], got[i:end]) {
-			// A chunk with no difference costs one SIMD comparison, and 1 KiB of equal bytes closes
-			// any open range (mergeGap): a few differences in a large buffer are found at memory
-			// speed. A chunk that differs stops the comparison at its first difference.
+	limit = max(limit, 0)
+	parts := min(goruntime.GOMAXPROCS(0), n/segmentBytes)
+	if parts <= 1 {
+		return join([]segment{scanSegment(want, got, 0, limit+1)}, limit)
+	}
+	segs := make([]segment, parts)
+	per := (n / parts) &^ (localiseChunk - 1)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := k*per, (k+1)*per
+		if k == parts-1 {
+			hi = n
+		}
+		wg.Go(func() { segs[k] = scanSegment(want[lo:hi], got[lo:hi], lo, limit+1) })
+	}
+	wg.Wait()
+	return join(segs, limit)
+}
+
+// segment is the scan of one piece of the buffers: its ranges as if it stood alone.
+type segment struct {
+	ranges int
+	bytes  int64
+	kept   []span // its first ranges, up to the number asked
+	last   span   // its last range (ranges > 0)
+}
+
+// join joins the segments' ranges in order: a segment's first range joins the previous one's last
+// when fewer than mergeGap equal bytes part them. Each segment keeps limit+1 ranges, so that when
+// one keeps fewer than it has, those it kept fill the limit even if its first joined the previous.
+func join(segs []segment, limit int) localisation {
+	var out localisation
+	emit := func(s span) {
+		if len(out.kept) < limit {
+			out.kept = append(out.kept, s)
+		}
+	}
+	var open span
+	have := false
+	for _, s := range segs {
+		if s.ranges == 0 {
 			continue
 		}
-		// XORBytes runs at SIMD speed; a short last chunk leaves zeros (no difference) after it.
-		m := subtle.XORBytes(xor[:], want[i:end], got[i:])
-		if m < chunk {
-			clear(xor[m:])
+		out.ranges += s.ranges
+		out.bytes += s.bytes
+		rs := s.kept
+		if len(rs) == s.ranges {
+			rs = rs[:len(rs)-1] // s.last: open, until the next segment shows whether it joins
 		}
-		for b := 0; b < m; b += localiseBlock {
-			if !l.block(xor[b:b+localiseBlock], i+b) {
-				return
+		first := s.kept[0] // a segment with ranges keeps at least one
+		if have && first.off < open.end+mergeGap {
+			out.ranges--
+			if s.ranges == 1 {
+				open.end = s.last.end
+				continue
 			}
+			open.end = first.end
+			rs = rs[1:]
 		}
+		if have {
+			emit(open)
+		}
+		for _, r := range rs {
+			emit(r)
+		}
+		open, have = s.last, true
 	}
-	if l.start >= 0 {
-		f(l.start, l.end)
+	if have {
+		emit(open)
 	}
+	return out
 }
 
-// localiseBlock is the bytes one 64-bit mask covers: a bit per 8-byte word.
-const localiseBlock = 512
-
-// localiser merges differences into ranges. The XOR of the buffers is scanned a 512-byte block
-// at a time: a mask of its non-zero words is built without branches, then only those words are
-// visited. With a difference every ~100 bytes (1% scattered), a branch per word or per 32 bytes
-// mispredicts at almost every difference; the mask costs one unpredictable branch per block. Every
-// differing byte of a word is less than mergeGap from the next, so a word's differences always
-// join one range: only its first and last differing byte matter.
-type localiser struct {
-	start, end int // the open range [start, end); start < 0: none yet
-	f          func(off, end int) bool
-}
-
-// block adds the differences of x, the XOR of the 512 bytes at offset at; false when f stopped.
-func (l *localiser) block(x []byte, at int) bool {
-	x = x[:localiseBlock]
-	var mask uint64
-	for k := 0; k < 64; k += 4 {
-		w := x[k*8 : k*8+32]
-		x0 := binary.LittleEndian.Uint64(w[0:])
-		x1 := binary.LittleEndian.Uint64(w[8:])
-		x2 := binary.LittleEndian.Uint64(w[16:])
-		x3 := binary.LittleEndian.Uint64(w[24:])
-		// (v | -v) >> 63 is 1 exactly when v != 0
-		mask |= ((x0|-x0)>>63 | (x1|-x1)>>63<<1 | (x2|-x2)>>63<<2 | (x3|-x3)>>63<<3) << k
-	}
-	for mask != 0 {
-		o := bits.TrailingZeros64(mask) * 8 & (localiseBlock - 1)
-		mask &= mask - 1
-		v := binary.LittleEndian.Uint64(x[o:])
-		lo := at + o + bits.TrailingZeros64(v)/8
-		hi := at + o + 8 - bits.LeadingZeros64(v)/8
-		if l.start >= 0 && lo < l.end+mergeGap {
-			l.end = hi
+// scanSegment scans want against got, whose offset in the buffers is base, keeping up to keep
+// ranges. A short last chunk is scanned from zero-padded copies: padding never differs. The open
+// range [start, end) and the counts are locals, so that they can stay in registers.
+func scanSegment(want, got []byte, base, keep int) segment {
+	seg := segment{kept: make([]span, 0, min(keep, 64))}
+	start, end := -1, 0
+	ranges, differing := 0, int64(0)
+	n := len(want)
+	var padA, padB [localiseChunk]byte
+	for i := 0; i < n; i += localiseChunk {
+		var a, b *[localiseChunk]byte
+		if i+localiseChunk <= n {
+			a, b = (*[localiseChunk]byte)(want[i:]), (*[localiseChunk]byte)(got[i:])
+		} else {
+			copy(padA[:], want[i:])
+			copy(padB[:], got[i:])
+			a, b = &padA, &padB
+		}
+		if bytes.Equal(a[:], b[:]) {
 			continue
 		}
-		if l.start >= 0 && !l.f(l.start, l.end) {
-			return false
+		at := base + i
+		var mask uint64
+		for k := 0; k < localiseChunk/16; k += 4 {
+			wa, wb := (*[64]byte)(a[k*16:]), (*[64]byte)(b[k*16:])
+			g0 := xorWord(wa, wb, 0) | xorWord(wa, wb, 8)
+			g1 := xorWord(wa, wb, 16) | xorWord(wa, wb, 24)
+			g2 := xorWord(wa, wb, 32) | xorWord(wa, wb, 40)
+			g3 := xorWord(wa, wb, 48) | xorWord(wa, wb, 56)
+			mask |= (nonZero(g0) | nonZero(g1)<<1 | nonZero(g2)<<2 | nonZero(g3)<<3) << k
 		}
-		l.start, l.end = lo, hi
+		for mask != 0 {
+			o := bits.TrailingZeros64(mask) * 16 & (localiseChunk - 1)
+			mask &= mask - 1
+			ga, gb := (*[16]byte)(a[o:]), (*[16]byte)(b[o:])
+			x0 := binary.LittleEndian.Uint64(ga[0:]) ^ binary.LittleEndian.Uint64(gb[0:])
+			x1 := binary.LittleEndian.Uint64(ga[8:]) ^ binary.LittleEndian.Uint64(gb[8:])
+			differing += int64(differingBytes(x0) + differingBytes(x1))
+			// The group's first and last differing bit, as if it were one 128-bit word.
+			first := bits.TrailingZeros64(x0)
+			if x0 == 0 {
+				first = 64 + bits.TrailingZeros64(x1)
+			}
+			last := 127 - bits.LeadingZeros64(x1)
+			if x1 == 0 {
+				last = 63 - bits.LeadingZeros64(x0)
+			}
+			lo, hi := at+o+first/8, at+o+last/8+1
+			if start >= 0 && lo < end+mergeGap {
+				end = hi
+				continue
+			}
+			if start >= 0 {
+				ranges++
+				if len(seg.kept) < keep {
+					seg.kept = append(seg.kept, span{start, end})
+				}
+			}
+			start, end = lo, hi
+		}
 	}
-	return true
+	if start >= 0 {
+		ranges++
+		if len(seg.kept) < keep {
+			seg.kept = append(seg.kept, span{start, end})
+		}
+		seg.last = span{start, end}
+	}
+	seg.ranges, seg.bytes = ranges, differing
+	return seg
+}
+
+// xorWord is the XOR of the little-endian words at off of a and b.
+func xorWord(a, b *[64]byte, off int) uint64 {
+	return binary.LittleEndian.Uint64(a[off:]) ^ binary.LittleEndian.Uint64(b[off:])
+}
+
+// nonZero is 1 when v != 0 and 0 otherwise, without a branch.
+func nonZero(v uint64) uint64 { return (v | -v) >> 63 }
+
+// differingBytes counts the non-zero bytes of x: each byte's bits folded into its lowest.
+func differingBytes(x uint64) int {
+	x |= x >> 4
+	x |= x >> 2
+	x |= x >> 1
+	return bits.OnesCount64(x & 0x0101010101010101)
 }
 
 // writeInit writes pattern init over p: a uniform pattern (zero, fill:B) a chunk at a time from

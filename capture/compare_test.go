@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	goruntime "runtime"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -35,6 +36,25 @@ func naiveRanges(want, got []byte) [][2]int {
 		i = end
 	}
 	return out
+}
+
+// firstRanges is the first n of ranges, nil when none.
+func firstRanges(ranges [][2]int, n int) [][2]int {
+	if n = min(n, len(ranges)); n <= 0 {
+		return nil
+	}
+	return ranges[:n]
+}
+
+// naiveBytes counts the differing bytes, one at a time.
+func naiveBytes(want, got []byte) int64 {
+	var n int64
+	for i := range want {
+		if want[i] != got[i] {
+			n++
+		}
+	}
+	return n
 }
 
 var _ = Describe("verification's fast paths", func() {
@@ -90,7 +110,7 @@ var _ = Describe("verification's fast paths", func() {
 		}
 	})
 
-	It("stops at the cap: f is called for the first ranges only, each as the definition has it", func() {
+	It("keeps the first ranges up to the cap and counts every differing range and byte", func() {
 		rng := rand.New(rand.NewPCG(5, 6))
 		want := make([]byte, 20000)
 		for i := range want {
@@ -98,14 +118,75 @@ var _ = Describe("verification's fast paths", func() {
 		}
 		got := bytes.Clone(want)
 		for i := rng.IntN(50); i < len(got); i += rng.IntN(60) + 1 {
-			got[i] ^= 0x5A
+			got[i] ^= byte(rng.IntN(255) + 1)
 		}
 		all := naiveRanges(want, got)
 		Expect(len(all)).To(BeNumerically(">", 100))
-		for _, limit := range []int{1, 2, 10, 64, len(all), len(all) + 5} {
-			kept, calls := capture.FirstDifferingRanges(want, got, limit)
-			Expect(kept).To(Equal(all[:min(limit, len(all))]), "limit %d", limit)
-			Expect(calls).To(Equal(min(limit, len(all))), "limit %d", limit)
+		for _, limit := range []int{-1, 0, 1, 2, 10, 64, len(all), len(all) + 5} {
+			kept, ranges, differing := capture.Localise(want, got, limit)
+			Expect(kept).To(Equal(firstRanges(all, limit)), "limit %d", limit)
+			Expect(ranges).To(Equal(len(all)), "limit %d", limit)
+			Expect(differing).To(Equal(naiveBytes(want, got)), "limit %d", limit)
+		}
+	})
+
+	It("joins the ranges of segments scanned apart as one scan has them, at every cut", func() {
+		// The parallel scan cuts a large buffer at multiples of 1 KiB: plant differences on and
+		// around each cut, with gaps of 15 (joined) and 16 (not joined) equal bytes across it, and
+		// segments with no difference, one range, or a range spanning a whole segment.
+		const size = 8 * 1024
+		rng := rand.New(rand.NewPCG(7, 8))
+		for trial := range 300 {
+			want := make([]byte, size)
+			for i := range want {
+				want[i] = byte(i*31 + 7)
+			}
+			got := bytes.Clone(want)
+			var cuts []int
+			for c := 1024; c < size; c += 1024 {
+				if rng.IntN(2) == 0 {
+					cuts = append(cuts, c)
+				}
+			}
+			for _, c := range cuts {
+				for _, d := range [][]int{{-1, 0}, {-16, 0}, {-17, 0}, {-1, 15}, {-1, 16}, {0}, {-1}, {}}[rng.IntN(8)] {
+					got[c+d] ^= 0x10
+				}
+			}
+			if trial%5 == 0 && len(cuts) > 1 { // a range over a whole segment and beyond
+				for i := cuts[0] - 3; i < cuts[1]+3; i += 1 + rng.IntN(15) {
+					got[i] ^= 0x01
+				}
+			}
+			for range rng.IntN(6) {
+				got[rng.IntN(size)] ^= 0x40
+			}
+			all := naiveRanges(want, got)
+			for _, limit := range []int{0, 1, 2, 3, len(all)} {
+				kept, ranges, differing := capture.LocaliseSegments(want, got, limit, cuts)
+				Expect(kept).To(Equal(firstRanges(all, limit)), "trial %d cuts %v limit %d", trial, cuts, limit)
+				Expect(ranges).To(Equal(len(all)), "trial %d cuts %v", trial, cuts)
+				Expect(differing).To(Equal(naiveBytes(want, got)), "trial %d cuts %v", trial, cuts)
+			}
+		}
+	})
+
+	It("scans a buffer of many segments on several goroutines and joins them as one scan", func() {
+		defer capture.SetSegmentBytes(4096)()
+		prev := goruntime.GOMAXPROCS(4)
+		defer goruntime.GOMAXPROCS(prev)
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, size := range []int{8192, 16384 + 100, 40000} {
+			want := make([]byte, size)
+			got := bytes.Clone(want)
+			for i := rng.IntN(30); i < size; i += rng.IntN(40) + 1 {
+				got[i] = byte(rng.IntN(255) + 1)
+			}
+			all := naiveRanges(want, got)
+			kept, ranges, differing := capture.Localise(want, got, len(all))
+			Expect(kept).To(Equal(all), "size %d", size)
+			Expect(ranges).To(Equal(len(all)))
+			Expect(differing).To(Equal(naiveBytes(want, got)))
 		}
 	})
 

@@ -3,6 +3,8 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -140,6 +142,37 @@ var _ = Describe("Run", func() {
 		Expect(res.Stale).To(ConsistOf(SatisfyAll(
 			HaveField("Buffer", "dst"), HaveField("Owners", ConsistOf("bystander")))))
 		Expect(res.Reason).To(ContainSubstring("now buffer bystander"))
+	})
+
+	It("counts every differing range and byte of a buffer beyond the mismatches it keeps", func() {
+		// Twenty 4-byte fills 64 bytes apart, replayed after a grow into dst's old address, which a
+		// bystander holds now: the oracle has them in the new dst, the device in the bystander. Each
+		// differs in twenty ranges, 80 bytes; the result keeps MaxMismatches ranges in all.
+		var ops strings.Builder
+		for i := range 20 {
+			fmt.Fprintf(&ops, "        - fill: {dst: dst, value: 0x5A, offset: %d, bytes: 4}\n", i*64)
+		}
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: rebase
+    buffers:
+      dst: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+`+ops.String()+`    between:
+      - grow: {buffer: dst, bytes: 8KiB}
+      - alloc: {buffer: bystander, bytes: 4KiB, init: fill:0xEE}
+    expect: {guarded: refused, unguarded: corrupted}
+`), runtime.Global, 2)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.Mismatches).To(HaveLen(capture.MaxMismatches))
+		for i, m := range res.Mismatches {
+			Expect(m).To(SatisfyAll(HaveField("Buffer", "dst"), HaveField("Offset", int64(i*64)), HaveField("Length", int64(4))))
+		}
+		Expect(res.Differences).To(ConsistOf(
+			capture.Difference{Round: 1, Buffer: "dst", Ranges: 20, Bytes: 80, BufferBytes: 8192},
+			capture.Difference{Round: 1, Buffer: "bystander", Ranges: 20, Bytes: 80, BufferBytes: 4096}))
 	})
 
 	It("skips ops naming a buffer whose allocation failed, and records the rejection", func() {

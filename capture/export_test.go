@@ -45,27 +45,44 @@ func EqualByReadingOnThread(dev runtime.Device, p runtime.Ptr, want []byte) (eq 
 
 // DifferingRanges lists every differing range of got against want.
 func DifferingRanges(want, got []byte) [][2]int {
+	loc := localise(want, got, len(want))
+	return spans(loc.kept)
+}
+
+// Localise is the localisation the engine makes of a differing buffer: its first limit ranges,
+// and every differing range and byte counted.
+func Localise(want, got []byte, limit int) (kept [][2]int, ranges int, differing int64) {
+	loc := localise(want, got, limit)
+	return spans(loc.kept), loc.ranges, loc.bytes
+}
+
+// LocaliseSegments is Localise with the buffers scanned in segments cut at the given offsets
+// (multiples of 1 KiB, as the parallel scan cuts them), and the segments joined.
+func LocaliseSegments(want, got []byte, limit int, cuts []int) (kept [][2]int, ranges int, differing int64) {
+	var segs []segment
+	lo := 0
+	for _, hi := range append(cuts, len(want)) {
+		segs = append(segs, scanSegment(want[lo:hi], got[lo:hi], lo, limit+1))
+		lo = hi
+	}
+	loc := join(segs, limit)
+	return spans(loc.kept), loc.ranges, loc.bytes
+}
+
+// SetSegmentBytes sets the least a goroutine of the localisation scans, until the returned
+// function restores it.
+func SetSegmentBytes(n int) (restore func()) {
+	old := segmentBytes
+	segmentBytes = n
+	return func() { segmentBytes = old }
+}
+
+func spans(s []span) [][2]int {
 	var out [][2]int
-	differingRanges(want, got, func(off, end int) bool { out = append(out, [2]int{off, end}); return true })
+	for _, r := range s {
+		out = append(out, [2]int{r.off, r.end})
+	}
 	return out
-}
-
-// CountDifferingRanges counts every differing range of got against want, keeping none.
-func CountDifferingRanges(want, got []byte) int {
-	n := 0
-	differingRanges(want, got, func(off, end int) bool { n++; return true })
-	return n
-}
-
-// FirstDifferingRanges lists the differing ranges of got against want until f has kept limit of
-// them (as diff does), and how many times f was called.
-func FirstDifferingRanges(want, got []byte, limit int) (out [][2]int, calls int) {
-	differingRanges(want, got, func(off, end int) bool {
-		calls++
-		out = append(out, [2]int{off, end})
-		return len(out) < limit
-	})
-	return out, calls
 }
 
 // DescribeKernel is the timeline's description of a fill, copy or axpy of w (and x).

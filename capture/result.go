@@ -52,8 +52,12 @@ type Result struct {
 
 	Rejection *Rejection `json:"rejection,omitempty"`
 	Refusal   *Refusal   `json:"refusal,omitempty"`
-	// Mismatches are the first differing ranges after the first corrupted round.
+	// Mismatches are the first differing ranges after the first corrupted round (at most
+	// MaxMismatches of them).
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
+	// Differences count, for each checked buffer that differed after the first corrupted round,
+	// every differing range and byte, however few of them Mismatches shows.
+	Differences []Difference `json:"differences,omitempty"`
 	// Stale lists each captured range that a launch touched after its allocation stopped being the
 	// one it was at capture (freed, or freed and handed out again), with the first round it
 	// happened in and which live allocation owns that range now. It is kept in every outcome; a
@@ -202,6 +206,17 @@ type Mismatch struct {
 	Length int64  `json:"length"` // the whole differing run
 	Want   Bytes  `json:"want"`   // up to MaxShownBytes of the oracle's bytes from Offset
 	Got    Bytes  `json:"got"`    // the device's bytes over the same range
+}
+
+// Difference is how much of one checked buffer differed from the oracle after a round: its
+// differing ranges (as Mismatch counts them: runs parted by fewer than 16 equal bytes are one) and
+// bytes, out of the buffer's size.
+type Difference struct {
+	Round       int    `json:"round"`
+	Buffer      string `json:"buffer"`
+	Ranges      int64  `json:"ranges"`
+	Bytes       int64  `json:"bytes"`
+	BufferBytes int64  `json:"buffer_bytes"`
 }
 
 // Bytes is a byte sample, hex in JSON.

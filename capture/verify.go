@@ -96,7 +96,9 @@ func (r *run) verify(round int, launched time.Time) error {
 			if err != nil {
 				return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
 			}
-			r.res.Mismatches = append(r.res.Mismatches, diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches))...)
+			ms, d := diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches))
+			r.res.Mismatches = append(r.res.Mismatches, ms...)
+			r.res.Differences = append(r.res.Differences, d)
 		}
 	}
 	if differs {
@@ -108,21 +110,19 @@ func (r *run) verify(round int, launched time.Time) error {
 	return nil
 }
 
-// diff returns up to limit differing ranges of got against want (see differingRanges).
-func diff(round int, name string, want, got []byte, limit int) []Mismatch {
+// diff localises every difference of got against want: the first limit differing ranges as
+// mismatches, and how many ranges and bytes differ in all.
+func diff(round int, name string, want, got []byte, limit int) ([]Mismatch, Difference) {
+	loc := localise(want, got, limit)
 	var out []Mismatch
-	if limit <= 0 {
-		return nil
-	}
-	differingRanges(want, got, func(i, end int) bool {
-		show := min(end-i, MaxShownBytes)
+	for _, s := range loc.kept {
+		show := min(s.end-s.off, MaxShownBytes)
 		out = append(out, Mismatch{
-			Round: round, Buffer: name, Offset: int64(i), Length: int64(end - i),
-			Want: append(Bytes(nil), want[i:i+show]...), Got: append(Bytes(nil), got[i:i+show]...),
+			Round: round, Buffer: name, Offset: int64(s.off), Length: int64(s.end - s.off),
+			Want: append(Bytes(nil), want[s.off:s.off+show]...), Got: append(Bytes(nil), got[s.off:s.off+show]...),
 		})
-		return len(out) < limit
-	})
-	return out
+	}
+	return out, Difference{Round: round, Buffer: name, Ranges: int64(loc.ranges), Bytes: loc.bytes, BufferBytes: int64(len(want))}
 }
 
 // noteStale records, the first time a launch of capture's graph touches it, each range the graph

@@ -450,6 +450,32 @@ var _ = Describe("a stale access with no differing byte", func() {
 	})
 })
 
+var _ = Describe("the text report's count of differences", func() {
+	It("says how much of a buffer differs where the mismatches leave ranges out, and only there", func() {
+		res := corruptedResult(probes.Exact)
+		res.Differences = []capture.Difference{
+			{Round: 1, Buffer: "dst", Ranges: 2467642, Bytes: 2683395, BufferBytes: 256 << 20},
+			{Round: 1, Buffer: "bystander", Ranges: 1, Bytes: 2, BufferBytes: 64},
+		}
+		rep := reports.New("replaycheck", "dev", reports.Options{})
+		rep.Add(res)
+		out := string(writeText(rep, reports.TextOptions{}))
+		Expect(out).To(ContainSubstring("differs   round 1  dst  2467642 ranges, 2683395 of 268435456 bytes (1%), 1 of them shown"))
+		Expect(out).NotTo(ContainSubstring("round 1  bystander  1 ranges"), "every range of bystander is shown above")
+	})
+
+	DescribeTable("gives a buffer's differing share as a percentage a reader can trust",
+		func(part, whole int64, want string) { Expect(reports.Share(part, whole)).To(Equal(want)) },
+		Entry("none", int64(0), int64(100), "0%"),
+		Entry("all", int64(100), int64(100), "100%"),
+		Entry("a little, never 0%", int64(1), int64(1<<30), "<0.01%"),
+		Entry("nearly all, never 100%", int64(1<<30-1), int64(1<<30), ">99.9%"),
+		Entry("two figures", int64(2683395), int64(256<<20), "1%"),
+		Entry("two figures of a third", int64(1), int64(3), "33%"),
+		Entry("an empty buffer", int64(0), int64(0), "-"),
+	)
+})
+
 var _ = Describe("the text report", func() {
 	var out string
 	BeforeEach(func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -379,6 +380,23 @@ func (t *textWriter) detail(indent string, e Entry) {
 		t.label(indent, "", "  want "+words(m.Want)+shown)
 		t.label(indent, "", "  got  "+words(m.Got))
 	}
+	for _, d := range e.Differences {
+		// Only where the mismatches above leave ranges out: how much of the buffer differs in all.
+		shown := 0
+		for _, m := range e.Mismatches {
+			if m.Round == d.Round && m.Buffer == d.Buffer {
+				shown++
+			}
+		}
+		if int64(shown) < d.Ranges {
+			which := fmt.Sprintf("%d of them shown", shown)
+			if shown == 0 {
+				which = "none shown"
+			}
+			t.label(indent, "differs", fmt.Sprintf("round %d  %s  %d ranges, %d of %d bytes (%s), %s",
+				d.Round, d.Buffer, d.Ranges, d.Bytes, d.BufferBytes, share(d.Bytes, d.BufferBytes), which))
+		}
+	}
 	for _, s := range e.Stale {
 		t.label(indent, "stale", fmt.Sprintf("graph %s captured %s at %v (generation %d)", s.Capture, s.Buffer, s.Range, s.Generation))
 		t.label(indent, "", "  now "+s.Now)
@@ -598,4 +616,24 @@ func WriteFailures(w io.Writer, runs ...*Report) error {
 		tw.printf("%s\n", l)
 	}
 	return tw.err
+}
+
+// share is part of whole as a percentage, to two significant figures and never rounded to 0% or
+// 100% when it is neither.
+func share(part, whole int64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	p := 100 * float64(part) / float64(whole)
+	switch {
+	case part == 0:
+		return "0%"
+	case part == whole:
+		return "100%"
+	case p < 0.01:
+		return "<0.01%"
+	case p > 99.9:
+		return ">99.9%"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64) + "%"
 }

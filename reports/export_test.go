@@ -1,0 +1,4 @@
+package reports
+
+// Share is share, for the tests.
+var Share = share
