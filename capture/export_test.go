@@ -78,7 +78,10 @@ func SetSegmentBytes(n int) (restore func()) {
 }
 
 func spans(s []span) [][2]int {
-	var out [][2]int
+	if len(s) == 0 {
+		return nil
+	}
+	out := make([][2]int, 0, len(s))
 	for _, r := range s {
 		out = append(out, [2]int{r.off, r.end})
 	}
