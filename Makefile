@@ -37,7 +37,7 @@ FUZZTIME ?= 30s
 # eat a short run on the engine's slow targets; a failing input is still minimised this long.
 FUZZFLAGS ?= -fuzzminimizetime 2s
 FUZZ_TARGETS := ./probes:FuzzParse ./capture:FuzzOracleSimulator ./capture:FuzzEngine \
-	./verdict:FuzzBaseline ./run:FuzzJournal
+	./capture:FuzzLocalise ./verdict:FuzzBaseline ./run:FuzzJournal
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \

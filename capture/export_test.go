@@ -69,6 +69,24 @@ func LocaliseSegments(want, got []byte, limit int, cuts []int) (kept [][2]int, r
 	return spans(loc.kept), loc.ranges, loc.bytes
 }
 
+// LocaliseSegmentsUnjoined is LocaliseSegments with a broken join, for negative controls: each
+// segment's ranges as they are, none joined with the previous segment's last.
+func LocaliseSegmentsUnjoined(want, got []byte, limit int, cuts []int) (kept [][2]int, ranges int, differing int64) {
+	lo := 0
+	for _, hi := range append(cuts, len(want)) {
+		s := scanSegment(want[lo:hi], got[lo:hi], lo, limit+1)
+		ranges += s.ranges
+		differing += s.bytes
+		for _, r := range s.kept {
+			if len(kept) < limit {
+				kept = append(kept, [2]int{r.off, r.end})
+			}
+		}
+		lo = hi
+	}
+	return kept, ranges, differing
+}
+
 // SetSegmentBytes sets the least a goroutine of the localisation scans, until the returned
 // function restores it.
 func SetSegmentBytes(n int) (restore func()) {

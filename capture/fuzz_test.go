@@ -1,8 +1,10 @@
 package capture_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,6 +144,63 @@ func (d flippedReads) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error 
 	return err
 }
 
+// FuzzLocalise: the localisation, cut into segments anywhere a parallel scan may cut it, agrees
+// with the byte-at-a-time definition (localisationAgrees).
+func FuzzLocalise(f *testing.F) {
+	f.Add([]byte{}, uint16(0), uint8(0))
+	for _, s := range localiseSeeds {
+		f.Add(s.plant, s.size, s.cutAt)
+	}
+	f.Add(seedBytes(5, 90), uint16(6000), uint8(0x2A))
+	f.Fuzz(func(t *testing.T, plant []byte, size uint16, cutAt uint8) {
+		if err := localisationAgrees(capture.LocaliseSegments, plant, size, cutAt); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// localiseSeeds plant differences next to a cut: a range across the cut at 1 KiB, and a gap of
+// 15 equal bytes (one range) across the cut at 2 KiB.
+var localiseSeeds = []struct {
+	plant []byte
+	size  uint16
+	cutAt uint8
+}{
+	{[]byte{0x03, 0xFF, 0x01, 0x04, 0x00, 0x80}, 4096, 0x07},
+	{[]byte{0x07, 0xF8, 0x10, 0x08, 0x07, 0x20}, 4096, 0x02},
+}
+
+// localisationAgrees runs loc over a buffer of up to 6 KiB with differences planted by plant (two
+// bytes of position, one of XOR, per difference), cut at the 1 KiB boundaries cutAt picks, and
+// compares the ranges it keeps and counts, and the bytes it counts, with the byte-at-a-time
+// definition (naiveRanges) at several limits.
+func localisationAgrees(loc func(want, got []byte, limit int, cuts []int) ([][2]int, int, int64), plant []byte, size uint16, cutAt uint8) error {
+	n := int(size)%(6<<10) + 1
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(i*31 + 7)
+	}
+	got := bytes.Clone(want)
+	for i := 0; i+2 < len(plant); i += 3 {
+		got[(int(plant[i])<<8|int(plant[i+1]))%n] ^= plant[i+2] | 1
+	}
+	var cuts []int
+	for k := range 8 {
+		if c := (k + 1) << 10; cutAt&(1<<k) != 0 && c < n {
+			cuts = append(cuts, c)
+		}
+	}
+	all, differ := naiveRanges(want, got), naiveBytes(want, got)
+	for _, limit := range []int{0, 1, 3, len(all)} {
+		kept, ranges, differing := loc(want, got, limit, cuts)
+		if !slices.Equal(kept, firstRanges(all, limit)) || ranges != len(all) || differing != differ {
+			return fmt.Errorf("size %d cuts %v limit %d: kept %v, %d ranges, %d bytes; want %v, %d ranges, %d bytes",
+				n, cuts, limit, kept, ranges, differing, firstRanges(all, limit), len(all), differ)
+		}
+	}
+	return nil
+}
+
 var _ = Describe("the fuzz properties (negative controls)", func() {
 	// The fuzz targets' seed programs, and the empty one.
 	inputs := [][]byte{nil}
@@ -161,6 +220,14 @@ var _ = Describe("the fuzz properties (negative controls)", func() {
 				To(MatchError(ContainSubstring("compared in place: corrupted")))
 			Expect(oracleMatchesDevice(flippedReads{dev}, probeOf(in), runtime.Global, 2)).
 				To(MatchError(ContainSubstring("read back: corrupted")))
+		}
+	})
+
+	It("localisation: holds on its seeds, fails when the segments' ranges are not joined across the cuts", func() {
+		for _, s := range localiseSeeds {
+			Expect(localisationAgrees(capture.LocaliseSegments, s.plant, s.size, s.cutAt)).To(Succeed())
+			Expect(localisationAgrees(capture.LocaliseSegmentsUnjoined, s.plant, s.size, s.cutAt)).
+				To(MatchError(ContainSubstring("ranges")))
 		}
 	})
 
