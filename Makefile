@@ -29,7 +29,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## fuzz: every fuzz target for $(FUZZTIME) each, one at a time (go test -fuzz takes one target per
-## run): the probe loader, oracle against simulator, the engine, the baseline and journal readers.
+## run): the probe loader, oracle against simulator, the engine, the localisation of differences,
+## the baseline and journal readers.
 ## A failure stops it and leaves the input under the package's testdata/fuzz/, where `make test`
 ## runs it from then on, with the seeds.
 FUZZTIME ?= 30s
