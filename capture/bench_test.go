@@ -15,6 +15,8 @@ import (
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
@@ -287,6 +289,77 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 	same := bytes.Clone(want)
 	base := timeIt(b.N, func() { _ = bytes.Equal(want, same) })
 	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-bytes.Equal")
+}
+
+// BenchmarkVerifyReadBack256MiB: verification on a backend without in-place comparison, as on a
+// real device: the buffer read back in 4 MiB chunks through two reused host chunks, the read of
+// chunk i+1 overlapping the comparison of chunk i, against one plain device-to-host read of the
+// same 256 MiB (the ratio is the plain read's time over the verification's). The device is the
+// fake CUDA driver library (runtime/fake, built with cc; the benchmark is skipped without cgo),
+// or with REPLAYCHECK_HARDWARE=cuda (or acl) the real driver on this host (make device-check).
+func BenchmarkVerifyReadBack256MiB(b *testing.B) {
+	const n = 256 << 20
+	dev := readBackDevice(b)
+	p, err := dev.Malloc(runtime.Main, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = dev.Free(runtime.Main, p) })
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(i*7 + 1)
+	}
+	if err := dev.Write(runtime.Main, p, want); err != nil {
+		b.Fatal(err)
+	}
+	host := make([]byte, n)
+	b.SetBytes(n)
+	b.ResetTimer()
+	took := timeIt(b.N, func() {
+		if eq, err := capture.EqualByReading(dev, p, want); err != nil || !eq {
+			b.Fatal("not equal", err)
+		}
+	})
+	b.StopTimer()
+	base := timeIt(b.N, func() {
+		if err := dev.Read(runtime.Main, host, p); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-plain-read")
+	b.ReportMetric(float64(n)*float64(b.N)/took.Seconds()/1e9, "verify-GB/s")
+	b.ReportMetric(float64(n)*float64(b.N)/base.Seconds()/1e9, "read-GB/s")
+}
+
+// readBackDevice opens device 0 of the backend REPLAYCHECK_HARDWARE names, with its driver library
+// found as the CLI finds it, or else of the CUDA binding over the fake driver library; it skips
+// the benchmark where this binary has no such backend (CGO_ENABLED=0).
+func readBackDevice(b *testing.B) runtime.Device {
+	backend, cfg := os.Getenv("REPLAYCHECK_HARDWARE"), backends.Config{}
+	if backend == "" {
+		backend = fake.CUDA.String()
+	}
+	if why := backends.Unavailable(backend); why != "" {
+		b.Skip(why)
+	}
+	if os.Getenv("REPLAYCHECK_HARDWARE") == "" {
+		path, err := fake.Build(b.TempDir(), fake.CUDA, fake.Variant{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Library = path
+	}
+	be, err := backends.Open(backend, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Close() })
+	dev, err := be.Open(context.Background(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { dev.Close() })
+	return dev
 }
 
 // TestHelperPeakProcess is not a test: BenchmarkPeakResident64GiB runs the test binary again with

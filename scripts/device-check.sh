@@ -7,7 +7,8 @@
 #
 # It builds replaycheck with cgo, lists the backends (`replaycheck devices`), runs the device-API
 # conformance suite on the real driver, runs the whole catalog on the device in every capture mode
-# with guards off and on, writes the reports, and records the platform's baseline under
+# with guards off and on, writes the reports, measures the verification's read-back throughput
+# against a plain device-to-host read, and records the platform's baseline under
 # specs/baselines/ named after the device's platform key. Everything it writes lands in
 # build/device-check/<time>/ (reports, logs, summary.md); the baseline is the one file it writes
 # into the repository, for review and commit. Exit status: non-zero when a step broke; a failing
@@ -79,6 +80,15 @@ grep -E '^[0-9]+ instances?:' "$out/run.txt" | tail -1 | tee -a "$out/summary.md
 log "exit status $run_rc (0: every verdict passes; 1: a verdict failed, listed in run.txt)"
 log ""
 sed 's/^/    /' "$out/table.txt" | tee -a "$out/summary.md" > /dev/null
+
+step "verification throughput"
+# The engine's read-back verification of 256 MiB on the device (chunks read while the previous one
+# is compared) against one plain device-to-host read of the same bytes (docs/performance.md).
+if REPLAYCHECK_HARDWARE=$backend "$GO" test -run '^$' -bench '^BenchmarkVerifyReadBack256MiB$' -benchtime 5x -count 3 ./capture > "$out/verify-bench.txt" 2>&1; then
+	grep -E '^BenchmarkVerifyReadBack' "$out/verify-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md"
+else
+	log "FAILED: see verify-bench.txt"
+fi
 
 step "baseline"
 bin/replaycheck baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
