@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	goruntime "runtime"
 	"sync"
@@ -146,7 +147,10 @@ var segmentBytes = 8 << 20
 // merging: differing runs separated by fewer than mergeGap equal bytes are one range.
 func localise(want, got []byte, limit int) localisation {
 	n := len(want)
-	got = got[:n]
+	if len(got) != n {
+		// Here, not in a scanning goroutine: a panic there would end the process, not the instance.
+		panic(fmt.Sprintf("localise: %d bytes wanted, %d got", n, len(got)))
+	}
 	limit = max(limit, 0)
 	parts := min(goruntime.GOMAXPROCS(0), n/segmentBytes)
 	if parts <= 1 {
@@ -160,7 +164,8 @@ func localise(want, got []byte, limit int) localisation {
 		if k == parts-1 {
 			hi = n
 		}
-		wg.Go(func() { segs[k] = scanSegment(want[lo:hi], got[lo:hi], lo, limit+1) })
+		w, g := want[lo:hi], got[lo:hi]
+		wg.Go(func() { segs[k] = scanSegment(w, g, lo, limit+1) })
 	}
 	wg.Wait()
 	return join(segs, limit)
