@@ -86,6 +86,10 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 				Want: bytes.Repeat([]byte{0x07}, capture.MaxShownBytes), Got: make([]byte, capture.MaxShownBytes)},
 			{Round: 1, Buffer: "bystander", Offset: 4, Length: 2, Want: []byte{0, 0}, Got: []byte{7, 7}},
 		},
+		Differences: []capture.Difference{
+			{Round: 1, Buffer: "dst", Ranges: 1, Bytes: 128, BufferBytes: 128},
+			{Round: 1, Buffer: "bystander", Ranges: 1, Bytes: 2, BufferBytes: 64},
+		},
 		Ledger: []capture.Residency{{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessWrite}},
 		Stale: []capture.StaleRange{{
 			Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1,
