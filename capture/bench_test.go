@@ -76,6 +76,30 @@ func timeIt(n int, f func()) time.Duration {
 	return time.Since(start)
 }
 
+// interleaved runs measured and its yardstick once each untimed, then b.N times each, one after
+// the other in alternating order (ABBA...), so that a drift in the machine's speed during the run
+// (this VM's moves by up to 2x within minutes) and what one leaves for the next to collect weigh on
+// both alike, and neither is timed touching memory the process never had. An odd b.N leaves one
+// more run of measured after the yardstick than before it: run an even -benchtime (2x, 4x) when
+// the figure is to be compared. The benchmark's own timer counts measured only.
+func interleaved(b *testing.B, measured, yardstick func()) (took, base time.Duration) {
+	b.StopTimer()
+	measured()
+	yardstick()
+	for i := range b.N {
+		for k := range 2 {
+			if (i+k)%2 == 0 {
+				b.StartTimer()
+				took += timeIt(1, measured)
+				b.StopTimer()
+			} else {
+				base += timeIt(1, yardstick)
+			}
+		}
+	}
+	return took, base
+}
+
 func ratio(b *testing.B, took, base time.Duration, unit string) {
 	b.ReportMetric(float64(took)/float64(max(base, 1)), unit)
 }
@@ -126,9 +150,8 @@ func BenchmarkCopyProbe128MiB(b *testing.B) {
 	dev := simDevice(b, "cann")
 	b.SetBytes(size * replays)
 	b.ResetTimer()
-	took := timeIt(b.N, func() { runExact(b, dev, p, replays) })
-	b.StopTimer()
-	ratio(b, took, timeIt(b.N, func() { copyYardstick(size, replays) }), "x-plain")
+	took, base := interleaved(b, func() { runExact(b, dev, p, replays) }, func() { copyYardstick(size, replays) })
+	ratio(b, took, base, "x-plain")
 }
 
 func fillsProbe(nodes int, replays int) string {
@@ -173,9 +196,8 @@ func BenchmarkFills10kx2000(b *testing.B) {
 	p := benchProbe(b, fillsProbe(nodes, replays))
 	dev := simDevice(b, "cann")
 	b.ResetTimer()
-	took := timeIt(b.N, func() { runExact(b, dev, p, replays) })
-	b.StopTimer()
-	ratio(b, took, timeIt(b.N, func() { fillsYardstick(nodes, replays) }), "x-plain")
+	took, base := interleaved(b, func() { runExact(b, dev, p, replays) }, func() { fillsYardstick(nodes, replays) })
+	ratio(b, took, base, "x-plain")
 }
 
 // BenchmarkCapture100kOps: capturing a 100,000-op program against replaying it once, both timed by
@@ -227,13 +249,12 @@ func scattered(n int) (want, got []byte) {
 func BenchmarkLocalise256MiB(b *testing.B) {
 	const n = 256 << 20
 	want, got := scattered(n)
+	same := bytes.Clone(want)
 	b.SetBytes(n)
 	ranges := 0
 	b.ResetTimer()
-	took := timeIt(b.N, func() { _, ranges, _ = capture.Localise(want, got, capture.MaxMismatches) })
-	b.StopTimer()
-	same := bytes.Clone(want)
-	base := timeIt(b.N, func() { _ = bytes.Equal(want, same) })
+	took, base := interleaved(b, func() { _, ranges, _ = capture.Localise(want, got, capture.MaxMismatches) },
+		func() { _ = bytes.Equal(want, same) })
 	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-bytes.Equal")
 	b.ReportMetric(float64(ranges), "ranges")
 }
@@ -248,16 +269,15 @@ func BenchmarkLocalise256MiBSparse(b *testing.B) {
 	for i := range 8 {
 		got[n/8*i+n/16] ^= 0x5A
 	}
+	same := bytes.Clone(want)
 	b.SetBytes(n)
 	ranges := 0
 	b.ResetTimer()
-	took := timeIt(b.N, func() { _, ranges, _ = capture.Localise(want, got, capture.MaxMismatches) })
-	b.StopTimer()
+	took, base := interleaved(b, func() { _, ranges, _ = capture.Localise(want, got, capture.MaxMismatches) },
+		func() { _ = bytes.Equal(want, same) })
 	if ranges != 8 {
 		b.Fatalf("%d ranges, want 8", ranges)
 	}
-	same := bytes.Clone(want)
-	base := timeIt(b.N, func() { _ = bytes.Equal(want, same) })
 	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-bytes.Equal")
 }
 
@@ -278,16 +298,14 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 		b.Fatal(err)
 	}
 	cmp := dev.(runtime.Comparer)
+	same := bytes.Clone(want)
 	b.SetBytes(n)
 	b.ResetTimer()
-	took := timeIt(b.N, func() {
+	took, base := interleaved(b, func() {
 		if eq, err := cmp.Equal(runtime.Main, p, want); err != nil || !eq {
 			b.Fatal("not equal", err)
 		}
-	})
-	b.StopTimer()
-	same := bytes.Clone(want)
-	base := timeIt(b.N, func() { _ = bytes.Equal(want, same) })
+	}, func() { _ = bytes.Equal(want, same) })
 	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-bytes.Equal")
 }
 
@@ -315,13 +333,11 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 	host := make([]byte, n)
 	b.SetBytes(n)
 	b.ResetTimer()
-	took := timeIt(b.N, func() {
+	took, base := interleaved(b, func() {
 		if eq, err := capture.EqualByReading(dev, p, want); err != nil || !eq {
 			b.Fatal("not equal", err)
 		}
-	})
-	b.StopTimer()
-	base := timeIt(b.N, func() {
+	}, func() {
 		if err := dev.Read(runtime.Main, host, p); err != nil {
 			b.Fatal(err)
 		}
