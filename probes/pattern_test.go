@@ -109,6 +109,22 @@ var _ = Describe("Pattern.Fill", func() {
 		Expect(fill(probes.Pattern{Kind: probes.PatHex, Hex: []byte{0xde, 0xad, 0xbe}}, 7)).
 			To(Equal([]byte{0xde, 0xad, 0xbe, 0xde, 0xad, 0xbe, 0xde}))
 	})
+	It("writes every byte as the pattern's definition has it, one at a time, for every short length and across the doubling", func() {
+		patterns := []probes.Pattern{
+			{Kind: probes.PatZero}, {Kind: probes.PatFill, Byte: 0x5A}, {Kind: probes.PatFill, Byte: 0xFF},
+			{Kind: probes.PatIota8}, {Kind: probes.PatIota32}, {Kind: probes.PatRandom, Seed: 3},
+			{Kind: probes.PatHex, Hex: []byte{0xde, 0xad, 0xbe}}, {Kind: probes.PatHex, Hex: []byte{7}},
+		}
+		lengths := []int{255, 256, 257, 511, 512, 513, 1000, 4099, 65536 + 5}
+		for n := range 70 {
+			lengths = append(lengths, n)
+		}
+		for _, p := range patterns {
+			for _, n := range lengths {
+				Expect(fill(p, n)).To(Equal(patternBytes(p, n)), "%s, %d bytes", p, n)
+			}
+		}
+	})
 	It("Bytes returns n bytes of the pattern", func() {
 		Expect(probes.Pattern{Kind: probes.PatIota8}.Bytes(4)).To(Equal([]byte{0, 1, 2, 3}))
 	})
@@ -137,3 +153,31 @@ var _ = DescribeTable("ParseUint reads decimal or 0x hex, nothing else",
 	Entry("empty hex", "0x", uint64(0), false),
 	Entry("overflow", "18446744073709551616", uint64(0), false),
 )
+
+// patternBytes are n bytes of pattern p by its definition (docs/probe-language.md), one at a time.
+func patternBytes(p probes.Pattern, n int) []byte {
+	out := make([]byte, n)
+	state, word := p.Seed, uint64(0)
+	for i := range out {
+		switch p.Kind {
+		case probes.PatFill:
+			out[i] = p.Byte
+		case probes.PatIota8:
+			out[i] = byte(i)
+		case probes.PatIota32:
+			out[i] = byte(uint32(i/4) >> (8 * (i % 4)))
+		case probes.PatRandom:
+			if i%8 == 0 { // splitmix64's next output
+				state += 0x9e3779b97f4a7c15
+				z := state
+				z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+				z = (z ^ z>>27) * 0x94d049bb133111eb
+				word = z ^ z>>31
+			}
+			out[i] = byte(word >> (8 * (i % 8)))
+		case probes.PatHex:
+			out[i] = p.Hex[i%len(p.Hex)]
+		}
+	}
+	return out
+}
