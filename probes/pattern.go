@@ -124,6 +124,9 @@ func (p Pattern) Fill(dst []byte) {
 // time (memmove speed, not a loop per byte or per period: an initial pattern of a 128 MiB buffer
 // is written twice per instance, for the device and for the oracle).
 func repeat(dst []byte, period int) {
+	if period <= 0 {
+		return // an empty hex pattern (the loader refuses one) leaves dst as it was
+	}
 	for n := period; n < len(dst); n *= 2 {
 		copy(dst[n:], dst[:n])
 	}

@@ -125,6 +125,9 @@ var _ = Describe("Pattern.Fill", func() {
 			}
 		}
 	})
+	It("returns on an empty hex pattern, which the loader refuses, rather than loop", func() {
+		Expect(fill(probes.Pattern{Kind: probes.PatHex}, 5)).To(HaveLen(5))
+	})
 	It("Bytes returns n bytes of the pattern", func() {
 		Expect(probes.Pattern{Kind: probes.PatIota8}.Bytes(4)).To(Equal([]byte{0, 1, 2, 3}))
 	})
