@@ -151,20 +151,30 @@ func localise(want, got []byte, limit int) localisation {
 		// Here, not in a scanning goroutine: a panic there would end the process, not the instance.
 		panic(fmt.Sprintf("localise: %d bytes wanted, %d got", n, len(got)))
 	}
-	limit = max(limit, 0)
-	parts := min(goruntime.GOMAXPROCS(0), n/segmentBytes)
-	if parts <= 1 {
-		return join([]segment{scanSegment(want, got, 0, limit+1)}, limit)
-	}
-	segs := make([]segment, parts)
-	per := (n / parts) &^ (localiseChunk - 1)
-	var wg sync.WaitGroup
-	for k := range parts {
-		lo, hi := k*per, (k+1)*per
-		if k == parts-1 {
-			hi = n
+	var cuts []int
+	if parts := min(goruntime.GOMAXPROCS(0), n/segmentBytes); parts > 1 {
+		per := (n / parts) &^ (localiseChunk - 1)
+		for k := 1; k < parts; k++ {
+			cuts = append(cuts, k*per)
 		}
-		w, g := want[lo:hi], got[lo:hi]
+	}
+	return localiseAt(want, got, limit, cuts)
+}
+
+// localiseAt scans the segments between cuts (ascending multiples of localiseChunk), each but the
+// last on a goroutine of its own and the last on the caller's, and joins them.
+func localiseAt(want, got []byte, limit int, cuts []int) localisation {
+	limit = min(max(limit, 0), len(want)) // no more ranges than bytes; limit+1 cannot overflow
+	bounds := append(append([]int{0}, cuts...), len(want))
+	segs := make([]segment, len(bounds)-1)
+	var wg sync.WaitGroup
+	for k := range segs {
+		lo, hi := bounds[k], bounds[k+1]
+		w, g := want[lo:hi], got[lo:hi] // sliced here: see localise
+		if k == len(segs)-1 {
+			segs[k] = scanSegment(w, g, lo, limit+1)
+			continue
+		}
 		wg.Go(func() { segs[k] = scanSegment(w, g, lo, limit+1) })
 	}
 	wg.Wait()

@@ -57,15 +57,9 @@ func Localise(want, got []byte, limit int) (kept [][2]int, ranges int, differing
 }
 
 // LocaliseSegments is Localise with the buffers scanned in segments cut at the given offsets
-// (multiples of 1 KiB, as the parallel scan cuts them), and the segments joined.
+// (multiples of 1 KiB) instead of one per CPU, and the segments joined.
 func LocaliseSegments(want, got []byte, limit int, cuts []int) (kept [][2]int, ranges int, differing int64) {
-	var segs []segment
-	lo := 0
-	for _, hi := range append(cuts, len(want)) {
-		segs = append(segs, scanSegment(want[lo:hi], got[lo:hi], lo, limit+1))
-		lo = hi
-	}
-	loc := join(segs, limit)
+	loc := localiseAt(want, got, limit, cuts)
 	return spans(loc.kept), loc.ranges, loc.bytes
 }
 
