@@ -3,8 +3,11 @@ package capture_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	goruntime "runtime"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -44,6 +47,21 @@ func firstRanges(ranges [][2]int, n int) [][2]int {
 		return nil
 	}
 	return ranges[:n]
+}
+
+// localisedAsDefined compares loc's localisation of got against want at each limit with the
+// byte-at-a-time definition: the first ranges kept, and every range and differing byte counted.
+// A limit of math.MaxInt asks for every range.
+func localisedAsDefined(want, got []byte, limits []int, loc func(limit int) (kept [][2]int, ranges int, differing int64)) error {
+	all, differ := naiveRanges(want, got), naiveBytes(want, got)
+	for _, limit := range limits {
+		kept, ranges, differing := loc(limit)
+		if !slices.Equal(kept, firstRanges(all, limit)) || ranges != len(all) || differing != differ {
+			return fmt.Errorf("limit %d: kept %v, %d ranges, %d bytes; want %v, %d ranges, %d bytes",
+				limit, kept, ranges, differing, firstRanges(all, limit), len(all), differ)
+		}
+	}
+	return nil
 }
 
 // naiveBytes counts the differing bytes, one at a time.
@@ -122,12 +140,8 @@ var _ = Describe("verification's fast paths", func() {
 		}
 		all := naiveRanges(want, got)
 		Expect(len(all)).To(BeNumerically(">", 100))
-		for _, limit := range []int{-1, 0, 1, 2, 10, 64, len(all), len(all) + 5} {
-			kept, ranges, differing := capture.Localise(want, got, limit)
-			Expect(kept).To(Equal(firstRanges(all, limit)), "limit %d", limit)
-			Expect(ranges).To(Equal(len(all)), "limit %d", limit)
-			Expect(differing).To(Equal(naiveBytes(want, got)), "limit %d", limit)
-		}
+		Expect(localisedAsDefined(want, got, []int{-1, 0, 1, 2, 10, 64, len(all), len(all) + 5, math.MaxInt},
+			func(limit int) ([][2]int, int, int64) { return capture.Localise(want, got, limit) })).To(Succeed())
 	})
 
 	It("joins the ranges of segments scanned apart as one scan has them, at every cut", func() {
@@ -161,13 +175,9 @@ var _ = Describe("verification's fast paths", func() {
 			for range rng.IntN(6) {
 				got[rng.IntN(size)] ^= 0x40
 			}
-			all := naiveRanges(want, got)
-			for _, limit := range []int{0, 1, 2, 3, len(all)} {
-				kept, ranges, differing := capture.LocaliseSegments(want, got, limit, cuts)
-				Expect(kept).To(Equal(firstRanges(all, limit)), "trial %d cuts %v limit %d", trial, cuts, limit)
-				Expect(ranges).To(Equal(len(all)), "trial %d cuts %v", trial, cuts)
-				Expect(differing).To(Equal(naiveBytes(want, got)), "trial %d cuts %v", trial, cuts)
-			}
+			Expect(localisedAsDefined(want, got, []int{0, 1, 2, 3, math.MaxInt},
+				func(limit int) ([][2]int, int, int64) { return capture.LocaliseSegments(want, got, limit, cuts) })).
+				To(Succeed(), "trial %d cuts %v", trial, cuts)
 		}
 	})
 
@@ -182,11 +192,8 @@ var _ = Describe("verification's fast paths", func() {
 			for i := rng.IntN(30); i < size; i += rng.IntN(40) + 1 {
 				got[i] = byte(rng.IntN(255) + 1)
 			}
-			all := naiveRanges(want, got)
-			kept, ranges, differing := capture.Localise(want, got, len(all))
-			Expect(kept).To(Equal(all), "size %d", size)
-			Expect(ranges).To(Equal(len(all)))
-			Expect(differing).To(Equal(naiveBytes(want, got)))
+			Expect(localisedAsDefined(want, got, []int{math.MaxInt},
+				func(limit int) ([][2]int, int, int64) { return capture.Localise(want, got, limit) })).To(Succeed(), "size %d", size)
 		}
 	})
 

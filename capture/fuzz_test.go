@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
+	"math"
 	"strings"
 	"testing"
 
@@ -172,8 +172,7 @@ var localiseSeeds = []struct {
 
 // localisationAgrees runs loc over a buffer of up to 6 KiB with differences planted by plant (two
 // bytes of position, one of XOR, per difference), cut at the 1 KiB boundaries cutAt picks, and
-// compares the ranges it keeps and counts, and the bytes it counts, with the byte-at-a-time
-// definition (naiveRanges) at several limits.
+// compares it with the byte-at-a-time definition at several limits (localisedAsDefined).
 func localisationAgrees(loc func(want, got []byte, limit int, cuts []int) ([][2]int, int, int64), plant []byte, size uint16, cutAt uint8) error {
 	n := int(size)%(6<<10) + 1
 	want := make([]byte, n)
@@ -190,13 +189,10 @@ func localisationAgrees(loc func(want, got []byte, limit int, cuts []int) ([][2]
 			cuts = append(cuts, c)
 		}
 	}
-	all, differ := naiveRanges(want, got), naiveBytes(want, got)
-	for _, limit := range []int{0, 1, 3, len(all)} {
-		kept, ranges, differing := loc(want, got, limit, cuts)
-		if !slices.Equal(kept, firstRanges(all, limit)) || ranges != len(all) || differing != differ {
-			return fmt.Errorf("size %d cuts %v limit %d: kept %v, %d ranges, %d bytes; want %v, %d ranges, %d bytes",
-				n, cuts, limit, kept, ranges, differing, firstRanges(all, limit), len(all), differ)
-		}
+	err := localisedAsDefined(want, got, []int{0, 1, 3, math.MaxInt},
+		func(limit int) ([][2]int, int, int64) { return loc(want, got, limit, cuts) })
+	if err != nil {
+		return fmt.Errorf("size %d cuts %v, %w", n, cuts, err)
 	}
 	return nil
 }
