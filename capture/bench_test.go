@@ -247,16 +247,8 @@ func scattered(n int) (want, got []byte) {
 // localisation's). The localisation scans a buffer this large on every CPU (GOMAXPROCS); -cpu 1
 // measures it on one.
 func BenchmarkLocalise256MiB(b *testing.B) {
-	const n = 256 << 20
-	want, got := scattered(n)
-	same := bytes.Clone(want)
-	b.SetBytes(n)
-	ranges := 0
-	b.ResetTimer()
-	took, base := interleaved(b, func() { _, ranges, _ = capture.Localise(want, got, capture.MaxMismatches) },
-		func() { _ = bytes.Equal(want, same) })
-	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-bytes.Equal")
-	b.ReportMetric(float64(ranges), "ranges")
+	want, got := scattered(256 << 20)
+	b.ReportMetric(float64(benchLocalise(b, want, got)), "ranges")
 }
 
 // BenchmarkLocalise256MiBSparse: the same with eight differing bytes spread over the buffer, the
@@ -269,16 +261,21 @@ func BenchmarkLocalise256MiBSparse(b *testing.B) {
 	for i := range 8 {
 		got[n/8*i+n/16] ^= 0x5A
 	}
+	if ranges := benchLocalise(b, want, got); ranges != 8 {
+		b.Fatalf("%d ranges, want 8", ranges)
+	}
+}
+
+// benchLocalise times the engine's localisation of got against want, interleaved with bytes.Equal
+// of want and a copy, reports the throughput ratio, and returns how many ranges it counted.
+func benchLocalise(b *testing.B, want, got []byte) (ranges int) {
 	same := bytes.Clone(want)
-	b.SetBytes(n)
-	ranges := 0
+	b.SetBytes(int64(len(want)))
 	b.ResetTimer()
 	took, base := interleaved(b, func() { _, ranges, _ = capture.Localise(want, got, capture.MaxMismatches) },
 		func() { _ = bytes.Equal(want, same) })
-	if ranges != 8 {
-		b.Fatalf("%d ranges, want 8", ranges)
-	}
 	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-bytes.Equal")
+	return ranges
 }
 
 // BenchmarkVerify256MiBEqual: the engine's verification of a 256 MiB buffer equal to the oracle,
@@ -352,13 +349,14 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 // the benchmark where this binary has no such backend (CGO_ENABLED=0).
 func readBackDevice(b *testing.B) runtime.Device {
 	backend, cfg := os.Getenv("REPLAYCHECK_HARDWARE"), backends.Config{}
-	if backend == "" {
+	hardware := backend != ""
+	if !hardware {
 		backend = fake.CUDA.String()
 	}
 	if why := backends.Unavailable(backend); why != "" {
 		b.Skip(why)
 	}
-	if os.Getenv("REPLAYCHECK_HARDWARE") == "" {
+	if !hardware {
 		path, err := fake.Build(b.TempDir(), fake.CUDA, fake.Variant{})
 		if err != nil {
 			b.Fatal(err)
