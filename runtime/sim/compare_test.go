@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
+	goruntime "runtime"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -47,6 +48,42 @@ var _ = Describe("in-place memory paths", func() {
 			eq, err := dev.Equal(runtime.Main, p, planted)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(eq).To(BeFalse(), "difference at %d", at)
+		}
+	})
+
+	It("Equal cut into segments compared by separate goroutines finds every planted difference, at the cuts too", func() {
+		// Segments of two pages, four CPUs: a range of 11 pages starting mid-page is cut into
+		// four, the first longer by its partial page; a difference anywhere must be found.
+		DeferCleanup(sim.SetEqualSegment, sim.SetEqualSegment(2*sim.PageSize))
+		DeferCleanup(goruntime.GOMAXPROCS, goruntime.GOMAXPROCS(4))
+		const size = 11*sim.PageSize + 300
+		p, err := dev.Malloc(runtime.Main, size+sim.PageSize)
+		Expect(err).NotTo(HaveOccurred())
+		src := p.Slice(777, size) // not page aligned: the cuts fall on the device's pages
+		want := make([]byte, size)
+		for i := range want {
+			want[i] = byte(i%253 + 1)
+		}
+		clear(want[4*sim.PageSize : 6*sim.PageSize]) // absent pages compare as zeros
+		Expect(dev.Write(runtime.Main, src, want)).To(Succeed())
+		eq, err := dev.Equal(runtime.Main, src, want)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(eq).To(BeTrue())
+		rng := rand.New(rand.NewPCG(3, 4))
+		at := []int{0, size - 1}
+		for page := 1; page <= 11; page++ {
+			cut := page*sim.PageSize - 777 // each page boundary of the device, seen from src
+			at = append(at, cut-1, cut)
+		}
+		for range 40 {
+			at = append(at, rng.IntN(size))
+		}
+		for _, i := range at {
+			planted := bytes.Clone(want)
+			planted[i] ^= 0x10
+			eq, err := dev.Equal(runtime.Main, src, planted)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(eq).To(BeFalse(), "difference at %d", i)
 		}
 	})
 

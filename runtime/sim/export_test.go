@@ -39,3 +39,11 @@ func (d *Device) GraphDeps(g runtime.Graph) [][]int {
 	}
 	return out
 }
+
+// SetEqualSegment sets the least range one goroutine of Equal compares and returns the previous
+// value, so tests can cut ranges of a few pages.
+func SetEqualSegment(n int64) int64 {
+	prev := equalSegment
+	equalSegment = n
+	return prev
+}
