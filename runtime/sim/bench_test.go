@@ -132,3 +132,58 @@ func benchVerify64KiB(b *testing.B, batched bool) {
 	_ = sink
 	b.ReportMetric(float64(took)/float64(max(base, 1)), "x-bytes.Equal")
 }
+
+// BenchmarkSimCapture100k: the simulator's own capture of 100,000 fills of 64 bytes (begin, the
+// fills, end) against one launch of the graph it made and the sync after it, the shape of the
+// engine's Capture100kOps without the engine: the platform's floor under that figure. Each
+// captured fill is checked against the profile's rules and recorded as a node with its
+// dependencies and the generations of what it touches; a replayed node is a memset.
+func BenchmarkSimCapture100k(b *testing.B) {
+	const nodes, replays = 100000, 3
+	dev := openBench(b)
+	var capt, replay time.Duration
+	b.ResetTimer()
+	onThread(b, dev, func(d *sim.Device) {
+		buf, err := d.Malloc(runtime.Main, nodes*64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := d.CreateStream(runtime.Main)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range b.N {
+			start := time.Now()
+			if err := d.BeginCapture(runtime.Main, s, runtime.Global); err != nil {
+				b.Fatal(err)
+			}
+			for i := range nodes {
+				if err := d.Fill(runtime.Main, s, buf.Slice(int64(i)*64, 64), byte(i%255+1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			g, err := d.EndCapture(runtime.Main, s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			capt += time.Since(start)
+			for range replays {
+				start := time.Now()
+				if err := d.Launch(runtime.Main, g, s); err != nil {
+					b.Fatal(err)
+				}
+				if err := d.SyncStream(runtime.Main, s); err != nil {
+					b.Fatal(err)
+				}
+				replay += time.Since(start)
+			}
+			if err := d.DestroyGraph(runtime.Main, g); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	replay /= replays
+	b.ReportMetric(float64(capt)/float64(max(replay, 1)), "x-replay")
+	b.ReportMetric(float64(capt)/float64(b.N)/nodes, "ns/captured-op")
+	b.ReportMetric(float64(replay)/float64(b.N)/nodes, "ns/replayed-node")
+}

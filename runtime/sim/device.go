@@ -58,6 +58,10 @@ type core struct {
 	failMalloc  int
 	rng         *rand.Rand // nil: replay in capture order
 	hook        func(op string, t runtime.Thread)
+	// lastOp and lastRules are the last call enforce looked up in rulesFor and its rules: a
+	// capture of 100,000 fills asks 100,000 times in a row for the same call's.
+	lastOp    string
+	lastRules []int
 	// threadModes are the capture interaction modes of the device's threads (ExchangeCaptureMode).
 	threadModes [2]runtime.CaptureMode
 	// pending is graph work launched and not run yet, one entry per stream in launch order: launches

@@ -291,7 +291,10 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 // record what the platform lets through and never pre-empt a rejection, so a silent row placed before
 // a rejecting one cannot hide it. No match: the call proceeds.
 func (d *Device) enforce(c *call) error {
-	for _, i := range d.rulesFor[c.op] {
+	if c.op != d.lastOp {
+		d.lastOp, d.lastRules = c.op, d.rulesFor[c.op]
+	}
+	for _, i := range d.lastRules {
 		r := &d.profile.Rules[i]
 		if r.Allow || !r.appliesTo(c, d.threadModes[c.thread]) {
 			continue
