@@ -22,6 +22,12 @@ type allocation struct {
 	slot  guard.Slot
 	place probes.Place
 	host  bool // host memory: the CPU reads and writes it, no driver call
+	// ledgerOf is the capture whose residency ledger has an entry for this allocation, at index
+	// inLedger: while that capture is in progress, an op that touches the buffer again widens the
+	// entry's access rather than adding one (noteCaptured). A grow or re-allocation is a new
+	// allocation, hence a new entry.
+	ledgerOf string
+	inLedger int
 }
 
 func (r *run) buf(step probes.Step, name string) (*allocation, error) {

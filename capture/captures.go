@@ -41,7 +41,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	// The capture stays "in progress" for the engine until its end returns: until then the engine
 	// makes no synchronous call of its own (an unsafe call during a capture); a buffer allocated
 	// meanwhile is initialised on the engine's own stream.
-	r.capture, r.captureID = c.Name, info.ID
+	r.capture, r.captureID, r.captured = c.Name, info.ID, 0
 	defer func() { r.capture = "" }()
 	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
 		return r.abandonAfter(c, err)
@@ -138,25 +138,17 @@ type membership struct {
 	in      bool
 }
 
-// ledgerKey names one entry of the residency ledger: a generation of a buffer in a capture. A
-// struct, not a formatted string: captures of 100,000 ops look one up per op.
-type ledgerKey struct {
-	capture, buffer string
-	gen             uint64
-}
-
 // noteCaptured enters the buffers an op captured into the capture in progress touches into the
 // residency ledger.
 func (r *run) noteCaptured(acc probes.Access) {
 	note := func(spans []probes.Span, how Access) {
 		for _, sp := range spans {
 			a := r.bufs[sp.Buffer]
-			key := ledgerKey{r.capture, sp.Buffer, a.gen}
-			if i, ok := r.ledgerSet[key]; ok {
-				r.res.Ledger[i].Access = r.res.Ledger[i].Access.With(how)
+			if a.ledgerOf == r.capture {
+				r.res.Ledger[a.inLedger].Access = r.res.Ledger[a.inLedger].Access.With(how)
 				continue
 			}
-			r.ledgerSet[key] = len(r.res.Ledger)
+			a.ledgerOf, a.inLedger = r.capture, len(r.res.Ledger)
 			r.res.Ledger = append(r.res.Ledger, Residency{Capture: r.capture, Buffer: sp.Buffer, Range: a.ptr, Generation: a.gen, Access: how})
 		}
 	}

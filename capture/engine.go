@@ -98,8 +98,9 @@ type run struct {
 
 	capture   string // name of the capture in progress, "" when none
 	captureID uint64
-	ledgerSet map[ledgerKey]int // index in the ledger
-	issued    map[string]int    // capture -> the fill, copy and axpy ops captured into it
+	// captured counts the fill, copy and axpy ops that went into the capture in progress (the
+	// graph check compares it with the graph's work nodes).
+	captured  int
 	staleSeen map[string]bool
 	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
 	spans     probes.Spans // the op being issued resolved (resolve)
@@ -163,7 +164,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	r := &run{
 		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, ledgerSet: map[ledgerKey]int{}, issued: map[string]int{},
+		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{},
 		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}

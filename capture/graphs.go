@@ -54,7 +54,7 @@ func (r *run) checkGraph(capture string, g runtime.Graph) error {
 	}); err != nil {
 		return err
 	}
-	check := GraphCheck{Capture: capture, Nodes: len(nodes), Issued: r.issued[capture]}
+	check := GraphCheck{Capture: capture, Nodes: len(nodes), Issued: r.captured}
 	for _, n := range nodes {
 		if isWork(n.Kind) {
 			check.Work++

@@ -222,7 +222,7 @@ func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, 
 	}
 	took, err := r.call(c, do)
 	if took && err == nil && r.capture != "" && r.tl.lastCaptured() {
-		r.issued[r.capture]++
+		r.captured++
 		r.noteCaptured(acc)
 	}
 	return took, err

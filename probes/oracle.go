@@ -22,6 +22,10 @@ type Oracle struct {
 	order   []string // live buffers, in allocation order
 	refused map[string]bool
 	graphs  map[string]*[]graphOp // by pointer: appending an op looks the capture up once
+	// recording is the graph of the capture named recordingOf, the last one an op was appended
+	// to: a capture's ops come one after another, so its graph is looked up once, not per op.
+	recording   *[]graphOp
+	recordingOf string
 	// epoch changes whenever a name may denote other bytes (an allocation, a grow): a graph op's
 	// resolved slices are reused while their epoch is current (see resolve).
 	epoch uint64
@@ -158,13 +162,15 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 		return
 	}
 	if gop, ok := o.graphOp(op); ok {
-		g := o.graphs[capture]
-		if g == nil {
-			g = &[]graphOp{}
-			*g = make([]graphOp, 0, o.opsIn[capture])
-			o.graphs[capture] = g
+		if o.recordingOf != capture {
+			o.recording, o.recordingOf = o.graphs[capture], capture
+			if o.recording == nil {
+				o.recording = &[]graphOp{}
+				*o.recording = make([]graphOp, 0, o.opsIn[capture])
+				o.graphs[capture] = o.recording
+			}
 		}
-		*g = append(*g, gop)
+		*o.recording = append(*o.recording, gop)
 	}
 }
 
