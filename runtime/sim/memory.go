@@ -52,6 +52,9 @@ type heap struct {
 	sorted []*allocation
 	// changes counts the blocks handed out and released (see memory.layout).
 	changes uint64
+	// bytes is what the live blocks' callers asked for, kept as blocks come and go: a guarded
+	// capture reads the device's counters before every call.
+	bytes int64
 }
 
 func newHeap(base uint64, size int64) *heap {
@@ -106,6 +109,7 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	m.nextGen++
 	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen}
 	h.live[addr] = a
+	h.bytes += bytes
 	h.changes++
 	i, _ := slices.BinarySearchFunc(h.sorted, addr, compareAddr)
 	h.sorted = slices.Insert(h.sorted, i, a)
@@ -125,6 +129,7 @@ func (h *heap) takeCached(capacity int64) (uint64, int64, bool) {
 // release returns a live block to the cache. The caller has checked that it is live.
 func (h *heap) release(a *allocation) {
 	delete(h.live, a.ptr.Addr)
+	h.bytes -= a.ptr.Bytes
 	h.changes++
 	i, found := slices.BinarySearchFunc(h.sorted, a.ptr.Addr, compareAddr)
 	if found {
@@ -161,13 +166,7 @@ func (m *memory) containing(p runtime.Ptr) *allocation {
 	return m.host.containing(p)
 }
 
-func (h *heap) liveBytes() int64 {
-	var n int64
-	for _, a := range h.live {
-		n += a.ptr.Bytes
-	}
-	return n
-}
+func (h *heap) liveBytes() int64 { return h.bytes }
 
 func (m *memory) residentBytes() int64 { return int64(len(m.pages)) * PageSize }
 
