@@ -172,6 +172,39 @@ func fillsProbe(nodes int, replays int) string {
 `, replays, nodes*64, ops.String())
 }
 
+// twoGraphsProbe: fillsProbe's nodes split between two graphs on two streams, each filling a
+// buffer of its own, launched one after the other on their streams with nothing ordering them:
+// with the guards on, each launch is checked against the other graph, still in flight.
+func twoGraphsProbe(nodes, replays int) string {
+	per := nodes / 2
+	var ops [2]strings.Builder
+	for g, buf := range []string{"a", "b"} {
+		for i := range per {
+			fmt.Fprintf(&ops[g], "          - fill: {dst: %s, value: %d, offset: %d, bytes: 64}\n", buf, i%255+1, i*64)
+		}
+	}
+	return benchHeader + fmt.Sprintf(`  - name: two-graphs
+    hazard: none
+    replays: %d
+    buffers:
+      a: {bytes: %d, init: zero}
+      b: {bytes: %d, init: zero}
+    streams: [s1, s2]
+    captures:
+      - name: ga
+        stream: s1
+        ops:
+%s      - name: gb
+        stream: s2
+        ops:
+%s    replay:
+      order:
+        - {capture: ga, stream: s1}
+        - {capture: gb, stream: s2}
+    expect: {guarded: exact, unguarded: exact}
+`, replays, per*64, per*64, ops[0].String(), ops[1].String())
+}
+
 // fillsYardstick: the same fills on two byte slices (device and oracle) and their comparison.
 func fillsYardstick(nodes, replays int) {
 	dev, orc := make([]byte, nodes*64), make([]byte, nodes*64)
@@ -466,8 +499,9 @@ func BenchmarkPeakResident64GiB(b *testing.B) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 }
 
-// BenchmarkScaling: the copy probe's cost per byte and per replay, and the fill probe's per node,
-// as sizes grow: each sub-benchmark reports ns per unit, which stays flat when cost is linear.
+// BenchmarkScaling: the copy probe's cost per byte and per replay, and the fill probe's per node
+// (also split between two graphs replayed at once with the guards on), as sizes grow: each
+// sub-benchmark reports ns per unit, which stays flat when cost is linear.
 func BenchmarkScaling(b *testing.B) {
 	for _, mib := range []int64{1, 8, 64, 512} {
 		b.Run(fmt.Sprintf("buffer=%dMiB", mib), func(b *testing.B) {
@@ -494,6 +528,18 @@ func BenchmarkScaling(b *testing.B) {
 			dev := simDevice(b, "cann")
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runExact(b, dev, p, 10) })
+			b.ReportMetric(float64(took)/float64(b.N)/float64(nodes), "ns/node")
+		})
+	}
+	// With the guards on and two graphs in flight at once, every launch is checked against the
+	// other graph's ranges: linear only while that check is.
+	for _, nodes := range []int{10, 1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("guarded-two-graphs-nodes=%d", nodes), func(b *testing.B) {
+			p := benchProbe(b, twoGraphsProbe(nodes, 10))
+			dev := simDevice(b, "cann")
+			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 10}
+			b.ResetTimer()
+			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
 			b.ReportMetric(float64(took)/float64(b.N)/float64(nodes), "ns/node")
 		})
 	}

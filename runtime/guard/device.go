@@ -52,8 +52,8 @@ type Device struct {
 	// recordedIn maps an event last recorded on a stream of an active capture to that capture's
 	// sequence number: a Wait on it forks a stream into the capture.
 	recordedIn map[runtime.Event]uint64
-	// graphs are the ranges each graph captured through this Device touches.
-	graphs  map[runtime.Graph][]capturedRange
+	// graphs are what each graph captured through this Device touches.
+	graphs  map[runtime.Graph]*footprint
 	pools   map[string]*pool
 	flights flights
 	retired bool
@@ -74,7 +74,7 @@ func NewWithOptions(inner runtime.Device, mode Mode, opts Options) (*Device, err
 	d := &Device{
 		inner: inner, off: opts.Disabled,
 		slots: map[string]*slotState{}, captures: map[uint64]*capture{},
-		recordedIn: map[runtime.Event]uint64{}, graphs: map[runtime.Graph][]capturedRange{},
+		recordedIn: map[runtime.Event]uint64{}, graphs: map[runtime.Graph]*footprint{},
 		pools: map[string]*pool{}, flights: newFlights(),
 	}
 	if err := d.latch.Latch(mode); err != nil {
@@ -363,7 +363,7 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 		return g, err
 	}
 	if err == nil {
-		d.graphs[g] = c.ranges
+		d.graphs[g] = &footprint{ranges: c.ranges}
 	}
 	// A failed end may or may not terminate the capture (platforms differ): ask.
 	if err == nil || !d.stillCapturing(t, c) {
@@ -592,7 +592,11 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 	if err != nil {
 		return err
 	}
-	ranges, known := d.graphs[g]
+	fp, known := d.graphs[g]
+	var ranges []capturedRange
+	if known {
+		ranges = fp.ranges
+	}
 	if d.guarding(d.off.Residency) {
 		if err := d.checkResidency(g, ranges, known); err != nil {
 			return err
@@ -606,7 +610,7 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 	if err := d.inner.Launch(t, g, s); err != nil {
 		return err
 	}
-	d.flights.launch(g, s, ranges)
+	d.flights.launch(g, s, fp)
 	if c != nil {
 		// A graph launched into a capture replays its ranges as part of the new graph.
 		for _, r := range ranges {

@@ -1,5 +1,7 @@
 package guard
 
+import "github.com/replaycheck/replaycheck/runtime"
+
 // Watched lists the captures the Device is watching, oldest first, and counts the events it
 // would take as forks into one of them. For specs that check bookkeeping no refusal shows
 // (program mode).
@@ -10,4 +12,24 @@ func (d *Device) Watched() (captures []string, forkEvents int) {
 		captures = append(captures, d.captures[seq].String())
 	}
 	return captures, len(d.recordedIn)
+}
+
+// Touched is a range a captured op touched, for specs of the replay-isolation check.
+type Touched struct {
+	Ptr   runtime.Ptr
+	Write bool
+}
+
+// Conflict is the replay-isolation check's answer for a graph touching xs launched while one
+// touching ys is in flight: the pair of ranges it reports, if any.
+func Conflict(xs, ys []Touched) (x, y Touched, ok bool) {
+	conv := func(ts []Touched) []capturedRange {
+		out := make([]capturedRange, len(ts))
+		for i, t := range ts {
+			out[i] = capturedRange{ptr: t.Ptr, write: t.Write, gen: 1}
+		}
+		return out
+	}
+	a, b, ok := conflict(conv(xs), &footprint{ranges: conv(ys)})
+	return Touched{a.ptr, a.write}, Touched{b.ptr, b.write}, ok
 }

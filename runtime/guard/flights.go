@@ -1,6 +1,9 @@
 package guard
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -25,7 +28,61 @@ type flight struct {
 	seq    uint64
 	graph  runtime.Graph
 	stream runtime.Stream
+	fp     *footprint
+}
+
+// footprint is what a graph captured through the Device touches: its ranges in capture order
+// and, built the first time a launch is checked against the graph in flight, an index of them by
+// address. Checking each range of one graph against each of another's would cost the product of
+// their sizes per launch: two graphs of 100,000 nodes, 10^10 comparisons.
+type footprint struct {
 	ranges []capturedRange
+	index  *footprintIndex
+}
+
+// footprintIndex answers whether any range of a footprint, or any written one, overlaps a range.
+type footprintIndex struct {
+	all, written addrIndex
+}
+
+// addrIndex is a set of ranges sorted by address, with the largest end among each prefix: the
+// ranges that start before p ends are a prefix, and one of them overlaps p exactly when the
+// largest end among them lies past p's start.
+type addrIndex struct {
+	addr   []uint64
+	maxEnd []uint64
+}
+
+func newAddrIndex(ptrs []runtime.Ptr) addrIndex {
+	slices.SortFunc(ptrs, func(a, b runtime.Ptr) int { return cmp.Compare(a.Addr, b.Addr) })
+	x := addrIndex{addr: make([]uint64, len(ptrs)), maxEnd: make([]uint64, len(ptrs))}
+	var end uint64
+	for i, p := range ptrs {
+		end = max(end, p.End())
+		x.addr[i], x.maxEnd[i] = p.Addr, end
+	}
+	return x
+}
+
+// overlaps reports whether a range of x overlaps p (runtime.Ptr.Overlaps).
+func (x addrIndex) overlaps(p runtime.Ptr) bool {
+	k, _ := slices.BinarySearch(x.addr, p.End()) // the ranges starting before p ends
+	return k > 0 && x.maxEnd[k-1] > p.Addr
+}
+
+// indexed returns fp's index, building it on first use.
+func (fp *footprint) indexed() *footprintIndex {
+	if fp.index == nil {
+		var all, written []runtime.Ptr
+		for _, r := range fp.ranges {
+			all = append(all, r.ptr)
+			if r.write {
+				written = append(written, r.ptr)
+			}
+		}
+		fp.index = &footprintIndex{all: newAddrIndex(all), written: newAddrIndex(written)}
+	}
+	return fp.index
 }
 
 type fence struct {
@@ -37,10 +94,10 @@ func newFlights() flights {
 	return flights{fences: map[runtime.Event]fence{}, ordered: map[runtime.Stream]map[runtime.Stream]uint64{}}
 }
 
-// launch records g launched on s with the ranges it captured.
-func (f *flights) launch(g runtime.Graph, s runtime.Stream, ranges []capturedRange) {
+// launch records g launched on s with what it captured.
+func (f *flights) launch(g runtime.Graph, s runtime.Stream, fp *footprint) {
 	f.seq++
-	f.airborne = append(f.airborne, flight{seq: f.seq, graph: g, stream: s, ranges: ranges})
+	f.airborne = append(f.airborne, flight{seq: f.seq, graph: g, stream: s, fp: fp})
 }
 
 // isolated refuses a launch of g on s while a graph in flight on another stream, not ordered
@@ -50,7 +107,7 @@ func (f *flights) isolated(g runtime.Graph, s runtime.Stream, ranges []capturedR
 		if fl.stream == s || fl.seq <= f.ordered[s][fl.stream] {
 			continue
 		}
-		if a, b, ok := conflict(ranges, fl.ranges); ok {
+		if a, b, ok := conflict(ranges, fl.fp); ok {
 			return refusal("Launch", "replay of %v on %v refused: %v, launched on %v, may still be running and nothing orders it before %v; both touch %v (%s by this graph, %s by that one): concurrent replays would race",
 				g, s, fl.graph, fl.stream, s, overlap(a.ptr, b.ptr), access(a), access(b))
 		}
@@ -65,10 +122,24 @@ func access(r capturedRange) string {
 	return "read"
 }
 
-// conflict finds a range of xs and one of ys that overlap with at least one written.
-func conflict(xs, ys []capturedRange) (capturedRange, capturedRange, bool) {
+// conflict finds a range of xs and one of ys's that overlap with at least one written: the first
+// such range of xs, in order, and the first of ys's it conflicts with. The index of ys tells
+// which range of xs conflicts at all, so only that one is compared with each of ys's ranges: a
+// launch costs O(len(xs) log len(ys) + len(ys)), not O(len(xs) len(ys)).
+func conflict(xs []capturedRange, ys *footprint) (capturedRange, capturedRange, bool) {
+	if ys == nil || len(ys.ranges) == 0 {
+		return capturedRange{}, capturedRange{}, false
+	}
+	idx := ys.indexed()
 	for _, x := range xs {
-		for _, y := range ys {
+		against := idx.written // a read conflicts only with a write
+		if x.write {
+			against = idx.all
+		}
+		if !against.overlaps(x.ptr) {
+			continue
+		}
+		for _, y := range ys.ranges {
 			if (x.write || y.write) && x.ptr.Overlaps(y.ptr) {
 				return x, y, true
 			}

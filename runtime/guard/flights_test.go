@@ -1,0 +1,77 @@
+package guard_test
+
+import (
+	"math/rand/v2"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+)
+
+// pairwiseConflict is the replay-isolation check as defined: the first range of xs, in order, that
+// overlaps a range of ys with at least one of the two written, and the first such range of ys.
+func pairwiseConflict(xs, ys []guard.Touched) (guard.Touched, guard.Touched, bool) {
+	for _, x := range xs {
+		for _, y := range ys {
+			if (x.Write || y.Write) && x.Ptr.Overlaps(y.Ptr) {
+				return x, y, true
+			}
+		}
+	}
+	return guard.Touched{}, guard.Touched{}, false
+}
+
+var _ = Describe("Replay isolation's conflict between two graphs", func() {
+	// touched draws n ranges in a window of span bytes: short and long, nested, adjacent and
+	// overlapping, a share of them written.
+	touched := func(rng *rand.Rand, n int, span uint64, writes float64) []guard.Touched {
+		out := make([]guard.Touched, n)
+		for i := range out {
+			length := int64(rng.IntN(64) + 1)
+			if rng.IntN(10) == 0 {
+				length = int64(rng.IntN(4096) + 1)
+			}
+			out[i] = guard.Touched{Ptr: runtime.Ptr{Addr: 1<<40 + rng.Uint64N(span), Bytes: length}, Write: rng.Float64() < writes}
+		}
+		return out
+	}
+
+	It("reports the pair the pairwise definition reports, found through the index of the graph in flight", func() {
+		rng := rand.New(rand.NewPCG(7, 13))
+		found, clear := 0, 0
+		for trial := range 3000 {
+			// Dense windows conflict early, sparse ones late or never; mostly reads, some writes.
+			span := uint64(256) << (trial % 12)
+			xs := touched(rng, rng.IntN(60), span, rng.Float64()*0.3)
+			ys := touched(rng, rng.IntN(60), span, rng.Float64()*0.3)
+			wx, wy, wok := pairwiseConflict(xs, ys)
+			x, y, ok := guard.Conflict(xs, ys)
+			Expect(ok).To(Equal(wok), "trial %d", trial)
+			Expect([]guard.Touched{x, y}).To(Equal([]guard.Touched{wx, wy}), "trial %d", trial)
+			if ok {
+				found++
+			} else {
+				clear++
+			}
+		}
+		// Both answers occur often: the comparison means something either way.
+		Expect(found).To(BeNumerically(">", 500))
+		Expect(clear).To(BeNumerically(">", 500))
+	})
+
+	It("finds a read touching the end of a written range and misses ranges that only meet", func() {
+		w := guard.Touched{Ptr: runtime.Ptr{Addr: 0x1000, Bytes: 0x100}, Write: true}
+		longRead := guard.Touched{Ptr: runtime.Ptr{Addr: 0x0, Bytes: 0x10000}}
+		meets := guard.Touched{Ptr: runtime.Ptr{Addr: 0x1100, Bytes: 0x10}, Write: true}
+		last := guard.Touched{Ptr: runtime.Ptr{Addr: 0x10ff, Bytes: 1}}
+		_, _, ok := guard.Conflict([]guard.Touched{meets}, []guard.Touched{w})
+		Expect(ok).To(BeFalse(), "adjacent ranges share no byte")
+		x, y, ok := guard.Conflict([]guard.Touched{last}, []guard.Touched{longRead, w})
+		Expect(ok).To(BeTrue())
+		Expect([]guard.Touched{x, y}).To(Equal([]guard.Touched{last, w}), "a read conflicts only with a write: the long read in flight does not count")
+		_, _, ok = guard.Conflict([]guard.Touched{last}, []guard.Touched{longRead})
+		Expect(ok).To(BeFalse(), "two reads never conflict")
+	})
+})
