@@ -115,3 +115,9 @@ func TimelineTexts(n int, build func(i int) string) []string {
 	}
 	return out
 }
+
+// LedgerHolds is the graph check's answer to whether p lies inside a buffer capture's ops
+// touched with access how, according to ledger.
+func LedgerHolds(ledger []Residency, capture string, p runtime.Ptr, how Access) bool {
+	return newLedgerIndex(ledger, capture).holds(p, how)
+}

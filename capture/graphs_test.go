@@ -1,6 +1,8 @@
 package capture_test
 
 import (
+	"math/rand/v2"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -74,5 +76,55 @@ var _ = Describe("the graph check", func() {
 		blind := runOn(&tamperedGraphs{Device: dev}, parseProbe(probe), runtime.Global, 2)
 		Expect(blind.Outcome).To(Equal(probes.Exact), "without introspection nothing shows the extra node")
 		Expect(blind.Graphs).To(BeEmpty())
+	})
+})
+
+var _ = Describe("the graph check's index of the residency ledger", func() {
+	// definedHolds is the check as defined: some entry of the capture holds p with an access that
+	// allows how.
+	definedHolds := func(ledger []capture.Residency, name string, p runtime.Ptr, how capture.Access) bool {
+		for _, l := range ledger {
+			if l.Capture == name && l.Range.Contains(p) && (l.Access == how || l.Access == capture.AccessReadWrite) {
+				return true
+			}
+		}
+		return false
+	}
+
+	It("answers as asking every entry would, over nested, adjacent and re-based entries of several captures", func() {
+		rng := rand.New(rand.NewPCG(5, 8))
+		accesses := []capture.Access{capture.AccessRead, capture.AccessWrite, capture.AccessReadWrite}
+		held, missed := 0, 0
+		for trial := range 500 {
+			var ledger []capture.Residency
+			for range rng.IntN(40) + 1 {
+				// A window of 64 KiB: entries overlap as a freed buffer and its successor at the
+				// same address do, nest, touch, or stand apart.
+				ledger = append(ledger, capture.Residency{
+					Capture: []string{"a", "b"}[rng.IntN(2)],
+					Range:   runtime.Ptr{Addr: 0x7f0000000000 + rng.Uint64N(64<<10), Bytes: rng.Int64N(8<<10) + 1},
+					Access:  accesses[rng.IntN(3)],
+				})
+			}
+			for range 200 {
+				p := runtime.Ptr{Addr: 0x7f0000000000 + rng.Uint64N(72<<10), Bytes: rng.Int64N(2<<10) + 1}
+				if rng.IntN(4) == 0 {
+					// A range exactly an entry's, or ending exactly at its end.
+					l := ledger[rng.IntN(len(ledger))].Range
+					p = runtime.Ptr{Addr: l.Addr + uint64(rng.Int64N(l.Bytes)), Bytes: 0}
+					p.Bytes = int64(l.End() - p.Addr)
+				}
+				how := []capture.Access{capture.AccessRead, capture.AccessWrite}[rng.IntN(2)]
+				want := definedHolds(ledger, "a", p, how)
+				Expect(capture.LedgerHolds(ledger, "a", p, how)).To(Equal(want), "trial %d: %v %s in %v", trial, p, how, ledger)
+				if want {
+					held++
+				} else {
+					missed++
+				}
+			}
+		}
+		Expect(held).To(BeNumerically(">", 10000))
+		Expect(missed).To(BeNumerically(">", 10000))
 	})
 })
