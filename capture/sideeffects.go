@@ -23,6 +23,7 @@ import (
 type snapshot struct {
 	counters runtime.Counters
 	bufs     map[string]bufferState
+	key      snapKey // what bufs was read at
 }
 
 // bufferState is one live buffer as a refusal must leave it.
@@ -32,19 +33,47 @@ type bufferState struct {
 	held bool // the runtime's slot holds it (false for pooled and host buffers, which have none)
 }
 
-// snap records the state a refusal must not change, in r.before: a guarded capture takes one
-// before every call, and each is done with once its call has returned.
+// snap records the state a refusal must not change, in r.before: a guarded call takes one before
+// every call, and each is done with once its call has returned. The device's counters are read
+// every time. The buffers' states, one slot question per buffer, are read again only when they
+// may have moved: always for a runtime that cannot say when its slots change, and otherwise when
+// its SlotsVersion or the engine's own buffers (their generation and count: an allocation raises
+// the one, a free lowers the other) changed since the last snapshot. Without that, a guarded
+// instance over n buffers cost O(n) per call. A stale reuse could only make a clean refusal look
+// like it changed something, never hide a change: the state after the refusal is always read.
 func (r *run) snap() *snapshot {
 	s := &r.before
+	s.counters = r.dev.Counters()
+	key := snapKey{gen: r.gen, bufs: len(r.bufs)}
+	if v, ok := r.dev.(slotVersioner); ok {
+		key.slots, key.versioned = v.SlotsVersion(), true
+	}
+	if s.bufs != nil && key.versioned && key == s.key {
+		return s
+	}
 	if s.bufs == nil {
 		s.bufs = map[string]bufferState{}
 	}
 	clear(s.bufs)
-	s.counters = r.dev.Counters()
 	for name, a := range r.bufs {
 		s.bufs[name] = r.stateOf(name, a)
 	}
+	s.key = key
 	return s
+}
+
+// slotVersioner is a runtime under test that says when what its slots hold changes
+// (guard.Device.SlotsVersion).
+type slotVersioner interface {
+	SlotsVersion() uint64
+}
+
+// snapKey is what a snapshot's buffer states were read at.
+type snapKey struct {
+	gen       uint64 // the engine's allocation generation
+	bufs      int    // how many buffers the engine held
+	slots     uint64 // the runtime's SlotsVersion
+	versioned bool   // the runtime has one
 }
 
 // stateOf is a live buffer's state: a slotted buffer as the runtime's slot holds it, not as the

@@ -44,6 +44,8 @@ type Device struct {
 	mu     sync.Mutex
 	ledger ledger
 	slots  map[string]*slotState
+	// slotsVersion counts the changes of slots (hold, drop): see SlotsVersion.
+	slotsVersion uint64
 	// captures are the active captures begun through this Device, by the sequence number the
 	// Device assigned at BeginCapture (never reused, never 0). The platform's capture ID is only a
 	// field of a capture, used to match streams; a platform may report none.
@@ -304,7 +306,7 @@ func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
 	}
 	d.ledger.remove(p.Addr)
 	if st != nil {
-		delete(d.slots, st.key)
+		d.drop(st.key)
 	}
 	return nil
 }

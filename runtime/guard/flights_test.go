@@ -2,6 +2,7 @@ package guard_test
 
 import (
 	"math/rand/v2"
+	"reflect"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -73,5 +74,78 @@ var _ = Describe("Replay isolation's conflict between two graphs", func() {
 		Expect([]guard.Touched{x, y}).To(Equal([]guard.Touched{last, w}), "a read conflicts only with a write: the long read in flight does not count")
 		_, _, ok = guard.Conflict([]guard.Touched{last}, []guard.Touched{longRead})
 		Expect(ok).To(BeFalse(), "two reads never conflict")
+	})
+})
+
+var _ = Describe("SlotsVersion", func() {
+	It("changes exactly when what some slot holds changes: provision, re-base, release, free, an arena commit, retirement", func() {
+		d := guarded(openSim("cann"), guard.Program)
+		keys := []string{"a", "b", "kv", "scratch"}
+		type held struct {
+			slot guard.Slot
+			ptr  runtime.Ptr
+			ok   bool
+		}
+		state := func() []held {
+			var out []held
+			for _, k := range keys {
+				s, p, ok := d.Holds(k)
+				out = append(out, held{s, p, ok})
+			}
+			return out
+		}
+		steps := []struct {
+			what    string
+			changes bool
+			do      func()
+		}{
+			{"first allocation", true, func() {
+				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 1024)
+				Expect(err).NotTo(HaveOccurred())
+			}},
+			{"growth in place", false, func() {
+				_, p, _ := d.Holds("a")
+				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", p, 512)
+				Expect(err).NotTo(HaveOccurred())
+			}},
+			{"re-base", true, func() {
+				_, p, _ := d.Holds("a")
+				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", p, 8192)
+				Expect(err).NotTo(HaveOccurred())
+			}},
+			{"another slot", true, func() {
+				_, _, err := d.Provision(runtime.Main, guard.Retained, "b", runtime.Ptr{}, 512)
+				Expect(err).NotTo(HaveOccurred())
+			}},
+			{"a read of the slots", false, func() { d.Holds("a") }},
+			{"release", true, func() {
+				_, p, _ := d.Holds("b")
+				Expect(d.Release(runtime.Main, guard.Retained, "b", p)).To(Succeed())
+			}},
+			{"arena commit", true, func() {
+				_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 1024}})
+				Expect(err).NotTo(HaveOccurred())
+			}},
+			{"arena commit that re-bases one region", true, func() {
+				_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 65536}, {Key: "scratch", Bytes: 1024}})
+				Expect(err).NotTo(HaveOccurred())
+			}},
+			{"free of a slot's buffer through the device", true, func() {
+				_, p, _ := d.Holds("a")
+				Expect(d.Free(runtime.Main, p)).To(Succeed())
+			}},
+			{"retirement", true, func() { Expect(d.Retire(runtime.Main)).To(Succeed()) }},
+		}
+		for _, st := range steps {
+			before, v := state(), d.SlotsVersion()
+			st.do()
+			changed := !reflect.DeepEqual(state(), before)
+			Expect(changed).To(Equal(st.changes), st.what)
+			if changed {
+				Expect(d.SlotsVersion()).NotTo(Equal(v), "%s changed a slot", st.what)
+			} else {
+				Expect(d.SlotsVersion()).To(Equal(v), "%s changed no slot", st.what)
+			}
+		}
 	})
 })

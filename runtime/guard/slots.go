@@ -68,6 +68,27 @@ type slotState struct {
 	ptr  runtime.Ptr
 }
 
+// hold makes st's slot hold st's buffer, and drop empties the slot named key: every change of
+// what a slot holds goes through them, so that SlotsVersion moves with it.
+func (d *Device) hold(st *slotState) {
+	d.slots[st.key] = st
+	d.slotsVersion++
+}
+
+func (d *Device) drop(key string) {
+	delete(d.slots, key)
+	d.slotsVersion++
+}
+
+// SlotsVersion is a number that changes whenever what a slot holds changes (Holds would answer
+// differently for some key), and only then. A caller that keeps every slot's state, such as the
+// engine's snapshot a refusal is checked against, asks for it again only when it moved.
+func (d *Device) SlotsVersion() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.slotsVersion
+}
+
 // Holds reports what the slot named key holds: its kind and buffer. ok is false for an empty slot.
 func (d *Device) Holds(key string) (slot Slot, p runtime.Ptr, ok bool) {
 	d.mu.Lock()
@@ -183,14 +204,14 @@ func (d *Device) Provision(t runtime.Thread, slot Slot, key string, cur runtime.
 			return runtime.Ptr{}, NotServed, fmt.Errorf("%s: first allocation of %v slot %q (%d bytes): %w", op, slot, key, bytes, err)
 		}
 		d.ledger.add(p)
-		d.slots[key] = &slotState{slot: slot, key: key, ptr: p}
+		d.hold(&slotState{slot: slot, key: key, ptr: p})
 		return p, Allocated, nil
 	}
 	if err := d.inner.Free(t, st.ptr); err != nil {
 		return cur, NotServed, fmt.Errorf("%s: re-base of %v slot %q: free of %v: %w", op, slot, key, st.ptr, err)
 	}
 	d.ledger.remove(st.ptr.Addr)
-	delete(d.slots, key)
+	d.drop(key)
 	p, err := d.inner.Malloc(t, bytes)
 	if err != nil {
 		// Free + malloc cannot be undone: the slot is empty now, and the error says so.
@@ -198,7 +219,7 @@ func (d *Device) Provision(t runtime.Thread, slot Slot, key string, cur runtime.
 			op, slot, key, st.ptr, bytes, err)
 	}
 	d.ledger.add(p)
-	d.slots[key] = &slotState{slot: slot, key: key, ptr: p}
+	d.hold(&slotState{slot: slot, key: key, ptr: p})
 	return p, Rebased, nil
 }
 
@@ -226,7 +247,7 @@ func (d *Device) Release(t runtime.Thread, slot Slot, key string, p runtime.Ptr)
 		return fmt.Errorf("%s: %v slot %q: free of %v: %w", op, slot, key, st.ptr, err)
 	}
 	d.ledger.remove(st.ptr.Addr)
-	delete(d.slots, key)
+	d.drop(key)
 	return nil
 }
 
@@ -302,7 +323,7 @@ func (d *Device) commit(t runtime.Thread, op string, regions []Region) ([]runtim
 			old = append(old, st.ptr)
 		}
 		d.ledger.add(ptrs[i])
-		d.slots[key] = &slotState{slot: Arena, key: key, ptr: ptrs[i]}
+		d.hold(&slotState{slot: Arena, key: key, ptr: ptrs[i]})
 	}
 	var errs []error
 	for _, p := range old {
@@ -361,7 +382,7 @@ func (d *Device) Retire(t runtime.Thread) error {
 			continue
 		}
 		d.ledger.remove(st.ptr.Addr)
-		delete(d.slots, k)
+		d.drop(k)
 	}
 	errs = append(errs, d.releasePools(t)...)
 	d.retired = true
