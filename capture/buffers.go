@@ -39,6 +39,24 @@ func (r *run) buf(step probes.Step, name string) (*allocation, error) {
 	return a, nil
 }
 
+// setBuf and dropBuf change what the engine holds for a buffer name; while refusals are checked,
+// the name is noted for the next snapshot (snap).
+func (r *run) setBuf(name string, a *allocation) {
+	r.bufs[name] = a
+	r.noteChanged(name)
+}
+
+func (r *run) dropBuf(name string) {
+	delete(r.bufs, name)
+	r.noteChanged(name)
+}
+
+func (r *run) noteChanged(name string) {
+	if r.checksRefusals() {
+		r.changed = append(r.changed, name)
+	}
+}
+
 func (r *run) sizeOf(name string) int64 {
 	if a := r.bufs[name]; a != nil {
 		return a.ptr.Bytes
@@ -88,7 +106,7 @@ func (r *run) allocate(step *probes.Step, t runtime.Thread, name string, n int64
 		return took, err
 	}
 	r.gen++
-	r.bufs[name] = &allocation{ptr: ptr, gen: r.gen, init: init, slot: gs, place: place, host: r.isHost(place)}
+	r.setBuf(name, &allocation{ptr: ptr, gen: r.gen, init: init, slot: gs, place: place, host: r.isHost(place)})
 	return true, r.initialise(name, init)
 }
 
@@ -173,7 +191,7 @@ func (r *run) grow(step probes.Step, op *probes.Op) (bool, error) {
 		return true, nil
 	}
 	r.gen++
-	r.bufs[op.Buffer] = &allocation{ptr: ptr, gen: r.gen, init: a.init, slot: a.slot, place: a.place, host: a.host}
+	r.setBuf(op.Buffer, &allocation{ptr: ptr, gen: r.gen, init: a.init, slot: a.slot, place: a.place, host: a.host})
 	return true, r.initialise(op.Buffer, a.init)
 }
 
@@ -189,7 +207,7 @@ func (r *run) regrow(step probes.Step, t runtime.Thread, op *probes.Op, a *alloc
 	if took, err := r.call(deviceCall{step: step, desc: desc + " (grow)", thread: t}, exec(free)); !took || err != nil {
 		return took, err
 	}
-	delete(r.bufs, op.Buffer)
+	r.dropBuf(op.Buffer)
 	took, err := r.allocate(&step, t, op.Buffer, n, a.init, probes.SlotPlain, a.place)
 	if err == nil && !took {
 		return false, r.lostBuffer(step, op.Buffer)

@@ -105,7 +105,10 @@ type run struct {
 	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
 	spans     probes.Spans // the op being issued resolved (resolve)
 	before    snapshot     // the state before the call being made, guarded (sideeffects.go)
-	times     phaseTimes
+	// changed are the buffer names allocated, grown or freed since the last snapshot (setBuf,
+	// dropBuf), kept while refusals are checked.
+	changed []string
+	times   phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode

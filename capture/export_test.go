@@ -2,6 +2,7 @@ package capture
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
@@ -120,4 +121,34 @@ func TimelineTexts(n int, build func(i int) string) []string {
 // touched with access how, according to ledger.
 func LedgerHolds(ledger []Residency, capture string, p runtime.Ptr, how Access) bool {
 	return newLedgerIndex(ledger, capture).holds(p, how)
+}
+
+// Snapshots is an engine run reduced to its buffers and the snapshot a guarded call is checked
+// against, over rt.
+type Snapshots struct{ r *run }
+
+func NewSnapshots(rt Runtime) *Snapshots {
+	return &Snapshots{r: &run{dev: rt, bufs: map[string]*allocation{}, in: probes.Instance{Guarded: true}}}
+}
+
+// Set makes the engine hold p for name (an allocation, or a growth); Drop frees name.
+func (s *Snapshots) Set(name string, p runtime.Ptr) {
+	s.r.gen++
+	s.r.setBuf(name, &allocation{ptr: p, gen: s.r.gen})
+}
+
+func (s *Snapshots) Drop(name string) { s.r.dropBuf(name) }
+
+// Take takes the snapshot a call would be checked against and returns the buffer states it
+// holds, and those read in full now.
+func (s *Snapshots) Take() (kept, full map[string]string) {
+	snap := s.r.snap()
+	kept, full = map[string]string{}, map[string]string{}
+	for name, st := range snap.bufs {
+		kept[name] = fmt.Sprintf("%+v", st)
+	}
+	for name, a := range s.r.bufs {
+		full[name] = fmt.Sprintf("%+v", s.r.stateOf(name, a))
+	}
+	return kept, full
 }

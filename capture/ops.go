@@ -40,7 +40,7 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 		r.member = membership{} // see membership
 	}
 	var before *snapshot
-	if r.in.Guarded && !r.opt.NoSideEffectCheck {
+	if r.checksRefusals() {
 		before = r.snap()
 	}
 	step := r.tl.keep(c.step)
@@ -74,6 +74,10 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 	}
 	return took, oerr
 }
+
+// checksRefusals reports whether a refused call is checked for side effects: in a guarded
+// instance, unless the check is switched off (its negative control).
+func (r *run) checksRefusals() bool { return r.in.Guarded && !r.opt.NoSideEffectCheck }
 
 // outcomeOf records the effect of a probe call's error: nil took effect; a refusal or a platform
 // rejection did not (the first of each is kept); anything that is not a device error is fatal.
@@ -173,7 +177,7 @@ func (r *run) issue(step probes.Step, op *probes.Op, acc probes.Access) (bool, e
 		desc, f := r.release(op.Thread, op.Buffer, a)
 		took, err := r.call(deviceCall{step: step, desc: desc, thread: op.Thread}, exec(f))
 		if took {
-			delete(r.bufs, op.Buffer)
+			r.dropBuf(op.Buffer)
 		}
 		return took, err
 	case probes.OpGrow:

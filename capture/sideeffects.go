@@ -23,7 +23,7 @@ import (
 type snapshot struct {
 	counters runtime.Counters
 	bufs     map[string]bufferState
-	key      snapKey // what bufs was read at
+	slots    uint64 // the runtime's SlotsVersion when bufs was read (slotLog)
 }
 
 // bufferState is one live buffer as a refusal must leave it.
@@ -35,45 +35,50 @@ type bufferState struct {
 
 // snap records the state a refusal must not change, in r.before: a guarded call takes one before
 // every call, and each is done with once its call has returned. The device's counters are read
-// every time. The buffers' states, one slot question per buffer, are read again only when they
-// may have moved: always for a runtime that cannot say when its slots change, and otherwise when
-// its SlotsVersion or the engine's own buffers (their generation and count: an allocation raises
-// the one, a free lowers the other) changed since the last snapshot. Without that, a guarded
-// instance over n buffers cost O(n) per call. A stale reuse could only make a clean refusal look
-// like it changed something, never hide a change: the state after the refusal is always read.
+// every time; the buffers' states (a slot question each) are read in full at first, and then,
+// from a runtime that logs its slot changes (guard.Device.SlotsChangedSince), only for the
+// buffers whose slot changed or that the engine allocated, grew or freed since the last snapshot:
+// a guarded instance over n buffers cost O(n) per call otherwise. A runtime without the log (a
+// plugin) is asked about every buffer every time. A stale entry could only make a clean refusal
+// look like it changed something, never hide a change: the state after a refusal is always read
+// in full.
 func (r *run) snap() *snapshot {
 	s := &r.before
 	s.counters = r.dev.Counters()
-	key := snapKey{gen: r.gen, bufs: len(r.bufs)}
-	if v, ok := r.dev.(slotVersioner); ok {
-		key.slots, key.versioned = v.SlotsVersion(), true
-	}
-	if s.bufs != nil && key.versioned && key == s.key {
-		return s
+	log, logged := r.dev.(slotLog)
+	if s.bufs != nil && logged {
+		if keys, now, ok := log.SlotsChangedSince(s.slots); ok {
+			for _, names := range [][]string{keys, r.changed} {
+				for _, name := range names {
+					if a, live := r.bufs[name]; live {
+						s.bufs[name] = r.stateOf(name, a)
+					} else {
+						delete(s.bufs, name)
+					}
+				}
+			}
+			s.slots, r.changed = now, r.changed[:0]
+			return s
+		}
 	}
 	if s.bufs == nil {
 		s.bufs = map[string]bufferState{}
+	}
+	if logged {
+		s.slots = log.SlotsVersion()
 	}
 	clear(s.bufs)
 	for name, a := range r.bufs {
 		s.bufs[name] = r.stateOf(name, a)
 	}
-	s.key = key
+	r.changed = r.changed[:0]
 	return s
 }
 
-// slotVersioner is a runtime under test that says when what its slots hold changes
-// (guard.Device.SlotsVersion).
-type slotVersioner interface {
+// slotLog is a runtime under test that logs which slots' holdings change (guard.Device).
+type slotLog interface {
 	SlotsVersion() uint64
-}
-
-// snapKey is what a snapshot's buffer states were read at.
-type snapKey struct {
-	gen       uint64 // the engine's allocation generation
-	bufs      int    // how many buffers the engine held
-	slots     uint64 // the runtime's SlotsVersion
-	versioned bool   // the runtime has one
+	SlotsChangedSince(v uint64) (keys []string, now uint64, ok bool)
 }
 
 // stateOf is a live buffer's state: a slotted buffer as the runtime's slot holds it, not as the

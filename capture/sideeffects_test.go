@@ -136,3 +136,66 @@ var _ = Describe("the refusal side-effect detector", func() {
 		Expect(res.Mismatches).To(ContainElement(HaveField("Buffer", "src")))
 	})
 })
+
+// movingRuntime is the reference guards in front of a runtime that moves buffers on its own
+// between calls (a workspace it regrows, say) and logs each move as the guards log their slots:
+// what the engine's snapshot must follow without asking about every buffer before every call.
+type movingRuntime struct {
+	*guard.Device
+	held map[string]runtime.Ptr
+	log  []string // the keys moved, the i-th at version i+1
+}
+
+func (m *movingRuntime) move(key string, p runtime.Ptr) {
+	m.held[key] = p
+	m.log = append(m.log, key)
+}
+
+func (m *movingRuntime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
+	p, ok := m.held[key]
+	return guard.Plain, p, ok
+}
+
+func (m *movingRuntime) SlotsVersion() uint64 { return uint64(len(m.log)) }
+
+func (m *movingRuntime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
+	now := uint64(len(m.log))
+	if v > now {
+		return nil, now, false
+	}
+	return m.log[v:], now, true
+}
+
+var _ = Describe("the snapshot a guarded call is checked against", func() {
+	It("follows the runtime's logged moves and the engine's own buffers without reading every buffer each time", func() {
+		dev := openSim("cann")
+		DeferCleanup(dev.Close)
+		g, err := guard.New(dev, guard.Program)
+		Expect(err).NotTo(HaveOccurred())
+		rt := &movingRuntime{Device: g, held: map[string]runtime.Ptr{}}
+		s := capture.NewSnapshots(rt)
+		at := func(n uint64) runtime.Ptr { return runtime.Ptr{Addr: 0x7f0000000000 + n<<12, Bytes: 4096} }
+		steps := []struct {
+			what string
+			do   func()
+		}{
+			{"three buffers", func() {
+				for i, name := range []string{"a", "b", "c"} {
+					rt.move(name, at(uint64(i)))
+					s.Set(name, at(uint64(i)))
+				}
+			}},
+			{"nothing changed", func() {}},
+			{"the runtime moves b on its own", func() { rt.move("b", at(10)) }},
+			{"the runtime moves a twice and c once", func() { rt.move("a", at(11)); rt.move("c", at(12)); rt.move("a", at(13)) }},
+			{"the engine grows c", func() { rt.move("c", at(14)); s.Set("c", at(14)) }},
+			{"the engine frees b", func() { delete(rt.held, "b"); s.Drop("b") }},
+			{"the engine allocates d, the runtime moves a", func() { rt.move("d", at(15)); s.Set("d", at(15)); rt.move("a", at(16)) }},
+		}
+		for _, st := range steps {
+			st.do()
+			kept, full := s.Take()
+			Expect(kept).To(Equal(full), st.what)
+		}
+	})
+})

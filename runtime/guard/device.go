@@ -44,8 +44,10 @@ type Device struct {
 	mu     sync.Mutex
 	ledger ledger
 	slots  map[string]*slotState
-	// slotsVersion counts the changes of slots (hold, drop): see SlotsVersion.
-	slotsVersion uint64
+	// slotLog are the keys of the last changes of slots (hold, drop), the i-th at version
+	// slotLogBase+i+1: see SlotsChangedSince.
+	slotLog     []string
+	slotLogBase uint64
 	// captures are the active captures begun through this Device, by the sequence number the
 	// Device assigned at BeginCapture (never reused, never 0). The platform's capture ID is only a
 	// field of a capture, used to match streams; a platform may report none.

@@ -2,7 +2,7 @@ package guard_test
 
 import (
 	"math/rand/v2"
-	"reflect"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -77,8 +77,8 @@ var _ = Describe("Replay isolation's conflict between two graphs", func() {
 	})
 })
 
-var _ = Describe("SlotsVersion", func() {
-	It("changes exactly when what some slot holds changes: provision, re-base, release, free, an arena commit, retirement", func() {
+var _ = Describe("the slot log", func() {
+	It("names exactly the slots whose holdings changed: provision, re-base, release, free, an arena commit, retirement", func() {
 		d := guarded(openSim("cann"), guard.Program)
 		keys := []string{"a", "b", "kv", "scratch"}
 		type held struct {
@@ -86,66 +86,91 @@ var _ = Describe("SlotsVersion", func() {
 			ptr  runtime.Ptr
 			ok   bool
 		}
-		state := func() []held {
-			var out []held
+		state := func() map[string]held {
+			out := map[string]held{}
 			for _, k := range keys {
 				s, p, ok := d.Holds(k)
-				out = append(out, held{s, p, ok})
+				out[k] = held{s, p, ok}
 			}
 			return out
 		}
 		steps := []struct {
 			what    string
-			changes bool
+			changes []string
 			do      func()
 		}{
-			{"first allocation", true, func() {
+			{"first allocation", []string{"a"}, func() {
 				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 1024)
 				Expect(err).NotTo(HaveOccurred())
 			}},
-			{"growth in place", false, func() {
+			{"growth in place", nil, func() {
 				_, p, _ := d.Holds("a")
 				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", p, 512)
 				Expect(err).NotTo(HaveOccurred())
 			}},
-			{"re-base", true, func() {
+			{"re-base", []string{"a"}, func() {
 				_, p, _ := d.Holds("a")
 				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", p, 8192)
 				Expect(err).NotTo(HaveOccurred())
 			}},
-			{"another slot", true, func() {
+			{"another slot", []string{"b"}, func() {
 				_, _, err := d.Provision(runtime.Main, guard.Retained, "b", runtime.Ptr{}, 512)
 				Expect(err).NotTo(HaveOccurred())
 			}},
-			{"a read of the slots", false, func() { d.Holds("a") }},
-			{"release", true, func() {
+			{"a read of the slots", nil, func() { d.Holds("a") }},
+			{"release", []string{"b"}, func() {
 				_, p, _ := d.Holds("b")
 				Expect(d.Release(runtime.Main, guard.Retained, "b", p)).To(Succeed())
 			}},
-			{"arena commit", true, func() {
+			{"arena commit", []string{"kv", "scratch"}, func() {
 				_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 1024}})
 				Expect(err).NotTo(HaveOccurred())
 			}},
-			{"arena commit that re-bases one region", true, func() {
+			{"arena commit that re-bases one region", []string{"kv"}, func() {
 				_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 65536}, {Key: "scratch", Bytes: 1024}})
 				Expect(err).NotTo(HaveOccurred())
 			}},
-			{"free of a slot's buffer through the device", true, func() {
+			{"free of a slot's buffer through the device", []string{"a"}, func() {
 				_, p, _ := d.Holds("a")
 				Expect(d.Free(runtime.Main, p)).To(Succeed())
 			}},
-			{"retirement", true, func() { Expect(d.Retire(runtime.Main)).To(Succeed()) }},
+			{"retirement", []string{"kv", "scratch"}, func() { Expect(d.Retire(runtime.Main)).To(Succeed()) }},
 		}
 		for _, st := range steps {
 			before, v := state(), d.SlotsVersion()
 			st.do()
-			changed := !reflect.DeepEqual(state(), before)
-			Expect(changed).To(Equal(st.changes), st.what)
-			if changed {
-				Expect(d.SlotsVersion()).NotTo(Equal(v), "%s changed a slot", st.what)
-			} else {
-				Expect(d.SlotsVersion()).To(Equal(v), "%s changed no slot", st.what)
+			after := state()
+			var changed []string
+			for _, k := range keys {
+				if after[k] != before[k] {
+					changed = append(changed, k)
+				}
 			}
+			Expect(changed).To(ConsistOf(st.changes), st.what)
+			logged, now, ok := d.SlotsChangedSince(v)
+			Expect(ok).To(BeTrue(), st.what)
+			Expect(now).To(Equal(d.SlotsVersion()))
+			Expect(slices.Compact(slices.Sorted(slices.Values(logged)))).To(Equal(slices.Compact(slices.Sorted(slices.Values(changed)))), st.what)
+			Expect(now == v).To(Equal(len(changed) == 0), "%s: the version moves exactly when a slot changed", st.what)
 		}
+	})
+
+	It("keeps the last changes only: a caller further behind is told to read every slot", func() {
+		d := guarded(openSim("cann"), guard.Program)
+		start := d.SlotsVersion()
+		var p runtime.Ptr
+		for i := range 3000 { // two changes each, a re-base: beyond what the log keeps
+			var err error
+			p, _, err = d.Provision(runtime.Main, guard.Plain, "a", p, int64(512*(i+1)))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		_, now, ok := d.SlotsChangedSince(start)
+		Expect(ok).To(BeFalse())
+		Expect(now).To(Equal(start + 5999)) // the first provision allocates: one change
+		recent, _, ok := d.SlotsChangedSince(now - 10)
+		Expect(ok).To(BeTrue())
+		Expect(recent).To(HaveLen(10))
+		_, _, ok = d.SlotsChangedSince(now + 1)
+		Expect(ok).To(BeFalse(), "not a version the Device gave")
 	})
 })

@@ -69,24 +69,50 @@ type slotState struct {
 }
 
 // hold makes st's slot hold st's buffer, and drop empties the slot named key: every change of
-// what a slot holds goes through them, so that SlotsVersion moves with it.
+// what a slot holds goes through them, so that the slot log records it.
 func (d *Device) hold(st *slotState) {
 	d.slots[st.key] = st
-	d.slotsVersion++
+	d.slotChanged(st.key)
 }
 
 func (d *Device) drop(key string) {
 	delete(d.slots, key)
-	d.slotsVersion++
+	d.slotChanged(key)
 }
 
-// SlotsVersion is a number that changes whenever what a slot holds changes (Holds would answer
-// differently for some key), and only then. A caller that keeps every slot's state, such as the
-// engine's snapshot a refusal is checked against, asks for it again only when it moved.
+// slotLogKeep is how many slot changes the log keeps: a caller further behind reads every slot.
+const slotLogKeep = 4096
+
+// slotChanged logs a change of what the slot named key holds: the version moves by one, and the
+// log keeps the key, dropping its older half when full.
+func (d *Device) slotChanged(key string) {
+	if len(d.slotLog) == slotLogKeep {
+		d.slotLog = append(d.slotLog[:0], d.slotLog[slotLogKeep/2:]...)
+		d.slotLogBase += slotLogKeep / 2
+	}
+	d.slotLog = append(d.slotLog, key)
+}
+
+// SlotsVersion is a number that moves whenever what a slot holds changes (Holds would answer
+// differently for some key), and only then: one step per change.
 func (d *Device) SlotsVersion() uint64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.slotsVersion
+	return d.slotLogBase + uint64(len(d.slotLog))
+}
+
+// SlotsChangedSince lists the slots whose holdings changed after version v (a key once per
+// change, in order) and the version now; ok is false when v is older than the changes kept, or
+// not a version the Device gave. A caller that keeps every slot's state, such as the engine's
+// snapshot a refusal is checked against, rereads only those.
+func (d *Device) SlotsChangedSince(v uint64) (keys []string, now uint64, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now = d.slotLogBase + uint64(len(d.slotLog))
+	if v < d.slotLogBase || v > now {
+		return nil, now, false
+	}
+	return slices.Clone(d.slotLog[v-d.slotLogBase:]), now, true
 }
 
 // Holds reports what the slot named key holds: its kind and buffer. ok is false for an empty slot.
