@@ -205,6 +205,27 @@ func twoGraphsProbe(nodes, replays int) string {
 `, replays, per*64, per*64, ops[0].String(), ops[1].String())
 }
 
+// buffersProbe: n buffers of 512 bytes allocated by the probe's prepare ops, each filled once by
+// a captured op: with the guards on, every allocation and every captured fill is checked against
+// the state of every buffer.
+func buffersProbe(n, replays int) string {
+	var allocs, fills strings.Builder
+	for i := range n {
+		fmt.Fprintf(&allocs, "      - alloc: {buffer: b%d, bytes: 512}\n", i)
+		fmt.Fprintf(&fills, "        - fill: {dst: b%d, value: %d}\n", i, i%255+1)
+	}
+	return benchHeader + fmt.Sprintf(`  - name: buffers
+    hazard: none
+    replays: %d
+    streams: [main]
+    prepare:
+%s    capture:
+      stream: main
+      ops:
+%s    expect: {guarded: exact, unguarded: exact}
+`, replays, allocs.String(), fills.String())
+}
+
 // fillsYardstick: the same fills on two byte slices (device and oracle) and their comparison.
 func fillsYardstick(nodes, replays int) {
 	dev, orc := make([]byte, nodes*64), make([]byte, nodes*64)
@@ -499,9 +520,10 @@ func BenchmarkPeakResident64GiB(b *testing.B) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 }
 
-// BenchmarkScaling: the copy probe's cost per byte and per replay, and the fill probe's per node
-// (also split between two graphs replayed at once with the guards on), as sizes grow: each
-// sub-benchmark reports ns per unit, which stays flat when cost is linear.
+// BenchmarkScaling: the copy probe's cost per byte and per replay, the fill probe's per node (also
+// split between two graphs replayed at once with the guards on), and with the guards on the cost
+// per buffer of a probe over many, as sizes grow: each sub-benchmark reports ns per unit, which
+// stays flat when cost is linear.
 func BenchmarkScaling(b *testing.B) {
 	for _, mib := range []int64{1, 8, 64, 512} {
 		b.Run(fmt.Sprintf("buffer=%dMiB", mib), func(b *testing.B) {
@@ -529,6 +551,18 @@ func BenchmarkScaling(b *testing.B) {
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runExact(b, dev, p, 10) })
 			b.ReportMetric(float64(took)/float64(b.N)/float64(nodes), "ns/node")
+		})
+	}
+	// With the guards on, every call is checked against the state of every buffer: linear in
+	// their number only while that state is not read in full before each call.
+	for _, buffers := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("guarded-buffers=%d", buffers), func(b *testing.B) {
+			p := benchProbe(b, buffersProbe(buffers, 10))
+			dev := simDevice(b, "cann")
+			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 10}
+			b.ResetTimer()
+			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
+			b.ReportMetric(float64(took)/float64(b.N)/float64(buffers), "ns/buffer")
 		})
 	}
 	// With the guards on and two graphs in flight at once, every launch is checked against the
