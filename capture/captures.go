@@ -42,6 +42,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	// makes no synchronous call of its own (an unsafe call during a capture); a buffer allocated
 	// meanwhile is initialised on the engine's own stream.
 	r.capture, r.captureID, r.captured = c.Name, info.ID, 0
+	r.ledgerFrom = len(r.res.Ledger) // the capture's entries follow: captures run one at a time
 	defer func() { r.capture = "" }()
 	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
 		return r.abandonAfter(c, err)

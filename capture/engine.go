@@ -100,11 +100,17 @@ type run struct {
 	captureID uint64
 	// captured counts the fill, copy and axpy ops that went into the capture in progress (the
 	// graph check compares it with the graph's work nodes).
-	captured  int
-	staleSeen map[string]bool
-	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
-	spans     probes.Spans // the op being issued resolved (resolve)
-	before    snapshot     // the state before the call being made, guarded (sideeffects.go)
+	captured int
+	// ledgerFrom is where the capture in progress's entries begin in the ledger.
+	ledgerFrom int
+	staleSeen  map[string]bool
+	// byCapture groups the ledger's entries by capture, for a ledger of byCaptureOf entries
+	// (ledgerOf).
+	byCapture   map[string][]int
+	byCaptureOf int
+	member      membership   // whether a stream's kernel work goes into the capture (captures.go)
+	spans       probes.Spans // the op being issued resolved (resolve)
+	before      snapshot     // the state before the call being made, guarded (sideeffects.go)
 	// changed are the buffer names allocated, grown or freed since the last snapshot (setBuf,
 	// dropBuf), kept while refusals are checked.
 	changed []string

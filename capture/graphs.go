@@ -57,7 +57,7 @@ func (r *run) checkGraph(capture string, g runtime.Graph) error {
 		return err
 	}
 	check := GraphCheck{Capture: capture, Nodes: len(nodes), Issued: r.captured}
-	recorded := newLedgerIndex(r.res.Ledger, capture)
+	recorded := newLedgerIndex(r.res.Ledger[r.ledgerFrom:], capture)
 	for _, n := range nodes {
 		if isWork(n.Kind) {
 			check.Work++

@@ -125,16 +125,27 @@ func diff(round int, name string, want, got []byte, limit int) ([]Mismatch, Diff
 	return out, Difference{Round: round, Buffer: name, Ranges: int64(loc.ranges), Bytes: loc.bytes, BufferBytes: int64(len(want))}
 }
 
+// ledgerOf returns the indexes of capture's entries in the ledger, grouped once per ledger
+// (regrouped if it changed): every launch asks, and a round that launches n graphs would
+// otherwise scan the whole ledger n times.
+func (r *run) ledgerOf(capture string) []int {
+	if r.byCapture == nil || r.byCaptureOf != len(r.res.Ledger) {
+		r.byCapture, r.byCaptureOf = map[string][]int{}, len(r.res.Ledger)
+		for i, l := range r.res.Ledger {
+			r.byCapture[l.Capture] = append(r.byCapture[l.Capture], i)
+		}
+	}
+	return r.byCapture[capture]
+}
+
 // noteStale records, the first time a launch of capture's graph touches it, each range the graph
 // captured that is no longer the allocation it captured: the buffer was freed, or freed and
 // allocated again (a re-base, a pool block handed out again). That is a use of stale memory
 // whether or not a checked byte differs yet; Result.Stale says which live buffers own the range
 // now. ran is false when the platform rejected the launch.
 func (r *run) noteStale(capture string, round int, ran bool) {
-	for _, l := range r.res.Ledger {
-		if l.Capture != capture {
-			continue
-		}
+	for _, i := range r.ledgerOf(capture) {
+		l := r.res.Ledger[i]
 		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
 			continue
 		}
