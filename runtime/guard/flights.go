@@ -16,8 +16,11 @@ import (
 // stream s on such an event orders the launch before everything later on s, so it no longer races
 // with work launched on s.
 type flights struct {
-	seq      uint64 // launches so far; a launch's sequence number orders it on its stream
-	airborne []flight
+	seq uint64 // launches so far; a launch's sequence number orders it on its stream
+	// airborne are the launches in flight, by stream, each stream's in launch order: a launch is
+	// checked against the other streams' only, and a round of n launches on one stream would
+	// otherwise pass over n flights per launch.
+	airborne map[runtime.Stream][]flight
 	// fences maps an event recorded outside any capture to its stream and the last launch before it.
 	fences map[runtime.Event]fence
 	// ordered[s][o] is the last launch on stream o that a Wait on s has ordered before s.
@@ -91,22 +94,32 @@ type fence struct {
 }
 
 func newFlights() flights {
-	return flights{fences: map[runtime.Event]fence{}, ordered: map[runtime.Stream]map[runtime.Stream]uint64{}}
+	return flights{airborne: map[runtime.Stream][]flight{}, fences: map[runtime.Event]fence{}, ordered: map[runtime.Stream]map[runtime.Stream]uint64{}}
 }
 
 // launch records g launched on s with what it captured.
 func (f *flights) launch(g runtime.Graph, s runtime.Stream, fp *footprint) {
 	f.seq++
-	f.airborne = append(f.airborne, flight{seq: f.seq, graph: g, stream: s, fp: fp})
+	f.airborne[s] = append(f.airborne[s], flight{seq: f.seq, graph: g, stream: s, fp: fp})
 }
 
 // isolated refuses a launch of g on s while a graph in flight on another stream, not ordered
 // before s, shares memory with g with at least one of them writing it.
 func (f *flights) isolated(g runtime.Graph, s runtime.Stream, ranges []capturedRange) error {
-	for _, fl := range f.airborne {
-		if fl.stream == s || fl.seq <= f.ordered[s][fl.stream] {
+	// The flights that may race with it, checked in launch order: the refusal names the earliest.
+	var racing []flight
+	for o, fls := range f.airborne {
+		if o == s {
 			continue
 		}
+		for _, fl := range fls {
+			if fl.seq > f.ordered[s][o] {
+				racing = append(racing, fl)
+			}
+		}
+	}
+	slices.SortFunc(racing, func(a, b flight) int { return cmp.Compare(a.seq, b.seq) })
+	for _, fl := range racing {
 		if a, b, ok := conflict(ranges, fl.fp); ok {
 			return refusal("Launch", "replay of %v on %v refused: %v, launched on %v, may still be running and nothing orders it before %v; both touch %v (%s by this graph, %s by that one): concurrent replays would race",
 				g, s, fl.graph, fl.stream, s, overlap(a.ptr, b.ptr), access(a), access(b))
@@ -155,16 +168,19 @@ func overlap(p, q runtime.Ptr) runtime.Ptr {
 
 // land drops the launches on s up to sequence number upTo: they have completed.
 func (f *flights) land(s runtime.Stream, upTo uint64) {
-	kept := f.airborne[:0]
-	for _, fl := range f.airborne {
-		if fl.stream != s || fl.seq > upTo {
-			kept = append(kept, fl)
-		}
+	fls := f.airborne[s]
+	i := 0
+	for i < len(fls) && fls[i].seq <= upTo {
+		i++
 	}
-	f.airborne = kept
+	if i == len(fls) {
+		delete(f.airborne, s)
+		return
+	}
+	f.airborne[s] = fls[i:]
 }
 
-func (f *flights) landAll() { f.airborne = nil }
+func (f *flights) landAll() { clear(f.airborne) }
 
 // record notes that e, recorded on s outside any capture, follows every launch on s so far.
 func (f *flights) record(e runtime.Event, s runtime.Stream) {

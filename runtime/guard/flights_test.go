@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 
@@ -74,6 +75,42 @@ var _ = Describe("Replay isolation's conflict between two graphs", func() {
 		Expect([]guard.Touched{x, y}).To(Equal([]guard.Touched{last, w}), "a read conflicts only with a write: the long read in flight does not count")
 		_, _, ok = guard.Conflict([]guard.Touched{last}, []guard.Touched{longRead})
 		Expect(ok).To(BeFalse(), "two reads never conflict")
+	})
+})
+
+var _ = Describe("Replay isolation among flights on several streams", func() {
+	It("names the earliest launch a replay would race with, and forgets each stream's launches once they land", func() {
+		d := guarded(openSim("cuda"), guard.Kernel)
+		x, y, out := malloc(d, 512), malloc(d, 512), malloc(d, 512)
+		s1, s2, s3 := stream(d), stream(d), stream(d)
+		capture := func(s runtime.Stream, ops func()) runtime.Graph {
+			GinkgoHelper()
+			Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+			ops()
+			g, err := d.EndCapture(runtime.Main, s)
+			Expect(err).NotTo(HaveOccurred())
+			return g
+		}
+		writesX := capture(s1, func() { Expect(d.Fill(runtime.Main, s1, x, 1)).To(Succeed()) })
+		writesY := capture(s2, func() { Expect(d.Fill(runtime.Main, s2, y, 2)).To(Succeed()) })
+		readsBoth := capture(s3, func() {
+			Expect(d.Copy(runtime.Main, s3, out.Slice(0, 256), y.Slice(0, 256))).To(Succeed())
+			Expect(d.Copy(runtime.Main, s3, out.Slice(256, 256), x.Slice(0, 256))).To(Succeed())
+		})
+		// Streams are kept in a map: repeat, so that an answer that depended on its order would
+		// show.
+		for range 20 {
+			Expect(d.Launch(runtime.Main, writesY, s2)).To(Succeed())
+			Expect(d.Launch(runtime.Main, writesX, s1)).To(Succeed(), "x and y share no byte")
+			e := expectRefused(d.Launch(runtime.Main, readsBoth, s3), "Launch")
+			Expect(e.Detail).To(ContainSubstring(fmt.Sprintf("%v, launched on %v", writesY, s2)), "the earlier of the two launches it races with")
+			Expect(d.SyncStream(runtime.Main, s2)).To(Succeed())
+			e = expectRefused(d.Launch(runtime.Main, readsBoth, s3), "Launch")
+			Expect(e.Detail).To(ContainSubstring(fmt.Sprintf("%v, launched on %v", writesX, s1)), "s2's launch has landed")
+			Expect(d.SyncStream(runtime.Main, s1)).To(Succeed())
+			Expect(d.Launch(runtime.Main, readsBoth, s3)).To(Succeed(), "both have landed")
+			Expect(d.SyncDevice(runtime.Main)).To(Succeed())
+		}
 	})
 })
 
