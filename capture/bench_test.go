@@ -226,6 +226,30 @@ func buffersProbe(n, replays int) string {
 `, replays, allocs.String(), fills.String())
 }
 
+// capturesProbe: n captures of one fill each, into regions of one buffer, replayed in order every
+// round: a round of n launches.
+func capturesProbe(n, replays int) string {
+	var caps, order strings.Builder
+	for i := range n {
+		fmt.Fprintf(&caps, "      - name: c%d\n        stream: main\n        ops:\n          - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i, i%255+1, i*64)
+		if i > 0 {
+			order.WriteString(", ")
+		}
+		fmt.Fprintf(&order, "c%d", i)
+	}
+	return benchHeader + fmt.Sprintf(`  - name: captures
+    hazard: none
+    replays: %d
+    buffers:
+      b: {bytes: %d, init: zero}
+    streams: [main]
+    captures:
+%s    replay:
+      order: [%s]
+    expect: {guarded: exact, unguarded: exact}
+`, replays, n*64, caps.String(), order.String())
+}
+
 // fillsYardstick: the same fills on two byte slices (device and oracle) and their comparison.
 func fillsYardstick(nodes, replays int) {
 	dev, orc := make([]byte, nodes*64), make([]byte, nodes*64)
@@ -522,8 +546,8 @@ func BenchmarkPeakResident64GiB(b *testing.B) {
 
 // BenchmarkScaling: the copy probe's cost per byte and per replay, the fill probe's per node (also
 // split between two graphs replayed at once with the guards on), and with the guards on the cost
-// per buffer of a probe over many, as sizes grow: each sub-benchmark reports ns per unit, which
-// stays flat when cost is linear.
+// per buffer of a probe over many and per capture of a probe with many replayed each round, as
+// sizes grow: each sub-benchmark reports ns per unit, which stays flat when cost is linear.
 func BenchmarkScaling(b *testing.B) {
 	for _, mib := range []int64{1, 8, 64, 512} {
 		b.Run(fmt.Sprintf("buffer=%dMiB", mib), func(b *testing.B) {
@@ -563,6 +587,19 @@ func BenchmarkScaling(b *testing.B) {
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
 			b.ReportMetric(float64(took)/float64(b.N)/float64(buffers), "ns/buffer")
+		})
+	}
+	// With the guards on and n graphs launched per round, each launch is checked against the
+	// flights in the air and its capture's ledger entries: linear only while neither is a scan of
+	// all of them.
+	for _, captures := range []int{10, 100, 1000, 5000} {
+		b.Run(fmt.Sprintf("guarded-captures=%d", captures), func(b *testing.B) {
+			p := benchProbe(b, capturesProbe(captures, 10))
+			dev := simDevice(b, "cann")
+			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 10}
+			b.ResetTimer()
+			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
+			b.ReportMetric(float64(took)/float64(b.N)/float64(captures), "ns/capture")
 		})
 	}
 	// With the guards on and two graphs in flight at once, every launch is checked against the
