@@ -559,59 +559,37 @@ func BenchmarkScaling(b *testing.B) {
 			b.ReportMetric(float64(took)/float64(b.N)/float64(mib<<20), "ns/byte")
 		})
 	}
-	for _, replays := range []int{10, 100, 1000, 10000} {
-		b.Run(fmt.Sprintf("replays=%d", replays), func(b *testing.B) {
-			p := benchProbe(b, copyProbe(64<<10, replays))
-			dev := simDevice(b, "cann")
-			b.ResetTimer()
-			took := timeIt(b.N, func() { runExact(b, dev, p, replays) })
-			b.ReportMetric(float64(took)/float64(b.N)/float64(replays), "ns/replay")
-		})
-	}
-	for _, nodes := range []int{10, 1000, 10000, 100000} {
-		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			p := benchProbe(b, fillsProbe(nodes, 10))
-			dev := simDevice(b, "cann")
-			b.ResetTimer()
-			took := timeIt(b.N, func() { runExact(b, dev, p, 10) })
-			b.ReportMetric(float64(took)/float64(b.N)/float64(nodes), "ns/node")
-		})
-	}
+	scaleFamily(b, "replays", "ns/replay", []int{10, 100, 1000, 10000}, false,
+		func(n int) (string, int) { return copyProbe(64<<10, n), n })
+	scaleFamily(b, "nodes", "ns/node", []int{10, 1000, 10000, 100000}, false,
+		func(n int) (string, int) { return fillsProbe(n, 10), 10 })
 	// With the guards on, every call is checked against the state of every buffer: linear in
 	// their number only while that state is not read in full before each call.
-	for _, buffers := range []int{10, 100, 1000, 10000} {
-		b.Run(fmt.Sprintf("guarded-buffers=%d", buffers), func(b *testing.B) {
-			p := benchProbe(b, buffersProbe(buffers, 10))
-			dev := simDevice(b, "cann")
-			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 10}
-			b.ResetTimer()
-			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
-			b.ReportMetric(float64(took)/float64(b.N)/float64(buffers), "ns/buffer")
-		})
-	}
+	scaleFamily(b, "guarded-buffers", "ns/buffer", []int{10, 100, 1000, 10000}, true,
+		func(n int) (string, int) { return buffersProbe(n, 10), 10 })
 	// With the guards on and n graphs launched per round, each launch is checked against the
 	// flights in the air and its capture's ledger entries: linear only while neither is a scan of
 	// all of them.
-	for _, captures := range []int{10, 100, 1000, 5000} {
-		b.Run(fmt.Sprintf("guarded-captures=%d", captures), func(b *testing.B) {
-			p := benchProbe(b, capturesProbe(captures, 10))
-			dev := simDevice(b, "cann")
-			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 10}
-			b.ResetTimer()
-			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
-			b.ReportMetric(float64(took)/float64(b.N)/float64(captures), "ns/capture")
-		})
-	}
+	scaleFamily(b, "guarded-captures", "ns/capture", []int{10, 100, 1000, 5000}, true,
+		func(n int) (string, int) { return capturesProbe(n, 10), 10 })
 	// With the guards on and two graphs in flight at once, every launch is checked against the
 	// other graph's ranges: linear only while that check is.
-	for _, nodes := range []int{10, 1000, 10000, 100000} {
-		b.Run(fmt.Sprintf("guarded-two-graphs-nodes=%d", nodes), func(b *testing.B) {
-			p := benchProbe(b, twoGraphsProbe(nodes, 10))
+	scaleFamily(b, "guarded-two-graphs-nodes", "ns/node", []int{10, 1000, 10000, 100000}, true,
+		func(n int) (string, int) { return twoGraphsProbe(n, 10), 10 })
+}
+
+// scaleFamily runs one family of BenchmarkScaling: for each size n, a sub-benchmark name=n that
+// runs the probe probe(n) returns, with the replays it returns, and reports the time per unit.
+func scaleFamily(b *testing.B, name, unit string, sizes []int, guarded bool, probe func(n int) (text string, replays int)) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("%s=%d", name, n), func(b *testing.B) {
+			text, replays := probe(n)
+			p := benchProbe(b, text)
 			dev := simDevice(b, "cann")
-			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 10}
+			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: replays}
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
-			b.ReportMetric(float64(took)/float64(b.N)/float64(nodes), "ns/node")
+			b.ReportMetric(float64(took)/float64(b.N)/float64(n), unit)
 		})
 	}
 }
