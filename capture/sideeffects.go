@@ -33,15 +33,15 @@ type bufferState struct {
 	held bool // the runtime's slot holds it (false for pooled and host buffers, which have none)
 }
 
-// snap records the state a refusal must not change, in r.before: a guarded call takes one before
-// every call, and each is done with once its call has returned. The device's counters are read
-// every time; the buffers' states (a slot question each) are read in full at first, and then,
-// from a runtime that logs its slot changes (guard.Device.SlotsChangedSince), only for the
+// snap records the state a refusal must not change, in r.before: a guarded instance takes one
+// before every call, and each is done with once its call has returned. The device's counters are
+// read every time; the buffers' states (a slot question each) are read in full at first, and
+// then, from a runtime that logs its slot changes (guard.Device.SlotsChangedSince), only for the
 // buffers whose slot changed or that the engine allocated, grew or freed since the last snapshot:
 // a guarded instance over n buffers cost O(n) per call otherwise. A runtime without the log (a
-// plugin) is asked about every buffer every time. A stale entry could only make a clean refusal
-// look like it changed something, never hide a change: the state after a refusal is always read
-// in full.
+// plugin) is asked about every buffer every time. The state after a refusal is always read in
+// full, so a change the log missed would make a clean refusal look like a side effect, and could
+// hide one only by being exactly what the refusal undid.
 func (r *run) snap() *snapshot {
 	s := &r.before
 	s.counters = r.dev.Counters()
