@@ -1,9 +1,7 @@
 package capture
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -77,61 +75,36 @@ func (r *run) checkGraph(capture string, g runtime.Graph) error {
 	return nil
 }
 
-// ledgerIndex tells whether a range lies inside a buffer one capture's ops wrote, or read: the
-// capture's ledger entries sorted by address, with the largest end among each prefix of those
-// that allow each access. The entries that start at or before a range are a prefix, and one of
-// them holds the range exactly when the largest end among them reaches the range's end. A graph
-// of n nodes over as many buffers is checked in O(n log n), where asking each entry for each
+// ledgerIndex tells whether a range lies inside a buffer one capture's ops read, or wrote: the
+// capture's ledger entries that allow each access, indexed by address (runtime.Ranges). A graph
+// of n nodes over as many buffers is checked in O(n log n), where asking each entry about each
 // node's range would take O(n²).
 type ledgerIndex struct {
-	addr []uint64
-	// end[0] is for reads, end[1] for writes; 0 where no entry of the prefix allows the access.
-	end [2][]uint64
+	reads, writes runtime.Ranges
 }
 
 func newLedgerIndex(ledger []Residency, capture string) ledgerIndex {
-	var entries []Residency
+	var reads, writes []runtime.Ptr
 	for _, l := range ledger {
-		if l.Capture == capture {
-			entries = append(entries, l)
+		if l.Capture != capture {
+			continue
 		}
-	}
-	slices.SortFunc(entries, func(a, b Residency) int { return cmp.Compare(a.Range.Addr, b.Range.Addr) })
-	x := ledgerIndex{addr: make([]uint64, len(entries))}
-	for k := range x.end {
-		x.end[k] = make([]uint64, len(entries))
-	}
-	var reads, writes uint64
-	for i, l := range entries {
 		if l.Access == AccessRead || l.Access == AccessReadWrite {
-			reads = max(reads, l.Range.End())
+			reads = append(reads, l.Range)
 		}
 		if l.Access == AccessWrite || l.Access == AccessReadWrite {
-			writes = max(writes, l.Range.End())
+			writes = append(writes, l.Range)
 		}
-		x.addr[i], x.end[0][i], x.end[1][i] = l.Range.Addr, reads, writes
 	}
-	return x
+	return ledgerIndex{reads: runtime.NewRanges(reads), writes: runtime.NewRanges(writes)}
 }
 
-// holds reports whether p lies inside an entry that allows how (AccessRead or AccessWrite):
-// runtime.Ptr.Contains, over the entries.
+// holds reports whether p lies inside an entry that allows how (AccessRead or AccessWrite).
 func (x ledgerIndex) holds(p runtime.Ptr, how Access) bool {
-	// The entries that start at or before p: the first index past them.
-	k, _ := slices.BinarySearchFunc(x.addr, p.Addr, func(a, t uint64) int {
-		if a <= t {
-			return -1
-		}
-		return 1
-	})
-	if k == 0 {
-		return false
-	}
-	end := x.end[0]
 	if how == AccessWrite {
-		end = x.end[1]
+		return x.writes.Contains(p)
 	}
-	return end[k-1] >= p.End()
+	return x.reads.Contains(p)
 }
 
 // unfaithful returns the first graph check that found something, nil when none did.

@@ -45,32 +45,7 @@ type footprint struct {
 
 // footprintIndex answers whether any range of a footprint, or any written one, overlaps a range.
 type footprintIndex struct {
-	all, written addrIndex
-}
-
-// addrIndex is a set of ranges sorted by address, with the largest end among each prefix: the
-// ranges that start before p ends are a prefix, and one of them overlaps p exactly when the
-// largest end among them lies past p's start.
-type addrIndex struct {
-	addr   []uint64
-	maxEnd []uint64
-}
-
-func newAddrIndex(ptrs []runtime.Ptr) addrIndex {
-	slices.SortFunc(ptrs, func(a, b runtime.Ptr) int { return cmp.Compare(a.Addr, b.Addr) })
-	x := addrIndex{addr: make([]uint64, len(ptrs)), maxEnd: make([]uint64, len(ptrs))}
-	var end uint64
-	for i, p := range ptrs {
-		end = max(end, p.End())
-		x.addr[i], x.maxEnd[i] = p.Addr, end
-	}
-	return x
-}
-
-// overlaps reports whether a range of x overlaps p (runtime.Ptr.Overlaps).
-func (x addrIndex) overlaps(p runtime.Ptr) bool {
-	k, _ := slices.BinarySearch(x.addr, p.End()) // the ranges starting before p ends
-	return k > 0 && x.maxEnd[k-1] > p.Addr
+	all, written runtime.Ranges
 }
 
 // indexed returns fp's index, building it on first use.
@@ -83,7 +58,7 @@ func (fp *footprint) indexed() *footprintIndex {
 				written = append(written, r.ptr)
 			}
 		}
-		fp.index = &footprintIndex{all: newAddrIndex(all), written: newAddrIndex(written)}
+		fp.index = &footprintIndex{all: runtime.NewRanges(all), written: runtime.NewRanges(written)}
 	}
 	return fp.index
 }
@@ -149,7 +124,7 @@ func conflict(xs []capturedRange, ys *footprint) (capturedRange, capturedRange, 
 		if x.write {
 			against = idx.all
 		}
-		if !against.overlaps(x.ptr) {
+		if !against.Overlaps(x.ptr) {
 			continue
 		}
 		for _, y := range ys.ranges {
