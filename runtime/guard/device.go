@@ -346,7 +346,7 @@ func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 		return err
 	}
 	d.lastSeq++
-	c := &capture{seq: d.lastSeq, origin: s, mode: mode, seen: map[capturedRange]bool{}}
+	c := &capture{seq: d.lastSeq, origin: s, mode: mode}
 	// Without the platform's capture ID no stream can be shown to be part of the capture, so the
 	// watch then refuses every stream: it fails closed. Such a capture is known by its origin.
 	if info, err := d.inner.CaptureInfo(t, s); err == nil && info.Status != runtime.CaptureNone {
@@ -367,7 +367,7 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 		return g, err
 	}
 	if err == nil {
-		d.graphs[g] = &footprint{ranges: c.ranges}
+		d.graphs[g] = &footprint{ranges: distinct(c.ranges)}
 	}
 	// A failed end may or may not terminate the capture (platforms differ): ask.
 	if err == nil || !d.stillCapturing(t, c) {

@@ -33,3 +33,17 @@ func Conflict(xs, ys []Touched) (x, y Touched, ok bool) {
 	a, b, ok := conflict(conv(xs), &footprint{ranges: conv(ys)})
 	return Touched{a.ptr, a.write}, Touched{b.ptr, b.write}, ok
 }
+
+// Kept is what a graph keeps of the ranges its capture's ops touched, in order, each with the
+// generation that held it: what the capture recorded op by op, without its repeats.
+func Kept(ts []Touched, gens []uint64) []Touched {
+	var c capture
+	for i, t := range ts {
+		c.add(capturedRange{ptr: t.Ptr, write: t.Write, gen: gens[i]})
+	}
+	var out []Touched
+	for _, r := range distinct(c.ranges) {
+		out = append(out, Touched{r.ptr, r.write})
+	}
+	return out
+}

@@ -78,6 +78,34 @@ var _ = Describe("Replay isolation's conflict between two graphs", func() {
 	})
 })
 
+var _ = Describe("the ranges a graph keeps", func() {
+	It("are each range its capture touched once, at its first occurrence, in order", func() {
+		rng := rand.New(rand.NewPCG(21, 34))
+		for trial := range 300 {
+			// Few distinct ranges, many repeats, some differing only in access or generation.
+			n := rng.IntN(400)
+			ts, gens := make([]guard.Touched, n), make([]uint64, n)
+			for i := range ts {
+				ts[i] = guard.Touched{Ptr: runtime.Ptr{Addr: 1<<40 + uint64(rng.IntN(8))*64, Bytes: int64(rng.IntN(2)+1) * 32}, Write: rng.IntN(2) == 0}
+				gens[i] = uint64(rng.IntN(2) + 1)
+			}
+			type key struct {
+				t   guard.Touched
+				gen uint64
+			}
+			seen := map[key]bool{}
+			var want []guard.Touched
+			for i, t := range ts {
+				if k := (key{t, gens[i]}); !seen[k] {
+					seen[k] = true
+					want = append(want, t)
+				}
+			}
+			Expect(guard.Kept(ts, gens)).To(Equal(want), "trial %d", trial)
+		}
+	})
+})
+
 var _ = Describe("Replay isolation among flights on several streams", func() {
 	It("names the earliest launch a replay would race with, and forgets each stream's launches once they land", func() {
 		d := guarded(openSim("cuda"), guard.Kernel)
