@@ -3,7 +3,6 @@ package capture
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/replaycheck/replaycheck/probes"
@@ -66,8 +65,19 @@ func (r *run) sizeOf(name string) int64 {
 
 // liveNames lists the engine's live buffers in allocation (generation) order.
 func (r *run) liveNames() []string {
-	names := slices.Collect(maps.Keys(r.bufs))
-	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(r.bufs[a].gen, r.bufs[b].gen) })
+	type live struct {
+		name string
+		gen  uint64
+	}
+	all := make([]live, 0, len(r.bufs))
+	for name, a := range r.bufs {
+		all = append(all, live{name, a.gen})
+	}
+	slices.SortFunc(all, func(a, b live) int { return cmp.Compare(a.gen, b.gen) })
+	names := make([]string, len(all))
+	for i, l := range all {
+		names[i] = l.name
+	}
 	return names
 }
 

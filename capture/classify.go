@@ -28,10 +28,12 @@ func (r *run) classify(err error) {
 	case unfaithful(res) != nil:
 		res.Outcome, res.Reason = probes.Corrupted, "no checked byte differs, but "+graphReason(unfaithful(res))
 	case res.Rejection != nil:
-		res.Outcome, res.Reason = probes.Rejected, rejectionReason(res.Rejection)
-		for _, st := range res.Stale {
-			res.Reason += fmt.Sprintf("; graph %s %s %s at %v, captured at generation %d, now %s", st.Capture, st.Access.Verb(), st.Buffer, st.Range, st.Generation, st.Now)
-		}
+		var b strings.Builder
+		b.WriteString(rejectionReason(res.Rejection))
+		listStale(&b, res.Stale, func(st StaleRange) {
+			fmt.Fprintf(&b, "; graph %s %s %s at %v, captured at generation %d, now %s", st.Capture, st.Access.Verb(), st.Buffer, st.Range, st.Generation, st.Now)
+		})
+		res.Outcome, res.Reason = probes.Rejected, b.String()
 	case res.Refusal != nil:
 		res.Outcome = probes.Refused
 		res.Reason = fmt.Sprintf("guard refused %s (%s): %s", res.Refusal.Step, res.Refusal.Op, res.Refusal.Detail)
@@ -49,12 +51,12 @@ func (r *run) corruptionReason() string {
 		m := res.Mismatches[0]
 		fmt.Fprintf(&b, " (%s at offset %d, %s)", m.Buffer, m.Offset, plural(m.Length, "byte"))
 	}
-	for _, s := range res.Stale {
+	listStale(&b, res.Stale, func(s StaleRange) {
 		fmt.Fprintf(&b, "; graph %s captured %s at %v, now %s", s.Capture, s.Buffer, s.Range, s.Now)
 		if !s.Ran {
 			b.WriteString(" (the platform rejected that launch)")
 		}
-	}
+	})
 	for _, ev := range res.Timeline {
 		if ev.Eager && ev.Step != nil {
 			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", ev.Step)
@@ -65,6 +67,20 @@ func (r *run) corruptionReason() string {
 		fmt.Fprintf(&b, "; also %s", rejectionReason(res.Rejection))
 	}
 	return b.String()
+}
+
+// staleInReason is how many stale ranges a reason lists; the result's Stale has them all. A probe
+// that re-bases thousands of buffers would otherwise get a reason as long as its ledger.
+const staleInReason = 3
+
+// listStale writes the first staleInReason stale ranges with each, and how many it left out.
+func listStale(b *strings.Builder, stale []StaleRange, each func(StaleRange)) {
+	for _, s := range stale[:min(len(stale), staleInReason)] {
+		each(s)
+	}
+	if more := len(stale) - staleInReason; more > 0 {
+		fmt.Fprintf(b, "; and %d more stale ranges (the result's stale list has every one)", more)
+	}
 }
 
 // staleRan returns the first stale range a launch ran over, nil when none.

@@ -103,7 +103,7 @@ type run struct {
 	captured int
 	// ledgerFrom is where the capture in progress's entries begin in the ledger.
 	ledgerFrom int
-	staleSeen  map[string]bool
+	staleSeen  map[staleKey]bool
 	// byCapture groups the ledger's entries by capture, for a ledger of byCaptureOf entries
 	// (ledgerOf).
 	byCapture   map[string][]int
@@ -174,7 +174,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
 		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{},
-		staleSeen: map[string]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
+		staleSeen: map[staleKey]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
 	r.tl.events = make([]Event, 0, expectedEvents(p, in.Replays))

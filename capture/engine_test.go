@@ -144,6 +144,41 @@ var _ = Describe("Run", func() {
 		Expect(res.Reason).To(ContainSubstring("now buffer bystander"))
 	})
 
+	DescribeTable("names the first stale ranges in its reason and counts the rest, which the result lists",
+		func(bystanders bool, outcome probes.Outcome) {
+			// Six buffers captured, then each grown (freed and allocated again) between: six stale
+			// ranges. Without bystanders the freed memory stays free and the platform rejects the
+			// launch; with them it is live again and the replay writes into it.
+			var bufs, ops, between strings.Builder
+			for i := range 6 {
+				fmt.Fprintf(&bufs, "      b%d: {bytes: 4KiB}\n", i)
+				fmt.Fprintf(&ops, "        - fill: {dst: b%d, value: 0x5A}\n", i)
+				fmt.Fprintf(&between, "      - grow: {buffer: b%d, bytes: 8KiB}\n", i)
+			}
+			if bystanders {
+				for i := range 6 {
+					fmt.Fprintf(&between, "      - alloc: {buffer: by%d, bytes: 4KiB, init: fill:0xEE}\n", i)
+				}
+			}
+			res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: rebase
+    buffers:
+`+bufs.String()+`    streams: [main]
+    capture:
+      ops:
+`+ops.String()+`    between:
+`+between.String()+`    expect: {guarded: refused, unguarded: corrupted}
+`), runtime.Global, 2)
+			Expect(res.Outcome).To(Equal(outcome), res.Reason)
+			Expect(res.Stale).To(HaveLen(6))
+			Expect(strings.Count(res.Reason, "; graph ")).To(Equal(3), res.Reason)
+			Expect(res.Reason).To(ContainSubstring("; and 3 more stale ranges (the result's stale list has every one)"))
+		},
+		Entry("rejected: the memory is free", false, probes.Rejected),
+		Entry("corrupted: the memory is another buffer's", true, probes.Corrupted),
+	)
+
 	It("counts every differing range and byte of a buffer beyond the mismatches it keeps", func() {
 		// Twenty 4-byte fills 64 bytes apart, replayed after a grow into dst's old address, which a
 		// bystander holds now: the oracle has them in the new dst, the device in the bystander. Each

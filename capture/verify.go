@@ -138,26 +138,41 @@ func (r *run) ledgerOf(capture string) []int {
 	return r.byCapture[capture]
 }
 
+// staleKey is a generation of a buffer in a capture, noted stale once (noteStale).
+type staleKey struct {
+	capture, buffer string
+	gen             uint64
+}
+
 // noteStale records, the first time a launch of capture's graph touches it, each range the graph
 // captured that is no longer the allocation it captured: the buffer was freed, or freed and
 // allocated again (a re-base, a pool block handed out again). That is a use of stale memory
 // whether or not a checked byte differs yet; Result.Stale says which live buffers own the range
 // now. ran is false when the platform rejected the launch.
 func (r *run) noteStale(capture string, round int, ran bool) {
+	var live []*allocation // listed once, at the first stale range: n re-based buffers are n of them
+	var names []string
 	for _, i := range r.ledgerOf(capture) {
 		l := r.res.Ledger[i]
 		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
 			continue
 		}
-		key := fmt.Sprintf("%s/%s/%d", l.Capture, l.Buffer, l.Generation)
+		key := staleKey{l.Capture, l.Buffer, l.Generation}
 		if r.staleSeen[key] {
 			continue
 		}
 		r.staleSeen[key] = true
 		s := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation, Access: l.Access, Round: round, Ran: ran}
+		if live == nil {
+			names = r.liveNames()
+			live = make([]*allocation, len(names))
+			for k, name := range names {
+				live[k] = r.bufs[name]
+			}
+		}
 		var now []string
-		for _, name := range r.liveNames() {
-			a := r.bufs[name]
+		for k, a := range live {
+			name := names[k]
 			if a.ptr.Overlaps(l.Range) {
 				s.Owners = append(s.Owners, name)
 				now = append(now, fmt.Sprintf("buffer %s %v (generation %d)", name, a.ptr, a.gen))
