@@ -250,6 +250,32 @@ func capturesProbe(n, replays int) string {
 `, replays, n*64, caps.String(), order.String())
 }
 
+// rebasedProbe: n buffers of 512 bytes, each filled once by a captured op, then each grown (freed
+// and allocated again) and its old memory taken by a bystander: n stale ranges, corrupted
+// unguarded.
+func rebasedProbe(n, replays int) string {
+	var bufs, fills, between strings.Builder
+	for i := range n {
+		fmt.Fprintf(&bufs, "      b%d: {bytes: 512}\n", i)
+		fmt.Fprintf(&fills, "        - fill: {dst: b%d, value: %d}\n", i, i%255+1)
+		fmt.Fprintf(&between, "      - grow: {buffer: b%d, bytes: 1024}\n", i)
+	}
+	for i := range n {
+		fmt.Fprintf(&between, "      - alloc: {buffer: by%d, bytes: 512, init: fill:0xEE}\n", i)
+	}
+	return benchHeader + fmt.Sprintf(`  - name: rebased
+    hazard: rebase
+    replays: %d
+    buffers:
+%s    streams: [main]
+    capture:
+      stream: main
+      ops:
+%s    between:
+%s    expect: {guarded: refused, unguarded: corrupted}
+`, replays, bufs.String(), fills.String(), between.String())
+}
+
 // fillsYardstick: the same fills on two byte slices (device and oracle) and their comparison.
 func fillsYardstick(nodes, replays int) {
 	dev, orc := make([]byte, nodes*64), make([]byte, nodes*64)
@@ -572,6 +598,11 @@ func BenchmarkScaling(b *testing.B) {
 	// all of them.
 	scaleFamily(b, "guarded-captures", "ns/capture", []int{10, 100, 1000, 5000}, true,
 		func(n int) (string, int) { return capturesProbe(n, 10), 10 })
+	// Every buffer of a capture re-based and its old memory taken by a bystander: each stale range
+	// is noted with the live buffers that hold it now, linear only while the live buffers are not
+	// listed again for each.
+	scaleFamily(b, "rebased-buffers", "ns/buffer", []int{10, 100, 1000, 5000}, false,
+		func(n int) (string, int) { return rebasedProbe(n, 10), 10 })
 	// With the guards on and two graphs in flight at once, every launch is checked against the
 	// other graph's ranges: linear only while that check is.
 	scaleFamily(b, "guarded-two-graphs-nodes", "ns/node", []int{10, 1000, 10000, 100000}, true,
@@ -579,7 +610,8 @@ func BenchmarkScaling(b *testing.B) {
 }
 
 // scaleFamily runs one family of BenchmarkScaling: for each size n, a sub-benchmark name=n that
-// runs the probe probe(n) returns, with the replays it returns, and reports the time per unit.
+// runs the probe probe(n) returns, with the replays it returns, fails unless each instance comes
+// out as the probe expects, and reports the time per unit.
 func scaleFamily(b *testing.B, name, unit string, sizes []int, guarded bool, probe func(n int) (text string, replays int)) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("%s=%d", name, n), func(b *testing.B) {
@@ -588,7 +620,11 @@ func scaleFamily(b *testing.B, name, unit string, sizes []int, guarded bool, pro
 			dev := simDevice(b, "cann")
 			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: replays}
 			b.ResetTimer()
-			took := timeIt(b.N, func() { runExactIn(b, dev, in) })
+			took := timeIt(b.N, func() {
+				if res := capture.Run(context.Background(), dev, in, capture.Options{}); res.Outcome != in.Expected() {
+					b.Fatalf("%s: %s, want %s (%s)", in.ID(), res.Outcome, in.Expected(), res.Reason)
+				}
+			})
 			b.ReportMetric(float64(took)/float64(b.N)/float64(n), unit)
 		})
 	}

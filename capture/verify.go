@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,8 +151,13 @@ type staleKey struct {
 // whether or not a checked byte differs yet; Result.Stale says which live buffers own the range
 // now. ran is false when the platform rejected the launch.
 func (r *run) noteStale(capture string, round int, ran bool) {
-	var live []*allocation // listed once, at the first stale range: n re-based buffers are n of them
-	var names []string
+	// The live buffers, in generation order, and an index of their ranges: made once, at the first
+	// stale range, for n re-based buffers are n stale ranges.
+	var (
+		names  []string
+		live   []*allocation
+		owners runtime.Ranges
+	)
 	for _, i := range r.ledgerOf(capture) {
 		l := r.res.Ledger[i]
 		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
@@ -166,17 +172,21 @@ func (r *run) noteStale(capture string, round int, ran bool) {
 		if live == nil {
 			names = r.liveNames()
 			live = make([]*allocation, len(names))
+			ptrs := make([]runtime.Ptr, len(names))
 			for k, name := range names {
 				live[k] = r.bufs[name]
+				ptrs[k] = live[k].ptr
 			}
+			owners = runtime.NewRanges(ptrs)
 		}
+		var found []int
+		owners.Overlapping(l.Range, func(k int) { found = append(found, k) })
+		slices.Sort(found) // generation order
 		var now []string
-		for k, a := range live {
-			name := names[k]
-			if a.ptr.Overlaps(l.Range) {
-				s.Owners = append(s.Owners, name)
-				now = append(now, fmt.Sprintf("buffer %s %v (generation %d)", name, a.ptr, a.gen))
-			}
+		for _, k := range found {
+			name, a := names[k], live[k]
+			s.Owners = append(s.Owners, name)
+			now = append(now, fmt.Sprintf("buffer %s %v (generation %d)", name, a.ptr, a.gen))
 		}
 		if len(now) == 0 {
 			s.Now = "free (no live allocation of the probe)"

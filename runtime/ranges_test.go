@@ -11,7 +11,7 @@ import (
 )
 
 var _ = Describe("Ranges", func() {
-	It("answers Overlaps and Contains as asking every range would: nested, adjacent, equal and disjoint ranges", func() {
+	It("answers Overlaps, Contains and Overlapping as asking every range would: nested, adjacent, equal and disjoint ranges", func() {
 		rng := rand.New(rand.NewPCG(11, 17))
 		at := func(span uint64) runtime.Ptr {
 			return runtime.Ptr{Addr: 1<<40 + rng.Uint64N(span), Bytes: rng.Int64N(512) + 1}
@@ -23,7 +23,7 @@ var _ = Describe("Ranges", func() {
 			for i := range set {
 				set[i] = at(span)
 			}
-			x := runtime.NewRanges(slices.Clone(set))
+			x := runtime.NewRanges(set)
 			for range 100 {
 				p := at(span + 1024)
 				if len(set) > 0 && rng.IntN(3) == 0 {
@@ -37,6 +37,15 @@ var _ = Describe("Ranges", func() {
 				in := slices.ContainsFunc(set, func(q runtime.Ptr) bool { return q.Contains(p) })
 				Expect(x.Overlaps(p)).To(Equal(over), "trial %d: %v over %v", trial, p, set)
 				Expect(x.Contains(p)).To(Equal(in), "trial %d: %v in %v", trial, p, set)
+				var want, got []int
+				for i, q := range set {
+					if q.Overlaps(p) {
+						want = append(want, i)
+					}
+				}
+				x.Overlapping(p, func(i int) { got = append(got, i) })
+				slices.Sort(got)
+				Expect(got).To(Equal(want), "trial %d: the ranges of %v over %v", trial, p, set)
 				if over {
 					overlapping++
 				}
@@ -54,5 +63,6 @@ var _ = Describe("Ranges", func() {
 		x := runtime.NewRanges(nil)
 		Expect(x.Overlaps(runtime.Ptr{Addr: 1, Bytes: 1})).To(BeFalse())
 		Expect(x.Contains(runtime.Ptr{Addr: 1, Bytes: 1})).To(BeFalse())
+		x.Overlapping(runtime.Ptr{Addr: 1, Bytes: 1}, func(int) { Fail("nothing to list") })
 	})
 })
