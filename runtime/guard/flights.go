@@ -43,7 +43,8 @@ type footprint struct {
 	index  *footprintIndex
 }
 
-// footprintIndex answers whether any range of a footprint, or any written one, overlaps a range.
+// footprintIndex answers whether any range of a footprint, or any written one, overlaps a range;
+// all lists them, by their place in the footprint's ranges.
 type footprintIndex struct {
 	all, written runtime.Ranges
 }
@@ -112,8 +113,8 @@ func access(r capturedRange) string {
 
 // conflict finds a range of xs and one of ys's that overlap with at least one written: the first
 // such range of xs, in order, and the first of ys's it conflicts with. The index of ys tells
-// which range of xs conflicts at all, so only that one is compared with each of ys's ranges: a
-// launch costs O(len(xs) log len(ys) + len(ys)), not O(len(xs) len(ys)).
+// which range of xs conflicts at all and lists the ranges it overlaps: a launch costs
+// O(len(xs) log len(ys)) and the overlaps found, not O(len(xs) len(ys)).
 func conflict(xs []capturedRange, ys *footprint) (capturedRange, capturedRange, bool) {
 	if ys == nil || len(ys.ranges) == 0 {
 		return capturedRange{}, capturedRange{}, false
@@ -127,10 +128,14 @@ func conflict(xs []capturedRange, ys *footprint) (capturedRange, capturedRange, 
 		if !against.Overlaps(x.ptr) {
 			continue
 		}
-		for _, y := range ys.ranges {
-			if (x.write || y.write) && x.ptr.Overlaps(y.ptr) {
-				return x, y, true
+		first := len(ys.ranges)
+		idx.all.Overlapping(x.ptr, func(i int) { // i is the range's place in ys.ranges
+			if i < first && (x.write || ys.ranges[i].write) {
+				first = i
 			}
+		})
+		if first < len(ys.ranges) {
+			return x, ys.ranges[first], true
 		}
 	}
 	return capturedRange{}, capturedRange{}, false
