@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/replaycheck/replaycheck/internal/addrmap"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -16,47 +17,29 @@ type allocation struct {
 	gen uint64
 }
 
-// ledger is the residency ledger: the live allocations made through one Device, sorted by address.
+// ledger is the residency ledger: the live allocations made through one Device, by address.
 type ledger struct {
-	live    []allocation
+	live    addrmap.Map[allocation]
 	nextGen uint64
 }
 
-func compareAddr(a allocation, addr uint64) int { return cmp.Compare(a.ptr.Addr, addr) }
-
-// add enters a new allocation with the next generation.
+// add enters a new allocation with the next generation. Two live blocks cannot share an address:
+// one already there was freed behind the guard's back, and is replaced.
 func (l *ledger) add(p runtime.Ptr) allocation {
 	l.nextGen++
 	a := allocation{ptr: p, gen: l.nextGen}
-	i, found := slices.BinarySearchFunc(l.live, p.Addr, compareAddr)
-	if found {
-		// Two live blocks cannot share an address: the old one was freed behind the guard's back.
-		l.live[i] = a
-		return a
-	}
-	l.live = slices.Insert(l.live, i, a)
+	l.live.Put(p.Addr, a)
 	return a
 }
 
 // remove drops the allocation that starts at addr, if any.
-func (l *ledger) remove(addr uint64) {
-	if i, found := slices.BinarySearchFunc(l.live, addr, compareAddr); found {
-		l.live = slices.Delete(l.live, i, i+1)
-	}
-}
+func (l *ledger) remove(addr uint64) { l.live.Delete(addr) }
 
 // containing returns the live allocation that holds all of r.
 func (l *ledger) containing(r runtime.Ptr) (allocation, bool) {
-	i, found := slices.BinarySearchFunc(l.live, r.Addr, compareAddr)
-	if !found {
-		i--
-	}
-	if i < 0 || i >= len(l.live) {
-		return allocation{}, false
-	}
-	a := l.live[i]
+	_, a, ok := l.live.Floor(r.Addr)
 	// r.End() < r.Addr would be an overflowing range: never inside anything.
-	if r.End() >= r.Addr && a.ptr.Contains(r) {
+	if ok && r.End() >= r.Addr && a.ptr.Contains(r) {
 		return a, true
 	}
 	return allocation{}, false
@@ -66,7 +49,7 @@ func (l *ledger) containing(r runtime.Ptr) (allocation, bool) {
 // range now.
 func (l *ledger) overlapping(r runtime.Ptr) []allocation {
 	var out []allocation
-	for _, a := range l.live {
+	for _, a := range l.live.All() {
 		if a.ptr.Overlaps(r) {
 			out = append(out, a)
 		}

@@ -2,10 +2,9 @@ package sim
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
-	"slices"
 
+	"github.com/replaycheck/replaycheck/internal/addrmap"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -48,8 +47,8 @@ type heap struct {
 	// cache holds freed blocks by capacity; each list is a stack, so reuse is LIFO.
 	cache map[int64][]uint64
 	live  map[uint64]*allocation
-	// sorted is live sorted by address, for finding the allocation that contains a range.
-	sorted []*allocation
+	// sorted is live in address order, for finding the allocation that contains a range.
+	sorted addrmap.Map[*allocation]
 	// changes counts the blocks handed out and released (see memory.layout).
 	changes uint64
 	// bytes is what the live blocks' callers asked for, kept as blocks come and go: a guarded
@@ -111,8 +110,7 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	h.live[addr] = a
 	h.bytes += bytes
 	h.changes++
-	i, _ := slices.BinarySearchFunc(h.sorted, addr, compareAddr)
-	h.sorted = slices.Insert(h.sorted, i, a)
+	h.sorted.Put(addr, a)
 	return a
 }
 
@@ -131,24 +129,14 @@ func (h *heap) release(a *allocation) {
 	delete(h.live, a.ptr.Addr)
 	h.bytes -= a.ptr.Bytes
 	h.changes++
-	i, found := slices.BinarySearchFunc(h.sorted, a.ptr.Addr, compareAddr)
-	if found {
-		h.sorted = slices.Delete(h.sorted, i, i+1)
-	}
+	h.sorted.Delete(a.ptr.Addr)
 	h.cache[a.capacity] = append(h.cache[a.capacity], a.ptr.Addr)
 }
 
 // containing returns the live allocation of h whose requested range holds all of p, or nil.
 func (h *heap) containing(p runtime.Ptr) *allocation {
-	i, found := slices.BinarySearchFunc(h.sorted, p.Addr, compareAddr)
-	if !found {
-		i--
-	}
-	if i < 0 || i >= len(h.sorted) {
-		return nil
-	}
-	a := h.sorted[i]
-	if p.Bytes > 0 && p.End() >= p.Addr && a.ptr.Contains(p) {
+	_, a, ok := h.sorted.Floor(p.Addr)
+	if ok && p.Bytes > 0 && p.End() >= p.Addr && a.ptr.Contains(p) {
 		return a
 	}
 	return nil
@@ -370,5 +358,3 @@ func allZero(b []byte) bool {
 	}
 	return bytes.Equal(b, zeroPage[:len(b)])
 }
-
-func compareAddr(x *allocation, addr uint64) int { return cmp.Compare(x.ptr.Addr, addr) }
