@@ -42,7 +42,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	// makes no synchronous call of its own (an unsafe call during a capture); a buffer allocated
 	// meanwhile is initialised on the engine's own stream.
 	r.capture, r.captureID, r.captured = c.Name, info.ID, 0
-	r.ledgerFrom = len(r.res.Ledger) // the capture's entries follow: captures run one at a time
+	from := len(r.res.Ledger) // the capture's entries follow: captures run one at a time
 	defer func() { r.capture = "" }()
 	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
 		return r.abandonAfter(c, err)
@@ -56,6 +56,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	}
 	if took {
 		r.graphs[c.Name] = g
+		r.entries[c.Name] = span{from, len(r.res.Ledger)}
 		if err := r.checkGraph(c.Name, g); err != nil {
 			return r.abandonAfter(c, err)
 		}
@@ -137,6 +138,12 @@ type membership struct {
 	stream  string
 	capture uint64
 	in      bool
+}
+
+// entriesOf returns the ledger's entries of capture, a graph's: none before its end took.
+func (r *run) entriesOf(capture string) []Residency {
+	s := r.entries[capture]
+	return r.res.Ledger[s.off:s.end]
 }
 
 // noteCaptured enters the buffers an op captured into the capture in progress touches into the

@@ -101,16 +101,13 @@ type run struct {
 	// captured counts the fill, copy and axpy ops that went into the capture in progress (the
 	// graph check compares it with the graph's work nodes).
 	captured int
-	// ledgerFrom is where the capture in progress's entries begin in the ledger.
-	ledgerFrom int
-	staleSeen  map[staleKey]bool
-	// byCapture groups the ledger's entries by capture, for a ledger of byCaptureOf entries
-	// (ledgerOf).
-	byCapture   map[string][]int
-	byCaptureOf int
-	member      membership   // whether a stream's kernel work goes into the capture (captures.go)
-	spans       probes.Spans // the op being issued resolved (resolve)
-	before      snapshot     // the state before the call being made, guarded (sideeffects.go)
+	// entries are where each capture with a graph has its entries in the ledger (entriesOf): a
+	// capture's are one run, for captures run one at a time.
+	entries   map[string]span
+	staleSeen map[staleKey]bool
+	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
+	spans     probes.Spans // the op being issued resolved (resolve)
+	before    snapshot     // the state before the call being made, guarded (sideeffects.go)
 	// changed are the buffer names allocated, grown or freed since the last snapshot (setBuf,
 	// dropBuf), kept while refusals are checked.
 	changed []string
@@ -173,7 +170,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	r := &run{
 		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{},
+		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, entries: map[string]span{},
 		staleSeen: map[staleKey]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}

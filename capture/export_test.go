@@ -120,7 +120,13 @@ func TimelineTexts(n int, build func(i int) string) []string {
 // LedgerHolds is the graph check's answer to whether p lies inside a buffer capture's ops
 // touched with access how, according to ledger.
 func LedgerHolds(ledger []Residency, capture string, p runtime.Ptr, how Access) bool {
-	return newLedgerIndex(ledger, capture).holds(p, how)
+	var entries []Residency
+	for _, l := range ledger {
+		if l.Capture == capture {
+			entries = append(entries, l)
+		}
+	}
+	return newLedgerIndex(entries).holds(p, how)
 }
 
 // Snapshots is an engine run reduced to its buffers and the snapshot a guarded call is checked

@@ -55,7 +55,7 @@ func (r *run) checkGraph(capture string, g runtime.Graph) error {
 		return err
 	}
 	check := GraphCheck{Capture: capture, Nodes: len(nodes), Issued: r.captured}
-	recorded := newLedgerIndex(r.res.Ledger[r.ledgerFrom:], capture)
+	recorded := newLedgerIndex(r.entriesOf(capture))
 	for _, n := range nodes {
 		if isWork(n.Kind) {
 			check.Work++
@@ -75,20 +75,17 @@ func (r *run) checkGraph(capture string, g runtime.Graph) error {
 	return nil
 }
 
-// ledgerIndex tells whether a range lies inside a buffer one capture's ops read, or wrote: the
-// capture's ledger entries that allow each access, indexed by address (runtime.Ranges). A graph
+// ledgerIndex tells whether a range lies inside a buffer one capture's ops read, or wrote: its
+// ledger entries that allow each access, indexed by address (runtime.Ranges). A graph
 // of n nodes over as many buffers is checked in O(n log n), where asking each entry about each
 // node's range would take O(n²).
 type ledgerIndex struct {
 	reads, writes runtime.Ranges
 }
 
-func newLedgerIndex(ledger []Residency, capture string) ledgerIndex {
+func newLedgerIndex(entries []Residency) ledgerIndex {
 	var reads, writes []runtime.Ptr
-	for _, l := range ledger {
-		if l.Capture != capture {
-			continue
-		}
+	for _, l := range entries {
 		if l.Access == AccessRead || l.Access == AccessReadWrite {
 			reads = append(reads, l.Range)
 		}

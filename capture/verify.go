@@ -126,19 +126,6 @@ func diff(round int, name string, want, got []byte, limit int) ([]Mismatch, Diff
 	return out, Difference{Round: round, Buffer: name, Ranges: int64(loc.ranges), Bytes: loc.bytes, BufferBytes: int64(len(want))}
 }
 
-// ledgerOf returns the indexes of capture's entries in the ledger, grouped once per ledger
-// (regrouped if it changed): every launch asks, and a round that launches n graphs would
-// otherwise scan the whole ledger n times.
-func (r *run) ledgerOf(capture string) []int {
-	if r.byCapture == nil || r.byCaptureOf != len(r.res.Ledger) {
-		r.byCapture, r.byCaptureOf = map[string][]int{}, len(r.res.Ledger)
-		for i, l := range r.res.Ledger {
-			r.byCapture[l.Capture] = append(r.byCapture[l.Capture], i)
-		}
-	}
-	return r.byCapture[capture]
-}
-
 // staleKey is a generation of a buffer in a capture, noted stale once (noteStale).
 type staleKey struct {
 	capture, buffer string
@@ -158,8 +145,7 @@ func (r *run) noteStale(capture string, round int, ran bool) {
 		live   []*allocation
 		owners runtime.Ranges
 	)
-	for _, i := range r.ledgerOf(capture) {
-		l := r.res.Ledger[i]
+	for _, l := range r.entriesOf(capture) {
 		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
 			continue
 		}
