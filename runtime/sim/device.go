@@ -127,9 +127,9 @@ func (d *Device) Counters() runtime.Counters {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := d.counters
-	c.LiveAllocs = int64(len(d.mem.device.live))
+	c.LiveAllocs = int64(d.mem.device.live.Len())
 	c.LiveBytes = d.mem.device.liveBytes()
-	c.LiveHostAllocs = int64(len(d.mem.host.live))
+	c.LiveHostAllocs = int64(d.mem.host.live.Len())
 	if len(d.streams) > 0 {
 		c.LiveStreams = int64(len(d.streams)) - 1 // the default stream is never created
 	}
@@ -419,8 +419,8 @@ func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
 
 // liveAt returns the live allocation of h that p is exactly.
 func (d *Device) liveAt(op string, h *heap, p runtime.Ptr) (*allocation, error) {
-	a := h.live[p.Addr]
-	if a == nil {
+	at, a, ok := h.live.Floor(p.Addr)
+	if !ok || at != p.Addr {
 		return nil, d.fail(op, runtime.ClassInvalidValue, "%v is not a live allocation (never allocated or already freed)", p)
 	}
 	if a.ptr != p {

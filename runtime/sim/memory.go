@@ -46,9 +46,8 @@ type heap struct {
 	bump        uint64
 	// cache holds freed blocks by capacity; each list is a stack, so reuse is LIFO.
 	cache map[int64][]uint64
-	live  map[uint64]*allocation
-	// sorted is live in address order, for finding the allocation that contains a range.
-	sorted addrmap.Map[*allocation]
+	// live are the blocks handed out, by address: the one freed, or the one that contains a range.
+	live addrmap.Map[*allocation]
 	// changes counts the blocks handed out and released (see memory.layout).
 	changes uint64
 	// bytes is what the live blocks' callers asked for, kept as blocks come and go: a guarded
@@ -57,7 +56,7 @@ type heap struct {
 }
 
 func newHeap(base uint64, size int64) *heap {
-	return &heap{base: base, limit: base + uint64(size), bump: base, cache: map[int64][]uint64{}, live: map[uint64]*allocation{}}
+	return &heap{base: base, limit: base + uint64(size), bump: base, cache: map[int64][]uint64{}}
 }
 
 // memory is one device's memory: the device heap, the host heap and the sparse pages that back
@@ -107,10 +106,9 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	}
 	m.nextGen++
 	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen}
-	h.live[addr] = a
+	h.live.Put(addr, a)
 	h.bytes += bytes
 	h.changes++
-	h.sorted.Put(addr, a)
 	return a
 }
 
@@ -126,16 +124,15 @@ func (h *heap) takeCached(capacity int64) (uint64, int64, bool) {
 
 // release returns a live block to the cache. The caller has checked that it is live.
 func (h *heap) release(a *allocation) {
-	delete(h.live, a.ptr.Addr)
+	h.live.Delete(a.ptr.Addr)
 	h.bytes -= a.ptr.Bytes
 	h.changes++
-	h.sorted.Delete(a.ptr.Addr)
 	h.cache[a.capacity] = append(h.cache[a.capacity], a.ptr.Addr)
 }
 
 // containing returns the live allocation of h whose requested range holds all of p, or nil.
 func (h *heap) containing(p runtime.Ptr) *allocation {
-	_, a, ok := h.sorted.Floor(p.Addr)
+	_, a, ok := h.live.Floor(p.Addr)
 	if ok && p.Bytes > 0 && p.End() >= p.Addr && a.ptr.Contains(p) {
 		return a
 	}
