@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/replaycheck/replaycheck/probes"
 )
 
@@ -56,4 +58,55 @@ probes:
 	}
 	base := time.Since(start)
 	b.ReportMetric(float64(took)/float64(max(base, 1)), "x-direct")
+}
+
+// BenchmarkLoad100kOps: loading a probe of 100,000 fills (6 MB of YAML parsed, every field
+// read and checked, the ops placed) against yaml.v3 decoding the same bytes into its node tree,
+// the parse the loader builds on: the ratio is what the loader adds to the parse. The two
+// alternate, so that a drift of the machine weighs on both.
+func BenchmarkLoad100kOps(b *testing.B) {
+	for _, nodes := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("ops=%d", nodes), func(b *testing.B) { benchLoad(b, nodes) })
+	}
+}
+
+func benchLoad(b *testing.B, nodes int) {
+	var ops strings.Builder
+	for i := range nodes {
+		fmt.Fprintf(&ops, "        - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i%255+1, i*64)
+	}
+	data := []byte(fmt.Sprintf(`version: replaycheck/v1
+set: bench
+probes:
+  - name: fills
+    hazard: none
+    buffers:
+      b: {bytes: %d, init: zero}
+    streams: [main]
+    capture:
+      ops:
+%s    expect: {guarded: exact, unguarded: exact}
+`, nodes*64, ops.String()))
+	b.SetBytes(int64(len(data)))
+	var load, parse time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		set, err := probes.Parse("bench.yaml", data, probes.DefaultLimits())
+		if err != nil {
+			b.Fatal(err)
+		}
+		load += time.Since(start)
+		if n := len(set.Probes[0].Captures[0].Ops); n != nodes {
+			b.Fatalf("%d ops loaded, want %d", n, nodes)
+		}
+		start = time.Now()
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			b.Fatal(err)
+		}
+		parse += time.Since(start)
+	}
+	b.ReportMetric(float64(load)/float64(max(parse, 1)), "x-yaml-parse")
+	b.ReportMetric(float64(load)/float64(b.N)/float64(nodes), "ns/op-loaded")
 }

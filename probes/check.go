@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -70,8 +69,7 @@ func (t *tracker) references() {
 	}
 	for _, lc := range p.Replay.Order {
 		if p.Capture(lc.Capture) == nil {
-			l.errorf(lc.Pos, RuleUnknownCapture,
-				"replay order names unknown capture %q%s (captures: %s)", lc.Capture, didYouMean(lc.Capture, names), strings.Join(names, ", "))
+			l.unknown(lc.Pos, RuleUnknownCapture, "replay order names unknown capture", lc.Capture, "captures", func() []string { return names })
 		}
 		if lc.Stream != p.Replay.Stream {
 			t.stream(lc.Stream, lc.Pos)
@@ -160,7 +158,7 @@ func (t *tracker) checkList() {
 		at := t.l.where(t.p, "check."+strconv.Itoa(i), t.p.Pos)
 		switch b := t.bufs[name]; {
 		case b == nil:
-			t.l.errorf(at, RuleUndeclared, "check names undeclared buffer %q%s (buffers: %s)", name, didYouMean(name, t.known()), strings.Join(t.known(), ", "))
+			t.l.unknown(at, RuleUndeclared, "check names undeclared buffer", name, "buffers", t.known)
 		case !b.live:
 			t.l.errorf(at, RuleUseAfterFree, "check names buffer %q, freed at line %d and not allocated again before the replays", name, b.freed.Line)
 		}
@@ -210,7 +208,7 @@ func (t *tracker) initInCapture(op *Op) {
 // re-allocation, a free then an alloc of one name, repeats cleanly.
 func (t *tracker) eachRoundTwo(each []*Op) {
 	l := t.l
-	before := len(l.diags)
+	before, found := len(l.diags), l.found
 	// own are the problems this walk states itself, already in round-2 terms; the tracker's
 	// findings get the round-2 framing below.
 	var own Diagnostics
@@ -226,8 +224,9 @@ func (t *tracker) eachRoundTwo(each []*Op) {
 		}
 		t.step(op)
 	}
-	fresh := l.diags[before:]
-	l.diags = l.diags[:before]
+	// What the walk found beyond MaxDiagnostics cannot be told from round 1's: it stays counted.
+	fresh := slices.Clone(l.diags[before:])
+	l.diags, l.found = l.diags[:before], found+(l.found-found-len(fresh))
 	for _, d := range fresh {
 		d.Message = "in round 2 (replay.each runs before every round): " + d.Message
 		own = append(own, d)
@@ -238,7 +237,7 @@ func (t *tracker) eachRoundTwo(each []*Op) {
 			seen = seen || (old.Pos == d.Pos && old.Rule == d.Rule)
 		}
 		if !seen {
-			l.diags = append(l.diags, d)
+			l.add(d)
 		}
 	}
 }
@@ -328,11 +327,12 @@ func (t *tracker) place(pl Place, slot Slot, at func(field string) Pos) bool {
 	ok := true
 	if pl.Pool != "" {
 		if t.pools[pl.Pool] == nil {
-			var names []string
-			for _, p := range t.p.Pools {
-				names = append(names, p.Name)
-			}
-			t.l.errorf(at("pool"), RuleUndeclared, "undeclared pool %q%s (pools: %s)", pl.Pool, didYouMean(pl.Pool, names), strings.Join(names, ", "))
+			t.l.unknown(at("pool"), RuleUndeclared, "undeclared pool", pl.Pool, "pools", func() (names []string) {
+				for _, p := range t.p.Pools {
+					names = append(names, p.Name)
+				}
+				return names
+			})
 			ok = false
 		}
 		if pl.Host != 0 {
@@ -382,7 +382,7 @@ func (t *tracker) stream(name string, at Pos) {
 	if name == "" || len(t.p.Streams) == 0 || t.streams[name] {
 		return
 	}
-	t.l.errorf(at, RuleUndeclared, "undeclared stream %q%s (streams: %s)", name, didYouMean(name, t.p.Streams), strings.Join(t.p.Streams, ", "))
+	t.l.unknown(at, RuleUndeclared, "undeclared stream", name, "streams", func() []string { return t.p.Streams })
 }
 
 // step checks one op at the point it is issued and applies what it does to the buffers. It returns
@@ -393,8 +393,7 @@ func (t *tracker) step(op *Op) (acc Access, ok bool) {
 		t.stream(op.Stream, l.where(op, "stream", op.Pos))
 	}
 	if op.Event != "" && !t.events[op.Event] {
-		l.errorf(l.where(op, "event", op.Pos), RuleUndeclared, "undeclared event %q%s (events: %s)",
-			op.Event, didYouMean(op.Event, t.p.Events), strings.Join(t.p.Events, ", "))
+		l.unknown(l.where(op, "event", op.Pos), RuleUndeclared, "undeclared event", op.Event, "events", func() []string { return t.p.Events })
 	}
 	refs := bufferRefs(op)
 	usable := true
@@ -455,7 +454,7 @@ func (t *tracker) usable(op *Op, field, name string) bool {
 		if first, later := t.allocAt[name]; later {
 			t.l.errorf(at, RuleUndeclared, "buffer %q is not allocated yet (alloc at line %d)", name, first.Line)
 		} else {
-			t.l.errorf(at, RuleUndeclared, "undeclared buffer %q%s (buffers: %s)", name, didYouMean(name, t.known()), strings.Join(t.known(), ", "))
+			t.l.unknown(at, RuleUndeclared, "undeclared buffer", name, "buffers", t.known)
 		}
 		return false
 	case !b.live:

@@ -91,12 +91,17 @@ type Limits struct {
 	MaxTotalBytes  int64 // the largest size of every buffer of a probe, summed; default 4 GiB
 	MaxOps         int   // ops of one probe, all phases; default 100000
 	MaxReplays     int   // replay rounds; default 1000000
-	MaxFileBytes   int64 // one probe file, checked before it is read; default 4 MiB
+	MaxFileBytes   int64 // one probe file, checked before it is read; default 16 MiB
+	// MaxFileValues bounds the YAML values (nodes) one file may make, an upper bound counted from
+	// its punctuation (`:` `,` `{` `?` `[`, and `-` before a space or line break) before YAML
+	// parses it; default 4,000,000. It, not the file's size, bounds the parse's time and memory:
+	// a file of short items makes several nodes per byte. 100,000 fills bound about 1.5 million.
+	MaxFileValues int
 }
 
 // DefaultLimits are the limits of PROBE-LANGUAGE.md.
 func DefaultLimits() Limits {
-	return Limits{MaxBufferBytes: 1 << 30, MaxTotalBytes: 4 << 30, MaxOps: 100000, MaxReplays: 1000000, MaxFileBytes: 4 << 20}
+	return Limits{MaxBufferBytes: 1 << 30, MaxTotalBytes: 4 << 30, MaxOps: 100000, MaxReplays: 1000000, MaxFileBytes: 16 << 20, MaxFileValues: 4000000}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -115,6 +120,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxFileBytes <= 0 {
 		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxFileValues <= 0 {
+		l.MaxFileValues = d.MaxFileValues
 	}
 	return l
 }

@@ -84,7 +84,10 @@
 //	                      Limits.MaxTotalBytes; more than Limits.MaxOps ops in a probe; replays
 //	                      above Limits.MaxReplays or below 1; a capture whose race check would
 //	                      compare more than 20 million op pairs (so the loader never stalls); a
-//	                      file above Limits.MaxFileBytes (from its size, before it is read);
+//	                      file above Limits.MaxFileBytes (from its size, before it is read) or
+//	                      of more than Limits.MaxFileValues YAML values (counted before it is
+//	                      parsed); more than MaxDiagnostics problems in one file (the first
+//	                      MaxDiagnostics are listed);
 //	                      mappings and lists nested deeper than MaxDepth, aliases followed.
 //	encoding              a file with a NUL byte (binary) or that is not UTF-8, at the first bad
 //	                      byte.
@@ -100,11 +103,14 @@
 // # Hostile input
 //
 // The loader refuses hostile files before the work they ask for, cheapest check first: the file's
-// size from os.Stat (it is not read), then its bytes (NUL, UTF-8) before YAML parses them, then
-// aliases, depth and control characters in one linear walk of the parsed tree before anything is
-// decoded (each anchor's expansion counted once), then each probe's op count from its YAML before
-// its ops are decoded and checked. A file refused at one of these stages reports only that stage's
-// problems.
+// size from os.Stat (it is not read), then its bytes before YAML parses them (an upper bound of
+// the YAML values they make, counted from their punctuation, against Limits.MaxFileValues; NUL;
+// UTF-8), then aliases, depth and control characters in one linear walk of the parsed tree before
+// anything is decoded (each anchor's expansion counted once), then each probe's op count from its
+// YAML before its ops are decoded and checked. A file refused at one of these stages reports only
+// that stage's problems. A file lists at most MaxDiagnostics problems, headed by one saying there
+// are more; past that, nothing is formatted (the names an unknown name could have meant are not
+// looked for).
 //
 // # Static checks in execution order
 //

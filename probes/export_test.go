@@ -2,3 +2,27 @@ package probes
 
 // SetBytes is the oracle's fill of b with v.
 var SetBytes = setBytes
+
+// ValueBound is the loader's upper bound of the YAML nodes a file makes, counted before parsing.
+var ValueBound = valueBound
+
+// OpKeysFit reports whether every op kind's keys fit the positions an op keeps (fieldsAt).
+func OpKeysFit() bool {
+	for _, spec := range opFields {
+		if len(spec.keys) > maxOpKeys {
+			return false
+		}
+	}
+	return true
+}
+
+// ReportUnknown reports an unknown buffer name to a loader that has already listed `listed`
+// problems, and returns how many problems it then lists and how many it has found.
+func ReportUnknown(listed int, known func() []string) (kept, found int) {
+	l := &loader{file: "f.yaml"}
+	for range listed {
+		l.errorf(Pos{File: "f.yaml", Line: 1, Col: 1}, RuleBadValue, "a problem")
+	}
+	l.unknown(Pos{File: "f.yaml", Line: 2, Col: 1}, RuleUndeclared, "undeclared buffer", "bufer", "buffers", known)
+	return len(l.diags), l.found
+}

@@ -40,6 +40,10 @@ func (l *loader) screen(data []byte) bool {
 		l.errorf(Pos{File: l.file}, RuleLimit, "file is %s, above the probe file limit of %s", bytesText(int64(len(data))), bytesText(l.lim.MaxFileBytes))
 		return false
 	}
+	if n := valueBound(data); n > l.lim.MaxFileValues {
+		l.errorf(Pos{File: l.file}, RuleLimit, "file may make up to %d YAML values (counted from its punctuation), above the limit of %d; not parsed", n, l.lim.MaxFileValues)
+		return false
+	}
 	if at := bytes.IndexByte(data, 0); at >= 0 {
 		l.errorf(l.offset(at), RuleEncoding, "binary file: NUL byte at offset %d; a probe file is UTF-8 text", at)
 		return false
@@ -57,6 +61,28 @@ func (l *loader) screen(data []byte) bool {
 		return false
 	}
 	return true
+}
+
+// valueBound is an upper bound of the nodes yaml.v3 builds from data (the document node
+// included), counted from its punctuation in one pass, before it is parsed: the parse's time and
+// memory grow with its nodes (about 170 bytes each), and a file of short items makes several
+// nodes per byte. Apart from the document and its root, every node starts at an indicator: `:`
+// ends a key and starts its value (two), `,`, `{` and `?` start a key that may have no value (two),
+// `[` starts an item, and `-` followed by a space or a line break starts a block item.
+// Indicators inside quoted or multi-line scalars are counted too, which only raises the bound.
+func valueBound(data []byte) int {
+	n := 2 + 2*bytes.Count(data, []byte(":")) + 2*bytes.Count(data, []byte(",")) +
+		2*bytes.Count(data, []byte("{")) + 2*bytes.Count(data, []byte("?")) + bytes.Count(data, []byte("["))
+	for i := 0; ; i++ {
+		d := bytes.IndexByte(data[i:], '-')
+		if d < 0 {
+			return n
+		}
+		i += d
+		if i+1 == len(data) || data[i+1] == ' ' || data[i+1] == '\n' || data[i+1] == '\r' {
+			n++
+		}
+	}
 }
 
 // offset is the position of byte at of the file's data: columns count runes.
@@ -82,7 +108,7 @@ const MaxAliasNodes = 100000
 // nothing is decoded from the tree. The expanded size and depth of each aliased node are counted
 // once, so the walk is linear in the file whatever the aliases expand to.
 func (l *loader) refuseStructure(root *yaml.Node) bool {
-	before := len(l.diags)
+	before := l.found
 	type extent struct{ nodes, depth int }
 	memo := map[*yaml.Node]extent{}
 	// expanded is n's size and depth with aliases followed; counts saturate past the budgets.
@@ -138,7 +164,7 @@ func (l *loader) refuseStructure(root *yaml.Node) bool {
 		}
 	}
 	walk(root, 0)
-	return len(l.diags) == before
+	return l.found == before
 }
 
 // controlChar finds the first C0 or C1 control character or DEL in s other than newline and tab,

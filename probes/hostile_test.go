@@ -43,7 +43,7 @@ var _ = Describe("hostile input", func() {
 			ds := diagnostics(load())
 			Expect(ds).To(HaveLen(1))
 			Expect(ds[0].Rule).To(Equal(probes.RuleLimit))
-			Expect(ds[0].Error()).To(Equal(path + ": limit: file is 20MiB, above the probe file limit of 4MiB; not read"))
+			Expect(ds[0].Error()).To(Equal(path + ": limit: file is 20MiB, above the probe file limit of 16MiB; not read"))
 		}
 	})
 
@@ -134,7 +134,120 @@ var _ = Describe("hostile input", func() {
 		_, err := probes.Parse("m.yaml", []byte(probeWithOps(1000000, "a")), lim)
 		ds := diagnostics(err)
 		Expect(ds).To(HaveLen(1))
-		Expect(ds[0].Message).To(Equal("file is 38000143 bytes, above the probe file limit of 4MiB"))
+		Expect(ds[0].Message).To(Equal("file is 38000143 bytes, above the probe file limit of 16MiB"))
+	})
+
+	// The op limit must be reachable: a probe of MaxOps ops, each written in full, has to fit
+	// both file limits, or a generated probe meets a file limit first.
+	DescribeTable("fits a probe at the op limit in both file limits, each op written with every field",
+		func(op string) {
+			var b strings.Builder
+			b.WriteString("version: replaycheck/v1\nset: big\nprobes:\n  - name: p\n    hazard: none\n    capture:\n      ops:\n")
+			for range lim.MaxOps {
+				b.WriteString("        - " + op + "\n")
+			}
+			b.WriteString("    expect: {guarded: exact}\n")
+			data := []byte(b.String())
+			Expect(int64(len(data))).To(BeNumerically("<=", lim.MaxFileBytes))
+			Expect(probes.ValueBound(data)).To(BeNumerically("<=", lim.MaxFileValues))
+		},
+		Entry("fill", "fill: {dst: buffer-a, value: 255, offset: 1048512, bytes: 64, stream: stream-1, thread: main, intent: replay}"),
+		Entry("copy", "copy: {dst: buffer-a, src: buffer-b, bytes: 64, dst-offset: 1048512, src-offset: 1048512, stream: stream-1, thread: main, intent: replay}"),
+		Entry("axpy", "axpy: {y: buffer-a, x: buffer-b, a: 4294967295, stream: stream-1, thread: main, intent: replay}"),
+		Entry("alloc", "alloc: {buffer: buffer-a, bytes: 1048576, init: fill:0x5A, slot: arena, host: false, pool: pool-1, thread: main}"),
+	)
+
+	It("keeps the position of every field an op kind has", func() {
+		Expect(probes.OpKeysFit()).To(BeTrue())
+	})
+
+	It("loads a probe of 100,000 fills, above the file size the limits once allowed", func() {
+		var b strings.Builder
+		b.WriteString("version: replaycheck/v1\nset: big\nprobes:\n  - name: p\n    hazard: none\n    buffers:\n      b: {bytes: 6400000}\n    streams: [main]\n    capture:\n      ops:\n")
+		for i := range 100000 {
+			fmt.Fprintf(&b, "        - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i%255+1, i*64)
+		}
+		b.WriteString("    expect: {guarded: exact, unguarded: exact}\n")
+		Expect(b.Len()).To(BeNumerically(">", 4<<20))
+		set, err := probes.Parse("big.yaml", []byte(b.String()), lim)
+		Expect(err).NotTo(HaveOccurred())
+		ops := set.Probes[0].Captures[0].Ops
+		Expect(ops).To(HaveLen(100000))
+		Expect(*ops[99999].Offset).To(Equal(int64(99999 * 64)))
+	})
+
+	It("refuses a file of many short values from its punctuation, before YAML parses it", func() {
+		// 5 MB of one-letter items, under the size limit: parsed, 2.5 million nodes (2.1 s and
+		// 490 MB resident for yaml.v3 alone, here).
+		src := []byte("x: [" + strings.Repeat("a,", 2500000) + "a]\n")
+		Expect(int64(len(src))).To(BeNumerically("<", lim.MaxFileBytes))
+		_, err := probes.Parse("flat.yaml", src, lim)
+		ds := diagnostics(err)
+		Expect(ds).To(HaveLen(1))
+		Expect(ds[0].Error()).To(Equal("flat.yaml: limit: file may make up to 5000005 YAML values (counted from its punctuation), above the limit of 4000000; not parsed"))
+
+		// The control, on a small file: at its bound it is parsed (and read as what it is).
+		small := []byte("x: [" + strings.Repeat("a,", 100) + "a]\n")
+		_, err = probes.Parse("flat.yaml", small, probes.Limits{MaxFileValues: probes.ValueBound(small)})
+		Expect(diagnostics(err)[0].Message).NotTo(ContainSubstring("YAML values"))
+		_, err = probes.Parse("flat.yaml", small, probes.Limits{MaxFileValues: probes.ValueBound(small) - 1})
+		Expect(diagnostics(err)[0].Message).To(ContainSubstring("YAML values"))
+	})
+
+	It("lists the first MaxDiagnostics problems of a file, and says that there are more", func() {
+		bad := func(n int) probes.Diagnostics {
+			src := "version: replaycheck/v1\nset: t\nprobes: [" + strings.Repeat("a, ", n-1) + "a]\n"
+			_, err := probes.Parse("bad.yaml", []byte(src), lim)
+			return diagnostics(err)
+		}
+		ds := bad(5000)
+		Expect(ds).To(HaveLen(probes.MaxDiagnostics + 1))
+		Expect(ds[0].Error()).To(Equal("bad.yaml: limit: more than 100 problems; the first 100 found are listed"))
+		Expect(ds[1].Error()).To(Equal(`bad.yaml:3:10: bad-value: probe: want a mapping, got "a"`))
+		Expect(ds[100].Pos.Col).To(Equal(10 + 99*3))
+
+		// The control: at the cap, every problem is listed and none is said to be missing.
+		ds = bad(probes.MaxDiagnostics)
+		Expect(ds).To(HaveLen(probes.MaxDiagnostics))
+		Expect(ds[0].Rule).To(Equal(probes.RuleBadValue))
+	})
+
+	It("works out the names an unknown name could have meant only for a problem it lists", func() {
+		// 90,000 ops naming an unknown buffer of a probe of 2,000 buffers took over three minutes
+		// to validate while every message offered the closest of the 2,000 names.
+		calls := 0
+		known := func() []string { calls++; return []string{"buffer", "other"} }
+		kept, found := probes.ReportUnknown(probes.MaxDiagnostics, known)
+		Expect([]int{kept, found, calls}).To(Equal([]int{probes.MaxDiagnostics, probes.MaxDiagnostics + 1, 0}))
+		// The control: under the cap the names are listed, with the suggestion.
+		kept, found = probes.ReportUnknown(0, known)
+		Expect([]int{kept, found, calls}).To(Equal([]int{1, 1, 1}))
+	})
+
+	It("keeps counting past the cap in replay.each's second round, which lists what round 1 did not", func() {
+		// Round 2 of replay.each repeats round 1's problems, dropped as duplicates by comparing
+		// each with those listed: uncapped, that is quadratic (100,000 ops naming an undeclared
+		// buffer took 12 s to validate).
+		each := func(n int) string {
+			var b strings.Builder
+			b.WriteString("version: replaycheck/v1\nset: t\nprobes:\n  - name: p\n    hazard: none\n    streams: [main]\n    buffers: {b: {bytes: 64}}\n    capture: {ops: [fill: {dst: b, value: 1}]}\n    replay:\n      each:\n")
+			for range n {
+				b.WriteString("        - fill: {dst: nope, value: 1}\n")
+			}
+			b.WriteString("    expect: {guarded: exact}\n")
+			return b.String()
+		}
+		_, err := probes.Parse("each.yaml", []byte(each(3000)), lim)
+		ds := diagnostics(err)
+		Expect(ds).To(HaveLen(probes.MaxDiagnostics + 1))
+		Expect(ds[0].Message).To(HavePrefix("more than 100 problems"))
+		for _, d := range ds[1:] {
+			Expect(d.Message).To(HavePrefix(`undeclared buffer "nope"`), "round 2 repeats round 1: nothing of it is listed")
+		}
+
+		// Under the cap, round 2 adds nothing either: its problems are round 1's.
+		_, err = probes.Parse("each.yaml", []byte(each(50)), lim)
+		Expect(diagnostics(err)).To(HaveLen(50))
 	})
 
 	DescribeTable("control characters in any key or value, placed; newline and tab allowed in text",

@@ -121,14 +121,14 @@ func probeFiles(path string) ([]string, error) {
 func parse(file string, data []byte, lim Limits) (*Set, Pos, Diagnostics) {
 	l := &loader{file: file, data: data, lim: lim.withDefaults(), pos: map[fieldKey]Pos{}}
 	if !l.screen(data) {
-		return nil, Pos{}, l.diags
+		return nil, Pos{}, l.problems()
 	}
 	root := l.document(data)
 	if root == nil {
-		return nil, Pos{}, l.diags
+		return nil, Pos{}, l.problems()
 	}
 	set, namePos := l.set(root)
-	return set, namePos, l.diags
+	return set, namePos, l.problems()
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)

@@ -21,6 +21,9 @@ type loader struct {
 	data  []byte // the file's text, to place the problems yaml.v3 reports without a line
 	lim   Limits
 	diags Diagnostics
+	// found counts the problems found, those beyond MaxDiagnostics (not kept) included: a check
+	// that asks whether it found a problem compares it, not len(diags).
+	found int
 	// pos holds where a field's value was written, for the checks that run after decoding.
 	pos map[fieldKey]Pos
 }
@@ -33,8 +36,47 @@ type fieldKey struct {
 
 func (l *loader) at(n *yaml.Node) Pos { return Pos{File: l.file, Line: n.Line, Col: n.Column} }
 
+// MaxDiagnostics is how many problems of one file are listed; past it the loader still decodes
+// and checks (so that the answer is the same), but neither formats nor keeps what it finds. A
+// file of two million bad items would otherwise print two million lines, and take seconds to.
+const MaxDiagnostics = 100
+
 func (l *loader) errorf(p Pos, rule, format string, args ...any) {
-	l.diags = append(l.diags, Diagnostic{Pos: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	l.found++
+	if len(l.diags) < MaxDiagnostics {
+		l.diags = append(l.diags, Diagnostic{Pos: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// unknown reports name, which is none of the names known lists: what it is (e.g. "undeclared
+// buffer"), the closest known name when one is close, and the list, as kinds (e.g. "buffers").
+// The list and the suggestion are worked out only for a problem that is listed: past
+// MaxDiagnostics, 90,000 ops naming an unknown buffer of a probe of 2,000 buffers cost nothing.
+func (l *loader) unknown(p Pos, rule, what, name, kinds string, known func() []string) {
+	if len(l.diags) >= MaxDiagnostics {
+		l.found++
+		return
+	}
+	names := known()
+	l.errorf(p, rule, "%s %q%s (%s: %s)", what, name, didYouMean(name, names), kinds, strings.Join(names, ", "))
+}
+
+// add keeps a problem already formatted, under the same cap as errorf.
+func (l *loader) add(d Diagnostic) {
+	l.found++
+	if len(l.diags) < MaxDiagnostics {
+		l.diags = append(l.diags, d)
+	}
+}
+
+// problems is the file's diagnostics, headed by one saying that some are not listed when more
+// than MaxDiagnostics were found.
+func (l *loader) problems() Diagnostics {
+	if l.found > len(l.diags) {
+		return append(l.diags, Diagnostic{Pos: Pos{File: l.file}, Rule: RuleLimit,
+			Message: fmt.Sprintf("more than %d problems; the first %d found are listed", MaxDiagnostics, MaxDiagnostics)})
+	}
+	return l.diags
 }
 
 // mark remembers where owner's field was written.
@@ -42,8 +84,15 @@ func (l *loader) mark(owner any, field string, n *yaml.Node) {
 	l.pos[fieldKey{owner, field}] = l.at(n)
 }
 
-// where is the position of owner's field, or fallback when the field was not written.
+// where is the position of owner's field, or fallback when the field was not written. An op
+// keeps its fields' positions itself (fieldsAt); every other owner's are in l.pos.
 func (l *loader) where(owner any, field string, fallback Pos) Pos {
+	if op, ok := owner.(*Op); ok {
+		if i := slices.Index(opFields[op.Kind].keys, field); i >= 0 && op.at[i].line > 0 {
+			return Pos{File: l.file, Line: int(op.at[i].line), Col: int(op.at[i].col)}
+		}
+		return fallback
+	}
 	if p, ok := l.pos[fieldKey{owner, field}]; ok {
 		return p
 	}

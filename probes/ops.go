@@ -31,6 +31,9 @@ var opFields = map[OpKind]struct {
 	OpExchangeMode: {[]string{"mode", "thread"}, 1},
 }
 
+// maxOpKeys is the most keys an op has (copy's).
+const maxOpKeys = 8
+
 // opKinds lists every op in the order of PROBE-LANGUAGE.md.
 var opKinds = []OpKind{OpFill, OpCopy, OpAxpy, OpWrite, OpRead, OpRecord, OpWait, OpSync, OpSyncDevice,
 	OpQuery, OpSyncEvent, OpAlloc, OpFree, OpGrow, OpExchangeMode}
@@ -79,9 +82,13 @@ func (l *loader) op(n *yaml.Node) *Op {
 	if !ok {
 		return op
 	}
-	for key, e := range f {
+	for i, key := range spec.keys {
+		e, ok := f[key]
+		if !ok {
+			continue
+		}
 		val := deref(e.val)
-		l.mark(op, key, val)
+		op.at[i].line, op.at[i].col = int32(val.Line), int32(val.Column)
 		l.opField(op, key, val, what+" "+key)
 	}
 	if kind == OpAlloc {

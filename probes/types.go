@@ -321,7 +321,14 @@ type Op struct {
 
 	Intent Intent              // fill, copy, axpy, write inside a capture's ops
 	Mode   runtime.CaptureMode // exchange-mode
+
+	at fieldsAt // where each field was written, for the checks after decoding
 }
+
+// fieldsAt holds where an op's fields were written, by each field's place in its kind's keys
+// (opFields); zero for a field not written. A probe may have 100,000 ops and each op several
+// fields: kept in the op, they cost no map entry each.
+type fieldsAt [maxOpKeys]struct{ line, col int32 }
 
 // Replays reports whether the probe means the op, issued inside a capture's ops list, to take
 // effect on every replay: its Intent, or by default when it is enqueued data work.

@@ -7,7 +7,8 @@
 #   scripts/hostile-inputs.sh alias-bomb               # one case
 #   REPLAYCHECK=path/to/replaycheck scripts/hostile-inputs.sh
 #
-# Every case must end with exit status 2 and one line naming the file, position and rule; run is
+# Every case must end with exit status 2 and a first line naming the file, position and rule (the
+# cases of many problems list the first 100 after it; only the first line is printed); run is
 # given --backend acl --runtime /nonexistent/plugin.so to show nothing is opened before the
 # refusal. The same cases are specs of cmd/replaycheck/internal/cli (hostile_test.go).
 set -euo pipefail
@@ -44,6 +45,16 @@ make_case() {
 			printf '%s\nprobes:\n  - name: p\n    hazard: none\n    streams: [main]\n    capture:\n      ops:\n' "$head"
 			yes '        - sync: {}' | head -n 1000000
 		} >"$f" ;;
+	many-values) { printf '%s\nprobes: [' "$head"; yes 'a,' | head -n 2500000 | tr -d '\n'; echo 'a]'; } >"$f" ;;
+	many-problems) { printf '%s\nprobes: [' "$head"; yes 'a,' | head -n 1999990 | tr -d '\n'; echo 'a]'; } >"$f" ;;
+	unknown-names)
+		{
+			printf '%s\nprobes:\n  - name: p\n    hazard: none\n    streams: [main]\n    buffers:\n' "$head"
+			for ((i = 0; i < 2000; i++)); do printf '      buffer-number-%d: {bytes: 64}\n' "$i"; done
+			printf '    capture:\n      ops:\n'
+			yes '        - fill: {dst: buffer-number-x, value: 1}' | head -n 90000
+			printf '    expect: {guarded: exact}\n'
+		} >"$f" ;;
 	esc-in-name) probe '"p\e[2J"' fine >"$f" ;;
 	c1-in-description) probe p '"a\u009b31m"' >"$f" ;;
 	*) echo "unknown case $1" >&2; exit 2 ;;
@@ -52,7 +63,7 @@ make_case() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(alias-bomb deep-nesting very-deep-nesting binary-20mib invalid-utf8 ops-1e6 esc-in-name c1-in-description)
+[ ${#cases[@]} -gt 0 ] || cases=(alias-bomb deep-nesting very-deep-nesting binary-20mib invalid-utf8 ops-1e6 many-values many-problems unknown-names esc-in-name c1-in-description)
 fail=0
 for c in "${cases[@]}"; do
 	f=$(make_case "$c")
@@ -64,7 +75,10 @@ for c in "${cases[@]}"; do
 		rc=$?
 		set -e
 		secs=$(awk "BEGIN { print $(date +%s.%N) - $start }")
-		printf '%-18s %-8s exit %d  %.2fs  %s\n' "$c" "${cmd%% *}" "$rc" "$secs" "${msg#"$dir"/}"
+		lines=$(printf '%s\n' "$msg" | wc -l)
+		more=""
+		[ "$lines" -le 1 ] || more="  (and $((lines - 1)) more lines)"
+		printf '%-18s %-8s exit %d  %.2fs  %s%s\n' "$c" "${cmd%% *}" "$rc" "$secs" "${msg%%$'\n'*}" "$more"
 		[ "$rc" = 2 ] || fail=1
 	done
 done

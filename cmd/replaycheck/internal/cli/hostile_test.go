@@ -43,9 +43,11 @@ func hostileInputs(dir string) map[string][2]string {
 		"deep nesting": {write("deep.yaml", []byte(head+"probes: "+strings.Repeat("[", 100)+strings.Repeat("]", 100)+"\n")), `3:40: limit: nesting deeper than 32 levels`},
 		"very deep nesting (yaml.v3's own limit)": {write("deeper.yaml", []byte(head+"probes: "+strings.Repeat("[", 20000)+strings.Repeat("]", 20000)+"\n")),
 			`3:10009: yaml: exceeded max depth of 10000`},
-		"20 MiB binary":               {write("binary.yaml", binary), ` limit: file is 20MiB, above the probe file limit of 4MiB; not read`},
-		"invalid UTF-8":               {write("latin1.yaml", []byte(probe("p", "caf\xe9"))), `5:21: encoding: invalid UTF-8 \(byte 0xe9 at offset 71\)`},
-		"10^6 ops":                    {write("ops.yaml", []byte(ops.String())), ` limit: file is 19000112 bytes, above the probe file limit of 4MiB; not read`},
+		"20 MiB binary": {write("binary.yaml", binary), ` limit: file is 20MiB, above the probe file limit of 16MiB; not read`},
+		"invalid UTF-8": {write("latin1.yaml", []byte(probe("p", "caf\xe9"))), `5:21: encoding: invalid UTF-8 \(byte 0xe9 at offset 71\)`},
+		"10^6 ops":      {write("ops.yaml", []byte(ops.String())), ` limit: file is 19000112 bytes, above the probe file limit of 16MiB; not read`},
+		"5 MB of short values": {write("flat.yaml", []byte(head+"probes: ["+strings.Repeat("a,", 2500000)+"a]\n")),
+			` limit: file may make up to 5000009 YAML values \(counted from its punctuation\), above the limit of 4000000; not parsed`},
 		"ESC in a probe name":         {write("esc-name.yaml", []byte(probe(`"p\e[2J"`, "fine"))), `4:11: control-character: control character U\+001B at character 2 of "p\\x1b\[2J"`},
 		"C1 control in a description": {write("c1-text.yaml", []byte(probe("p", `"a\u009b31m"`))), `5:18: control-character: control character U\+009B`},
 	}
@@ -60,12 +62,12 @@ var _ = Describe("hostile input", Ordered, func() {
 		dir, err := os.MkdirTemp("", "hostile")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, dir)
-		cases = hostileInputs(dir) // once: 40 MB of input for 16 specs
+		cases = hostileInputs(dir) // once: 45 MB of input for 18 specs
 	})
 	unusable := []string{"--backend", "acl", "--runtime", "/nonexistent/plugin.so"}
 
 	for _, name := range []string{"alias bomb", "deep nesting", "very deep nesting (yaml.v3's own limit)", "20 MiB binary",
-		"invalid UTF-8", "10^6 ops", "ESC in a probe name", "C1 control in a description"} {
+		"invalid UTF-8", "10^6 ops", "5 MB of short values", "ESC in a probe name", "C1 control in a description"} {
 		for _, cmd := range [][]string{{"validate"}, append([]string{"run"}, unusable...)} {
 			It(fmt.Sprintf("refuses %s: replaycheck %s", name, cmd[0]), func() {
 				path, want := cases[name][0], cases[name][1]
