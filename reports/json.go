@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,8 +63,53 @@ func DocumentOf(runs ...*Report) *Document {
 	return d
 }
 
-// WriteJSON writes runs as one indented Document (see DocumentOf).
-func WriteJSON(w io.Writer, runs ...*Report) error { return WriteJSONValue(w, DocumentOf(runs...)) }
+// WriteJSON writes runs as one indented Document (see DocumentOf), byte for byte what
+// WriteJSONValue writes for it, but one result at a time: results with 100,000-call timelines
+// make a document of hundreds of MB, which json.Encoder would build whole in memory twice (compact,
+// then indented) before writing a byte.
+func WriteJSON(w io.Writer, runs ...*Report) error {
+	d := DocumentOf(runs...)
+	results := d.Results
+	d.Results = []Entry{}
+	var shell bytes.Buffer
+	if err := WriteJSONValue(&shell, d); err != nil {
+		return err
+	}
+	// A top-level key is the only text indented by two spaces after a line break: nested keys are
+	// indented deeper, and a line break inside a string is escaped.
+	const empty = "\n  \"results\": [],\n"
+	head, tail, ok := bytes.Cut(shell.Bytes(), []byte(empty))
+	if !ok {
+		return fmt.Errorf("writing JSON report: no results key in %.200q", shell.Bytes())
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head)
+	bw.WriteString("\n  \"results\": [")
+	var one bytes.Buffer
+	enc := json.NewEncoder(&one)
+	enc.SetIndent("    ", "  ") // an element of the document's results, two levels deep
+	enc.SetEscapeHTML(false)
+	for i := range results {
+		one.Reset()
+		if err := enc.Encode(&results[i]); err != nil {
+			return fmt.Errorf("writing JSON report: %w", err)
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+	}
+	if len(results) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("],\n")
+	bw.Write(tail)
+	if err := bw.Flush(); err != nil { // a bufio.Writer keeps its first error
+		return fmt.Errorf("writing JSON report: %w", err)
+	}
+	return nil
+}
 
 // WriteJSONValue writes any report value (a Document, a Table) as one indented JSON document.
 func WriteJSONValue(w io.Writer, v any) error {

@@ -423,6 +423,24 @@ var _ = Describe("the JSON document", func() {
 		}
 		Expect(two.Results[13]).To(HaveKeyWithValue("platform", "sim/cuda"))
 	})
+
+	// WriteJSON writes one result at a time; what it writes must be the document json.Encoder
+	// writes whole, to the byte.
+	It("is written one result at a time as json.Encoder writes it whole", func() {
+		cuda := sampleReport(reports.Options{AllTimelines: true})
+		cuda.Platform, cuda.Profile = "sim/cuda", "cuda"
+		empty := reports.New("replaycheck", "v0.0.0-test", reports.Options{})
+		single := sampleReport(reports.Options{})
+		single.Results = single.Results[:1]
+		for _, runs := range [][]*reports.Report{
+			{sampleReport(reports.Options{})}, {sampleReport(reports.Options{AllTimelines: true}), cuda}, {empty}, {single}, {empty, single},
+		} {
+			var streamed, whole bytes.Buffer
+			Expect(reports.WriteJSON(&streamed, runs...)).To(Succeed())
+			Expect(reports.WriteJSONValue(&whole, reports.DocumentOf(runs...))).To(Succeed())
+			Expect(streamed.String()).To(Equal(whole.String()))
+		}
+	})
 })
 
 var _ = Describe("a rejection outside any capture", func() {
