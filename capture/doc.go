@@ -7,7 +7,8 @@
 // compares it byte for byte with the probes.Oracle, which the engine drives in step with the
 // device. Buffers are provisioned where the probe places them: through their slot, from a pool of
 // the runtime under test, or as host memory. The result carries a timeline of every device call
-// (thread, code, class, whether it was captured or ran eagerly), the residency ledger of the
+// (thread, code, class, whether it was captured or ran eagerly; the calls of uneventful replay
+// rounds past the third and before the last counted by one event), the residency ledger of the
 // buffers captured ops named (with how they touch them), the first differing ranges, and every
 // stale range a launch touched: a captured range whose allocation was freed, or freed and handed
 // out again, since capture, with the first round and which live buffer owns it now.

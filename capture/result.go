@@ -69,8 +69,13 @@ type Result struct {
 	// Graphs are the checks of each captured graph's nodes against the ledger, on backends with
 	// graph introspection. A graph that holds work the engine did not capture, or touches memory
 	// it did not record, makes the outcome corrupted.
-	Graphs   []GraphCheck `json:"graphs,omitempty"`
-	Timeline []Event      `json:"timeline,omitempty"`
+	Graphs []GraphCheck `json:"graphs,omitempty"`
+	// Timeline is every call the engine made, in order, except the calls of uneventful replay
+	// rounds: past the first KeptRounds, a round in which every call succeeded, no checked
+	// buffer differed and no stale range was found is left out, and one event (Elided) stands
+	// for each run of such rounds. The last round is always kept. Without that, a million
+	// replays of a 64-byte probe kept a gigabyte of identical launches.
+	Timeline []Event `json:"timeline,omitempty"`
 	// Skipped are the probe steps not issued because an earlier op that did not take effect left
 	// nothing for them to act on as written.
 	Skipped  []probes.Step `json:"skipped_steps,omitempty"`
@@ -324,6 +329,22 @@ type Event struct {
 	Class   runtime.Class `json:"class,omitempty"`
 	Err     string        `json:"error,omitempty"`
 	Round   int           `json:"round,omitempty"` // replay round, 0 outside replays
+	// Elided is set on the one event that stands for a run of uneventful replay rounds left out
+	// of the timeline (Result.Timeline); such an event is no call, and its Seq is that of the
+	// first call it stands for.
+	Elided *Elided `json:"elided,omitempty"`
+}
+
+// KeptRounds is how many replay rounds a timeline keeps in full however uneventful: round 1, and
+// round 2, the first to meet what round 1 left, and one more.
+const KeptRounds = 3
+
+// Elided is a run of replay rounds left out of a timeline: each of their calls succeeded, no
+// checked buffer differed after them, and no stale range was found in them.
+type Elided struct {
+	FromRound int `json:"from_round"`
+	ToRound   int `json:"to_round"`
+	Calls     int `json:"calls"`
 }
 
 // MaxShownBytes bounds the want/got bytes kept per mismatch.

@@ -15,11 +15,16 @@ import (
 // call texts to blocks of text (text).
 type timeline struct {
 	events []Event
+	seq    int // calls recorded, those of elided rounds included
 	phase  Phase
 	round  int
 	steps  []probes.Step // the current block of kept steps
+	blocks int           // step blocks made
 	texts  strings.Builder
 	scr    []byte // scratch for the text being built
+	// Where the replay round in progress began: its first event, and the step block and length
+	// then (beginRound).
+	roundAt, roundBlock, roundSteps int
 }
 
 // stepBlock and textBlock are how many steps and bytes of call text one allocation holds.
@@ -32,6 +37,7 @@ const (
 func (t *timeline) keep(s probes.Step) *probes.Step {
 	if len(t.steps) == cap(t.steps) {
 		t.steps = make([]probes.Step, 0, stepBlock)
+		t.blocks++
 	}
 	t.steps = append(t.steps, s)
 	return &t.steps[len(t.steps)-1]
@@ -55,7 +61,8 @@ func (t *timeline) text(build func([]byte) []byte) string {
 // record appends ev (its call, step, thread, result and flags filled in by the caller) with the
 // next sequence number, the current phase and round, and err's code, class and text.
 func (t *timeline) record(ev Event, err error) Event {
-	ev.Seq, ev.Phase, ev.Round = len(t.events)+1, t.phase, t.round
+	t.seq++
+	ev.Seq, ev.Phase, ev.Round = t.seq, t.phase, t.round
 	if err != nil {
 		ev.Err = err.Error()
 		ev.Class = runtime.ClassOf(err)
@@ -65,6 +72,44 @@ func (t *timeline) record(ev Event, err error) Event {
 	}
 	t.events = append(t.events, ev)
 	return ev
+}
+
+// beginRound marks where replay round `round` begins.
+func (t *timeline) beginRound(round int) {
+	t.round = round
+	t.roundAt, t.roundBlock, t.roundSteps = len(t.events), t.blocks, len(t.steps)
+}
+
+// eventful reports whether a call of the round in progress failed or was not made.
+func (t *timeline) eventful() bool {
+	for _, ev := range t.events[t.roundAt:] {
+		if ev.Err != "" || ev.Skipped != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// elideRound leaves the round in progress out of the timeline, its calls counted by the event
+// that stands for the run of elided rounds it ends. The steps it kept are reused, so that a
+// million uneventful rounds hold the memory of one.
+func (t *timeline) elideRound() {
+	calls := len(t.events) - t.roundAt
+	if calls == 0 {
+		return
+	}
+	first := t.events[t.roundAt].Seq
+	t.events = t.events[:t.roundAt]
+	if t.blocks == t.roundBlock {
+		t.steps = t.steps[:t.roundSteps]
+	}
+	if n := len(t.events); n > 0 && t.events[n-1].Elided != nil && t.events[n-1].Elided.ToRound == t.round-1 {
+		e := t.events[n-1].Elided
+		e.ToRound, e.Calls = t.round, e.Calls+calls
+		return
+	}
+	t.events = append(t.events, Event{Seq: first, Phase: PhaseReplay, Round: t.round, Thread: runtime.Main,
+		Elided: &Elided{FromRound: t.round, ToRound: t.round, Calls: calls}})
 }
 
 // skipped records a probe step that was not issued, and why.

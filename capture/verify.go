@@ -15,7 +15,8 @@ import (
 
 func (r *run) replays() error {
 	for round := 1; round <= r.in.Replays; round++ {
-		r.tl.round = round
+		r.tl.beginRound(round)
+		corrupted, stale := r.res.CorruptedRounds, len(r.res.Stale)
 		r.tl.enter(PhaseEach)
 		if err := r.eager(probes.PhaseEach, r.p.Replay.Each); err != nil {
 			return err
@@ -48,6 +49,10 @@ func (r *run) replays() error {
 			return err
 		}
 		r.res.Rounds = round
+		if round > KeptRounds && round < r.in.Replays && r.res.CorruptedRounds == corrupted &&
+			len(r.res.Stale) == stale && !r.tl.eventful() {
+			r.tl.elideRound()
+		}
 	}
 	r.tl.round = 0
 	return nil

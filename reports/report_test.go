@@ -472,6 +472,31 @@ var _ = Describe("a stale access with no differing byte", func() {
 	})
 })
 
+var _ = Describe("a timeline with elided replay rounds", func() {
+	It("counts the calls the elided rounds made in the calls in all", func() {
+		res := corruptedResult(probes.Exact) // fails, so its timeline is shown
+		res.Replays, res.Rounds = 50, 50
+		round := func(n, seq int) []capture.Event {
+			return []capture.Event{
+				{Seq: seq, Phase: "replay", Step: stepAt(fmt.Sprintf("replay %d main", n)), Call: "Launch(graph main) on main", Round: n},
+				{Seq: seq + 1, Phase: "verify", Call: "SyncDevice (verify)", Round: n},
+			}
+		}
+		res.Timeline = append(res.Timeline, round(2, 11)...)
+		res.Timeline = append(res.Timeline, round(3, 13)...)
+		res.Timeline = append(res.Timeline, capture.Event{Seq: 15, Phase: "replay", Round: 4, Elided: &capture.Elided{FromRound: 4, ToRound: 49, Calls: 92}})
+		res.Timeline = append(res.Timeline, round(50, 107)...)
+		rep := reports.New("replaycheck", "dev", reports.Options{})
+		rep.Add(res)
+		out := string(writeText(rep, reports.TextOptions{}))
+		Expect(out).To(ContainSubstring("timeline  6 of 108 calls (capture, between, errors)"), out)
+
+		var buf bytes.Buffer
+		Expect(reports.WriteJSON(&buf, rep)).To(Succeed())
+		Expect(buf.String()).To(MatchRegexp(`"elided": \{\s*"from_round": 4,\s*"to_round": 49,\s*"calls": 92\s*\}`))
+	})
+})
+
 var _ = Describe("the text report's count of differences", func() {
 	It("says how much of a buffer differs where the mismatches leave ranges out, and only there", func() {
 		res := corruptedResult(probes.Exact)

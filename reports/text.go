@@ -492,9 +492,17 @@ func (t *textWriter) timeline(indent string, events []capture.Event) {
 	if len(keep) == 0 {
 		return
 	}
-	head := fmt.Sprintf("%d of %d calls (capture, between, errors)", len(keep), len(events))
+	calls := 0 // the calls of elided replay rounds included (capture.Event.Elided)
+	for _, ev := range events {
+		if ev.Elided != nil {
+			calls += ev.Elided.Calls
+		} else {
+			calls++
+		}
+	}
+	head := fmt.Sprintf("%d of %d calls (capture, between, errors)", len(keep), calls)
 	if len(keep) > maxTimelineEvents {
-		head = fmt.Sprintf("last %d of the %d calls in capture, between or with errors (%d calls in all)", maxTimelineEvents, len(keep), len(events))
+		head = fmt.Sprintf("last %d of the %d calls in capture, between or with errors (%d calls in all)", maxTimelineEvents, len(keep), calls)
 		keep = keep[len(keep)-maxTimelineEvents:]
 	}
 	t.label(indent, "timeline", head)
