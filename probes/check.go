@@ -18,7 +18,8 @@ func (l *loader) check(p *Probe) {
 	t.references()
 	l.checkGuarded(p)
 	all := executionOrder(p)
-	// The race check is quadratic in the worst case; a probe over the op limit is not worth it.
+	// The race check compares every racing op with every unordered one; a probe over the op
+	// limit is not worth it.
 	checkRaces := true
 	if len(all) > l.lim.MaxOps {
 		l.errorf(p.Pos, RuleLimit, "probe %s has %d ops, above the limit of %d", p.Name, len(all), l.lim.MaxOps)

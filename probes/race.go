@@ -3,6 +3,8 @@ package probes
 import (
 	"fmt"
 	"slices"
+
+	"github.com/replaycheck/replaycheck/internal/addrmap"
 )
 
 // happensBefore orders the ops of one capture's ops list with vector clocks. Ops on one stream are
@@ -22,14 +24,26 @@ type happensBefore struct {
 	events map[string][]int
 	// done[s] lists stream s's data ops in list order: done[s][k] is the one with clock k+1.
 	done [][]*dataAccess
-	// budget is how many more op pairs the check may compare; the check is quadratic when many
-	// ops are unordered, and stops (exhausted) rather than stall the loader.
+	// wrote[s] and read[s] hold, by buffer, the last of stream s's data ops to write and to read
+	// each byte (shadow): whether any of a stream's unordered ops conflicts with a new op is one
+	// look at them, where comparing with every unordered op is quadratic in a capture whose
+	// streams run side by side.
+	wrote, read []map[string]*shadow
+	// budget is how many more op pairs (an op compared with another, or with a piece of a
+	// shadow) the check may compare. With the shadows it is about linear in the ops, but a
+	// capture with many races compares each racing op with every unordered one, for the message;
+	// past the budget the check stops (exhausted) rather than stall the loader.
 	budget    int
 	exhausted bool
 }
 
+// directScan is how many unordered ops of a stream a new op is compared with one by one before
+// the stream's shadows are asked first: past it, a stream whose ops run beside the new one's
+// would make the check quadratic.
+var directScan = 32
+
 // raceBudget bounds the op pairs one capture's race check compares: far above any real probe,
-// well under a second.
+// about a second.
 var raceBudget = 20_000_000
 
 type dataAccess struct {
@@ -51,6 +65,10 @@ func newHappensBefore(streams []string, c *Capture) *happensBefore {
 	}
 	h.joined = make([]bool, len(streams))
 	h.done = make([][]*dataAccess, len(streams))
+	h.wrote, h.read = make([]map[string]*shadow, len(streams)), make([]map[string]*shadow, len(streams))
+	for i := range streams {
+		h.wrote[i], h.read[i] = map[string]*shadow{}, map[string]*shadow{}
+	}
 	h.budget = raceBudget
 	h.joined[h.index[c.Stream]] = true
 	return h
@@ -93,7 +111,18 @@ func (h *happensBefore) access(op *Op, seq int, acc Access) string {
 		if u == s {
 			continue // same stream: ordered
 		}
-		unordered := h.done[u][h.clock[s][u]:]
+		c := h.clock[s][u]
+		unordered := h.done[u][c:]
+		if len(unordered) > directScan {
+			conflicts, ok := h.mayConflict(me, u, c)
+			if !ok {
+				h.exhausted = true
+				return ""
+			}
+			if !conflicts {
+				continue // none of them touches what the new op does: nothing to compare
+			}
+		}
 		if h.budget -= len(unordered); h.budget < 0 {
 			h.exhausted = true
 			return ""
@@ -113,6 +142,13 @@ func (h *happensBefore) access(op *Op, seq int, acc Access) string {
 			}
 		}
 	}
+	k := len(h.done[s])
+	for _, sp := range me.writes {
+		shadowOf(h.wrote[s], sp.Buffer).assign(sp.Off, sp.End(), k)
+	}
+	for _, sp := range me.reads {
+		shadowOf(h.read[s], sp.Buffer).assign(sp.Off, sp.End(), k)
+	}
 	h.clock[s][s]++
 	h.done[s] = append(h.done[s], me)
 	if first == nil {
@@ -130,6 +166,96 @@ func (h *happensBefore) access(op *Op, seq int, acc Access) string {
 		msg += fmt.Sprintf(" (and %d more earlier ops)", more)
 	}
 	return msg
+}
+
+// mayConflict reports whether one of stream u's ops from its k-th on (those not ordered before
+// me) writes a byte me touches or reads a byte me writes. It is exact: the last of u's ops to
+// write (or read) a byte is ordered before me only when every earlier one of u's is. ok is false
+// when the budget ran out.
+func (h *happensBefore) mayConflict(me *dataAccess, u, k int) (conflicts, ok bool) {
+	look := func(shadows map[string]*shadow, spans []Span) bool {
+		for _, sp := range spans {
+			if sh := shadows[sp.Buffer]; sh != nil && sh.since(sp.Off, sp.End(), k, &h.budget) {
+				return true
+			}
+		}
+		return false
+	}
+	conflicts = look(h.wrote[u], me.writes) || look(h.read[u], me.writes) || look(h.wrote[u], me.reads)
+	return conflicts, h.budget >= 0
+}
+
+// shadow holds, for one stream and one buffer, which of the stream's data ops last touched each
+// byte range (in one way: writing or reading): disjoint ranges by offset, each with that op's
+// index in the stream's list of data ops.
+type shadow struct{ pieces addrmap.Map[piece] }
+
+type piece struct {
+	end int64 // the range is [its key, end)
+	k   int
+}
+
+func shadowOf(m map[string]*shadow, buffer string) *shadow {
+	sh := m[buffer]
+	if sh == nil {
+		sh = &shadow{}
+		m[buffer] = sh
+	}
+	return sh
+}
+
+// assign makes op k the last to touch [off, end): pieces it covers go, pieces it cuts keep what
+// lies outside it.
+func (sh *shadow) assign(off, end int64, k int) {
+	if end <= off {
+		return
+	}
+	if at, p, ok := sh.pieces.Floor(uint64(off)); ok && int64(at) < off && p.end > off {
+		sh.pieces.Put(at, piece{end: off, k: p.k}) // the part before off stays
+		if p.end > end {
+			sh.pieces.Put(uint64(end), piece{end: p.end, k: p.k}) // and the part after end
+		}
+	}
+	var covered []uint64
+	var tail *piece
+	var tailAt int64
+	for at, p := range sh.pieces.From(uint64(off)) {
+		if int64(at) >= end {
+			break
+		}
+		covered = append(covered, at)
+		if p.end > end {
+			tail, tailAt = &piece{end: p.end, k: p.k}, end
+		}
+	}
+	for _, at := range covered {
+		sh.pieces.Delete(at)
+	}
+	if tail != nil {
+		sh.pieces.Put(uint64(tailAt), *tail)
+	}
+	sh.pieces.Put(uint64(off), piece{end: end, k: k})
+}
+
+// since reports whether an op at index k or later was the last to touch a byte of [off, end);
+// each piece looked at costs one of budget.
+func (sh *shadow) since(off, end int64, k int, budget *int) bool {
+	if at, p, ok := sh.pieces.Floor(uint64(off)); ok && int64(at) < off && p.end > off {
+		*budget--
+		if p.k >= k {
+			return true
+		}
+	}
+	for at, p := range sh.pieces.From(uint64(off)) {
+		if int64(at) >= end || *budget < 0 {
+			return false
+		}
+		*budget--
+		if p.k >= k {
+			return true
+		}
+	}
+	return false
 }
 
 // conflict reports the first overlap between b and a with at least one write, write-write first.

@@ -101,6 +101,22 @@ func (m *Map[V]) All() iter.Seq2[uint64, V] {
 	}
 }
 
+// From yields the entries at or above key, in address order. The map must not change while it
+// yields.
+func (m *Map[V]) From(key uint64) iter.Seq2[uint64, V] {
+	return func(yield func(uint64, V) bool) {
+		for ci := max(m.chunkOf(key), 0); ci < len(m.chunks); ci++ {
+			c := m.chunks[ci]
+			i, _ := slices.BinarySearch(c.keys, key) // 0 in every chunk after the first
+			for ; i < len(c.keys); i++ {
+				if !yield(c.keys[i], c.vals[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // chunkOf is the index of the last chunk whose first key is at or below key; -1 when key is below
 // every chunk (or there is none).
 func (m *Map[V]) chunkOf(key uint64) int {

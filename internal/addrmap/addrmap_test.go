@@ -45,6 +45,23 @@ var _ = Describe("Map", func() {
 						Expect(at).To(Equal(keys[i]), "Floor(%d)", q)
 						Expect(v).To(Equal(ref[keys[i]]))
 					}
+					// From(q): the keys at or above q, in order; the first ten, or all of them.
+					first, _ := slices.BinarySearch(keys, q)
+					want := slices.Clone(keys[first:min(len(keys), first+10)])
+					if len(want) == 0 {
+						want = nil
+					}
+					var from []uint64
+					for k, v := range m.From(q) {
+						Expect(v).To(Equal(ref[k]))
+						if from = append(from, k); len(from) == 10 {
+							break
+						}
+					}
+					Expect(from).To(Equal(want), "From(%d)", q)
+				}
+				if len(keys) > 0 {
+					Expect(slices.Collect(maps.Keys(maps.Collect(m.From(keys[0]))))).To(HaveLen(len(keys)), "From the first key yields every entry")
 				}
 			}
 			for round := range 6 {
