@@ -11,15 +11,13 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 )
 
-// BenchmarkOracleRound: one launch of a captured graph of 10,000 fills of 64 bytes in the oracle,
-// against the same fills done directly on a byte slice (target <= 1.2x).
-func BenchmarkOracleRound(b *testing.B) {
-	const nodes = 10000
+// fillsProbe is a probe file of one capture of n fills of 64 bytes, each on a range of its own.
+func fillsProbe(n int) []byte {
 	var ops strings.Builder
-	for i := range nodes {
+	for i := range n {
 		fmt.Fprintf(&ops, "        - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i%255+1, i*64)
 	}
-	set, err := probes.Parse("bench.yaml", []byte(fmt.Sprintf(`version: replaycheck/v1
+	return []byte(fmt.Sprintf(`version: replaycheck/v1
 set: bench
 probes:
   - name: fills
@@ -30,7 +28,14 @@ probes:
     capture:
       ops:
 %s    expect: {guarded: exact, unguarded: exact}
-`, nodes*64, ops.String())), probes.DefaultLimits())
+`, n*64, ops.String()))
+}
+
+// BenchmarkOracleRound: one launch of a captured graph of 10,000 fills of 64 bytes in the oracle,
+// against the same fills done directly on a byte slice (target <= 1.2x).
+func BenchmarkOracleRound(b *testing.B) {
+	const nodes = 10000
+	set, err := probes.Parse("bench.yaml", fillsProbe(nodes), probes.DefaultLimits())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,22 +76,7 @@ func BenchmarkLoad100kOps(b *testing.B) {
 }
 
 func benchLoad(b *testing.B, nodes int) {
-	var ops strings.Builder
-	for i := range nodes {
-		fmt.Fprintf(&ops, "        - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i%255+1, i*64)
-	}
-	data := []byte(fmt.Sprintf(`version: replaycheck/v1
-set: bench
-probes:
-  - name: fills
-    hazard: none
-    buffers:
-      b: {bytes: %d, init: zero}
-    streams: [main]
-    capture:
-      ops:
-%s    expect: {guarded: exact, unguarded: exact}
-`, nodes*64, ops.String()))
+	data := fillsProbe(nodes)
 	b.SetBytes(int64(len(data)))
 	var load, parse time.Duration
 	b.ResetTimer()
