@@ -243,8 +243,10 @@ func expectedEvents(p *probes.Probe, replays int) int {
 		n += len(c.Ops) + 4
 	}
 	perRound := len(p.Replay.Each) + max(len(p.Replay.Order), len(p.Captures)) + 2
-	// Bounded: a wrong guess should not cost more than a timeline of 128 Ki events.
-	return min(n+replays*perRound, 1<<17)
+	// Uneventful rounds past KeptRounds leave one event between them (Result.Timeline); the
+	// rounds of a corrupted instance grow it as they come. Bounded: a wrong guess should not cost
+	// more than a timeline of 128 Ki events.
+	return min(n+min(replays, KeptRounds+2)*perRound, 1<<17)
 }
 
 // kindOf is the ErrorKind of a fatal error, "" for nil.
