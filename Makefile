@@ -24,9 +24,11 @@ test: fmt-check vet
 	CGO_ENABLED=0 $(GO) build ./...
 	$(GO) test -race -count=1 ./...
 
-## bench: benchmarks, each printing ratios against a yardstick measured in the same run
+## bench: benchmarks, each printing ratios against a yardstick measured in the same run, one
+## package at a time (-p 1): go test runs packages side by side, and a benchmark sharing the CPUs
+## with another package's times neither side of its ratio the way it would run alone.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem ./...
 
 ## fuzz: every fuzz target for $(FUZZTIME) each, one at a time (go test -fuzz takes one target per
 ## run): the probe loader, oracle against simulator, the engine, the localisation of differences,
