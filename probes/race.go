@@ -240,6 +240,9 @@ func (sh *shadow) assign(off, end int64, k int) {
 // since reports whether an op at index k or later was the last to touch a byte of [off, end);
 // each piece looked at costs one of budget.
 func (sh *shadow) since(off, end int64, k int, budget *int) bool {
+	if end <= off {
+		return false // an empty span overlaps nothing (Span.Overlaps)
+	}
 	if at, p, ok := sh.pieces.Floor(uint64(off)); ok && int64(at) < off && p.end > off {
 		*budget--
 		if p.k >= k {
