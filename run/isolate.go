@@ -100,6 +100,17 @@ func workerDevice(e reports.Entry) reports.Entry {
 	return e
 }
 
+// requestFor is the request that has a worker run in. The worker loads only the file in's probe
+// came from: loading every path of the run again, a run of n instances over m probe files loaded
+// n × m files (2,000 files of one probe each: 245 ms per instance, against 44 ms for 200). The
+// run loaded and checked them all before it started any worker.
+func requestFor(c Config, in probes.Instance) workerRequest {
+	if f := in.Probe.Pos.File; f != "" {
+		c.Paths = []string{f}
+	}
+	return workerRequest{Config: c, Guard: c.Guard, Version: c.Version, ID: in.ID()}
+}
+
 // isolated runs one instance in a child process (see EnvWorker) and returns its entry, or an
 // entry in error saying how the child died.
 func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, baseline *verdict.Baseline) reports.Entry {
@@ -113,7 +124,7 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 	if err != nil {
 		return fail(capture.ErrHarness, err.Error())
 	}
-	req, err := json.Marshal(workerRequest{Config: c, Guard: c.Guard, Version: c.Version, ID: in.ID()})
+	req, err := json.Marshal(requestFor(c, in))
 	if err != nil {
 		return fail(capture.ErrHarness, err.Error())
 	}

@@ -91,6 +91,18 @@ var _ = Describe("Execute with Isolate", func() {
 		Expect(iso.Summary).To(Equal(in.Summary))
 	})
 
+	It("has a worker load only the file its instance came from, not every path of the run", func() {
+		// A path the run was given, unreadable by the time the workers start: a worker that loaded
+		// every path again would fail each instance (and take time in proportion to the catalog).
+		c := config("serve")
+		c.Paths = append(c.Paths, "/nonexistent/more-probes.yaml")
+		rep, err := run.Execute(context.Background(), c, instances)
+		Expect(err).NotTo(HaveOccurred())
+		for _, e := range rep.Results {
+			Expect(e.Outcome).To(Equal(probes.Exact), "%s: %s", e.ID, e.Reason)
+		}
+	})
+
 	It("says a worker panicked, and in which call", func() {
 		Expect(errors(config("panic"))).To(HaveEach(crashed("crashed (exit status 2 during Malloc): panic: the worker broke")))
 	})
