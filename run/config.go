@@ -14,6 +14,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
@@ -453,6 +454,11 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// reportOptions are the report's options this configuration asks for.
+func (c Config) reportOptions() reports.Options {
+	return reports.Options{AllTimelines: c.Timelines == "all"}
 }
 
 // Load reads the probe files and directories paths (DefaultPaths when none) with the default

@@ -69,7 +69,7 @@ func (p *Platform) Close() error { return errors.Join(p.Device.Close(), p.Backen
 
 // NewReport starts the report of a run of c on p, judged against baseline (nil: none).
 func NewReport(c Config, p *Platform, baseline *verdict.Baseline) *reports.Report {
-	rep := reports.New(Tool, c.version(), reports.Options{AllTimelines: c.Timelines == "all"})
+	rep := reports.New(Tool, c.version(), c.reportOptions())
 	rep.Backend, rep.Platform, rep.Device, rep.Profile = p.Name, p.Key, p.Description, p.Profile
 	rep.Driver, rep.RuntimeVersion = p.Driver, p.RuntimeVersion
 	rep.Runtime = c.runtimeName()

@@ -28,10 +28,12 @@ import (
 // front end's own binary started again with EnvWorker set (a front end calls ServeWorker when it
 // sees it). The parent writes the request (the configuration and the instance id) to the child's
 // stdin; the child loads the probe files of c.Paths again, selects that one instance, opens its
-// own device 0 and runtime plugin, runs and judges it through Instance, and writes JSON lines to
-// file descriptor 3: {"call":NAME} before every device call, then {"entry":ENTRY}. The parent
-// journals the entry; a child that dies first (a signal, an exit, a panic) or outlives the
-// instance timeout plus WorkerGrace is an entry in error naming the last call it announced.
+// own device 0 and runtime plugin, runs and judges it through Instance, stores the name of every
+// device call before making it on the last-call page (file descriptor 4, lastcall.go), and
+// writes its judged entry as a JSON line {"entry":ENTRY} to file descriptor 3 (a worker given no
+// page announces each call there as {"call":NAME}). The parent journals the entry; a child that
+// dies first (a signal, an exit, a panic) or outlives the instance timeout plus WorkerGrace is an
+// entry in error naming the last call it stored.
 const (
 	// EnvIsolate is the default of run --isolate (1, true: isolate).
 	EnvIsolate = "REPLAYCHECK_ISOLATE"
@@ -51,6 +53,9 @@ type workerRequest struct {
 	Guard   guard.Options `json:"guard"`
 	Version string        `json:"version"`
 	ID      string        `json:"id"`
+	// LastCallPage: file descriptor 4 is the last-call page (lastcall.go), where the worker
+	// stores each call's name instead of announcing it on the result pipe.
+	LastCallPage bool `json:"last_call_page,omitempty"`
 }
 
 // workerLine is one line a child writes to the result pipe: a device call it is about to make, or
@@ -108,7 +113,7 @@ func requestFor(c Config, in probes.Instance) workerRequest {
 	if f := in.Probe.Pos.File; f != "" {
 		c.Paths = []string{f}
 	}
-	return workerRequest{Config: c, Guard: c.Guard, Version: c.Version, ID: in.ID()}
+	return workerRequest{Config: c, Guard: c.Guard, Version: c.Version, ID: in.ID(), LastCallPage: true}
 }
 
 // isolated runs one instance in a child process (see EnvWorker) and returns its entry, or an
@@ -133,8 +138,14 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 		return fail(capture.ErrHarness, fmt.Sprintf("making the worker's pipe: %v", err))
 	}
 	defer pr.Close()
+	page, err := newLastCallPage()
+	if err != nil {
+		pw.Close()
+		return fail(capture.ErrHarness, fmt.Sprintf("making the worker's last-call page: %v", err))
+	}
+	defer page.Close()
 	var stderr stderrHead
-	cmd.Stdin, cmd.Stderr, cmd.ExtraFiles = bytes.NewReader(req), &stderr, []*os.File{pw}
+	cmd.Stdin, cmd.Stderr, cmd.ExtraFiles = bytes.NewReader(req), &stderr, []*os.File{pw, page}
 	cmd.WaitDelay = time.Second
 	// Its own process group: a Ctrl-C at the terminal is the parent's to handle (the instance in
 	// flight finishes; a second abandons it, and the context kills the child).
@@ -163,6 +174,9 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 		}
 	}
 	werr := cmd.Wait()
+	if name := readLastCall(page); name != "" {
+		last = name // the page has every call; the pipe, those of a worker that has no page
+	}
 	during := ""
 	if last != "" {
 		during = " during " + last
@@ -287,6 +301,13 @@ func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 		return fmt.Errorf("instance %s: %w", req.ID, err)
 	}
 	w := &announcer{out: bufio.NewWriter(out)}
+	if req.LastCallPage {
+		page, err := mapLastCall(os.NewFile(4, "last-call"))
+		if err != nil {
+			return err
+		}
+		w.page = page
+	}
 	rut, release, err := LoadRuntime(c.Runtime)
 	if err != nil {
 		return err
@@ -316,16 +337,17 @@ func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 	if rut == nil {
 		dev = &tracedDevice{Device: dev, w: w} // the built-in guards call the driver through it
 	}
-	e := Instance(ctx, dev, ins[0], c, baseline)
+	e := c.reportOptions().Trim(Instance(ctx, dev, ins[0], c, baseline))
 	return w.line(workerLine{Entry: &e})
 }
 
-// announcer writes a worker's lines, each flushed at once: the parent must have the last call
-// before the process dies in it.
+// announcer writes a worker's lines, each flushed at once, and stores its calls on the last-call
+// page: the parent must have the last call before the process dies in it.
 type announcer struct {
-	mu  sync.Mutex
-	out *bufio.Writer
-	err error
+	mu   sync.Mutex
+	out  *bufio.Writer
+	err  error
+	page lastCallMap // where calls go when the parent gave one (nil: on out)
 }
 
 func (a *announcer) line(l workerLine) error {
@@ -342,4 +364,12 @@ func (a *announcer) line(l workerLine) error {
 	return a.err
 }
 
-func (a *announcer) call(name string) { _ = a.line(workerLine{Call: name}) }
+func (a *announcer) call(name string) {
+	if a.page != nil {
+		a.mu.Lock()
+		a.page.store(name)
+		a.mu.Unlock()
+		return
+	}
+	_ = a.line(workerLine{Call: name})
+}

@@ -1,7 +1,9 @@
 package run_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -36,6 +38,14 @@ func init() {
 	fmt.Fprintln(out, `{"call":"Malloc"}`)
 	switch mode {
 	case "panic":
+		panic("the worker broke")
+	case "page-panic": // a later call on the last-call page, as a real worker stores them
+		for _, call := range []string{"Malloc", "Launch", "SyncStream"} {
+			if err := run.StoreLastCall(call); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(5)
+			}
+		}
 		panic("the worker broke")
 	case "exit":
 		os.Exit(3)
@@ -105,6 +115,31 @@ var _ = Describe("Execute with Isolate", func() {
 
 	It("says a worker panicked, and in which call", func() {
 		Expect(errors(config("panic"))).To(HaveEach(crashed("crashed (exit status 2 during Malloc): panic: the worker broke")))
+	})
+
+	It("reads the call a worker died in from its last-call page, newer than the result pipe", func() {
+		Expect(errors(config("page-panic"))).To(HaveEach(crashed("crashed (exit status 2 during SyncStream): panic: the worker broke")))
+	})
+
+	It("has a worker send a passing instance's timeline only when the run keeps every timeline", func() {
+		// The parent drops it anyway; for a probe of 100,000 ops it is 20 MB of JSON to send.
+		entry := func(timelines string) reports.Entry {
+			GinkgoHelper()
+			c := run.Defaults(env(nil))
+			c.Paths, c.Timelines = []string{catalog}, timelines
+			req, err := json.Marshal(map[string]any{"config": c, "version": "test", "id": instances[0].ID()})
+			Expect(err).NotTo(HaveOccurred())
+			var out bytes.Buffer
+			Expect(run.ServeWorker(context.Background(), bytes.NewReader(req), &out)).To(Succeed())
+			lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+			var last struct{ Entry *reports.Entry }
+			Expect(json.Unmarshal(lines[len(lines)-1], &last)).To(Succeed())
+			Expect(last.Entry).NotTo(BeNil())
+			Expect(last.Entry.Verdict.Status).To(BeEquivalentTo("pass"))
+			return *last.Entry
+		}
+		Expect(entry("failed").Timeline).To(BeEmpty())
+		Expect(entry("all").Timeline).NotTo(BeEmpty())
 	})
 
 	It("says a worker exited, with its status", func() {
