@@ -27,7 +27,7 @@ import (
 // Crash isolation (Config.Isolate, run --isolate): each instance runs in a child process, the
 // front end's own binary started again with EnvWorker set (a front end calls ServeWorker when it
 // sees it). The parent writes the request (the configuration and the instance id) to the child's
-// stdin; the child loads the probe files of c.Paths again, selects that one instance, opens its
+// stdin; the child loads the probe file of that instance again (requestFor), selects it, opens its
 // own device 0 and runtime plugin, runs and judges it through Instance, stores the name of every
 // device call before making it on the last-call page (file descriptor 4, lastcall.go), and
 // writes its judged entry as a JSON line {"entry":ENTRY} to file descriptor 3 (a worker given no
