@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -119,6 +120,32 @@ var _ = Describe("Execute with Isolate", func() {
 
 	It("reads the call a worker died in from its last-call page, newer than the result pipe", func() {
 		Expect(errors(config("page-panic"))).To(HaveEach(crashed("crashed (exit status 2 during SyncStream): panic: the worker broke")))
+	})
+
+	It("runs in a worker an instance from a file that is not among the run's paths", func() {
+		// As the Ginkgo suite's REPLAYCHECK_PROBES adds files to a catalog given as one directory:
+		// the worker loads the file the instance came from.
+		extra := filepath.Join(GinkgoT().TempDir(), "extra.yaml")
+		Expect(os.WriteFile(extra, []byte(`version: replaycheck/v1
+set: extra
+probes:
+  - name: copy
+    hazard: none
+    buffers: {src: {bytes: 4KiB, init: iota8}, dst: {bytes: 4KiB}}
+    streams: [main]
+    capture: {ops: [copy: {dst: dst, src: src}]}
+    expect: {guarded: exact, unguarded: exact}
+`), 0o644)).To(Succeed())
+		ps, err := run.Load(extra)
+		Expect(err).NotTo(HaveOccurred())
+		sel := run.Defaults(env(nil))
+		sel.Run = `^extra/copy@global/guards-on$`
+		ins, err := run.Select(ps, sel)
+		Expect(err).NotTo(HaveOccurred())
+		rep, err := run.Execute(context.Background(), config("serve"), ins) // Paths: the catalog only
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Results).To(HaveLen(1))
+		Expect(rep.Results[0].Outcome).To(Equal(probes.Exact), rep.Results[0].Reason)
 	})
 
 	It("has a worker send a passing instance's timeline only when the run keeps every timeline", func() {
