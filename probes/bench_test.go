@@ -11,7 +11,8 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 )
 
-// fillsProbe is a probe file of one capture of n fills of 64 bytes, each on a range of its own.
+// fillsProbe is a probe file of one capture of n fills of 64 bytes, each on a range of its own
+// (the benchmarks' program, and the hostile-input spec's probe at the op limit).
 func fillsProbe(n int) []byte {
 	var ops strings.Builder
 	for i := range n {

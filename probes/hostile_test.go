@@ -162,14 +162,9 @@ var _ = Describe("hostile input", func() {
 	})
 
 	It("loads a probe of 100,000 fills, above the file size the limits once allowed", func() {
-		var b strings.Builder
-		b.WriteString("version: replaycheck/v1\nset: big\nprobes:\n  - name: p\n    hazard: none\n    buffers:\n      b: {bytes: 6400000}\n    streams: [main]\n    capture:\n      ops:\n")
-		for i := range 100000 {
-			fmt.Fprintf(&b, "        - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i%255+1, i*64)
-		}
-		b.WriteString("    expect: {guarded: exact, unguarded: exact}\n")
-		Expect(b.Len()).To(BeNumerically(">", 4<<20))
-		set, err := probes.Parse("big.yaml", []byte(b.String()), lim)
+		src := fillsProbe(100000)
+		Expect(len(src)).To(BeNumerically(">", 4<<20))
+		set, err := probes.Parse("big.yaml", src, lim)
 		Expect(err).NotTo(HaveOccurred())
 		ops := set.Probes[0].Captures[0].Ops
 		Expect(ops).To(HaveLen(100000))
