@@ -30,6 +30,11 @@ type Options struct {
 	// NoSideEffectCheck turns off the check that a refusal changed nothing. For the detector's
 	// negative control only.
 	NoSideEffectCheck bool
+	// CheckSlotLog checks the runtime's slot log (SlotsChangedSince; a plugin's slots_changed):
+	// every snapshot a guarded call is checked against is read in full as well, and a slot whose
+	// holding changed without the log or the engine naming it ends the instance in error
+	// (ErrRuntime). It costs what the log saves: a question per buffer per call.
+	CheckSlotLog bool
 }
 
 // Runtime is the runtime under test as the engine drives it: every device call goes through it

@@ -148,7 +148,10 @@ func (s *Snapshots) Drop(name string) { s.r.dropBuf(name) }
 // Take takes the snapshot a call would be checked against and returns the buffer states it
 // holds, and those read in full now.
 func (s *Snapshots) Take() (kept, full map[string]string) {
-	snap := s.r.snap()
+	snap, err := s.r.snap()
+	if err != nil {
+		panic(err)
+	}
 	kept, full = map[string]string{}, map[string]string{}
 	for name, st := range snap.bufs {
 		kept[name] = fmt.Sprintf("%+v", st)

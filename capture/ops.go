@@ -41,7 +41,10 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 	}
 	var before *snapshot
 	if r.checksRefusals() {
-		before = r.snap()
+		if before, err = r.snap(); err != nil {
+			step := c.step
+			return false, fail(ErrRuntime, &step, fmt.Errorf("%s: %w", step, err))
+		}
 	}
 	step := r.tl.keep(c.step)
 	r.current, r.currentStep = c.desc, step

@@ -41,8 +41,9 @@ type bufferState struct {
 // a guarded instance over n buffers cost O(n) per call otherwise. A runtime without the log (a
 // plugin) is asked about every buffer every time. The state after a refusal is always read in
 // full, so a change the log missed would make a clean refusal look like a side effect, and could
-// hide one only by being exactly what the refusal undid.
-func (r *run) snap() *snapshot {
+// hide one only by being exactly what the refusal undid. With Options.CheckSlotLog a snapshot kept
+// from the log is compared with one read in full, and the first slot the log missed is the error.
+func (r *run) snap() (*snapshot, error) {
 	s := &r.before
 	s.counters = r.dev.Counters()
 	log, logged := r.dev.(slotLog)
@@ -58,7 +59,10 @@ func (r *run) snap() *snapshot {
 				}
 			}
 			s.slots, r.changed = now, r.changed[:0]
-			return s
+			if r.opt.CheckSlotLog {
+				return s, r.checkSlotLog(s)
+			}
+			return s, nil
 		}
 	}
 	if s.bufs == nil {
@@ -72,7 +76,20 @@ func (r *run) snap() *snapshot {
 		s.bufs[name] = r.stateOf(name, a)
 	}
 	r.changed = r.changed[:0]
-	return s
+	return s, nil
+}
+
+// checkSlotLog compares a snapshot kept from the runtime's slot log with every buffer read now, and
+// names the first buffer (by name) whose slot changed without the log or the engine naming it.
+func (r *run) checkSlotLog(s *snapshot) error {
+	for _, name := range slices.Sorted(maps.Keys(r.bufs)) {
+		kept, now := s.bufs[name], r.stateOf(name, r.bufs[name])
+		if kept != now {
+			return fmt.Errorf("slot log: %q changed without the runtime's slot log naming it, since the snapshot before %s: it is %s, the log kept %s",
+				name, r.current, now.String(), kept.String())
+		}
+	}
+	return nil
 }
 
 // slotLog is a runtime under test that logs which slots' holdings change (guard.Device).
@@ -104,6 +121,14 @@ func countersMoved(before, after runtime.Counters) []string {
 		}
 	}
 	return out
+}
+
+// String is the state as checkSlotLog names it: "slot plain 0x7f0000000000+512", "no slot".
+func (b bufferState) String() string {
+	if !b.held {
+		return "no slot"
+	}
+	return fmt.Sprintf("%s %v", b.describe(), b.ptr)
 }
 
 func (b bufferState) describe() string {

@@ -85,20 +85,24 @@ func dirty(what string) *capture.RuntimeUnderTest {
 	}}
 }
 
+// refusedGrowth runs hazards/rebase-after-capture guarded (the guards refuse dst's growth between
+// the capture and the replays) on a fresh simulator, with opt.
+func refusedGrowth(opt capture.Options) *capture.Result {
+	GinkgoHelper()
+	cat, err := loadCatalog()
+	Expect(err).NotTo(HaveOccurred())
+	dev := openSim("cann")
+	DeferCleanup(dev.Close)
+	in := probes.Instance{Probe: cat.find("hazards/rebase-after-capture"), Mode: runtime.Global, Guarded: true, Replays: 2}
+	return capture.Run(ctx(), dev, in, opt)
+}
+
 // The side-effect detector's negative control: a runtime that refuses a growth after changing
 // something. With the detector, the instance ends in error naming the change; without it (the
 // test-only switch), the same run passes for a clean refusal, so the detector is what catches it.
 var _ = Describe("the refusal side-effect detector", func() {
-	cat, err := loadCatalog()
-	if err != nil {
-		It("loads the catalog", func() { Expect(err).NotTo(HaveOccurred()) })
-		return
-	}
 	run := func(rt *capture.RuntimeUnderTest, noCheck bool) *capture.Result {
-		dev := openSim("cann")
-		DeferCleanup(dev.Close)
-		in := probes.Instance{Probe: cat.find("hazards/rebase-after-capture"), Mode: runtime.Global, Guarded: true, Replays: 2}
-		return capture.Run(ctx(), dev, in, capture.Options{Runtime: rt, NoSideEffectCheck: noCheck})
+		return refusedGrowth(capture.Options{Runtime: rt, NoSideEffectCheck: noCheck})
 	}
 
 	It("passes a clean refusal and says what it checked", func() {

@@ -114,6 +114,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Baseline, p+"baseline", c.Baseline, "platform baseline: auto, none, or a file")
 	fs.StringVar(&c.Report, p+"report", os.Getenv("REPLAYCHECK_REPORT"), "write the replaycheck report to this file (.json: JSON, .xml: JUnit, .md: Markdown, .html: HTML, else text), or every format into this directory (a path ending in /, or an existing directory: report.json, report.txt, junit.xml, summary.md, report.html)")
 	fs.StringVar(&c.Runtime, p+"runtime", c.Runtime, "runtime plugin (.so) to run every instance through instead of the built-in guards (needs cgo)")
+	fs.BoolVar(&c.CheckSlotLog, p+"check-slot-log", c.CheckSlotLog, "check the runtime's slot log (a plugin's slots_changed) against every slot before every guarded call")
 	fs.Var(run.FaultFlag(&c.Config), p+"fault", "inject a fault into every instance, KIND@N (alloc-fail@N: the N-th allocation; launch-fail, device-lost, hang @K: replay round K); repeat or comma-separate for several (env "+run.EnvFault+")")
 	fs.BoolVar(&c.Isolate, p+"isolate", c.Isolate, "run each instance in a child process (the test binary again; its TestMain or init must call harness.ServeWorker), so a crash in a driver library or plugin fails that spec only (env "+run.EnvIsolate+")")
 	fs.StringVar(&c.DisableGuards, p+"disable-guards", "", "negative controls only: guards to remove (retained, arena, capture-watch, residency, replay-isolation, all)")

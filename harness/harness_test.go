@@ -40,6 +40,13 @@ var _ = Describe("Config", func() {
 		Expect(m.Guards).To(BeNil())
 	})
 
+	It("checks a runtime's slot log when asked, as run --check-slot-log does", func() {
+		Expect(parse().CheckSlotLog).To(BeFalse())
+		c := parse("-replaycheck.check-slot-log")
+		Expect(c.CheckSlotLog).To(BeTrue())
+		Expect(c.Check()).To(Succeed())
+	})
+
 	It("selects modes, guards and replays", func() {
 		c := parse("-replaycheck.modes=global, relaxed", "-replaycheck.guards=off", "-replaycheck.replays=7")
 		m, err := c.Matrix()

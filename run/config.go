@@ -59,6 +59,9 @@ type Config struct {
 	RuntimeUnderTest *capture.RuntimeUnderTest `json:"-"`
 	// Guard configures the built-in guards (negative controls only).
 	Guard guard.Options `json:"-"`
+	// CheckSlotLog checks the runtime's slot log against every slot before every guarded call
+	// (capture.Options.CheckSlotLog): for the author of a plugin's slots_changed.
+	CheckSlotLog bool `json:"check_slot_log,omitempty"`
 
 	Timeout time.Duration `json:"timeout_ns"` // time limit of one instance
 	Replays int           `json:"replays,omitempty"`

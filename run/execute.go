@@ -99,7 +99,7 @@ func (c Config) runtimeName() string {
 
 // options are the engine options of every instance of a run of c.
 func (c Config) options() capture.Options {
-	return capture.Options{Timeout: c.Timeout, Runtime: c.RuntimeUnderTest, Guard: c.Guard, Faults: c.faults()}
+	return capture.Options{Timeout: c.Timeout, Runtime: c.RuntimeUnderTest, Guard: c.Guard, Faults: c.faults(), CheckSlotLog: c.CheckSlotLog}
 }
 
 // Instance runs one instance on dev with the engine (capture.Run, under c's per-instance timeout,

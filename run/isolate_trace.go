@@ -184,6 +184,25 @@ func (d *tracedRuntime) Holds(key string) (slot guard.Slot, p runtime.Ptr, ok bo
 	return d.rt.Holds(key)
 }
 
+// SlotsVersion and SlotsChangedSince pass the runtime's slot log on (capture's snapshot uses it
+// when the runtime has one): without them an isolated guarded instance would ask about every
+// buffer before every call.
+func (d *tracedRuntime) SlotsVersion() uint64 {
+	_, now, _ := d.SlotsChangedSince(^uint64(0))
+	return now
+}
+
+func (d *tracedRuntime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
+	log, ok := d.rt.(interface {
+		SlotsChangedSince(uint64) ([]string, uint64, bool)
+	})
+	if !ok {
+		return nil, 0, false
+	}
+	d.w.call("SlotsChangedSince")
+	return log.SlotsChangedSince(v)
+}
+
 func (d *tracedRuntime) ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error {
 	d.w.call("ReservePool")
 	return d.rt.ReservePool(t, name, bytes, host)

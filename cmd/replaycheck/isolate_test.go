@@ -130,6 +130,19 @@ var _ = Describe("replaycheck run --isolate", Ordered, func() {
 		dies(replaycheck(env, append(append([]string{"run", "--out", dir}, args...), catalog)...), dir, basic...)
 	})
 
+	It("checks a runtime plugin's slot log in every isolated worker with --check-slot-log", func() {
+		plugin, err := seed.Build(GinkgoT().TempDir(), seed.Reference)
+		Expect(err).NotTo(HaveOccurred())
+		dir := filepath.Join(GinkgoT().TempDir(), "isolated")
+		args := []string{"run", "--isolate", "--check-slot-log", "--guards", "on", "--run", "^(guards|hazards)/", "--runtime", plugin, "--out", dir, catalog}
+		s := replaycheck(nil, args...)
+		Expect(s.ExitCode()).To(Equal(0), string(s.Out.Contents()))
+		header, err := os.ReadFile(filepath.Join(dir, run.JournalFile))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.SplitN(string(header), "\n", 2)[0]).To(ContainSubstring(`"check_slot_log":true`))
+		Expect(journal(dir)).To(HaveLen(len(selected("--guards", "on", "--run", "^(guards|hazards)/"))))
+	})
+
 	It("gives healthy instances the outcomes and verdicts of an in-process run", func() {
 		// Two profiles and the seed: the child gets the whole configuration.
 		args := []string{"--run", "^(basic|platform)/", "--profile", "cann,cuda", "--seed", "7"}

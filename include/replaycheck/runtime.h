@@ -1,5 +1,5 @@
 /*
- * replaycheck runtime plugin ABI, version 1.
+ * replaycheck runtime plugin ABI, version 2.
  *
  * A team puts its own runtime (its allocator and its capture guards) under replaycheck's probes by
  * building a shared library that implements this ABI and running `replaycheck run --runtime
@@ -12,9 +12,11 @@
  *
  * Loading. replaycheck dlopens the library and resolves rc_runtime_abi_version, rc_runtime_open
  * and rc_runtime_close; a missing one fails the load and is named. rc_runtime_abi_version() must
- * return RC_ABI_VERSION as the plugin was compiled; a different version is refused at load with
- * both numbers. Then, for every probe instance, rc_runtime_open is called with the instance's
- * execution mode (program: guards off, kernel: guards on) and a fresh rc_device table over the
+ * return RC_ABI_VERSION as the plugin was compiled. replaycheck loads plugins of version 2 (this
+ * header) and of version 1 (the same tables without rc_runtime.slots_changed, which replaycheck
+ * then treats as NULL); any other version is refused at load with the numbers. rc_runtime_open
+ * receives the version the plugin reported. Then, for every probe instance, rc_runtime_open is
+ * called with the instance's execution mode (program: guards off, kernel: guards on) and a fresh rc_device table over the
  * run's device (one device serves every instance of a run, so its memory and counters carry over
  * from one instance to the next), and the runtime fills *out. rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
  * *inner, and the calls it points to, stay valid until rc_runtime_close returns: the runtime may
@@ -43,8 +45,9 @@
  * replaycheck calls the runtime's functions from an OS thread of its choosing, one call at a time
  * per opened runtime: a runtime needs no lock for the state of one opened runtime, and must not
  * rely on which OS thread calls it. Calls to different opened runtimes may overlap: state shared
- * between them (a global) needs a lock. host_write, host_read and holds take no thread: the first
- * two are the CPU's own stores and loads, the last a question about the runtime's own state.
+ * between them (a global) needs a lock. host_write, host_read, holds and slots_changed take no
+ * thread: the first two are the CPU's own stores and loads, the last two questions about the
+ * runtime's own state.
  *
  * Queries. What replaycheck asks to judge a run (the device's capabilities and counters, a graph's
  * nodes) goes to the inner device directly, never through the runtime: a runtime cannot hide an
@@ -66,7 +69,7 @@
 extern "C" {
 #endif
 
-#define RC_ABI_VERSION 1u
+#define RC_ABI_VERSION 2u
 
 typedef enum { RC_OK = 0, RC_REFUSED = 1, RC_ERROR = 2 } rc_status;
 
@@ -189,6 +192,25 @@ typedef struct rc_runtime {
 	int32_t (*pool_free)(void *self, rc_thread t, const char *name, rc_ptr p, rc_error *err);
 	/* retire frees everything the runtime holds: every slot's buffer and every pool's segment. */
 	int32_t (*retire)(void *self, rc_thread t, rc_error *err);
+
+	/* Version 2. slots_changed is the runtime's log of slot changes, so that replaycheck need not
+	 * ask holds about every buffer before every call of a guarded instance (O(buffers) per call).
+	 * It may be NULL: replaycheck then asks holds about every slotted buffer before every call.
+	 *
+	 * The runtime keeps a version number that moves whenever what holds would answer for some key
+	 * changes (held or empty, slot kind, address or size), and a log of the keys of the last
+	 * changes. slots_changed sets *now to the version now, in every case, and returns the number
+	 * of keys logged after version since: each key once per change, in order (naming a key whose
+	 * slot ended as it was costs one holds question, nothing else). It writes the first cap of
+	 * them into keys, each valid until the next call into the runtime; a count above cap asks for
+	 * another call with room for them all, answered the same. It returns -1 when the log no longer
+	 * reaches back to since, or since is not a version it gave (replaycheck asks about every slot
+	 * then, and starts again from *now). It never fails and changes nothing.
+	 *
+	 * A change the log misses makes replaycheck's snapshot of a slot stale: a refusal that follows
+	 * is then reported as a side effect. `replaycheck run --check-slot-log` reads every slot as
+	 * well and fails the instance naming the first change the log missed. */
+	int64_t (*slots_changed)(void *self, uint64_t since, const char **keys, size_t cap, uint64_t *now);
 } rc_runtime;
 
 /* The three entry points a plugin exports. */

@@ -3,14 +3,19 @@
 // guards) under replaycheck's probes.
 //
 // Load opens the library (runtime/internal/dl), resolves rc_runtime_abi_version, rc_runtime_open
-// and rc_runtime_close (a missing one fails the load and is named) and refuses a library built
-// against another RC_ABI_VERSION, naming the file and both versions. Plugin.Open puts the runtime
+// and rc_runtime_close (a missing one fails the load and is named) and refuses a library whose
+// version is not MinABIVersion (1) to ABIVersion (2), naming the file and the versions; version 1
+// is version 2 without rc_runtime.slots_changed, and rc_runtime_open gets the version the plugin
+// reported. Plugin.Open puts the runtime
 // in front of one device for one probe instance: it hands the plugin the device as the INNER
 // rc_device table, calls rc_runtime_open in RC_MODE_KERNEL (guarded) or RC_MODE_PROGRAM, and
 // returns a *Runtime: a runtime.Device and the allocator calls the engine drives
 // (capture.Runtime), every one of them a call into the plugin's rc_runtime table. capture's
 // RuntimeUnderTest is built over it by the front ends (replaycheck run --runtime, the suite's
-// -replaycheck.runtime flag).
+// -replaycheck.runtime flag). A Runtime whose plugin fills slots_changed passes its slot log on
+// (SlotsVersion, SlotsChangedSince, as runtime/guard's Device does), so that the engine's snapshot
+// before a guarded call asks holds only about the slots that changed; without one it answers that
+// it keeps no log, and the engine asks about every buffer.
 //
 // # Errors
 //
@@ -40,8 +45,9 @@
 // plugin passes to an inner call reaches the Go device as it is (runtime.Thread(t)); the device
 // runs the call on its own worker for t (the simulator's and the drivers' locked threads), so the
 // platform sees exactly the thread the probe named, whatever thread the plugin forwarded from.
-// rc_runtime_open and rc_runtime_close run on the Main thread. host_write, host_read and holds
-// name no thread: they are made from the caller's goroutine, still one call at a time.
+// rc_runtime_open and rc_runtime_close run on the Main thread. host_write, host_read, holds and
+// slots_changed name no thread: they are made from the caller's goroutine, still one call at a
+// time.
 //
 // # Memory
 //

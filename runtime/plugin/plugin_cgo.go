@@ -184,6 +184,9 @@ static int32_t rt_holds(const rc_runtime *r, const char *key, uint32_t *slot, rc
 	*slot = (uint32_t)s;
 	return rc;
 }
+static int64_t rt_slots_changed(const rc_runtime *r, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
+	return r->slots_changed(r->self, since, keys, cap, now);
+}
 static int32_t rt_commit_bank(const rc_runtime *r, uint32_t t, const rc_region *regions, size_t n, rc_ptr *o, rc_error *e) { return r->commit_bank(r->self, (rc_thread)t, regions, n, o, e); }
 static int32_t rt_reserve_pool(const rc_runtime *r, uint32_t t, const char *name, int64_t n, uint32_t host, rc_error *e) { return r->reserve_pool(r->self, (rc_thread)t, name, n, host, e); }
 static int32_t rt_pool_alloc(const rc_runtime *r, uint32_t t, const char *name, int64_t n, rc_ptr *o, rc_error *e) { return r->pool_alloc(r->self, (rc_thread)t, name, n, o, e); }
@@ -208,11 +211,17 @@ import (
 // ABIVersion is the RC_ABI_VERSION of include/replaycheck/runtime.h this package was built with.
 const ABIVersion = uint32(C.RC_ABI_VERSION)
 
+// MinABIVersion is the oldest ABI version Load accepts. Version 1 is version 2 without
+// rc_runtime.slots_changed: its tables are a prefix of version 2's, so a version 1 plugin runs as
+// it did, asked holds about every buffer before every call of a guarded instance.
+const MinABIVersion = uint32(1)
+
 // Plugin is a loaded runtime plugin library.
 type Plugin struct {
 	lib                 *dl.Library
 	path, name          string
 	abi, open, closeFns unsafe.Pointer
+	version             uint32 // the ABI version the plugin reported: MinABIVersion to ABIVersion
 
 	mu       sync.Mutex
 	runtimes map[*Runtime]bool // opened and not closed
@@ -241,16 +250,20 @@ func Load(path string) (*Plugin, error) {
 		_ = lib.Close()
 		return nil, fmt.Errorf("runtime plugin: %w", err)
 	}
-	if v := uint32(C.rcp_abi(p.abi)); v != ABIVersion {
+	p.version = uint32(C.rcp_abi(p.abi))
+	if p.version < MinABIVersion || p.version > ABIVersion {
 		_ = lib.Close()
-		return nil, fmt.Errorf("runtime plugin %s: it implements ABI version %d, but this replaycheck implements ABI version %d (RC_ABI_VERSION of include/replaycheck/runtime.h): rebuild the plugin against replaycheck's header",
-			path, v, ABIVersion)
+		return nil, fmt.Errorf("runtime plugin %s: it implements ABI version %d, but this replaycheck implements ABI version %d (RC_ABI_VERSION of include/replaycheck/runtime.h) and loads versions %d to %d: rebuild the plugin against replaycheck's header",
+			path, p.version, ABIVersion, MinABIVersion, ABIVersion)
 	}
 	return p, nil
 }
 
 // Name is the library's base name without its extension: "reference" for reference.so.
 func (p *Plugin) Name() string { return p.name }
+
+// Version is the ABI version the plugin implements (rc_runtime_abi_version).
+func (p *Plugin) Version() uint32 { return p.version }
 
 // Path is the path the library was loaded from.
 func (p *Plugin) Path() string { return p.path }
@@ -299,6 +312,11 @@ type Runtime struct {
 	inner   *C.rc_device  // C memory: the plugin may keep the pointer until rc_runtime_close
 	rt      *C.rc_runtime // C memory: what rc_runtime_open filled
 	workers [2]*runtime.Worker
+	// logged: the runtime has a slot log (ABI 2's slots_changed); keys is C memory for its
+	// answers, room for keysCap keys.
+	logged  bool
+	keys    **C.char
+	keysCap int
 }
 
 // Open puts the plugin's runtime in front of dev: rc_runtime_open in kernel mode when guarded,
@@ -321,7 +339,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 		mode = C.RC_MODE_KERNEL
 	}
 	err := r.do(runtime.Main, "rc_runtime_open", func(e *C.rc_error) C.int32_t {
-		return C.rcp_open(p.open, C.RC_ABI_VERSION, mode, r.inner, r.rt, e)
+		return C.rcp_open(p.open, C.uint32_t(p.version), mode, r.inner, r.rt, e)
 	})
 	if err != nil {
 		r.release()
@@ -333,6 +351,11 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 		r.workers[runtime.Main].Do(func() { C.rcp_close(p.closeFns, r.rt.self) })
 		r.release()
 		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
+	}
+	// A version 1 plugin's table ends before slots_changed: the entry is Open's zeroed memory.
+	if r.logged = p.version >= 2 && r.rt.slots_changed != nil; r.logged {
+		r.keysCap = 64
+		r.keys = (**C.char)(C.malloc(C.size_t(r.keysCap) * C.size_t(unsafe.Sizeof(uintptr(0)))))
 	}
 	p.mu.Lock()
 	p.runtimes[r] = true
@@ -348,7 +371,8 @@ func (r *Runtime) release() {
 	r.h.Delete()
 	C.free(unsafe.Pointer(r.inner))
 	C.free(unsafe.Pointer(r.rt))
-	r.inner, r.rt = nil, nil
+	C.free(unsafe.Pointer(r.keys))
+	r.inner, r.rt, r.keys, r.keysCap = nil, nil, nil, 0
 }
 
 // Close ends the runtime: rc_runtime_close, then the handle, the table and the threads are
@@ -701,6 +725,53 @@ func (r *Runtime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
 		return 0, runtime.Ptr{}, false
 	}
 	return guard.Slot(slot), goPtr(p), true
+}
+
+// maxLoggedKeys bounds one answer of a slot log: a plugin that says it logged more is answered as
+// one whose log does not reach back (every slot is read).
+const maxLoggedKeys = 1 << 20
+
+// SlotsVersion is the runtime's slot version (rc_runtime.slots_changed); 0 when it keeps no log.
+func (r *Runtime) SlotsVersion() uint64 {
+	_, now, _ := r.SlotsChangedSince(^uint64(0))
+	return now
+}
+
+// SlotsChangedSince lists the keys of the slots whose holdings changed after version v, once per
+// change in order, and the version now (rc_runtime.slots_changed). ok is false when the runtime
+// keeps no log (ABI version 1, or slots_changed NULL), when its log does not reach back to v, or
+// when the runtime is closed: the caller reads every slot then. Like Holds, it is made from the
+// caller's goroutine.
+func (r *Runtime) SlotsChangedSince(v uint64) (keys []string, now uint64, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || !r.logged {
+		return nil, 0, false
+	}
+	// Twice at most: a count above the room given asks for a second call with room for it all.
+	for range 2 {
+		var cnow C.uint64_t
+		n := int64(C.rt_slots_changed(r.rt, C.uint64_t(v), (**C.char)(unsafe.Pointer(r.keys)), C.size_t(r.keysCap), &cnow))
+		now = uint64(cnow)
+		switch {
+		case n < 0 || n > maxLoggedKeys:
+			return nil, now, false
+		case n == 0:
+			return nil, now, true
+		case int(n) <= r.keysCap:
+			keys = make([]string, n)
+			for i, k := range unsafe.Slice(r.keys, n) {
+				keys[i] = C.GoString(k)
+			}
+			return keys, now, true
+		}
+		grown := C.realloc(unsafe.Pointer(r.keys), C.size_t(n)*C.size_t(unsafe.Sizeof(uintptr(0))))
+		if grown == nil {
+			return nil, now, false
+		}
+		r.keys, r.keysCap = (**C.char)(grown), int(n)
+	}
+	return nil, now, false // the second answer asked for more room again: read every slot
 }
 
 // CommitBank commits arena regions at once (rc_runtime.commit_bank) and returns each region's

@@ -12,7 +12,10 @@ import (
 )
 
 // ABIVersion is the RC_ABI_VERSION of include/replaycheck/runtime.h.
-const ABIVersion = uint32(1)
+const ABIVersion = uint32(2)
+
+// MinABIVersion is the oldest ABI version a cgo build loads.
+const MinABIVersion = uint32(1)
 
 // Plugin is a loaded runtime plugin library; without cgo none can be loaded.
 type Plugin struct{ path string }
@@ -23,6 +26,7 @@ func Load(path string) (*Plugin, error) {
 }
 
 func (p *Plugin) Name() string         { return nameOf(p.path) }
+func (p *Plugin) Version() uint32      { return 0 }
 func (p *Plugin) Path() string         { return p.path }
 func (p *Plugin) CloseRuntimes() error { return nil }
 func (p *Plugin) Close() error         { return nil }
@@ -46,6 +50,10 @@ func (r *Runtime) Release(t runtime.Thread, slot guard.Slot, key string, p runti
 	return errNoCgo
 }
 func (r *Runtime) Holds(key string) (guard.Slot, runtime.Ptr, bool) { return 0, runtime.Ptr{}, false }
+func (r *Runtime) SlotsVersion() uint64                             { return 0 }
+func (r *Runtime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
+	return nil, 0, false
+}
 func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtime.Ptr, error) {
 	return nil, errNoCgo
 }

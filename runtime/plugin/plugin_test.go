@@ -123,11 +123,43 @@ var _ = Describe("Load", func() {
 		Expect(p.Close()).To(MatchError(ContainSubstring("already closed")))
 	})
 
-	It("refuses a plugin built for another ABI version, naming the file and both versions", func() {
-		path := build("old", "-DRC_TEST_ABI=2")
-		_, err := plugin.Load(path)
-		Expect(err).To(MatchError(SatisfyAll(
-			ContainSubstring(path), ContainSubstring("ABI version 2"), ContainSubstring("ABI version 1"))))
+	It("refuses a plugin built for an ABI version it does not load, naming the file and the versions", func() {
+		Expect(plugin.ABIVersion).To(BeEquivalentTo(2))
+		for _, v := range []string{"0", "3"} {
+			path := build("v"+v, "-DRC_TEST_ABI="+v)
+			_, err := plugin.Load(path)
+			Expect(err).To(MatchError(SatisfyAll(
+				ContainSubstring(path), ContainSubstring("it implements ABI version "+v),
+				ContainSubstring("implements ABI version 2"), ContainSubstring("loads versions 1 to 2"))), v)
+		}
+	})
+
+	It("loads a plugin built against the version 1 header and opens it with version 1: it runs without a slot log", func() {
+		// The passthrough built with RC_TEST_ABI=1 fails rc_runtime_open for any other version.
+		p, err := plugin.Load(build("v1", "-DRC_TEST_ABI=1"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(p.Close)
+		Expect(p.Version()).To(BeEquivalentTo(1))
+		dev := openSim("cann")
+		rt, err := p.Open(dev, true)
+		Expect(err).NotTo(HaveOccurred())
+		_, _, ok := rt.SlotsChangedSince(rt.SlotsVersion())
+		Expect(ok).To(BeFalse(), "a version 1 plugin has no slot log")
+		Expect(rt.Close()).To(Succeed())
+
+		in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Guarded: true, Replays: 2}
+		res := run(p, dev, in)
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+	})
+
+	It("answers without a slot log for a version 2 plugin whose slots_changed is NULL", func() {
+		p := load()
+		Expect(p.Version()).To(BeEquivalentTo(2))
+		rt, err := p.Open(openSim("cann"), true)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
+		_, _, ok := rt.SlotsChangedSince(0)
+		Expect(ok).To(BeFalse())
 	})
 
 	It("fails on a missing entry point and names it", func() {

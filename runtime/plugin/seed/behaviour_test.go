@@ -189,7 +189,7 @@ provision after retire: error not-served mallocs+0 frees+0 same-address=1 held=0
 done retire
 `,
 	"opens": `
-abi version=1
+abi version=2
 a retained: ok allocated mallocs+1 frees+0 same-address=0 held=1
 b holds a's slot=0
 b retained: ok allocated mallocs+1 frees+0 same-address=0 held=1

@@ -108,7 +108,7 @@ var _ = Describe("the plugins on the catalog", func() {
 			n := 0
 			for _, in := range probes.Instances(all, probes.Matrix{Replays: 2}) {
 				want := capture.Run(context.Background(), dev, in, capture.Options{})
-				got := capture.Run(context.Background(), dev, in, capture.Options{Runtime: under(ref)})
+				got := capture.Run(context.Background(), dev, in, capture.Options{Runtime: under(ref), CheckSlotLog: true})
 				Expect(got.Runtime).To(Equal("reference"))
 				Expect(behaviour(got)).To(Equal(behaviour(want)), "%s on %s through reference: %s\nbuilt-in guards: %s", in.ID(), platform, got.Reason, want.Reason)
 				n++
@@ -130,7 +130,7 @@ var _ = Describe("the plugins on the catalog", func() {
 			ex := exposing[name]
 			failed := 0
 			for _, in := range probes.Instances([]*probes.Probe{byID[ex.probe]}, probes.Matrix{Guards: []bool{true}, Replays: 2}) {
-				res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: under(p)})
+				res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: under(p), CheckSlotLog: true})
 				v := verdict.Judge(res, nil)
 				if v.Status == verdict.Fail {
 					failed++

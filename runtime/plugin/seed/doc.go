@@ -7,8 +7,10 @@
 // before any state changes, plain, retained and arena slots with Provision, Release and the arena
 // bank, pools (best fit in runtime.PoolGranularity units, the lowest address among equals,
 // coalescing), host memory in the residency ledger, the capture watch, the residency check with
-// allocation generations, replay isolation, and Retire. Run through the catalog it must give the
-// built-in guards' outcome for every instance.
+// allocation generations, replay isolation, Retire, and the slot log (ABI 2's slots_changed: the
+// keys of the last 4,096 slot changes, as runtime/guard keeps them). Run through the catalog it
+// must give the built-in guards' outcome for every instance, with its slot log checked against
+// every slot before every guarded call (capture.Options.CheckSlotLog).
 //
 // Each other plugin is the reference with one defect, the kind a team's own runtime has:
 //

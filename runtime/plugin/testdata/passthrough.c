@@ -15,7 +15,9 @@
  *   RC_TEST_LOG=path                   every inner call forwarded is appended to path as
  *                                      "inner=<call> t=<0|1|-> tid=<gettid>"
  * Compile-time variants:
- *   -DRC_TEST_ABI=N                    rc_runtime_abi_version() returns N
+ *   -DRC_TEST_ABI=N                    rc_runtime_abi_version() returns N, and rc_runtime_open
+ *                                      accepts only N (1: a plugin built against the version 1
+ *                                      header, which ends rc_runtime before slots_changed)
  *   -DRC_TEST_NO_CLOSE                 rc_runtime_close is not exported
  *   -DRC_TEST_NULL_ENTRIES             rc_runtime_open leaves device.launch and retire NULL
  */
@@ -604,8 +606,8 @@ static int split(const char *s, char *a, size_t na, char *b, size_t nb) {
 }
 
 int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inner, rc_runtime *out, rc_error *err) {
-	if (abi_version != RC_ABI_VERSION) {
-		seterr(err, "invalid-value", "passthrough speaks ABI %u, asked for %u", (unsigned)RC_ABI_VERSION, (unsigned)abi_version);
+	if (abi_version != RC_TEST_ABI) {
+		seterr(err, "invalid-value", "passthrough speaks ABI %u, asked for %u", (unsigned)RC_TEST_ABI, (unsigned)abi_version);
 		return RC_ERROR;
 	}
 	pt *p = calloc(1, sizeof *p);

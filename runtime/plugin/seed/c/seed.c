@@ -180,6 +180,10 @@ typedef struct {
 	VEC(fence) fences;
 	VEC(order) ordered;
 	bool retired;
+	/* The slot log (slots_changed): the keys of the last changes of what a slot holds, the i-th
+	 * at version log_base + i + 1. */
+	VEC(char *) slot_log;
+	uint64_t log_base;
 } state;
 
 static bool guarding(const state *S, bool removed) { return !removed && S->mode == RC_MODE_KERNEL; }
@@ -420,11 +424,33 @@ static slot_state *holder_of(state *S, uint64_t addr) {
 	return NULL;
 }
 
+/* LOG_KEEP is how many slot changes the log keeps: a caller further behind reads every slot. */
+#define LOG_KEEP 4096
+
+/* slot_changed logs a change of what the slot named key holds; a full log drops its older half. */
+static void slot_changed(state *S, const char *key) {
+	if (S->slot_log.n == LOG_KEEP) {
+		for (size_t i = 0; i < LOG_KEEP / 2; i++)
+			free(S->slot_log.v[i]);
+		memmove(S->slot_log.v, S->slot_log.v + LOG_KEEP / 2, LOG_KEEP / 2 * sizeof *S->slot_log.v);
+		S->slot_log.n -= LOG_KEEP / 2;
+		S->log_base += LOG_KEEP / 2;
+	}
+	char *k = dupstr(key);
+	PUSH(S->slot_log, k);
+}
+
+/* slot_remove empties slot i: every way a slot is emptied goes through here, so the log sees it. */
+static void slot_remove(state *S, size_t i) {
+	slot_changed(S, S->slots.v[i].key);
+	free(S->slots.v[i].key);
+	DELETE(S->slots, i);
+}
+
 static void slot_delete(state *S, const char *key) {
 	for (size_t i = 0; i < S->slots.n; i++)
 		if (strcmp(S->slots.v[i].key, key) == 0) {
-			free(S->slots.v[i].key);
-			DELETE(S->slots, i);
+			slot_remove(S, i);
 			return;
 		}
 }
@@ -432,10 +458,13 @@ static void slot_delete(state *S, const char *key) {
 static void slot_set(state *S, rc_slot slot, const char *key, rc_ptr p) {
 	slot_state *st = slot_of(S, key);
 	if (st) {
+		if (st->slot != slot || !ptr_eq(st->ptr, p))
+			slot_changed(S, key);
 		st->slot = slot;
 		st->ptr = p;
 		return;
 	}
+	slot_changed(S, key);
 	slot_state n = {slot, dupstr(key), p};
 	PUSH(S->slots, n);
 }
@@ -1180,8 +1209,7 @@ static void roll_back_bank(state *S, rc_thread t) {
 			continue;
 		}
 		ledger_remove(S, st->ptr.addr);
-		free(st->key);
-		DELETE(S->slots, i);
+		slot_remove(S, i);
 	}
 }
 #endif
@@ -1404,6 +1432,17 @@ static int32_t r_holds(void *self, const char *key, rc_slot *slot, rc_ptr *p) {
 	return 1;
 }
 
+static int64_t r_slots_changed(void *self, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
+	const state *S = self;
+	*now = S->log_base + S->slot_log.n;
+	if (since < S->log_base || since > *now)
+		return -1;
+	size_t n = (size_t)(*now - since);
+	for (size_t i = 0; i < n && i < cap; i++)
+		keys[i] = S->slot_log.v[since - S->log_base + i];
+	return (int64_t)n;
+}
+
 static int32_t r_commit_bank(void *self, rc_thread t, const rc_region *regions, size_t n, rc_ptr *out, rc_error *err) {
 	state *S = self;
 	for (size_t i = 0; i < n; i++) {
@@ -1580,8 +1619,7 @@ static int32_t r_retire(void *self, rc_thread t, rc_error *err) {
 			continue;
 		}
 		ledger_remove(S, st->ptr.addr);
-		free(st->key);
-		DELETE(S->slots, i);
+		slot_remove(S, i);
 	}
 	if (S->pools.n > 1)
 		qsort(S->pools.v, S->pools.n, sizeof *S->pools.v, by_name);
@@ -1618,6 +1656,9 @@ EXPORT void rc_runtime_close(void *self) {
 	for (size_t i = 0; i < S->slots.n; i++)
 		free(S->slots.v[i].key);
 	free(S->slots.v);
+	for (size_t i = 0; i < S->slot_log.n; i++)
+		free(S->slot_log.v[i]);
+	free(S->slot_log.v);
 	free(S->live.v);
 	for (size_t i = 0; i < S->caps.n; i++)
 		free(S->caps.v[i].ranges.v);
@@ -1689,5 +1730,6 @@ EXPORT int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_devi
 	out->pool_alloc = r_pool_alloc;
 	out->pool_free = r_pool_free;
 	out->retire = r_retire;
+	out->slots_changed = r_slots_changed;
 	return RC_OK;
 }

@@ -1,0 +1,46 @@
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	gm "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// noLog is a runtime under test without a slot log.
+type noLog struct{ capture.Runtime }
+
+var _ = Describe("an isolated worker's traced runtime", func() {
+	It("passes the runtime's slot log on, announcing the question, and has none to pass from a runtime without one", func() {
+		b, err := sim.New(sim.Options{Profile: "cann"})
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		dev, err := b.Open(context.Background(), 0)
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		DeferCleanup(dev.Close)
+		g, err := guard.New(dev, guard.Kernel)
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		var out bytes.Buffer
+		w := &announcer{out: bufio.NewWriter(&out)}
+		traced := &tracedRuntime{tracedDevice: &tracedDevice{Device: g, w: w}, rt: g}
+
+		from := traced.SlotsVersion()
+		_, _, err = traced.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 512)
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		keys, now, ok := traced.SlotsChangedSince(from)
+		gm.Expect(ok).To(gm.BeTrue())
+		gm.Expect(keys).To(gm.Equal([]string{"a"}))
+		gm.Expect(now).To(gm.Equal(g.SlotsVersion()))
+		gm.Expect(out.String()).To(gm.ContainSubstring(`"call":"SlotsChangedSince"`))
+
+		bare := &tracedRuntime{tracedDevice: &tracedDevice{Device: g, w: w}, rt: noLog{g}}
+		_, _, ok = bare.SlotsChangedSince(from)
+		gm.Expect(ok).To(gm.BeFalse())
+	})
+})
