@@ -123,6 +123,7 @@ launch before the re-base: ok
 plain growth: ok rebased mallocs+1 frees+1 same-address=0 held=1
 launch after the re-base: refused refused
 launch after the re-base reached the device=0
+more stale ranges named=no
 launch of a graph not captured here: refused refused
 done rebase-kernel
 `,

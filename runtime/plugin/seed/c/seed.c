@@ -379,11 +379,55 @@ static void range_str(char *buf, size_t cap, range r) {
 		appendf(buf, cap, "%s (allocation generation %llu at capture)", p.s, (unsigned long long)r.gen);
 }
 
-static void ranges_add(ranges *rs, range r) {
+/* A capture's ranges are appended as its ops touch them, repeats included, and made unique once
+ * when it ends (ranges_unique): a check for a repeat at every op made a capture of n ops O(n^2). */
+static void ranges_add(ranges *rs, range r) { PUSH(*rs, r); }
+
+typedef struct {
+	range r;
+	size_t at;
+} placed;
+
+static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
+
+/* by_range orders equal ranges (address, size, generation, write) together, each group in the
+ * order the ranges were touched. */
+static int by_range(const void *x, const void *y) {
+	const placed *a = x, *b = y;
+	int c = cmp_u64(a->r.ptr.addr, b->r.ptr.addr);
+	if (!c)
+		c = cmp_u64((uint64_t)a->r.ptr.bytes, (uint64_t)b->r.ptr.bytes);
+	if (!c)
+		c = cmp_u64(a->r.gen, b->r.gen);
+	if (!c)
+		c = (a->r.write > b->r.write) - (a->r.write < b->r.write);
+	if (!c)
+		c = cmp_u64(a->at, b->at);
+	return c;
+}
+
+/* ranges_unique keeps the first occurrence of each range, in the order they were touched. */
+static void ranges_unique(ranges *rs) {
+	if (rs->n < 2)
+		return;
+	placed *p = malloc(rs->n * sizeof *p);
+	bool *dup = calloc(rs->n, sizeof *dup);
+	if (!p || !dup)
+		abort();
 	for (size_t i = 0; i < rs->n; i++)
-		if (ptr_eq(rs->v[i].ptr, r.ptr) && rs->v[i].gen == r.gen && rs->v[i].write == r.write)
-			return;
-	PUSH(*rs, r);
+		p[i] = (placed){rs->v[i], i};
+	qsort(p, rs->n, sizeof *p, by_range);
+	for (size_t i = 1; i < rs->n; i++) {
+		range a = p[i - 1].r, b = p[i].r;
+		dup[p[i].at] = ptr_eq(a.ptr, b.ptr) && a.gen == b.gen && a.write == b.write;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < rs->n; i++)
+		if (!dup[i])
+			rs->v[n++] = rs->v[i];
+	rs->n = n;
+	free(p);
+	free(dup);
 }
 
 static void ranges_copy(ranges *dst, const ranges *src) {
@@ -954,6 +998,7 @@ static int32_t d_end_capture(void *self, rc_thread t, rc_stream s, rc_graph *out
 			g = &S->graphs.v[S->graphs.n - 1];
 		}
 		c = by_seq(S, seq);
+		ranges_unique(&c->ranges);
 		g->ranges = c->ranges;
 		c->ranges.v = NULL;
 		c->ranges.n = c->ranges.cap = 0;
