@@ -17,6 +17,8 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/fake"
+	"github.com/replaycheck/replaycheck/runtime/plugin"
+	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
 	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
@@ -225,6 +227,46 @@ func buffersProbe(n, replays int) string {
       ops:
 %s    expect: {guarded: exact, unguarded: exact}
 `, replays, allocs.String(), fills.String())
+}
+
+// BenchmarkPluginBuffers: a guarded instance of buffersProbe through the seed reference plugin
+// (runtime/plugin/seed, built with $CC or cc; skipped in a binary without cgo), against the same
+// instance through the built-in guards, interleaved. The plugin's slot log (ABI 2) spares the
+// snapshot before each call a question per buffer, so the cost per buffer stays flat as n grows;
+// the ratio is the plugin path's constant: each call handed to the plugin's thread and on to the
+// device's.
+func BenchmarkPluginBuffers(b *testing.B) {
+	if _, err := exec.LookPath(seed.Compiler()[0]); err != nil {
+		b.Skip("no C compiler: ", err)
+	}
+	path, err := seed.Build(b.TempDir(), seed.Reference)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, err := plugin.Load(path)
+	if err != nil {
+		b.Skip(err) // a binary without cgo loads no plugin
+	}
+	defer pl.Close()
+	ref := &capture.RuntimeUnderTest{Name: pl.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		return pl.Open(dev, guarded)
+	}}
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("buffers=%d", n), func(b *testing.B) {
+			dev := simDevice(b, "cann")
+			in := probes.Instance{Probe: benchProbe(b, buffersProbe(n, 3)), Mode: runtime.Global, Guarded: true, Replays: 3}
+			through := func(rt *capture.RuntimeUnderTest) func() {
+				return func() {
+					if res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: rt}); res.Outcome != probes.Exact {
+						b.Fatalf("%s: %s (%s)", in.ID(), res.Outcome, res.Reason)
+					}
+				}
+			}
+			took, base := interleaved(b, through(ref), through(nil))
+			ratio(b, took, base, "x-builtin")
+			b.ReportMetric(float64(took.Microseconds())/float64(b.N)/float64(n), "µs/buffer")
+		})
+	}
 }
 
 // capturesProbe: n captures of one fill each, into regions of one buffer, replayed in order every
