@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
@@ -157,25 +158,7 @@ func BenchmarkCopyProbe128MiB(b *testing.B) {
 	ratio(b, took, base, "x-plain")
 }
 
-func fillsProbe(nodes int, replays int) string {
-	var ops strings.Builder
-	for i := range nodes {
-		fmt.Fprintf(&ops, "        - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i%255+1, i*64)
-	}
-	return benchHeader + fmt.Sprintf(`  - name: fills
-    hazard: none
-    replays: %d
-    buffers:
-      b: {bytes: %d, init: zero}
-    streams: [main]
-    capture:
-      stream: main
-      ops:
-%s    expect: {guarded: exact, unguarded: exact}
-`, replays, nodes*64, ops.String())
-}
-
-// twoGraphsProbe: fillsProbe's nodes split between two graphs on two streams, each filling a
+// twoGraphsProbe: the nodes of progen.Fills split between two graphs on two streams, each filling a
 // buffer of its own, launched one after the other on their streams with nothing ordering them:
 // with the guards on, each launch is checked against the other graph, still in flight.
 func twoGraphsProbe(nodes, replays int) string {
@@ -340,7 +323,7 @@ func fillsYardstick(nodes, replays int) {
 // BenchmarkFills10kx2000: the issue's second row (target <= 1.5x).
 func BenchmarkFills10kx2000(b *testing.B) {
 	const nodes, replays = 10000, 2000
-	p := benchProbe(b, fillsProbe(nodes, replays))
+	p := benchProbe(b, progen.Fills(nodes, replays))
 	dev := simDevice(b, "cann")
 	b.ResetTimer()
 	took, base := interleaved(b, func() { runExact(b, dev, p, replays) }, func() { fillsYardstick(nodes, replays) })
@@ -361,7 +344,7 @@ func BenchmarkCapture100kOpsGuarded(b *testing.B) {
 
 func benchCapture100k(b *testing.B, guarded bool) {
 	const nodes = 100000
-	p := benchProbe(b, fillsProbe(nodes, 3))
+	p := benchProbe(b, progen.Fills(nodes, 3))
 	dev := simDevice(b, "cann")
 	var capt, replay time.Duration
 	b.ResetTimer()
@@ -631,7 +614,7 @@ func BenchmarkScaling(b *testing.B) {
 	scaleFamily(b, "replays", "ns/replay", []int{10, 100, 1000, 10000}, false,
 		func(n int) (string, int) { return copyProbe(64<<10, n), n })
 	scaleFamily(b, "nodes", "ns/node", []int{10, 1000, 10000, 100000}, false,
-		func(n int) (string, int) { return fillsProbe(n, 10), 10 })
+		func(n int) (string, int) { return progen.Fills(n, 10), 10 })
 	// With the guards on, every call is checked against the state of every buffer: linear in
 	// their number only while that state is not read in full before each call.
 	scaleFamily(b, "guarded-buffers", "ns/buffer", []int{10, 100, 1000, 10000}, true,

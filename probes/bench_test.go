@@ -2,41 +2,20 @@ package probes_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
 )
-
-// fillsProbe is a probe file of one capture of n fills of 64 bytes, each on a range of its own
-// (the benchmarks' program, and the hostile-input spec's probe at the op limit).
-func fillsProbe(n int) []byte {
-	var ops strings.Builder
-	for i := range n {
-		fmt.Fprintf(&ops, "        - fill: {dst: b, value: %d, offset: %d, bytes: 64}\n", i%255+1, i*64)
-	}
-	return []byte(fmt.Sprintf(`version: replaycheck/v1
-set: bench
-probes:
-  - name: fills
-    hazard: none
-    buffers:
-      b: {bytes: %d, init: zero}
-    streams: [main]
-    capture:
-      ops:
-%s    expect: {guarded: exact, unguarded: exact}
-`, n*64, ops.String()))
-}
 
 // BenchmarkOracleRound: one launch of a captured graph of 10,000 fills of 64 bytes in the oracle,
 // against the same fills done directly on a byte slice (target <= 1.2x).
 func BenchmarkOracleRound(b *testing.B) {
 	const nodes = 10000
-	set, err := probes.Parse("bench.yaml", fillsProbe(nodes), probes.DefaultLimits())
+	set, err := probes.Parse("bench.yaml", []byte(progen.Fills(nodes, 1)), probes.DefaultLimits())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,7 +56,7 @@ func BenchmarkLoad100kOps(b *testing.B) {
 }
 
 func benchLoad(b *testing.B, nodes int) {
-	data := fillsProbe(nodes)
+	data := []byte(progen.Fills(nodes, 1))
 	b.SetBytes(int64(len(data)))
 	var load, parse time.Duration
 	b.ResetTimer()

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
 )
 
@@ -162,7 +163,7 @@ var _ = Describe("hostile input", func() {
 	})
 
 	It("loads a probe of 100,000 fills, above the file size the limits once allowed", func() {
-		src := fillsProbe(100000)
+		src := []byte(progen.Fills(100000, 1))
 		Expect(len(src)).To(BeNumerically(">", 4<<20))
 		set, err := probes.Parse("big.yaml", src, lim)
 		Expect(err).NotTo(HaveOccurred())

@@ -28,6 +28,16 @@ func randomBytes(seed uint64, n int) []byte {
 }
 
 var _ = Describe("progen", func() {
+	It("writes the benchmarks' program of n fills, each on a range of its own", func() {
+		p := parse(progen.Fills(300, 7))
+		Expect(p.ID()).To(Equal("bench/fills"))
+		Expect(p.Replays).To(Equal(7))
+		ops := p.Captures[0].Ops
+		Expect(ops).To(HaveLen(300))
+		Expect(*ops[299].Offset).To(Equal(int64(299 * 64)))
+		Expect(p.Buffers[0].Bytes).To(Equal(int64(300 * 64)))
+	})
+
 	It("writes the same program for the same choices, and others for others", func() {
 		Expect(progen.YAML(progen.Seed(7))).To(Equal(progen.YAML(progen.Seed(7))))
 		Expect(progen.YAML(progen.Seed(7))).NotTo(Equal(progen.YAML(progen.Seed(8))))
