@@ -23,7 +23,7 @@ import (
 type snapshot struct {
 	counters runtime.Counters
 	bufs     map[string]bufferState
-	slots    uint64 // the runtime's SlotsVersion when bufs was read (slotLog)
+	slots    uint64 // the runtime's SlotsVersion when bufs was read (SlotLog)
 }
 
 // bufferState is one live buffer as a refusal must leave it.
@@ -46,7 +46,7 @@ type bufferState struct {
 func (r *run) snap() (*snapshot, error) {
 	s := &r.before
 	s.counters = r.dev.Counters()
-	log, logged := r.dev.(slotLog)
+	log, logged := r.dev.(SlotLog)
 	if s.bufs != nil && logged {
 		if keys, now, ok := log.SlotsChangedSince(s.slots); ok {
 			for _, names := range [][]string{keys, r.changed} {
@@ -92,8 +92,10 @@ func (r *run) checkSlotLog(s *snapshot) error {
 	return nil
 }
 
-// slotLog is a runtime under test that logs which slots' holdings change (guard.Device).
-type slotLog interface {
+// SlotLog is a runtime under test that logs which slots' holdings change (guard.Device, a
+// plugin's slots_changed): the snapshot before a guarded call then asks only about those. A
+// wrapper of a Runtime passes it on, or the engine asks about every buffer before every call.
+type SlotLog interface {
 	SlotsVersion() uint64
 	SlotsChangedSince(v uint64) (keys []string, now uint64, ok bool)
 }
@@ -126,9 +128,9 @@ func countersMoved(before, after runtime.Counters) []string {
 // String is the state as checkSlotLog names it: "slot plain 0x7f0000000000+512", "no slot".
 func (b bufferState) String() string {
 	if !b.held {
-		return "no slot"
+		return b.describe()
 	}
-	return fmt.Sprintf("%s %v", b.describe(), b.ptr)
+	return b.describe() + " " + b.ptr.String()
 }
 
 func (b bufferState) describe() string {

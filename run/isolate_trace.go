@@ -193,9 +193,7 @@ func (d *tracedRuntime) SlotsVersion() uint64 {
 }
 
 func (d *tracedRuntime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
-	log, ok := d.rt.(interface {
-		SlotsChangedSince(uint64) ([]string, uint64, bool)
-	})
+	log, ok := d.rt.(capture.SlotLog)
 	if !ok {
 		return nil, 0, false
 	}
