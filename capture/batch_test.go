@@ -1,6 +1,7 @@
 package capture_test
 
 import (
+	goruntime "runtime"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,53 @@ var userRuntime = &capture.RuntimeUnderTest{Name: "user", Open: func(dev runtime
 	return guard.New(dev, guard.Program)
 }}
 
+// elsewhere runs f on a goroutine of its own, locked to an OS thread of its own, and waits for it.
+func elsewhere(f func()) {
+	done := make(chan struct{})
+	go func() {
+		goruntime.LockOSThread() // the thread exits with the goroutine
+		defer close(done)
+		f()
+	}()
+	<-done
+}
+
+// fromOwnThreads is a device as a runtime of the user's own may use it: every allocation, copy,
+// launch and sync made from a thread of the runtime's own while the caller waits.
+type fromOwnThreads struct{ runtime.Device }
+
+func (d fromOwnThreads) Malloc(t runtime.Thread, n int64) (p runtime.Ptr, err error) {
+	elsewhere(func() { p, err = d.Device.Malloc(t, n) })
+	return
+}
+func (d fromOwnThreads) Free(t runtime.Thread, p runtime.Ptr) (err error) {
+	elsewhere(func() { err = d.Device.Free(t, p) })
+	return
+}
+func (d fromOwnThreads) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) (err error) {
+	elsewhere(func() { err = d.Device.Copy(t, s, dst, src) })
+	return
+}
+func (d fromOwnThreads) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) (err error) {
+	elsewhere(func() { err = d.Device.Launch(t, g, s) })
+	return
+}
+func (d fromOwnThreads) SyncStream(t runtime.Thread, s runtime.Stream) (err error) {
+	elsewhere(func() { err = d.Device.SyncStream(t, s) })
+	return
+}
+
+// threadedRuntime is the reference guards as a runtime of the user's own that makes its device
+// calls from threads of its own; batched records whether it was opened inside the engine's batch
+// (the device it was handed runs Main calls inline: runtime.BatchView).
+func threadedRuntime(batched *atomic.Bool) *capture.RuntimeUnderTest {
+	return &capture.RuntimeUnderTest{Name: "threaded", Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		bv, ok := runtime.As[runtime.BatchView](dev)
+		batched.Store(ok && bv.InBatch(runtime.Main))
+		return guard.New(fromOwnThreads{dev}, guard.Program)
+	}}
+}
+
 var _ = Describe("the instance as one batch on the device's Main thread", func() {
 	It("runs a simulator instance as one batch, with the same outcome", func() {
 		spy := &batchSpy{Device: openSim("cann")}
@@ -54,10 +102,24 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 		Expect(spy.Close()).To(Succeed(), "abandoned: Close waits for nothing")
 	})
 
-	It("does not batch under a runtime of the user's own, which may call from threads of its own (negative control)", func() {
+	It("batches a runtime of the user's own that calls from threads of its own, when it is handed the batch's view", func() {
+		dev := openSim("cann")
+		DeferCleanup(dev.Close)
+		var batched atomic.Bool
+		res := runFaulted(dev, capture.Options{Runtime: threadedRuntime(&batched), Timeout: 5 * time.Second})
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		Expect(batched.Load()).To(BeTrue(), "opened inside the batch")
+	})
+
+	It("does not batch a runtime of the user's own through a wrapper, whose calls would wait for the batch (negative control)", func() {
 		spy := &batchSpy{Device: openSim("cann")}
 		DeferCleanup(spy.Close)
-		res := runFaulted(spy, capture.Options{Runtime: userRuntime})
+		var batched atomic.Bool
+		res := runFaulted(spy, capture.Options{Runtime: threadedRuntime(&batched), Timeout: 5 * time.Second})
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		Expect(spy.batches.Load()).To(BeZero())
+		Expect(batched.Load()).To(BeFalse())
+		res = runFaulted(spy, capture.Options{Runtime: userRuntime})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(spy.batches.Load()).To(BeZero())
 	})

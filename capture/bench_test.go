@@ -216,8 +216,8 @@ func buffersProbe(n, replays int) string {
 // (runtime/plugin/seed, built with $CC or cc; skipped in a binary without cgo), against the same
 // instance through the built-in guards, interleaved. The plugin's slot log (ABI 2) spares the
 // snapshot before each call a question per buffer, so the cost per buffer stays flat as n grows;
-// the ratio is the plugin path's constant: each call handed to the plugin's thread and on to the
-// device's.
+// the ratio is the plugin path's constant: the calls into C and back (the plugin's calls for Main
+// are made on the simulator's thread, inside the engine's batch, with no hand-off).
 func BenchmarkPluginBuffers(b *testing.B) {
 	if _, err := exec.LookPath(seed.Compiler()[0]); err != nil {
 		b.Skip("no C compiler: ", err)

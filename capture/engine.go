@@ -180,14 +180,24 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
 	r.tl.events = make([]Event, 0, expectedEvents(p, in.Replays))
-	if opt.Runtime == nil {
-		// Only under the built-in runtime, which makes its device calls on the engine's goroutine:
-		// a runtime of the user's own may make them from threads of its own (a plugin's workers),
-		// and a Main call from another thread would wait for the batch that waits for it.
-		r.watch.tr, _ = runtime.As[runtime.ThreadRunner](dev)
+	if tr, ok := runtime.As[runtime.ThreadRunner](dev); ok && (opt.Runtime == nil || handsBatchView(dev, tr)) {
+		r.watch.tr = tr
 	}
 	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
 	return res
+}
+
+// handsBatchView reports whether the batch may run under a runtime of the user's own. The built-in
+// runtime makes its device calls on the engine's goroutine, so the batch runs them inline whatever
+// wraps the device. A runtime of the user's own may make them from threads of its own (a plugin's
+// workers, threads the plugin starts): it is batched only when it will be handed the batch's view
+// itself (the device unwrapped, a runtime.BatchView), whose Main calls run inline on whichever
+// goroutine makes them while the engine waits for the runtime. Through a wrapper they would reach
+// the device itself, and a Main call from another thread would wait for the batch that waits for
+// it.
+func handsBatchView(dev runtime.Device, tr runtime.ThreadRunner) bool {
+	_, ok := dev.(runtime.BatchView)
+	return ok && any(tr) == any(dev)
 }
 
 // instance is the whole of one instance, on the goroutine the watch runs it on: open the runtime

@@ -350,3 +350,10 @@ func (d watched) GraphNodes(t runtime.Thread, g runtime.Graph) (nodes []runtime.
 
 // Close is not the runtime under test's to call: the device belongs to whoever opened it.
 func (d watched) Close() error { return nil }
+
+// InBatch passes on the batch's view (runtime.BatchView): a runtime under test in front of the
+// watched device learns that its calls for t may run where they are made.
+func (d watched) InBatch(t runtime.Thread) bool {
+	v, ok := runtime.As[runtime.BatchView](d.Device)
+	return ok && v.InBatch(t)
+}

@@ -130,6 +130,20 @@ var _ = Describe("replaycheck run --isolate", Ordered, func() {
 		dies(replaycheck(env, append(append([]string{"run", "--out", dir}, args...), catalog)...), dir, basic...)
 	})
 
+	// In process, an instance given up on a hang inside a plugin's call leaves that call blocked
+	// for good: unloading the plugin on the way out must not wait for it.
+	It("exits after instances hang inside a runtime plugin's call, saying the runtimes were left open", func() {
+		plugin, err := seed.Build(GinkgoT().TempDir(), seed.Reference)
+		Expect(err).NotTo(HaveOccurred())
+		s := replaycheck(nil, "run", "--runtime", plugin, "--fault", "hang@1", "--timeout", "1s", "--run", "^basic/simple-replay", catalog)
+		Expect(s.ExitCode()).To(Equal(1))
+		Expect(string(s.Err.Contents())).To(SatisfyAll(
+			ContainSubstring("unloading the runtime plugin: runtime plugin "+plugin+": "),
+			MatchRegexp(`\d+ runtime\(s\) left open, each still inside a call that never returned \(an instance given up on a timeout\): Launch x\d+`),
+			ContainSubstring("the library stays loaded")))
+		Expect(string(s.Out.Contents())).To(ContainSubstring("timeout in Launch"))
+	})
+
 	It("checks a runtime plugin's slot log in every isolated worker with --check-slot-log", func() {
 		plugin, err := seed.Build(GinkgoT().TempDir(), seed.Reference)
 		Expect(err).NotTo(HaveOccurred())

@@ -47,7 +47,9 @@
  * rely on which OS thread calls it. Calls to different opened runtimes may overlap: state shared
  * between them (a global) needs a lock. host_write, host_read, holds and slots_changed take no
  * thread: the first two are the CPU's own stores and loads, the last two questions about the
- * runtime's own state.
+ * runtime's own state. Make inner calls while a call of replaycheck's into the runtime is in
+ * progress: from the thread it was made on, or from a thread of the runtime's own that the call
+ * waits for. An inner call made between replaycheck's calls is not supported.
  *
  * Queries. What replaycheck asks to judge a run (the device's capabilities and counters, a graph's
  * nodes) goes to the inner device directly, never through the runtime: a runtime cannot hide an

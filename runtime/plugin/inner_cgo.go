@@ -24,8 +24,8 @@ import (
 )
 
 // state is what the inner table's self names: the Go device, and the inner failures of the outer
-// call in progress (calls are serialised per Runtime, so no lock: the outer call waits for the
-// worker that runs the plugin, which is where the callbacks run).
+// call in progress (calls are serialised per Runtime, so no lock: the callbacks run while the
+// outer call waits for them, on its thread or on one of the plugin's that it waits for).
 type state struct {
 	dev      runtime.Device
 	failures []innerFailure

@@ -198,9 +198,12 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/cgo"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/replaycheck/replaycheck/runtime"
@@ -269,7 +272,10 @@ func (p *Plugin) Version() uint32 { return p.version }
 func (p *Plugin) Path() string { return p.path }
 
 // CloseRuntimes closes every Runtime of p still open (see Runtime.Close). The engine finishes the
-// runtime of each instance itself (Runtime.Finish); Close uses this for any left open.
+// runtime of each instance itself (Runtime.Finish); Close uses this for any left open. A Runtime
+// still inside a call is not waited for: it is the runtime of an instance the engine gave up on
+// (a call that never returned, a timeout), which will never return. It is left open, and the
+// error names it and its call.
 func (p *Plugin) CloseRuntimes() error {
 	p.mu.Lock()
 	open := make([]*Runtime, 0, len(p.runtimes))
@@ -278,14 +284,32 @@ func (p *Plugin) CloseRuntimes() error {
 	}
 	p.mu.Unlock()
 	var errs []error
+	stuck := map[string]int{}
 	for _, r := range open {
+		if !r.mu.TryLock() {
+			op, _ := r.inCall.Load().(string)
+			stuck[op]++
+			continue
+		}
+		r.mu.Unlock()
 		errs = append(errs, r.Close())
+	}
+	if len(stuck) > 0 {
+		var calls []string
+		n := 0
+		for _, op := range slices.Sorted(maps.Keys(stuck)) {
+			calls = append(calls, fmt.Sprintf("%s x%d", op, stuck[op]))
+			n += stuck[op]
+		}
+		errs = append(errs, fmt.Errorf("runtime plugin %s: %d runtime(s) left open, each still inside a call that never returned (an instance given up on a timeout): %s",
+			p.path, n, strings.Join(calls, ", ")))
 	}
 	return errors.Join(errs...)
 }
 
 // Close closes every Runtime still open, then unloads the library. The Plugin is unusable
-// afterwards.
+// afterwards. While a Runtime is still inside a call (CloseRuntimes), the library stays loaded:
+// its code may yet run on that call's thread.
 func (p *Plugin) Close() error {
 	err := p.CloseRuntimes()
 	p.mu.Lock()
@@ -294,6 +318,9 @@ func (p *Plugin) Close() error {
 		return fmt.Errorf("runtime plugin %s: already closed", p.path)
 	}
 	p.closed = true
+	if len(p.runtimes) > 0 {
+		return errors.Join(err, fmt.Errorf("runtime plugin %s: the library stays loaded, since its code may still run in those calls", p.path))
+	}
 	return errors.Join(err, p.lib.Close())
 }
 
@@ -305,12 +332,17 @@ type Runtime struct {
 	dev     runtime.Device
 	guarded bool
 
-	mu      sync.Mutex
-	closed  bool
-	st      *state
-	h       cgo.Handle
-	inner   *C.rc_device  // C memory: the plugin may keep the pointer until rc_runtime_close
-	rt      *C.rc_runtime // C memory: what rc_runtime_open filled
+	mu     sync.Mutex
+	inCall atomic.Value // string: the call in progress, for CloseRuntimes to name a stuck one
+	closed bool
+	st     *state
+	h      cgo.Handle
+	inner  *C.rc_device  // C memory: the plugin may keep the pointer until rc_runtime_close
+	rt     *C.rc_runtime // C memory: what rc_runtime_open filled
+	// bv is the device's batch view, when it has one: a call for t it runs inline is made into
+	// the plugin where it is (on t's thread already); any other goes to workers[t], the locked OS
+	// thread of the Runtime's own for t, started on first use.
+	bv      runtime.BatchView
 	workers [2]*runtime.Worker
 	// logged: the runtime has a slot log (ABI 2's slots_changed); keys is C memory for its
 	// answers, room for keysCap keys.
@@ -333,7 +365,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	r.inner = (*C.rc_device)(C.calloc(1, C.sizeof_rc_device))
 	r.rt = (*C.rc_runtime)(C.calloc(1, C.sizeof_rc_runtime))
 	C.rcp_fill_inner(r.inner, C.uintptr_t(r.h))
-	r.workers = [2]*runtime.Worker{runtime.StartWorker(nil), runtime.StartWorker(nil)}
+	r.bv, _ = runtime.As[runtime.BatchView](dev)
 	mode := C.uint32_t(C.RC_MODE_PROGRAM)
 	if guarded {
 		mode = C.RC_MODE_KERNEL
@@ -348,7 +380,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	var buf [1024]C.char
 	C.rcp_missing(r.rt, &buf[0], C.size_t(len(buf)))
 	if missing := C.GoString(&buf[0]); missing != "" {
-		r.workers[runtime.Main].Do(func() { C.rcp_close(p.closeFns, r.rt.self) })
+		r.onThread(runtime.Main, func() { C.rcp_close(p.closeFns, r.rt.self) })
 		r.release()
 		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
 	}
@@ -366,7 +398,9 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 // release frees what Open made; the plugin's runtime is closed already (or was never opened).
 func (r *Runtime) release() {
 	for _, w := range r.workers {
-		w.Stop()
+		if w != nil {
+			w.Stop()
+		}
 	}
 	r.h.Delete()
 	C.free(unsafe.Pointer(r.inner))
@@ -384,7 +418,8 @@ func (r *Runtime) Close() error {
 		return misuse(r.p.name, "Close", runtime.ClassInvalidState, "the runtime is closed already")
 	}
 	r.closed = true
-	r.workers[runtime.Main].Do(func() { C.rcp_close(r.p.closeFns, r.rt.self) })
+	r.inCall.Store("rc_runtime_close")
+	r.onThread(runtime.Main, func() { C.rcp_close(r.p.closeFns, r.rt.self) })
 	r.release()
 	r.p.mu.Lock()
 	delete(r.p.runtimes, r)
@@ -406,6 +441,7 @@ func (r *Runtime) call(t runtime.Thread, op string, f func(*C.rc_error) C.int32_
 	if err := r.usable(op, t); err != nil {
 		return err
 	}
+	r.inCall.Store(op)
 	return r.do(t, op, f)
 }
 
@@ -416,6 +452,7 @@ func (r *Runtime) callHere(op string, f func(*C.rc_error) C.int32_t) error {
 	if err := r.usable(op, runtime.Main); err != nil {
 		return err
 	}
+	r.inCall.Store(op)
 	return r.do(noThread, op, f)
 }
 
@@ -440,11 +477,25 @@ func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t)
 	if t == noThread {
 		status = f(&cerr)
 	} else {
-		r.workers[t].Do(func() { status = f(&cerr) })
+		r.onThread(t, func() { status = f(&cerr) })
 	}
 	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.failures)
 	r.st.failures = nil
 	return err
+}
+
+// onThread runs f, a call into the plugin for t, on t's OS thread: where it is when the device's
+// batch view runs t's calls inline (the engine's batch on the simulator's thread for t, so the
+// plugin's call and its inner calls cost no hand-off), else on the Runtime's worker for t.
+func (r *Runtime) onThread(t runtime.Thread, f func()) {
+	if r.bv != nil && r.bv.InBatch(t) {
+		f()
+		return
+	}
+	if r.workers[t] == nil {
+		r.workers[t] = runtime.StartWorker(nil)
+	}
+	r.workers[t].Do(f)
 }
 
 // sized checks that a Go buffer has exactly the length its Ptr says: the ABI moves p.Bytes bytes.

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -481,6 +483,24 @@ var _ = Describe("the engine through the plugin", func() {
 		Expect(res.Rejection.Invalidated).To(Equal(builtin.Rejection.Invalidated))
 	})
 
+	It("calls the plugin for main on the simulator's own thread for main, inside the engine's batch: no hand-off", func() {
+		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+		setenv("RC_TEST_LOG", log)
+		var simMain int
+		Expect(dev.(runtime.ThreadRunner).OnThread(runtime.Main, func(runtime.Device) { simMain = syscall.Gettid() })).To(Succeed())
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Guarded: true, Replays: 2})
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		tids := map[string]map[int]int{}
+		for call, n := range loggedCalls(log) {
+			if tids[call.t] == nil {
+				tids[call.t] = map[int]int{}
+			}
+			tids[call.t][call.tid] += n
+		}
+		Expect(tids["0"]).To(HaveLen(1), "every call for main from one OS thread")
+		Expect(tids["0"]).To(HaveKey(simMain), "the simulator's thread for main")
+	})
+
 	It("ends the instance in error when the runtime fails on its own: not a platform answer", func() {
 		setenv("RC_TEST_FAIL", "launch:device-lost:the runtime lost its device")
 		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Replays: 1})
@@ -488,6 +508,28 @@ var _ = Describe("the engine through the plugin", func() {
 		Expect(res.Rejection).To(BeNil())
 		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))
 		Expect(res.Reason).To(SatisfyAll(ContainSubstring("device-lost"), ContainSubstring("the runtime lost its device")))
+	})
+})
+
+// An instance given up on a hang leaves its runtime inside a call that never returns: closing the
+// plugin afterwards (what the command line does on its way out) must not wait for it.
+var _ = Describe("closing the plugin after an instance was given up on a hang", func() {
+	It("leaves the stuck runtime open and the library loaded, naming the call, and returns", func() {
+		p, err := plugin.Load(build("passthrough"))
+		Expect(err).NotTo(HaveOccurred())
+		fault, err := probes.ParseFault("hang@2")
+		Expect(err).NotTo(HaveOccurred())
+		in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Replays: 2}
+		res := capture.Run(context.Background(), openSim("cann"), in, capture.Options{Runtime: rut(p), Timeout: 300 * time.Millisecond, Faults: []probes.Fault{fault}})
+		Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout), res.Reason)
+
+		closed := make(chan error, 1)
+		go func() { closed <- p.Close() }()
+		var cerr error
+		Eventually(closed, 5*time.Second).Should(Receive(&cerr), "Close waited for the call that never returns")
+		Expect(cerr).To(MatchError(SatisfyAll(
+			ContainSubstring("1 runtime(s) left open, each still inside a call that never returned (an instance given up on a timeout): Launch x1"),
+			ContainSubstring("the library stays loaded"))))
 	})
 })
 
@@ -520,7 +562,59 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 			GinkgoWriter.Printf("sim/%s: %d instances, outcomes %v\n", profile, len(instances), outcomes)
 		})
 	}
+
+	// A runtime may forward from a thread of its own while the call waits (a driver thread): under
+	// the engine's batch its inner calls for main then run on that thread, not on the batch's,
+	// which waits for them. Handed to the batch's thread they would wait for it: every instance
+	// would end in a timeout.
+	It("matches it when the plugin forwards fill, copy and launch from threads of its own, on sim/cann", func() {
+		setenv("RC_TEST_FORWARD_FROM_THREAD", "1")
+		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+		setenv("RC_TEST_LOG", log)
+		p := load()
+		viaPlugin, builtin := openSim("cann"), openSim("cann")
+		for _, in := range loadCatalog().unguarded() {
+			got := capture.Run(context.Background(), viaPlugin, in, capture.Options{Runtime: rut(p), Timeout: 5 * time.Second})
+			Expect(p.CloseRuntimes()).To(Succeed())
+			Expect(differ(got, capture.Run(context.Background(), builtin, in, capture.Options{}))).To(BeEmpty(), in.ID())
+		}
+		var simMain int
+		Expect(viaPlugin.(runtime.ThreadRunner).OnThread(runtime.Main, func(runtime.Device) { simMain = syscall.Gettid() })).To(Succeed())
+		others := 0
+		for call, n := range loggedCalls(log) {
+			if call.t == "0" && call.tid != simMain {
+				others += n
+			}
+		}
+		Expect(others).To(BeNumerically(">", 100), "inner calls for main from threads other than the simulator's")
+	})
 })
+
+// loggedCall is one line of the passthrough's RC_TEST_LOG: the thread named and the OS thread.
+type loggedCall struct {
+	t   string
+	tid int
+}
+
+// loggedCalls counts the lines of an RC_TEST_LOG by thread named and OS thread.
+func loggedCalls(path string) map[loggedCall]int {
+	GinkgoHelper()
+	f, err := os.Open(path)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	line := regexp.MustCompile(`^inner=\S+ t=(\S) tid=(\d+)$`)
+	out := map[loggedCall]int{}
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		m := line.FindStringSubmatch(sc.Text())
+		Expect(m).NotTo(BeNil(), sc.Text())
+		var c loggedCall
+		c.t = m[1]
+		_, err := fmt.Sscan(m[2], &c.tid)
+		Expect(err).NotTo(HaveOccurred())
+		out[c]++
+	}
+	return out
+}
 
 // differ says how two results of one instance differ in what the comparison covers.
 func differ(got, want *capture.Result) string {

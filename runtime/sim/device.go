@@ -197,7 +197,7 @@ func (d *Device) worker(t runtime.Thread) *runtime.Worker {
 // (inside a hand-off or a batch, OnThread) or t is unknown: call makes the call, or fails it. A
 // batch's view asks nothing for the batch's thread while the batch lasts.
 func (d *Device) away(t runtime.Thread) *runtime.Worker {
-	if b := d.batch; b != nil && b.t == t && b.live.Load() {
+	if d.InBatch(t) {
 		return nil
 	}
 	if w := d.worker(t); w != nil && !w.OnOwnThread() {
@@ -275,7 +275,17 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 	return body()
 }
 
-var _ runtime.ThreadRunner = (*Device)(nil)
+var (
+	_ runtime.ThreadRunner = (*Device)(nil)
+	_ runtime.BatchView    = (*Device)(nil)
+)
+
+// InBatch reports whether d is a batch's view for t and the batch is running (runtime.BatchView):
+// then d's calls for t run inline, on the calling goroutine.
+func (d *Device) InBatch(t runtime.Thread) bool {
+	b := d.batch
+	return b != nil && b.t == t && b.live.Load()
+}
 
 // OnThread runs f on the worker that serves t (runtime.ThreadRunner) and hands it on, a view of
 // the device whose calls for t run there inline: one hand-off for the whole batch, and no check of

@@ -14,6 +14,9 @@
  *                                      rc_runtime_open itself
  *   RC_TEST_LOG=path                   every inner call forwarded is appended to path as
  *                                      "inner=<call> t=<0|1|-> tid=<gettid>"
+ *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
+ *                                      starts for the call and joins, as a runtime with a driver
+ *                                      thread of its own would: the call waits for the inner one
  * Compile-time variants:
  *   -DRC_TEST_ABI=N                    rc_runtime_abi_version() returns N, and rc_runtime_open
  *                                      accepts only N (1: a plugin built against the version 1
@@ -22,6 +25,7 @@
  *   -DRC_TEST_NULL_ENTRIES             rc_runtime_open leaves device.launch and retire NULL
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +72,7 @@ typedef struct {
 	char refuse[64], refuse_msg[256];
 	char fail[64], fail_class[32], fail_msg[256];
 	char log[1024];
+	int from_thread;
 } pt;
 
 static int zero(rc_ptr p) { return p.addr == 0 && p.bytes == 0; }
@@ -531,12 +536,49 @@ static int32_t pt_destroy_event(void *self, rc_thread t, rc_event e, rc_error *e
 	KNOB("destroy_event");
 	return FWD("destroy_event", t, destroy_event, t, e, err);
 }
+/* A forwarded call made from a thread of the plugin's own (RC_TEST_FORWARD_FROM_THREAD). */
+typedef struct {
+	pt *p;
+	enum { J_FILL, J_COPY, J_LAUNCH } op;
+	rc_thread t;
+	rc_stream s;
+	rc_ptr dst, src;
+	uint8_t v;
+	rc_graph g;
+	rc_error *err;
+	int32_t status;
+} job_t;
+
+static void *job_run(void *arg) {
+	job_t *j = arg;
+	void *self = j->p;
+	switch (j->op) {
+	case J_FILL: j->status = FWD("fill", j->t, fill, j->t, j->s, j->dst, j->v, j->err); break;
+	case J_COPY: j->status = FWD("copy", j->t, copy, j->t, j->s, j->dst, j->src, j->err); break;
+	case J_LAUNCH: j->status = FWD("launch", j->t, launch, j->t, j->g, j->s, j->err); break;
+	}
+	return NULL;
+}
+
+/* elsewhere runs j on a new thread and waits for it. */
+static int32_t elsewhere(job_t j) {
+	pthread_t th;
+	if (pthread_create(&th, NULL, job_run, &j) != 0) {
+		seterr(j.err, "internal", "pthread_create failed");
+		return RC_ERROR;
+	}
+	pthread_join(th, NULL);
+	return j.status;
+}
+
 static int32_t pt_fill(void *self, rc_thread t, rc_stream s, rc_ptr dst, uint8_t v, rc_error *err) {
 	KNOB("fill");
+	if (P->from_thread) return elsewhere((job_t){.p = P, .op = J_FILL, .t = t, .s = s, .dst = dst, .v = v, .err = err});
 	return FWD("fill", t, fill, t, s, dst, v, err);
 }
 static int32_t pt_copy(void *self, rc_thread t, rc_stream s, rc_ptr dst, rc_ptr src, rc_error *err) {
 	KNOB("copy");
+	if (P->from_thread) return elsewhere((job_t){.p = P, .op = J_COPY, .t = t, .s = s, .dst = dst, .src = src, .err = err});
 	return FWD("copy", t, copy, t, s, dst, src, err);
 }
 static int32_t pt_axpy(void *self, rc_thread t, rc_stream s, rc_ptr y, rc_ptr x, uint32_t a, rc_error *err) {
@@ -585,6 +627,7 @@ static int32_t pt_capture_info(void *self, rc_thread t, rc_stream s, rc_capture_
 }
 static int32_t pt_launch(void *self, rc_thread t, rc_graph g, rc_stream s, rc_error *err) {
 	KNOB("launch");
+	if (P->from_thread) return elsewhere((job_t){.p = P, .op = J_LAUNCH, .t = t, .g = g, .s = s, .err = err});
 	return FWD("launch", t, launch, t, g, s, err);
 }
 static int32_t pt_destroy_graph(void *self, rc_thread t, rc_graph g, rc_error *err) {
@@ -621,6 +664,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 			split(rest, p->fail_class, sizeof p->fail_class, p->fail_msg, sizeof p->fail_msg);
 	}
 	if ((v = getenv("RC_TEST_LOG")) && *v) snprintf(p->log, sizeof p->log, "%s", v);
+	p->from_thread = (v = getenv("RC_TEST_FORWARD_FROM_THREAD")) && strcmp(v, "1") == 0;
 	if (strcmp(p->fail, "open") == 0) {
 		seterr(err, p->fail_class, "%s", p->fail_msg);
 		free(p);
