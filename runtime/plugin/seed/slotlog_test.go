@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -120,6 +121,55 @@ var _ = Describe("the reference plugin's slot log", func() {
 			}
 		})).To(Equal(many), "in the order they changed")
 		Expect(step("retire", func() { Expect(rt.Retire(runtime.Main)).To(Succeed()) })).To(HaveLen(len(many) + 3))
+	})
+
+	// The reference finds a slot by its key through a hash index (a search of every slot made a
+	// probe of n buffers quadratic): after thousands of provisions, releases in scattered order,
+	// re-bases and reuses of keys, it holds exactly what a plain map says, and its log agrees.
+	It("holds what a map of keys says through thousands of scattered provisions and releases", func() {
+		const n = 3000
+		model := map[string]runtime.Ptr{}
+		names := make([]string, n)
+		step("the first provisions", func() {
+			for i := range names {
+				names[i] = fmt.Sprintf("s%d", i)
+				model[names[i]] = provision(guard.Plain, names[i], 512)
+			}
+		})
+		rng := rand.New(rand.NewPCG(7, 7))
+		check := func(what string) {
+			GinkgoHelper()
+			for _, k := range names {
+				_, p, ok := rt.Holds(k)
+				want, held := model[k]
+				Expect(ok).To(Equal(held), "%s: %q held", what, k)
+				Expect(p).To(Equal(want), "%s: %q", what, k)
+			}
+		}
+		step("scattered releases and growths", func() {
+			for _, i := range rng.Perm(n)[:2*n/3] {
+				k := names[i]
+				Expect(rt.Release(runtime.Main, guard.Plain, k, model[k])).To(Succeed())
+				delete(model, k)
+			}
+			for _, i := range rng.Perm(n)[:n/3] {
+				if k := names[i]; model[k].Bytes != 0 {
+					model[k] = provision(guard.Plain, k, 4096) // a re-base: the key moves
+				}
+			}
+		})
+		check("after the releases")
+		step("keys used again", func() {
+			for _, i := range rng.Perm(n)[:n/2] {
+				if k := names[i]; model[k].Bytes == 0 {
+					model[k] = provision(guard.Plain, k, 1024)
+				}
+			}
+		})
+		check("after the reuses")
+		Expect(step("retire", func() { Expect(rt.Retire(runtime.Main)).To(Succeed()) })).To(HaveLen(len(model)))
+		clear(model)
+		check("after retire")
 	})
 
 	It("answers that it cannot reach back once it dropped the changes asked about, and reaches back to what it kept", func() {

@@ -168,6 +168,9 @@ typedef struct {
 	rc_mode mode;
 	rc_device in;
 	VEC(slot_state) slots;
+	/* index: each slot's position in slots plus one (0: an empty cell), by key; open addressing
+	 * with linear probing, index_cap a power of two above twice the slots (slot_index_*). */
+	size_t *index, index_cap;
 	VEC(allocation) live; /* the residency ledger, sorted by address */
 	uint64_t next_gen;
 	VEC(capture) caps; /* active captures begun here, in the order they began */
@@ -454,11 +457,60 @@ static void touch(state *S, capture *c, int write, rc_ptr p) {
 /* ---------------------------------------------------------------------------------------------- */
 /* Slots and pools: lookups and descriptions. */
 
-static slot_state *slot_of(state *S, const char *key) {
+/* The slots' index: a lookup by key costs a hash instead of a search of every slot (a probe with
+ * n buffers asks about them n times). A slot changes position only here: appended (slot_set),
+ * replaced by the last one (slot_remove), or everything at once (slot_index_rebuild). */
+
+static size_t key_hash(const char *k) {
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* slot_cell is the index cell holding key, or the empty cell where it would go. */
+static size_t *slot_cell(const state *S, const char *key) {
+	size_t mask = S->index_cap - 1;
+	for (size_t i = key_hash(key) & mask;; i = (i + 1) & mask) {
+		size_t at = S->index[i];
+		if (at == 0 || strcmp(S->slots.v[at - 1].key, key) == 0)
+			return &S->index[i];
+	}
+}
+
+/* slot_index_rebuild indexes every slot again, with room for twice as many. */
+static void slot_index_rebuild(state *S) {
+	size_t cap = 16;
+	while (cap < 4 * S->slots.n)
+		cap *= 2;
+	free(S->index);
+	S->index = calloc(cap, sizeof *S->index);
+	if (!S->index)
+		abort();
+	S->index_cap = cap;
 	for (size_t i = 0; i < S->slots.n; i++)
-		if (strcmp(S->slots.v[i].key, key) == 0)
-			return &S->slots.v[i];
-	return NULL;
+		*slot_cell(S, S->slots.v[i].key) = i + 1;
+}
+
+/* slot_index_delete empties cell and moves later cells of its run back into the hole, so that no
+ * lookup stops early at it (backward-shift deletion). */
+static void slot_index_delete(state *S, size_t *cell) {
+	size_t mask = S->index_cap - 1, hole = (size_t)(cell - S->index);
+	for (size_t j = (hole + 1) & mask; S->index[j] != 0; j = (j + 1) & mask) {
+		size_t home = key_hash(S->slots.v[S->index[j] - 1].key) & mask;
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			S->index[hole] = S->index[j];
+			hole = j;
+		}
+	}
+	S->index[hole] = 0;
+}
+
+static slot_state *slot_of(state *S, const char *key) {
+	if (S->slots.n == 0)
+		return NULL;
+	size_t at = *slot_cell(S, key);
+	return at ? &S->slots.v[at - 1] : NULL;
 }
 
 static slot_state *holder_of(state *S, uint64_t addr) {
@@ -484,19 +536,41 @@ static void slot_changed(state *S, const char *key) {
 	PUSH(S->slot_log, k);
 }
 
-/* slot_remove empties slot i: every way a slot is emptied goes through here, so the log sees it. */
-static void slot_remove(state *S, size_t i) {
+/* slot_take empties slot i where it is: logged (every way a slot is emptied goes through here, so
+ * the log sees it) and its key freed. The slot stays in place, keyless, until slots_compact or
+ * slot_remove drops it, so that a loop emptying slots in order keeps its order. */
+static void slot_take(state *S, size_t i) {
 	slot_changed(S, S->slots.v[i].key);
+	slot_index_delete(S, slot_cell(S, S->slots.v[i].key));
 	free(S->slots.v[i].key);
-	DELETE(S->slots, i);
+	S->slots.v[i].key = NULL;
+}
+
+/* slots_compact drops the slots slot_take emptied, the others in their order. */
+static void slots_compact(state *S) {
+	size_t n = 0;
+	for (size_t i = 0; i < S->slots.n; i++)
+		if (S->slots.v[i].key)
+			S->slots.v[n++] = S->slots.v[i];
+	S->slots.n = n;
+	slot_index_rebuild(S);
+}
+
+/* slot_remove empties slot i, and the last slot takes its place. */
+static void slot_remove(state *S, size_t i) {
+	slot_take(S, i);
+	size_t last = S->slots.n - 1;
+	if (i != last) {
+		S->slots.v[i] = S->slots.v[last];
+		*slot_cell(S, S->slots.v[i].key) = i + 1;
+	}
+	S->slots.n--;
 }
 
 static void slot_delete(state *S, const char *key) {
-	for (size_t i = 0; i < S->slots.n; i++)
-		if (strcmp(S->slots.v[i].key, key) == 0) {
-			slot_remove(S, i);
-			return;
-		}
+	slot_state *st = slot_of(S, key);
+	if (st)
+		slot_remove(S, (size_t)(st - S->slots.v));
 }
 
 static void slot_set(state *S, rc_slot slot, const char *key, rc_ptr p) {
@@ -511,6 +585,10 @@ static void slot_set(state *S, rc_slot slot, const char *key, rc_ptr p) {
 	slot_changed(S, key);
 	slot_state n = {slot, dupstr(key), p};
 	PUSH(S->slots, n);
+	if (4 * S->slots.n > S->index_cap)
+		slot_index_rebuild(S);
+	else
+		*slot_cell(S, key) = S->slots.n;
 }
 
 static pool *pool_of(state *S, const char *name) {
@@ -1246,16 +1324,15 @@ static int32_t lookup(state *S, rc_slot slot, const char *key, rc_ptr cur, slot_
 #ifdef RC_SEED_DEFECT_ARENA_ROLLBACK
 /* The defect: the capacity refusal rolls the whole bank back, releasing every committed region. */
 static void roll_back_bank(state *S, rc_thread t) {
-	for (size_t i = 0; i < S->slots.n;) {
+	for (size_t i = 0; i < S->slots.n; i++) {
 		slot_state *st = &S->slots.v[i];
 		rc_error e;
-		if (st->slot != RC_SLOT_ARENA || S->in.free_(S->in.self, t, st->ptr, &e) != RC_OK) {
-			i++;
+		if (st->slot != RC_SLOT_ARENA || S->in.free_(S->in.self, t, st->ptr, &e) != RC_OK)
 			continue;
-		}
 		ledger_remove(S, st->ptr.addr);
-		slot_remove(S, i);
+		slot_take(S, i);
 	}
+	slots_compact(S);
 }
 #endif
 
@@ -1652,7 +1729,8 @@ static int32_t r_retire(void *self, rc_thread t, rc_error *err) {
 	rc_error e;
 	if (S->slots.n > 1)
 		qsort(S->slots.v, S->slots.n, sizeof *S->slots.v, by_key);
-	for (size_t i = 0; i < S->slots.n;) {
+	slot_index_rebuild(S); /* the sort moved every slot */
+	for (size_t i = 0; i < S->slots.n; i++) {
 		slot_state *st = &S->slots.v[i];
 		int32_t s = S->in.free_(S->in.self, t, st->ptr, &e);
 		if (s != RC_OK) {
@@ -1660,12 +1738,12 @@ static int32_t r_retire(void *self, rc_thread t, rc_error *err) {
 				status = s;
 				*err = e;
 			}
-			i++;
 			continue;
 		}
 		ledger_remove(S, st->ptr.addr);
-		slot_remove(S, i);
+		slot_take(S, i);
 	}
+	slots_compact(S);
 	if (S->pools.n > 1)
 		qsort(S->pools.v, S->pools.n, sizeof *S->pools.v, by_name);
 	for (size_t i = 0; i < S->pools.n;) {
@@ -1701,6 +1779,7 @@ EXPORT void rc_runtime_close(void *self) {
 	for (size_t i = 0; i < S->slots.n; i++)
 		free(S->slots.v[i].key);
 	free(S->slots.v);
+	free(S->index);
 	for (size_t i = 0; i < S->slot_log.n; i++)
 		free(S->slot_log.v[i]);
 	free(S->slot_log.v);
