@@ -142,6 +142,14 @@ var _ = Describe("replaycheck run --isolate", Ordered, func() {
 			MatchRegexp(`\d+ runtime\(s\) left open, each still inside a call that never returned \(an instance given up on a timeout\): Launch x\d+`),
 			ContainSubstring("the library stays loaded")))
 		Expect(string(s.Out.Contents())).To(ContainSubstring("timeout in Launch"))
+
+		// Isolated, the worker exits once it has written its entry: the parent reports the
+		// instance's own timeout, not a worker killed after the grace for the run's way out.
+		s = replaycheck(nil, "run", "--isolate", "--runtime", plugin, "--fault", "hang@1", "--timeout", "1s", "--run", "^basic/simple-replay@global/guards-on", catalog)
+		Expect(s.ExitCode()).To(Equal(1))
+		Expect(string(s.Out.Contents())).To(SatisfyAll(
+			ContainSubstring("timeout in Launch: Launch(graph main) on main did not return within the instance's 1s timeout"),
+			Not(ContainSubstring("the worker was killed"))))
 	})
 
 	It("checks a runtime plugin's slot log in every isolated worker with --check-slot-log", func() {
