@@ -11,6 +11,8 @@ import (
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -123,6 +125,35 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(spy.batches.Load()).To(BeZero())
 	})
+
+	// The ACL and CUDA bindings run a batch on their driver thread for main, where the device is
+	// current: the built-in runtime's calls cost no hand-off. Their calls may not run on another OS
+	// thread (the driver binds contexts and capture modes to threads), so they are no batch view,
+	// and a runtime of the user's own is not batched there.
+	for _, lib := range []fake.Library{fake.ACL, fake.CUDA} {
+		It("runs an instance on the "+lib.String()+" binding over its fake library as one batch, and not under a runtime of the user's own", func(ctx SpecContext) {
+			if why := backends.Unavailable(lib.String()); why != "" {
+				Skip(why)
+			}
+			path, err := fake.Build(GinkgoT().TempDir(), lib, fake.Variant{})
+			Expect(err).NotTo(HaveOccurred())
+			b, err := backends.Open(lib.String(), backends.Config{Library: path})
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(b.Close)
+			dev, err := b.Open(ctx, 0)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(dev.Close)
+			spy := &batchSpy{Device: dev}
+			res := runFaulted(spy, capture.Options{})
+			Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+			Expect(spy.batches.Load()).To(Equal(int32(1)))
+
+			var batched atomic.Bool
+			res = runFaulted(dev, capture.Options{Runtime: threadedRuntime(&batched), Timeout: 5 * time.Second})
+			Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+			Expect(batched.Load()).To(BeFalse())
+		})
+	}
 
 	It("runs the instance on its own goroutine when the device refuses the batch (closed)", func() {
 		spy := &batchSpy{Device: openSim("cann")}

@@ -299,19 +299,13 @@ func (d *Device) failedWith(op string, code int, detail string) error {
 	return e
 }
 
-// call runs body on the worker that serves t, under the device lock.
+// call runs body on the worker that serves t, under the device lock: handed to the worker's
+// thread, or inline when the caller is on it already (inside OnThread's batch).
 func (d *Device) call(t runtime.Thread, op string, body func() error) error {
-	if t != runtime.Main && t != runtime.Other {
-		return d.codes.Invalid(op, "unknown thread %v: the device has threads main and other", t)
+	if err := d.usable(op, t); err != nil {
+		return err
 	}
-	d.life.RLock()
 	defer d.life.RUnlock()
-	if d.closed {
-		return d.codes.Invalid(op, "the device is closed")
-	}
-	if d.isAbandoned() {
-		return d.codes.Invalid(op, "the device was abandoned (a call hung)")
-	}
 	var err error
 	d.workers[t].Do(func() {
 		d.mu.Lock()
@@ -319,6 +313,47 @@ func (d *Device) call(t runtime.Thread, op string, body func() error) error {
 		err = body()
 	})
 	return err
+}
+
+// usable checks t and that the device is open and not abandoned, and holds life shared for the
+// caller, who releases it. TryRLock: the only writer is Close, and a call that meets it answers
+// closed, as it would after it; a call inside a batch (OnThread) that Close waits for must not
+// wait for Close.
+func (d *Device) usable(op string, t runtime.Thread) error {
+	if t != runtime.Main && t != runtime.Other {
+		return d.codes.Invalid(op, "unknown thread %v: the device has threads main and other", t)
+	}
+	if !d.life.TryRLock() {
+		return d.codes.Invalid(op, "the device is closed")
+	}
+	switch {
+	case d.closed:
+		d.life.RUnlock()
+		return d.codes.Invalid(op, "the device is closed")
+	case d.isAbandoned():
+		d.life.RUnlock()
+		return d.codes.Invalid(op, "the device was abandoned (a call hung)")
+	}
+	return nil
+}
+
+var _ runtime.ThreadRunner = (*Device)(nil)
+
+// OnThread runs f on the worker that serves t and hands it the device itself (runtime.ThreadRunner):
+// every call f makes for t finds itself on that worker's OS thread, where the driver has the
+// device current, and runs there inline: one hand-off for the whole batch instead of one per call.
+// Calls for the other thread are handed off as usual. life is held for the batch as for one call,
+// so Close waits for it; f must not Close the device. A call for t from another goroutine while f
+// runs is handed to t's worker and waits for f: the driver binds capture modes and contexts to OS
+// threads, so it may not run elsewhere. The device is therefore no runtime.BatchView, and the
+// engine batches only its built-in runtime here.
+func (d *Device) OnThread(t runtime.Thread, f func(on runtime.Device)) error {
+	if err := d.usable("OnThread", t); err != nil {
+		return err
+	}
+	defer d.life.RUnlock()
+	d.workers[t].Do(func() { f(d) })
+	return nil
 }
 
 func (d *Device) newHandle() uint64 {
@@ -537,7 +572,10 @@ func (d *Device) HostRead(dst []byte, src runtime.Ptr) error {
 }
 
 func (d *Device) hostAccess(op string, body func() error) error {
-	d.life.RLock()
+	// TryRLock: see usable (a host access inside a batch that Close waits for).
+	if !d.life.TryRLock() {
+		return d.codes.Invalid(op, "the device is closed")
+	}
 	defer d.life.RUnlock()
 	if d.closed {
 		return d.codes.Invalid(op, "the device is closed")
