@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/replaycheck/replaycheck/internal/addrmap"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -129,16 +130,21 @@ type Device struct {
 	closed bool
 
 	// mu guards what follows; call bodies run under it, on the workers.
-	mu         sync.Mutex
-	allocs     map[uint64]*allocation // device memory by address
-	hosts      map[uint64]*allocation // host memory by address
-	streams    map[runtime.Stream]*stream
-	events     map[runtime.Event]*event
-	graphs     map[runtime.Graph]GraphRef
-	captures   []*capture // in progress, in the order they began
-	lastHandle uint64
-	lastID     uint64
-	counters   runtime.Counters
+	mu     sync.Mutex
+	allocs map[uint64]*allocation // device memory by address
+	hosts  map[uint64]*allocation // host memory by address
+	// allocAt and hostAt index allocs and hosts in address order, so that the allocation holding
+	// a range is one floor lookup (holding): asking every allocation made a probe of n buffers
+	// check each op's ranges against all n. liveBytes is the bytes of allocs.
+	allocAt, hostAt addrmap.Map[*allocation]
+	liveBytes       int64
+	streams         map[runtime.Stream]*stream
+	events          map[runtime.Event]*event
+	graphs          map[runtime.Graph]GraphRef
+	captures        []*capture // in progress, in the order they began
+	lastHandle      uint64
+	lastID          uint64
+	counters        runtime.Counters
 	// lost: the driver answered device-lost; Close then releases the device without asking the
 	// driver to destroy each object, which a lost device refuses.
 	lost bool
@@ -190,10 +196,7 @@ func (d *Device) Counters() runtime.Counters {
 	defer d.mu.Unlock()
 	c := d.counters
 	c.LiveAllocs = int64(len(d.allocs))
-	c.LiveBytes = 0
-	for _, a := range d.allocs {
-		c.LiveBytes += a.ptr.Bytes
-	}
+	c.LiveBytes = d.liveBytes
 	c.LiveHostAllocs = int64(len(d.hosts))
 	c.LiveStreams = int64(len(d.streams) - 1)
 	c.LiveEvents = int64(len(d.events))
@@ -361,12 +364,11 @@ func (d *Device) newHandle() uint64 {
 	return d.lastHandle
 }
 
-// containing returns the live allocation of m that holds all of p.
-func containing(m map[uint64]*allocation, p runtime.Ptr) *allocation {
-	for _, a := range m {
-		if a.ptr.Contains(p) {
-			return a
-		}
+// holding returns the live allocation of the index that holds all of p: the one at or below p's
+// address, since live allocations do not overlap.
+func holding(index *addrmap.Map[*allocation], p runtime.Ptr) *allocation {
+	if _, a, ok := index.Floor(p.Addr); ok && a.ptr.Contains(p) {
+		return a
 	}
 	return nil
 }
@@ -377,10 +379,10 @@ func (d *Device) checkRange(op, what string, p runtime.Ptr, host bool) (*allocat
 	if p.Bytes <= 0 {
 		return nil, d.codes.Invalid(op, "%s %v is empty", what, p)
 	}
-	if a := containing(d.allocs, p); a != nil {
+	if a := holding(&d.allocAt, p); a != nil {
 		return a, nil
 	}
-	if a := containing(d.hosts, p); a != nil {
+	if a := holding(&d.hostAt, p); a != nil {
 		if !host {
 			return nil, d.codes.Invalid(op, "%s %v is %v host memory: %s needs device memory", what, p, a.host, op)
 		}
@@ -424,7 +426,10 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 			return d.failed("Malloc", code)
 		}
 		p = runtime.Ptr{Addr: addr, Bytes: bytes}
-		d.allocs[addr] = &allocation{ptr: p}
+		a := &allocation{ptr: p}
+		d.allocs[addr] = a
+		d.allocAt.Put(addr, a)
+		d.liveBytes += bytes
 		d.counters.Mallocs++
 		return nil
 	})
@@ -452,6 +457,8 @@ func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
 			return d.failed("Free", code)
 		}
 		delete(d.allocs, p.Addr)
+		d.allocAt.Delete(p.Addr)
+		d.liveBytes -= p.Bytes
 		d.counters.Frees++
 		return nil
 	})
@@ -511,7 +518,9 @@ func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 			return e
 		}
 		p = runtime.Ptr{Addr: uint64(uintptr(base)), Bytes: bytes}
-		d.hosts[p.Addr] = &allocation{ptr: p, host: kind, base: base}
+		a := &allocation{ptr: p, host: kind, base: base}
+		d.hosts[p.Addr] = a
+		d.hostAt.Put(p.Addr, a)
 		d.counters.HostAllocs++
 		return nil
 	})
@@ -532,6 +541,7 @@ func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 			d.drv.HostFree(a.base)
 		}
 		delete(d.hosts, p.Addr)
+		d.hostAt.Delete(p.Addr)
 		d.counters.HostFrees++
 		return nil
 	})
@@ -542,7 +552,7 @@ func (d *Device) hostBytes(op string, p runtime.Ptr, n int) ([]byte, error) {
 	if int64(n) != p.Bytes {
 		return nil, d.codes.Invalid(op, "%d bytes for host range %v: the lengths must match", n, p)
 	}
-	a := containing(d.hosts, p)
+	a := holding(&d.hostAt, p)
 	if a == nil || p.Bytes <= 0 {
 		return nil, d.codes.Invalid(op, "%v does not lie inside a live host allocation", p)
 	}
@@ -1075,6 +1085,7 @@ func (d *Device) Close() error {
 	clear(d.events)
 	clear(d.allocs)
 	clear(d.hosts)
+	d.allocAt, d.hostAt, d.liveBytes = addrmap.Map[*allocation]{}, addrmap.Map[*allocation]{}, 0
 	d.streams = map[runtime.Stream]*stream{runtime.DefaultStream: {}}
 	for _, t := range []runtime.Thread{runtime.Other, runtime.Main} {
 		d.workers[t].Do(func() { note("unbinding the "+t.String()+" thread", d.drv.Unbind(t)) })
