@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"sync/atomic"
+
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -22,9 +24,10 @@ type faults struct {
 	armed []armedFault
 	fired []runtime.Fault
 	// lost is set once a device-lost fault fired: the device answers device-lost from then on.
-	lost bool
-	// abandoned: Close returns at once; nothing waits for a hung call.
-	abandoned bool
+	// abandoned: Close returns at once; nothing waits for a hung call. Both are set under
+	// Device.faultMu and read without it: every call asks both, and two lock round trips per
+	// call were a seventh of a captured fill.
+	lost, abandoned atomic.Bool
 }
 
 var _ runtime.FaultInjector = (*Device)(nil)
@@ -69,11 +72,7 @@ func (d *Device) FiredFaults() []runtime.Fault {
 // Both workers are let go: the idle one ends now, and a call blocked by a hang stays blocked, with
 // its worker, for the life of the process (in hang, a frame the suites' leak checks allow).
 func (d *Device) Abandon() {
-	d.faultMu.Lock()
-	first := !d.faults.abandoned
-	d.faults.abandoned = true
-	d.faultMu.Unlock()
-	if first {
+	if first := d.faults.abandoned.CompareAndSwap(false, true); first {
 		d.main.Abandon()
 		d.other.Abandon()
 	}
@@ -84,11 +83,7 @@ func (d *Device) Abandon() {
 //go:noinline
 func (d *Device) hang() { <-d.never }
 
-func (d *Device) isAbandoned() bool {
-	d.faultMu.Lock()
-	defer d.faultMu.Unlock()
-	return d.faults.abandoned
-}
+func (d *Device) isAbandoned() bool { return d.faults.abandoned.Load() }
 
 // take counts one call for the armed faults that call (kind's Call) fires, and returns the kind
 // of the fault that fires now (0: none). Faults of several kinds on one call: the first armed
@@ -108,7 +103,7 @@ func (d *Device) take(call string) runtime.FaultKind {
 			fired = a.Kind
 			d.faults.fired = append(d.faults.fired, a.Fault)
 			if a.Kind == runtime.FaultDeviceLost {
-				d.faults.lost = true
+				d.faults.lost.Store(true)
 			}
 			continue
 		}
@@ -121,11 +116,7 @@ func (d *Device) take(call string) runtime.FaultKind {
 }
 
 // lost reports whether a device-lost fault has fired.
-func (d *Device) lost() bool {
-	d.faultMu.Lock()
-	defer d.faultMu.Unlock()
-	return d.faults.lost
-}
+func (d *Device) lost() bool { return d.faults.lost.Load() }
 
 // preempt decides, before a call reaches its worker, whether the device answers it without doing
 // it: device-lost after a lost fault, the fault a Launch fires. hang is true when the call must
