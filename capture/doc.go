@@ -42,9 +42,11 @@
 // armed on the backend's device (runtime.FaultInjector) as the instance reaches them, and one that
 // fires ends the instance in error (ErrFault, or ErrDeviceLost for a lost device) naming the fault
 // and the call; Result.Faults says what each did. A backend without the fault-injection capability
-// skips such an instance. Every call into the backend's device is watched (watch.go): the instance
-// runs on a goroutine of its own (under the built-in runtime, as one batch on the device's Main
-// thread when the device can: runtime.ThreadRunner), and a call still in flight a grace period after the time limit
+// skips such an instance. Every call into the backend's device is watched (watch.go), and every
+// call into a runtime of the user's own that asks (runtime.CallWatcher): the instance runs on a
+// goroutine of its own (as one batch on the device's Main thread when the device can:
+// runtime.ThreadRunner; under a runtime of the user's own only when it is handed the batch's view,
+// runtime.BatchView), and a call still in flight a grace period after the time limit
 // (Options.Timeout) is not waited for: the instance ends "timeout in <call>" and its device is
 // abandoned (runtime.Abandoner). A device that answered device-lost, or was abandoned, must not
 // run another instance: Result.DeviceState says so, and whoever opened it replaces it. After every

@@ -281,12 +281,17 @@ func (r *run) abandon(call string, at time.Time) {
 	if errors.Is(r.ctx.Err(), context.Canceled) {
 		kind, why = ErrInterrupted, fmt.Sprintf("within %v of the run being abandoned", grace(r.opt.Timeout))
 	}
-	if call == "Launch" {
+	what, callOf := r.current, "device"
+	switch {
+	case r.watch.own:
+		// The runtime under test's own code never returned (runtimeCall), not a device call.
+		why += ", inside the runtime under test's own code"
+		callOf = "runtime"
+	case call == "Launch":
 		r.hangFired(r.current)
 	}
-	what := r.current
 	if !strings.HasPrefix(what, call) {
-		what += fmt.Sprintf(" (its device call %s)", call)
+		what += fmt.Sprintf(" (its %s call %s)", callOf, call)
 	}
 	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
 	ev := Event{Step: r.currentStep, Call: r.current, Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.startedAt()).Round(time.Millisecond))}

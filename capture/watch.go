@@ -3,13 +3,16 @@ package capture
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // The watch: every call into the backend's device is timed, so a call that never returns (a hang
-// in the driver) ends the instance in a timeout that names it instead of hanging the run.
+// in the driver) ends the instance in a timeout that names it instead of hanging the run. So is
+// every call into the code of a runtime of the user's own that asks (runtime.CallWatcher: the
+// plugin loader does, for each call into C), with the device calls it makes nested in it.
 //
 // The instance runs on a goroutine of its own, which holds watch.mu at all times except inside a
 // call into the backend's device (the watched device sits between the runtime under test and the
@@ -34,11 +37,16 @@ type watch struct {
 	// when it must not (see Run); onThread is set once the body runs there.
 	tr       runtime.ThreadRunner
 	onThread bool
+	// inRuntime is set while a call into a runtime of the user's own is in flight (runtimeCall),
+	// with mu released for it: the device calls it makes are nested in it (doNested).
+	inRuntime atomic.Bool
 
 	// Guarded by mu.
-	call      string        // the backend call in flight, "" when none
-	started   time.Duration // when the call in flight began, since base
-	finished  bool          // the instance's goroutine is done
+	call    string        // the backend call in flight, "" when none
+	started time.Duration // when the call in flight began, since base
+	// own: the call in flight is the runtime under test's own code, not a device call it made.
+	own       bool
+	finished  bool // the instance's goroutine is done
 	abandoned bool
 	// armed counts the faults armed and not seen firing; fired is how many FiredFaults the watch
 	// has seen, and newly the faults that fired since the engine last asked, each with its call.
@@ -74,9 +82,49 @@ func newWatch(dev runtime.Device) *watch {
 // do makes one backend call, named call, with the watch's lock released for its duration (and
 // taken back even when the call panics).
 func (w *watch) do(call string, f func()) {
+	if w.inRuntime.Load() {
+		w.doNested(call, f)
+		return
+	}
 	w.call, w.started = call, time.Since(w.base)
 	w.mu.Unlock()
 	defer w.back(call)
+	f()
+}
+
+// runtimeCall makes one call into a runtime of the user's own (runtime.CallWatcher), named call,
+// under the watch as a device call is: code of the user's that never returns ends the instance in
+// a timeout naming it instead of hanging the run. The device calls it makes are watched nested in
+// it. Only a runtime of the user's own asks: the built-in one is Go code of replaycheck's.
+func (w *watch) runtimeCall(call string, f func()) {
+	w.call, w.started, w.own = call, time.Since(w.base), true
+	w.inRuntime.Store(true)
+	w.mu.Unlock()
+	defer func() {
+		w.back(call)
+		w.own = false
+		w.inRuntime.Store(false)
+	}()
+	f()
+}
+
+// doNested makes a device call that a runtime call in flight (runtimeCall) makes, from whichever
+// thread the runtime makes it on: mu is free, so it is taken to name the call, and again to put
+// the runtime call's name back once the device call returned.
+func (w *watch) doNested(call string, f func()) {
+	w.mu.Lock()
+	if w.abandoned {
+		w.mu.Unlock()
+		select {} // Run has given the instance up: touch nothing, ever
+	}
+	outer, since := w.call, w.started
+	w.call, w.started, w.own = call, time.Since(w.base), false
+	w.mu.Unlock()
+	defer func() {
+		w.back(call)
+		w.call, w.started, w.own = outer, since, true
+		w.mu.Unlock()
+	}()
 	f()
 }
 
@@ -357,3 +405,6 @@ func (d watched) InBatch(t runtime.Thread) bool {
 	v, ok := runtime.As[runtime.BatchView](d.Device)
 	return ok && v.InBatch(t)
 }
+
+// WatchCall watches a call into the code of the runtime under test (runtime.CallWatcher).
+func (d watched) WatchCall(call string, f func()) { d.w.runtimeCall(call, f) }

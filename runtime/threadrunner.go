@@ -32,3 +32,13 @@ type ThreadRunner interface {
 type BatchView interface {
 	InBatch(t Thread) bool
 }
+
+// CallWatcher is an optional capability of the device a runtime under test is opened on (the
+// engine's watched device): WatchCall runs f, a call into the runtime's own code (C code of a
+// team's, which may deadlock or spin), under the watch that times device calls. Code that never
+// returns then ends the instance in a timeout naming call, as a device call that never returns
+// does, instead of hanging the run; the device calls f makes are watched as usual. f may make
+// them from any thread, while WatchCall waits for it.
+type CallWatcher interface {
+	WatchCall(call string, f func())
+}

@@ -55,6 +55,10 @@
 // host_read, holds and slots_changed name no thread: they are made from the caller's goroutine,
 // still one call at a time.
 //
+// Every call into the plugin is made under the watch of the device it was opened on, when that
+// device has one (runtime.CallWatcher, the engine's watched device): code of the plugin's that
+// never returns ends its instance in a timeout instead of hanging the run.
+//
 // A Runtime still inside a call when Plugin.CloseRuntimes runs (an instance the engine gave up on:
 // the call never returns) is left open rather than waited for, and Plugin.Close then leaves the
 // library loaded; both say so in their error.

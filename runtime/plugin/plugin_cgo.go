@@ -342,7 +342,10 @@ type Runtime struct {
 	// bv is the device's batch view, when it has one: a call for t it runs inline is made into
 	// the plugin where it is (on t's thread already); any other goes to workers[t], the locked OS
 	// thread of the Runtime's own for t, started on first use.
-	bv      runtime.BatchView
+	bv runtime.BatchView
+	// watcher times each call into the plugin as the engine times device calls, when the device
+	// has one (runtime.CallWatcher): code of the plugin's that never returns ends the instance.
+	watcher runtime.CallWatcher
 	workers [2]*runtime.Worker
 	// logged: the runtime has a slot log (ABI 2's slots_changed); keys is C memory for its
 	// answers, room for keysCap keys.
@@ -366,6 +369,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	r.rt = (*C.rc_runtime)(C.calloc(1, C.sizeof_rc_runtime))
 	C.rcp_fill_inner(r.inner, C.uintptr_t(r.h))
 	r.bv, _ = runtime.As[runtime.BatchView](dev)
+	r.watcher, _ = runtime.As[runtime.CallWatcher](dev)
 	mode := C.uint32_t(C.RC_MODE_PROGRAM)
 	if guarded {
 		mode = C.RC_MODE_KERNEL
@@ -474,10 +478,14 @@ func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t)
 	r.st.failures = nil
 	var cerr C.rc_error
 	var status C.int32_t
-	if t == noThread {
-		status = f(&cerr)
+	call := func() { status = f(&cerr) }
+	if t != noThread {
+		call = func() { r.onThread(t, func() { status = f(&cerr) }) }
+	}
+	if r.watcher != nil {
+		r.watcher.WatchCall(op, call)
 	} else {
-		r.onThread(t, func() { status = f(&cerr) })
+		call()
 	}
 	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.failures)
 	r.st.failures = nil

@@ -533,6 +533,41 @@ var _ = Describe("closing the plugin after an instance was given up on a hang", 
 	})
 })
 
+// A runtime's own code that never returns (a deadlock in a team's allocator) is timed like a device
+// call: the instance ends in a timeout naming the call, instead of the run waiting for good.
+var _ = Describe("a plugin whose own code never returns", func() {
+	for call, named := range map[string]string{"launch": "Launch", "provision": "Provision"} {
+		It("ends the instance in a timeout naming its "+call+", and the next instance runs", func() {
+			p, err := plugin.Load(build("passthrough"))
+			Expect(err).NotTo(HaveOccurred())
+			in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Replays: 2}
+			setenv("RC_TEST_HANG", call)
+			// Not openSim: a device the engine did not give up would make its Close, at cleanup,
+			// wait for the batch stuck in the plugin, and the spec would never end to say so.
+			b, err := sim.New(sim.Options{Profile: "cann"})
+			Expect(err).NotTo(HaveOccurred())
+			dev, err := b.Open(context.Background(), 0)
+			Expect(err).NotTo(HaveOccurred())
+			done := make(chan *capture.Result, 1)
+			go func() {
+				done <- capture.Run(context.Background(), dev, in, capture.Options{Runtime: rut(p), Timeout: 300 * time.Millisecond})
+			}()
+			var res *capture.Result
+			Eventually(done, 10*time.Second).Should(Receive(&res), "the run waited for the plugin's own code")
+			Expect(dev.Close()).To(Succeed(), "abandoned: Close waits for nothing")
+			Expect(res.Outcome).To(Equal(probes.Errored))
+			Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout))
+			Expect(res.Reason).To(MatchRegexp(`^timeout in %s: .* did not return within the instance's 300ms timeout \(and 100ms of grace\), inside the runtime under test's own code; device .* abandoned$`, named))
+			Expect(res.DeviceState).To(Equal(capture.DeviceAbandoned))
+
+			Expect(os.Unsetenv("RC_TEST_HANG")).To(Succeed())
+			next := capture.Run(context.Background(), openSim("cann"), in, capture.Options{Runtime: rut(p)})
+			Expect(next.Outcome).To(Equal(probes.Exact), next.Reason)
+			Expect(p.Close()).To(MatchError(ContainSubstring(fmt.Sprintf("1 runtime(s) left open, each still inside a call that never returned (an instance given up on a timeout): %s x1", named))))
+		})
+	}
+})
+
 // The whole catalog, guards off, through the passthrough plugin comes out exactly as through the
 // built-in guards in program mode.
 var _ = Describe("the catalog through the passthrough plugin", func() {

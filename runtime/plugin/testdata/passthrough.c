@@ -14,6 +14,8 @@
  *                                      rc_runtime_open itself
  *   RC_TEST_LOG=path                   every inner call forwarded is appended to path as
  *                                      "inner=<call> t=<0|1|-> tid=<gettid>"
+ *   RC_TEST_HANG=call                  the call never returns, making no device call (a deadlocked
+ *                                      runtime)
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
@@ -73,6 +75,7 @@ typedef struct {
 	char fail[64], fail_class[32], fail_msg[256];
 	char log[1024];
 	int from_thread;
+	char hang[64];
 } pt;
 
 static int zero(rc_ptr p) { return p.addr == 0 && p.bytes == 0; }
@@ -97,6 +100,9 @@ static int32_t knob(pt *p, const char *call, rc_error *e) {
 		seterr(e, p->fail_class, "%s", p->fail_msg);
 		return RC_ERROR;
 	}
+	if (p->hang[0] && strcmp(p->hang, call) == 0)
+		for (;;)
+			pause();
 	return RC_OK;
 }
 
@@ -664,6 +670,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 			split(rest, p->fail_class, sizeof p->fail_class, p->fail_msg, sizeof p->fail_msg);
 	}
 	if ((v = getenv("RC_TEST_LOG")) && *v) snprintf(p->log, sizeof p->log, "%s", v);
+	if ((v = getenv("RC_TEST_HANG")) && *v) snprintf(p->hang, sizeof p->hang, "%s", v);
 	p->from_thread = (v = getenv("RC_TEST_FORWARD_FROM_THREAD")) && strcmp(v, "1") == 0;
 	if (strcmp(p->fail, "open") == 0) {
 		seterr(err, p->fail_class, "%s", p->fail_msg);

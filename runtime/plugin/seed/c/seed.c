@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -41,14 +42,19 @@
 
 /* REPLAYCHECK_SEED_CRASH names one of the plugin's entry points (malloc, free, begin_capture,
  * end_capture, launch, fill, copy, provision): entering it faults with SIGSEGV, a real invalid
- * access, as REPLAYCHECK_FAKE_CRASH does in the fake drivers. Unset, nothing changes. It is what
- * tests of run --isolate crash a plugin with. */
+ * access, as REPLAYCHECK_FAKE_CRASH does in the fake drivers. REPLAYCHECK_SEED_HANG names one the
+ * same way: entering it never returns (a deadlocked allocator), without a device call. Unset,
+ * nothing changes. They are what tests of run --isolate and of the timeout break a plugin with. */
 static void crash_point(const char *entry) {
 	const char *want = getenv("REPLAYCHECK_SEED_CRASH");
 	if (want != NULL && strcmp(want, entry) == 0) {
 		volatile int *volatile nowhere = NULL;
 		*nowhere = 1;
 	}
+	want = getenv("REPLAYCHECK_SEED_HANG");
+	if (want != NULL && strcmp(want, entry) == 0)
+		for (;;)
+			pause();
 }
 
 static void *grow(void *v, size_t *cap, size_t need, size_t elem) {
