@@ -164,3 +164,23 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 		Expect(res.Reason).To(ContainSubstring("the device is closed"))
 	})
 })
+
+// A runtime may keep the device it was opened on and call it after its instance is over (a
+// plugin's rc_runtime_close freeing a workspace when the run unloads it): the watch has nothing
+// to time then, and no lock to lend, and the call goes straight through.
+var _ = Describe("the watched device after its instance is over", func() {
+	It("passes a runtime's late calls straight to the device", func() {
+		dev := openSim("cann")
+		DeferCleanup(dev.Close)
+		var kept runtime.Device
+		keeper := &capture.RuntimeUnderTest{Name: "keeper", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+			kept = d
+			return guard.New(d, guard.Program)
+		}}
+		res := runFaulted(dev, capture.Options{Runtime: keeper})
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		p, err := kept.Malloc(runtime.Main, 4096)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kept.Free(runtime.Main, p)).To(Succeed())
+	})
+})

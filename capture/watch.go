@@ -40,6 +40,10 @@ type watch struct {
 	// inRuntime is set while a call into a runtime of the user's own is in flight (runtimeCall),
 	// with mu released for it: the device calls it makes are nested in it (doNested).
 	inRuntime atomic.Bool
+	// over is set once the instance is over (finished, or given up): a call made through the
+	// watched device afterwards (a runtime's close freeing what it kept, at the end of the run)
+	// has no instance to time, and no lock to lend, and goes straight through.
+	over atomic.Bool
 
 	// Guarded by mu.
 	call    string        // the backend call in flight, "" when none
@@ -82,6 +86,10 @@ func newWatch(dev runtime.Device) *watch {
 // do makes one backend call, named call, with the watch's lock released for its duration (and
 // taken back even when the call panics).
 func (w *watch) do(call string, f func()) {
+	if w.over.Load() {
+		f()
+		return
+	}
 	if w.inRuntime.Load() {
 		w.doNested(call, f)
 		return
@@ -97,6 +105,10 @@ func (w *watch) do(call string, f func()) {
 // a timeout naming it instead of hanging the run. The device calls it makes are watched nested in
 // it. Only a runtime of the user's own asks: the built-in one is Go code of replaycheck's.
 func (w *watch) runtimeCall(call string, f func()) {
+	if w.over.Load() {
+		f()
+		return
+	}
 	w.call, w.started, w.own = call, time.Since(w.base), true
 	w.inRuntime.Store(true)
 	w.mu.Unlock()
@@ -158,6 +170,7 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 		defer close(done)
 		defer func() {
 			w.finished = true
+			w.over.Store(true)
 			w.mu.Unlock()
 		}()
 		w.batch(body)
@@ -197,6 +210,7 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 		limit = limit.Add(g)
 		if now := time.Now(); !now.Before(limit) {
 			w.abandoned = true
+			w.over.Store(true)
 			if a, ok := runtime.As[runtime.Abandoner](w.dev); ok {
 				a.Abandon()
 			}
