@@ -68,10 +68,12 @@
 // Nothing replaycheck passes to the plugin points into Go memory the plugin could keep: the inner
 // rc_device table and the rc_runtime the plugin fills are C allocations that live until Close; the
 // bytes of write and host_write are copied into C memory for the call, and read and host_read are
-// read into C memory and copied out. Inner write and host_write copy the plugin's bytes into a Go
-// slice before the device sees them, and inner read and host_read copy back into the plugin's
-// buffer. Exactly ptr.bytes bytes move, and a Go slice whose length differs from its Ptr's Bytes is
-// refused before the plugin is called (runtime.ClassInvalidValue).
+// read into C memory and copied out (one C buffer per Runtime, reused from call to call: a fresh
+// one per chunk of a verification was fresh memory each time). Inner write and host_write copy the
+// plugin's bytes into a Go slice before the device sees them; inner read and host_read read
+// straight into the plugin's buffer (after a failed one its contents are unspecified). Exactly
+// ptr.bytes bytes move, and a Go slice whose length differs from its Ptr's Bytes is refused before
+// the plugin is called (runtime.ClassInvalidValue).
 //
 // Without cgo the package still builds: Load fails with an error wrapping dl.ErrNoCgo.
 package plugin

@@ -159,12 +159,7 @@ func rcpInnerRead(self C.uintptr_t, t C.uint32_t, dst unsafe.Pointer, src C.rc_p
 		if e != nil {
 			return e
 		}
-		buf := make([]byte, len(b))
-		if e := d.Read(th(t), buf, goPtr(src)); e != nil {
-			return e
-		}
-		copy(b, buf)
-		return nil
+		return d.Read(th(t), b, goPtr(src)) // into the plugin's buffer: no copy of a copy
 	})
 }
 
@@ -202,12 +197,7 @@ func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C
 		if e != nil {
 			return e
 		}
-		buf := make([]byte, len(b))
-		if e := d.HostRead(buf, goPtr(src)); e != nil {
-			return e
-		}
-		copy(b, buf)
-		return nil
+		return d.HostRead(b, goPtr(src))
 	})
 }
 

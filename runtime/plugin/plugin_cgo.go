@@ -352,6 +352,9 @@ type Runtime struct {
 	logged  bool
 	keys    **C.char
 	keysCap int
+	// scratch is C memory for the bytes of writes and reads, scratchCap bytes (scratchOf).
+	scratch    unsafe.Pointer
+	scratchCap int
 }
 
 // Open puts the plugin's runtime in front of dev: rc_runtime_open in kernel mode when guarded,
@@ -410,7 +413,8 @@ func (r *Runtime) release() {
 	C.free(unsafe.Pointer(r.inner))
 	C.free(unsafe.Pointer(r.rt))
 	C.free(unsafe.Pointer(r.keys))
-	r.inner, r.rt, r.keys, r.keysCap = nil, nil, nil, 0
+	C.free(r.scratch)
+	r.inner, r.rt, r.keys, r.keysCap, r.scratch, r.scratchCap = nil, nil, nil, 0, nil, 0
 }
 
 // Close ends the runtime: rc_runtime_close, then the handle, the table and the threads are
@@ -514,25 +518,33 @@ func (r *Runtime) sized(op string, n int, p runtime.Ptr) error {
 	return nil
 }
 
-// cCopy is src in C memory, for the duration of a call (nil for an empty src).
-func cCopy(src []byte) unsafe.Pointer {
-	if len(src) == 0 {
-		return nil
-	}
-	return C.CBytes(src)
-}
-
-// cAlloc is n bytes of C memory (nil for 0).
-func cAlloc(n int) unsafe.Pointer {
+// scratchOf is the Runtime's C buffer for the bytes of one write or read, room for n (nil for 0):
+// reused from call to call under r.mu, grown when a call needs more, freed by release. A fresh
+// buffer per call made every chunk of a verification fresh memory.
+func (r *Runtime) scratchOf(n int) unsafe.Pointer {
 	if n == 0 {
 		return nil
 	}
-	return C.malloc(C.size_t(n))
+	if n > r.scratchCap {
+		C.free(r.scratch)
+		r.scratch, r.scratchCap = C.malloc(C.size_t(n)), n
+	}
+	return r.scratch
 }
 
-func cfree(p unsafe.Pointer) {
-	if p != nil {
-		C.free(p)
+// staged is src copied into the scratch buffer, for the duration of the call.
+func (r *Runtime) staged(src []byte) unsafe.Pointer {
+	buf := r.scratchOf(len(src))
+	if buf != nil {
+		copy(unsafe.Slice((*byte)(buf), len(src)), src)
+	}
+	return buf
+}
+
+// unstage copies a read's bytes out of the scratch buffer into dst when the plugin succeeded.
+func (r *Runtime) unstage(dst []byte, buf unsafe.Pointer, status C.int32_t) {
+	if status == statusOK && len(dst) > 0 {
+		copy(dst, unsafe.Slice((*byte)(buf), len(dst)))
 	}
 }
 
@@ -568,22 +580,19 @@ func (r *Runtime) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
 	if err := r.sized("Write", len(src), dst); err != nil {
 		return err
 	}
-	buf := cCopy(src)
-	defer cfree(buf)
-	return r.call(t, "Write", func(e *C.rc_error) C.int32_t { return C.rt_write(r.rt, ct(t), cPtr(dst), buf, e) })
+	return r.call(t, "Write", func(e *C.rc_error) C.int32_t { return C.rt_write(r.rt, ct(t), cPtr(dst), r.staged(src), e) })
 }
 
 func (r *Runtime) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 	if err := r.sized("Read", len(dst), src); err != nil {
 		return err
 	}
-	buf := cAlloc(len(dst))
-	defer cfree(buf)
-	err := r.call(t, "Read", func(e *C.rc_error) C.int32_t { return C.rt_read(r.rt, ct(t), buf, cPtr(src), e) })
-	if err == nil && len(dst) > 0 {
-		copy(dst, unsafe.Slice((*byte)(buf), len(dst)))
-	}
-	return err
+	return r.call(t, "Read", func(e *C.rc_error) C.int32_t {
+		buf := r.scratchOf(len(dst))
+		status := C.rt_read(r.rt, ct(t), buf, cPtr(src), e)
+		r.unstage(dst, buf, status)
+		return status
+	})
 }
 
 func (r *Runtime) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
@@ -605,22 +614,19 @@ func (r *Runtime) HostWrite(dst runtime.Ptr, src []byte) error {
 	if err := r.sized("HostWrite", len(src), dst); err != nil {
 		return err
 	}
-	buf := cCopy(src)
-	defer cfree(buf)
-	return r.callHere("HostWrite", func(e *C.rc_error) C.int32_t { return C.rt_host_write(r.rt, cPtr(dst), buf, e) })
+	return r.callHere("HostWrite", func(e *C.rc_error) C.int32_t { return C.rt_host_write(r.rt, cPtr(dst), r.staged(src), e) })
 }
 
 func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 	if err := r.sized("HostRead", len(dst), src); err != nil {
 		return err
 	}
-	buf := cAlloc(len(dst))
-	defer cfree(buf)
-	err := r.callHere("HostRead", func(e *C.rc_error) C.int32_t { return C.rt_host_read(r.rt, buf, cPtr(src), e) })
-	if err == nil && len(dst) > 0 {
-		copy(dst, unsafe.Slice((*byte)(buf), len(dst)))
-	}
-	return err
+	return r.callHere("HostRead", func(e *C.rc_error) C.int32_t {
+		buf := r.scratchOf(len(dst))
+		status := C.rt_host_read(r.rt, buf, cPtr(src), e)
+		r.unstage(dst, buf, status)
+		return status
+	})
 }
 
 func (r *Runtime) CreateStream(t runtime.Thread) (runtime.Stream, error) {
