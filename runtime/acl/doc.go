@@ -8,7 +8,8 @@
 // aclrtGetDeviceCount (ACL_ERROR_RT_NO_DEVICE: the runtime without its driver) wraps ErrNoDriver.
 //
 // Each Device owns two locked OS-thread workers, Main and Other, each with aclrtSetDevice done;
-// every call runs on the worker its Thread names. Memory, streams, events and graphs map onto
+// every call runs on the worker its Thread names (inline when it is already there: OnThread,
+// runtime.ThreadRunner, runs the engine's instance on Main's worker as one hand-off). Memory, streams, events and graphs map onto
 // aclrtMalloc (HUGE_FIRST), aclrtMemcpy (Write, Read: the synchronous "unsafe" calls),
 // aclrtMallocHost (pinned) or malloc (pageable), aclrtMemsetAsync, aclrtMemcpyAsync,
 // aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) and the model RI of a capture, replayed with

@@ -1,6 +1,7 @@
 // Package bind is the driver-neutral half of a device backend that binds a C Driver (runtime/acl,
 // runtime/cuda): handles, the Go-side bookkeeping of allocations and captures, counters, thread
-// dispatch to the two locked workers, and error building. A backend supplies a Driver (its calls
+// dispatch to the two locked workers (and batches on one of them: runtime.ThreadRunner), and
+// error building. A backend supplies a Driver (its calls
 // into the library, each returning the platform's status code) and its Codes (the one table that
 // names and classes them); NewDevice makes a runtime.Device of them. The package itself has no
 // cgo: it never calls C, the Driver does.
