@@ -131,21 +131,19 @@ type Device struct {
 	closed bool
 
 	// mu guards what follows; call bodies run under it, on the workers.
-	mu     sync.Mutex
-	allocs map[uint64]*allocation // device memory by address
-	hosts  map[uint64]*allocation // host memory by address
-	// allocAt and hostAt index allocs and hosts in address order, so that the allocation holding
-	// a range is one floor lookup (holding): asking every allocation made a probe of n buffers
-	// check each op's ranges against all n. liveBytes is the bytes of allocs.
-	allocAt, hostAt addrmap.Map[*allocation]
-	liveBytes       int64
-	streams         map[runtime.Stream]*stream
-	events          map[runtime.Event]*event
-	graphs          map[runtime.Graph]GraphRef
-	captures        []*capture // in progress, in the order they began
-	lastHandle      uint64
-	lastID          uint64
-	counters        runtime.Counters
+	mu sync.Mutex
+	// allocs and hosts are device and host memory by address, in address order, so that the
+	// allocation holding a range is one floor lookup (holding): asking every allocation made a
+	// probe of n buffers check each op's ranges against all n. liveBytes is the bytes of allocs.
+	allocs, hosts addrmap.Map[*allocation]
+	liveBytes     int64
+	streams       map[runtime.Stream]*stream
+	events        map[runtime.Event]*event
+	graphs        map[runtime.Graph]GraphRef
+	captures      []*capture // in progress, in the order they began
+	lastHandle    uint64
+	lastID        uint64
+	counters      runtime.Counters
 	// lost: the driver answered device-lost; Close then releases the device without asking the
 	// driver to destroy each object, which a lost device refuses.
 	lost bool
@@ -157,8 +155,6 @@ var _ runtime.Device = (*Device)(nil)
 func NewDevice(codes Codes, drv Driver, caps runtime.Capabilities) (*Device, error) {
 	d := &Device{
 		codes: codes, drv: drv, caps: caps,
-		allocs:  map[uint64]*allocation{},
-		hosts:   map[uint64]*allocation{},
 		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {}},
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]GraphRef{},
@@ -196,9 +192,9 @@ func (d *Device) Counters() runtime.Counters {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := d.counters
-	c.LiveAllocs = int64(len(d.allocs))
+	c.LiveAllocs = int64(d.allocs.Len())
 	c.LiveBytes = d.liveBytes
-	c.LiveHostAllocs = int64(len(d.hosts))
+	c.LiveHostAllocs = int64(d.hosts.Len())
 	c.LiveStreams = int64(len(d.streams) - 1)
 	c.LiveEvents = int64(len(d.events))
 	c.LiveGraphs = int64(len(d.graphs))
@@ -380,10 +376,10 @@ func (d *Device) checkRange(op, what string, p runtime.Ptr, host bool) (*allocat
 	if p.Bytes <= 0 {
 		return nil, d.codes.Invalid(op, "%s %v is empty", what, p)
 	}
-	if a := holding(&d.allocAt, p); a != nil {
+	if a := holding(&d.allocs, p); a != nil {
 		return a, nil
 	}
-	if a := holding(&d.hostAt, p); a != nil {
+	if a := holding(&d.hosts, p); a != nil {
 		if !host {
 			return nil, d.codes.Invalid(op, "%s %v is %v host memory: %s needs device memory", what, p, a.host, op)
 		}
@@ -427,9 +423,7 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 			return d.failed("Malloc", code)
 		}
 		p = runtime.Ptr{Addr: addr, Bytes: bytes}
-		a := &allocation{ptr: p}
-		d.allocs[addr] = a
-		d.allocAt.Put(addr, a)
+		d.allocs.Put(addr, &allocation{ptr: p})
 		d.liveBytes += bytes
 		d.counters.Mallocs++
 		return nil
@@ -438,9 +432,9 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 }
 
 // liveAt returns the live allocation of m that p is exactly.
-func (d *Device) liveAt(op string, m map[uint64]*allocation, p runtime.Ptr) (*allocation, error) {
-	a := m[p.Addr]
-	if a == nil {
+func (d *Device) liveAt(op string, m *addrmap.Map[*allocation], p runtime.Ptr) (*allocation, error) {
+	at, a, ok := m.Floor(p.Addr)
+	if !ok || at != p.Addr {
 		return nil, d.codes.Invalid(op, "%v is not a live allocation (never allocated or already freed)", p)
 	}
 	if a.ptr != p {
@@ -451,14 +445,13 @@ func (d *Device) liveAt(op string, m map[uint64]*allocation, p runtime.Ptr) (*al
 
 func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
 	return d.call(t, "Free", func() error {
-		if _, err := d.liveAt("Free", d.allocs, p); err != nil {
+		if _, err := d.liveAt("Free", &d.allocs, p); err != nil {
 			return err
 		}
 		if code := d.drv.Free(p.Addr); code != 0 {
 			return d.failed("Free", code)
 		}
-		delete(d.allocs, p.Addr)
-		d.allocAt.Delete(p.Addr)
+		d.allocs.Delete(p.Addr)
 		d.liveBytes -= p.Bytes
 		d.counters.Frees++
 		return nil
@@ -519,9 +512,7 @@ func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 			return e
 		}
 		p = runtime.Ptr{Addr: uint64(uintptr(base)), Bytes: bytes}
-		a := &allocation{ptr: p, host: kind, base: base}
-		d.hosts[p.Addr] = a
-		d.hostAt.Put(p.Addr, a)
+		d.hosts.Put(p.Addr, &allocation{ptr: p, host: kind, base: base})
 		d.counters.HostAllocs++
 		return nil
 	})
@@ -530,7 +521,7 @@ func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 
 func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 	return d.call(t, "FreeHost", func() error {
-		a, err := d.liveAt("FreeHost", d.hosts, p)
+		a, err := d.liveAt("FreeHost", &d.hosts, p)
 		if err != nil {
 			return err
 		}
@@ -541,8 +532,7 @@ func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 		} else {
 			d.drv.HostFree(a.base)
 		}
-		delete(d.hosts, p.Addr)
-		d.hostAt.Delete(p.Addr)
+		d.hosts.Delete(p.Addr)
 		d.counters.HostFrees++
 		return nil
 	})
@@ -553,7 +543,7 @@ func (d *Device) hostBytes(op string, p runtime.Ptr, n int) ([]byte, error) {
 	if int64(n) != p.Bytes {
 		return nil, d.codes.Invalid(op, "%d bytes for host range %v: the lengths must match", n, p)
 	}
-	a := holding(&d.hostAt, p)
+	a := holding(&d.hosts, p)
 	if a == nil || p.Bytes <= 0 {
 		return nil, d.codes.Invalid(op, "%v does not lie inside a live host allocation", p)
 	}
@@ -1053,7 +1043,7 @@ func (d *Device) Close() error {
 		if d.lost {
 			// A lost device refuses every call; releasing it (unbind) is the reset that frees
 			// what it held. Pageable host memory is the program's own.
-			for _, a := range d.hosts {
+			for _, a := range d.hosts.All() {
 				if a.host != runtime.Pinned {
 					d.drv.HostFree(a.base)
 				}
@@ -1071,10 +1061,10 @@ func (d *Device) Close() error {
 				note("destroying "+s.String(), d.drv.DestroyStream(st.h))
 			}
 		}
-		for _, a := range d.allocs {
+		for _, a := range d.allocs.All() {
 			note("freeing "+a.ptr.String(), d.drv.Free(a.ptr.Addr))
 		}
-		for _, a := range d.hosts {
+		for _, a := range d.hosts.All() {
 			if a.host == runtime.Pinned {
 				note("freeing host "+a.ptr.String(), d.drv.FreeHost(a.base))
 			} else {
@@ -1084,9 +1074,7 @@ func (d *Device) Close() error {
 	})
 	clear(d.graphs)
 	clear(d.events)
-	clear(d.allocs)
-	clear(d.hosts)
-	d.allocAt, d.hostAt, d.liveBytes = addrmap.Map[*allocation]{}, addrmap.Map[*allocation]{}, 0
+	d.allocs, d.hosts, d.liveBytes = addrmap.Map[*allocation]{}, addrmap.Map[*allocation]{}, 0
 	d.streams = map[runtime.Stream]*stream{runtime.DefaultStream: {}}
 	for _, t := range []runtime.Thread{runtime.Other, runtime.Main} {
 		d.workers[t].Do(func() { note("unbinding the "+t.String()+" thread", d.drv.Unbind(t)) })
