@@ -387,7 +387,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	var buf [1024]C.char
 	C.rcp_missing(r.rt, &buf[0], C.size_t(len(buf)))
 	if missing := C.GoString(&buf[0]); missing != "" {
-		r.onThread(runtime.Main, func() { C.rcp_close(p.closeFns, r.rt.self) })
+		r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(p.closeFns, r.rt.self) })
 		r.release()
 		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
 	}
@@ -427,7 +427,7 @@ func (r *Runtime) Close() error {
 	}
 	r.closed = true
 	r.inCall.Store("rc_runtime_close")
-	r.onThread(runtime.Main, func() { C.rcp_close(r.p.closeFns, r.rt.self) })
+	r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(r.p.closeFns, r.rt.self) })
 	r.release()
 	r.p.mu.Lock()
 	delete(r.p.runtimes, r)
@@ -482,32 +482,29 @@ func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t)
 	r.st.failures = nil
 	var cerr C.rc_error
 	var status C.int32_t
-	call := func() { status = f(&cerr) }
-	if t != noThread {
-		call = func() { r.onThread(t, func() { status = f(&cerr) }) }
-	}
-	if r.watcher != nil {
-		r.watcher.WatchCall(op, call)
-	} else {
-		call()
-	}
+	r.enter(t, op, func() { status = f(&cerr) })
 	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.failures)
 	r.st.failures = nil
 	return err
 }
 
-// onThread runs f, a call into the plugin for t, on t's OS thread: where it is when the device's
-// batch view runs t's calls inline (the engine's batch on the simulator's thread for t, so the
-// plugin's call and its inner calls cost no hand-off), else on the Runtime's worker for t.
-func (r *Runtime) onThread(t runtime.Thread, f func()) {
-	if r.bv != nil && r.bv.InBatch(t) {
-		f()
+// enter makes f, one call into the plugin named op, under the watch of the device when it has one
+// (runtime.CallWatcher), and on t's OS thread: where it is when the device's batch view runs t's
+// calls inline (the engine's batch on the simulator's thread for t, so the plugin's call and its
+// inner calls cost no hand-off), else on the Runtime's worker for t; noThread: where it is.
+func (r *Runtime) enter(t runtime.Thread, op string, f func()) {
+	call := f
+	if t != noThread && (r.bv == nil || !r.bv.InBatch(t)) {
+		if r.workers[t] == nil {
+			r.workers[t] = runtime.StartWorker(nil)
+		}
+		call = func() { r.workers[t].Do(f) }
+	}
+	if r.watcher != nil {
+		r.watcher.WatchCall(op, call)
 		return
 	}
-	if r.workers[t] == nil {
-		r.workers[t] = runtime.StartWorker(nil)
-	}
-	r.workers[t].Do(f)
+	call()
 }
 
 // sized checks that a Go buffer has exactly the length its Ptr says: the ABI moves p.Bytes bytes.
@@ -541,11 +538,15 @@ func (r *Runtime) staged(src []byte) unsafe.Pointer {
 	return buf
 }
 
-// unstage copies a read's bytes out of the scratch buffer into dst when the plugin succeeded.
-func (r *Runtime) unstage(dst []byte, buf unsafe.Pointer, status C.int32_t) {
+// readInto makes read, a call that fills the scratch buffer, and copies the bytes out into dst
+// when the plugin succeeded.
+func (r *Runtime) readInto(dst []byte, read func(buf unsafe.Pointer) C.int32_t) C.int32_t {
+	buf := r.scratchOf(len(dst))
+	status := read(buf)
 	if status == statusOK && len(dst) > 0 {
 		copy(dst, unsafe.Slice((*byte)(buf), len(dst)))
 	}
+	return status
 }
 
 func ct(t runtime.Thread) C.uint32_t { return C.uint32_t(t) }
@@ -588,10 +589,7 @@ func (r *Runtime) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 		return err
 	}
 	return r.call(t, "Read", func(e *C.rc_error) C.int32_t {
-		buf := r.scratchOf(len(dst))
-		status := C.rt_read(r.rt, ct(t), buf, cPtr(src), e)
-		r.unstage(dst, buf, status)
-		return status
+		return r.readInto(dst, func(buf unsafe.Pointer) C.int32_t { return C.rt_read(r.rt, ct(t), buf, cPtr(src), e) })
 	})
 }
 
@@ -622,10 +620,7 @@ func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 		return err
 	}
 	return r.callHere("HostRead", func(e *C.rc_error) C.int32_t {
-		buf := r.scratchOf(len(dst))
-		status := C.rt_host_read(r.rt, buf, cPtr(src), e)
-		r.unstage(dst, buf, status)
-		return status
+		return r.readInto(dst, func(buf unsafe.Pointer) C.int32_t { return C.rt_host_read(r.rt, buf, cPtr(src), e) })
 	})
 }
 
