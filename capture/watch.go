@@ -16,7 +16,7 @@ import (
 //
 // The instance runs on a goroutine of its own, which holds watch.mu at all times except inside a
 // call into the backend's device (the watched device sits between the runtime under test and the
-// backend). Run waits for that goroutine or for the instance's context. When the context ends, Run
+// backend) or into the code of a runtime of the user's own (runtimeCall). Run waits for that goroutine or for the instance's context. When the context ends, Run
 // tries watch.mu until it has it: then either the instance has finished, or it is inside a device
 // call. A call that is still in flight a grace period after the later of the deadline and its own
 // start is abandoned: Run builds the result from what the instance recorded (it touches nothing

@@ -11,8 +11,9 @@ package runtime
 // made on on from another goroutine while f runs runs on that goroutine, not on t's thread: that
 // is only right while f waits for it (nothing then runs on t's thread; see BatchView). f must not
 // wait for another goroutine that calls the device itself (not on) for t: that goroutine's call
-// would wait for f. A panic in f is raised again on the caller's goroutine. When the device cannot (it is closed,
-// or t is unknown), OnThread returns an error without running f, and the caller may run f itself.
+// would wait for f. A panic in f is raised again on the caller's goroutine. When the device
+// cannot (it is closed, or t is unknown), OnThread returns an error without running f, and the
+// caller may run f itself.
 // A wrapper that passes OnThread on to the device it wraps hands f a view of itself (itself will
 // do: its calls for t then run inline after the device checks the thread), never the inner view,
 // which would bypass it; a caller that finds a ThreadRunner behind wrappers (As) keeps calling
