@@ -175,7 +175,7 @@ typedef struct {
 	rc_device in;
 	VEC(slot_state) slots;
 	/* index: each slot's position in slots plus one (0: an empty cell), by key; open addressing
-	 * with linear probing, index_cap a power of two above twice the slots (slot_index_*). */
+	 * with linear probing, index_cap a power of two at least four times the slots (slot_index_*). */
 	size_t *index, index_cap;
 	VEC(allocation) live; /* the residency ledger, sorted by address */
 	uint64_t next_gen;
@@ -465,7 +465,8 @@ static void touch(state *S, capture *c, int write, rc_ptr p) {
 
 /* The slots' index: a lookup by key costs a hash instead of a search of every slot (a probe with
  * n buffers asks about them n times). A slot changes position only here: appended (slot_set),
- * replaced by the last one (slot_remove), or everything at once (slot_index_rebuild). */
+ * replaced by the last one (slot_remove), or all of them at once (retire's sort, slots_compact),
+ * after which slot_index_rebuild indexes them again. */
 
 static size_t key_hash(const char *k) {
 	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
@@ -484,7 +485,8 @@ static size_t *slot_cell(const state *S, const char *key) {
 	}
 }
 
-/* slot_index_rebuild indexes every slot again, with room for twice as many. */
+/* slot_index_rebuild indexes every slot again, in a table at least four times their number, so
+ * that a probe run stays short; slot_set rebuilds it once the slots pass a quarter of it. */
 static void slot_index_rebuild(state *S) {
 	size_t cap = 16;
 	while (cap < 4 * S->slots.n)
