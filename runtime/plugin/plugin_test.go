@@ -7,10 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -420,25 +423,11 @@ var _ = Describe("a Runtime", func() {
 				Expect(rt.DestroyStream(t, s)).To(Succeed())
 			}
 		}
-		tids := map[string]map[string]bool{}
-		f, err := os.Open(log)
-		Expect(err).NotTo(HaveOccurred())
-		defer f.Close()
-		line := regexp.MustCompile(`^inner=(\S+) t=(\S) tid=(\d+)$`)
-		n := 0
-		for sc := bufio.NewScanner(f); sc.Scan(); {
-			m := line.FindStringSubmatch(sc.Text())
-			Expect(m).NotTo(BeNil(), sc.Text())
-			if tids[m[2]] == nil {
-				tids[m[2]] = map[string]bool{}
-			}
-			tids[m[2]][m[3]] = true
-			n++
-		}
+		tids, n := loggedThreads(log)
 		Expect(n).To(Equal(30))
 		Expect(tids["0"]).To(HaveLen(1), "every call for main from one OS thread")
 		Expect(tids["1"]).To(HaveLen(1), "every call for other from one OS thread")
-		Expect(tids["0"]).NotTo(Equal(tids["1"]), "main and other on different OS threads")
+		Expect(slices.Collect(maps.Keys(tids["0"]))).NotTo(Equal(slices.Collect(maps.Keys(tids["1"]))), "main and other on different OS threads")
 	})
 })
 
@@ -486,19 +475,11 @@ var _ = Describe("the engine through the plugin", func() {
 	It("calls the plugin for main on the simulator's own thread for main, inside the engine's batch: no hand-off", func() {
 		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
 		setenv("RC_TEST_LOG", log)
-		var simMain int
-		Expect(dev.(runtime.ThreadRunner).OnThread(runtime.Main, func(runtime.Device) { simMain = syscall.Gettid() })).To(Succeed())
 		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Guarded: true, Replays: 2})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		tids := map[string]map[int]int{}
-		for call, n := range loggedCalls(log) {
-			if tids[call.t] == nil {
-				tids[call.t] = map[int]int{}
-			}
-			tids[call.t][call.tid] += n
-		}
+		tids, _ := loggedThreads(log)
 		Expect(tids["0"]).To(HaveLen(1), "every call for main from one OS thread")
-		Expect(tids["0"]).To(HaveKey(simMain), "the simulator's thread for main")
+		Expect(tids["0"]).To(HaveKey(mainTID(dev)), "the simulator's thread for main")
 	})
 
 	It("ends the instance in error when the runtime fails on its own: not a platform answer", func() {
@@ -613,11 +594,10 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 			Expect(p.CloseRuntimes()).To(Succeed())
 			Expect(differ(got, capture.Run(context.Background(), builtin, in, capture.Options{}))).To(BeEmpty(), in.ID())
 		}
-		var simMain int
-		Expect(viaPlugin.(runtime.ThreadRunner).OnThread(runtime.Main, func(runtime.Device) { simMain = syscall.Gettid() })).To(Succeed())
-		others := 0
-		for call, n := range loggedCalls(log) {
-			if call.t == "0" && call.tid != simMain {
+		tids, _ := loggedThreads(log)
+		simMain, others := mainTID(viaPlugin), 0
+		for tid, n := range tids["0"] {
+			if tid != simMain {
 				others += n
 			}
 		}
@@ -625,30 +605,33 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 	})
 })
 
-// loggedCall is one line of the passthrough's RC_TEST_LOG: the thread named and the OS thread.
-type loggedCall struct {
-	t   string
-	tid int
-}
-
-// loggedCalls counts the lines of an RC_TEST_LOG by thread named and OS thread.
-func loggedCalls(path string) map[loggedCall]int {
+// loggedThreads reads the passthrough's RC_TEST_LOG: for each thread named ("0", "1", "-"), how
+// many inner calls each OS thread made; and how many lines there were.
+func loggedThreads(path string) (tids map[string]map[int]int, n int) {
 	GinkgoHelper()
 	f, err := os.Open(path)
 	Expect(err).NotTo(HaveOccurred())
 	defer f.Close()
 	line := regexp.MustCompile(`^inner=\S+ t=(\S) tid=(\d+)$`)
-	out := map[loggedCall]int{}
-	for sc := bufio.NewScanner(f); sc.Scan(); {
+	tids = map[string]map[int]int{}
+	for sc := bufio.NewScanner(f); sc.Scan(); n++ {
 		m := line.FindStringSubmatch(sc.Text())
 		Expect(m).NotTo(BeNil(), sc.Text())
-		var c loggedCall
-		c.t = m[1]
-		_, err := fmt.Sscan(m[2], &c.tid)
+		tid, err := strconv.Atoi(m[2])
 		Expect(err).NotTo(HaveOccurred())
-		out[c]++
+		if tids[m[1]] == nil {
+			tids[m[1]] = map[int]int{}
+		}
+		tids[m[1]][tid]++
 	}
-	return out
+	return tids, n
+}
+
+// mainTID is the OS thread the simulator dev runs its calls for main on.
+func mainTID(dev runtime.Device) (tid int) {
+	GinkgoHelper()
+	Expect(dev.(runtime.ThreadRunner).OnThread(runtime.Main, func(runtime.Device) { tid = syscall.Gettid() })).To(Succeed())
+	return tid
 }
 
 // differ says how two results of one instance differ in what the comparison covers.
