@@ -147,8 +147,8 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		ID: in.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
 		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
 		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(), Runtime: rut.Name,
-		Expected: in.Expected(), RejectedBy: p.Expect.RejectedBy,
 	}
+	res.Expected, res.RejectedBy = in.ExpectedOn(res.Platform)
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 

@@ -30,9 +30,12 @@ type Result struct {
 	Device   string `json:"device,omitempty"`
 	Runtime  string `json:"runtime"`
 
-	Outcome  probes.Outcome `json:"outcome"`
-	Expected probes.Outcome `json:"expected,omitempty"` // "" when the probe leaves it to the baseline
-	// RejectedBy are the classes that count as the expected rejection (empty: any).
+	Outcome probes.Outcome `json:"outcome"`
+	// Expected is what the probe expects of this instance on Platform, its expect.platforms entry
+	// for the platform's family applied (probes.Instance.ExpectedOn); "" when the probe leaves it
+	// to the baseline.
+	Expected probes.Outcome `json:"expected,omitempty"`
+	// RejectedBy are the classes that count as the expected rejection on Platform (empty: any).
 	RejectedBy []runtime.Class `json:"rejected_by,omitempty"`
 	// Reason is one human sentence saying why the outcome is what it is.
 	Reason string `json:"reason"`

@@ -33,7 +33,8 @@
 // once in order, and each launch of it to replay.stream; buffer and alloc slots default to plain.
 // Byte counts and offsets that an op leaves out stay nil: the executor resolves them with
 // [Op.Resolve] when the op is issued. The stream name [DefaultStream] ("default") needs no
-// declaration: it is the platform's default stream.
+// declaration: it is the platform's default stream. expect.platforms is kept as given ([Expect]
+// Platforms); [Expect.On] and [Instance.ExpectedOn] apply it for a device's platform key.
 //
 // # Rules
 //
@@ -42,7 +43,8 @@
 //	version               version is not exactly replaycheck/v1. Nothing else of such a file is checked.
 //	yaml                  the file is not well-formed YAML, or holds more than one document.
 //	unknown-key           a key the language does not define, at any level, or an unknown op kind;
-//	                      the message lists the allowed keys.
+//	                      the message lists the allowed keys. A platform family expect.platforms
+//	                      does not know (PlatformFamilies; the message says which keys each covers).
 //	missing-key           a required key is missing: version, set, probes; a probe's name, hazard,
 //	                      streams, expect and capture or captures; a buffer's or pool's bytes; a
 //	                      captures entry's name; a replay order entry's capture; expect.guarded,
@@ -55,7 +57,9 @@
 //	                      outcomes, rejected-by classes, fill value (0..255), axpy a (uint32); an op
 //	                      that is not a one-key map; an empty streams, modes, guards, captures,
 //	                      check or replay order list; intent outside a capture's ops; a slot other
-//	                      than plain on a pooled or host buffer; host on a pooled buffer.
+//	                      than plain on a pooled or host buffer; host on a pooled buffer; an
+//	                      expect.platforms that is not a mapping, or an entry of it that gives none
+//	                      of guarded, unguarded and rejected-by.
 //	bad-size              a size that is not a non-negative integer of bytes or an integer with
 //	                      KiB, MiB, GiB, TiB (KB, MB, k, signs, fractions, overflow), a buffer
 //	                      (declared or alloc) below 1 byte, a pool below 512 bytes.

@@ -28,12 +28,26 @@ func (in Instance) ID() string {
 	return fmt.Sprintf("%s@%s/guards-%s", in.Probe.ID(), in.Mode, GuardsName(in.Guarded))
 }
 
-// Expected is the outcome this instance promises; "" when the probe leaves it to the baseline.
+// Expected is the outcome this instance promises on a platform of no family expect.platforms
+// names; "" when the probe leaves it to the baseline. ExpectedOn is what it promises on a device.
 func (in Instance) Expected() Outcome {
+	return in.expected(in.Probe.Expect)
+}
+
+// ExpectedOn is the outcome this instance promises on the platform whose key is platform, and the
+// error classes that count as the expected rejection there (empty: any): the probe's expectation
+// with its family's fields from expect.platforms in place (Expect.On). The engine records both in
+// the result, which is what the verdict judges.
+func (in Instance) ExpectedOn(platform string) (Outcome, []runtime.Class) {
+	e := in.Probe.Expect.On(platform)
+	return in.expected(e), e.RejectedBy
+}
+
+func (in Instance) expected(e Expect) Outcome {
 	if in.Guarded {
-		return in.Probe.Expect.Guarded
+		return e.Guarded
 	}
-	return in.Probe.Expect.Unguarded
+	return e.Unguarded
 }
 
 // Matrix selects and overrides the instance matrix. Zero values keep each probe's own.

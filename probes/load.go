@@ -345,8 +345,12 @@ var (
 	captureKeys      = []string{"stream", "ops", "end-thread", "end-stream"}
 	capturesItemKeys = []string{"name", "stream", "ops", "end-thread", "end-stream"}
 	replayKeys       = []string{"stream", "order", "each"}
-	expectKeys       = []string{"guarded", "unguarded", "rejected-by"}
-	slotNames        = []string{string(SlotPlain), string(SlotRetained), string(SlotArena)}
+	expectKeys       = []string{"guarded", "unguarded", "rejected-by", "platforms"}
+	// platformExpectKeys are the keys of one family's entry in expect.platforms.
+	platformExpectKeys = []string{"guarded", "unguarded", "rejected-by"}
+	guardedOutcomes    = []string{string(Exact), string(Refused), string(Rejected)}
+	unguardedOutcomes  = []string{string(Exact), string(Refused), string(Rejected), string(Corrupted)}
+	slotNames          = []string{string(SlotPlain), string(SlotRetained), string(SlotArena)}
 )
 
 func hazardNames() []string { return texts(hazards) }
@@ -662,22 +666,85 @@ func (l *loader) expect(p *Probe, e entry) {
 	}
 	l.mark(x, "mapping", deref(e.val))
 	if e, ok := f["guarded"]; ok {
-		v, _ := l.oneOf(e.val, "expect guarded", []string{string(Exact), string(Refused), string(Rejected)})
+		v, _ := l.oneOf(e.val, "expect guarded", guardedOutcomes)
 		x.Guarded = Outcome(v)
 		l.mark(x, "guarded", deref(e.val))
 	}
 	if e, ok := f["unguarded"]; ok {
-		v, _ := l.oneOf(e.val, "expect unguarded", []string{string(Exact), string(Refused), string(Rejected), string(Corrupted)})
+		v, _ := l.oneOf(e.val, "expect unguarded", unguardedOutcomes)
 		x.Unguarded = Outcome(v)
 	}
 	if e, ok := f["rejected-by"]; ok {
-		classes, _ := l.names(e.val, "error class", func(n *yaml.Node, what string) (string, bool) {
-			return l.oneOf(n, what, classNames())
-		})
-		for _, c := range classes {
-			x.RejectedBy = append(x.RejectedBy, runtime.Class(c))
+		if classes := l.classes(e.val); len(classes) > 0 {
+			x.RejectedBy = classes
 		}
 	}
+	if e, ok := f["platforms"]; ok {
+		x.Platforms = l.platformExpects(e.val)
+	}
+}
+
+// classes reads a rejected-by list of error classes; given empty, it is empty and not nil.
+func (l *loader) classes(n *yaml.Node) []runtime.Class {
+	names, _ := l.names(n, "error class", func(n *yaml.Node, what string) (string, bool) {
+		return l.oneOf(n, what, classNames())
+	})
+	out := make([]runtime.Class, 0, len(names))
+	for _, c := range names {
+		out = append(out, runtime.Class(c))
+	}
+	return out
+}
+
+// platformExpects reads expect.platforms: a mapping from platform family to the expectation's
+// fields that differ there.
+func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		l.errorf(l.at(n), RuleBadValue, "expect platforms: want a mapping from platform family (%s) to expectations, got %s",
+			strings.Join(PlatformFamilies(), ", "), describe(n))
+		return nil
+	}
+	out := map[string]PlatformExpect{}
+	seen := firstSeen{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		family, ok := l.scalar(k, "expect platforms key")
+		if !ok {
+			continue
+		}
+		if !slices.Contains(PlatformFamilies(), family) {
+			l.errorf(l.at(k), RuleUnknownKey, "unknown platform family %q in expect platforms%s (families: %s for sim/cann and acl/..., %s for sim/cuda and cuda/...)",
+				family, didYouMean(family, PlatformFamilies()), FamilyCANN, FamilyCUDA)
+			continue
+		}
+		if !l.unique(seen, "platform family", family, l.at(k)) {
+			continue
+		}
+		what := "expect platforms " + family
+		f, ok := l.fields(v, what, platformExpectKeys)
+		if !ok {
+			continue
+		}
+		if len(f) == 0 {
+			l.errorf(l.at(deref(v)), RuleBadValue, "%s: give at least one of %s", what, strings.Join(platformExpectKeys, ", "))
+			continue
+		}
+		pe := PlatformExpect{Pos: l.at(k)}
+		if e, ok := f["guarded"]; ok {
+			o, _ := l.oneOf(e.val, what+" guarded", guardedOutcomes)
+			pe.Guarded = Outcome(o)
+		}
+		if e, ok := f["unguarded"]; ok {
+			o, _ := l.oneOf(e.val, what+" unguarded", unguardedOutcomes)
+			pe.Unguarded = Outcome(o)
+		}
+		if e, ok := f["rejected-by"]; ok {
+			pe.RejectedBy = l.classes(e.val)
+		}
+		out[family] = pe
+	}
+	return out
 }
 
 // resolveDefaults fills what the probe left out: the set's defaults, then the built-in ones, and

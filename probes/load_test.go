@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // diagnostics returns err's Diagnostics, failing the spec when err is anything else.
@@ -198,6 +199,21 @@ var _ = Describe("Load", func() {
 			"11:46 bad-value", "13:21 bad-name", "16:47 bad-value", "19:23 memory", "20:11 memory", "21:11 memory",
 			"23:30 unknown-key", "24:11 race",
 		}, "fill is a device memset", "both are host memory", "reserved for the platform's default stream", "stream default has not joined"),
+		Entry("expect.platforms: known families, outcomes, keys and classes", "expect-platforms.yaml", lim, []string{
+			"8:42 unknown-key",  // rocm
+			"8:69 unknown-key",  // cdua
+			"13:58 bad-value",   // guarded: corrupted
+			"13:80 bad-value",   // unguarded: fine
+			"18:49 unknown-key", // guraded
+			"18:82 bad-value",   // capture-wrong
+			"23:48 bad-value",   // cann: {}
+			"23:79 duplicate",   // cuda twice
+			"28:41 bad-value",   // a list
+		}, `unknown platform family "rocm" in expect platforms (families: cann for sim/cann and acl/..., cuda for sim/cuda and cuda/...)`,
+			`"cdua" in expect platforms (did you mean "cuda"?)`, `expect platforms cuda guarded "corrupted": want one of exact, refused, rejected`,
+			`expect platforms cuda unguarded "fine"`, `unknown key "guraded" in expect platforms cuda`, `error class "capture-wrong"`,
+			"expect platforms cann: give at least one of guarded, unguarded, rejected-by", `duplicate platform family "cuda"`,
+			"expect platforms: want a mapping from platform family (cann, cuda) to expectations, got a list"),
 		Entry("several problems in one file, all reported together", "several.yaml", lim, []string{
 			"8:18 bad-size", "12:5 unknown-key", "18:11 race", "19:31 undeclared", "21:21 unknown-capture", "22:23 bad-value",
 		}),
@@ -225,6 +241,74 @@ probes:
 `), lim)
 		Expect(err).NotTo(HaveOccurred())
 	})
+
+	It("reads expect.platforms, whose fields replace the probe's own on that family's platforms only", func() {
+		set, err := probes.Parse("platforms.yaml", []byte(`version: replaycheck/v1
+set: platforms
+probes:
+  - name: p
+    hazard: unsafe-call
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    expect:
+      guarded: exact
+      unguarded: exact
+      rejected-by: [capture-mode]
+      platforms:
+        cuda: {guarded: rejected, rejected-by: [capture-implicit]}
+        cann: {rejected-by: []}
+`), lim)
+		Expect(err).NotTo(HaveOccurred())
+		p := set.Probes[0]
+		Expect(p.Expect.Platforms).To(HaveLen(2))
+		cuda := p.Expect.Platforms[probes.FamilyCUDA]
+		Expect(cuda.Pos.Line).To(Equal(17))
+		Expect(cuda.Guarded).To(Equal(probes.Rejected))
+		Expect(cuda.Unguarded).To(BeEmpty(), "not given: the probe's own")
+		Expect(cuda.RejectedBy).To(Equal([]runtime.Class{runtime.ClassCaptureImplicit}))
+
+		for _, key := range []string{"sim/cuda", "cuda/13.0-h200", "cuda/12.4-h200-replaycheck-fake"} {
+			on := p.Expect.On(key)
+			Expect(on.Guarded).To(Equal(probes.Rejected), key)
+			Expect(on.Unguarded).To(Equal(probes.Exact), "%s: unguarded is not overridden", key)
+			Expect(on.RejectedBy).To(Equal([]runtime.Class{runtime.ClassCaptureImplicit}), key)
+			Expect(on.Platforms).To(BeNil(), key)
+			g, by := probes.Instance{Probe: p, Guarded: true}.ExpectedOn(key)
+			Expect(g).To(Equal(probes.Rejected), key)
+			Expect(by).To(Equal([]runtime.Class{runtime.ClassCaptureImplicit}), key)
+			u, _ := probes.Instance{Probe: p}.ExpectedOn(key)
+			Expect(u).To(Equal(probes.Exact), key)
+		}
+		for _, key := range []string{"sim/cann", "acl/cann-9.0-a2a3"} {
+			on := p.Expect.On(key)
+			Expect(on.Guarded).To(Equal(probes.Exact), key)
+			Expect(on.RejectedBy).To(BeEmpty(), "%s: rejected-by given empty, any class", key)
+		}
+		for _, key := range []string{"", "sim", "sim/other", "rocm/6.0-mi300", "cudax/1"} {
+			on := p.Expect.On(key)
+			Expect(on.Guarded).To(Equal(probes.Exact), "%q: no family, the probe's own", key)
+			Expect(on.RejectedBy).To(Equal([]runtime.Class{runtime.ClassCaptureMode}), key)
+		}
+		in := probes.Instance{Probe: p, Guarded: true}
+		Expect(in.Expected()).To(Equal(probes.Exact), "Expected is the probe's own, for no platform")
+	})
+
+	DescribeTable("a platform key's family",
+		func(key, family string) { Expect(probes.Family(key)).To(Equal(family)) },
+		Entry(nil, "sim/cann", probes.FamilyCANN),
+		Entry(nil, "acl/cann-9.0-a2a3", probes.FamilyCANN),
+		Entry(nil, "sim/cuda", probes.FamilyCUDA),
+		Entry(nil, "cuda/13.0-h200", probes.FamilyCUDA),
+		Entry(nil, "sim/cudax", ""),
+		Entry(nil, "acl", ""),
+		Entry(nil, "cuda/", ""),
+		Entry(nil, "plugin/anything", ""),
+		Entry(nil, "", ""),
+	)
 
 	It("lets a probe that runs with guards off only leave expect.guarded out", func() {
 		text := `version: replaycheck/v1
@@ -260,7 +344,7 @@ probes:
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(48))
+		Expect(len(files)).To(Equal(49))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {

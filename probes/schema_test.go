@@ -70,6 +70,12 @@ var _ = Describe("the JSON schema", func() {
 		gm.Expect(def("captures-entry").keys()).To(gm.Equal(sorted(capturesItemKeys)))
 		gm.Expect(probe.Properties["replay"].keys()).To(gm.Equal(sorted(replayKeys)))
 		gm.Expect(probe.Properties["expect"].keys()).To(gm.Equal(sorted(expectKeys)))
+		platforms := probe.Properties["expect"].Properties["platforms"]
+		gm.Expect(platforms.keys()).To(gm.Equal(sorted(PlatformFamilies())))
+		for _, family := range PlatformFamilies() {
+			gm.Expect(platforms.Properties[family].Ref).To(gm.Equal("#/definitions/expect-platform"), "family %s", family)
+		}
+		gm.Expect(def("expect-platform").keys()).To(gm.Equal(sorted(platformExpectKeys)))
 	})
 
 	It("has every op with its fields and required fields", func() {
@@ -91,6 +97,12 @@ var _ = Describe("the JSON schema", func() {
 		gm.Expect(probe.Properties["hazard"].Enum).To(gm.Equal(hazardNames()))
 		gm.Expect(probe.Properties["requires"].Items.Enum).To(gm.Equal(runtime.CapabilityNames()))
 		gm.Expect(probe.Properties["expect"].Properties["rejected-by"].Items.Enum).To(gm.Equal(classNames()))
+		gm.Expect(probe.Properties["expect"].Properties["guarded"].Enum).To(gm.Equal(guardedOutcomes))
+		gm.Expect(probe.Properties["expect"].Properties["unguarded"].Enum).To(gm.Equal(unguardedOutcomes))
+		override := def("expect-platform")
+		gm.Expect(override.Properties["rejected-by"].Items.Enum).To(gm.Equal(classNames()))
+		gm.Expect(override.Properties["guarded"].Enum).To(gm.Equal(guardedOutcomes))
+		gm.Expect(override.Properties["unguarded"].Enum).To(gm.Equal(unguardedOutcomes))
 		gm.Expect(def("slot").Enum).To(gm.Equal(slotNames))
 		gm.Expect(def("thread").Enum).To(gm.Equal(threadNames))
 		gm.Expect(probe.Properties["faults"].Items.Pattern).To(gm.Equal("^(" + strings.Join(stringers(runtime.FaultKinds()), "|") + ")@[1-9][0-9]{0,6}$"))

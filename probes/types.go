@@ -249,6 +249,46 @@ type Expect struct {
 	Guarded    Outcome // required: exact, refused or rejected
 	Unguarded  Outcome // "" when the platform baseline decides
 	RejectedBy []runtime.Class
+	// Platforms is what the probe promises instead on the platforms of a family (PlatformFamilies),
+	// where that platform answers otherwise: expect.platforms. On applies it.
+	Platforms map[string]PlatformExpect
+}
+
+// PlatformExpect is a probe's expectation on the platforms of one family: each field it gives
+// replaces the probe's own there. "" and nil are not given; a RejectedBy given empty means any
+// class.
+type PlatformExpect struct {
+	Pos        Pos // of the family's key
+	Guarded    Outcome
+	Unguarded  Outcome
+	RejectedBy []runtime.Class
+}
+
+// On is what the probe promises on the platform whose key is platform (runtime.Device.Platform):
+// its own expectation, with the fields that expect.platforms gives for the platform's family
+// (Family) in their place. A key of no known family gets the probe's own. The result has no
+// Platforms.
+func (e Expect) On(platform string) Expect { return e.OnFamily(Family(platform)) }
+
+// OnFamily is what the probe promises on the platforms of family (PlatformFamilies): On for any
+// platform key of that family.
+func (e Expect) OnFamily(family string) Expect {
+	out := e
+	out.Platforms = nil
+	o, ok := e.Platforms[family]
+	if !ok {
+		return out
+	}
+	if o.Guarded != "" {
+		out.Guarded = o.Guarded
+	}
+	if o.Unguarded != "" {
+		out.Unguarded = o.Unguarded
+	}
+	if o.RejectedBy != nil {
+		out.RejectedBy = o.RejectedBy
+	}
+	return out
 }
 
 // OpKind is the op's key in the probe file.

@@ -98,8 +98,8 @@ func (d *noDevice) skipped(in probes.Instance, c Config, baseline *verdict.Basel
 		ID: in.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
 		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
 		Backend: d.backend, Platform: d.platform, Device: d.describe, Runtime: runtimeOrBuiltin(c.runtimeName()),
-		Expected: in.Expected(), RejectedBy: p.Expect.RejectedBy,
 		Outcome: probes.Skipped, Reason: "not run: " + d.why,
 	}
+	res.Expected, res.RejectedBy = in.ExpectedOn(d.platform)
 	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
 }

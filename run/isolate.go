@@ -219,9 +219,9 @@ func failedEntry(in probes.Instance, c Config, p *Platform, baseline *verdict.Ba
 		ID: in.ID(), Probe: pr.ID(), Set: pr.Set, Hazard: pr.Hazard, Labels: pr.Labels,
 		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
 		Backend: p.Device.Backend(), Platform: p.Key, Device: p.Description, Runtime: runtimeOrBuiltin(c.runtimeName()),
-		Expected: in.Expected(), RejectedBy: pr.Expect.RejectedBy,
 		Outcome: probes.Errored, Reason: msg, Error: &capture.RunError{Kind: kind, Message: msg},
 	}
+	res.Expected, res.RejectedBy = in.ExpectedOn(p.Key)
 	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
 }
 

@@ -1,7 +1,9 @@
 // Package verdict decides whether a result passes, and owns what a verdict is judged against.
 //
 // Judge is the one place a verdict is decided: a capture.Result against its probe's expectation
-// and, for an unguarded instance, the platform baseline. The Verdict says which rule decided it
+// and, for an unguarded instance, the platform baseline. The expectation is the one of the
+// result's platform: the result records it (Expected, RejectedBy) with the probe's
+// expect.platforms entry for that platform's family applied (probes.Instance.ExpectedOn). The Verdict says which rule decided it
 // (Rule), why in a sentence, and, when the platform's behaviour changed, the typed Drift. Judge
 // reads only fields a Result keeps in its JSON form, so a result written by another process and
 // read back judges exactly as the original.

@@ -26,6 +26,14 @@ type Options struct {
 	Replays int
 	// Labels are added to every spec (e.g. "hardware"), for ginkgo --label-filter.
 	Labels []string
+	// SyncCopiesOnLegacyStream says the platform's synchronous copies (Write, Read) are work on a
+	// legacy default stream that synchronises with every blocking stream: during any capture in
+	// progress, whatever its mode, the calling thread and its interaction mode, they fail
+	// capture-implicit and invalidate the capture. CUDA with blocking streams, as the cuda binding
+	// creates them (measured on an H200, driver 13.0; the simulator's cuda profile and the fake
+	// libcuda follow it). False: they follow the interaction-mode rule for potentially unsafe
+	// calls (ACL).
+	SyncCopiesOnLegacyStream bool
 }
 
 const (

@@ -11,6 +11,11 @@
 //		return b.Open(ctx, 0)
 //	}, conformance.Options{Memory: 64 << 30})
 //
+// Options carry what the suite must know of the platform and cannot ask the device: the memory to
+// cycle, and whether synchronous copies are legacy-stream work (SyncCopiesOnLegacyStream: the
+// simulator's cuda profile and the cuda binding, on the fake libcuda and on the driver, set it; the
+// cann profile and the acl binding do not).
+//
 // Every spec opens a fresh device and closes it at the end (Close must succeed). The specs use only
 // the public runtime API. Every spec is labelled "conformance", plus Options.Labels.
 //
@@ -78,7 +83,7 @@
 // fails; the last leaves the first capture as it was. Synchronising the capturing stream and
 // SyncDevice during a capture are refused in every mode; QueryEvent and SyncEvent on an event
 // recorded inside the capture fail captured-event. EndCapture on a forked stream fails
-// capture-unmatched and leaves the capture to its origin. EndCapture with a forked stream never
+// capture-unmatched and leaves the capture to its origin (active, or invalidated as CUDA does). EndCapture with a forked stream never
 // joined back fails capture-unjoined, makes no graph and ends the capture (its streams run eagerly
 // again). After any refusal inside a capture, the capture is invalidated exactly when the error's
 // Invalidated field says so, and active otherwise; an active capture then ends with a graph holding
@@ -91,10 +96,12 @@
 // ExchangeCaptureMode sets one thread's mode and returns the one it replaces; an unknown mode fails
 // and keeps the mode. With capability "thread-rules" the suite checks, for Write and Read, every
 // combination of the thread that began the capture, the calling thread, the capture's mode and the
-// caller's interaction mode against the rule both platforms document: a Relaxed caller is never
-// refused; a Global or ThreadLocal caller is refused during its own Global or ThreadLocal capture;
-// a Global caller is also refused during another thread's Global capture. A refused copy does
-// nothing. A Global or ThreadLocal capture ended from the thread that did not begin it fails
+// caller's interaction mode. Where synchronous copies are legacy-stream work
+// (Options.SyncCopiesOnLegacyStream: CUDA, whose legacy stream synchronises with every blocking
+// stream) every one of them fails capture-implicit and invalidates the capture. Elsewhere the rule
+// the platforms document for potentially unsafe calls decides: a Relaxed caller is never refused;
+// a Global or ThreadLocal caller is refused during its own Global or ThreadLocal capture; a Global
+// caller is also refused during another thread's Global capture. A refused copy does nothing. A Global or ThreadLocal capture ended from the thread that did not begin it fails
 // wrong-thread with no graph (with "thread-rules"); a Relaxed one ends normally (always).
 //
 // Handles. A destroyed stream, event or graph, a handle the device never issued, and the zero Event
@@ -117,13 +124,14 @@
 //
 //   - a synchronisation during a capture: capture-unsupported (CUDA 900) or captured-stream
 //     (ACL 107027);
-//   - a synchronous copy a capture mode forbids: capture-unsupported (CUDA 900) or capture-mode
-//     (ACL 107030);
-//   - EndCapture of a stream in no capture: capture-not-capturing (ACL 107029) or invalid-value
-//     (cuStreamEndCapture documents CUDA_ERROR_INVALID_VALUE);
+//   - a synchronous copy a capture mode forbids: capture-mode (ACL 107030) or capture-unsupported
+//     (900, CUDA's documented answer where the copy is not legacy-stream work); where it is
+//     (Options.SyncCopiesOnLegacyStream), capture-implicit only (CUDA 906, measured);
+//   - EndCapture of a stream in no capture: capture-not-capturing (ACL 107029) or capture-conflict
+//     (CUDA 401 ILLEGAL_STATE, measured on an H200; cuStreamEndCapture documents INVALID_VALUE);
 //   - BeginCapture on a stream already capturing: capture-conflict, captured-stream or invalid-value;
-//   - BeginCapture on the default stream: capture-implicit (CUDA 906), invalid-value (ACL 100000)
-//     or not-supported;
+//   - BeginCapture on the default stream: invalid-value (ACL 100000), not-supported, or
+//     capture-unsupported (CUDA 900, measured on an H200);
 //   - Malloc beyond the device: out-of-memory or invalid-value;
 //   - Free of an unknown or interior pointer: invalid-value, illegal-address or internal;
 //   - everything else (bad handles, bad lengths, bad threads or modes, calls after Close): any
@@ -133,8 +141,9 @@
 //
 // Platform differences, which the simulator's own specs pin per profile:
 //
-//   - whether a refusal invalidates the capture (CUDA's 900/902/905/906 do, ACL's never) - only
-//     that Error.Invalidated and CaptureInfo agree, and how each state then ends;
+//   - whether a refusal invalidates the capture (CUDA's 900/902/903/905/906/907 do, ACL's never) -
+//     only that Error.Invalidated and CaptureInfo agree, and how each state then ends (a synchronous
+//     copy that is legacy-stream work is the exception: it must invalidate);
 //   - whether a failed wrong-thread EndCapture ends the capture (ACL) or leaves it (CUDA): both are
 //     accepted, and the capture must then end properly from its thread;
 //   - Malloc and Free during a capture (unchecked on ACL, refused by mode on CUDA), pinned

@@ -12,15 +12,20 @@ import (
 var (
 	// A synchronisation the capture forbids: CUDA's STREAM_CAPTURE_UNSUPPORTED, ACL's STREAM_CAPTURED.
 	syncInCapture = []runtime.Class{runtime.ClassCaptureUnsupported, runtime.ClassCapturedStream}
-	// A potentially unsafe call a capture mode forbids: CUDA's STREAM_CAPTURE_UNSUPPORTED, ACL's
-	// CAPTURE_MODE_NOT_SUPPORT.
+	// A potentially unsafe call a capture mode forbids: ACL's CAPTURE_MODE_NOT_SUPPORT, CUDA's
+	// STREAM_CAPTURE_UNSUPPORTED (for a synchronous copy only where it is not legacy-stream work).
 	unsafeInCapture = []runtime.Class{runtime.ClassCaptureUnsupported, runtime.ClassCaptureMode}
-	// An end on a stream in no capture: ACL's STREAM_NOT_CAPTURED, CUDA's INVALID_VALUE.
-	endNotCapturing = []runtime.Class{runtime.ClassCaptureNotCapturing, runtime.ClassInvalidValue}
+	// A synchronous copy during a capture where it is legacy-stream work (Options.SyncCopiesOnLegacyStream):
+	// CUDA's STREAM_CAPTURE_IMPLICIT.
+	syncCopyInCapture = []runtime.Class{runtime.ClassCaptureImplicit}
+	// An end on a stream in no capture: ACL's STREAM_NOT_CAPTURED, CUDA's ILLEGAL_STATE (measured,
+	// not the INVALID_VALUE cuStreamEndCapture documents).
+	endNotCapturing = []runtime.Class{runtime.ClassCaptureNotCapturing, runtime.ClassCaptureConflict}
 	// A begin on a stream already capturing.
 	beginCapturing = []runtime.Class{runtime.ClassCaptureConflict, runtime.ClassCapturedStream, runtime.ClassInvalidValue}
-	// A capture on the default stream: CUDA's STREAM_CAPTURE_IMPLICIT, ACL's PARAM_INVALID.
-	beginDefault = []runtime.Class{runtime.ClassCaptureImplicit, runtime.ClassInvalidValue, runtime.ClassNotSupported}
+	// A capture on the default stream: ACL's PARAM_INVALID (or a not-supported answer), CUDA's
+	// STREAM_CAPTURE_UNSUPPORTED (measured, not STREAM_CAPTURE_IMPLICIT).
+	beginDefault = []runtime.Class{runtime.ClassInvalidValue, runtime.ClassNotSupported, runtime.ClassCaptureUnsupported}
 )
 
 func captureRuleSpecs(h *harness) {

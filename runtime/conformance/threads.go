@@ -10,12 +10,15 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// unsafeRefused is the rule both platforms document for a potentially unsafe call (a synchronous
-// copy) made while a capture is in progress, by the calling thread's capture interaction mode:
-// Relaxed never refuses; ThreadLocal refuses during the caller's own non-relaxed capture; Global
-// also refuses during any Global capture, whichever thread began it.
-func unsafeRefused(captureMode, callerMode runtime.CaptureMode, callerBegan bool) bool {
+// unsafeRefused says whether a synchronous copy made while a capture is in progress is refused.
+// Where synchronous copies are legacy-stream work (Options.SyncCopiesOnLegacyStream: CUDA) it always
+// is. Elsewhere the rule for a potentially unsafe call decides, by the calling thread's capture
+// interaction mode: Relaxed never refuses; ThreadLocal refuses during the caller's own non-relaxed
+// capture; Global also refuses during any Global capture, whichever thread began it.
+func unsafeRefused(opts Options, captureMode, callerMode runtime.CaptureMode, callerBegan bool) bool {
 	switch {
+	case opts.SyncCopiesOnLegacyStream:
+		return true
 	case callerMode == runtime.Relaxed:
 		return false
 	case callerBegan:
@@ -126,7 +129,7 @@ func threadSpecs(h *harness) {
 				for _, caller := range []runtime.Thread{main, other} {
 					for _, m := range runtime.CaptureModes() {
 						for _, cm := range runtime.CaptureModes() {
-							refused := unsafeRefused(m, cm, caller == began)
+							refused := unsafeRefused(h.opts, m, cm, caller == began)
 							verdict := "allowed"
 							if refused {
 								verdict = "refused"
@@ -182,7 +185,8 @@ func threadSpecs(h *harness) {
 
 // unsafeCallSpec begins a capture of mode m on thread began, sets the caller's interaction mode to
 // cm, and makes one synchronous copy (Write or Read) from caller: refused with a capture class
-// and without effect, or carried out.
+// and without effect, or carried out. Where the copy is legacy-stream work it is refused
+// capture-implicit and invalidates the capture.
 func unsafeCallSpec(h *harness, call string, began, caller runtime.Thread, m, cm runtime.CaptureMode, refused bool) {
 	g.GinkgoHelper()
 	s := h.stream()
@@ -204,10 +208,15 @@ func unsafeCallSpec(h *harness, call string, began, caller runtime.Thread, m, cm
 	Expect(xerr).NotTo(HaveOccurred())
 
 	want := filled(x.Bytes, 1)
-	if refused {
+	switch {
+	case refused && h.opts.SyncCopiesOnLegacyStream:
+		e := h.failed(err, syncCopyInCapture...)
+		Expect(e.Invalidated).To(BeTrue(), "legacy-stream work invalidates the capture: %v", e)
+		h.rejectedInCapture(e, s, false)
+	case refused:
 		e := h.failed(err, unsafeInCapture...)
 		h.rejectedInCapture(e, s, false)
-	} else {
+	default:
 		Expect(err).NotTo(HaveOccurred(), "%s is allowed here", call)
 		Expect(h.status(s)).To(Equal(runtime.CaptureActive))
 		if call == "Write" {

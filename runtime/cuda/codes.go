@@ -29,7 +29,8 @@ type Code struct {
 // Codes is the one table of CUresult codes: each code's name (cuda.h) and its portable class. It
 // agrees with the simulator's cuda profile (runtime/sim/profiles/cuda.yaml), which encodes the
 // same facts (docs/platforms.md): 401 ILLEGAL_STATE is capture-conflict there, the answer
-// to a begin on a stream already capturing. It needs no library.
+// to a begin on a stream already capturing and to an end on a stream in no capture (measured on an
+// H200, driver 13.0). It needs no library.
 var Codes = map[int]Code{
 	1:   {"CUDA_ERROR_INVALID_VALUE", runtime.ClassInvalidValue},
 	2:   {"CUDA_ERROR_OUT_OF_MEMORY", runtime.ClassOutOfMemory},

@@ -40,8 +40,8 @@ var scenarios = map[fake.Library][]struct {
 	fake.CUDA: {
 		{"alloc", "reuses freed blocks, replays a re-base into the bystander, and fails 700 on freed memory", nil},
 		{"capture", "begins, queries and ends captures, running captured work only when launched", nil},
-		{"sync", "invalidates a capture on 900, then fails its work and its end with 901", nil},
-		{"threads", "rejects a wrong-thread end with 908 and applies the unsafe-call rules per thread mode", nil},
+		{"sync", "invalidates a capture on 900 and 907, then fails its work and its end with 901", nil},
+		{"threads", "rejects a wrong-thread end with 908 and every synchronous copy during a capture with 906, and applies the cuMemAlloc rules per thread mode", nil},
 		{"kernel", "loads PTX and runs the axpy kernel eagerly and captured", nil},
 		{"errors", "names error codes and counts devices", nil},
 		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, touching nothing", nil},

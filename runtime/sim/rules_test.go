@@ -349,31 +349,34 @@ var _ = Describe("docs/platforms.md, row by row", func() {
 		Entry("aclrtMallocHost during a GLOBAL capture: unchecked", fact{"cann", runtime.Global, "caller-began-capture", "AllocHost", 0, "", active}),
 	)
 
-	DescribeTable("cuda: 900/902/905 invalidate",
+	DescribeTable("cuda: 900/902/903/905/906/907 invalidate",
 		checkFact,
 		Entry("sync the capturing stream: 900", fact{"cuda", runtime.Global, "stream-capturing", "SyncStream", 900, runtime.ClassCaptureUnsupported, invalidated}),
 		Entry("sync the device while capturing: 900", fact{"cuda", runtime.Relaxed, "any-capture", "SyncDevice", 900, runtime.ClassCaptureUnsupported, invalidated}),
-		Entry("query an event recorded in the capture: 907", fact{"cuda", runtime.Global, "event-captured", "QueryEvent", 907, runtime.ClassCapturedEvent, active}),
-		Entry("sync an event recorded in a RELAXED capture: 907", fact{"cuda", runtime.Relaxed, "event-captured", "SyncEvent", 907, runtime.ClassCapturedEvent, active}),
+		Entry("query an event recorded in the capture: 907, invalidated (measured)", fact{"cuda", runtime.Global, "event-captured", "QueryEvent", 907, runtime.ClassCapturedEvent, invalidated}),
+		Entry("sync an event recorded in a RELAXED capture: 907, invalidated (measured)", fact{"cuda", runtime.Relaxed, "event-captured", "SyncEvent", 907, runtime.ClassCapturedEvent, invalidated}),
 		Entry("wait on an event recorded before the capture: 905 (verify)", fact{"cuda", runtime.Global, "event-recorded-outside", "Wait", 905, runtime.ClassCaptureDependency, invalidated}),
 		Entry("wait on an event of another capture: 902", fact{"cuda", runtime.Global, "event-in-other-capture", "Wait", 902, runtime.ClassCaptureConflict, invalidated}),
 		Entry("end with an unjoined fork: 904", fact{"cuda", runtime.Global, "fork-unjoined", "EndCapture", 904, runtime.ClassCaptureUnjoined, none}),
-		Entry("end on a stream that is not the origin: 903", fact{"cuda", runtime.Global, "stream-not-origin", "EndCapture", 903, runtime.ClassCaptureUnmatched, active}),
-		Entry("end on a stream that is not capturing: 1 (verify)", fact{"cuda", runtime.Global, "stream-not-capturing", "EndCapture", 1, runtime.ClassInvalidValue, none}),
+		Entry("end on a stream that is not the origin: 903, invalidated (measured)", fact{"cuda", runtime.Global, "stream-not-origin", "EndCapture", 903, runtime.ClassCaptureUnmatched, invalidated}),
+		Entry("end on a stream that is not capturing: 401 (measured)", fact{"cuda", runtime.Global, "stream-not-capturing", "EndCapture", 401, runtime.ClassCaptureConflict, none}),
 		Entry("GLOBAL capture ended on another thread: 908", fact{"cuda", runtime.Global, "end-from-other-thread", "EndCapture", 908, runtime.ClassWrongThread, active}),
 		Entry("RELAXED capture ended on another thread: allowed", fact{"cuda", runtime.Relaxed, "end-from-other-thread", "EndCapture", 0, "", none}),
-		Entry("write by the capturing thread, GLOBAL: 900", fact{"cuda", runtime.Global, "caller-began-capture", "Write", 900, runtime.ClassCaptureUnsupported, invalidated}),
-		Entry("read by the capturing thread, THREAD_LOCAL: 900", fact{"cuda", runtime.ThreadLocal, "caller-began-capture", "Read", 900, runtime.ClassCaptureUnsupported, invalidated}),
-		Entry("write by the capturing thread, RELAXED: allowed", fact{"cuda", runtime.Relaxed, "caller-began-capture", "Write", 0, "", active}),
-		Entry("write by another thread, GLOBAL: 900", fact{"cuda", runtime.Global, "other-thread-began-capture", "Write", 900, runtime.ClassCaptureUnsupported, invalidated}),
-		Entry("write by another thread, THREAD_LOCAL: allowed", fact{"cuda", runtime.ThreadLocal, "other-thread-began-capture", "Write", 0, "", active}),
+		// A synchronous copy is legacy-stream work: 906 during any capture, whatever the modes (measured).
+		Entry("write by the capturing thread, GLOBAL: 906 (measured)", fact{"cuda", runtime.Global, "caller-began-capture", "Write", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("read by the capturing thread, THREAD_LOCAL: 906 (measured)", fact{"cuda", runtime.ThreadLocal, "caller-began-capture", "Read", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("write by the capturing thread, RELAXED: 906 (measured)", fact{"cuda", runtime.Relaxed, "caller-began-capture", "Write", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("read by the capturing thread, RELAXED: 906 (measured)", fact{"cuda", runtime.Relaxed, "caller-began-capture", "Read", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("write by another thread, GLOBAL: 906 (measured)", fact{"cuda", runtime.Global, "other-thread-began-capture", "Write", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("write by another thread, THREAD_LOCAL: 906 (measured)", fact{"cuda", runtime.ThreadLocal, "other-thread-began-capture", "Write", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("read by another thread, RELAXED: 906 (measured)", fact{"cuda", runtime.Relaxed, "other-thread-began-capture", "Read", 906, runtime.ClassCaptureImplicit, invalidated}),
 		Entry("cuMemAlloc by the capturing thread, GLOBAL: 900", fact{"cuda", runtime.Global, "caller-began-capture", "Malloc", 900, runtime.ClassCaptureUnsupported, invalidated}),
 		Entry("cuMemAlloc by another thread, GLOBAL: 900", fact{"cuda", runtime.Global, "other-thread-began-capture", "Malloc", 900, runtime.ClassCaptureUnsupported, invalidated}),
 		Entry("cuMemAlloc by another thread, THREAD_LOCAL: allowed", fact{"cuda", runtime.ThreadLocal, "other-thread-began-capture", "Malloc", 0, "", active}),
 		Entry("cuMemFree by the capturing thread, THREAD_LOCAL: 900 (verify)", fact{"cuda", runtime.ThreadLocal, "caller-began-capture", "Free", 900, runtime.ClassCaptureUnsupported, invalidated}),
 		Entry("work enqueued into an invalidated capture: 901", fact{"cuda", runtime.Global, "capture-invalidated", "Fill", 901, runtime.ClassCaptureInvalidated, invalidated}),
 		Entry("end of an invalidated capture: 901, no graph", fact{"cuda", runtime.Global, "capture-invalidated", "EndCapture", 901, runtime.ClassCaptureInvalidated, none}),
-		Entry("capture on the legacy stream: 906", fact{"cuda", runtime.Global, "default-stream", "BeginCapture", 906, runtime.ClassCaptureImplicit, none}),
+		Entry("capture on the legacy stream: 900 (measured)", fact{"cuda", runtime.Global, "default-stream", "BeginCapture", 900, runtime.ClassCaptureUnsupported, none}),
 		Entry("work on a stream outside the capture: runs", fact{"cuda", runtime.Global, "stream-outside-capture", "Copy", 0, "", active}),
 		Entry("replay after a re-base: no error", fact{"cuda", runtime.Global, "graph-range-stale", "Launch", 0, "", none}),
 		Entry("replay over memory freed with cuMemFree: 700 (verify)", fact{"cuda", runtime.Global, "graph-range-freed", "Launch", 700, runtime.ClassIllegalAddress, none}),
@@ -430,7 +433,7 @@ var _ = Describe("a capture after a rejection", func() {
 		Expect(errs[0]).NotTo(HaveOccurred())
 		Expect(expectError(errs[1], 900, runtime.ClassCaptureUnsupported).Invalidated).To(BeTrue())
 		Expect(expectError(errs[2], 901, runtime.ClassCaptureInvalidated).Invalidated).To(BeFalse())
-		Expect(expectError(errs[3], 900, runtime.ClassCaptureUnsupported).Invalidated).To(BeFalse(), "already invalidated")
+		Expect(expectError(errs[3], 906, runtime.ClassCaptureImplicit).Invalidated).To(BeFalse(), "already invalidated")
 		expectError(errs[4], 901, runtime.ClassCaptureInvalidated)
 		expectError(err, 901, runtime.ClassCaptureInvalidated)
 		Expect(g).To(BeZero())
@@ -455,6 +458,45 @@ var _ = Describe("a capture after a rejection", func() {
 		info, err := d.CaptureInfo(main, s)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(info.Status).To(Equal(runtime.CaptureInvalidated))
+	})
+
+	It("cuda: a synchronous copy fails 906 in every capture mode, from either thread, in every interaction mode, and writes nothing", func() {
+		for _, m := range runtime.CaptureModes() {
+			for _, began := range []runtime.Thread{main, other} {
+				for _, caller := range []runtime.Thread{main, other} {
+					for _, cm := range runtime.CaptureModes() {
+						at := fmt.Sprintf("%v capture begun on %v, copy by %v in interaction mode %v", m, began, caller, cm)
+						d := onProfile("cuda")
+						s, x := newStream(d), malloc(d, 1*KiB)
+						Expect(d.Write(main, x, filled(x.Bytes, 1))).To(Succeed())
+						Expect(d.BeginCapture(began, s, m)).To(Succeed())
+						_, err := d.ExchangeCaptureMode(caller, cm)
+						Expect(err).NotTo(HaveOccurred())
+						e := expectError(d.Write(caller, x, filled(x.Bytes, 2)), 906, runtime.ClassCaptureImplicit)
+						Expect(e.Invalidated).To(BeTrue(), at)
+						Expect(status(d, s)).To(Equal(runtime.CaptureInvalidated), at)
+						e = expectError(d.Read(caller, make([]byte, x.Bytes), x), 906, runtime.ClassCaptureImplicit)
+						Expect(e.Invalidated).To(BeFalse(), "%s: already invalidated", at)
+						_, err = d.EndCapture(began, s)
+						expectError(err, 901, runtime.ClassCaptureInvalidated)
+						Expect(read(d, x)).To(Equal(filled(x.Bytes, 1)), "%s: the rejected write wrote nothing", at)
+					}
+				}
+			}
+		}
+	})
+
+	It("cuda: a thread in RELAXED interaction mode may allocate during a GLOBAL capture, but its synchronous copy still fails 906", func() {
+		d := onProfile("cuda")
+		s := newStream(d)
+		Expect(d.BeginCapture(main, s, runtime.Global)).To(Succeed())
+		_, err := d.ExchangeCaptureMode(other, runtime.Relaxed)
+		Expect(err).NotTo(HaveOccurred())
+		p, err := d.Malloc(other, 4*KiB)
+		Expect(err).NotTo(HaveOccurred(), "the mode rule for cuMemAlloc lets a relaxed thread allocate")
+		Expect(status(d, s)).To(Equal(runtime.CaptureActive))
+		e := expectError(d.Write(other, p, filled(p.Bytes, 1)), 906, runtime.ClassCaptureImplicit)
+		Expect(e.Invalidated).To(BeTrue())
 	})
 
 	It("cann: a failed end on a non-origin stream leaves the capture to be ended properly", func() {

@@ -140,11 +140,11 @@ static void scenario_capture(void) {
 		CHECK(g != NULL, "end returns a graph");
 		EQ(status(s), 0);
 		void *none = (void *)1;
-		EQ(cu.cuStreamEndCapture(s, &none), 1);
+		EQ(cu.cuStreamEndCapture(s, &none), 401); /* ILLEGAL_STATE, measured on an H200 */
 		CHECK(none == NULL, "a failed end returns no graph");
 		OK(cu.cuGraphDestroy(g));
 	}
-	EQ(cu.cuStreamBeginCapture_v2(NULL, GLOBAL), 906);
+	EQ(cu.cuStreamBeginCapture_v2(NULL, GLOBAL), 900); /* STREAM_CAPTURE_UNSUPPORTED, measured */
 	/* captured work is not run until launched */
 	void *s = stream(), *g = NULL;
 	dptr a = dmalloc(64);
@@ -177,12 +177,14 @@ static void scenario_sync(void) {
 	EQ(cu.cuMemAlloc_v2(&p, 64), 900);
 	EQ(status(s), 2);
 	EQ(cu.cuStreamEndCapture(s, &g), 901);
-	/* captured events */
+	/* captured events: 907, and the capture is invalidated (measured) */
 	void *e = event();
 	OK(cu.cuStreamBeginCapture_v2(s, RELAXED));
 	OK(cu.cuEventRecord(e, s));
 	EQ(cu.cuEventQuery(e), 907);
-	OK(cu.cuStreamEndCapture(s, &g));
+	EQ(status(s), 2);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	EQ(status(s), 0);
 	OK(cu.cuEventQuery(e));
 }
 
@@ -202,6 +204,18 @@ static void *copy_there(void *mode) {
 	other_result = cu.cuMemcpyHtoD_v2(unsafe_target, &b, 1);
 	return NULL;
 }
+static void *alloc_there(void *mode) {
+	int m = (int)(intptr_t)mode;
+	dptr p;
+	OK(cu.cuCtxSetCurrent(ctx));
+	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
+	other_result = cu.cuMemAlloc_v2(&p, 64);
+	if (other_result == 0)
+		OK(cu.cuMemFree_v2(p));
+	m = GLOBAL;
+	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
+	return NULL;
+}
 static void on_other_thread(void *(*body)(void *), void *arg) {
 	pthread_t t;
 	pthread_create(&t, NULL, body, arg);
@@ -215,26 +229,36 @@ static void scenario_threads(void) {
 	EQ(other_result, 908);
 	EQ(status(s), 1);
 	OK(cu.cuStreamEndCapture(s, &g));
+	/* A synchronous copy is legacy-stream work: 906 during any capture, whatever the capture and
+	 * interaction modes, from either thread, and the capture is invalidated (measured on an H200). */
 	unsafe_target = dmalloc(64);
 	OK(cu.cuStreamBeginCapture_v2(s, THREAD_LOCAL));
 	on_other_thread(copy_there, (void *)(intptr_t)GLOBAL);
-	EQ(other_result, 0);
-	EQ(status(s), 1);
+	EQ(other_result, 906);
+	EQ(status(s), 2);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	OK(cu.cuStreamBeginCapture_v2(s, RELAXED));
 	unsigned char b = 1;
 	int m = RELAXED;
 	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
-	OK(cu.cuMemcpyHtoD_v2(unsafe_target, &b, 1));
+	EQ(cu.cuMemcpyHtoD_v2(unsafe_target, &b, 1), 906);
+	EQ(status(s), 2);
 	m = GLOBAL;
 	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
 	EQ(m, RELAXED);
-	EQ(cu.cuMemcpyHtoD_v2(unsafe_target, &b, 1), 900);
-	EQ(status(s), 2);
+	EQ(cu.cuMemcpyDtoH_v2(&b, unsafe_target, 1), 906);
 	EQ(cu.cuStreamEndCapture(s, &g), 901);
 	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
-	on_other_thread(copy_there, (void *)(intptr_t)GLOBAL);
-	EQ(other_result, 900);
+	on_other_thread(copy_there, (void *)(intptr_t)RELAXED);
+	EQ(other_result, 906);
 	EQ(status(s), 2);
 	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	/* cuMemAlloc keeps its interaction-mode rule: a RELAXED thread may allocate during a GLOBAL capture */
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	on_other_thread(alloc_there, (void *)(intptr_t)RELAXED);
+	EQ(other_result, 0);
+	EQ(status(s), 1);
+	OK(cu.cuStreamEndCapture(s, &g));
 }
 
 static const char ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"

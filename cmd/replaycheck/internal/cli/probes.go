@@ -104,7 +104,9 @@ var listCommand = &command{
 	argsHelp: "[PATH...]",
 	detail: `List every instance (probe x capture mode x guard setting) the probe files expand to, one per
 line: its id, hazard and expected outcome ("baseline" when the probe leaves it to the platform
-baseline). Problems in the files are printed as in validate and exit with status 2.`,
+baseline), followed by the outcome expected on a platform family where expect.platforms makes it
+differ ("expect exact, cuda: rejected"). Problems in the files are printed as in validate and exit
+with status 2.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		cfg := run.Defaults(env.getenv)
 		declareSelection(fs, &cfg)
@@ -117,11 +119,7 @@ baseline). Problems in the files are printed as in validate and exit with status
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			for _, in := range instances {
-				expect := string(in.Expected())
-				if expect == "" {
-					expect = "baseline"
-				}
-				fmt.Fprintf(tw, "%s\t%s\texpect %s\n", in.ID(), in.Probe.Hazard, expect)
+				fmt.Fprintf(tw, "%s\t%s\texpect %s\n", in.ID(), in.Probe.Hazard, listedExpectation(in))
 			}
 			if err := tw.Flush(); err != nil {
 				fmt.Fprintf(env.Stderr, "replaycheck list: writing: %v\n", err)
@@ -130,6 +128,31 @@ baseline). Problems in the files are printed as in validate and exit with status
 			return ExitOK
 		}
 	},
+}
+
+// listedExpectation is what list prints of an instance's expectation: its outcome, "baseline"
+// when the probe leaves it to the platform baseline, then each platform family whose
+// expect.platforms entry expects another outcome.
+func listedExpectation(in probes.Instance) string {
+	text := func(o probes.Outcome) string {
+		if o == "" {
+			return "baseline"
+		}
+		return string(o)
+	}
+	base := in.Expected()
+	out := text(base)
+	for _, family := range probes.PlatformFamilies() {
+		e := in.Probe.Expect.OnFamily(family)
+		o := e.Unguarded
+		if in.Guarded {
+			o = e.Guarded
+		}
+		if o != base {
+			out += ", " + family + ": " + text(o)
+		}
+	}
+	return out
 }
 
 var validateCommand = &command{
