@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test build bench fuzz vet fmt-check clean device-check fakes plugins
+.PHONY: run test build bench fuzz vet fmt-check clean device-check device-bundle fakes plugins
 
 ## build: the replaycheck CLI into bin/; with gcc present it carries the acl and cuda backends
 ## (cgo), and CGO_ENABLED=0 builds one that runs everything on the simulator
@@ -53,6 +53,15 @@ fuzz:
 ## platform's baseline under specs/baselines/ (see scripts/device-check.sh)
 device-check:
 	GO=$(GO) scripts/device-check.sh
+
+## device-bundle: for a device host without Go: the CLI and the test binaries device-check runs
+## (cgo, stripped) into build/device-bundle/; copy the clone with it and run scripts/device-check.sh
+device-bundle:
+	@mkdir -p build/device-bundle
+	CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o build/device-bundle/replaycheck ./cmd/replaycheck
+	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/cuda.test ./runtime/cuda
+	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/acl.test ./runtime/acl
+	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/capture.test ./capture
 
 ## fakes: the fake driver libraries (C, built with $$CC or cc) into build/fake/: libascendcl.so,
 ## libcuda.so.1, stub/ and missing-<symbol>/ variants, for the cgo bindings' tests without hardware

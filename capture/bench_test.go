@@ -3,6 +3,7 @@ package capture_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -437,12 +438,22 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-bytes.Equal")
 }
 
-// BenchmarkVerifyReadBack256MiB: verification on a backend without in-place comparison, as on a
-// real device: the buffer read back in 4 MiB chunks through two reused host chunks, the read of
-// chunk i+1 overlapping the comparison of chunk i, against one plain device-to-host read of the
-// same 256 MiB (the ratio is the plain read's time over the verification's). The device is the
-// fake CUDA driver library (runtime/fake, built with cc; the benchmark is skipped without cgo),
-// or with REPLAYCHECK_HARDWARE=cuda (or acl) the real driver on this host (make device-check).
+// BenchmarkVerifyReadBack256MiB: verification of 256 MiB on a backend without the simulator's
+// in-place comparison, as on a real device, against one plain device-to-host read of the same
+// bytes into the program's memory (the ratio is the plain read's time over the measured one's).
+// Sub-benchmarks:
+//   - comparer: the backend's runtime.Comparer, which the engine uses when the device has one (the
+//     CUDA and ACL bindings: asynchronous copies into two pinned chunks, each compared while the
+//     next is in flight);
+//   - read-back/in-batch and read-back/from-goroutine: the engine's fallback, reads in 4 MiB
+//     chunks through two reused host chunks, the read of chunk i+1 overlapping the comparison of
+//     chunk i, inside the engine's batch on the device's Main thread and from a goroutine;
+//   - pinned-copy: not a verification but the link's yardstick, one asynchronous copy of the 256
+//     MiB into pinned host memory, synchronised.
+//
+// The device is the fake CUDA driver library (runtime/fake, built with cc; the benchmark is
+// skipped without cgo), whose device memory is host memory, or with REPLAYCHECK_HARDWARE=cuda
+// (or acl) the real driver on this host (make device-check).
 func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 	const n = 256 << 20
 	dev := readBackDevice(b)
@@ -458,21 +469,64 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 	if err := dev.Write(runtime.Main, p, want); err != nil {
 		b.Fatal(err)
 	}
+	pinned, err := dev.AllocHost(runtime.Main, n, runtime.Pinned)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = dev.FreeHost(runtime.Main, pinned) })
+	s, err := dev.CreateStream(runtime.Main)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = dev.DestroyStream(runtime.Main, s) })
+	verify := func(equal func(runtime.Device, runtime.Ptr, []byte) (bool, error)) func() error {
+		return func() error {
+			eq, err := equal(dev, p, want)
+			if err == nil && !eq {
+				err = errors.New("not equal")
+			}
+			return err
+		}
+	}
+	ways := []struct {
+		name string
+		run  func() error
+	}{
+		{"read-back/in-batch", verify(capture.EqualByReadingOnThread)},
+		{"read-back/from-goroutine", verify(capture.EqualByReading)},
+		{"pinned-copy", func() error {
+			if err := dev.Copy(runtime.Main, s, pinned, p); err != nil {
+				return err
+			}
+			return dev.SyncStream(runtime.Main, s)
+		}},
+	}
+	if cmp, ok := dev.(runtime.Comparer); ok {
+		ways = append([]struct {
+			name string
+			run  func() error
+		}{{"comparer", verify(func(_ runtime.Device, p runtime.Ptr, want []byte) (bool, error) {
+			return cmp.Equal(runtime.Main, p, want)
+		})}}, ways...)
+	}
 	host := make([]byte, n)
-	b.SetBytes(n)
-	b.ResetTimer()
-	took, base := interleaved(b, func() {
-		if eq, err := capture.EqualByReading(dev, p, want); err != nil || !eq {
-			b.Fatal("not equal", err)
-		}
-	}, func() {
-		if err := dev.Read(runtime.Main, host, p); err != nil {
-			b.Fatal(err)
-		}
-	})
-	b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-plain-read")
-	b.ReportMetric(float64(n)*float64(b.N)/took.Seconds()/1e9, "verify-GB/s")
-	b.ReportMetric(float64(n)*float64(b.N)/base.Seconds()/1e9, "read-GB/s")
+	for _, way := range ways {
+		b.Run(way.name, func(b *testing.B) {
+			b.SetBytes(n)
+			took, base := interleaved(b, func() {
+				if err := way.run(); err != nil {
+					b.Fatal(err)
+				}
+			}, func() {
+				if err := dev.Read(runtime.Main, host, p); err != nil {
+					b.Fatal(err)
+				}
+			})
+			b.ReportMetric(float64(base)/float64(max(took, 1)), "x-throughput-of-plain-read")
+			b.ReportMetric(float64(n)*float64(b.N)/took.Seconds()/1e9, "GB/s")
+			b.ReportMetric(float64(n)*float64(b.N)/base.Seconds()/1e9, "read-GB/s")
+		})
+	}
 }
 
 // readBackDevice opens device 0 of the backend REPLAYCHECK_HARDWARE names, with its driver library

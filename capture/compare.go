@@ -60,6 +60,7 @@ func (r *run) equal(a *allocation, want []byte) (bool, error) {
 
 // equalByReading reads a back a chunk at a time into two reused host chunks: while chunk i is
 // compared, chunk i+1 is being read (device calls stay one at a time: only the reader makes them).
+// Inside the engine's batch the reader is the device's own thread and the comparison runs beside it.
 func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 	n := int64(len(want))
 	chunk := min(n, int64(readChunk))
@@ -77,22 +78,28 @@ func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 	if err := read(bufs[0], 0); err != nil {
 		return false, err
 	}
-	equal := true
 	for off, i := int64(0), 0; off < n; off, i = off+chunk, 1-i {
-		var next chan error
-		if off+chunk < n && r.onDeviceThread() {
-			// Inside the batch on the device's Main thread: a read from another goroutine would
-			// wait for the batch. Read in turn.
-			if err := read(bufs[1-i], off+chunk); err != nil {
+		m := min(chunk, n-off)
+		got, exp := bufs[i][:m], want[off:off+m]
+		var equal bool
+		switch {
+		case off+chunk >= n:
+			equal = bytes.Equal(got, exp)
+		case r.onDeviceThread():
+			// Inside the batch on the device's Main thread, the device's calls must stay on this
+			// thread (a read from another goroutine would wait for the batch): the comparison
+			// moves to a goroutine instead, and this thread reads the next chunk.
+			done := make(chan bool, 1)
+			go func() { done <- bytes.Equal(got, exp) }()
+			err := read(bufs[1-i], off+chunk)
+			equal = <-done
+			if err != nil {
 				return false, err
 			}
-		} else if off+chunk < n {
-			next = make(chan error, 1)
+		default:
+			next := make(chan error, 1)
 			go func(into []byte, off int64) { next <- read(into, off) }(bufs[1-i], off+chunk)
-		}
-		m := min(chunk, n-off)
-		equal = bytes.Equal(bufs[i][:m], want[off:off+m])
-		if next != nil {
+			equal = bytes.Equal(got, exp)
 			if err := <-next; err != nil {
 				return false, err
 			}

@@ -221,7 +221,7 @@ var _ = Describe("verification's fast paths", func() {
 		}
 	})
 
-	It("reads back chunk by chunk inside the batch on the device's Main thread, in turn rather than overlapped", func() {
+	It("reads back chunk by chunk inside the batch on the device's Main thread, the comparison beside it", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
 		defer capture.SetReadChunk(4096)()
@@ -230,14 +230,18 @@ var _ = Describe("verification's fast paths", func() {
 		Expect(err).NotTo(HaveOccurred())
 		want := bytes.Repeat([]byte{9}, n)
 		Expect(dev.Write(runtime.Main, p, want)).To(Succeed())
-		// A read overlapped from another goroutine would wait for the batch, and the batch for it.
+		// A read from another goroutine would wait for the batch, and the batch for it: the reads
+		// stay on the thread, and every chunk's comparison still counts.
 		eq, err := capture.EqualByReadingOnThread(dev, p, want)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(eq).To(BeTrue())
-		want[n-1]++
-		eq, err = capture.EqualByReadingOnThread(dev, p, want)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(eq).To(BeFalse(), "difference in the last chunk")
+		for _, at := range []int{0, 4095, 4096, 2*4096 + 17, 4 * 4096, n - 1} {
+			planted := bytes.Clone(want)
+			planted[at]++
+			eq, err = capture.EqualByReadingOnThread(dev, p, planted)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(eq).To(BeFalse(), "difference at %d", at)
+		}
 	})
 
 	It("gives a read-back-only device the catalog's outcomes and mismatches, chunk by chunk", func() {

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # device-check: one run on a device host (an Ascend NPU or an NVIDIA GPU), from a clone of the
-# repository with Go, gcc and the platform's driver installed.
+# repository with gcc and the platform's driver installed, and Go or binaries built elsewhere.
 #
 #   make device-check                  # the first usable device backend: cuda, then acl
 #   BACKEND=acl make device-check      # a given one
+#   scripts/device-check.sh            # on a host without Go: runs the binaries that
+#                                      # `make device-bundle` put in build/device-bundle/ on a
+#                                      # build host (same clone, x86-64 Linux, glibc as old or older)
+#
+# STEP_TIMEOUT (seconds, default 1800) bounds each step, so a device that hangs ends the step, not
+# the check.
 #
 # It builds replaycheck with cgo, lists the backends (`replaycheck devices`), runs the device-API
 # conformance suite on the real driver, runs the whole catalog on the device in every capture mode
@@ -17,6 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
+BUNDLE=${BUNDLE:-build/device-bundle}
+STEP_TIMEOUT=${STEP_TIMEOUT:-1800}
 out="build/device-check/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 log() { printf '%s\n' "$*" | tee -a "$out/summary.md"; }
@@ -26,12 +34,39 @@ started=$(date +%s)
 log "# replaycheck device check, $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
 
 step "build"
-CGO_ENABLED=1 "$GO" build -o bin/replaycheck ./cmd/replaycheck
-bin/replaycheck version | tee -a "$out/summary.md"
+# With Go: build here. Without it: the binaries of `make device-bundle`, the test binaries run from
+# their package's directory as go test runs them.
+if command -v "$GO" > /dev/null; then
+	CGO_ENABLED=1 "$GO" build -o bin/replaycheck ./cmd/replaycheck
+	rc=bin/replaycheck
+	gotest() { # gotest PKG ARGS...: the package's tests, go test's flags
+		local pkg=$1; shift
+		"$GO" test "$@" "./$pkg"
+	}
+elif [ -x "$BUNDLE/replaycheck" ]; then
+	rc=$BUNDLE/replaycheck
+	log "no Go toolchain here ($GO not found): the binaries of make device-bundle in $BUNDLE"
+	gotest() {
+		local pkg=$1 bin args=() a; shift
+		bin=$(pwd)/$BUNDLE/$(basename "$pkg").test
+		for a in "$@"; do
+			case $a in -*) args+=("-test.${a#-}") ;; *) args+=("$a") ;; esac
+		done
+		(cd "$pkg" && "$bin" "${args[@]}")
+	}
+else
+	log "no Go toolchain here ($GO not found) and no $BUNDLE/replaycheck: run make device-bundle on a"
+	log "host with Go and gcc, copy the clone with $BUNDLE/ here, and run scripts/device-check.sh again"
+	exit 1
+fi
+"$rc" version | tee -a "$out/summary.md"
+if ! command -v "${CC:-cc}" > /dev/null; then
+	log "no C compiler here (${CC:-cc}): the conformance suite's specs on the fake driver library cannot build it"
+fi
 
 step "devices"
-bin/replaycheck devices > "$out/devices.txt"
-bin/replaycheck devices --format json > "$out/devices.json"
+"$rc" devices > "$out/devices.txt"
+"$rc" devices --format json > "$out/devices.json"
 sed 's/^/    /' "$out/devices.txt" | tee -a "$out/summary.md"
 
 backend=${BACKEND:-}
@@ -55,7 +90,7 @@ step "conformance suite on the real driver"
 # The binding's whole suite: its specs on the fake driver library (runtime/fake, built with cc) and,
 # with REPLAYCHECK_HARDWARE set, the conformance suite on the driver the binding's own search finds.
 # The suite prints one line counting the specs labelled hardware.
-if REPLAYCHECK_HARDWARE=$backend "$GO" test -count=1 -timeout 60m -v "./runtime/$backend" > "$out/conformance.log" 2>&1; then
+if REPLAYCHECK_HARDWARE=$backend gotest "runtime/$backend" -count=1 -timeout "${STEP_TIMEOUT}s" -v > "$out/conformance.log" 2>&1; then
 	log "passed ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/conformance.log" | tail -1))"
 else
 	log "FAILED: see conformance.log"
@@ -70,9 +105,9 @@ fi
 
 step "the catalog, every mode, guards off and on"
 set +e
-bin/replaycheck run --backend "$backend" --format json --timelines failed specs > "$out/run.json" 2> "$out/run.stderr"
+timeout "$STEP_TIMEOUT" "$rc" run --backend "$backend" --format json --timelines failed specs > "$out/run.json" 2> "$out/run.stderr"
 run_rc=$?
-bin/replaycheck run --backend "$backend" specs > "$out/run.txt" 2>> "$out/run.stderr"
+timeout "$STEP_TIMEOUT" "$rc" run --backend "$backend" specs > "$out/run.txt" 2>> "$out/run.stderr"
 set -e
 # The text report ends with the enforcement table.
 sed -n '/^enforcement:/,$p' "$out/run.txt" > "$out/table.txt"
@@ -84,14 +119,14 @@ sed 's/^/    /' "$out/table.txt" | tee -a "$out/summary.md" > /dev/null
 step "verification throughput"
 # The engine's read-back verification of 256 MiB on the device (chunks read while the previous one
 # is compared) against one plain device-to-host read of the same bytes (docs/performance.md).
-if REPLAYCHECK_HARDWARE=$backend "$GO" test -run '^$' -bench '^BenchmarkVerifyReadBack256MiB$' -benchtime 5x -count 3 ./capture > "$out/verify-bench.txt" 2>&1; then
+if REPLAYCHECK_HARDWARE=$backend gotest capture -run '^$' -bench '^BenchmarkVerifyReadBack256MiB$' -benchtime 5x -count 3 -timeout "${STEP_TIMEOUT}s" > "$out/verify-bench.txt" 2>&1; then
 	grep -E '^BenchmarkVerifyReadBack' "$out/verify-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md"
 else
 	log "FAILED: see verify-bench.txt"
 fi
 
 step "baseline"
-bin/replaycheck baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
+timeout "$STEP_TIMEOUT" "$rc" baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
 
 log ""
 log "took $(( $(date +%s) - started )) s; everything is in $out"

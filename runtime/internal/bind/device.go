@@ -141,6 +141,7 @@ type Device struct {
 	events        map[runtime.Event]*event
 	graphs        map[runtime.Graph]GraphRef
 	captures      []*capture // in progress, in the order they began
+	readback      *readback  // Equal's stream and pinned chunks, from its first call
 	lastHandle    uint64
 	lastID        uint64
 	counters      runtime.Counters
@@ -1050,6 +1051,7 @@ func (d *Device) Close() error {
 			}
 			return
 		}
+		d.releaseReadback(note)
 		for g, ref := range d.graphs {
 			note("destroying "+g.String(), d.drv.DestroyGraph(ref))
 		}
@@ -1072,6 +1074,7 @@ func (d *Device) Close() error {
 			}
 		}
 	})
+	d.readback = nil
 	clear(d.graphs)
 	clear(d.events)
 	d.allocs, d.hosts, d.liveBytes = addrmap.Map[*allocation]{}, addrmap.Map[*allocation]{}, 0
