@@ -34,6 +34,15 @@ type Options struct {
 	// libcuda follow it). False: they follow the interaction-mode rule for potentially unsafe
 	// calls (ACL).
 	SyncCopiesOnLegacyStream bool
+	// EndCaptureInstantiates says EndCapture also instantiates the graph, a potentially unsafe
+	// call: while another capture is in progress that the calling thread's interaction mode minds
+	// (its own non-Relaxed capture when the caller is in Global or ThreadLocal mode, any Global
+	// capture when it is in Global mode), the end fails capture-unsupported, the capture is over
+	// with no graph, and the other capture is invalidated. CUDA, where the binding calls
+	// cuGraphInstantiateWithFlags right after cuStreamEndCapture, as PyTorch does (measured on an
+	// H200, driver 13.0; the simulator's cuda profile and the fake libcuda follow it). False: the
+	// end gives its graph whatever else is in progress (ACL).
+	EndCaptureInstantiates bool
 }
 
 const (

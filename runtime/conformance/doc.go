@@ -12,9 +12,10 @@
 //	}, conformance.Options{Memory: 64 << 30})
 //
 // Options carry what the suite must know of the platform and cannot ask the device: the memory to
-// cycle, and whether synchronous copies are legacy-stream work (SyncCopiesOnLegacyStream: the
-// simulator's cuda profile and the cuda binding, on the fake libcuda and on the driver, set it; the
-// cann profile and the acl binding do not).
+// cycle, whether synchronous copies are legacy-stream work (SyncCopiesOnLegacyStream) and whether
+// EndCapture instantiates the graph, an unsafe call the other captures in progress may refuse
+// (EndCaptureInstantiates). The simulator's cuda profile and the cuda binding, on the fake libcuda
+// and on the driver, set both; the cann profile and the acl binding neither.
 //
 // Every spec opens a fresh device and closes it at the end (Close must succeed). The specs use only
 // the public runtime API. Every spec is labelled "conformance", plus Options.Labels.
@@ -63,7 +64,10 @@
 // graph, ordered by the fork and by the join (Record on the side stream, Wait on the origin) before
 // EndCapture; afterwards every stream of the capture runs eagerly again. Work on a stream outside
 // the capture runs once, at once, and is not replayed. Two captures in progress at once have
-// distinct IDs and end with their own graphs. HostWrite and HostRead are allowed during a capture.
+// distinct IDs and end with their own graphs; where EndCapture instantiates the graph
+// (Options.EndCaptureInstantiates: CUDA) and both are Global or both ThreadLocal, ending the first
+// fails capture-unsupported instead, with no graph, the first capture over and the second
+// invalidated. HostWrite and HostRead are allowed during a capture.
 //
 // Replay. One graph launched N times back to back runs N times in order (a shift graph whose result
 // counts the launches; with "kernels" an axpy graph accumulating N*a*x). A graph reads and writes
@@ -101,8 +105,14 @@
 // stream) every one of them fails capture-implicit and invalidates the capture. Elsewhere the rule
 // the platforms document for potentially unsafe calls decides: a Relaxed caller is never refused;
 // a Global or ThreadLocal caller is refused during its own Global or ThreadLocal capture; a Global
-// caller is also refused during another thread's Global capture. A refused copy does nothing. A Global or ThreadLocal capture ended from the thread that did not begin it fails
-// wrong-thread with no graph (with "thread-rules"); a Relaxed one ends normally (always).
+// caller is also refused during another thread's Global capture. A refused copy does nothing. With
+// "thread-rules" the suite also ends a Global capture of Main, in each interaction mode of Main,
+// while another capture of each mode, Main's own or the other thread's, is in progress: it ends with
+// its graph and leaves the other active, except where EndCapture instantiates the graph
+// (Options.EndCaptureInstantiates) and the same rule minds the other capture: then it fails
+// capture-unsupported with no graph, the capture is over and the other is invalidated. A Global or
+// ThreadLocal capture ended from the thread that did not begin it fails wrong-thread with no graph
+// (with "thread-rules"); a Relaxed one ends normally (always).
 //
 // Handles. A destroyed stream, event or graph, a handle the device never issued, and the zero Event
 // and Graph are refused by every call that names them, with nothing counted, and the live handles
@@ -129,6 +139,8 @@
 //     (Options.SyncCopiesOnLegacyStream), capture-implicit only (CUDA 906, measured);
 //   - EndCapture of a stream in no capture: capture-not-capturing (ACL 107029) or capture-conflict
 //     (CUDA 401 ILLEGAL_STATE, measured on an H200; cuStreamEndCapture documents INVALID_VALUE);
+//   - EndCapture whose graph's instantiation another capture in progress forbids (only where
+//     Options.EndCaptureInstantiates): capture-unsupported (CUDA 900, measured on an H200);
 //   - BeginCapture on a stream already capturing: capture-conflict, captured-stream or invalid-value;
 //   - BeginCapture on the default stream: invalid-value (ACL 100000), not-supported, or
 //     capture-unsupported (CUDA 900, measured on an H200);
@@ -154,8 +166,9 @@
 //     on CUDA: refused or a no-op);
 //   - launching a graph into a capturing stream, and destroying a stream of a capture in progress;
 //   - replay of a graph whose captured memory was freed or handed to another allocation (the hazard
-//     replaycheck exists to find: silent on one platform, illegal-address on another, decided by
-//     the simulator's profiles and the probes, not by this contract).
+//     replaycheck exists to find: silent on one platform, illegal-address on another, or either on
+//     one platform by the size of the freed allocation, as on CUDA; decided by the simulator's
+//     profiles and the probes, not by this contract).
 //
 // Properties the API does not promise:
 //

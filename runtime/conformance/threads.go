@@ -12,13 +12,17 @@ import (
 
 // unsafeRefused says whether a synchronous copy made while a capture is in progress is refused.
 // Where synchronous copies are legacy-stream work (Options.SyncCopiesOnLegacyStream: CUDA) it always
-// is. Elsewhere the rule for a potentially unsafe call decides, by the calling thread's capture
-// interaction mode: Relaxed never refuses; ThreadLocal refuses during the caller's own non-relaxed
-// capture; Global also refuses during any Global capture, whichever thread began it.
+// is. Elsewhere the rule for a potentially unsafe call decides (minds).
 func unsafeRefused(opts Options, captureMode, callerMode runtime.CaptureMode, callerBegan bool) bool {
+	return opts.SyncCopiesOnLegacyStream || minds(captureMode, callerMode, callerBegan)
+}
+
+// minds is the rule both platforms document for a potentially unsafe call made while a capture is
+// in progress, by the calling thread's capture interaction mode: Relaxed never refuses; ThreadLocal
+// refuses during the caller's own non-relaxed capture; Global also refuses during any Global
+// capture, whichever thread began it.
+func minds(captureMode, callerMode runtime.CaptureMode, callerBegan bool) bool {
 	switch {
-	case opts.SyncCopiesOnLegacyStream:
-		return true
 	case callerMode == runtime.Relaxed:
 		return false
 	case callerBegan:
@@ -150,6 +154,27 @@ func threadSpecs(h *harness) {
 			}
 		}
 
+		for _, began := range []runtime.Thread{main, other} {
+			for _, m := range runtime.CaptureModes() {
+				for _, cm := range runtime.CaptureModes() {
+					refused := h.opts.EndCaptureInstantiates && minds(m, cm, began == main)
+					verdict := "ends with its graph"
+					if refused {
+						verdict = "fails capture-unsupported with no graph and invalidates the other"
+					}
+					who := "Main's own"
+					if began != main {
+						who = "the other thread's"
+					}
+					text := fmt.Sprintf("EndCapture by Main (interaction mode %v) while %s %v capture is in progress: %s", cm, who, m, verdict)
+					g.It(text, func() {
+						h.need("thread-rules")
+						endDuringOtherCaptureSpec(h, began, m, cm, refused)
+					})
+				}
+			}
+		}
+
 		for _, m := range []runtime.CaptureMode{runtime.Global, runtime.ThreadLocal} {
 			g.It(inMode("EndCapture from the thread that did not begin the capture fails wrong-thread and makes no graph", m), func() {
 				h.need("thread-rules")
@@ -227,4 +252,47 @@ func unsafeCallSpec(h *harness, call string, began, caller runtime.Thread, m, cm
 	}
 	h.finish(began, s)
 	Expect(h.read(x)).To(Equal(want), "a refused Write wrote nothing; an allowed one wrote")
+}
+
+// endDuringOtherCaptureSpec begins a capture of mode m on thread began (the other capture) and a
+// Global capture on Main, sets Main's interaction mode to cm and ends Main's capture: refused where
+// EndCapture instantiates the graph and the other capture is one cm minds (the capture is then
+// over with no graph and the other invalidated), or ended with its graph, the other left active.
+func endDuringOtherCaptureSpec(h *harness, began runtime.Thread, m, cm runtime.CaptureMode, refused bool) {
+	g.GinkgoHelper()
+	s, t := h.stream(), h.stream()
+	x, y := h.malloc(1*kib), h.malloc(1*kib)
+	h.zeroed(x)
+	h.zeroed(y)
+	h.begin(began, t, m)
+	Expect(h.dev.Fill(began, t, y, 2)).To(Succeed())
+	h.begin(main, s, runtime.Global)
+	h.fill(s, x, 1)
+	old, err := h.dev.ExchangeCaptureMode(main, cm)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(old).To(Equal(runtime.Global))
+	base := h.dev.Counters()
+	graph, err := h.dev.EndCapture(main, s)
+	_, xerr := h.dev.ExchangeCaptureMode(main, runtime.Global)
+	Expect(xerr).NotTo(HaveOccurred())
+
+	if refused {
+		e := h.failed(err, runtime.ClassCaptureUnsupported)
+		Expect(graph).To(BeZero(), "a refused instantiation leaves no graph")
+		h.notCapturing(s)
+		Expect(e.Invalidated).To(BeTrue(), "the error says it invalidated the other capture: %v", e)
+		Expect(h.status(t)).To(Equal(runtime.CaptureInvalidated), "the capture still in progress is invalidated")
+		Expect(h.dev.Counters().LiveGraphs).To(Equal(base.LiveGraphs), "no graph was made")
+		h.finish(began, t)
+		return
+	}
+	Expect(err).NotTo(HaveOccurred(), "EndCapture while %v's %v capture is in progress", began, m)
+	Expect(graph).NotTo(BeZero())
+	h.notCapturing(s)
+	Expect(h.status(t)).To(Equal(runtime.CaptureActive), "ending one capture leaves the other")
+	Expect(h.finish(began, t)).NotTo(BeZero(), "the other capture ends with its graph")
+	h.launch(graph, s)
+	h.sync(s)
+	Expect(h.read(x)).To(Equal(filled(x.Bytes, 1)))
+	Expect(h.read(y)).To(Equal(make([]byte, y.Bytes)), "the ended graph holds its own capture's work only")
 }

@@ -13,7 +13,10 @@
 // axpy kernel is PTX text (AxpyPTX) JIT-compiled with cuModuleLoadData at open; a driver that
 // refuses it leaves the device without capability "kernels". EndCapture instantiates the captured
 // CUgraph with cuGraphInstantiateWithFlags; a runtime.Graph holds both, and DestroyGraph destroys
-// both. CaptureInfo asks cuStreamIsCapturing for the status and takes the ID (one per
+// both. The instantiation is a potentially unsafe call: while another capture is in progress that
+// the calling thread's interaction mode minds, it fails 900 after cuStreamEndCapture ended the
+// capture, and that other capture is invalidated (measured on an H200, driver 13.0); EndCapture
+// then returns the 900 with no graph. CaptureInfo asks cuStreamIsCapturing for the status and takes the ID (one per
 // BeginCapture, shared by the streams a Wait forks into the capture), the origin and the mode
 // from the Go bookkeeping; cuStreamGetCaptureInfo is not bound. Errors are *runtime.Error named
 // and classed by the one table Codes, with cuGetErrorString's text as Detail; after a failed call

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,7 +39,9 @@ var scenarios = map[fake.Library][]struct {
 		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, naming the injection, touching nothing", nil},
 	},
 	fake.CUDA: {
-		{"alloc", "reuses freed blocks, replays a re-base into the bystander, and fails 700 on freed memory", nil},
+		{"alloc", "reuses freed blocks, replays a re-base into the bystander and, silently, a small freed block", nil},
+		{"freed", "replays over an allocation freed since capture silently below 2 MiB and fails 700 from 2 MiB", nil},
+		{"instantiate", "ends a capture while another is in progress and refuses the instantiation with 900, invalidating the other, where the caller's mode minds it", nil},
 		{"capture", "begins, queries and ends captures, running captured work only when launched", nil},
 		{"sync", "invalidates a capture on 900 and 907, then fails its work and its end with 901", nil},
 		{"threads", "rejects a wrong-thread end with 908 and every synchronous copy during a capture with 906, and applies the cuMemAlloc rules per thread mode", nil},
@@ -85,6 +88,31 @@ var _ = Describe("the fakes' behaviour", func() {
 			})
 		})
 	}
+
+	// Negative controls: the cuda fake built without the profile's rows for a replay over a freed
+	// allocation of 2 MiB or more, or for the instantiation at an end, fails their scenarios.
+	DescribeTable("libcuda.so.1 fails the scenario of each measured row it is built without",
+		func(situation, name string, fails []string) {
+			p, err := sim.LoadProfile("cuda")
+			Expect(err).NotTo(HaveOccurred())
+			n := len(p.Rules)
+			p.Rules = slices.DeleteFunc(p.Rules, func(r sim.Rule) bool { return strings.HasPrefix(r.Situation, situation) })
+			Expect(p.Rules).To(HaveLen(n-1), "one row starts %q", situation)
+			lib, err := fake.BuildProfile(GinkgoT().TempDir(), fake.CUDA, p)
+			Expect(err).NotTo(HaveOccurred())
+			out, st := scenario(fake.CUDA, lib, name)
+			Expect(st.ExitCode()).To(Equal(1), out)
+			for _, f := range fails {
+				Expect(out).To(ContainSubstring(f))
+			}
+		},
+		Entry("a replay over 2 MiB or more freed", "replay of a graph over an allocation of 2 MiB or more freed", "freed",
+			[]string{"tmp of 2097152 bytes, src and out of 4096: launch = 0", "cu.cuGraphLaunch(x, s) = 0, want 700"}),
+		Entry("the thread's own other capture at an end", "end a capture while the calling thread's own other GLOBAL or THREAD_LOCAL capture", "instantiate",
+			[]string{"end_and_instantiate(s1) = 0, want 900", "= 0, want 901"}),
+		Entry("another thread's GLOBAL capture at an end", "end a capture while another thread's GLOBAL capture is in progress, in GLOBAL", "instantiate",
+			[]string{"end_and_instantiate(s1) = 0, want 900", "other_result = 0, want 901"}),
+	)
 
 	It("logs the calls to REPLAYCHECK_FAKE_LOG", func() {
 		log := filepath.Join(GinkgoT().TempDir(), "calls.log")

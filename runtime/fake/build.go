@@ -97,6 +97,11 @@ func Build(dir string, lib Library, v Variant) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return build(dir, lib, v, rules)
+}
+
+// build compiles lib with the given rules.h into dir/lib.FileName(), as Build does.
+func build(dir string, lib Library, v Variant, rules []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("fake: %w", err)
 	}

@@ -20,7 +20,17 @@
 // cuStreamIsCapturing), interleaving one node of each launched stream in turn; a seeded replay
 // order (REPLAYCHECK_FAKE_SEED) drawn exactly as the simulator draws it (Go's PCG and Rand.IntN);
 // threads' capture interaction modes, per calling OS thread (pthread_self); the rules, first
-// rejecting match deciding; and failures outside the rules with the profile's code per class.
+// rejecting match deciding, a freed allocation judged by the size it had at capture; and failures
+// outside the rules with the profile's code per class.
+//
+// One call of the simulator is two of CUDA's: EndCapture is cuStreamEndCapture and then
+// cuGraphInstantiateWithFlags, which the cuda binding calls at once. The EndCapture rules on the
+// other captures in progress (InstantiationConditions) judge the instantiation, an unsafe call:
+// the fake libcuda answers them from cuGraphInstantiateWithFlags, after cuStreamEndCapture
+// succeeded and ended the capture, as the driver does (a rejection makes no executable graph and
+// invalidates the other captures as the rule says); the fake libascendcl answers them from
+// aclmdlRICaptureEnd. Generate refuses a profile with a rejecting EndCapture rule after one of
+// them, whose answer would then depend on which call made it.
 //
 // What the fake cannot reproduce: pageable host memory is the program's own (any address outside
 // the fake's memory), so the fake neither checks that such a range is live nor sees it freed: a

@@ -7,3 +7,13 @@ import "github.com/replaycheck/replaycheck/runtime/sim"
 func GenerateProfile(p *sim.Profile, lib Library, implemented []string) ([]byte, error) {
 	return generate(p, platformCodes[lib], implemented)
 }
+
+// BuildProfile builds the full lib from profile p instead of the simulator's embedded one, so a
+// test can show what the library does without one of its rules.
+func BuildProfile(dir string, lib Library, p *sim.Profile) (string, error) {
+	rules, err := GenerateProfile(p, lib, Conditions)
+	if err != nil {
+		return "", err
+	}
+	return build(dir, lib, Variant{}, rules)
+}

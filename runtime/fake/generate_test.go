@@ -71,6 +71,8 @@ var _ = Describe("the rule generator", func() {
 				Expect(row).To(ContainSubstring(".code = %d,", r.Code), "rule %d", i+1)
 				Expect(row).To(ContainSubstring(".invalidates = %d, .ends_capture = %d,", b2i(r.Invalidates), b2i(r.EndsCapture)), "rule %d", i+1)
 				Expect(row).To(ContainSubstring(".pageable = %d,", b2i(r.Pageable)), "rule %d", i+1)
+				Expect(row).To(ContainSubstring(".freed_at_least = %d, .freed_below = %d, .instantiation = %d,",
+					r.FreedBytes.AtLeast, r.FreedBytes.Below, b2i(slices.Contains(fake.InstantiationConditions, r.When))), "rule %d", i+1)
 				Expect(strings.Count(row, "RC_MODE_BIT")).To(Equal(len(r.Modes)+len(r.CallerModes)), "rule %d", i+1)
 			}
 			for class, code := range p.Errors {
@@ -90,6 +92,23 @@ var _ = Describe("the rule generator", func() {
 		fewer := slices.DeleteFunc(slices.Clone(fake.Conditions), func(c string) bool { return c == "fork-unjoined" })
 		_, err = fake.GenerateProfile(p, fake.ACL, fewer)
 		Expect(err).To(MatchError(ContainSubstring(`condition "fork-unjoined" is not implemented`)))
+	})
+
+	It("answers at the instantiation the EndCapture conditions on the other captures, which must come last", func() {
+		for _, c := range fake.InstantiationConditions {
+			Expect(sim.Conditions()).To(ContainElement(c))
+			Expect(sim.ConditionCalls(c)).To(Equal([]string{"EndCapture"}), "condition %s", c)
+		}
+		p, err := sim.LoadProfile("cuda")
+		Expect(err).NotTo(HaveOccurred())
+		first := slices.IndexFunc(p.Rules, func(r sim.Rule) bool { return slices.Contains(fake.InstantiationConditions, r.When) })
+		Expect(first).To(BeNumerically(">", 0), "the cuda profile has instantiation rules")
+		end := slices.IndexFunc(p.Rules, func(r sim.Rule) bool { return r.When == "fork-unjoined" })
+		Expect(end).To(BeNumerically(">=", 0))
+		moved := p.Rules[end]
+		p.Rules = slices.Insert(slices.Delete(p.Rules, end, end+1), len(p.Rules)-1, moved)
+		_, err = fake.GenerateProfile(p, fake.CUDA, fake.Conditions)
+		Expect(err).To(MatchError(ContainSubstring("a rejecting EndCapture rule after rule")))
 	})
 
 	It("fails when one code would carry two names", func() {

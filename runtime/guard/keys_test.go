@@ -71,8 +71,10 @@ var _ = Describe("Captures the platform reports no ID for", func() {
 					d = guarded(w, guard.Kernel)
 					a, b = stream(d), stream(d)
 					x = malloc(d, 1024)
-					Expect(d.BeginCapture(runtime.Main, a, runtime.ThreadLocal)).To(Succeed())
-					Expect(d.BeginCapture(runtime.Main, b, runtime.ThreadLocal)).To(Succeed())
+					// Relaxed: on CUDA, ending one of two Global or ThreadLocal captures of a thread
+					// fails, its graph's instantiation refused (measured on an H200).
+					Expect(d.BeginCapture(runtime.Main, a, runtime.Relaxed)).To(Succeed())
+					Expect(d.BeginCapture(runtime.Main, b, runtime.Relaxed)).To(Succeed())
 				})
 
 				It("watches both, and ending one leaves the other watched", func() {

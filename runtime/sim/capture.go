@@ -76,11 +76,19 @@ type dag struct {
 	// Node i depends on deps[depAt[i]:depAt[i+1]] (the last node's end is len(deps)).
 	depAt []int32
 	deps  []int
-	// gens are the allocation generations of each node's touched ranges when it was recorded, in
-	// node order: a replay whose ranges have another generation now runs on memory someone else
-	// owns. Node i's start at genAt[i].
-	genAt []int32
-	gens  []uint64
+	// owners are the allocations of each node's touched ranges when it was recorded, in node
+	// order: a replay whose ranges have another generation now runs on memory someone else owns,
+	// and one whose ranges lie in no allocation runs on memory freed since, whose size a profile
+	// may look at. Node i's start at ownerAt[i].
+	ownerAt []int32
+	owners  []owner
+}
+
+// owner is the allocation a captured range lay in: its generation (0: none) and the size its
+// caller asked for.
+type owner struct {
+	gen   uint64
+	bytes int64
 }
 
 func (g *dag) len() int { return len(g.works) }
@@ -94,10 +102,10 @@ func (g *dag) depsOf(i int) []int {
 	return g.deps[g.depAt[i]:end]
 }
 
-// gensOf is the generations of node i's touched ranges, in touched order.
-func (g *dag) gensOf(i int) []uint64 {
+// ownersOf is the owners of node i's touched ranges, in touched order.
+func (g *dag) ownersOf(i int) []owner {
 	_, k := g.works[i].touched()
-	return g.gens[g.genAt[i] : int(g.genAt[i])+k]
+	return g.owners[g.ownerAt[i] : int(g.ownerAt[i])+k]
 }
 
 // capture is one capture sequence: the origin stream, the streams forked into it, and the DAG.
@@ -120,15 +128,15 @@ func (c *capture) add(s *stream, w work, mem *memory) {
 	c.works = push(c.works, w)
 	c.depAt = push(c.depAt, int32(len(c.deps)))
 	c.deps = push(c.deps, s.tail...)
-	c.genAt = push(c.genAt, int32(len(c.gens)))
+	c.ownerAt = push(c.ownerAt, int32(len(c.owners)))
 	ptrs, k := w.touched()
-	var gens [3]uint64
+	var owners [3]owner
 	for i, p := range ptrs[:k] {
 		if a := mem.containing(p); a != nil {
-			gens[i] = a.gen
+			owners[i] = owner{gen: a.gen, bytes: a.ptr.Bytes}
 		}
 	}
-	c.gens = push(c.gens, gens[:k]...)
+	c.owners = push(c.owners, owners[:k]...)
 	// The stream owns its tail (events and forks take copies of it), so it is reused.
 	s.tail = append(s.tail[:0], c.len()-1)
 }
@@ -302,15 +310,23 @@ type graph struct {
 	// checked caches stale's answer for one memory layout: every launch asks, and a graph of
 	// 10,000 nodes would otherwise look up 10,000 ranges per launch with nothing changed.
 	checked struct {
-		mem          *memory
-		layout       uint64
-		stale, freed []string
+		mem    *memory
+		layout uint64
+		stale  []string
+		freed  []freedRange
 	}
+}
+
+// freedRange is a captured range that lies in no live allocation: desc says which, bytes is the
+// size of the allocation it lay in at capture.
+type freedRange struct {
+	desc  string
+	bytes int64
 }
 
 // stale lists the captured ranges that now lie in another allocation than at capture (freed and
 // handed out again), and freed those that lie in no live allocation (returned to the driver).
-func (g *graph) stale(mem *memory) (stale, freed []string) {
+func (g *graph) stale(mem *memory) (stale []string, freed []freedRange) {
 	c := &g.checked
 	if c.mem == mem && c.layout == mem.layout() {
 		return c.stale, c.freed
@@ -318,13 +334,13 @@ func (g *graph) stale(mem *memory) (stale, freed []string) {
 	defer func() { c.mem, c.layout, c.stale, c.freed = mem, mem.layout(), stale, freed }()
 	for n, w := range g.works {
 		ptrs, k := w.touched()
-		gens := g.gensOf(n)
+		owners := g.ownersOf(n)
 		for i, p := range ptrs[:k] {
 			a := mem.containing(p)
 			switch {
 			case a == nil:
-				freed = append(freed, fmt.Sprintf("%v is in no live allocation", p))
-			case a.gen != gens[i]:
+				freed = append(freed, freedRange{fmt.Sprintf("%v is in no live allocation (of %d bytes at capture)", p, owners[i].bytes), owners[i].bytes})
+			case a.gen != owners[i].gen:
 				stale = append(stale, fmt.Sprintf("%v now belongs to allocation %v", p, a.ptr))
 			}
 		}

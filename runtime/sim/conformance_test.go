@@ -13,7 +13,8 @@ import (
 // The simulator is held to the backend conformance suite on every embedded profile, opened the way
 // a front end opens it (backends.Open), in capture order and with a replay seed that shuffles
 // independent graph branches: the contract holds in every order the captured dependencies allow.
-// The cuda profile's synchronous copies are legacy-stream work, as the binding's are on the driver.
+// The cuda profile's synchronous copies are legacy-stream work, and its EndCapture instantiates the
+// graph, as the binding's are and does on the driver.
 var _ = func() bool {
 	for _, profile := range sim.Profiles() {
 		for _, seed := range []uint64{0, 7} {
@@ -27,7 +28,7 @@ var _ = func() bool {
 					return nil, err
 				}
 				return b.Open(ctx, 0)
-			}, conformance.Options{SyncCopiesOnLegacyStream: profile == "cuda"})
+			}, conformance.Options{SyncCopiesOnLegacyStream: profile == "cuda", EndCaptureInstantiates: profile == "cuda"})
 		}
 	}
 	return true

@@ -74,15 +74,18 @@
 // Platform rules are data. A Profile (profiles/*.yaml, embedded; see Profiles) lists rules that
 // bind device calls under named conditions (see Conditions) and capture modes to the platform's
 // answer: allowed, or an error code, name and runtime.Class, whether the rejection invalidates the
-// capture, and whether a failed EndCapture still terminates it. The first matching rejecting rule
-// decides; allow rules document what the platform lets through and never pre-empt a rejection. A
-// rejected call has no other effect. "cann" encodes CANN 9.0 (rejections never invalidate;
-// aclrtMalloc and aclrtFree are unchecked); "cuda" encodes the CUDA driver API (900/902/905
-// invalidate, then work enqueued into the capture fails 901 and its end fails 901 with no graph).
-// Options.ProfileYAML runs a device on a profile document instead, to try a corrected row.
-// Failures outside the rules (bad arguments, out of memory) use the profile's codes for their
-// class. Every error is a *runtime.Error{Backend: "sim", Op: the method name, ...} whose Detail
-// names the situation, the objects involved and the profile rule.
+// captures the condition names, and whether a failed EndCapture still terminates the capture it was
+// asked to end (a rule on the other captures in progress at an end, as CUDA's refused instantiation
+// of the graph, does both: the capture is over without a graph and the others are invalidated). A
+// rule on freed memory may be restricted to freed allocations of some sizes (freed-bytes). The
+// first matching rejecting rule decides; allow rules document what the platform lets through and
+// never pre-empt a rejection. A rejected call has no other effect. "cann" encodes CANN 9.0
+// (rejections never invalidate; aclrtMalloc and aclrtFree are unchecked); "cuda" encodes the CUDA
+// driver API (900/902/903/905/906/907 invalidate, then work enqueued into the capture fails 901 and
+// its end fails 901 with no graph). Options.ProfileYAML runs a device on a profile document
+// instead, to try a corrected row. Failures outside the rules (bad arguments, out of memory) use
+// the profile's codes for their class. Every error is a *runtime.Error{Backend: "sim", Op: the
+// method name, ...} whose Detail names the situation, the objects involved and the profile rule.
 //
 // Counters are exact: Mallocs, Frees, Launches and CapturesDone count successful calls; the live
 // counts are what exists. Close destroys everything and stops the workers.
@@ -101,7 +104,9 @@
 //
 // Stale replays. A launch whose graph captured a range that now lies in another allocation
 // (graph-range-stale) or in none, the memory returned to the driver (graph-range-freed), is
-// decided by the profile: silent, or an error such as CUDA's illegal address. A rejected launch runs
+// decided by the profile: silent, or an error such as CUDA's illegal address, which CUDA answers
+// for a freed allocation of 2 MiB or more only (a smaller one stays mapped). A freed range is
+// judged by the size, as requested, of the allocation it lay in at capture. A rejected launch runs
 // nothing; on hardware such a fault is asynchronous and poisons the context, which the simulator
 // does not model.
 //

@@ -38,13 +38,19 @@ func platformTables() string {
 			if len(r.CallerModeNames) > 0 {
 				modes += "; caller in " + strings.Join(r.CallerModeNames, ", ")
 			}
+			if !r.FreedBytes.IsZero() {
+				modes += "; freed allocation " + r.FreedBytes.String()
+			}
 			answer := "allowed, unchecked"
 			if !r.Allow {
 				answer = fmt.Sprintf("%d %s [%s]", r.Code, r.Name, r.Class)
-				if r.Invalidates {
+				switch {
+				case r.Invalidates && r.EndsCapture:
+					// The condition names captures other than the one ended (profile validation).
+					answer += ", ends the capture and invalidates the other"
+				case r.Invalidates:
 					answer += ", invalidates the capture"
-				}
-				if r.EndsCapture {
+				case r.EndsCapture:
 					answer += ", ends the capture"
 				}
 			}

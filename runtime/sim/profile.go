@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -65,6 +67,11 @@ type Rule struct {
 	// Pageable restricts a rule on Copy to copies that name pageable host memory, which a
 	// platform may have to stage through a synchronous copy.
 	Pageable bool `yaml:"pageable"`
+	// FreedBytes restricts a rule on a condition about freed allocations (graph-range-freed) to
+	// allocations whose size, as requested when they were made, lies in this range: a platform may
+	// keep a small allocation mapped after it is freed and unmap a large one. The zero range
+	// means any size.
+	FreedBytes ByteRange `yaml:"freed-bytes"`
 	// Allow lets the call through: the platform does not check this situation.
 	Allow bool `yaml:"allow"`
 	// Code, Name and Class are the error a rejecting rule returns.
@@ -73,8 +80,76 @@ type Rule struct {
 	Class runtime.Class `yaml:"class"`
 	// Invalidates: the rejection also invalidates the captures the condition names.
 	Invalidates bool `yaml:"invalidates"`
-	// EndsCapture: a rejected EndCapture still terminates the capture (no graph is returned).
+	// EndsCapture: a rejected EndCapture still terminates the capture it was asked to end (no
+	// graph is returned). Invalidates, on the same rule, acts on the captures the condition names,
+	// which for a condition about other captures (caller-began-other-capture) are those others.
 	EndsCapture bool `yaml:"ends-capture"`
+}
+
+// ByteRange bounds a size in bytes: at least AtLeast and, unless Below is 0, less than Below.
+type ByteRange struct {
+	AtLeast Bytes `yaml:"at-least"`
+	Below   Bytes `yaml:"below"`
+}
+
+// Contains reports whether n lies in the range.
+func (b ByteRange) Contains(n int64) bool {
+	return n >= int64(b.AtLeast) && (b.Below == 0 || n < int64(b.Below))
+}
+
+// IsZero reports whether the range bounds nothing.
+func (b ByteRange) IsZero() bool { return b == ByteRange{} }
+
+// String says the range in words: "at least 2 MiB", "below 2 MiB", "at least 4 KiB and below 2 MiB".
+func (b ByteRange) String() string {
+	switch {
+	case b.IsZero():
+		return "any size"
+	case b.Below == 0:
+		return "at least " + b.AtLeast.String()
+	case b.AtLeast == 0:
+		return "below " + b.Below.String()
+	}
+	return "at least " + b.AtLeast.String() + " and below " + b.Below.String()
+}
+
+// Bytes is a size in a profile: a number of bytes, or a number with the suffix KiB, MiB or GiB
+// ("2MiB").
+type Bytes int64
+
+var byteUnits = []struct {
+	suffix string
+	size   int64
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+
+// UnmarshalYAML reads a plain integer or an integer with a binary unit.
+func (b *Bytes) UnmarshalYAML(node *yaml.Node) error {
+	if node.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: a size is a number of bytes or a number with KiB, MiB or GiB", node.Line)
+	}
+	text, unit := strings.TrimSpace(node.Value), int64(1)
+	for _, u := range byteUnits {
+		if n, ok := strings.CutSuffix(text, u.suffix); ok {
+			text, unit = strings.TrimSpace(n), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/unit {
+		return fmt.Errorf("line %d: size %q is not a non-negative number of bytes, KiB, MiB or GiB", node.Line, node.Value)
+	}
+	*b = Bytes(n * unit)
+	return nil
+}
+
+// String writes the size with the largest binary unit that divides it: "2 MiB", "1536 bytes".
+func (b Bytes) String() string {
+	for _, u := range byteUnits {
+		if b != 0 && int64(b)%u.size == 0 {
+			return fmt.Sprintf("%d %s", int64(b)/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%d bytes", int64(b))
 }
 
 func (r *Rule) applies(call string) bool { return slices.Contains(r.Calls, call) }
@@ -265,8 +340,9 @@ func (r *Rule) validateSource(at string, bad complain) {
 	}
 }
 
-// validateScope checks what a rule applies to, its condition, calls, modes and pageable copies,
-// and parses its mode names. It returns the rule's condition; known is false when it has none.
+// validateScope checks what a rule applies to, its condition, calls, modes, pageable copies and
+// freed sizes, and parses its mode names. It returns the rule's condition; known is false when it
+// has none.
 func (r *Rule) validateScope(at string, bad complain) (cond condition, known bool) {
 	cond, known = conditions[r.When]
 	if !known {
@@ -288,6 +364,14 @@ func (r *Rule) validateScope(at string, bad complain) (cond condition, known boo
 	}
 	if len(r.ModeNames) > 0 && known && !cond.scoped {
 		bad("%s: modes given, but condition %s names no capture", at, r.When)
+	}
+	if !r.FreedBytes.IsZero() {
+		if known && cond.sized == nil {
+			bad("%s: freed-bytes given, but condition %s concerns no freed allocation", at, r.When)
+		}
+		if r.FreedBytes.Below != 0 && r.FreedBytes.Below <= r.FreedBytes.AtLeast {
+			bad("%s: freed-bytes: below (%v) must be more than at-least (%v)", at, r.FreedBytes.Below, r.FreedBytes.AtLeast)
+		}
 	}
 	r.CallerModes = parseModes(r.CallerModeNames, func(err error) { bad("%s: caller-modes: %v", at, err) })
 	return cond, known
@@ -313,10 +397,13 @@ func (r *Rule) validateAnswer(at string, cond condition, known bool, bad complai
 		bad("%s: class %s is the guards', not a platform's", at, r.Class)
 	}
 	if r.EndsCapture && (known && !cond.scoped || !r.onlyCall("EndCapture")) {
-		bad("%s: ends-capture is only meaningful for EndCapture with a condition that names the capture", at)
+		bad("%s: ends-capture is only meaningful for EndCapture with a condition that names captures", at)
 	}
 	if r.Invalidates && known && !cond.scoped {
 		bad("%s: invalidates, but condition %s names no capture", at, r.When)
+	}
+	if r.Invalidates && r.EndsCapture && known && !cond.others {
+		bad("%s: invalidates and ends-capture: the capture ended is not also invalidated; condition %s names no other capture", at, r.When)
 	}
 }
 

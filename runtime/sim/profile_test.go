@@ -141,6 +141,74 @@ rules:
 		}
 	})
 
+	It("take freed-bytes only on a condition about freed allocations, as a range, in bytes or binary units", func() {
+		_, err := sim.ParseProfile([]byte(header + `
+rules:
+  - situation: a size on a condition without one
+    source: doc
+    calls: [SyncStream]
+    when: stream-capturing
+    freed-bytes: {at-least: 4KiB}
+    code: 1
+    name: X
+    class: captured-stream
+  - situation: an empty range
+    source: doc
+    calls: [Launch]
+    when: graph-range-freed
+    freed-bytes: {at-least: 2MiB, below: 2097152}
+    allow: true
+  - situation: ends the capture and invalidates it
+    source: doc
+    calls: [EndCapture]
+    when: fork-unjoined
+    code: 1
+    name: X
+    class: capture-unjoined
+    invalidates: true
+    ends-capture: true
+`))
+		Expect(err).To(HaveOccurred())
+		for _, want := range []string{
+			"freed-bytes given, but condition stream-capturing concerns no freed allocation",
+			"freed-bytes: below (2 MiB) must be more than at-least (2 MiB)",
+			"invalidates and ends-capture: the capture ended is not also invalidated; condition fork-unjoined names no other capture",
+		} {
+			Expect(err.Error()).To(ContainSubstring(want))
+		}
+		for _, bad := range []string{"-1", "2TiB", "1.5MiB", "[1]", "9223372036854775807GiB"} {
+			_, err = sim.ParseProfile([]byte(header + `
+rules:
+  - situation: a bad size
+    source: doc
+    calls: [Launch]
+    when: graph-range-freed
+    freed-bytes: {below: ` + bad + `}
+    allow: true
+`))
+			Expect(err).To(MatchError(ContainSubstring("size")), "%s", bad)
+		}
+		p, err := sim.ParseProfile([]byte(header + `
+rules:
+  - situation: a large freed allocation
+    source: doc
+    calls: [Launch]
+    when: graph-range-freed
+    freed-bytes: {at-least: 2 MiB, below: 1GiB}
+    code: 1
+    name: X
+    class: illegal-address
+`))
+		Expect(err).NotTo(HaveOccurred())
+		r := p.Rules[0].FreedBytes
+		Expect(r).To(Equal(sim.ByteRange{AtLeast: 2 * MiB, Below: 1 * GiB}))
+		Expect(r.String()).To(Equal("at least 2 MiB and below 1 GiB"))
+		Expect(r.Contains(2*MiB - 1)).To(BeFalse())
+		Expect(r.Contains(2 * MiB)).To(BeTrue())
+		Expect(r.Contains(1 * GiB)).To(BeFalse())
+		Expect(sim.ByteRange{Below: 1536}.String()).To(Equal("below 1536 bytes"))
+	})
+
 	It("refuse unknown keys and missing error codes", func() {
 		_, err := sim.ParseProfile([]byte(header + "rules: []\nextra: 1\n"))
 		Expect(err).To(MatchError(ContainSubstring("field extra not found")))

@@ -26,9 +26,16 @@ type condition struct {
 	doc   string
 	calls []string // the calls it is evaluated for
 	// scoped conditions name the captures they concern: a rule's modes filter them, and an
-	// invalidating or capture-ending rule acts on them.
+	// invalidating rule acts on them (a capture-ending rule ends the capture EndCapture was asked
+	// to end, which a scoped condition of EndCapture names unless it is about others).
 	scoped bool
+	// others: the captures named are never the one the call ends, so a rule may end that one and
+	// invalidate these.
+	others bool
 	eval   func(d *Device, c call) (captures []*capture, detail string, ok bool)
+	// sized conditions concern freed allocations, which a rule's freed-bytes selects by size: sized
+	// is evaluated instead of eval, with the rule's range (the zero range admits every size).
+	sized func(d *Device, c call, within ByteRange) (detail string, ok bool)
 }
 
 var (
@@ -248,14 +255,50 @@ var conditions = map[string]condition{
 		},
 	},
 	"graph-range-freed": {
-		doc:   "a range the graph captured lies in no live allocation: it was freed, and returned to the driver, since capture",
+		doc:   "a range the graph captured lies in no live allocation: it was freed, and returned to the driver, since capture (a rule's freed-bytes selects by the size of the allocation the range lay in at capture)",
 		calls: []string{"Launch"},
-		eval: func(d *Device, c call) ([]*capture, string, bool) {
+		sized: func(d *Device, c call, within ByteRange) (string, bool) {
 			_, freed := c.graph.stale(d.mem)
-			if len(freed) == 0 {
+			var ranges []string
+			for _, f := range freed {
+				if within.Contains(f.bytes) {
+					ranges = append(ranges, f.desc)
+				}
+			}
+			if len(ranges) == 0 {
+				return "", false
+			}
+			return fmt.Sprintf("%v captured ranges that were freed: %s", c.graph.id, strings.Join(ranges, "; ")), true
+		},
+	},
+	// CUDA's EndCapture is cuStreamEndCapture and cuGraphInstantiateWithFlags right after it: the
+	// instantiation is a potentially unsafe call, judged by the other captures still in progress.
+	"caller-began-other-capture": {
+		doc:    "the calling thread began a capture in progress other than the one the call ends",
+		calls:  []string{"EndCapture"},
+		scoped: true,
+		others: true,
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
+			ending := c.stream.capture
+			caps := capturesWhere(d, func(x *capture) bool { return x != ending && x.thread == c.thread })
+			if len(caps) == 0 {
 				return nil, "", false
 			}
-			return nil, fmt.Sprintf("%v captured ranges that were freed: %s", c.graph.id, strings.Join(freed, "; ")), true
+			return caps, fmt.Sprintf("thread %v began %v, still in progress", c.thread, caps[0]), true
+		},
+	},
+	"other-thread-began-other-capture": {
+		doc:    "another thread began a capture in progress other than the one the call ends",
+		calls:  []string{"EndCapture"},
+		scoped: true,
+		others: true,
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
+			ending := c.stream.capture
+			caps := capturesWhere(d, func(x *capture) bool { return x != ending && x.thread != c.thread })
+			if len(caps) == 0 {
+				return nil, "", false
+			}
+			return caps, fmt.Sprintf("ended on thread %v while %v is in progress", c.thread, caps[0]), true
 		},
 	},
 }
@@ -287,9 +330,10 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 }
 
 // enforce applies the profile to one call: the first rejecting rule whose call and condition match
-// returns its error after invalidating or ending the captures it names, as the rule says. Allow rules
-// record what the platform lets through and never pre-empt a rejection, so a silent row placed before
-// a rejecting one cannot hide it. No match: the call proceeds.
+// returns its error after invalidating the captures the condition names and, for EndCapture,
+// ending the capture the call ends, as the rule says. Allow rules record what the platform lets
+// through and never pre-empt a rejection, so a silent row placed before a rejecting one cannot
+// hide it. No match: the call proceeds.
 func (d *Device) enforce(c *call) error {
 	if c.op != d.lastOp {
 		d.lastOp, d.lastRules = c.op, d.rulesFor[c.op]
@@ -301,7 +345,16 @@ func (d *Device) enforce(c *call) error {
 		}
 		cond := conditions[r.When]
 		// By value: a pointer passed through a function value escapes, one allocation per call.
-		caps, detail, ok := cond.eval(d, *c)
+		var (
+			caps   []*capture
+			detail string
+			ok     bool
+		)
+		if cond.sized != nil {
+			detail, ok = cond.sized(d, *c, r.FreedBytes)
+		} else {
+			caps, detail, ok = cond.eval(d, *c)
+		}
 		if !ok {
 			continue
 		}
@@ -320,10 +373,8 @@ func (d *Device) enforce(c *call) error {
 				}
 			}
 		}
-		if r.EndsCapture {
-			for _, x := range caps {
-				d.terminate(x)
-			}
+		if r.EndsCapture && c.stream != nil && c.stream.capture != nil {
+			d.terminate(c.stream.capture)
 			detail += "; the capture is ended without a graph"
 		}
 		return &runtime.Error{

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -18,6 +19,7 @@ type stage struct {
 	x, y      runtime.Ptr
 	pinned    runtime.Ptr // a pinned host buffer, allocated before any capture
 	watch     runtime.Stream
+	also      runtime.Stream // the origin of another capture in progress the call concerns (0 when none)
 	target    runtime.Stream
 	event     runtime.Event
 	graph     runtime.Graph
@@ -91,6 +93,22 @@ var situations = map[string]func(st *stage){
 		st.captureFillOfX()
 		Expect(st.d.Free(main, st.x)).To(Succeed()) // returned to the driver, not handed out again
 	},
+	// Not a condition: graph-range-freed over an allocation of 2 MiB, for the facts below.
+	"graph-range-freed, 2 MiB": func(st *stage) {
+		st.x = malloc(st.d, 2*MiB)
+		st.captureFillOfX()
+		Expect(st.d.Free(main, st.x)).To(Succeed())
+	},
+	"caller-began-other-capture": func(st *stage) {
+		st.beginAlso(main)
+		st.begin(main)
+		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
+	},
+	"other-thread-began-other-capture": func(st *stage) {
+		st.beginAlso(other)
+		st.begin(main)
+		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
+	},
 	"default-stream-joins-capture": func(st *stage) {
 		st.begin(main)
 		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
@@ -125,6 +143,14 @@ func newStage(d *sim.Device, mode runtime.CaptureMode) *stage {
 	return st
 }
 
+// sizeWithin is an allocation size at the edge of r: its lower bound, or just below its upper one.
+func sizeWithin(r sim.ByteRange) int64 {
+	if r.AtLeast > 0 {
+		return int64(r.AtLeast)
+	}
+	return int64(r.Below) - sim.Granularity
+}
+
 // captureFillOfX captures a fill of x on a new stream, which becomes the target, and keeps the
 // graph for a Launch.
 func (st *stage) captureFillOfX() {
@@ -135,6 +161,14 @@ func (st *stage) captureFillOfX() {
 	g, err := st.d.EndCapture(main, s)
 	Expect(err).NotTo(HaveOccurred())
 	st.graph, st.target = g, s
+}
+
+// beginAlso starts another capture, in the stage's mode, on a stream of its own from thread t.
+func (st *stage) beginAlso(t runtime.Thread) {
+	GinkgoHelper()
+	st.also = newStream(st.d)
+	Expect(st.d.BeginCapture(t, st.also, st.mode)).To(Succeed())
+	Expect(st.d.Fill(t, st.also, st.y, 2)).To(Succeed())
 }
 
 // begin starts the watched capture on the target stream from thread t.
@@ -240,6 +274,9 @@ var _ = Describe("profile rules, as the device applies them", func() {
 
 			d := onProfile(profile)
 			st := newStage(d, mode)
+			if !r.FreedBytes.IsZero() {
+				st.x = malloc(d, sizeWithin(r.FreedBytes))
+			}
 			setup(st)
 			if r.Pageable {
 				// A pageable copy on a stream outside the capture: the platform turns it into a
@@ -252,6 +289,14 @@ var _ = Describe("profile rules, as the device applies them", func() {
 			Expect(err).NotTo(HaveOccurred())
 			err = st.do(call)
 
+			if st.also != 0 {
+				// Another capture the call concerns: invalidated by a rule that says so, else as it was.
+				want := runtime.CaptureActive
+				if !r.Allow && r.Invalidates {
+					want = runtime.CaptureInvalidated
+				}
+				Expect(status(d, st.also)).To(Equal(want), "the other capture after the call")
+			}
 			if r.Allow {
 				Expect(err).NotTo(HaveOccurred(), "the platform lets %s through: %s", call, r.Situation)
 				return
@@ -277,6 +322,11 @@ var _ = Describe("profile rules, as the device applies them", func() {
 	)
 
 	It("has a test situation for every condition the simulator knows", func() {
+		for c := range situations {
+			if !strings.Contains(c, ", ") {
+				Expect(sim.Conditions()).To(ContainElement(c), "a situation named like a condition is one")
+			}
+		}
 		for _, c := range sim.Conditions() {
 			Expect(situations).To(HaveKey(c))
 			Expect(sim.ConditionDoc(c)).NotTo(BeEmpty())
@@ -343,6 +393,9 @@ var _ = Describe("docs/platforms.md, row by row", func() {
 		Entry("work on a stream outside the capture: runs", fact{"cann", runtime.Global, "stream-outside-capture", "Fill", 0, "", active}),
 		Entry("replay after a re-base: no error", fact{"cann", runtime.Global, "graph-range-stale", "Launch", 0, "", none}),
 		Entry("replay over memory returned to the driver: 507011 (verify)", fact{"cann", runtime.Global, "graph-range-freed", "Launch", 507011, runtime.ClassIllegalAddress, none}),
+		Entry("replay over 2 MiB returned to the driver: 507011 (verify)", fact{"cann", runtime.Global, "graph-range-freed, 2 MiB", "Launch", 507011, runtime.ClassIllegalAddress, none}),
+		Entry("end while the thread's other GLOBAL capture is in progress: a graph", fact{"cann", runtime.Global, "caller-began-other-capture", "EndCapture", 0, "", none}),
+		Entry("end while another thread's GLOBAL capture is in progress: a graph", fact{"cann", runtime.Global, "other-thread-began-other-capture", "EndCapture", 0, "", none}),
 		Entry("pageable copy on the capturing stream: 107000, not invalidated", fact{"cann", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 107000, runtime.ClassInvalidValue, active}),
 		Entry("work on the default stream during a capture: runs", fact{"cann", runtime.Global, "default-stream-during-capture", "Fill", 0, "", active}),
 		Entry("the default stream joining a capture: 107031", fact{"cann", runtime.Global, "default-stream-joins-capture", "Wait", 107031, runtime.ClassCaptureImplicit, active}),
@@ -379,7 +432,8 @@ var _ = Describe("docs/platforms.md, row by row", func() {
 		Entry("capture on the legacy stream: 900 (measured)", fact{"cuda", runtime.Global, "default-stream", "BeginCapture", 900, runtime.ClassCaptureUnsupported, none}),
 		Entry("work on a stream outside the capture: runs", fact{"cuda", runtime.Global, "stream-outside-capture", "Copy", 0, "", active}),
 		Entry("replay after a re-base: no error", fact{"cuda", runtime.Global, "graph-range-stale", "Launch", 0, "", none}),
-		Entry("replay over memory freed with cuMemFree: 700 (verify)", fact{"cuda", runtime.Global, "graph-range-freed", "Launch", 700, runtime.ClassIllegalAddress, none}),
+		Entry("replay over an allocation of 4 KiB freed with cuMemFree: silent (measured)", fact{"cuda", runtime.Global, "graph-range-freed", "Launch", 0, "", none}),
+		Entry("replay over an allocation of 2 MiB freed with cuMemFree: 700 (measured)", fact{"cuda", runtime.Global, "graph-range-freed, 2 MiB", "Launch", 700, runtime.ClassIllegalAddress, none}),
 		Entry("pageable copy on the capturing stream: captured (verify)", fact{"cuda", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 0, "", active}),
 		Entry("work on the legacy stream during a capture: 906", fact{"cuda", runtime.Relaxed, "default-stream-during-capture", "Fill", 906, runtime.ClassCaptureImplicit, invalidated}),
 	)

@@ -458,7 +458,7 @@ RC_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
 	uint64_t g;
 	if (!err && !modelRI)
 		err = null_arg("modelRI");
-	if (!err && !(err = rc_end_capture(c.d, H(stream), &g)))
+	if (!err && !(err = rc_end_capture(c.d, H(stream), 1, &g)))
 		*modelRI = P(g);
 	return end(&c, err);
 }

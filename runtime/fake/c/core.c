@@ -361,6 +361,7 @@ typedef struct {
 	work_t w;
 	ints deps;
 	uint64_t gens[3];
+	int64_t sizes[3]; /* the requested bytes of each range's allocation at capture */
 } node_t;
 
 struct capture;
@@ -711,6 +712,7 @@ static void capture_add(rc_device *d, capture_t *c, stream_t *s, work_t w) {
 		int host;
 		alloc_t *a = containing(d, rs[i].addr, rs[i].bytes, &host);
 		n->gens[i] = a ? a->gen : tracked(d, rs[i].addr) ? 0 : GEN_UNTRACKED;
+		n->sizes[i] = a ? a->bytes : 0;
 	}
 	c->nnodes++;
 	s->tail.n = 0;
@@ -787,8 +789,11 @@ static void terminate(rc_device *d, capture_t *c) {
 }
 
 /* sim graph.stale: how many captured ranges lie in another allocation than at capture (stale)
- * and in none (freed), with the first of each described. Pageable host ranges are not tracked. */
-static void graph_stale(rc_device *d, const graph_t *g, int *stale, int *freed, char *desc, size_t ndesc) {
+ * and in none (freed: counted when their allocation at capture was at least at_least bytes and,
+ * unless below is 0, fewer than below), with the first of each described. Pageable host ranges
+ * are not tracked. */
+static void graph_stale(rc_device *d, const graph_t *g, int64_t at_least, int64_t below, int *stale, int *freed, char *desc,
+			size_t ndesc) {
 	*stale = *freed = 0;
 	desc[0] = 0;
 	for (size_t i = 0; i < g->nnodes; i++) {
@@ -800,9 +805,12 @@ static void graph_stale(rc_device *d, const graph_t *g, int *stale, int *freed, 
 			int host;
 			alloc_t *a = containing(d, rs[j].addr, rs[j].bytes, &host);
 			if (!a) {
+				int64_t size = g->nodes[i].sizes[j];
+				if (size < at_least || (below && size >= below))
+					continue;
 				if (!*freed && !*stale)
-					snprintf(desc, ndesc, "%#llx+%lld is in no live allocation", (unsigned long long)rs[j].addr,
-						 (long long)rs[j].bytes);
+					snprintf(desc, ndesc, "%#llx+%lld is in no live allocation (of %lld bytes at capture)",
+						 (unsigned long long)rs[j].addr, (long long)rs[j].bytes, (long long)size);
 				(*freed)++;
 			} else if (a->gen != g->nodes[i].gens[j]) {
 				if (!*freed && !*stale)
@@ -817,6 +825,10 @@ static void graph_stale(rc_device *d, const graph_t *g, int *stale, int *freed, 
 
 /* ---------- rules (sim rules.go) ---------- */
 
+/* Which of a call's rules enforce applies: all of them, or for EndCapture, all but the
+ * instantiation rules (cuStreamEndCapture) or only those (cuGraphInstantiateWithFlags). */
+enum { RC_RULES_ALL, RC_RULES_BUT_INSTANTIATION, RC_RULES_INSTANTIATION };
+
 typedef struct {
 	int op;
 	stream_t *stream;
@@ -825,6 +837,7 @@ typedef struct {
 	graph_t *graph;
 	int mode;
 	int pageable;
+	int rules;
 } call_t;
 
 static int cond_scoped(int cond) {
@@ -844,8 +857,9 @@ static size_t all_caps(rc_device *d, capture_t **out) {
 	return d->caps.n;
 }
 
-/* eval evaluates one condition: whether it holds, the captures it names and a detail. */
-static int eval(rc_device *d, const call_t *c, int cond, capture_t **caps, size_t *ncaps, char *det, size_t ndet) {
+/* eval evaluates rule r's condition: whether it holds, the captures it names and a detail. */
+static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **caps, size_t *ncaps, char *det, size_t ndet) {
+	int cond = r->cond;
 	stream_t *st = c->stream;
 	event_t *ev = c->event;
 	pthread_t self = pthread_self();
@@ -877,6 +891,24 @@ static int eval(rc_device *d, const call_t *c, int cond, capture_t **caps, size_
 			snprintf(det, ndet, "thread %#lx began %s", (unsigned long)self, cap_str(caps[0]));
 		else
 			snprintf(det, ndet, "called on thread %#lx while %s is in progress", (unsigned long)self, cap_str(caps[0]));
+		return 1;
+	}
+	case RC_COND_CALLER_BEGAN_OTHER_CAPTURE:
+	case RC_COND_OTHER_THREAD_BEGAN_OTHER_CAPTURE: {
+		/* the captures in progress other than the one the call ends (none at an instantiation) */
+		int mine = cond == RC_COND_CALLER_BEGAN_OTHER_CAPTURE;
+		capture_t *ending = st ? st->cap : NULL;
+		for (size_t i = 0; i < d->caps.n; i++) {
+			capture_t *x = d->caps.v[i];
+			if (x != ending && (pthread_equal(x->thread, self) != 0) == mine)
+				caps[(*ncaps)++] = x;
+		}
+		if (*ncaps == 0)
+			return 0;
+		if (mine)
+			snprintf(det, ndet, "thread %#lx began %s, still in progress", (unsigned long)self, cap_str(caps[0]));
+		else
+			snprintf(det, ndet, "ended on thread %#lx while %s is in progress", (unsigned long)self, cap_str(caps[0]));
 		return 1;
 	}
 	case RC_COND_EVENT_CAPTURED:
@@ -978,7 +1010,7 @@ static int eval(rc_device *d, const call_t *c, int cond, capture_t **caps, size_
 			return 0;
 		int stale, freed;
 		char desc[200];
-		graph_stale(d, c->graph, &stale, &freed, desc, sizeof desc);
+		graph_stale(d, c->graph, r->freed_at_least, r->freed_below, &stale, &freed, desc, sizeof desc);
 		if (cond == RC_COND_GRAPH_RANGE_STALE ? stale == 0 : freed == 0)
 			return 0;
 		snprintf(det, ndet, "graph %#llx captured ranges that %s: %s", (unsigned long long)c->graph->h,
@@ -1002,9 +1034,11 @@ static int enforce(rc_device *d, const call_t *c) {
 		if (r->allow || !(r->calls & RC_OP_BIT(c->op)) || (r->caller_modes && !(r->caller_modes & RC_MODE_BIT(caller))) ||
 		    (r->pageable && !c->pageable))
 			continue;
+		if ((c->rules == RC_RULES_BUT_INSTANTIATION && r->instantiation) || (c->rules == RC_RULES_INSTANTIATION && !r->instantiation))
+			continue;
 		size_t n;
 		char det[600];
-		if (!eval(d, c, r->cond, caps, &n, det, sizeof det))
+		if (!eval(d, c, r, caps, &n, det, sizeof det))
 			continue;
 		if (cond_scoped(r->cond)) {
 			size_t k = 0;
@@ -1021,10 +1055,13 @@ static int enforce(rc_device *d, const call_t *c) {
 					caps[j]->status = RC_STATUS_INVALIDATED;
 					invalidated = 1;
 				}
-		if (r->ends_capture) {
-			for (size_t j = 0; j < n; j++)
-				terminate(d, caps[j]);
+		/* ends-capture ends the capture the call ends; at an instantiation cuStreamEndCapture ended
+		 * it already, and the graph is not instantiated. */
+		if (r->ends_capture && c->stream && c->stream->cap) {
+			terminate(d, c->stream->cap);
 			strncat(det, "; the capture is ended without a graph", sizeof det - strlen(det) - 1);
+		} else if (r->ends_capture && c->rules == RC_RULES_INSTANTIATION) {
+			strncat(det, "; the graph is not instantiated", sizeof det - strlen(det) - 1);
 		}
 		rc_set_detail("%s: %s (profile %s, rule %zu)%s", r->situation, det, RC_PROFILE_NAME, i + 1,
 			      invalidated ? "; the capture is invalidated" : "");
@@ -1500,12 +1537,12 @@ int rc_begin_capture(rc_device *d, uint64_t s, int mode) {
 	return 0;
 }
 
-int rc_end_capture(rc_device *d, uint64_t s, uint64_t *graph) {
+int rc_end_capture(rc_device *d, uint64_t s, int instantiate, uint64_t *graph) {
 	stream_t *st;
 	int err = lookup_stream(d, s, &st);
 	if (err)
 		return err;
-	call_t c = {.op = RC_OP_END_CAPTURE, .stream = st};
+	call_t c = {.op = RC_OP_END_CAPTURE, .stream = st, .rules = instantiate ? RC_RULES_ALL : RC_RULES_BUT_INSTANTIATION};
 	if ((err = enforce(d, &c)))
 		return err;
 	capture_t *cp = st->cap;
@@ -1640,10 +1677,13 @@ int rc_destroy_graph(rc_device *d, uint64_t g) {
 	return 0;
 }
 
-int rc_clone_graph(rc_device *d, uint64_t g, uint64_t *out) {
+int rc_instantiate(rc_device *d, uint64_t g, uint64_t *out) {
 	graph_t *gr;
 	int err = lookup_graph(d, g, &gr);
 	if (err)
+		return err;
+	call_t c = {.op = RC_OP_END_CAPTURE, .rules = RC_RULES_INSTANTIATION};
+	if ((err = enforce(d, &c)))
 		return err;
 	graph_t *cl = calloc(1, sizeof *cl);
 	if (!cl)

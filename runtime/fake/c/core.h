@@ -49,6 +49,7 @@ enum rc_op {
 enum rc_cond {
 	RC_COND_ANY_CAPTURE,
 	RC_COND_CALLER_BEGAN_CAPTURE,
+	RC_COND_CALLER_BEGAN_OTHER_CAPTURE,
 	RC_COND_CAPTURE_INVALIDATED,
 	RC_COND_DEFAULT_STREAM,
 	RC_COND_DEFAULT_STREAM_DURING_CAPTURE,
@@ -61,6 +62,7 @@ enum rc_cond {
 	RC_COND_GRAPH_RANGE_FREED,
 	RC_COND_GRAPH_RANGE_STALE,
 	RC_COND_OTHER_THREAD_BEGAN_CAPTURE,
+	RC_COND_OTHER_THREAD_BEGAN_OTHER_CAPTURE,
 	RC_COND_PAGEABLE_COPY_IN_CAPTURE,
 	RC_COND_STREAM_CAPTURING,
 	RC_COND_STREAM_NOT_CAPTURING,
@@ -75,13 +77,18 @@ enum { RC_STATUS_NONE = 0, RC_STATUS_ACTIVE = 1, RC_STATUS_INVALIDATED = 2 };
 #define RC_MODE_BIT(m) (1u << (m))
 
 /* One rule of the profile (rules.h). calls, modes and caller_modes are bit masks; 0 modes or
- * caller_modes mean any. */
+ * caller_modes mean any. A rule on a freed allocation concerns those of at least freed_at_least
+ * bytes and, unless freed_below is 0, fewer than freed_below. An instantiation rule (an EndCapture
+ * rule on the other captures in progress) judges the graph's instantiation, which the front end
+ * may make a call of its own (rc_end_capture, rc_instantiate). */
 typedef struct {
 	uint32_t calls;
 	int cond;
 	uint32_t modes;
 	uint32_t caller_modes;
 	int pageable;
+	int64_t freed_at_least, freed_below;
+	int instantiation;
 	int allow;
 	int code;
 	const char *name;
@@ -176,13 +183,19 @@ int rc_sync_event(rc_device *d, uint64_t e);
 
 int rc_exchange_mode(rc_device *d, int mode, int *old);
 int rc_begin_capture(rc_device *d, uint64_t s, int mode);
-int rc_end_capture(rc_device *d, uint64_t s, uint64_t *graph);
+/* rc_end_capture ends s's capture and makes its graph. With instantiate set it applies every
+ * EndCapture rule, in profile order, as the simulator does (aclmdlRICaptureEnd, whose graph is
+ * the model); without, it leaves the instantiation rules to rc_instantiate (cuStreamEndCapture,
+ * then cuGraphInstantiateWithFlags). */
+int rc_end_capture(rc_device *d, uint64_t s, int instantiate, uint64_t *graph);
 /* No settle, no rule: status, id (0 when none), origin and mode of s's capture. */
 int rc_capture_info(rc_device *d, uint64_t s, int *status, uint64_t *id, uint64_t *origin, int *mode);
 int rc_launch(rc_device *d, uint64_t g, uint64_t s);
 int rc_destroy_graph(rc_device *d, uint64_t g);
-/* A graph that replays g's nodes (cuGraphInstantiate: the executable graph is a copy). */
-int rc_clone_graph(rc_device *d, uint64_t g, uint64_t *out);
+/* cuGraphInstantiateWithFlags: the profile's instantiation rules judge the calling thread against
+ * the captures in progress (an unsafe call; a rejection makes no copy and may invalidate them),
+ * then a graph that replays g's nodes (the executable graph is a copy). */
+int rc_instantiate(rc_device *d, uint64_t g, uint64_t *out);
 /* Number of g's nodes and the kind of node i. */
 int rc_graph_nodes(rc_device *d, uint64_t g, size_t *n);
 int rc_graph_node_kind(rc_device *d, uint64_t g, size_t i, int *kind);

@@ -604,7 +604,7 @@ RC_API CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
 		err = null_arg("graph");
 	if (!err) {
 		*graph = NULL;
-		if (!(err = rc_end_capture(c.d, H(stream), &g)))
+		if (!(err = rc_end_capture(c.d, H(stream), 0, &g)))
 			*graph = P(g);
 	}
 	return end(&c, err);
@@ -622,7 +622,9 @@ RC_API CUresult cuStreamIsCapturing(CUstream stream, int *status) {
 	return end(&c, err);
 }
 
-/* The executable graph is a copy of the graph's nodes: destroying the graph leaves it usable. */
+/* The executable graph is a copy of the graph's nodes: destroying the graph leaves it usable. The
+ * instantiation is an unsafe call: the profile's instantiation rules (EndCapture's rules on the
+ * other captures in progress) answer here, not in cuStreamEndCapture, as the driver does. */
 RC_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
 	(void)flags;
 	cu_call c;
@@ -630,7 +632,7 @@ RC_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, un
 	uint64_t h;
 	if (!err && !exec)
 		err = null_arg("exec");
-	if (!err && !(err = rc_clone_graph(c.d, H(graph), &h)))
+	if (!err && !(err = rc_instantiate(c.d, H(graph), &h)))
 		*exec = P(h);
 	return end(&c, err);
 }

@@ -122,9 +122,55 @@ static void scenario_alloc(void) {
 	OK(cu.cuGraphLaunch(x, s));
 	OK(cu.cuStreamSynchronize(s));
 	EQ(first_byte(bystander), 0x5A);
-	/* freed since capture: CUDA's illegal address */
+	/* freed since capture, an allocation below 2 MiB: the driver keeps it mapped, the replay is
+	 * silent (measured on an H200; scenario_freed has the sizes) */
 	OK(cu.cuMemFree_v2(bystander));
+	OK(cu.cuGraphLaunch(x, s));
+	OK(cu.cuGraphExecDestroy(x));
+	OK(cu.cuGraphDestroy(g));
+}
+
+/* A replay over an allocation freed with cuMemFree since capture, as hazards/replay-after-free
+ * (copy src to tmp, tmp to out captured, tmp freed): silent below 2 MiB, 700 ILLEGAL_ADDRESS from
+ * 2 MiB, src and out of tmp's size or of 4 KiB (measured on an H200). */
+static void scenario_freed(void) {
+	const size_t sizes[] = {4 << 10, 64 << 10, 1 << 20, (2 << 20) - 512, 2 << 20, 4 << 20, 64 << 20};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		for (int small_ends = 0; small_ends <= 1; small_ends++) {
+			size_t n = sizes[i], io = small_ends ? 4096 : n;
+			void *s = stream(), *g = NULL;
+			dptr src = dmalloc(io), tmp = dmalloc(n), out = dmalloc(io);
+			OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+			OK(cu.cuMemcpyDtoDAsync_v2(tmp, src, io, s));
+			OK(cu.cuMemcpyDtoDAsync_v2(out, tmp, io, s));
+			OK(cu.cuStreamEndCapture(s, &g));
+			void *x = instantiate(g);
+			OK(cu.cuGraphLaunch(x, s));
+			OK(cu.cuMemFree_v2(tmp));
+			int got = cu.cuGraphLaunch(x, s);
+			CHECK(got == (n >= (2u << 20) ? 700 : 0), "tmp of %zu bytes, src and out of %zu: launch = %d", n, io, got);
+			OK(cu.cuStreamSynchronize(s));
+			OK(cu.cuGraphExecDestroy(x));
+			OK(cu.cuGraphDestroy(g));
+			OK(cu.cuMemFree_v2(src));
+			OK(cu.cuMemFree_v2(out));
+		}
+	}
+	/* one freed allocation of 2 MiB among small ones decides */
+	void *s = stream(), *g = NULL;
+	dptr small = dmalloc(4096), big = dmalloc(2 << 20);
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	OK(cu.cuMemsetD8Async(small, 1, 4096, s));
+	OK(cu.cuMemsetD8Async(big, 2, 4096, s));
+	OK(cu.cuStreamEndCapture(s, &g));
+	void *x = instantiate(g);
+	OK(cu.cuMemFree_v2(small));
+	OK(cu.cuGraphLaunch(x, s));
+	OK(cu.cuMemFree_v2(big));
 	EQ(cu.cuGraphLaunch(x, s), 700);
+	/* handed out again, the large block is another allocation's: silent (a re-base) */
+	EQ(dmalloc(2 << 20), big);
+	OK(cu.cuGraphLaunch(x, s));
 	OK(cu.cuGraphExecDestroy(x));
 	OK(cu.cuGraphDestroy(g));
 }
@@ -220,6 +266,95 @@ static void on_other_thread(void *(*body)(void *), void *arg) {
 	pthread_t t;
 	pthread_create(&t, NULL, body, arg);
 	pthread_join(t, NULL);
+}
+
+/* A second thread that begins a capture on capture_there.s in capture_there.mode, waits at the
+ * barrier while the main thread works, and then ends it: other_result is the end's answer. */
+static struct {
+	void *s;
+	int mode;
+	pthread_barrier_t begun, done;
+} capture_there;
+static void *capture_on_other_thread(void *arg) {
+	(void)arg;
+	void *g = NULL;
+	OK(cu.cuCtxSetCurrent(ctx));
+	OK(cu.cuStreamBeginCapture_v2(capture_there.s, capture_there.mode));
+	OK(cu.cuMemsetD8Async(unsafe_target, 2, 64, capture_there.s));
+	pthread_barrier_wait(&capture_there.begun);
+	pthread_barrier_wait(&capture_there.done);
+	other_result = cu.cuStreamEndCapture(capture_there.s, &g);
+	if (other_result == 0)
+		OK(cu.cuGraphDestroy(g));
+	return NULL;
+}
+
+/* end_and_instantiate ends s's capture, which succeeds, and instantiates its graph: the answer. */
+static int end_and_instantiate(void *s) {
+	void *g = NULL, *x = NULL;
+	OK(cu.cuStreamEndCapture(s, &g));
+	CHECK(g != NULL, "cuStreamEndCapture returns a graph");
+	EQ(status(s), 0);
+	int err = cu.cuGraphInstantiateWithFlags(&x, g, 0);
+	if (err == 0)
+		OK(cu.cuGraphExecDestroy(x));
+	OK(cu.cuGraphDestroy(g));
+	return err;
+}
+
+/* Ending a capture while another capture is in progress that the calling thread's interaction
+ * mode minds: cuStreamEndCapture succeeds, cuGraphInstantiateWithFlags fails 900 and invalidates
+ * the other capture, whose end then fails 901 (measured on an H200). A RELAXED other capture,
+ * another thread's THREAD_LOCAL one or a caller in RELAXED mode leaves the instantiation alone. */
+static void scenario_instantiate(void) {
+	unsafe_target = dmalloc(64);
+	void *g = NULL;
+	for (int mode = GLOBAL; mode <= RELAXED; mode++) {
+		void *s1 = stream(), *s2 = stream();
+		OK(cu.cuStreamBeginCapture_v2(s1, mode));
+		OK(cu.cuMemsetD8Async(unsafe_target, 1, 64, s1));
+		OK(cu.cuStreamBeginCapture_v2(s2, mode));
+		OK(cu.cuMemsetD8Async(unsafe_target, 2, 64, s2));
+		EQ(end_and_instantiate(s1), mode == RELAXED ? 0 : 900);
+		EQ(status(s2), mode == RELAXED ? 1 : 2);
+		EQ(cu.cuStreamEndCapture(s2, &g), mode == RELAXED ? 0 : 901);
+		EQ(status(s2), 0);
+		if (mode == RELAXED)
+			OK(cu.cuGraphDestroy(g));
+	}
+	/* a caller in RELAXED interaction mode */
+	void *s1 = stream(), *s2 = stream();
+	OK(cu.cuStreamBeginCapture_v2(s1, GLOBAL));
+	OK(cu.cuStreamBeginCapture_v2(s2, GLOBAL));
+	int m = RELAXED;
+	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
+	EQ(end_and_instantiate(s1), 0);
+	m = GLOBAL;
+	OK(cu.cuThreadExchangeStreamCaptureMode(&m));
+	EQ(status(s2), 1);
+	EQ(end_and_instantiate(s2), 0);
+	/* another thread's capture: a GLOBAL one is minded, a THREAD_LOCAL or RELAXED one is not */
+	for (int mode = GLOBAL; mode <= RELAXED; mode++) {
+		capture_there.s = s2;
+		capture_there.mode = mode;
+		pthread_barrier_init(&capture_there.begun, NULL, 2);
+		pthread_barrier_init(&capture_there.done, NULL, 2);
+		pthread_t t;
+		pthread_create(&t, NULL, capture_on_other_thread, NULL);
+		pthread_barrier_wait(&capture_there.begun);
+		OK(cu.cuStreamBeginCapture_v2(s1, GLOBAL));
+		EQ(end_and_instantiate(s1), mode == GLOBAL ? 900 : 0);
+		EQ(status(s2), mode == GLOBAL ? 2 : 1);
+		pthread_barrier_wait(&capture_there.done);
+		pthread_join(t, NULL);
+		EQ(other_result, mode == GLOBAL ? 901 : 0);
+		EQ(status(s2), 0);
+		pthread_barrier_destroy(&capture_there.begun);
+		pthread_barrier_destroy(&capture_there.done);
+	}
+	/* with no other capture in progress, the same graph instantiates */
+	OK(cu.cuStreamBeginCapture_v2(s1, GLOBAL));
+	EQ(end_and_instantiate(s1), 0);
 }
 
 static void scenario_threads(void) {
@@ -434,6 +569,8 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "capture") == 0) scenario_capture();
 		else if (strcmp(sc, "sync") == 0) scenario_sync();
 		else if (strcmp(sc, "threads") == 0) scenario_threads();
+		else if (strcmp(sc, "freed") == 0) scenario_freed();
+		else if (strcmp(sc, "instantiate") == 0) scenario_instantiate();
 		else if (strcmp(sc, "kernel") == 0) scenario_kernel();
 		else if (strcmp(sc, "errors") == 0) scenario_errors();
 		else if (strcmp(sc, "race") == 0) scenario_race();

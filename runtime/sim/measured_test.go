@@ -1,0 +1,216 @@
+package sim_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"gopkg.in/yaml.v3"
+
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// What an NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-12-04) answered for a replay over memory
+// freed with cuMemFree and for a capture ended while another is in progress, as the cuda profile
+// encodes it; and, for each row, a negative control: the profile without it answers otherwise.
+
+// replayAfterFree captures the shape of hazards/replay-after-free (copy src to tmp, tmp to out),
+// tmp of n bytes and src and out of io bytes, frees tmp and returns the replay's answer.
+func replayAfterFree(d *sim.Device, n, io int64) error {
+	GinkgoHelper()
+	s := newStream(d)
+	src, tmp, out := malloc(d, io), malloc(d, n), malloc(d, io)
+	Expect(d.BeginCapture(main, s, runtime.Global)).To(Succeed())
+	Expect(d.Copy(main, s, tmp.Slice(0, io), src)).To(Succeed())
+	Expect(d.Copy(main, s, out, tmp.Slice(0, io))).To(Succeed())
+	g, err := d.EndCapture(main, s)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(d.Free(main, tmp)).To(Succeed())
+	return d.Launch(main, g, s)
+}
+
+// endWhileCapturing begins a capture of mode on began and a Global one on Main, ends Main's and
+// returns the end's graph, the status of began's capture afterwards and the end's error.
+func endWhileCapturing(d *sim.Device, began runtime.Thread, mode runtime.CaptureMode) (runtime.Graph, runtime.CaptureStatus, error) {
+	GinkgoHelper()
+	x := malloc(d, 4*KiB)
+	s1, s2 := newStream(d), newStream(d)
+	Expect(d.BeginCapture(began, s2, mode)).To(Succeed())
+	Expect(d.Fill(began, s2, x, 2)).To(Succeed())
+	Expect(d.BeginCapture(main, s1, runtime.Global)).To(Succeed())
+	Expect(d.Fill(main, s1, x, 1)).To(Succeed())
+	g, err := d.EndCapture(main, s1)
+	return g, status(d, s2), err
+}
+
+// profileWithout is the embedded cuda profile, changed by edit, as a document.
+func profileWithout(edit func(p *sim.Profile)) []byte {
+	GinkgoHelper()
+	p, err := sim.LoadProfile("cuda")
+	Expect(err).NotTo(HaveOccurred())
+	edit(p)
+	doc, err := yaml.Marshal(p)
+	Expect(err).NotTo(HaveOccurred())
+	return doc
+}
+
+// dropRow removes the one rule whose situation starts with prefix.
+func dropRow(prefix string) func(p *sim.Profile) {
+	return func(p *sim.Profile) {
+		GinkgoHelper()
+		n := len(p.Rules)
+		p.Rules = slices.DeleteFunc(p.Rules, func(r sim.Rule) bool { return strings.HasPrefix(r.Situation, prefix) })
+		Expect(p.Rules).To(HaveLen(n-1), "one row starts %q", prefix)
+	}
+}
+
+var _ = Describe("cuda, as measured on an H200", func() {
+	It("replays over an allocation freed with cuMemFree silently below 2 MiB and fails 700 from 2 MiB, for the probes' sizes", func() {
+		for _, n := range []int64{4 * KiB, 64 * KiB, 1 * MiB, 2*MiB - sim.Granularity, 2 * MiB, 4 * MiB, 64 * MiB} {
+			for _, io := range []int64{n, 4 * KiB} {
+				d := onProfile("cuda")
+				err := replayAfterFree(d, n, io)
+				if n < 2*MiB {
+					Expect(err).NotTo(HaveOccurred(), "tmp of %d bytes, src and out of %d", n, io)
+					continue
+				}
+				e := expectError(err, 700, runtime.ClassIllegalAddress)
+				Expect(e.Detail).To(ContainSubstring(fmt.Sprintf("of %d bytes at capture", n)))
+			}
+		}
+	})
+
+	It("fails 700 when one freed allocation of a graph's is of 2 MiB, whatever the others", func() {
+		d := onProfile("cuda")
+		s := newStream(d)
+		small, big := malloc(d, 4*KiB), malloc(d, 2*MiB)
+		Expect(d.BeginCapture(main, s, runtime.Global)).To(Succeed())
+		Expect(d.Fill(main, s, small, 1)).To(Succeed())
+		Expect(d.Fill(main, s, big.Slice(0, 4*KiB), 2)).To(Succeed())
+		g, err := d.EndCapture(main, s)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.Free(main, small)).To(Succeed())
+		Expect(d.Launch(main, g, s)).To(Succeed())
+		Expect(d.Free(main, big)).To(Succeed())
+		expectError(d.Launch(main, g, s), 700, runtime.ClassIllegalAddress)
+		again := malloc(d, 2*MiB)
+		Expect(again.Addr).To(Equal(big.Addr), "handed out again, the block is another allocation's")
+		Expect(d.Launch(main, g, s)).To(Succeed(), "a re-base is silent")
+	})
+
+	for _, mode := range []runtime.CaptureMode{runtime.Global, runtime.ThreadLocal} {
+		It("ends a capture while another "+mode.String()+" capture of the thread is in progress: 900, no graph, the other invalidated (runtime/cuda/hardware_test.go)", func() {
+			d := onProfile("cuda")
+			before := d.Counters()
+			x := malloc(d, 4*KiB)
+			s1, s2 := newStream(d), newStream(d)
+			Expect(d.BeginCapture(main, s1, mode)).To(Succeed())
+			Expect(d.Fill(main, s1, x, 1)).To(Succeed())
+			Expect(d.BeginCapture(main, s2, mode)).To(Succeed())
+			Expect(d.Fill(main, s2, x, 2)).To(Succeed())
+			g, err := d.EndCapture(main, s1)
+			e := expectError(err, 900, runtime.ClassCaptureUnsupported)
+			Expect(e.Invalidated).To(BeTrue(), "the other capture was invalidated")
+			Expect(e.Detail).To(ContainSubstring("the capture is ended without a graph"))
+			Expect(g).To(BeZero())
+			Expect(status(d, s1)).To(Equal(runtime.CaptureNone), "the first capture ended")
+			Expect(status(d, s2)).To(Equal(runtime.CaptureInvalidated), "the capture still open")
+			_, err = d.EndCapture(main, s2)
+			expectError(err, 901, runtime.ClassCaptureInvalidated)
+			after := d.Counters()
+			Expect(after.LiveGraphs).To(Equal(before.LiveGraphs))
+			Expect(after.CapturesDone).To(Equal(before.CapturesDone))
+			Expect(d.Fill(main, s1, x, 9)).To(Succeed())
+			Expect(read(d, x)).To(Equal(filled(x.Bytes, 9)), "the ended capture's stream runs eagerly again")
+		})
+	}
+
+	It("lets the other thread end its capture while this thread's relaxed capture is in progress (runtime/cuda/hardware_test.go)", func() {
+		d := onProfile("cuda")
+		x := malloc(d, 4*KiB)
+		s1, s2 := newStream(d), newStream(d)
+		Expect(d.BeginCapture(other, s1, runtime.Global)).To(Succeed())
+		Expect(d.Fill(other, s1, x, 1)).To(Succeed())
+		Expect(d.BeginCapture(main, s2, runtime.Relaxed)).To(Succeed())
+		Expect(d.Fill(main, s2, x, 2)).To(Succeed())
+		g1, err := d.EndCapture(other, s1)
+		Expect(err).NotTo(HaveOccurred())
+		g2, err := d.EndCapture(main, s2)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(errors.Join(d.DestroyGraph(main, g1), d.DestroyGraph(main, g2))).To(Succeed())
+	})
+
+	It("refuses the end's instantiation during another thread's GLOBAL capture, in GLOBAL mode only", func() {
+		for _, mode := range runtime.CaptureModes() {
+			for _, caller := range runtime.CaptureModes() {
+				d := onProfile("cuda")
+				_, err := d.ExchangeCaptureMode(main, caller)
+				Expect(err).NotTo(HaveOccurred())
+				g, left, err := endWhileCapturing(d, runtime.Other, mode)
+				at := fmt.Sprintf("another thread's %v capture, caller in %v", mode, caller)
+				if mode == runtime.Global && caller == runtime.Global {
+					Expect(expectError(err, 900, runtime.ClassCaptureUnsupported).Invalidated).To(BeTrue(), at)
+					Expect(g).To(BeZero(), at)
+					Expect(left).To(Equal(runtime.CaptureInvalidated), at)
+					continue
+				}
+				Expect(err).NotTo(HaveOccurred(), at)
+				Expect(g).NotTo(BeZero(), at)
+				Expect(left).To(Equal(runtime.CaptureActive), at)
+			}
+		}
+	})
+
+	// Negative controls: the profile without the row (or with the 700 row unbounded) answers
+	// otherwise, so each spec above depends on its row.
+	DescribeTable("without its row, a measured answer is gone",
+		func(edit func(p *sim.Profile), measured func(d *sim.Device) error) {
+			Expect(measured(onProfile("cuda"))).To(Succeed(), "with the row")
+			d := openDevice(sim.Options{ProfileYAML: profileWithout(edit)})
+			Expect(measured(d)).NotTo(Succeed(), "without the row")
+		},
+		Entry("700 over a freed 2 MiB allocation",
+			dropRow("replay of a graph over an allocation of 2 MiB or more freed"),
+			func(d *sim.Device) error {
+				if e, ok := runtime.AsError(replayAfterFree(d, 2*MiB, 4*KiB)); !ok || e.Code != 700 {
+					return fmt.Errorf("the replay answered %v, not 700", e)
+				}
+				return nil
+			}),
+		Entry("a silent replay over a freed 1 MiB allocation (the 700 row without its bound)",
+			func(p *sim.Profile) {
+				i := slices.IndexFunc(p.Rules, func(r sim.Rule) bool { return r.When == "graph-range-freed" && !r.Allow })
+				Expect(i).To(BeNumerically(">=", 0))
+				p.Rules[i].FreedBytes = sim.ByteRange{}
+			},
+			func(d *sim.Device) error { return replayAfterFree(d, 1*MiB, 4*KiB) }),
+		Entry("900 at an end during the thread's own other GLOBAL capture",
+			dropRow("end a capture while the calling thread's own other GLOBAL or THREAD_LOCAL capture"),
+			func(d *sim.Device) error {
+				if _, left, err := endWhileCapturing(d, runtime.Main, runtime.Global); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
+					return fmt.Errorf("the end answered %v, the other capture is %v", err, left)
+				}
+				return nil
+			}),
+		Entry("900 at an end during the thread's own other THREAD_LOCAL capture",
+			dropRow("end a capture while the calling thread's own other GLOBAL or THREAD_LOCAL capture"),
+			func(d *sim.Device) error {
+				if _, left, err := endWhileCapturing(d, runtime.Main, runtime.ThreadLocal); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
+					return fmt.Errorf("the end answered %v, the other capture is %v", err, left)
+				}
+				return nil
+			}),
+		Entry("900 at an end during another thread's GLOBAL capture",
+			dropRow("end a capture while another thread's GLOBAL capture is in progress, in GLOBAL"),
+			func(d *sim.Device) error {
+				if _, left, err := endWhileCapturing(d, runtime.Other, runtime.Global); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
+					return fmt.Errorf("the end answered %v, the other capture is %v", err, left)
+				}
+				return nil
+			}),
+	)
+})
