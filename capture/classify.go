@@ -41,6 +41,10 @@ func (r *run) classify(err error) {
 		res.Outcome = probes.Exact
 		res.Reason = fmt.Sprintf("%d of %d rounds byte-identical to the oracle, no error", res.Rounds, res.Replays)
 	}
+	if r.poisoned {
+		// A sticky error answered a replay: the device runs nothing more, as if lost.
+		res.DeviceState = DeviceLost
+	}
 }
 
 func (r *run) corruptionReason() string {
@@ -113,6 +117,12 @@ func rejectionReason(rej *Rejection) string {
 		s += " " + rej.Name
 	}
 	s += " [" + string(rej.Class) + "]"
+	if rej.Asynchronous {
+		s += ", reported by the synchronisation after the launch"
+	}
+	if rej.Sticky {
+		s += ", sticky: nothing more ran on the device"
+	}
 	switch {
 	case !rej.DuringCapture:
 	case rej.Invalidated:

@@ -121,6 +121,11 @@ type run struct {
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode
 	verifier    // how verification reaches device bytes (compare.go)
+	// roundLaunch is the round's last launch that took (replays), the step a fault the device
+	// reports at the round's synchronisation is charged to; poisoned: that fault was sticky, and
+	// the device runs nothing more (replayFaulted).
+	roundLaunch *probes.Step
+	poisoned    bool
 
 	// watch times every call into the backend's device (watch.go).
 	watch *watch
@@ -224,7 +229,7 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	if len(r.faults) > 0 {
 		r.disarmFaults(err)
 	}
-	lost := kindOf(err) == ErrDeviceLost
+	lost := kindOf(err) == ErrDeviceLost || r.poisoned
 	if lost {
 		// Nothing can be released on a lost device: closing it (a reset) releases everything.
 		r.tl.enter(PhaseTeardown)

@@ -29,7 +29,7 @@ func fail(kind ErrorKind, step *probes.Step, err error) error {
 		kind = ErrTimeout
 	case errors.Is(err, context.Canceled):
 		kind = ErrInterrupted
-	case kind != ErrFault && kind != ErrRuntime && deviceLost(err):
+	case kind != ErrFault && kind != ErrRuntime && (deviceLost(err) || sticky(err)):
 		kind = ErrDeviceLost
 	}
 	return &fatal{kind: kind, step: step, err: err}
@@ -40,6 +40,13 @@ func fail(kind ErrorKind, step *probes.Step, err error) error {
 func deviceLost(err error) bool {
 	e, ok := runtime.AsError(err)
 	return ok && e.Class == runtime.ClassDeviceLost && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
+}
+
+// sticky reports whether err is the platform's sticky error (runtime.Error.Sticky): the device
+// answers it to every later call, as a lost one does.
+func sticky(err error) bool {
+	e, ok := runtime.AsError(err)
+	return ok && e.Sticky && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
 }
 
 // failf is fail with a formatted message; %w keeps what it wraps.

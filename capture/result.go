@@ -188,6 +188,12 @@ type Rejection struct {
 	// ReplaysExact says, for a rejection that did not invalidate its capture, whether every replay
 	// that followed was byte-identical to the oracle. Nil when there were no replays.
 	ReplaysExact *bool `json:"replays_exact,omitempty"`
+	// Asynchronous: the launch at Step returned, and the device reported its failure at the
+	// synchronisation after the round (Op), as a GPU reports a fault of work already enqueued.
+	Asynchronous bool `json:"asynchronous,omitempty"`
+	// Sticky: the error poisoned the device for the rest of the process (runtime.Error.Sticky):
+	// nothing more ran on it.
+	Sticky bool `json:"sticky,omitempty"`
 }
 
 // Refusal is the first refusal of the runtime under test.

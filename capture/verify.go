@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ func (r *run) replays() error {
 			return err
 		}
 		launched := time.Now()
+		r.roundLaunch = nil
 		for _, lc := range r.p.Replay.Order {
 			g, ok := r.graphs[lc.Capture]
 			if !ok {
@@ -43,9 +45,15 @@ func (r *run) replays() error {
 			if took || r.tl.last().Class != runtime.ClassRefused {
 				r.noteStale(lc.Capture, round, took)
 			}
+			if took {
+				step := probes.LaunchStep(round, lc.Capture)
+				r.roundLaunch = &step
+			}
 			r.oracle.Launch(lc.Capture, took)
 		}
-		if err := r.verify(round, launched); err != nil {
+		if err := r.verify(round, launched); errors.Is(err, errReplayFaulted) {
+			break
+		} else if err != nil {
 			return err
 		}
 		r.res.Rounds = round
@@ -58,10 +66,43 @@ func (r *run) replays() error {
 	return nil
 }
 
+// errReplayFaulted ends the rounds after a replay the device failed asynchronously
+// (replayFaulted): the instance is judged on what it has.
+var errReplayFaulted = errors.New("the replay faulted")
+
+// replayFaulted reports whether err, the round's synchronisation failing, is the platform's
+// answer to the round's launch: a GPU runs a graph after its launch returned, and a fault of that
+// work (CUDA's illegal address over memory freed since capture) surfaces at the next
+// synchronising call. It is then recorded as the launch's rejection, reported asynchronously: the
+// round's stale ranges did not run as the probe meant, and a sticky error leaves the device
+// unusable for the rest of the process (poisoned). A lost device, a guard's or the runtime under
+// test's own failure stay what they are.
+func (r *run) replayFaulted(round int, err error) bool {
+	e, ok := runtime.AsError(err)
+	if !ok || r.roundLaunch == nil || e.Class == runtime.ClassRefused || e.Class == runtime.ClassDeviceLost ||
+		guardMisuse(err) || runtimeFailure(err) || (kindOf(err) != ErrSetup && !sticky(err)) {
+		return false
+	}
+	if r.res.Rejection == nil {
+		r.res.Rejection = &Rejection{Step: *r.roundLaunch, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class,
+			Asynchronous: true, Sticky: e.Sticky}
+	}
+	for i := range r.res.Stale {
+		if r.res.Stale[i].Round == round {
+			r.res.Stale[i].Ran = false
+		}
+	}
+	r.poisoned = r.poisoned || e.Sticky
+	return true
+}
+
 // verify compares every checked live buffer with the oracle after a round.
 func (r *run) verify(round int, launched time.Time) error {
 	r.tl.enter(PhaseVerify)
 	if err := r.must("SyncDevice (verify)", func() error { return r.dev.SyncDevice(runtime.Main) }); err != nil {
+		if r.replayFaulted(round, err) {
+			return errReplayFaulted
+		}
 		return err
 	}
 	// The round's replay is done once the device is: from the first launch to the end of the sync.

@@ -464,11 +464,14 @@ func faultDetail(detail, reason string) string {
 
 // DeviceChangeText says in a sentence what a run did with a device an instance lost or abandoned.
 func DeviceChangeText(c *DeviceChange) string {
-	s := "lost: closed (a reset)"
+	s := "lost: closed"
 	if c.State == capture.DeviceAbandoned {
 		s = "abandoned: a call never returned; its worker is left blocked and the device is never called again"
 	}
 	if c.Replacement != "" {
+		if c.State != capture.DeviceAbandoned {
+			s += " (a reset)"
+		}
 		s += "; the instances that follow run on a fresh device"
 	} else {
 		s += "; no device replaced it, so every instance that follows is skipped"

@@ -59,7 +59,12 @@ type Error struct {
 	Class   Class
 	// Invalidated is true when this error also invalidated the capture in progress.
 	Invalidated bool
-	Detail      string
+	// Sticky is true when the error poisoned the device for the rest of the process: every later
+	// call answers it, and the platform allows no further work in this process (CUDA's illegal
+	// address, launch failure and the other errors its documentation says need the process
+	// relaunched).
+	Sticky bool
+	Detail string
 }
 
 func (e *Error) Error() string {
@@ -73,6 +78,9 @@ func (e *Error) Error() string {
 	}
 	if e.Invalidated {
 		s += ", capture invalidated"
+	}
+	if e.Sticky {
+		s += ", sticky (every later call answers it)"
 	}
 	if e.Detail != "" {
 		s += ": " + e.Detail

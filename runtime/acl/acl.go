@@ -333,7 +333,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 // Recovers says whether a fresh device can replace a lost or an abandoned one
 // (runtime.Recoverer).
 func (b *backend) Recovers(abandoned bool) (bool, string) {
-	return bind.Recovers(b.lib.Path(), abandoned)
+	return b.opened.Recovers(b.lib.Path(), abandoned)
 }
 
 // Close closes the devices still open, then the library. aclFinalize is never called: aclInit

@@ -49,6 +49,13 @@ var Codes = map[int]Code{
 	500: {"CUDA_ERROR_NOT_FOUND", runtime.ClassInvalidValue},
 	600: {"CUDA_ERROR_NOT_READY", runtime.ClassInvalidState},
 	700: {"CUDA_ERROR_ILLEGAL_ADDRESS", runtime.ClassIllegalAddress},
+	702: {"CUDA_ERROR_LAUNCH_TIMEOUT", runtime.ClassInternal},
+	710: {"CUDA_ERROR_ASSERT", runtime.ClassInternal},
+	714: {"CUDA_ERROR_HARDWARE_STACK_ERROR", runtime.ClassInternal},
+	715: {"CUDA_ERROR_ILLEGAL_INSTRUCTION", runtime.ClassInternal},
+	716: {"CUDA_ERROR_MISALIGNED_ADDRESS", runtime.ClassIllegalAddress},
+	717: {"CUDA_ERROR_INVALID_ADDRESS_SPACE", runtime.ClassIllegalAddress},
+	718: {"CUDA_ERROR_INVALID_PC", runtime.ClassInternal},
 	719: {"CUDA_ERROR_LAUNCH_FAILED", runtime.ClassDeviceLost},
 	801: {"CUDA_ERROR_NOT_SUPPORTED", runtime.ClassNotSupported},
 	900: {"CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", runtime.ClassCaptureUnsupported},
@@ -71,8 +78,16 @@ func Lookup(code int) (name string, class runtime.Class) {
 	return fmt.Sprintf("CUDA_ERROR_%d", code), runtime.ClassInternal
 }
 
+// sticky are the codes cuda.h documents as leaving "the process in an inconsistent state": every
+// later call returns the same error, and "to continue using CUDA, the process must be terminated
+// and relaunched". An H200 did so for 700 after a replay over freed memory (driver 13.0).
+var sticky = map[int]bool{700: true, 702: true, 710: true, 714: true, 715: true, 716: true, 717: true, 718: true, 719: true}
+
+// Sticky reports whether code poisons the process's CUDA context (runtime.Error.Sticky).
+func Sticky(code int) bool { return sticky[code] }
+
 // codes names and classes the package's codes for the driver-neutral device (runtime/internal/bind).
-var codes = bind.Codes{Backend: backendName, Lookup: Lookup, InvalidValue: codeInvalidValue, NotSupported: codeNotSupported, OutOfMemory: codeOutOfMemory}
+var codes = bind.Codes{Backend: backendName, Lookup: Lookup, Sticky: Sticky, InvalidValue: codeInvalidValue, NotSupported: codeNotSupported, OutOfMemory: codeOutOfMemory}
 
 // driverError is the *runtime.Error of a platform code.
 func driverError(op string, code int, detail string) *runtime.Error {

@@ -385,6 +385,9 @@ func New(opts Options) (runtime.Backend, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: cuInit: %w", ErrNoDriver, lib.Path(), e)
 	}
+	// The fakes (the library that injects faults) reset their context when a device closes, sticky
+	// errors included; NVIDIA's driver needs the process relaunched.
+	b.opened.Resets = b.fn.injects()
 	return b, nil
 }
 
@@ -495,7 +498,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 // Recovers says whether a fresh device can replace a lost or an abandoned one
 // (runtime.Recoverer).
 func (b *backend) Recovers(abandoned bool) (bool, string) {
-	return bind.Recovers(b.lib.Path(), abandoned)
+	return b.opened.Recovers(b.lib.Path(), abandoned)
 }
 
 // Close closes the devices still open, then the library.

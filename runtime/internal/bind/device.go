@@ -122,8 +122,10 @@ type Device struct {
 	caps     runtime.Capabilities
 	workers  [2]*runtime.Worker
 	onClose  func() // tells the backend, when set
-	// onAbandon tells the backend the device was abandoned (Abandon), when set.
+	// onAbandon tells the backend the device was abandoned (Abandon), when set; onSticky that a
+	// call answered a sticky error.
 	onAbandon func()
+	onSticky  func(*runtime.Error)
 	inj       injection
 
 	// life is held shared while a call is dispatched and exclusively by Close.
@@ -242,6 +244,9 @@ type Codes struct {
 	Backend string
 	// Lookup names and classes a platform code; it needs no library.
 	Lookup func(code int) (name string, class runtime.Class)
+	// Sticky says whether a code poisons the process's context (runtime.Error.Sticky); nil: none
+	// does.
+	Sticky func(code int) bool
 	// InvalidValue, NotSupported and OutOfMemory are the platform's codes for failures found in
 	// Go before a call reaches the driver.
 	InvalidValue, NotSupported, OutOfMemory int
@@ -281,6 +286,13 @@ func (d *Device) failedWith(op string, code int, detail string) error {
 	e := d.codes.Error(op, code, detail)
 	if e.Class == runtime.ClassDeviceLost {
 		d.lost = true
+	}
+	if d.codes.Sticky != nil && d.codes.Sticky(code) {
+		// Every later call fails with it: nothing can be destroyed or freed one by one any more.
+		e.Sticky, d.lost = true, true
+		if d.onSticky != nil {
+			d.onSticky(e)
+		}
 	}
 	for _, c := range slices.Clone(d.captures) {
 		st, sc := d.drv.CaptureStatus(d.streams[c.origin].h)

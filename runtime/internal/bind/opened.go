@@ -2,8 +2,11 @@ package bind
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
+
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Opened is a backend's record of the devices it opened: a device leaves it when it closes, and
@@ -16,6 +19,12 @@ type Opened struct {
 	// pinned: a device was abandoned with a thread possibly blocked inside the library, which
 	// must then stay loaded for the life of the process.
 	pinned bool
+	// poisoned is the first sticky error a device answered (runtime.Error.Sticky), nil while none
+	// has; Resets says the library clears it when the device closes.
+	poisoned *runtime.Error
+	// Resets: closing a device resets the library's context, sticky errors included (the fake
+	// libraries); a real CUDA driver does not, and the process must be relaunched.
+	Resets bool
 }
 
 // Open runs open, which makes a device, under the record's lock, unless the backend is closed
@@ -25,6 +34,9 @@ func (o *Opened) Open(codes Codes, open func() (*Device, func(), error)) (*Devic
 	defer o.mu.Unlock()
 	if o.closed {
 		return nil, codes.Invalid("Open", "the backend is closed")
+	}
+	if o.poisoned != nil && !o.Resets {
+		return nil, codes.Invalid("Open", "%s", o.poisonedWhy())
 	}
 	d, onClose, err := open()
 	if err != nil {
@@ -39,6 +51,13 @@ func (o *Opened) Open(codes Codes, open func() (*Device, func(), error)) (*Devic
 		defer o.mu.Unlock()
 		delete(o.devices, d)
 		o.pinned = true
+	}
+	d.onSticky = func(e *runtime.Error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.poisoned == nil {
+			o.poisoned = e
+		}
 	}
 	d.OnClose(func() {
 		if onClose != nil {
@@ -89,10 +108,23 @@ func OrUnknown(s string) string {
 // Recovers is the answer of a backend over a driver library (runtime.Recoverer): a lost device is
 // closed, which releases the driver's device (aclrtResetDevice, cuDevicePrimaryCtxRelease), and a
 // device opened after that is a fresh one; after an abandoned device a thread may be blocked inside
-// the library, holding whatever it holds, so no further device is opened in this process.
-func Recovers(lib string, abandoned bool) (bool, string) {
-	if !abandoned {
-		return true, ""
+// the library, holding whatever it holds, so no further device is opened in this process; after a
+// sticky error the driver allows no further work in this process, unless the library resets.
+func (o *Opened) Recovers(lib string, abandoned bool) (bool, string) {
+	if abandoned {
+		return false, "a call into " + lib + " never returned and its thread is still blocked inside the library; a device opened in this process could block behind it (run with --isolate for a process per instance)"
 	}
-	return false, "a call into " + lib + " never returned and its thread is still blocked inside the library; a device opened in this process could block behind it (run with --isolate for a process per instance)"
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.poisoned != nil && !o.Resets {
+		return false, o.poisonedWhy()
+	}
+	return true, ""
+}
+
+// poisonedWhy says why no device opens after a sticky error; under o.mu.
+func (o *Opened) poisonedWhy() string {
+	e := o.poisoned
+	return fmt.Sprintf("%s in %s (%d %s) poisoned this process's %s context, and the driver allows no further work in it: the process must be relaunched (run with --isolate for a process per instance)",
+		e.Class, e.Op, e.Code, e.Name, e.Backend)
 }
