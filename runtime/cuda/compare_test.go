@@ -7,11 +7,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/cuda"
 )
 
 var _ = Describe("Equal, the verification's comparison (runtime.Comparer)", func() {
-	// Three pinned chunks' worth and a tail: the chunks are 8 MiB.
-	const n = 3*(8<<20) + 4099
+	// Three pinned chunks' worth and a tail, with chunks of 4 MiB each compared by 4 goroutines of
+	// 1 MiB: differences either side of a chunk's edge and of a goroutine's.
+	const chunk = 4 << 20
+	const n = 3*chunk + 4099
 	var (
 		d    runtime.Device
 		cmp  runtime.Comparer
@@ -19,6 +22,7 @@ var _ = Describe("Equal, the verification's comparison (runtime.Comparer)", func
 		want []byte
 	)
 	BeforeEach(func(ctx SpecContext) {
+		DeferCleanup(cuda.SetCompareShape(chunk, 4))
 		_, d = open(ctx, libs.full)
 		var ok bool
 		cmp, ok = d.(runtime.Comparer)
@@ -37,7 +41,7 @@ var _ = Describe("Equal, the verification's comparison (runtime.Comparer)", func
 		eq, err := cmp.Equal(runtime.Main, p, want)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(eq).To(BeTrue())
-		for _, at := range []int{0, 1 << 20, 8<<20 - 1, 8 << 20, 16<<20 + 77, 24<<20 - 1, 24 << 20, n - 1} {
+		for _, at := range []int{0, 1<<20 - 1, 1 << 20, chunk - 1, chunk, 2*chunk + 77, 3*chunk - 1, 3 * chunk, n - 1} {
 			planted := bytes.Clone(want)
 			planted[at] ^= 0x80
 			eq, err := cmp.Equal(runtime.Main, p, planted)
@@ -45,8 +49,8 @@ var _ = Describe("Equal, the verification's comparison (runtime.Comparer)", func
 			Expect(eq).To(BeFalse(), "difference at %d", at)
 		}
 		// A sub-range, from the other thread, ending inside a chunk.
-		sub := p.Slice(5, 9<<20)
-		eq, err = cmp.Equal(runtime.Other, sub, want[5:5+9<<20])
+		sub := p.Slice(5, 2*chunk+9)
+		eq, err = cmp.Equal(runtime.Other, sub, want[5:5+2*chunk+9])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(eq).To(BeTrue())
 	})

@@ -1,5 +1,7 @@
 package cuda
 
+import "github.com/replaycheck/replaycheck/runtime/internal/bind"
+
 // PlatformKey is the platform key of a driver version and device name, for the unit tests.
 var PlatformKey = platformKey
 
@@ -11,3 +13,6 @@ var (
 )
 
 type CopySide = copySide
+
+// SetCompareShape sets the verification's pinned chunk and comparison goroutines (bind).
+var SetCompareShape = bind.SetCompareShape
