@@ -14,7 +14,7 @@ import (
 // the CPU; the engine then compares. Equal instead copies the buffer a chunk at a time into two
 // pinned chunks of the device's own, asynchronously on a stream of its own, and compares each
 // chunk where it landed while the next one is in flight: one DMA and one comparison per byte, no
-// staging copy. On an H200 this verifies at 2.4-2.5x the throughput of the plain read
+// staging copy. On an H200 this verifies at 1.7-2.5x the throughput of the plain read
 // (docs/performance.md, BenchmarkVerifyReadBack256MiB).
 
 // compareChunk is the bytes of one pinned chunk, and compareWorkers the most goroutines that
