@@ -488,27 +488,26 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 			return err
 		}
 	}
-	ways := []struct {
+	type way struct {
 		name string
 		run  func() error
-	}{
-		{"read-back/in-batch", verify(capture.EqualByReadingOnThread)},
-		{"read-back/from-goroutine", verify(capture.EqualByReading)},
-		{"pinned-copy", func() error {
+	}
+	var ways []way
+	if cmp, ok := dev.(runtime.Comparer); ok {
+		ways = append(ways, way{"comparer", verify(func(_ runtime.Device, p runtime.Ptr, want []byte) (bool, error) {
+			return cmp.Equal(runtime.Main, p, want)
+		})})
+	}
+	ways = append(ways,
+		way{"read-back/in-batch", verify(capture.EqualByReadingOnThread)},
+		way{"read-back/from-goroutine", verify(capture.EqualByReading)},
+		way{"pinned-copy", func() error {
 			if err := dev.Copy(runtime.Main, s, pinned, p); err != nil {
 				return err
 			}
 			return dev.SyncStream(runtime.Main, s)
 		}},
-	}
-	if cmp, ok := dev.(runtime.Comparer); ok {
-		ways = append([]struct {
-			name string
-			run  func() error
-		}{{"comparer", verify(func(_ runtime.Device, p runtime.Ptr, want []byte) (bool, error) {
-			return cmp.Equal(runtime.Main, p, want)
-		})}}, ways...)
-	}
+	)
 	host := make([]byte, n)
 	for _, way := range ways {
 		b.Run(way.name, func(b *testing.B) {

@@ -78,9 +78,13 @@ var errReplayFaulted = errors.New("the replay faulted")
 // unusable for the rest of the process (poisoned). A lost device, a guard's or the runtime under
 // test's own failure stay what they are.
 func (r *run) replayFaulted(round int, err error) bool {
+	// must made err: the platform's answer is ErrSetup, or ErrDeviceLost for a sticky one; a
+	// guard's misuse and a runtime's own failure have kinds of their own.
 	e, ok := runtime.AsError(err)
-	if !ok || r.roundLaunch == nil || e.Class == runtime.ClassRefused || e.Class == runtime.ClassDeviceLost ||
-		guardMisuse(err) || runtimeFailure(err) || (kindOf(err) != ErrSetup && !sticky(err)) {
+	if !ok || r.roundLaunch == nil || e.Class == runtime.ClassRefused || e.Class == runtime.ClassDeviceLost {
+		return false
+	}
+	if k := kindOf(err); k != ErrSetup && (k != ErrDeviceLost || !e.Sticky) {
 		return false
 	}
 	if r.res.Rejection == nil {

@@ -43,6 +43,11 @@ func (in Instance) ExpectedOn(platform string) (Outcome, []runtime.Class) {
 	return in.expected(e), e.RejectedBy
 }
 
+// ExpectedIn is the outcome this instance promises on the platforms of family (PlatformFamilies).
+func (in Instance) ExpectedIn(family string) Outcome {
+	return in.expected(in.Probe.Expect.OnFamily(family))
+}
+
 func (in Instance) expected(e Expect) Outcome {
 	if in.Guarded {
 		return e.Guarded

@@ -665,23 +665,35 @@ func (l *loader) expect(p *Probe, e entry) {
 		return
 	}
 	l.mark(x, "mapping", deref(e.val))
+	o := l.outcomes(f, "expect")
+	x.Guarded, x.Unguarded = o.Guarded, o.Unguarded
 	if e, ok := f["guarded"]; ok {
-		v, _ := l.oneOf(e.val, "expect guarded", guardedOutcomes)
-		x.Guarded = Outcome(v)
 		l.mark(x, "guarded", deref(e.val))
 	}
-	if e, ok := f["unguarded"]; ok {
-		v, _ := l.oneOf(e.val, "expect unguarded", unguardedOutcomes)
-		x.Unguarded = Outcome(v)
-	}
-	if e, ok := f["rejected-by"]; ok {
-		if classes := l.classes(e.val); len(classes) > 0 {
-			x.RejectedBy = classes
-		}
+	if len(o.RejectedBy) > 0 {
+		x.RejectedBy = o.RejectedBy
 	}
 	if e, ok := f["platforms"]; ok {
 		x.Platforms = l.platformExpects(e.val)
 	}
+}
+
+// outcomes reads the guarded, unguarded and rejected-by fields of an expectation (what names it
+// in errors); a field not given stays empty, a rejected-by given empty is empty and not nil.
+func (l *loader) outcomes(f map[string]entry, what string) PlatformExpect {
+	var o PlatformExpect
+	if e, ok := f["guarded"]; ok {
+		v, _ := l.oneOf(e.val, what+" guarded", guardedOutcomes)
+		o.Guarded = Outcome(v)
+	}
+	if e, ok := f["unguarded"]; ok {
+		v, _ := l.oneOf(e.val, what+" unguarded", unguardedOutcomes)
+		o.Unguarded = Outcome(v)
+	}
+	if e, ok := f["rejected-by"]; ok {
+		o.RejectedBy = l.classes(e.val)
+	}
+	return o
 }
 
 // classes reads a rejected-by list of error classes; given empty, it is empty and not nil.
@@ -730,18 +742,8 @@ func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
 			l.errorf(l.at(deref(v)), RuleBadValue, "%s: give at least one of %s", what, strings.Join(platformExpectKeys, ", "))
 			continue
 		}
-		pe := PlatformExpect{Pos: l.at(k)}
-		if e, ok := f["guarded"]; ok {
-			o, _ := l.oneOf(e.val, what+" guarded", guardedOutcomes)
-			pe.Guarded = Outcome(o)
-		}
-		if e, ok := f["unguarded"]; ok {
-			o, _ := l.oneOf(e.val, what+" unguarded", unguardedOutcomes)
-			pe.Unguarded = Outcome(o)
-		}
-		if e, ok := f["rejected-by"]; ok {
-			pe.RejectedBy = l.classes(e.val)
-		}
+		pe := l.outcomes(f, what)
+		pe.Pos = l.at(k)
 		out[family] = pe
 	}
 	return out

@@ -277,12 +277,7 @@ func endDuringOtherCaptureSpec(h *harness, began runtime.Thread, m, cm runtime.C
 	Expect(xerr).NotTo(HaveOccurred())
 
 	if refused {
-		e := h.failed(err, runtime.ClassCaptureUnsupported)
-		Expect(graph).To(BeZero(), "a refused instantiation leaves no graph")
-		h.notCapturing(s)
-		Expect(e.Invalidated).To(BeTrue(), "the error says it invalidated the other capture: %v", e)
-		Expect(h.status(t)).To(Equal(runtime.CaptureInvalidated), "the capture still in progress is invalidated")
-		Expect(h.dev.Counters().LiveGraphs).To(Equal(base.LiveGraphs), "no graph was made")
+		h.instantiationRefused(graph, err, s, t, base)
 		h.finish(began, t)
 		return
 	}
@@ -295,4 +290,17 @@ func endDuringOtherCaptureSpec(h *harness, began runtime.Thread, m, cm runtime.C
 	h.sync(s)
 	Expect(h.read(x)).To(Equal(filled(x.Bytes, 1)))
 	Expect(h.read(y)).To(Equal(make([]byte, y.Bytes)), "the ended graph holds its own capture's work only")
+}
+
+// instantiationRefused checks EndCapture's answer on s where instantiating the graph was refused
+// for the capture still in progress on t (base: the counters before the call): capture-unsupported,
+// no graph, s's capture over, t's invalidated and the error saying so.
+func (h *harness) instantiationRefused(graph runtime.Graph, err error, s, t runtime.Stream, base runtime.Counters) {
+	g.GinkgoHelper()
+	e := h.failed(err, runtime.ClassCaptureUnsupported)
+	Expect(graph).To(BeZero(), "a refused instantiation leaves no graph")
+	h.notCapturing(s)
+	Expect(e.Invalidated).To(BeTrue(), "the error says it invalidated the other capture: %v", e)
+	Expect(h.status(t)).To(Equal(runtime.CaptureInvalidated), "the capture still in progress is invalidated")
+	Expect(h.dev.Counters().LiveGraphs).To(Equal(base.LiveGraphs), "no graph was made")
 }

@@ -20,7 +20,7 @@ type Opened struct {
 	// must then stay loaded for the life of the process.
 	pinned bool
 	// poisoned is the first sticky error a device answered (runtime.Error.Sticky), nil while none
-	// has; Resets says the library clears it when the device closes.
+	// has or where the library Resets.
 	poisoned *runtime.Error
 	// Resets: closing a device resets the library's context, sticky errors included (the fake
 	// libraries); a real CUDA driver does not, and the process must be relaunched.
@@ -35,7 +35,7 @@ func (o *Opened) Open(codes Codes, open func() (*Device, func(), error)) (*Devic
 	if o.closed {
 		return nil, codes.Invalid("Open", "the backend is closed")
 	}
-	if o.poisoned != nil && !o.Resets {
+	if o.poisoned != nil {
 		return nil, codes.Invalid("Open", "%s", o.poisonedWhy())
 	}
 	d, onClose, err := open()
@@ -52,11 +52,13 @@ func (o *Opened) Open(codes Codes, open func() (*Device, func(), error)) (*Devic
 		delete(o.devices, d)
 		o.pinned = true
 	}
-	d.onSticky = func(e *runtime.Error) {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.poisoned == nil {
-			o.poisoned = e
+	if !o.Resets {
+		d.onSticky = func(e *runtime.Error) {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if o.poisoned == nil {
+				o.poisoned = e
+			}
 		}
 	}
 	d.OnClose(func() {
@@ -116,7 +118,7 @@ func (o *Opened) Recovers(lib string, abandoned bool) (bool, string) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.poisoned != nil && !o.Resets {
+	if o.poisoned != nil {
 		return false, o.poisonedWhy()
 	}
 	return true, ""

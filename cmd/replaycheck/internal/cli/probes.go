@@ -143,12 +143,7 @@ func listedExpectation(in probes.Instance) string {
 	base := in.Expected()
 	out := text(base)
 	for _, family := range probes.PlatformFamilies() {
-		e := in.Probe.Expect.OnFamily(family)
-		o := e.Unguarded
-		if in.Guarded {
-			o = e.Guarded
-		}
-		if o != base {
+		if o := in.ExpectedIn(family); o != base {
 			out += ", " + family + ": " + text(o)
 		}
 	}
