@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,7 +33,9 @@ type work struct {
 	value byte
 	a     uint32
 	dst   runtime.Ptr // memset/memcpy destination, kernel y
-	src   runtime.Ptr // memcpy source, kernel x
+	// src is the memcpy source, kernel x: dst.Bytes long, as the checks at enqueue make it, so only
+	// its address is kept (a node of 32 bytes rather than 40).
+	src uint64
 }
 
 // workKind is a node's kind; its String is the kind runtime.GraphNode names.
@@ -56,32 +59,62 @@ func (k workKind) String() string {
 	return fmt.Sprintf("work kind %d", uint8(k))
 }
 
+// ranges is how many ranges a work of kind k touches (work.touched).
+func (k workKind) ranges() int {
+	switch k {
+	case kindMemcpy:
+		return 2
+	case kindKernel:
+		return 3
+	}
+	return 1
+}
+
 // touched lists the ranges w reads, then the one it writes (its last): p[:n]. A memcpy reads src,
 // a kernel (axpy) reads x and y.
 func (w work) touched() (p [3]runtime.Ptr, n int) {
 	switch w.kind {
 	case kindMemcpy:
-		return [3]runtime.Ptr{w.src, w.dst}, 2
+		return [3]runtime.Ptr{w.source(), w.dst}, 2
 	case kindKernel:
-		return [3]runtime.Ptr{w.src, w.dst, w.dst}, 3
+		return [3]runtime.Ptr{w.source(), w.dst, w.dst}, 3
 	}
 	return [3]runtime.Ptr{w.dst}, 1
 }
 
-// dag is a capture's nodes in capture order, as lists with one entry per node rather than a node
-// struct each: recording a node appends to them and allocates nothing of its own, and works is
-// the replay plan in capture order as it stands.
+// source is the range a memcpy reads, a kernel's x.
+func (w work) source() runtime.Ptr { return runtime.Ptr{Addr: w.src, Bytes: w.dst.Bytes} }
+
+// dag is a capture's nodes in capture order. Recording a node of a stream's work in order on one
+// buffer, the common case, writes its work and nothing else: dependencies and owners are stored
+// only where they differ from the node before.
 type dag struct {
-	works []work
-	// Node i depends on deps[depAt[i]:depAt[i+1]] (the last node's end is len(deps)).
-	depAt []int32
-	deps  []int
-	// owners are the allocations of each node's touched ranges when it was recorded, in node
-	// order: a replay whose ranges have another generation now runs on memory someone else owns,
+	works workList
+	// A node depends on the node recorded just before it and on nothing else, unless it is listed
+	// in explicit: entry j's dependencies are deps[explicit[j].start:explicit[j+1].start] (the last
+	// entry's end is len(deps)). The first node is always listed.
+	explicit []explicitDeps
+	deps     []int32
+	// owners are the allocations the nodes' touched ranges lay in when they were recorded, each
+	// once: a replay whose ranges have another generation now runs on memory someone else owns,
 	// and one whose ranges lie in no allocation runs on memory freed since, whose size a profile
-	// may look at. Node i's start at ownerAt[i].
-	ownerAt []int32
-	owners  []owner
+	// may look at. Over the touched ranges in node order, then touched order, the ranges from
+	// ownerRuns[j].from up to the next run's from lay in owners[ownerRuns[j].owner].
+	owners     []owner
+	ownerIndex map[uint64]int32 // by generation
+	ownerRuns  []ownerRun
+	ranges     int32 // the touched ranges recorded
+}
+
+// explicitDeps lists a node that does not depend on the node before it alone. Node and range
+// positions are int32: a capture of 2^31 nodes would hold 64 GiB of works.
+type explicitDeps struct {
+	node, start int32
+}
+
+// ownerRun is a run of touched ranges that lay in one allocation.
+type ownerRun struct {
+	from, owner int32
 }
 
 // owner is the allocation a captured range lay in: its generation (0: none) and the size its
@@ -91,21 +124,78 @@ type owner struct {
 	bytes int64
 }
 
-func (g *dag) len() int { return len(g.works) }
+func (g *dag) len() int { return g.works.len() }
 
-// depsOf is node i's dependencies.
-func (g *dag) depsOf(i int) []int {
-	end := len(g.deps)
-	if i+1 < len(g.depAt) {
-		end = int(g.depAt[i+1])
+// appendDeps appends node i's dependencies to out.
+func (g *dag) appendDeps(out []int, i int) []int {
+	j, listed := slices.BinarySearchFunc(g.explicit, int32(i), func(e explicitDeps, node int32) int { return cmp.Compare(e.node, node) })
+	if !listed {
+		return append(out, i-1)
 	}
-	return g.deps[g.depAt[i]:end]
+	end := len(g.deps)
+	if j+1 < len(g.explicit) {
+		end = int(g.explicit[j+1].start)
+	}
+	for _, p := range g.deps[g.explicit[j].start:end] {
+		out = append(out, int(p))
+	}
+	return out
 }
 
-// ownersOf is the owners of node i's touched ranges, in touched order.
-func (g *dag) ownersOf(i int) []owner {
-	_, k := g.works[i].touched()
-	return g.owners[g.ownerAt[i] : int(g.ownerAt[i])+k]
+// own records the allocation the next touched range lies in (nil: none).
+func (g *dag) own(a *allocation) {
+	var o owner
+	if a != nil {
+		o = owner{gen: a.gen, bytes: a.ptr.Bytes}
+	}
+	at := g.ranges
+	g.ranges++
+	if n := len(g.ownerRuns); n > 0 && g.owners[g.ownerRuns[n-1].owner].gen == o.gen {
+		return // the run goes on
+	}
+	i, ok := g.ownerIndex[o.gen]
+	if !ok {
+		if g.ownerIndex == nil {
+			g.ownerIndex = map[uint64]int32{}
+		}
+		i = int32(len(g.owners))
+		g.owners = append(g.owners, o)
+		g.ownerIndex[o.gen] = i
+	}
+	g.ownerRuns = append(g.ownerRuns, ownerRun{from: at, owner: i})
+}
+
+// ownerCursor walks a dag's owners in touched-range order.
+type ownerCursor struct {
+	g        *dag
+	run, pos int
+}
+
+// next is the owner of the next touched range.
+func (c *ownerCursor) next() owner {
+	runs := c.g.ownerRuns
+	for c.run+1 < len(runs) && int(runs[c.run+1].from) <= c.pos {
+		c.run++
+	}
+	c.pos++
+	return c.g.owners[runs[c.run].owner]
+}
+
+// spares are the work blocks of destroyed graphs, kept for the next captures (spareBlocks).
+type spares struct {
+	works spareBlocks
+}
+
+// newSpares keeps up to 32 blocks, the works of 131,072 nodes (4 MiB): the largest captures the
+// probes make, and no more memory held.
+func newSpares() *spares {
+	return &spares{works: spareBlocks{max: 32}}
+}
+
+// release hands g's blocks to s and empties g, so the graph it was can never read them again.
+func (s *spares) release(g *dag) {
+	s.works.keep(&g.works)
+	*g = dag{}
 }
 
 // capture is one capture sequence: the origin stream, the streams forked into it, and the DAG.
@@ -124,30 +214,22 @@ func (c *capture) String() string {
 }
 
 // add records w as a node that depends on the stream's last nodes, and makes it the stream's tail.
-func (c *capture) add(s *stream, w work, mem *memory) {
-	c.works = push(c.works, w)
-	c.depAt = push(c.depAt, int32(len(c.deps)))
-	c.deps = push(c.deps, s.tail...)
-	c.ownerAt = push(c.ownerAt, int32(len(c.owners)))
-	ptrs, k := w.touched()
-	var owners [3]owner
-	for i, p := range ptrs[:k] {
-		if a := mem.containing(p); a != nil {
-			owners[i] = owner{gen: a.gen, bytes: a.ptr.Bytes}
+// held are the allocations of w's touched ranges, in touched order, as the checks at enqueue found
+// them (nothing is allocated or freed in between).
+func (c *capture) add(s *stream, w work, held [3]*allocation, spare *spares) {
+	n := c.len()
+	if len(s.tail) != 1 || s.tail[0] != n-1 {
+		c.explicit = append(c.explicit, explicitDeps{node: int32(n), start: int32(len(c.deps))})
+		for _, p := range s.tail {
+			c.deps = append(c.deps, int32(p))
 		}
 	}
-	c.owners = push(c.owners, owners[:k]...)
-	// The stream owns its tail (events and forks take copies of it), so it is reused.
-	s.tail = append(s.tail[:0], c.len()-1)
-}
-
-// push appends vs to s, doubling its capacity when it is full: append grows a large slice by a
-// quarter at a time, which copies a 100,000-node capture's lists about four times over.
-func push[T any](s []T, vs ...T) []T {
-	if len(s)+len(vs) > cap(s) {
-		s = slices.Grow(s, max(len(vs), cap(s)))
+	for _, a := range held[:w.kind.ranges()] {
+		c.own(a)
 	}
-	return append(s, vs...)
+	c.works.push(w, &spare.works)
+	// The stream owns its tail (events and forks take copies of it), so it is reused.
+	s.tail = append(s.tail[:0], n)
 }
 
 func (c *capture) fork(s *stream, from []int) {
@@ -173,7 +255,7 @@ func (c *capture) unjoined() []*stream {
 			continue
 		}
 		reach[i] = true
-		todo = append(todo, c.depsOf(i)...)
+		todo = c.appendDeps(todo, i)
 	}
 	var out []*stream
 	for _, s := range c.members[1:] {
@@ -276,6 +358,7 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 		}
 		g = runtime.Graph(d.newHandle())
 		d.graphs[g] = &graph{id: g, capture: c.id, dag: c.dag}
+		c.dag = dag{} // the graph owns the nodes now
 		d.terminate(c)
 		d.counters.CapturesDone++
 		return nil
@@ -332,15 +415,16 @@ func (g *graph) stale(mem *memory) (stale []string, freed []freedRange) {
 		return c.stale, c.freed
 	}
 	defer func() { c.mem, c.layout, c.stale, c.freed = mem, mem.layout(), stale, freed }()
-	for n, w := range g.works {
-		ptrs, k := w.touched()
-		owners := g.ownersOf(n)
-		for i, p := range ptrs[:k] {
+	owners := ownerCursor{g: &g.dag}
+	for n := range g.len() {
+		ptrs, k := g.works.at(n).touched()
+		for _, p := range ptrs[:k] {
+			o := owners.next()
 			a := mem.containing(p)
 			switch {
 			case a == nil:
-				freed = append(freed, freedRange{fmt.Sprintf("%v is in no live allocation (of %d bytes at capture)", p, owners[i].bytes), owners[i].bytes})
-			case a.gen != owners[i].gen:
+				freed = append(freed, freedRange{fmt.Sprintf("%v is in no live allocation (of %d bytes at capture)", p, o.bytes), o.bytes})
+			case a.gen != o.gen:
 				stale = append(stale, fmt.Sprintf("%v now belongs to allocation %v", p, a.ptr))
 			}
 		}
@@ -373,13 +457,15 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 		}
 		q := d.queueOf(s)
 		if d.rng == nil {
-			// Capture order: the graph's own work list, shared read-only, no per-launch copy.
-			q.works = append(q.works, gr.works)
+			// Capture order: the graph's own blocks of work, shared read-only, no per-launch copy.
+			for blk := range gr.works.filled {
+				q.works = append(q.works, blk)
+			}
 		} else {
 			order := d.replayOrder(gr)
 			works := make([]work, len(order))
 			for k, i := range order {
-				works[k] = gr.works[i]
+				works[k] = gr.works.at(i)
 			}
 			q.works = append(q.works, works)
 		}
@@ -449,9 +535,9 @@ func (d *Device) replayOrder(g *graph) []int {
 	}
 	pending := make([]int, g.len())
 	children := make([][]int, g.len())
-	var ready []int
+	var ready, deps []int
 	for i := range g.len() {
-		deps := g.depsOf(i)
+		deps = g.appendDeps(deps[:0], i)
 		pending[i] = len(deps)
 		for _, p := range deps {
 			children[p] = append(children[p], i)
@@ -479,10 +565,14 @@ func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 		return d.handOff(w, "DestroyGraph", func() error { return d.DestroyGraph(t, g) })
 	}
 	return d.call(t, "DestroyGraph", func() error {
-		if _, err := d.lookupGraph("DestroyGraph", g); err != nil {
+		gr, err := d.lookupGraph("DestroyGraph", g)
+		if err != nil {
 			return err
 		}
 		delete(d.graphs, g)
+		// Nothing reads the graph's nodes any more: call settled the launches of it before this
+		// body, and a seeded launch ran on a copy.
+		d.spares.release(&gr.dag)
 		return nil
 	})
 }
@@ -501,7 +591,8 @@ func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 		// One array for the nodes and one for their ranges: a graph may have 100,000 nodes.
 		out = make([]runtime.GraphNode, 0, gr.len())
 		var ranges []runtime.Ptr
-		for _, w := range gr.works {
+		for n := range gr.len() {
+			w := gr.works.at(n)
 			ptrs, k := w.touched()
 			if cap(ranges)-len(ranges) < k {
 				ranges = make([]runtime.Ptr, 0, max(3*gr.len(), k))

@@ -50,6 +50,7 @@ type core struct {
 	streams  map[runtime.Stream]*stream
 	events   map[runtime.Event]*event
 	graphs   map[runtime.Graph]*graph
+	spares   *spares    // node blocks of destroyed graphs, for the next capture
 	captures []*capture // in progress (active or invalidated), in the order they began
 	// handles are never reused, so a destroyed handle stays invalid.
 	lastHandle  uint64
@@ -86,6 +87,7 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {id: runtime.DefaultStream}},
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]*graph{},
+		spares:  newSpares(),
 		never:   make(chan struct{}),
 	}}
 	d.rulesFor = map[string][]int{}
@@ -177,6 +179,7 @@ func (d *Device) Close() error {
 	d.pending = nil
 	clear(d.events)
 	clear(d.graphs)
+	d.spares = newSpares()
 	d.captures = nil
 	return nil
 }
@@ -631,10 +634,11 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 		if err != nil {
 			return err
 		}
-		if _, err := d.checkRange("Fill", "destination", dst, false); err != nil {
+		da, err := d.checkRange("Fill", "destination", dst, false)
+		if err != nil {
 			return err
 		}
-		return d.enqueue(&call{op: "Fill", thread: t, stream: st}, work{kind: kindMemset, dst: dst, value: value})
+		return d.enqueue(&call{op: "Fill", thread: t, stream: st}, work{kind: kindMemset, dst: dst, value: value}, [3]*allocation{da})
 	})
 }
 
@@ -660,7 +664,7 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 		}
 		n := min(dst.Bytes, src.Bytes)
 		c := &call{op: "Copy", thread: t, stream: st, pageable: da.host == runtime.Pageable || sa.host == runtime.Pageable}
-		return d.enqueue(c, work{kind: kindMemcpy, dst: dst.Slice(0, n), src: src.Slice(0, n)})
+		return d.enqueue(c, work{kind: kindMemcpy, dst: dst.Slice(0, n), src: src.Addr}, [3]*allocation{sa, da})
 	})
 }
 
@@ -676,24 +680,27 @@ func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 		if x.Bytes != y.Bytes || y.Bytes%4 != 0 {
 			return d.fail("Axpy", runtime.ClassInvalidValue, "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
 		}
-		if _, err := d.checkRange("Axpy", "y", y, false); err != nil {
+		ya, err := d.checkRange("Axpy", "y", y, false)
+		if err != nil {
 			return err
 		}
-		if _, err := d.checkRange("Axpy", "x", x, false); err != nil {
+		xa, err := d.checkRange("Axpy", "x", x, false)
+		if err != nil {
 			return err
 		}
-		return d.enqueue(&call{op: "Axpy", thread: t, stream: st}, work{kind: kindKernel, dst: y, src: x, a: a})
+		return d.enqueue(&call{op: "Axpy", thread: t, stream: st}, work{kind: kindKernel, dst: y, src: x.Addr, a: a}, [3]*allocation{xa, ya, ya})
 	})
 }
 
 // enqueue records w into the capture the stream belongs to, or runs it now: a stream executes its
-// work in enqueue order, and running it at once is a valid linearisation of every stream.
-func (d *Device) enqueue(c *call, w work) error {
+// work in enqueue order, and running it at once is a valid linearisation of every stream. held are
+// the allocations of w's touched ranges, in touched order (work.touched), that the range checks found.
+func (d *Device) enqueue(c *call, w work, held [3]*allocation) error {
 	if err := d.enforce(c); err != nil {
 		return err
 	}
 	if cp := c.stream.capture; cp != nil {
-		cp.add(c.stream, w, d.mem)
+		cp.add(c.stream, w, held, d.spares)
 		return nil
 	}
 	d.execute(w)
@@ -705,9 +712,9 @@ func (d *Device) execute(w work) {
 	case kindMemset:
 		d.mem.fill(w.dst.Addr, w.dst.Bytes, w.value)
 	case kindMemcpy:
-		d.mem.move(w.dst.Addr, w.src.Addr, w.dst.Bytes)
+		d.mem.move(w.dst.Addr, w.src, w.dst.Bytes)
 	case kindKernel:
-		d.mem.axpy(w.dst.Addr, w.src.Addr, w.dst.Bytes, w.a)
+		d.mem.axpy(w.dst.Addr, w.src, w.dst.Bytes, w.a)
 	}
 }
 

@@ -35,7 +35,7 @@ func (d *Device) GraphDeps(g runtime.Graph) [][]int {
 	}
 	out := make([][]int, gr.len())
 	for i := range out {
-		out[i] = append([]int{}, gr.depsOf(i)...)
+		out[i] = gr.appendDeps([]int{}, i)
 	}
 	return out
 }

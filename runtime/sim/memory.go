@@ -48,6 +48,10 @@ type heap struct {
 	cache map[int64][]uint64
 	// live are the blocks handed out, by address: the one freed, or the one that contains a range.
 	live addrmap.Map[*allocation]
+	// lastHit is the allocation containing answered last, forgotten whenever live changes: a
+	// program's ranges come in runs on one buffer, and blocks never overlap, so a live block that
+	// holds a range is the one live.Floor would find for it.
+	lastHit *allocation
 	// changes counts the blocks handed out and released (see memory.layout).
 	changes uint64
 	// bytes is what the live blocks' callers asked for, kept as blocks come and go: a guarded
@@ -107,6 +111,7 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	m.nextGen++
 	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen}
 	h.live.Put(addr, a)
+	h.lastHit = nil
 	h.bytes += bytes
 	h.changes++
 	return a
@@ -125,6 +130,7 @@ func (h *heap) takeCached(capacity int64) (uint64, int64, bool) {
 // release returns a live block to the cache. The caller has checked that it is live.
 func (h *heap) release(a *allocation) {
 	h.live.Delete(a.ptr.Addr)
+	h.lastHit = nil
 	h.bytes -= a.ptr.Bytes
 	h.changes++
 	h.cache[a.capacity] = append(h.cache[a.capacity], a.ptr.Addr)
@@ -132,8 +138,14 @@ func (h *heap) release(a *allocation) {
 
 // containing returns the live allocation of h whose requested range holds all of p, or nil.
 func (h *heap) containing(p runtime.Ptr) *allocation {
-	_, a, ok := h.live.Floor(p.Addr)
-	if ok && p.Bytes > 0 && p.End() >= p.Addr && a.ptr.Contains(p) {
+	if p.Bytes <= 0 || p.End() < p.Addr {
+		return nil
+	}
+	if a := h.lastHit; a != nil && a.ptr.Contains(p) {
+		return a
+	}
+	if _, a, ok := h.live.Floor(p.Addr); ok && a.ptr.Contains(p) {
+		h.lastHit = a
 		return a
 	}
 	return nil
