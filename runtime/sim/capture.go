@@ -103,7 +103,8 @@ type dag struct {
 	owners     []owner
 	ownerIndex map[uint64]int32 // by generation
 	ownerRuns  []ownerRun
-	ranges     int32 // the touched ranges recorded
+	runGen     uint64 // the generation of the last run's owner (0, no allocation's, before the first)
+	ranges     int32  // the touched ranges recorded
 }
 
 // explicitDeps lists a node that does not depend on the node before it alone. Node and range
@@ -142,17 +143,21 @@ func (g *dag) appendDeps(out []int, i int) []int {
 	return out
 }
 
-// own records the allocation the next touched range lies in (nil: none).
+// own records the allocation the next touched range lies in.
 func (g *dag) own(a *allocation) {
-	var o owner
-	if a != nil {
-		o = owner{gen: a.gen, bytes: a.ptr.Bytes}
+	if a.gen == g.runGen {
+		g.ranges++ // the run goes on
+		return
 	}
+	g.startRun(a)
+}
+
+// startRun records a run of touched ranges in a, from the next one on.
+func (g *dag) startRun(a *allocation) {
+	o := owner{gen: a.gen, bytes: a.ptr.Bytes}
 	at := g.ranges
 	g.ranges++
-	if n := len(g.ownerRuns); n > 0 && g.owners[g.ownerRuns[n-1].owner].gen == o.gen {
-		return // the run goes on
-	}
+	g.runGen = o.gen
 	i, ok := g.ownerIndex[o.gen]
 	if !ok {
 		if g.ownerIndex == nil {
@@ -215,7 +220,7 @@ func (c *capture) String() string {
 
 // add records w as a node that depends on the stream's last nodes, and makes it the stream's tail.
 // held are the allocations of w's touched ranges, in touched order, as the checks at enqueue found
-// them (nothing is allocated or freed in between).
+// them (live, and nothing is allocated or freed in between).
 func (c *capture) add(s *stream, w work, held [3]*allocation, spare *spares) {
 	n := c.len()
 	if len(s.tail) != 1 || s.tail[0] != n-1 {

@@ -139,7 +139,7 @@ func (h *heap) release(a *allocation) {
 // containing returns the live allocation of h whose requested range holds all of p, or nil.
 func (h *heap) containing(p runtime.Ptr) *allocation {
 	if p.Bytes <= 0 || p.End() < p.Addr {
-		return nil
+		return nil // empty, or wrapping past the top of the address space
 	}
 	if a := h.lastHit; a != nil && a.ptr.Contains(p) {
 		return a

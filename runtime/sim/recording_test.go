@@ -38,6 +38,15 @@ var _ = Describe("recording a capture", func() {
 		Expect(e.Detail).To(ContainSubstring("does not lie inside a live allocation"))
 	})
 
+	It("refuses a range that wraps past the top of the address space, whatever was found last", func() {
+		d := onProfile("cann")
+		s := newStream(d)
+		x := malloc(d, 4*KiB)
+		Expect(d.Fill(main, s, x, 1)).To(Succeed())
+		wraps := runtime.Ptr{Addr: ^uint64(0) - 100, Bytes: 4 * KiB} // ends below x's end
+		expectError(d.Fill(main, s, wraps, 1), 107000, runtime.ClassInvalidValue)
+	})
+
 	It("keeps the dependencies of streams whose work interleaves", func() {
 		d := onProfile("cann")
 		s1, s2 := newStream(d), newStream(d)

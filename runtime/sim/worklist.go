@@ -7,7 +7,9 @@ package sim
 // replay plan: a launch queues them as they are.
 type workList struct {
 	blocks [][]work // each blockLen long but the first, which may be shorter until it fills
+	last   []work   // the last block, where entry n goes
 	n      int
+	room   int // the entries the blocks hold
 }
 
 const (
@@ -22,27 +24,27 @@ func (l *workList) at(i int) work { return l.blocks[i>>blockShift][i&blockMask] 
 
 // push appends w, taking a new whole block from spare when one is needed and spare has one.
 func (l *workList) push(w work, spare *spareBlocks) {
-	b, i := l.n>>blockShift, l.n&blockMask
-	if b == len(l.blocks) || i == len(l.blocks[b]) {
+	if l.n == l.room {
 		l.grow(spare)
 	}
-	l.blocks[b][i] = w
+	l.last[l.n&blockMask] = w
 	l.n++
 }
 
 // grow makes room for entry n: a new block, or the first block doubled.
 func (l *workList) grow(spare *spareBlocks) {
-	b, i := l.n>>blockShift, l.n&blockMask
 	switch {
-	case b == len(l.blocks) && (b > 0 || spare.has()):
+	case l.n > 0 && l.n < blockLen: // only the first block can be shorter than blockLen
+		grown := make([]work, min(2*l.n, blockLen))
+		copy(grown, l.blocks[0])
+		l.blocks[0] = grown
+	case l.n > 0 || spare.has():
 		l.blocks = append(l.blocks, spare.take())
-	case b == len(l.blocks):
+	default:
 		l.blocks = append(l.blocks, make([]work, 8))
-	default: // only the first block can be shorter than blockLen
-		grown := make([]work, min(2*i, blockLen))
-		copy(grown, l.blocks[b])
-		l.blocks[b] = grown
 	}
+	l.last = l.blocks[len(l.blocks)-1]
+	l.room = l.n - l.n&blockMask + len(l.last)
 }
 
 // filled yields the blocks cut to the works pushed, in order.
