@@ -118,8 +118,8 @@ type ownerRun struct {
 	from, owner int32
 }
 
-// owner is the allocation a captured range lay in: its generation (0: none) and the size its
-// caller asked for.
+// owner is the allocation a captured range lay in: its generation and the size its caller asked
+// for.
 type owner struct {
 	gen   uint64
 	bytes int64
@@ -191,8 +191,8 @@ type spares struct {
 	works spareBlocks
 }
 
-// newSpares keeps up to 32 blocks, the works of 131,072 nodes (4 MiB): the largest captures the
-// probes make, and no more memory held.
+// newSpares keeps up to 32 blocks, the works of 131,072 nodes (4 MiB): a capture of 100,000 ops,
+// the size issue 13 measures, fits, and a device holds no more than that for later.
 func newSpares() *spares {
 	return &spares{works: spareBlocks{max: 32}}
 }
