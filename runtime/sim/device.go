@@ -50,7 +50,7 @@ type core struct {
 	streams  map[runtime.Stream]*stream
 	events   map[runtime.Event]*event
 	graphs   map[runtime.Graph]*graph
-	spares   *spares    // node blocks of destroyed graphs, for the next capture
+	spares   *spares    // the work blocks of destroyed graphs, for the next captures
 	captures []*capture // in progress (active or invalidated), in the order they began
 	// handles are never reused, so a destroyed handle stays invalid.
 	lastHandle  uint64
