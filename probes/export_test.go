@@ -26,3 +26,9 @@ func ReportUnknown(listed int, known func() []string) (kept, found int) {
 	l.unknown(Pos{File: "f.yaml", Line: 2, Col: 1}, RuleUndeclared, "undeclared buffer", "bufer", "buffers", known)
 	return len(l.diags), l.found
 }
+
+// WrittenBy and ReadBy are the buffers a graph op's ranges lie in.
+var (
+	WrittenBy = writtenBy
+	ReadBy    = readBy
+)

@@ -41,9 +41,10 @@ type oracleBuffer struct {
 
 type graphOp struct {
 	op *Op
-	// w0 and r0 are the span the op writes and the first it reads (a copy's source, an axpy's x),
-	// as resolved when it was captured.
-	w0, r0 Span
+	// The range the op writes and the first it reads (a copy's source, an axpy's x), as resolved
+	// when it was captured: offsets and lengths in the buffers the op names (writtenBy, readBy).
+	// A capture of 100,000 ops keeps 100,000 of these: no names of their own.
+	wOff, wLen, rOff, rLen int64
 	// Resolved at first use and again after the epoch changes: the kind, and the bytes the op
 	// writes and reads (its spans clipped to the buffers' sizes then).
 	epoch uint64
@@ -180,7 +181,8 @@ func (o *Oracle) graphOp(op *Op) (graphOp, bool) {
 	if err := op.ResolveInto(o.Size, &sp); err != nil || sp.W == 0 {
 		return graphOp{}, false
 	}
-	return graphOp{op: op, w0: sp.Span[0], r0: sp.Span[sp.W]}, true
+	w, r := sp.Span[0], sp.Span[sp.W]
+	return graphOp{op: op, wOff: w.Off, wLen: w.Len, rOff: r.Off, rLen: r.Len}, true
 }
 
 // EndCapture drops the capture's graph when its end failed: there is nothing to replay.
@@ -246,9 +248,9 @@ func (o *Oracle) resolve(g *graphOp) {
 		g.kind = codeOther
 		return
 	}
-	g.w = o.span(g.w0)
+	g.w = o.span(writtenBy(g.op), g.wOff, g.wLen)
 	if g.kind == codeCopy || g.kind == codeAxpy {
-		g.r = o.span(g.r0)
+		g.r = o.span(readBy(g.op), g.rOff, g.rLen)
 	}
 }
 
@@ -275,13 +277,29 @@ func setBytes(b []byte, v byte) {
 	}
 }
 
-func (o *Oracle) span(s Span) []byte {
-	b := o.bufs[s.Buffer]
+func (o *Oracle) span(buffer string, off, n int64) []byte {
+	b := o.bufs[buffer]
 	if b == nil {
 		return nil
 	}
-	lo, hi := min(s.Off, int64(len(b.data))), min(s.End(), int64(len(b.data)))
+	lo, hi := min(off, int64(len(b.data))), min(off+n, int64(len(b.data)))
 	return b.data[lo:hi]
+}
+
+// writtenBy is the buffer a data op writes (the first span Op.ResolveInto gives), readBy the
+// first it reads: the names a graph op's ranges lie in.
+func writtenBy(op *Op) string {
+	if op.Kind == OpAxpy {
+		return op.Y
+	}
+	return op.Dst
+}
+
+func readBy(op *Op) string {
+	if op.Kind == OpAxpy {
+		return op.X
+	}
+	return op.Src
 }
 
 // Live lists the live buffers in allocation order.
