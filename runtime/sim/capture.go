@@ -593,15 +593,13 @@ func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 		if err != nil {
 			return err
 		}
-		// One array for the nodes and one for their ranges: a graph may have 100,000 nodes.
+		// One array for the nodes and one for their ranges, sized exactly: a graph may have 100,000
+		// nodes.
 		out = make([]runtime.GraphNode, 0, gr.len())
-		var ranges []runtime.Ptr
+		ranges := make([]runtime.Ptr, 0, gr.ranges)
 		for n := range gr.len() {
 			w := gr.works.at(n)
 			ptrs, k := w.touched()
-			if cap(ranges)-len(ranges) < k {
-				ranges = make([]runtime.Ptr, 0, max(3*gr.len(), k))
-			}
 			at := len(ranges)
 			ranges = append(ranges, ptrs[:k]...)
 			touched := ranges[at:len(ranges):len(ranges)]
