@@ -97,7 +97,7 @@ var _ = Describe("a replay the device faults after its launch returned", func() 
 		Expect(res.Rounds).To(BeZero(), "no round was verified")
 		// Sticky: the device runs nothing more, as if lost; teardown makes no call.
 		Expect(res.DeviceState).To(Equal(capture.DeviceLost))
-		Expect(res.Timeline).To(ContainElement(HaveField("Skipped", ContainSubstring("the device is lost"))))
+		Expect(res.Timeline.Events()).To(ContainElement(HaveField("Skipped", ContainSubstring("the device is lost"))))
 		Expect(res.Error).To(BeNil())
 	})
 

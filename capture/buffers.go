@@ -15,6 +15,7 @@ import (
 
 // allocation is a live buffer the engine holds for a probe buffer name.
 type allocation struct {
+	name  string // the probe buffer name
 	ptr   runtime.Ptr
 	gen   uint64 // the engine's allocation generation: a free and re-allocation is a new one
 	init  probes.Pattern
@@ -30,7 +31,7 @@ type allocation struct {
 }
 
 func (r *run) buf(step probes.Step, name string) (*allocation, error) {
-	a := r.bufs[name]
+	a := r.live(name)
 	if a == nil {
 		at := step // a copy: taking step's address would put every call's step on the heap
 		return nil, failf(ErrHarness, &at, "%s: buffer %q is not allocated on the device", step, name)
@@ -41,12 +42,15 @@ func (r *run) buf(step probes.Step, name string) (*allocation, error) {
 // setBuf and dropBuf change what the engine holds for a buffer name; while refusals are checked,
 // the name is noted for the next snapshot (snap).
 func (r *run) setBuf(name string, a *allocation) {
+	a.name = name
 	r.bufs[name] = a
+	r.resolved = r.resolved[:0]
 	r.noteChanged(name)
 }
 
 func (r *run) dropBuf(name string) {
 	delete(r.bufs, name)
+	r.resolved = r.resolved[:0]
 	r.noteChanged(name)
 }
 
@@ -56,11 +60,25 @@ func (r *run) noteChanged(name string) {
 	}
 }
 
+// sizeOf is the size of the buffer name holds now, 0 when none; resolve's question, whose
+// answers it keeps (resolved).
 func (r *run) sizeOf(name string) int64 {
 	if a := r.bufs[name]; a != nil {
+		r.resolved = append(r.resolved, a)
 		return a.ptr.Bytes
 	}
 	return 0
+}
+
+// live is the allocation of a buffer of the op being issued: one resolve found, else the one the
+// engine holds for name (nil when none).
+func (r *run) live(name string) *allocation {
+	for _, a := range r.resolved {
+		if a.name == name {
+			return a
+		}
+	}
+	return r.bufs[name]
 }
 
 // liveNames lists the engine's live buffers in allocation (generation) order.

@@ -151,7 +151,7 @@ func (r *run) entriesOf(capture string) []Residency {
 func (r *run) noteCaptured(acc probes.Access) {
 	note := func(spans []probes.Span, how Access) {
 		for _, sp := range spans {
-			a := r.bufs[sp.Buffer]
+			a := r.live(sp.Buffer)
 			if a.ledgerOf == r.capture {
 				r.res.Ledger[a.inLedger].Access = r.res.Ledger[a.inLedger].Access.With(how)
 				continue

@@ -55,7 +55,7 @@ var _ = Describe("the catalog on sim/cann", func() {
 				Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 				Expect(res.CorruptedRounds).To(Equal(3))
 				Expect(res.Mismatches).To(ConsistOf(HaveField("Buffer", "side-out")))
-				Expect(res.Timeline).To(ContainElement(SatisfyAll(
+				Expect(res.Timeline.Events()).To(ContainElement(SatisfyAll(
 					HaveField("Phase", capture.PhaseCapture), HaveField("Captured", false), HaveField("Eager", true),
 					HaveField("Call", ContainSubstring("on side")))))
 				Expect(res.Reason).To(ContainSubstring("ran eagerly outside the capture"))

@@ -61,7 +61,7 @@ func (r *run) corruptionReason() string {
 			b.WriteString(" (the platform rejected that launch)")
 		}
 	})
-	for _, ev := range res.Timeline {
+	for _, ev := range res.Timeline.Events() {
 		if ev.Eager && ev.Step != nil {
 			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", ev.Step)
 			break

@@ -53,18 +53,18 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 	It("are left out past round 3 and before the last, one event counting them", func() {
 		res := run(50, capture.Options{})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		kept, elided := rounds(res.Timeline)
+		kept, elided := rounds(res.Timeline.Events())
 		Expect(kept).To(Equal([]int{1, 2, 3, 50}))
 		// A round of this probe is its launch and the verify sync.
 		Expect(elided).To(Equal([]capture.Elided{{FromRound: 4, ToRound: 49, Calls: 46 * 2}}))
-		expectCounted(res.Timeline)
+		expectCounted(res.Timeline.Events())
 		Expect(res.Rounds).To(Equal(50))
 	})
 
 	It("hold the memory of one round whatever their number", func() {
 		short, long := run(100, capture.Options{}), run(2000, capture.Options{})
-		Expect(long.Timeline).To(HaveLen(len(short.Timeline)))
-		Expect(long.Timeline[len(long.Timeline)-1].Seq).To(Equal(short.Timeline[len(short.Timeline)-1].Seq + 1900*2))
+		Expect(long.Timeline.Events()).To(HaveLen(len(short.Timeline.Events())))
+		Expect(long.Timeline.Events()[len(long.Timeline.Events())-1].Seq).To(Equal(short.Timeline.Events()[len(short.Timeline.Events())-1].Seq + 1900*2))
 	})
 
 	It("stop at a round with an error, which is kept", func() {
@@ -72,10 +72,10 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 		Expect(err).NotTo(HaveOccurred())
 		res := run(20, capture.Options{Faults: []probes.Fault{fault}})
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
-		kept, elided := rounds(res.Timeline)
+		kept, elided := rounds(res.Timeline.Events())
 		Expect(kept).To(Equal([]int{1, 2, 3, 10}))
 		Expect(elided).To(Equal([]capture.Elided{{FromRound: 4, ToRound: 9, Calls: 6 * 2}}))
-		expectCounted(res.Timeline)
+		expectCounted(res.Timeline.Events())
 	})
 
 	It("never include a round with a refused call", func() {
@@ -86,7 +86,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 		res := runInstance(dev, cat.find("hazards/concurrent-replay-shared-scratch"), runtime.Global, true, 12)
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.CorruptedRounds).To(BeZero())
-		kept, elided := rounds(res.Timeline)
+		kept, elided := rounds(res.Timeline.Events())
 		Expect(kept).To(Equal([]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
 		Expect(elided).To(BeEmpty())
 	})
@@ -98,7 +98,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 		res := runOn(dev, p, runtime.Global, 12)
 		Expect(res.Outcome).To(Equal(probes.Corrupted))
 		Expect(res.CorruptedRounds).To(Equal(12))
-		kept, elided := rounds(res.Timeline)
+		kept, elided := rounds(res.Timeline.Events())
 		Expect(kept).To(Equal([]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
 		Expect(elided).To(BeEmpty())
 	})

@@ -112,7 +112,10 @@ type run struct {
 	staleSeen map[staleKey]bool
 	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
 	spans     probes.Spans // the op being issued resolved (resolve)
-	before    snapshot     // the state before the call being made, guarded (sideeffects.go)
+	// resolved are the allocations resolve found for the op being issued (sizeOf), so that
+	// issuing it and entering it into the ledger look none up again.
+	resolved []*allocation
+	before   snapshot // the state before the call being made, guarded (sideeffects.go)
 	// changed are the buffer names allocated, grown or freed since the last snapshot (setBuf,
 	// dropBuf), kept while refusals are checked.
 	changed []string
@@ -133,10 +136,8 @@ type run struct {
 	// which have been armed on the device.
 	faults []probes.Fault
 	armed  []bool
-	// current is the engine call being made (its timeline description), and currentStep its
-	// probe step: what a timeout in a device call names.
-	current     string
-	currentStep *probes.Step
+	// cur is the engine call being made: what a timeout in a device call names.
+	cur deviceCall
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
@@ -184,7 +185,8 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		staleSeen: map[staleKey]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
-	r.tl.events = make([]Event, 0, expectedEvents(p, in.Replays))
+	events, kernels := expectedEvents(p, in.Replays)
+	r.tl.events, r.tl.kernels = make([]Event, 0, events), make([]kernelEvent, 0, kernels)
 	if tr, ok := runtime.As[runtime.ThreadRunner](dev); ok && (opt.Runtime == nil || handsBatchView(dev, tr)) {
 		r.watch.tr = tr
 	}
@@ -250,23 +252,31 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 			err = fmt.Errorf("%w; and leaked after teardown: %s", err, strings.Join(res.Leaks, "; "))
 		}
 	}
-	res.Timeline = r.tl.events
+	res.Timeline = r.tl.log()
 	res.Timings = r.times.timings()
 	r.classify(err)
 }
 
-// expectedEvents is about how many events an instance of p records when every call succeeds: its
-// timeline is sized for them up front rather than copied as it grows (a capture of 100,000 ops).
-func expectedEvents(p *probes.Probe, replays int) int {
+// expectedEvents is about how many events an instance of p records when every call succeeds, and
+// how many of its calls are kept compact: its timeline is sized for them up front rather than
+// copied as it grows (a capture of 100,000 ops).
+func expectedEvents(p *probes.Probe, replays int) (events, kernels int) {
 	n := len(p.Prepare) + len(p.Between) + 2*len(p.Streams) + 2*len(p.Events) + 3*len(p.Buffers) + 16
 	for _, c := range p.Captures {
-		n += len(c.Ops) + 4
+		n += 4
+		for _, op := range c.Ops {
+			if op.Kind == probes.OpFill || op.Kind == probes.OpCopy || op.Kind == probes.OpAxpy {
+				kernels++ // recorded compactly when it takes (Timeline)
+			} else {
+				n++
+			}
+		}
 	}
 	perRound := len(p.Replay.Each) + max(len(p.Replay.Order), len(p.Captures)) + 2
 	// Uneventful rounds past KeptRounds leave one event between them (Result.Timeline); the
 	// rounds of a corrupted instance grow it as they come. Bounded: a wrong guess should not cost
 	// more than a timeline of 128 Ki events.
-	return min(n+min(replays, KeptRounds+2)*perRound, 1<<17)
+	return min(n+min(replays, KeptRounds+2)*perRound, 1<<17), min(kernels, 1<<18)
 }
 
 // kindOf is the ErrorKind of a fatal error, "" for nil.
@@ -286,20 +296,20 @@ func (r *run) abandon(call string, at time.Time) {
 	if errors.Is(r.ctx.Err(), context.Canceled) {
 		kind, why = ErrInterrupted, fmt.Sprintf("within %v of the run being abandoned", grace(r.opt.Timeout))
 	}
-	what, callOf := r.current, "device"
+	what, callOf := r.cur.String(), "device"
 	switch {
 	case r.watch.own:
 		// The runtime under test's own code never returned (runtimeCall), not a device call.
 		why += ", inside the runtime under test's own code"
 		callOf = "runtime"
 	case call == "Launch":
-		r.hangFired(r.current)
+		r.hangFired(r.cur.String())
 	}
 	if !strings.HasPrefix(what, call) {
 		what += fmt.Sprintf(" (its %s call %s)", callOf, call)
 	}
 	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
-	ev := Event{Step: r.currentStep, Call: r.current, Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.startedAt()).Round(time.Millisecond))}
+	ev := Event{Step: r.cur.stepRef(), Call: r.cur.String(), Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.startedAt()).Round(time.Millisecond))}
 	r.tl.record(ev, nil)
 	for i := range r.res.Faults {
 		if !r.res.Faults[i].Fired && r.res.Faults[i].Detail == "" {
@@ -307,9 +317,9 @@ func (r *run) abandon(call string, at time.Time) {
 		}
 	}
 	res.Outcome, res.Reason = probes.Errored, msg
-	res.Error = &RunError{Kind: kind, Step: r.currentStep, Message: msg, Call: call}
+	res.Error = &RunError{Kind: kind, Step: r.cur.stepRef(), Message: msg, Call: call}
 	res.DeviceState = DeviceAbandoned
-	res.Timeline = r.tl.events
+	res.Timeline = r.tl.log()
 	res.Timings = r.times.timings()
 }
 
@@ -411,7 +421,7 @@ func (r *run) mustReturn(call string, f func() (string, error)) error {
 	if err := r.ctx.Err(); err != nil {
 		return fail(ErrTimeout, nil, fmt.Errorf("%s: %w", call, err))
 	}
-	r.current, r.currentStep = call, nil
+	r.cur = deviceCall{desc: call}
 	r.member = membership{}
 	ret, err := f()
 	r.tl.record(Event{Call: call, Returned: ret, Thread: runtime.Main}, err)

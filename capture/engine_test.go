@@ -96,7 +96,7 @@ var _ = Describe("Run", func() {
 		Expect(res.Rounds).To(Equal(5))
 		Expect(res.Reason).To(ContainSubstring("5 of 5 rounds"))
 		var captured []capture.Event
-		for _, ev := range res.Timeline {
+		for _, ev := range res.Timeline.Events() {
 			if ev.Captured {
 				captured = append(captured, ev)
 			}
@@ -299,7 +299,7 @@ var _ = Describe("Run", func() {
 		Expect(res.Rejection.Invalidated).To(BeTrue())
 		Expect(res.Rejection.Code).To(Equal(900))
 		// The end of capture failed too: no graph, nothing launched.
-		for _, ev := range res.Timeline {
+		for _, ev := range res.Timeline.Events() {
 			Expect(ev.Call).NotTo(HavePrefix("Launch"))
 		}
 	})
@@ -362,7 +362,7 @@ var _ = Describe("Run", func() {
 		Expect(res.DeviceState).To(Equal(capture.DeviceLost))
 		Expect(res.Reason).To(ContainSubstring("CaptureInfo"))
 		Expect(res.Reason).To(ContainSubstring("device-lost"), "the device's own error is kept")
-		Expect(res.Timeline).NotTo(ContainElement(HaveField("Eager", true)))
+		Expect(res.Timeline.Events()).NotTo(ContainElement(HaveField("Eager", true)))
 	})
 
 	It("skips an instance whose probe needs a capability the backend lacks", func() {

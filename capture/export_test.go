@@ -161,3 +161,11 @@ func (s *Snapshots) Take() (kept, full map[string]string) {
 	}
 	return kept, full
 }
+
+// CompactCalls is how many of a timeline's calls are kept compact (a capture's work that took).
+func CompactCalls(tl Timeline) int {
+	if tl.log == nil {
+		return 0
+	}
+	return len(tl.log.kernels)
+}

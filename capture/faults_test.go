@@ -174,7 +174,7 @@ var _ = Describe("injected faults", func() {
 				Expect(res.Reason).To(HavePrefix("injected fault device-lost@2 fired in Launch(graph main) on main: "))
 				Expect(res.Reason).To(ContainSubstring("device-lost"))
 				Expect(res.DeviceState).To(Equal(capture.DeviceLost))
-				Expect(res.Timeline).To(ContainElement(HaveField("Skipped", ContainSubstring("the device is lost"))))
+				Expect(res.Timeline.Events()).To(ContainElement(HaveField("Skipped", ContainSubstring("the device is lost"))))
 
 				// A poisoned card: every later call fails device-lost.
 				_, err := dev.Malloc(runtime.Main, 512)
@@ -200,7 +200,7 @@ var _ = Describe("injected faults", func() {
 				Expect(res.DeviceState).To(Equal(capture.DeviceAbandoned))
 				Expect(res.Faults).To(ConsistOf(SatisfyAll(HaveField("Fault", "hang@2"), HaveField("Fired", true))))
 				Expect(res.Rounds).To(Equal(1))
-				Expect(res.Timeline[len(res.Timeline)-1]).To(SatisfyAll(
+				Expect(res.Timeline.Events()[len(res.Timeline.Events())-1]).To(SatisfyAll(
 					HaveField("Call", "Launch(graph main) on main"), HaveField("Err", HavePrefix("no return: abandoned after"))))
 				// Abandoned: closing it waits for nothing.
 				Expect(dev.Close()).To(Succeed())

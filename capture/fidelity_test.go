@@ -177,7 +177,7 @@ probes:
 		defer dev.Close()
 		res := runGuarded(dev, parseProbe(relaxedOther), runtime.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		Expect(res.Timeline).To(ContainElement(SatisfyAll(HaveField("Call", "ExchangeCaptureMode(relaxed)"), HaveField("Returned", "global"))))
+		Expect(res.Timeline.Events()).To(ContainElement(SatisfyAll(HaveField("Call", "ExchangeCaptureMode(relaxed)"), HaveField("Returned", "global"))))
 		old, err := dev.ExchangeCaptureMode(runtime.Other, runtime.Global)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(old).To(Equal(runtime.Global), "the engine gave the thread its mode back")

@@ -20,7 +20,7 @@ var _ = Describe("Capture membership of each op's stream", func() {
 
 	// flags lists, for each call of stream work the capture issued, whether it was captured.
 	flags := func(res *capture.Result) (out []string) {
-		for _, ev := range res.Timeline {
+		for _, ev := range res.Timeline.Events() {
 			if ev.Phase == capture.PhaseCapture && ev.Step != nil && ev.Err == "" && (ev.Captured || ev.Eager) {
 				what := "eager"
 				if ev.Captured {
@@ -70,7 +70,7 @@ probes:
 			"Record on side: captured", "Wait on main: captured",
 		}), res.Reason)
 		// The between phase is not a capture: its fill is neither.
-		Expect(res.Timeline).To(ContainElement(SatisfyAll(
+		Expect(res.Timeline.Events()).To(ContainElement(SatisfyAll(
 			HaveField("Phase", capture.PhaseBetween), HaveField("Captured", false), HaveField("Eager", false))))
 	})
 })

@@ -20,8 +20,35 @@ type deviceCall struct {
 	// took, the engine asks whether it went into the capture in progress or ran eagerly.
 	enqueues string
 	// kernel: fill, copy or axpy, which, when it takes effect, changes no stream's capture
-	// membership (see membership).
+	// membership (see membership). Its description is built from op and its ranges w (and x)
+	// only when it is needed (text): a capture's kernel call that took is recorded without one.
 	kernel bool
+	op     *probes.Op
+	w, x   runtime.Ptr
+}
+
+// text is the call's description, cut from t's blocks of text.
+func (c *deviceCall) text(t *timeline) string {
+	if !c.kernel {
+		return c.desc
+	}
+	return t.text(func(b []byte) []byte { return describeKernel(b, c.op, c.w, c.x) })
+}
+
+// String is the call's description as a string of its own, for messages.
+func (c *deviceCall) String() string {
+	if !c.kernel {
+		return c.desc
+	}
+	return string(describeKernel(nil, c.op, c.w, c.x))
+}
+
+// stepRef is a pointer to a copy of the call's step, nil for an engine call of its own.
+func (c *deviceCall) stepRef() *probes.Step {
+	if c.step == (probes.Step{}) {
+		return nil
+	}
+	return stepRef(c.step)
 }
 
 // exec makes a call as it is: the call returns nothing worth recording.
@@ -33,8 +60,7 @@ func exec(f func() error) func() (string, error) { return func() (string, error)
 // escape with c's description: a closure that stays on the stack costs no allocation per call.
 func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err error) {
 	if err := r.ctx.Err(); err != nil {
-		step := c.step
-		return false, fail(ErrTimeout, &step, fmt.Errorf("%s: %w", step, err))
+		return false, fail(ErrTimeout, c.stepRef(), fmt.Errorf("%s: %w", c.step, err))
 	}
 	if !c.kernel {
 		r.member = membership{} // see membership
@@ -42,15 +68,23 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 	var before *snapshot
 	if r.checksRefusals() {
 		if before, err = r.snap(); err != nil {
-			step := c.step
-			return false, fail(ErrRuntime, &step, fmt.Errorf("%s: %w", step, err))
+			return false, fail(ErrRuntime, c.stepRef(), fmt.Errorf("%s: %w", c.step, err))
 		}
 	}
-	step := r.tl.keep(c.step)
-	r.current, r.currentStep = c.desc, step
+	r.cur = c
 	ret, callErr := do()
-	ev := Event{Step: step, Call: c.desc, Returned: ret, Thread: c.thread}
-	if ferr := r.faultFired(step, c.desc, callErr); ferr != nil {
+	if c.kernel && callErr == nil && r.capture != "" && !r.watch.hasFired() && r.tl.compact(c.step) {
+		// The bulk of a capture: work that took, recorded compactly (Timeline).
+		captured, err := r.inCapture(c.enqueues, true)
+		if err != nil {
+			return false, fail(ErrSetup, c.stepRef(), err)
+		}
+		r.tl.kernel(&c, captured)
+		return true, nil
+	}
+	step := r.tl.keep(c.step)
+	ev := Event{Step: step, Call: c.text(&r.tl), Returned: ret, Thread: c.thread}
+	if ferr := r.faultFired(step, ev.Call, callErr); ferr != nil {
 		r.tl.record(ev, callErr)
 		return false, ferr
 	}
@@ -150,6 +184,7 @@ func (r *run) resolve(op *probes.Op) (acc probes.Access, why string) {
 	case op.Kind == probes.OpAlloc && r.bufs[op.Buffer] != nil:
 		return acc, fmt.Sprintf("buffer %q is still allocated: its free did not take effect", op.Buffer)
 	}
+	r.resolved = r.resolved[:0]
 	switch op.Kind {
 	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
 		if err := op.ResolveInto(r.sizeOf, &r.spans); err != nil {
@@ -203,7 +238,7 @@ func (r *run) issue(step probes.Step, op *probes.Op, acc probes.Access) (bool, e
 }
 
 // kernel issues fill, copy or axpy over acc, the op's resolved ranges: stream work, captured or
-// eager. Its call is described without fmt: a capture of 100,000 ops describes 100,000 calls.
+// eager. Its call is described without fmt (describeKernel), and only when it is read.
 func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, error) {
 	t, s := op.Thread, r.streams[op.Stream]
 	w, err := r.span(step, acc.Writes[0])
@@ -216,8 +251,7 @@ func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, 
 			return false, err
 		}
 	}
-	c := deviceCall{step: step, thread: t, enqueues: op.Stream, kernel: true}
-	c.desc = r.tl.text(func(b []byte) []byte { return describeKernel(b, op, w, x) })
+	c := deviceCall{step: step, thread: t, enqueues: op.Stream, kernel: true, op: op, w: w, x: x}
 	do := func() (string, error) {
 		switch op.Kind {
 		case probes.OpFill:

@@ -77,8 +77,8 @@ type Result struct {
 	// rounds: past the first KeptRounds, a round in which every call succeeded, no checked
 	// buffer differed and no stale range was found is left out, and one event (Elided) stands
 	// for each run of such rounds. The last round is always kept. Without that, a million
-	// replays of a 64-byte probe kept a gigabyte of identical launches.
-	Timeline []Event `json:"timeline,omitempty"`
+	// replays of a 64-byte probe kept a gigabyte of identical launches. Read it with Events.
+	Timeline Timeline `json:"timeline,omitzero"`
 	// Skipped are the probe steps not issued because an earlier op that did not take effect left
 	// nothing for them to act on as written.
 	Skipped  []probes.Step `json:"skipped_steps,omitempty"`

@@ -86,7 +86,7 @@ func (r *run) checkSlotLog(s *snapshot) error {
 		kept, now := s.bufs[name], r.stateOf(name, r.bufs[name])
 		if kept != now {
 			return fmt.Errorf("slot log: %q changed without the runtime's slot log naming it, since the snapshot before %s: it is %s, the log kept %s",
-				name, r.current, now.String(), kept.String())
+				name, r.cur.String(), now.String(), kept.String())
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 func (r *run) teardown() error {
 	r.tl.enter(PhaseTeardown)
 	r.tl.round = 0
-	r.current, r.currentStep = "teardown", nil
+	r.cur = deviceCall{desc: "teardown"}
 	var errs []error
 	keep := func(what string, err error) {
 		if err != nil {

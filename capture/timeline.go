@@ -1,30 +1,154 @@
 package capture
 
 import (
+	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
+// Timeline is every call of one instance, in order (Result.Timeline). A capture's fills, copies
+// and axpys that took are kept compact (one small record each, no text) and become Events only
+// when the timeline is read: a report keeps the timeline of an instance that did not pass, and a
+// passing one's only when asked, so the events of a capture of 100,000 ops are usually never
+// built. Read with Events; a Timeline is not changed once Run returned it. The zero Timeline is
+// empty. In JSON it is the array of its events.
+type Timeline struct{ log *callLog }
+
+// callLog is what a timeline holds: the events recorded as events, and the compact calls, each
+// with its sequence number, which places it among them.
+type callLog struct {
+	events  []Event
+	kernels []kernelEvent
+}
+
+// kernelEvent is a fill, copy or axpy of a capture that took: everything its Event says, kept as
+// the op and the ranges it was issued over (the text is built from them when it is read).
+type kernelEvent struct {
+	op       *probes.Op
+	w, x     runtime.Ptr
+	capture  string
+	seq      int
+	index    int32
+	captured bool
+}
+
+// TimelineOf is a timeline of events, in order.
+func TimelineOf(events ...Event) Timeline {
+	if len(events) == 0 {
+		return Timeline{}
+	}
+	return Timeline{&callLog{events: events}}
+}
+
+// Len is how many events the timeline has.
+func (tl Timeline) Len() int {
+	if tl.log == nil {
+		return 0
+	}
+	return len(tl.log.events) + len(tl.log.kernels)
+}
+
+// IsZero reports whether the timeline is empty (the JSON field is then left out).
+func (tl Timeline) IsZero() bool { return tl.Len() == 0 }
+
+// Events are the timeline's events in order, built from the compact calls when it has any. The
+// slice is the caller's to append to; the events it holds are shared.
+func (tl Timeline) Events() []Event {
+	if tl.log == nil {
+		return nil
+	}
+	l := tl.log
+	if len(l.kernels) == 0 {
+		return slices.Clip(l.events)
+	}
+	out := make([]Event, 0, tl.Len())
+	steps := make([]probes.Step, len(l.kernels))
+	var text []byte
+	evs := l.events
+	for i, k := range l.kernels {
+		for len(evs) > 0 && evs[0].Seq < k.seq {
+			out, evs = append(out, evs[0]), evs[1:]
+		}
+		steps[i] = probes.OpStep(probes.PhaseCapture, k.capture, int(k.index))
+		text = describeKernel(text[:0], k.op, k.w, k.x)
+		out = append(out, Event{Seq: k.seq, Phase: PhaseCapture, Step: &steps[i], Call: string(text), Thread: k.op.Thread,
+			Captured: k.captured, Eager: !k.captured})
+	}
+	return append(out, evs...)
+}
+
+// Equal reports whether two timelines have the same events (go-cmp uses it).
+func (tl Timeline) Equal(o Timeline) bool {
+	return tl.Len() == o.Len() && reflect.DeepEqual(tl.Events(), o.Events())
+}
+
+// MarshalJSON writes the timeline as the array of its events.
+func (tl Timeline) MarshalJSON() ([]byte, error) {
+	ev := tl.Events()
+	if ev == nil {
+		ev = []Event{}
+	}
+	return json.Marshal(ev)
+}
+
+// UnmarshalJSON reads an array of events.
+func (tl *Timeline) UnmarshalJSON(b []byte) error {
+	var ev []Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return err
+	}
+	*tl = TimelineOf(ev...)
+	return nil
+}
+
 // timeline records the device calls of one run in order, each stamped with the phase and replay
 // round the engine is in. An event is complete when it is recorded: nothing is added afterwards.
 //
-// A capture of 100,000 ops records 100,000 events, so recording one allocates nothing of its own:
-// events go to a slice sized for the probe up front, their steps to blocks of steps, and their
-// call texts to blocks of text (text).
+// A capture of 100,000 ops records 100,000 calls, so recording one allocates nothing of its own:
+// a capture's kernel calls that took go to a slice of compact records (kernel), other events to a
+// slice sized for the probe up front, their steps to blocks of steps, and their call texts to
+// blocks of text (text).
 type timeline struct {
-	events []Event
-	seq    int // calls recorded, those of elided rounds included
-	phase  Phase
-	round  int
-	steps  []probes.Step // the current block of kept steps
-	blocks int           // step blocks made
-	texts  strings.Builder
-	scr    []byte // scratch for the text being built
+	events  []Event
+	kernels []kernelEvent
+	seq     int // calls recorded, those of elided rounds included
+	phase   Phase
+	round   int
+	steps   []probes.Step // the current block of kept steps
+	blocks  int           // step blocks made
+	texts   strings.Builder
+	scr     []byte // scratch for the text being built
+	// captured: the last call recorded was work that went into the capture.
+	captured bool
 	// Where the replay round in progress began: its first event, and the step block and length
 	// then (beginRound).
 	roundAt, roundBlock, roundSteps int
+}
+
+// log is the timeline recorded so far, as a Result holds it.
+func (t *timeline) log() Timeline {
+	if len(t.events) == 0 && len(t.kernels) == 0 {
+		return Timeline{}
+	}
+	return Timeline{&callLog{events: t.events, kernels: t.kernels}}
+}
+
+// compact reports whether a kernel call of step is recorded compactly when it takes: an op of a
+// capture's list, recorded in the capture phase (Timeline.Events rebuilds those from the op).
+func (t *timeline) compact(step probes.Step) bool {
+	return t.phase == PhaseCapture && t.round == 0 && step.Phase == probes.PhaseCapture && step.Point == probes.StepOp && step.Round == 0
+}
+
+// kernel records a capture's fill, copy or axpy that took, compactly: c's op and ranges, its step
+// (compact said it can be rebuilt), and whether it went into the capture or ran eagerly.
+func (t *timeline) kernel(c *deviceCall, captured bool) {
+	t.seq++
+	t.captured = captured
+	t.kernels = append(t.kernels, kernelEvent{op: c.op, w: c.w, x: c.x, capture: c.step.Capture, seq: t.seq, index: int32(c.step.Index), captured: captured})
 }
 
 // stepBlock and textBlock are how many steps and bytes of call text one allocation holds.
@@ -71,6 +195,7 @@ func (t *timeline) record(ev Event, err error) Event {
 		}
 	}
 	t.events = append(t.events, ev)
+	t.captured = ev.Captured
 	return ev
 }
 
@@ -129,11 +254,8 @@ func (t *timeline) enter(p Phase) Phase {
 	return prev
 }
 
-// lastCaptured reports whether the last event recorded is work that went into the capture.
-func (t *timeline) lastCaptured() bool {
-	n := len(t.events)
-	return n > 0 && t.events[n-1].Captured
-}
+// lastCaptured reports whether the last call recorded is work that went into the capture.
+func (t *timeline) lastCaptured() bool { return t.captured }
 
 // last is the last event recorded (the zero Event before any).
 func (t *timeline) last() Event {

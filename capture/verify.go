@@ -132,7 +132,7 @@ func (r *run) verify(round int, launched time.Time) error {
 			return failf(ErrHarness, nil, "verify: buffer %q is %d bytes on the device and %d in the oracle", name, a.ptr.Bytes, len(want))
 		}
 		r.times.verified += int64(len(want))
-		r.current, r.currentStep = "verify: reading "+name, nil
+		r.cur = deviceCall{desc: "verify: reading " + name}
 		equal, err := r.equal(a, want)
 		if err != nil {
 			return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))

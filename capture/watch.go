@@ -279,6 +279,9 @@ func (w *watch) disarm() error {
 	return err
 }
 
+// hasFired reports whether a fault fired since the last take.
+func (w *watch) hasFired() bool { return len(w.newly) > 0 }
+
 // takeFired returns the faults that fired since the last take, each with its call.
 func (w *watch) takeFired() []firedFault {
 	out := w.newly

@@ -118,7 +118,7 @@ func (r *Report) Add(res *capture.Result) Entry {
 // timeline of a probe of 100,000 ops is 20 MB of JSON to encode, send and decode for nothing.
 func (o Options) Trim(e Entry) Entry {
 	if e.Verdict.Status == verdict.Pass && !o.AllTimelines {
-		e.Timeline = nil
+		e.Timeline = capture.Timeline{}
 	}
 	return e
 }

@@ -50,9 +50,9 @@ func exactResult() *capture.Result {
 			{Capture: "main", Buffer: "src", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessRead},
 			{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000200, Bytes: 64}, Generation: 2, Access: capture.AccessWrite},
 		},
-		Timeline: []capture.Event{
-			{Seq: 1, Phase: "capture", Step: stepAt("capture main op 1"), Call: "Copy(dst 0x100000200+64 <- src 0x100000000+64) on main", Captured: true},
-		},
+		Timeline: capture.TimelineOf(
+			capture.Event{Seq: 1, Phase: "capture", Step: stepAt("capture main op 1"), Call: "Copy(dst 0x100000200+64 <- src 0x100000000+64) on main", Captured: true},
+		),
 		Duration: 1500 * time.Microsecond,
 	}
 }
@@ -96,7 +96,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 			Access: capture.AccessWrite, Round: 1, Ran: true,
 			Now: "buffer bystander 0x100000000+64 (generation 3)", Owners: []string{"bystander"},
 		}},
-		Timeline: rebaseTimeline(),
+		Timeline: capture.TimelineOf(rebaseTimeline()...),
 		Duration: 2 * time.Millisecond,
 	}
 	if expected == probes.Exact {
@@ -119,10 +119,10 @@ func rejectedResult() *capture.Result {
 			Step: mustStep("capture main op 2"), Op: "SyncStream", Code: 107027, Name: "ACL_ERROR_RT_STREAM_CAPTURED",
 			Class: runtime.ClassCapturedStream, DuringCapture: true, ReplaysExact: ptr(true),
 		},
-		Timeline: []capture.Event{
-			{Seq: 4, Phase: "capture", Step: stepAt("capture main op 2"), Call: "SyncStream(main)", Code: 107027,
+		Timeline: capture.TimelineOf(
+			capture.Event{Seq: 4, Phase: "capture", Step: stepAt("capture main op 2"), Call: "SyncStream(main)", Code: 107027,
 				Class: runtime.ClassCapturedStream, Err: "sim: SyncStream: captured-stream (code 107027 ACL_ERROR_RT_STREAM_CAPTURED)"},
-		},
+		),
 		Duration: 700 * time.Microsecond,
 	}
 }
@@ -141,7 +141,7 @@ func uncharacterisedResult() *capture.Result {
 		ID: "offcap/side-stream@global/guards-off", Probe: "offcap/side-stream", Set: "offcap",
 		Hazard: "off-capture", Mode: runtime.Global, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Reason: "2 of 2 rounds byte-identical to the oracle, no error", Rounds: 2,
-		Timeline: []capture.Event{{Seq: 1, Phase: "prepare", Step: stepAt("prepare op 1"), Call: "Fill(a 0x100000000+8, 0x01) on main"}},
+		Timeline: capture.TimelineOf(capture.Event{Seq: 1, Phase: "prepare", Step: stepAt("prepare op 1"), Call: "Fill(a 0x100000000+8, 0x01) on main"}),
 		Duration: 300 * time.Microsecond,
 	}
 }
@@ -279,7 +279,7 @@ var _ = Describe("timelines", func() {
 	DescribeTable("are kept for every instance that did not pass, and for passes only when asked",
 		func(opt reports.Options, passKeep bool) {
 			for _, e := range sampleReport(opt).Results {
-				has := len(e.Timeline) > 0
+				has := e.Timeline.Len() > 0
 				switch {
 				case e.Verdict.Status == verdict.Pass:
 					Expect(has).To(Equal(passKeep), "AllTimelines=%v: pass %s has timeline=%v", opt.AllTimelines, e.ID, has)
@@ -482,10 +482,10 @@ var _ = Describe("a timeline with elided replay rounds", func() {
 				{Seq: seq + 1, Phase: "verify", Call: "SyncDevice (verify)", Round: n},
 			}
 		}
-		res.Timeline = append(res.Timeline, round(2, 11)...)
-		res.Timeline = append(res.Timeline, round(3, 13)...)
-		res.Timeline = append(res.Timeline, capture.Event{Seq: 15, Phase: "replay", Round: 4, Elided: &capture.Elided{FromRound: 4, ToRound: 49, Calls: 92}})
-		res.Timeline = append(res.Timeline, round(50, 107)...)
+		events := append(res.Timeline.Events(), round(2, 11)...)
+		events = append(events, round(3, 13)...)
+		events = append(events, capture.Event{Seq: 15, Phase: "replay", Round: 4, Elided: &capture.Elided{FromRound: 4, ToRound: 49, Calls: 92}})
+		res.Timeline = capture.TimelineOf(append(events, round(50, 107)...)...)
 		rep := reports.New("replaycheck", "dev", reports.Options{})
 		rep.Add(res)
 		out := string(writeText(rep, reports.TextOptions{}))

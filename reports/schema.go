@@ -96,6 +96,8 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string", "description": "a probe step: PHASE op N, capture NAME op N|begin|end, or replay ROUND NAME"}
 	case reflect.TypeFor[json.RawMessage]():
 		return map[string]any{"type": "object", "additionalProperties": map[string]any{}, "description": "the run's configuration as the run layer records it (run.Config)"}
+	case reflect.TypeFor[capture.Timeline]():
+		return g.of(reflect.TypeFor[[]capture.Event]())
 	case reflect.TypeFor[capture.Bytes]():
 		return map[string]any{"type": "string", "pattern": "^([0-9a-f]{2})*$", "description": "bytes, hex"}
 	}

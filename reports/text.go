@@ -450,7 +450,7 @@ func (t *textWriter) detail(indent string, e Entry) {
 	if c := e.DeviceChange; c != nil {
 		t.label(indent, "device", DeviceChangeText(c))
 	}
-	t.timeline(indent, e.Timeline)
+	t.timeline(indent, e.Timeline.Events())
 }
 
 // faultDetail is a fault's detail without the device's error when the reason already quotes it

@@ -165,8 +165,8 @@ probes:
 			Expect(last.Entry.Verdict.Status).To(BeEquivalentTo("pass"))
 			return *last.Entry
 		}
-		Expect(entry("failed").Timeline).To(BeEmpty())
-		Expect(entry("all").Timeline).NotTo(BeEmpty())
+		Expect(entry("failed").Timeline.Events()).To(BeEmpty())
+		Expect(entry("all").Timeline.Events()).NotTo(BeEmpty())
 	})
 
 	It("says a worker exited, with its status", func() {

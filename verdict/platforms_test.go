@@ -91,7 +91,7 @@ var _ = Describe("an expectation per platform family (expect.platforms)", func()
 	It("judges a result read back alone as the original: the expectation of its platform travels in it", func() {
 		res, v := judgeOn(relaxedCopy, "cuda")
 		back := *res
-		back.Timeline = nil
+		back.Timeline = capture.Timeline{}
 		Expect(verdict.Judge(&back, nil)).To(Equal(v))
 		// The same outcome recorded on a platform of the other family is held to that family's expectation.
 		in := probes.Instance{Probe: mustProbe(relaxedCopy), Mode: runtime.Relaxed, Guarded: true}
