@@ -49,6 +49,11 @@ type graphOp struct {
 	// writes and reads (its spans clipped to the buffers' sizes then).
 	epoch uint64
 	kind  opCode
+	// value is a fill's byte, a an axpy's factor: a replay reads them here, not through op, so
+	// that replaying a graph of 100,000 ops walks its program and its buffers in order instead of
+	// missing the cache on each op's record of the probe.
+	value byte
+	a     uint32
 	w, r  []byte
 }
 
@@ -182,7 +187,7 @@ func (o *Oracle) graphOp(op *Op) (graphOp, bool) {
 		return graphOp{}, false
 	}
 	w, r := sp.Span[0], sp.Span[sp.W]
-	return graphOp{op: op, wOff: w.Off, wLen: w.Len, rOff: r.Off, rLen: r.Len}, true
+	return graphOp{op: op, wOff: w.Off, wLen: w.Len, rOff: r.Off, rLen: r.Len, value: op.Value, a: op.A}, true
 }
 
 // EndCapture drops the capture's graph when its end failed: there is nothing to replay.
@@ -218,11 +223,11 @@ func (o *Oracle) apply(g *graphOp) {
 	case codeWrite:
 		g.op.Pattern.Fill(g.w)
 	case codeFill:
-		setBytes(g.w, g.op.Value)
+		setBytes(g.w, g.value)
 	case codeCopy:
 		copy(g.w, g.r)
 	case codeAxpy:
-		y, x, a := g.w, g.r, g.op.A
+		y, x, a := g.w, g.r, g.a
 		n := min(len(y), len(x)) &^ 3
 		y, x = y[:n], x[:n]
 		for i := 0; i < n; i += 4 {
