@@ -35,7 +35,8 @@
 // The Result is the one record of a run: plain data with a JSON form that reads back to the same
 // value (so a result written by another process judges exactly as the original). Its timeline
 // events say what each call returned and whether work during a capture was captured or ran
-// eagerly; its steps are typed (probes.Step); a run that ended in error says which kind of failure
+// eagerly (a capture's work that took is kept compact and built into events when the timeline is
+// read: Timeline.Events); its steps are typed (probes.Step); a run that ended in error says which kind of failure
 // it was (RunError). Judging a result is package verdict's.
 //
 // Faults and hangs. Faults injected on purpose (a probe's faults, Options.Faults; probes.Fault) are
