@@ -113,7 +113,8 @@ type run struct {
 	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
 	spans     probes.Spans // the op being issued resolved (resolve)
 	// resolved are the allocations resolve found for the op being issued (sizeOf), so that
-	// issuing it and entering it into the ledger look none up again.
+	// issuing it and entering it into the ledger look none up again (live). Any allocation, grow
+	// or free empties it (setBuf, dropBuf): what it holds is always live.
 	resolved []*allocation
 	before   snapshot // the state before the call being made, guarded (sideeffects.go)
 	// changed are the buffer names allocated, grown or freed since the last snapshot (setBuf,
@@ -265,7 +266,7 @@ func expectedEvents(p *probes.Probe, replays int) (events, kernels int) {
 	for _, c := range p.Captures {
 		n += 4
 		for _, op := range c.Ops {
-			if op.Kind == probes.OpFill || op.Kind == probes.OpCopy || op.Kind == probes.OpAxpy {
+			if op.Kind.TouchesData() {
 				kernels++ // recorded compactly when it takes (Timeline)
 			} else {
 				n++

@@ -137,10 +137,11 @@ func (t *timeline) log() Timeline {
 	return Timeline{&callLog{events: t.events, kernels: t.kernels}}
 }
 
-// compact reports whether a kernel call of step is recorded compactly when it takes: an op of a
-// capture's list, recorded in the capture phase (Timeline.Events rebuilds those from the op).
+// compact reports whether a kernel call of step is recorded compactly when it takes: exactly the
+// calls whose phase, round and step Timeline.Events rebuilds (an op of a capture's list, recorded
+// in the capture phase).
 func (t *timeline) compact(step probes.Step) bool {
-	return t.phase == PhaseCapture && t.round == 0 && step.Phase == probes.PhaseCapture && step.Point == probes.StepOp && step.Round == 0
+	return t.phase == PhaseCapture && t.round == 0 && step == probes.OpStep(probes.PhaseCapture, step.Capture, step.Index)
 }
 
 // kernel records a capture's fill, copy or axpy that took, compactly: c's op and ranges, its step

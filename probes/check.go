@@ -131,7 +131,7 @@ func (t *tracker) capture(c *Capture, checkRaces bool) {
 			hb.record(op.Stream, op.Event)
 		case op.Kind == OpWait && t.events[op.Event]:
 			hb.wait(op.Stream, op.Event)
-		case op.Kind.touchesData() && ok:
+		case op.Kind.TouchesData() && ok:
 			if r := hb.access(op, i, acc); r != "" {
 				t.l.errorf(op.Pos, RuleRace, "%s", r)
 			}
@@ -421,7 +421,7 @@ func (t *tracker) step(op *Op) (acc Access, ok bool) {
 			t.claim(b, old, op.Pos)
 		}
 	}
-	if !usable || !op.Kind.touchesData() || !t.memory(op) {
+	if !usable || !op.Kind.TouchesData() || !t.memory(op) {
 		return Access{}, false
 	}
 	for _, r := range refs {

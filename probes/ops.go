@@ -47,9 +47,9 @@ func (k OpKind) onStream() bool {
 	return false
 }
 
-// touchesData reports whether the op is enqueued work that reads or writes device buffers: the
-// ops the race check orders.
-func (k OpKind) touchesData() bool {
+// TouchesData reports whether the op is enqueued work that reads or writes device buffers (fill,
+// copy, axpy): the ops the race check orders, and those a graph replays by default.
+func (k OpKind) TouchesData() bool {
 	return k == OpFill || k == OpCopy || k == OpAxpy
 }
 

@@ -379,7 +379,7 @@ func (op *Op) Replays() bool {
 	case IntentOnce:
 		return false
 	}
-	return op.Kind == OpFill || op.Kind == OpCopy || op.Kind == OpAxpy
+	return op.Kind.TouchesData()
 }
 
 // Phase is a part of a probe.

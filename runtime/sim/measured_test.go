@@ -59,6 +59,17 @@ func profileWithout(edit func(p *sim.Profile)) []byte {
 }
 
 // dropRow removes the one rule whose situation starts with prefix.
+// endRefused checks the measured answer to ending Main's capture while one that thread began
+// began in mode is in progress: 900 (capture-unsupported), and that other capture invalidated.
+func endRefused(began runtime.Thread, mode runtime.CaptureMode) func(d *sim.Device) error {
+	return func(d *sim.Device) error {
+		if _, left, err := endWhileCapturing(d, began, mode); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
+			return fmt.Errorf("the end answered %v, the other capture is %v", err, left)
+		}
+		return nil
+	}
+}
+
 func dropRow(prefix string) func(p *sim.Profile) {
 	return func(p *sim.Profile) {
 		GinkgoHelper()
@@ -190,27 +201,12 @@ var _ = Describe("cuda, as measured on an H200", func() {
 			func(d *sim.Device) error { return replayAfterFree(d, 1*MiB, 4*KiB) }),
 		Entry("900 at an end during the thread's own other GLOBAL capture",
 			dropRow("end a capture while the calling thread's own other GLOBAL or THREAD_LOCAL capture"),
-			func(d *sim.Device) error {
-				if _, left, err := endWhileCapturing(d, runtime.Main, runtime.Global); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
-					return fmt.Errorf("the end answered %v, the other capture is %v", err, left)
-				}
-				return nil
-			}),
+			endRefused(runtime.Main, runtime.Global)),
 		Entry("900 at an end during the thread's own other THREAD_LOCAL capture",
 			dropRow("end a capture while the calling thread's own other GLOBAL or THREAD_LOCAL capture"),
-			func(d *sim.Device) error {
-				if _, left, err := endWhileCapturing(d, runtime.Main, runtime.ThreadLocal); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
-					return fmt.Errorf("the end answered %v, the other capture is %v", err, left)
-				}
-				return nil
-			}),
+			endRefused(runtime.Main, runtime.ThreadLocal)),
 		Entry("900 at an end during another thread's GLOBAL capture",
 			dropRow("end a capture while another thread's GLOBAL capture is in progress, in GLOBAL"),
-			func(d *sim.Device) error {
-				if _, left, err := endWhileCapturing(d, runtime.Other, runtime.Global); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
-					return fmt.Errorf("the end answered %v, the other capture is %v", err, left)
-				}
-				return nil
-			}),
+			endRefused(runtime.Other, runtime.Global)),
 	)
 })
