@@ -44,6 +44,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	r.capture, r.captureID, r.captured = c.Name, info.ID, 0
 	from := len(r.res.Ledger) // the capture's entries follow: captures run one at a time
 	defer func() { r.capture = "" }()
+	r.tl.capture(c)
 	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
 		return r.abandonAfter(c, err)
 	}

@@ -139,6 +139,8 @@ type run struct {
 	armed  []bool
 	// cur is the engine call being made: what a timeout in a device call names.
 	cur deviceCall
+	// walker is the backend device's walk of a graph's nodes, for the built-in runtime (walkGraph).
+	walker runtime.GraphWalker
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
@@ -227,6 +229,9 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	}
 	r.dev = rt
 	r.cmp = comparerOf(dev, r.opt.Runtime == nil)
+	if w, ok := runtime.As[runtime.GraphWalker](dev.Device); ok && r.opt.Runtime == nil {
+		r.walker = w
+	}
 	base := dev.Counters()
 	err = r.safely(r.body)
 	if len(r.faults) > 0 {

@@ -39,6 +39,37 @@ func (d *tamperedGraphs) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtim
 	return append(nodes, runtime.GraphNode{Kind: "memset", Writes: []runtime.Ptr{d.target}}), err
 }
 
+// tamperedWalk is tamperedGraphs for the device's walk of a graph (runtime.GraphWalker), the way
+// the engine reads a graph when the device has one: after the graph's own nodes it visits a
+// memset over the first buffer the probe allocated. walks counts the walks.
+type tamperedWalk struct {
+	runtime.Device
+	target runtime.Ptr
+	walks  int
+}
+
+func (d *tamperedWalk) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
+	p, err := d.Device.Malloc(t, n)
+	if err == nil && d.target.IsZero() {
+		d.target = p
+	}
+	return p, err
+}
+
+func (d *tamperedWalk) WalkGraph(t runtime.Thread, g runtime.Graph, visit func(runtime.GraphNode)) (int, error) {
+	d.walks++
+	n, err := runtime.WalkGraph(d.Device, t, g, visit)
+	if err == nil {
+		visit(runtime.GraphNode{Kind: "memset", Writes: []runtime.Ptr{d.target}})
+		n++
+	}
+	return n, err
+}
+
+// listedOnly is a device whose graphs can only be listed (GraphNodes): its embedded device's walk
+// is hidden from the engine.
+type listedOnly struct{ runtime.Device }
+
 // The graph check finds work in a graph that the engine never captured; the same instance on a
 // backend that cannot list nodes passes as exact, so the check is what finds it.
 var _ = Describe("the graph check", func() {
@@ -76,6 +107,33 @@ var _ = Describe("the graph check", func() {
 		blind := runOn(&tamperedGraphs{Device: dev}, parseProbe(probe), runtime.Global, 2)
 		Expect(blind.Outcome).To(Equal(probes.Exact), "without introspection nothing shows the extra node")
 		Expect(blind.Graphs).To(BeEmpty())
+	})
+
+	It("reads a graph by the device's walk where it has one, and finds the same as listing its nodes", func() {
+		dev := openSim("cann")
+		defer dev.Close()
+		walked := &tamperedWalk{Device: dev}
+		res := runOn(walked, parseProbe(probe), runtime.Global, 2)
+		Expect(walked.walks).To(Equal(1), "the engine walked the graph")
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.Reason).To(MatchRegexp(`graph main holds a memset node that writes 0x[0-9a-f]+\+4096, which no buffer of the capture's ops writes`))
+		Expect(res.Graphs).To(ConsistOf(SatisfyAll(HaveField("Nodes", 2), HaveField("Work", 2), HaveField("Issued", 1))))
+
+		// Every capture of the catalog, checked by walking (the simulator's own walk) and by
+		// listing: the same checks, node for node.
+		cat, err := loadCatalog()
+		Expect(err).NotTo(HaveOccurred())
+		checked := 0
+		for _, set := range cat.sets {
+			for _, p := range set.Probes {
+				byWalk := runOn(dev, p, runtime.Global, 2)
+				byList := runOn(listedOnly{dev}, p, runtime.Global, 2)
+				Expect(byWalk.Graphs).To(Equal(byList.Graphs), p.ID())
+				Expect(byWalk.Outcome).To(Equal(byList.Outcome), p.ID())
+				checked += len(byWalk.Graphs)
+			}
+		}
+		Expect(checked).To(BeNumerically(">", 50))
 	})
 })
 

@@ -73,7 +73,7 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 	}
 	r.cur = c
 	ret, callErr := do()
-	if c.kernel && callErr == nil && r.capture != "" && !r.watch.hasFired() && r.tl.compact(c.step) {
+	if c.kernel && callErr == nil && r.capture != "" && !r.watch.hasFired() && r.tl.compact(c.step, c.op) {
 		// The bulk of a capture: work that took, recorded compactly (Timeline).
 		captured, err := r.inCapture(c.enqueues, true)
 		if err != nil {

@@ -19,20 +19,24 @@ import (
 type Timeline struct{ log *callLog }
 
 // callLog is what a timeline holds: the events recorded as events, and the compact calls, each
-// with its sequence number, which places it among them.
+// with its sequence number, which places it among them, and the captures whose ops they are.
 type callLog struct {
-	events  []Event
-	kernels []kernelEvent
+	events   []Event
+	kernels  []kernelEvent
+	captures []*probes.Capture
 }
 
 // kernelEvent is a fill, copy or axpy of a capture that took: everything its Event says, kept as
-// the op and the ranges it was issued over (the text is built from them when it is read).
+// the op's place in its capture's list and the ranges it was issued over (the text is built from
+// them when it is read). It holds no pointer: a capture of 100,000 ops keeps 100,000 of them, and
+// the collector has nothing to look at in them.
 type kernelEvent struct {
-	op       *probes.Op
-	w, x     runtime.Ptr
-	capture  string
-	seq      int
-	index    int32
+	seq int
+	w   runtime.Ptr
+	// x is where a copy's source or an axpy's x begins: it is as long as w.
+	x        uint64
+	capture  int32 // in callLog.captures
+	index    int32 // of the op in its capture's list
 	captured bool
 }
 
@@ -73,9 +77,11 @@ func (tl Timeline) Events() []Event {
 		for len(evs) > 0 && evs[0].Seq < k.seq {
 			out, evs = append(out, evs[0]), evs[1:]
 		}
-		steps[i] = probes.OpStep(probes.PhaseCapture, k.capture, int(k.index))
-		text = describeKernel(text[:0], k.op, k.w, k.x)
-		out = append(out, Event{Seq: k.seq, Phase: PhaseCapture, Step: &steps[i], Call: string(text), Thread: k.op.Thread,
+		c := l.captures[k.capture]
+		op := c.Ops[k.index]
+		steps[i] = probes.OpStep(probes.PhaseCapture, c.Name, int(k.index))
+		text = describeKernel(text[:0], op, k.w, runtime.Ptr{Addr: k.x, Bytes: k.w.Bytes})
+		out = append(out, Event{Seq: k.seq, Phase: PhaseCapture, Step: &steps[i], Call: string(text), Thread: op.Thread,
 			Captured: k.captured, Eager: !k.captured})
 	}
 	return append(out, evs...)
@@ -115,6 +121,8 @@ func (tl *Timeline) UnmarshalJSON(b []byte) error {
 type timeline struct {
 	events  []Event
 	kernels []kernelEvent
+	// captures are the captures whose ops kernels records, the last the one in progress (capture).
+	captures []*probes.Capture
 	seq     int // calls recorded, those of elided rounds included
 	phase   Phase
 	round   int
@@ -134,22 +142,36 @@ func (t *timeline) log() Timeline {
 	if len(t.events) == 0 && len(t.kernels) == 0 {
 		return Timeline{}
 	}
-	return Timeline{&callLog{events: t.events, kernels: t.kernels}}
+	return Timeline{&callLog{events: t.events, kernels: t.kernels, captures: t.captures}}
 }
 
-// compact reports whether a kernel call of step is recorded compactly when it takes: exactly the
-// calls whose phase, round and step Timeline.Events rebuilds (an op of a capture's list, recorded
-// in the capture phase).
-func (t *timeline) compact(step probes.Step) bool {
-	return t.phase == PhaseCapture && t.round == 0 && step == probes.OpStep(probes.PhaseCapture, step.Capture, step.Index)
+// capture notes that the ops of c are being issued: their kernel calls may be recorded compactly.
+func (t *timeline) capture(c *probes.Capture) {
+	if n := len(t.captures); n == 0 || t.captures[n-1] != c {
+		t.captures = append(t.captures, c)
+	}
 }
 
-// kernel records a capture's fill, copy or axpy that took, compactly: c's op and ranges, its step
-// (compact said it can be rebuilt), and whether it went into the capture or ran eagerly.
+// compact reports whether a kernel call of op at step is recorded compactly when it takes:
+// exactly the calls whose phase, round, step and op Timeline.Events rebuilds (an op of the list of
+// the capture in progress, recorded in the capture phase).
+func (t *timeline) compact(step probes.Step, op *probes.Op) bool {
+	n := len(t.captures)
+	if t.phase != PhaseCapture || t.round != 0 || n == 0 {
+		return false
+	}
+	c := t.captures[n-1]
+	return step == probes.OpStep(probes.PhaseCapture, c.Name, step.Index) && step.Index < len(c.Ops) && c.Ops[step.Index] == op
+}
+
+// kernel records a capture's fill, copy or axpy that took, compactly: its place in the list of
+// the capture in progress (compact said it can be rebuilt from it), its ranges, and whether it
+// went into the capture or ran eagerly.
 func (t *timeline) kernel(c *deviceCall, captured bool) {
 	t.seq++
 	t.captured = captured
-	t.kernels = append(t.kernels, kernelEvent{op: c.op, w: c.w, x: c.x, capture: c.step.Capture, seq: t.seq, index: int32(c.step.Index), captured: captured})
+	t.kernels = append(t.kernels, kernelEvent{seq: t.seq, w: c.w, x: c.x.Addr, capture: int32(len(t.captures) - 1),
+		index: int32(c.step.Index), captured: captured})
 }
 
 // stepBlock and textBlock are how many steps and bytes of call text one allocation holds.

@@ -157,6 +157,12 @@ func (d *tracedDevice) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.
 	return d.Device.GraphNodes(t, g)
 }
 
+// WalkGraph is announced as the GraphNodes it stands for: it walks the traced device's graph.
+func (d *tracedDevice) WalkGraph(t runtime.Thread, g runtime.Graph, visit func(runtime.GraphNode)) (int, error) {
+	d.w.call("GraphNodes")
+	return runtime.WalkGraph(d.Device, t, g, visit)
+}
+
 func (d *tracedDevice) Close() error {
 	d.w.call("Close")
 	return d.Device.Close()

@@ -220,6 +220,33 @@ type GraphNode struct {
 	Writes []Ptr
 }
 
+// GraphWalker is an optional capability of a Device with GraphIntrospection: visiting a graph's
+// nodes in capture order without building their list. GraphNodes of a graph of 100,000 nodes
+// makes 100,000 nodes and their ranges (8 MB) that a check reads once; a walk makes none. The
+// engine looks for it with As and lists the nodes with GraphNodes on a device that lacks it.
+type GraphWalker interface {
+	// WalkGraph calls visit with each of g's nodes, as GraphNodes would list them, and returns
+	// how many it visited: the same rules, the same errors. The node and its ranges are valid only
+	// during the call, and visit must not call the device.
+	WalkGraph(t Thread, g Graph, visit func(GraphNode)) (int, error)
+}
+
+// WalkGraph visits g's nodes on d in capture order: by d's walk when it has one (found with As),
+// else from the list GraphNodes makes.
+func WalkGraph(d Device, t Thread, g Graph, visit func(GraphNode)) (int, error) {
+	if w, ok := As[GraphWalker](d); ok {
+		return w.WalkGraph(t, g, visit)
+	}
+	nodes, err := d.GraphNodes(t, g)
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range nodes {
+		visit(n)
+	}
+	return len(nodes), nil
+}
+
 // Backend opens devices of one kind.
 type Backend interface {
 	// Name is the backend's short name: "sim", "acl", "cuda".

@@ -584,35 +584,63 @@ func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 
 // GraphNodes lists g's nodes in capture order with the ranges each reads and writes.
 func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
-	if w := d.away(t); w != nil {
-		return handOff(d, w, "GraphNodes", func() ([]runtime.GraphNode, error) { return d.GraphNodes(t, g) })
-	}
 	var out []runtime.GraphNode
+	var ranges []runtime.Ptr
+	_, err := d.walkGraph(t, g, func(gr *graph) {
+		// One array for the nodes and one for their ranges, sized exactly: a graph may have
+		// 100,000 nodes.
+		out = make([]runtime.GraphNode, 0, gr.len())
+		ranges = make([]runtime.Ptr, 0, gr.ranges)
+	}, func(n runtime.GraphNode) {
+		at := len(ranges)
+		ranges = append(append(ranges, n.Reads...), n.Writes...)
+		touched := ranges[at:len(ranges):len(ranges)]
+		gn := runtime.GraphNode{Kind: n.Kind, Writes: touched[len(n.Reads):]}
+		if len(n.Reads) > 0 {
+			gn.Reads = touched[:len(n.Reads):len(n.Reads)]
+		}
+		out = append(out, gn)
+	})
+	return out, err
+}
+
+// WalkGraph visits g's nodes in capture order (runtime.GraphWalker), as GraphNodes lists them:
+// the same device call, by the same name.
+func (d *Device) WalkGraph(t runtime.Thread, g runtime.Graph, visit func(runtime.GraphNode)) (int, error) {
+	return d.walkGraph(t, g, func(*graph) {}, visit)
+}
+
+// walkGraph is GraphNodes and WalkGraph: sized is told the graph before its first node is
+// visited. A node's ranges are the work's own (touched), valid until the next node.
+func (d *Device) walkGraph(t runtime.Thread, g runtime.Graph, sized func(*graph), visit func(runtime.GraphNode)) (int, error) {
+	if w := d.away(t); w != nil {
+		return handOff(d, w, "GraphNodes", func() (int, error) { return d.walkGraph(t, g, sized, visit) })
+	}
+	n := 0
 	err := d.call(t, "GraphNodes", func() error {
 		gr, err := d.lookupGraph("GraphNodes", g)
 		if err != nil {
 			return err
 		}
-		// One array for the nodes and one for their ranges, sized exactly: a graph may have 100,000
-		// nodes.
-		out = make([]runtime.GraphNode, 0, gr.len())
-		ranges := make([]runtime.Ptr, 0, gr.ranges)
-		for n := range gr.len() {
-			w := gr.works.at(n)
-			ptrs, k := w.touched()
-			at := len(ranges)
-			ranges = append(ranges, ptrs[:k]...)
-			touched := ranges[at:len(ranges):len(ranges)]
-			gn := runtime.GraphNode{Kind: w.kind.String(), Writes: touched[k-1:]}
+		sized(gr)
+		ptrs := new([3]runtime.Ptr) // one for the walk: the node's ranges escape into visit
+		for i := range gr.len() {
+			w := gr.works.at(i)
+			var k int
+			*ptrs, k = w.touched()
+			gn := runtime.GraphNode{Kind: w.kind.String(), Writes: ptrs[k-1 : k]}
 			if k > 1 {
-				gn.Reads = touched[: k-1 : k-1]
+				gn.Reads = ptrs[: k-1 : k-1]
 			}
-			out = append(out, gn)
+			visit(gn)
+			n++
 		}
 		return nil
 	})
-	return out, err
+	return n, err
 }
+
+var _ runtime.GraphWalker = (*Device)(nil)
 
 func streamList(ss []*stream) string {
 	names := make([]string, len(ss))

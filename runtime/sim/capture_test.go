@@ -3,6 +3,7 @@ package sim_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"slices"
 
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/sim"
@@ -113,6 +114,16 @@ var _ = Describe("capture", func() {
 			{Kind: "memcpy", Reads: []runtime.Ptr{x.Slice(0, 32)}, Writes: []runtime.Ptr{y.Slice(0, 32)}},
 			{Kind: "kernel", Reads: []runtime.Ptr{x, y}, Writes: []runtime.Ptr{y}},
 		}))
+
+		// The walk visits the same nodes, in the same order, without listing them: each node
+		// is copied out here because its ranges are only valid during the visit.
+		var walked []runtime.GraphNode
+		n, err := d.WalkGraph(other, g, func(gn runtime.GraphNode) {
+			walked = append(walked, runtime.GraphNode{Kind: gn.Kind, Reads: slices.Clone(gn.Reads), Writes: slices.Clone(gn.Writes)})
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(Equal(3))
+		Expect(walked).To(Equal(nodes))
 	})
 
 	It("refuses to end with a forked stream that never joined back, and makes no graph", func() {
@@ -212,6 +223,10 @@ var _ = Describe("capture", func() {
 		expectError(d.Launch(main, g, origin), 107000, runtime.ClassInvalidValue)
 		_, err = d.GraphNodes(main, g)
 		expectError(err, 107000, runtime.ClassInvalidValue)
+		visited, err := d.WalkGraph(main, g, func(runtime.GraphNode) { Fail("a destroyed graph has no nodes to visit") })
+		expectError(err, 107000, runtime.ClassInvalidValue)
+		Expect(err.Error()).To(HavePrefix("sim: GraphNodes: "), "the walk is the same call as the list, by the same name")
+		Expect(visited).To(BeZero())
 	})
 
 	It("ends a capture without a graph when one of its streams is destroyed", func() {

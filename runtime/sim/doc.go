@@ -52,7 +52,8 @@
 // work is not in any graph. EndCapture on the origin stream returns a Graph; all streams of the
 // capture run eagerly again, and events recorded in it read as never recorded. A forked stream
 // whose last nodes are not ancestors of the origin's last nodes is unjoined. CaptureInfo reports
-// status, id, origin and mode; GraphNodes lists nodes in capture order with their reads and writes.
+// status, id, origin and mode; GraphNodes lists nodes in capture order with their reads and writes,
+// and WalkGraph (runtime.GraphWalker) visits the same nodes without making the list.
 //
 // Replay. Launch queues a graph's nodes on the stream, against the addresses recorded at capture
 // time, whatever they hold now: no liveness check, as on the platforms; that is the hazard
