@@ -45,6 +45,29 @@ func BenchmarkOracleRound(b *testing.B) {
 	b.ReportMetric(float64(took)/float64(max(base, 1)), "x-direct")
 }
 
+// BenchmarkOracleCapture: recording a captured graph of 100,000 fills of 64 bytes in the oracle,
+// per op (the oracle's share of the engine's capture; a new oracle each round, not timed).
+func BenchmarkOracleCapture(b *testing.B) {
+	const nodes = 100000
+	set, err := probes.Parse("bench.yaml", []byte(progen.Fills(nodes, 1)), probes.DefaultLimits())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := set.Probes[0]
+	c := p.Captures[0]
+	var took time.Duration
+	for range b.N {
+		o := probes.NewOracle(p)
+		start := time.Now()
+		for _, op := range c.Ops {
+			o.Capture(c.Name, op, true)
+		}
+		o.EndCapture(c.Name, true)
+		took += time.Since(start)
+	}
+	b.ReportMetric(float64(took)/float64(b.N)/nodes, "ns/captured-op")
+}
+
 // BenchmarkLoad100kOps: loading a probe of 100,000 fills (6 MB of YAML parsed, every field
 // read and checked, the ops placed) against yaml.v3 decoding the same bytes into its node tree,
 // the parse the loader builds on: the ratio is what the loader adds to the parse. The two

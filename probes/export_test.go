@@ -1,5 +1,7 @@
 package probes
 
+import "unsafe"
+
 // SetBytes is the oracle's fill of b with v.
 var SetBytes = setBytes
 
@@ -32,3 +34,6 @@ var (
 	WrittenBy = writtenBy
 	ReadBy    = readBy
 )
+
+// GraphOpSize is the size of one op of a captured graph.
+const GraphOpSize = int(unsafe.Sizeof(graphOp{}))

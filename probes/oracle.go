@@ -18,7 +18,19 @@ import "encoding/binary"
 // buffer whose allocation was refused or rejected makes later ops naming it skipped. Host and
 // device buffers, pooled or not, are alike here: where memory lives is the device's business.
 type Oracle struct {
-	bufs    map[string]*oracleBuffer
+	// Buffers are interned: a name gets an id the first time it is looked up, and the id keeps
+	// it for good, whatever is allocated, grown or freed under it. A graph op holds ids, so that
+	// applying it indexes a slice instead of hashing names, and holds no pointers, so that a
+	// program of 100,000 ops is neither scanned by the collector nor written with barriers.
+	ids  map[string]uint32
+	bufs []oracleBuffer // by id
+	// data is each buffer's bytes by id (nil while the name has none): what applying an op reads.
+	data [][]byte
+	// last is the name last interned and its id (valid once bufs is not empty): consecutive ops
+	// mostly name the same buffer, and a capture then hashes no name.
+	last   string
+	lastID uint32
+
 	order   []string // live buffers, in allocation order
 	refused map[string]bool
 	graphs  map[string]*[]graphOp // by pointer: appending an op looks the capture up once
@@ -26,38 +38,37 @@ type Oracle struct {
 	// to: a capture's ops come one after another, so its graph is looked up once, not per op.
 	recording   *[]graphOp
 	recordingOf string
-	// epoch changes whenever a name may denote other bytes (an allocation, a grow): a graph op's
-	// resolved slices are reused while their epoch is current (see resolve).
-	epoch uint64
+	// patterns holds the patterns of the writes in graphs (graphOp.a indexes it): writes are
+	// rare, the other ops keep their whole meaning in the graphOp.
+	patterns []Pattern
 	// opsIn is how many ops each capture lists: its graph is sized for them at its first op.
 	opsIn map[string]int
 }
 
+// oracleBuffer is what a name holds besides its bytes: nothing while made is false (the name
+// never had a buffer), else the init its bytes are re-created with on a grow, and whether it is
+// live or a ghost.
 type oracleBuffer struct {
-	data []byte
 	init Pattern
+	made bool
 	live bool
 }
 
+// graphOp is a data op as resolved when it was captured: what it does and the ranges it writes
+// and first reads (a copy's source, an axpy's x), offsets and lengths in the buffers with ids w
+// and r (writtenBy, readBy). It is applied to the bytes those ids have at launch. A capture of
+// 100,000 ops keeps 100,000 of these: 48 bytes each and without pointers, so that recording one
+// is a plain store.
 type graphOp struct {
-	op *Op
-	// The range the op writes and the first it reads (a copy's source, an axpy's x), as resolved
-	// when it was captured: offsets and lengths in the buffers the op names (writtenBy, readBy).
-	// A capture of 100,000 ops keeps 100,000 of these: no names of their own.
 	wOff, wLen, rOff, rLen int64
-	// Resolved at first use and again after the epoch changes: the kind, and the bytes the op
-	// writes and reads (its spans clipped to the buffers' sizes then).
-	epoch uint64
-	kind  opCode
-	// value is a fill's byte, a an axpy's factor: a replay reads them here, not through op, so
-	// that replaying a graph of 100,000 ops walks its program and its buffers in order instead of
-	// missing the cache on each op's record of the probe.
-	value byte
+	w, r                   uint32
+	// a is an axpy's factor, or a write's pattern's index in Oracle.patterns; value a fill's byte.
 	a     uint32
-	w, r  []byte
+	kind  opCode
+	value byte
 }
 
-// opCode is an op kind resolved from its name once, for the replay loop.
+// opCode is an op kind resolved from its name once, for the replay loop (codeOther: none).
 type opCode uint8
 
 const (
@@ -71,8 +82,7 @@ const (
 // NewOracle starts an oracle with p's declared buffers allocated and initialised.
 func NewOracle(p *Probe) *Oracle {
 	o := &Oracle{
-		epoch:   1,
-		bufs:    map[string]*oracleBuffer{},
+		ids:     map[string]uint32{},
 		refused: map[string]bool{},
 		graphs:  map[string]*[]graphOp{},
 		opsIn:   map[string]int{},
@@ -86,17 +96,40 @@ func NewOracle(p *Probe) *Oracle {
 	return o
 }
 
+// id returns the id of name, giving it one (with no buffer yet) when it has none.
+func (o *Oracle) id(name string) uint32 {
+	if name == o.last && len(o.bufs) > 0 {
+		return o.lastID
+	}
+	id, ok := o.ids[name]
+	if !ok {
+		id = uint32(len(o.bufs))
+		o.ids[name] = id
+		o.bufs = append(o.bufs, oracleBuffer{})
+		o.data = append(o.data, nil)
+	}
+	o.last, o.lastID = name, id
+	return id
+}
+
+// buffer returns the id of the buffer that has name, false when it never existed.
+func (o *Oracle) buffer(name string) (uint32, bool) {
+	id, ok := o.ids[name]
+	return id, ok && o.bufs[id].made
+}
+
 func (o *Oracle) allocate(name string, n int64, init Pattern) {
-	o.bufs[name] = &oracleBuffer{data: init.Bytes(n), init: init, live: true}
-	o.epoch++
+	id := o.id(name) // first: it may grow o.bufs
+	o.bufs[id] = oracleBuffer{init: init, made: true, live: true}
+	o.data[id] = init.Bytes(n)
 	o.order = append(o.order, name)
 	delete(o.refused, name)
 }
 
 // Size returns the current size of a buffer by name (live or ghost), -1 when it never existed.
 func (o *Oracle) Size(name string) int64 {
-	if b, ok := o.bufs[name]; ok {
-		return int64(len(b.data))
+	if id, ok := o.buffer(name); ok {
+		return int64(len(o.data[id]))
 	}
 	return -1
 }
@@ -133,21 +166,23 @@ func (o *Oracle) Eager(op *Op, took bool) {
 	case OpFree:
 		o.release(op.Buffer)
 	case OpGrow:
-		b := o.bufs[op.Buffer]
-		if b != nil && *op.Bytes > int64(len(b.data)) {
-			b.data = b.init.Bytes(*op.Bytes)
-			o.epoch++
+		if id, ok := o.buffer(op.Buffer); ok && *op.Bytes > int64(len(o.data[id])) {
+			o.data[id] = o.bufs[id].init.Bytes(*op.Bytes)
 		}
 	case OpFill, OpCopy, OpAxpy, OpWrite:
 		if g, ok := o.graphOp(op); ok {
-			o.apply(&g)
+			if g.kind == codeWrite {
+				op.Pattern.Fill(span(o.data, g.w, g.wOff, g.wLen))
+			} else {
+				apply(&g, o.data, nil)
+			}
 		}
 	}
 }
 
 func (o *Oracle) release(name string) {
-	if b := o.bufs[name]; b != nil && b.live {
-		b.live = false
+	if id, ok := o.buffer(name); ok && o.bufs[id].live {
+		o.bufs[id].live = false
 		for i, n := range o.order {
 			if n == name {
 				o.order = append(o.order[:i], o.order[i+1:]...)
@@ -168,6 +203,10 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 		return
 	}
 	if gop, ok := o.graphOp(op); ok {
+		if gop.kind == codeWrite {
+			gop.a = uint32(len(o.patterns))
+			o.patterns = append(o.patterns, op.Pattern)
+		}
 		if o.recordingOf != capture {
 			o.recording, o.recordingOf = o.graphs[capture], capture
 			if o.recording == nil {
@@ -180,14 +219,39 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 	}
 }
 
-// graphOp resolves a data op's ranges at the buffers' sizes now; false when they do not fit.
+// graphOp resolves a data op's ranges at the buffers' sizes now; false when they do not fit. A
+// write's pattern is left to the caller.
 func (o *Oracle) graphOp(op *Op) (graphOp, bool) {
 	var sp Spans
-	if err := op.ResolveInto(o.Size, &sp); err != nil || sp.W == 0 {
+	if err := op.ResolveInto(o.sizeOf, &sp); err != nil || sp.W == 0 {
 		return graphOp{}, false
 	}
 	w, r := sp.Span[0], sp.Span[sp.W]
-	return graphOp{op: op, wOff: w.Off, wLen: w.Len, rOff: r.Off, rLen: r.Len, value: op.Value, a: op.A}, true
+	if w.Len < 0 || r.Len < 0 {
+		return graphOp{}, false // a write or read of a name that never had a buffer: no bytes
+	}
+	g := graphOp{w: o.id(writtenBy(op)), wOff: w.Off, wLen: w.Len, rOff: r.Off, rLen: r.Len, value: op.Value, a: op.A}
+	switch op.Kind {
+	case OpWrite:
+		g.kind = codeWrite
+	case OpFill:
+		g.kind = codeFill
+	case OpCopy:
+		g.kind, g.r = codeCopy, o.id(readBy(op))
+	case OpAxpy:
+		g.kind, g.r = codeAxpy, o.id(readBy(op))
+	}
+	return g, true
+}
+
+// sizeOf is Size for resolving an op: it interns the name, so that the op's ids are then found
+// without hashing it again.
+func (o *Oracle) sizeOf(name string) int64 {
+	id := o.id(name) // first: it may grow o.bufs
+	if o.bufs[id].made {
+		return int64(len(o.data[id]))
+	}
+	return -1
 }
 
 // EndCapture drops the capture's graph when its end failed: there is nothing to replay.
@@ -207,55 +271,31 @@ func (o *Oracle) Launch(capture string, took bool) {
 	if g == nil {
 		return
 	}
-	ops := *g
+	ops, data, patterns := *g, o.data, o.patterns
 	for i := range ops {
-		o.apply(&ops[i])
+		apply(&ops[i], data, patterns)
 	}
 }
 
-// apply executes a resolved data op. Spans beyond a buffer's current size (it was re-allocated
-// smaller under the same name) are clipped: the intent covers only bytes that exist.
-func (o *Oracle) apply(g *graphOp) {
-	if g.epoch != o.epoch {
-		o.resolve(g)
-	}
+// apply executes a resolved data op on the bytes the buffers with its ids have now (data, by id;
+// patterns, a write's). Spans beyond a buffer's current size (it was re-allocated smaller under
+// the same name) are clipped: the intent covers only bytes that exist.
+func apply(g *graphOp, data [][]byte, patterns []Pattern) {
 	switch g.kind {
 	case codeWrite:
-		g.op.Pattern.Fill(g.w)
+		patterns[g.a].Fill(span(data, g.w, g.wOff, g.wLen))
 	case codeFill:
-		setBytes(g.w, g.value)
+		setBytes(span(data, g.w, g.wOff, g.wLen), g.value)
 	case codeCopy:
-		copy(g.w, g.r)
+		copy(span(data, g.w, g.wOff, g.wLen), span(data, g.r, g.rOff, g.rLen))
 	case codeAxpy:
-		y, x, a := g.w, g.r, g.a
+		y, x, a := span(data, g.w, g.wOff, g.wLen), span(data, g.r, g.rOff, g.rLen), g.a
 		n := min(len(y), len(x)) &^ 3
 		y, x = y[:n], x[:n]
 		for i := 0; i < n; i += 4 {
 			v := a*binary.LittleEndian.Uint32(x[i:i+4]) + binary.LittleEndian.Uint32(y[i:i+4])
 			binary.LittleEndian.PutUint32(y[i:i+4], v)
 		}
-	}
-}
-
-// resolve looks g's buffers up by name and clips its spans, for the current epoch.
-func (o *Oracle) resolve(g *graphOp) {
-	g.epoch, g.w, g.r = o.epoch, nil, nil
-	switch g.op.Kind {
-	case OpWrite:
-		g.kind = codeWrite
-	case OpFill:
-		g.kind = codeFill
-	case OpCopy:
-		g.kind = codeCopy
-	case OpAxpy:
-		g.kind = codeAxpy
-	default:
-		g.kind = codeOther
-		return
-	}
-	g.w = o.span(writtenBy(g.op), g.wOff, g.wLen)
-	if g.kind == codeCopy || g.kind == codeAxpy {
-		g.r = o.span(readBy(g.op), g.rOff, g.rLen)
 	}
 }
 
@@ -282,13 +322,15 @@ func setBytes(b []byte, v byte) {
 	}
 }
 
-func (o *Oracle) span(buffer string, off, n int64) []byte {
-	b := o.bufs[buffer]
-	if b == nil {
-		return nil
+// span is off, n (n >= 0) of the bytes of the buffer with id, clipped to their size now. The
+// common case, a buffer no smaller than at capture, is a predicted branch: clipping every span
+// with min made a replay of 64-byte fills about a tenth slower.
+func span(data [][]byte, id uint32, off, n int64) []byte {
+	b := data[id]
+	if end := off + n; end <= int64(len(b)) {
+		return b[off:end]
 	}
-	lo, hi := min(off, int64(len(b.data))), min(off+n, int64(len(b.data)))
-	return b.data[lo:hi]
+	return b[min(off, int64(len(b))):]
 }
 
 // writtenBy is the buffer a data op writes (the first span Op.ResolveInto gives), readBy the
@@ -312,9 +354,9 @@ func (o *Oracle) Live() []string { return append([]string(nil), o.order...) }
 
 // Bytes returns the intended contents of a live buffer.
 func (o *Oracle) Bytes(name string) ([]byte, bool) {
-	b := o.bufs[name]
-	if b == nil || !b.live {
+	id, ok := o.buffer(name)
+	if !ok || !o.bufs[id].live {
 		return nil, false
 	}
-	return b.data, true
+	return o.data[id], true
 }

@@ -1031,6 +1031,30 @@ var _ = Describe("Oracle", func() {
 			Expect(contents(o, "a")).To(Equal([]byte{3, 3, 8, 8}))
 		})
 
+		It("keep the ranges captured when the name is re-allocated larger", func() {
+			p := oracleProbe(`
+				buffers:
+				  a: {bytes: 4}
+				  d: {bytes: 4}
+				  s: {bytes: 4, init: iota8}
+				capture:
+				  ops:
+				    - fill: {dst: a, value: 9}
+				    - copy: {dst: d, src: s}
+				between:
+				  - free: {buffer: a}
+				  - alloc: {buffer: a, bytes: 8, init: "fill:1"}
+				  - free: {buffer: s}
+				  - alloc: {buffer: s, bytes: 8, init: "fill:7"}
+				  - free: {buffer: d}
+				  - alloc: {buffer: d, bytes: 8, init: "fill:2"}
+			`)
+			o := setup(p)
+			o.Launch("main", true)
+			Expect(contents(o, "a")).To(Equal([]byte{9, 9, 9, 9, 1, 1, 1, 1}))
+			Expect(contents(o, "d")).To(Equal([]byte{7, 7, 7, 7, 2, 2, 2, 2}))
+		})
+
 		It("follow a per-round re-allocation in replay.each", func() {
 			p := oracleProbe(`
 				buffers:
@@ -1213,5 +1237,13 @@ var _ = Describe("A graph op's buffers", func() {
 				Expect(probes.ReadBy(op)).To(Equal(sp.Span[sp.W].Buffer), "%s", op.Kind)
 			}
 		}
+	})
+})
+
+// A capture of 100,000 ops keeps 100,000 graph ops: they stay small (and hold no pointers, which
+// the type's fields show).
+var _ = Describe("A graph op", func() {
+	It("takes at most 48 bytes", func() {
+		Expect(probes.GraphOpSize).To(BeNumerically("<=", 48))
 	})
 })
