@@ -123,13 +123,13 @@ type timeline struct {
 	kernels []kernelEvent
 	// captures are the captures whose ops kernels records, the last the one in progress (capture).
 	captures []*probes.Capture
-	seq     int // calls recorded, those of elided rounds included
-	phase   Phase
-	round   int
-	steps   []probes.Step // the current block of kept steps
-	blocks  int           // step blocks made
-	texts   strings.Builder
-	scr     []byte // scratch for the text being built
+	seq      int // calls recorded, those of elided rounds included
+	phase    Phase
+	round    int
+	steps    []probes.Step // the current block of kept steps
+	blocks   int           // step blocks made
+	texts    strings.Builder
+	scr      []byte // scratch for the text being built
 	// captured: the last call recorded was work that went into the capture.
 	captured bool
 	// Where the replay round in progress began: its first event, and the step block and length
