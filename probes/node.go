@@ -26,35 +26,6 @@ type loader struct {
 	found int
 	// pos holds where a field's value was written, for the checks that run after decoding.
 	pos map[fieldKey]Pos
-	// interned holds one copy of each name an op refers to, sizes the sizes and offsets ops point to
-	// (keep), one block after another: the ops of a long list then share a few names and blocks
-	// instead of a small allocation each, wherever the decoder left it (see ops).
-	interned map[string]string
-	sizes    []int64
-}
-
-// intern returns the one copy of name the loader keeps.
-func (l *loader) intern(name string) string {
-	if s, ok := l.interned[name]; ok {
-		return s
-	}
-	if l.interned == nil {
-		l.interned = map[string]string{}
-	}
-	l.interned[name] = name
-	return name
-}
-
-// sizeBlock is how many sizes keep allocates at once.
-const sizeBlock = 1024
-
-// keep returns a pointer to a copy of v in the loader's current block of sizes.
-func (l *loader) keep(v int64) *int64 {
-	if len(l.sizes) == cap(l.sizes) {
-		l.sizes = make([]int64, 0, sizeBlock)
-	}
-	l.sizes = append(l.sizes, v)
-	return &l.sizes[len(l.sizes)-1]
 }
 
 // fieldKey names one field of one decoded value (an *Op, *Capture, *Replay, *Probe...).

@@ -53,30 +53,26 @@ func (k OpKind) TouchesData() bool {
 	return k == OpFill || k == OpCopy || k == OpAxpy
 }
 
-// ops reads a list of ops. They are laid out in one array, in order: issuing a capture of 100,000
-// ops walks them in memory order, where ops allocated one by one between the decoder's own
-// allocations would cost a cache miss each.
+// ops reads a list of ops.
 func (l *loader) ops(n *yaml.Node, what string) []*Op {
-	items := l.list(n, what)
-	out, slab := make([]*Op, 0, len(items)), make([]Op, len(items))
-	for i, item := range items {
-		if l.op(item, &slab[i]) {
-			out = append(out, &slab[i])
+	var out []*Op
+	for _, item := range l.list(n, what) {
+		if op := l.op(item); op != nil {
+			out = append(out, op)
 		}
 	}
 	return out
 }
 
-// op reads one op into op: a one-key map from the op's kind to its fields. It reports false when
-// the item is not an op at all.
-func (l *loader) op(n *yaml.Node, op *Op) bool {
+// op reads one op: a one-key map from the op's kind to its fields.
+func (l *loader) op(n *yaml.Node) *Op {
 	k, v, ok := l.opKind(n)
 	if !ok {
-		return false
+		return nil
 	}
 	kind := OpKind(k.Value)
 	spec := opFields[kind]
-	*op = Op{Pos: l.at(k), Kind: kind}
+	op := &Op{Pos: l.at(k), Kind: kind}
 	if isNull(v) {
 		// `- sync-device:` has no fields; what it lacks is reported at the op.
 		v = &yaml.Node{Kind: yaml.MappingNode, Line: k.Line, Column: k.Column}
@@ -84,7 +80,7 @@ func (l *loader) op(n *yaml.Node, op *Op) bool {
 	what := string(kind)
 	f, ok := l.fields(v, what, spec.keys, spec.keys[:spec.required]...)
 	if !ok {
-		return true
+		return op
 	}
 	for i, key := range spec.keys {
 		e, ok := f[key]
@@ -103,7 +99,7 @@ func (l *loader) op(n *yaml.Node, op *Op) bool {
 			op.Pattern.Kind = PatZero
 		}
 	}
-	return true
+	return op
 }
 
 // opKind reads the shape of an op: a one-key map whose key names a known op. It returns the key
@@ -126,8 +122,7 @@ func (l *loader) opKind(n *yaml.Node) (k, v *yaml.Node, ok bool) {
 // opField reads the field key of op from val; field names it in messages ("fill dst").
 func (l *loader) opField(op *Op, key string, val *yaml.Node, field string) {
 	if ref := refField(op, key); ref != nil {
-		name, _ := l.scalar(val, field)
-		*ref = l.intern(name)
+		*ref, _ = l.scalar(val, field)
 		return
 	}
 	switch key {
@@ -219,15 +214,14 @@ func (l *loader) opSize(op *Op, key string, val *yaml.Node, field string) {
 	if !ok {
 		return
 	}
-	p := l.keep(sz)
 	switch key {
 	case "bytes":
-		op.Bytes = p
+		op.Bytes = &sz
 	case "offset":
-		op.Offset = p
+		op.Offset = &sz
 	case "dst-offset":
-		op.DstOffset = p
+		op.DstOffset = &sz
 	case "src-offset":
-		op.SrcOffset = p
+		op.SrcOffset = &sz
 	}
 }
