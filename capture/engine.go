@@ -315,7 +315,7 @@ func (r *run) abandon(call string, at time.Time) {
 		what += fmt.Sprintf(" (its %s call %s)", callOf, call)
 	}
 	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
-	ev := Event{Step: r.cur.stepRef(), Call: r.cur.String(), Thread: runtime.Main, Err: fmt.Sprintf("no return: abandoned after %v", at.Sub(r.watch.startedAt()).Round(time.Millisecond))}
+	ev := Event{Step: r.cur.stepRef(), Call: r.cur.String(), Thread: runtime.Main, Err: "no return: abandoned after " + r.watch.inFlight(at)}
 	r.tl.record(ev, nil)
 	for i := range r.res.Faults {
 		if !r.res.Faults[i].Fired && r.res.Faults[i].Detail == "" {

@@ -33,6 +33,10 @@ type watch struct {
 	// base is when the watch began: a call's start is kept as the time since base, a monotonic
 	// reading that costs half of time.Now.
 	base time.Time
+	// late is set once the instance's context ended (run). Only then does a call's start matter
+	// (a call that began earlier gets its grace from the deadline), so only then is the clock read
+	// for each call: a capture of 100,000 ops would spend a tenth of its time reading it.
+	late atomic.Bool
 	// tr runs the instance as one batch on the device's Main thread (runtime.ThreadRunner), nil
 	// when it must not (see Run); onThread is set once the body runs there.
 	tr       runtime.ThreadRunner
@@ -47,7 +51,8 @@ type watch struct {
 
 	// Guarded by mu.
 	call    string        // the backend call in flight, "" when none
-	started time.Duration // when the call in flight began, since base
+	started time.Duration // when the call in flight began, since base; unknown (-1) before late
+	expired time.Time     // when run saw the context end
 	// own: the call in flight is the runtime under test's own code, not a device call it made.
 	own       bool
 	finished  bool // the instance's goroutine is done
@@ -94,7 +99,7 @@ func (w *watch) do(call string, f func()) {
 		w.doNested(call, f)
 		return
 	}
-	w.call, w.started = call, time.Since(w.base)
+	w.call, w.started = call, w.now()
 	w.mu.Unlock()
 	defer w.back(call)
 	f()
@@ -109,7 +114,7 @@ func (w *watch) runtimeCall(call string, f func()) {
 		f()
 		return
 	}
-	w.call, w.started, w.own = call, time.Since(w.base), true
+	w.call, w.started, w.own = call, w.now(), true
 	w.inRuntime.Store(true)
 	w.mu.Unlock()
 	defer func() {
@@ -130,7 +135,7 @@ func (w *watch) doNested(call string, f func()) {
 		select {} // Run has given the instance up: touch nothing, ever
 	}
 	outer, since := w.call, w.started
-	w.call, w.started, w.own = call, time.Since(w.base), false
+	w.call, w.started, w.own = call, w.now(), false
 	w.mu.Unlock()
 	defer func() {
 		w.back(call)
@@ -138,6 +143,14 @@ func (w *watch) doNested(call string, f func()) {
 		w.mu.Unlock()
 	}()
 	f()
+}
+
+// now is the start of a call beginning now, for started: unknown (-1) before the context ended.
+func (w *watch) now() time.Duration {
+	if !w.late.Load() {
+		return -1
+	}
+	return time.Since(w.base)
 }
 
 // back takes the lock back after call returned, and notes the faults that fired in it.
@@ -180,6 +193,8 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 		return false
 	case <-ctx.Done():
 	}
+	// late first: a call whose start was not read began before expired.
+	w.late.Store(true)
 	expired := time.Now()
 	g := grace(timeout)
 	var poll *time.Ticker
@@ -203,9 +218,10 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 			return false
 		}
 		// The instance is inside a call: it holds the lock everywhere else.
-		limit := w.startedAt()
-		if limit.Before(expired) {
-			limit = expired
+		w.expired = expired
+		limit := expired
+		if at, ok := w.startedAt(); ok && at.After(expired) {
+			limit = at
 		}
 		limit = limit.Add(g)
 		if now := time.Now(); !now.Before(limit) {
@@ -231,8 +247,19 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 	}
 }
 
-// startedAt is when the call in flight began.
-func (w *watch) startedAt() time.Time { return w.base.Add(w.started) }
+// startedAt is when the call in flight began; false when it began before the deadline, unread.
+func (w *watch) startedAt() (time.Time, bool) {
+	return w.base.Add(w.started), w.started >= 0
+}
+
+// inFlight says how long the call in flight at has been: "1.25s", or "more than 250ms" for a call
+// that began before the deadline (its start was not read).
+func (w *watch) inFlight(at time.Time) string {
+	if start, ok := w.startedAt(); ok {
+		return at.Sub(start).Round(time.Millisecond).String()
+	}
+	return "more than " + at.Sub(w.expired).Round(time.Millisecond).String()
+}
 
 // batch runs body on the device's Main thread, one hand-off for the whole instance, when the
 // device can (tr): every Main call then runs there inline instead of costing a round trip between

@@ -1,0 +1,68 @@
+package capture_test
+
+import (
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// lateThenStuck is a device whose fill returns only after the instance's deadline (within its
+// grace) and whose frees then never return until released: the free that teardown makes is a
+// call that began after the deadline.
+type lateThenStuck struct {
+	runtime.Device
+	late    time.Duration
+	release chan struct{}
+}
+
+func (d *lateThenStuck) Fill(t runtime.Thread, s runtime.Stream, p runtime.Ptr, v byte) error {
+	time.Sleep(d.late)
+	return d.Device.Fill(t, s, p, v)
+}
+
+func (d *lateThenStuck) Free(t runtime.Thread, p runtime.Ptr) error {
+	<-d.release
+	return d.Device.Free(t, p)
+}
+
+var _ = Describe("the watch", func() {
+	It("gives a call that began after the deadline its own grace, and says exactly how long it was in flight", func() {
+		dev := &lateThenStuck{Device: openSim("cann"), late: 350 * time.Millisecond, release: make(chan struct{})}
+		p := parseProbe(header + `
+  - name: p
+    hazard: none
+    buffers:
+      b: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: b, value: 7}
+    expect: {guarded: exact, unguarded: exact}
+`)
+		started := time.Now()
+		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Replays: 1}, capture.Options{Timeout: 300 * time.Millisecond})
+		took := time.Since(started)
+		close(dev.release) // the abandoned free returns; the instance's goroutine parks for good
+		Expect(dev.Device.Close()).To(Succeed())
+
+		Expect(res.Error).NotTo(BeNil())
+		Expect(res.Error.Kind).To(Equal(capture.ErrTimeout))
+		Expect(res.Error.Call).To(Equal("Free"), res.Reason)
+		Expect(res.DeviceState).To(Equal(capture.DeviceAbandoned))
+		last := res.Timeline.Events()[len(res.Timeline.Events())-1]
+		Expect(last.Err).To(HavePrefix("no return: abandoned after "))
+		Expect(last.Err).NotTo(ContainSubstring("more than"), "the free's start was read: it began after the deadline")
+		inFlight, err := time.ParseDuration(strings.TrimPrefix(last.Err, "no return: abandoned after "))
+		Expect(err).NotTo(HaveOccurred())
+		// Its grace (100ms) counted from its own start, which was past the deadline: not from
+		// the deadline, which would have given up on it at once.
+		Expect(inFlight).To(BeNumerically(">=", 100*time.Millisecond))
+		Expect(took).To(BeNumerically(">=", 350*time.Millisecond+100*time.Millisecond))
+	})
+})
