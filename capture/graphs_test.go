@@ -11,21 +11,26 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// tamperedGraphs reports one more node than each graph holds: a memset over the first buffer the
-// probe allocated, as a runtime that slipped its own work into a capture would leave it. Without
-// introspection it hides the capability.
-type tamperedGraphs struct {
+// firstAlloc keeps the first buffer allocated on its device: the target of a tampered node.
+type firstAlloc struct {
 	runtime.Device
-	target        runtime.Ptr
-	introspection bool
+	target runtime.Ptr
 }
 
-func (d *tamperedGraphs) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
+func (d *firstAlloc) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
 	p, err := d.Device.Malloc(t, n)
 	if err == nil && d.target.IsZero() {
 		d.target = p
 	}
 	return p, err
+}
+
+// tamperedGraphs reports one more node than each graph holds: a memset over the first buffer the
+// probe allocated, as a runtime that slipped its own work into a capture would leave it. Without
+// introspection it hides the capability.
+type tamperedGraphs struct {
+	firstAlloc
+	introspection bool
 }
 
 func (d *tamperedGraphs) Capabilities() runtime.Capabilities {
@@ -43,17 +48,8 @@ func (d *tamperedGraphs) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtim
 // the engine reads a graph when the device has one: after the graph's own nodes it visits a
 // memset over the first buffer the probe allocated. walks counts the walks.
 type tamperedWalk struct {
-	runtime.Device
-	target runtime.Ptr
-	walks  int
-}
-
-func (d *tamperedWalk) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
-	p, err := d.Device.Malloc(t, n)
-	if err == nil && d.target.IsZero() {
-		d.target = p
-	}
-	return p, err
+	firstAlloc
+	walks int
 }
 
 func (d *tamperedWalk) WalkGraph(t runtime.Thread, g runtime.Graph, visit func(runtime.GraphNode)) (int, error) {
@@ -96,7 +92,7 @@ var _ = Describe("the graph check", func() {
 	It("calls a graph holding work the engine did not capture corrupted, and is the only thing that sees it", func() {
 		dev := openSim("cann")
 		defer dev.Close()
-		res := runOn(&tamperedGraphs{Device: dev, introspection: true}, parseProbe(probe), runtime.Global, 2)
+		res := runOn(&tamperedGraphs{firstAlloc: firstAlloc{Device: dev}, introspection: true}, parseProbe(probe), runtime.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Reason).To(MatchRegexp(`graph main holds a memset node that writes 0x[0-9a-f]+\+4096, which no buffer of the capture's ops writes`))
 		Expect(res.Graphs).To(ConsistOf(SatisfyAll(
@@ -104,7 +100,7 @@ var _ = Describe("the graph check", func() {
 			HaveField("Unrecorded", ConsistOf(HaveField("Access", capture.AccessWrite))))))
 		Expect(res.Graphs[0].Faithful()).To(BeFalse())
 
-		blind := runOn(&tamperedGraphs{Device: dev}, parseProbe(probe), runtime.Global, 2)
+		blind := runOn(&tamperedGraphs{firstAlloc: firstAlloc{Device: dev}}, parseProbe(probe), runtime.Global, 2)
 		Expect(blind.Outcome).To(Equal(probes.Exact), "without introspection nothing shows the extra node")
 		Expect(blind.Graphs).To(BeEmpty())
 	})
@@ -112,7 +108,7 @@ var _ = Describe("the graph check", func() {
 	It("reads a graph by the device's walk where it has one, and finds the same as listing its nodes", func() {
 		dev := openSim("cann")
 		defer dev.Close()
-		walked := &tamperedWalk{Device: dev}
+		walked := &tamperedWalk{firstAlloc: firstAlloc{Device: dev}}
 		res := runOn(walked, parseProbe(probe), runtime.Global, 2)
 		Expect(walked.walks).To(Equal(1), "the engine walked the graph")
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
