@@ -189,7 +189,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
 	events, kernels := expectedEvents(p, in.Replays)
-	r.tl.events, r.tl.kernels = make([]Event, 0, events), make([]kernelEvent, 0, kernels)
+	r.tl.events, r.tl.kernels.Hint = make([]Event, 0, events), kernels
 	if tr, ok := runtime.As[runtime.ThreadRunner](dev); ok && (opt.Runtime == nil || handsBatchView(dev, tr)) {
 		r.watch.tr = tr
 	}
@@ -264,8 +264,9 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 }
 
 // expectedEvents is about how many events an instance of p records when every call succeeds, and
-// how many of its calls are kept compact: its timeline is sized for them up front rather than
-// copied as it grows (a capture of 100,000 ops).
+// how many of its calls are kept compact: its timeline's events are sized for them up front rather
+// than copied as they grow, and its first block of compact records is no larger than needed (a
+// capture of 100,000 ops).
 func expectedEvents(p *probes.Probe, replays int) (events, kernels int) {
 	n := len(p.Prepare) + len(p.Between) + 2*len(p.Streams) + 2*len(p.Events) + 3*len(p.Buffers) + 16
 	for _, c := range p.Captures {
@@ -282,7 +283,7 @@ func expectedEvents(p *probes.Probe, replays int) (events, kernels int) {
 	// Uneventful rounds past KeptRounds leave one event between them (Result.Timeline); the
 	// rounds of a corrupted instance grow it as they come. Bounded: a wrong guess should not cost
 	// more than a timeline of 128 Ki events.
-	return min(n+min(replays, KeptRounds+2)*perRound, 1<<17), min(kernels, 1<<18)
+	return min(n+min(replays, KeptRounds+2)*perRound, 1<<17), kernels
 }
 
 // kindOf is the ErrorKind of a fatal error, "" for nil.

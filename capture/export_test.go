@@ -167,5 +167,5 @@ func CompactCalls(tl Timeline) int {
 	if tl.log == nil {
 		return 0
 	}
-	return len(tl.log.kernels)
+	return tl.log.kernels.Len()
 }

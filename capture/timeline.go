@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/chunk"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -22,7 +23,7 @@ type Timeline struct{ log *callLog }
 // with its sequence number, which places it among them, and the captures whose ops they are.
 type callLog struct {
 	events   []Event
-	kernels  []kernelEvent
+	kernels  chunk.Log[kernelEvent]
 	captures []*probes.Capture
 }
 
@@ -53,7 +54,7 @@ func (tl Timeline) Len() int {
 	if tl.log == nil {
 		return 0
 	}
-	return len(tl.log.events) + len(tl.log.kernels)
+	return len(tl.log.events) + tl.log.kernels.Len()
 }
 
 // IsZero reports whether the timeline is empty (the JSON field is then left out).
@@ -66,23 +67,25 @@ func (tl Timeline) Events() []Event {
 		return nil
 	}
 	l := tl.log
-	if len(l.kernels) == 0 {
+	if l.kernels.Len() == 0 {
 		return slices.Clip(l.events)
 	}
 	out := make([]Event, 0, tl.Len())
-	steps := make([]probes.Step, len(l.kernels))
+	steps := make([]probes.Step, 0, l.kernels.Len())
 	var text []byte
 	evs := l.events
-	for i, k := range l.kernels {
-		for len(evs) > 0 && evs[0].Seq < k.seq {
-			out, evs = append(out, evs[0]), evs[1:]
+	for block := range l.kernels.Blocks() {
+		for _, k := range block {
+			for len(evs) > 0 && evs[0].Seq < k.seq {
+				out, evs = append(out, evs[0]), evs[1:]
+			}
+			c := l.captures[k.capture]
+			op := c.Ops[k.index]
+			steps = append(steps, probes.OpStep(probes.PhaseCapture, c.Name, int(k.index)))
+			text = describeKernel(text[:0], op, k.w, runtime.Ptr{Addr: k.x, Bytes: k.w.Bytes})
+			out = append(out, Event{Seq: k.seq, Phase: PhaseCapture, Step: &steps[len(steps)-1], Call: string(text), Thread: op.Thread,
+				Captured: k.captured, Eager: !k.captured})
 		}
-		c := l.captures[k.capture]
-		op := c.Ops[k.index]
-		steps[i] = probes.OpStep(probes.PhaseCapture, c.Name, int(k.index))
-		text = describeKernel(text[:0], op, k.w, runtime.Ptr{Addr: k.x, Bytes: k.w.Bytes})
-		out = append(out, Event{Seq: k.seq, Phase: PhaseCapture, Step: &steps[i], Call: string(text), Thread: op.Thread,
-			Captured: k.captured, Eager: !k.captured})
 	}
 	return append(out, evs...)
 }
@@ -115,12 +118,12 @@ func (tl *Timeline) UnmarshalJSON(b []byte) error {
 // round the engine is in. An event is complete when it is recorded: nothing is added afterwards.
 //
 // A capture of 100,000 ops records 100,000 calls, so recording one allocates nothing of its own:
-// a capture's kernel calls that took go to a slice of compact records (kernel), other events to a
-// slice sized for the probe up front, their steps to blocks of steps, and their call texts to
-// blocks of text (text).
+// a capture's kernel calls that took go to a log of compact records in blocks (kernel), other
+// events to a slice sized for the probe up front, their steps to blocks of steps, and their call
+// texts to blocks of text (text).
 type timeline struct {
 	events  []Event
-	kernels []kernelEvent
+	kernels chunk.Log[kernelEvent]
 	// captures are the captures whose ops kernels records, the last the one in progress (capture).
 	captures []*probes.Capture
 	seq      int // calls recorded, those of elided rounds included
@@ -139,7 +142,7 @@ type timeline struct {
 
 // log is the timeline recorded so far, as a Result holds it.
 func (t *timeline) log() Timeline {
-	if len(t.events) == 0 && len(t.kernels) == 0 {
+	if len(t.events) == 0 && t.kernels.Len() == 0 {
 		return Timeline{}
 	}
 	return Timeline{&callLog{events: t.events, kernels: t.kernels, captures: t.captures}}
@@ -170,7 +173,7 @@ func (t *timeline) compact(step probes.Step, op *probes.Op) bool {
 func (t *timeline) kernel(c *deviceCall, captured bool) {
 	t.seq++
 	t.captured = captured
-	t.kernels = append(t.kernels, kernelEvent{seq: t.seq, w: c.w, x: c.x.Addr, capture: int32(len(t.captures) - 1),
+	t.kernels.Add(kernelEvent{seq: t.seq, w: c.w, x: c.x.Addr, capture: int32(len(t.captures) - 1),
 		index: int32(c.step.Index), captured: captured})
 }
 

@@ -1,6 +1,10 @@
 package probes
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/replaycheck/replaycheck/internal/chunk"
+)
 
 // Oracle executes a probe's intended meaning on named host byte slices. It knows no addresses,
 // streams or devices: buffers are values identified by name, a captured op refers to its buffers by
@@ -33,15 +37,15 @@ type Oracle struct {
 
 	order   []string // live buffers, in allocation order
 	refused map[string]bool
-	graphs  map[string]*[]graphOp // by pointer: appending an op looks the capture up once
+	graphs  map[string]*chunk.Log[graphOp] // by pointer: appending an op looks the capture up once
 	// recording is the graph of the capture named recordingOf, the last one an op was appended
 	// to: a capture's ops come one after another, so its graph is looked up once, not per op.
-	recording   *[]graphOp
+	recording   *chunk.Log[graphOp]
 	recordingOf string
 	// patterns holds the patterns of the writes in graphs (graphOp.a indexes it): writes are
 	// rare, the other ops keep their whole meaning in the graphOp.
 	patterns []Pattern
-	// opsIn is how many ops each capture lists: its graph is sized for them at its first op.
+	// opsIn is how many ops each capture lists: the hint of its graph's log (chunk.Log).
 	opsIn map[string]int
 }
 
@@ -84,7 +88,7 @@ func NewOracle(p *Probe) *Oracle {
 	o := &Oracle{
 		ids:     map[string]uint32{},
 		refused: map[string]bool{},
-		graphs:  map[string]*[]graphOp{},
+		graphs:  map[string]*chunk.Log[graphOp]{},
 		opsIn:   map[string]int{},
 	}
 	for _, c := range p.Captures {
@@ -210,12 +214,11 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 		if o.recordingOf != capture {
 			o.recording, o.recordingOf = o.graphs[capture], capture
 			if o.recording == nil {
-				o.recording = &[]graphOp{}
-				*o.recording = make([]graphOp, 0, o.opsIn[capture])
+				o.recording = &chunk.Log[graphOp]{Hint: o.opsIn[capture]}
 				o.graphs[capture] = o.recording
 			}
 		}
-		*o.recording = append(*o.recording, gop)
+		o.recording.Add(gop)
 	}
 }
 
@@ -271,9 +274,11 @@ func (o *Oracle) Launch(capture string, took bool) {
 	if g == nil {
 		return
 	}
-	ops, data, patterns := *g, o.data, o.patterns
-	for i := range ops {
-		apply(&ops[i], data, patterns)
+	data, patterns := o.data, o.patterns
+	for ops := range g.Blocks() {
+		for i := range ops {
+			apply(&ops[i], data, patterns)
+		}
 	}
 }
 

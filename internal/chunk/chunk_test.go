@@ -1,0 +1,75 @@
+package chunk_test
+
+import (
+	"slices"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/internal/chunk"
+)
+
+func TestChunk(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "chunk")
+}
+
+func values(l *chunk.Log[int]) []int {
+	out := []int{}
+	for b := range l.Blocks() {
+		out = append(out, b...)
+	}
+	return out
+}
+
+var _ = Describe("a log in blocks", func() {
+	DescribeTable("keeps every value in order, in blocks no larger than Block, the first no larger than the hint",
+		func(hint, n int) {
+			l := chunk.Log[int]{Hint: hint}
+			for i := range n {
+				l.Add(i)
+			}
+			Expect(l.Len()).To(Equal(n))
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			Expect(values(&l)).To(Equal(want))
+			var blocks [][]int
+			for b := range l.Blocks() {
+				blocks = append(blocks, b)
+			}
+			for i, b := range blocks {
+				Expect(cap(b)).To(BeNumerically("<=", chunk.Block))
+				if i == 0 && hint > 0 {
+					Expect(cap(b)).To(BeNumerically("<=", hint))
+				}
+				if i < len(blocks)-1 {
+					Expect(b).To(HaveLen(cap(b)), "only the last block has room")
+				}
+			}
+		},
+		Entry("empty", 0, 0),
+		Entry("a few, no hint", 0, 5),
+		Entry("as many as hinted", 3, 3),
+		Entry("more than hinted", 3, 100),
+		Entry("100,000, hinted", 100000, 100000),
+		Entry("100,000, no hint", 0, 100000),
+		Entry("one past a block", chunk.Block+1, chunk.Block+1),
+	)
+
+	It("is, copied, a view of what it held then", func() {
+		var l chunk.Log[int]
+		for i := range 10 {
+			l.Add(i)
+		}
+		view := l
+		for i := 10; i < chunk.Block*2; i++ {
+			l.Add(i)
+		}
+		Expect(view.Len()).To(Equal(10))
+		Expect(values(&view)).To(Equal([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))
+		Expect(slices.Equal(values(&l)[:10], values(&view))).To(BeTrue())
+	})
+})
