@@ -475,16 +475,17 @@ func (d *Device) watchStream(t runtime.Thread, op string, s runtime.Stream) (*ca
 // tracksWork reports whether stream work is matched to the captures begun here and its ranges kept:
 // in kernel mode, where the capture watch refuses work off a capture and the residency and
 // replay-isolation checks read the ranges each graph touched. Program mode reads none of it, and a
-// capture of 100,000 ops would pay a capture-state question and a range entry for every one.
+// capture of 100,000 ops would pay a capture-state question and a range entry for every one; it
+// passes stream work on without taking the guard's lock (the mode is latched once, read atomically).
 func (d *Device) tracksWork() bool { return d.latch.Mode() == Kernel }
 
 // Fill enqueues a memset; in kernel mode it is refused on a stream outside an active capture.
 func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+	if !d.tracksWork() {
+		return d.inner.Fill(t, s, dst, value) // program mode: no state of the guard's to lock (tracksWork)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.tracksWork() {
-		return d.inner.Fill(t, s, dst, value)
-	}
 	c, err := d.watchStream(t, "Fill", s)
 	if err != nil {
 		return err
@@ -501,11 +502,11 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 // Copy enqueues a device-to-device copy; in kernel mode it is refused on a stream outside an
 // active capture.
 func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+	if !d.tracksWork() {
+		return d.inner.Copy(t, s, dst, src) // program mode: no state of the guard's to lock (tracksWork)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.tracksWork() {
-		return d.inner.Copy(t, s, dst, src)
-	}
 	c, err := d.watchStream(t, "Copy", s)
 	if err != nil {
 		return err
@@ -524,11 +525,11 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 // Axpy enqueues the axpy kernel; in kernel mode it is refused on a stream outside an active
 // capture.
 func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+	if !d.tracksWork() {
+		return d.inner.Axpy(t, s, y, x, a) // program mode: no state of the guard's to lock (tracksWork)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.tracksWork() {
-		return d.inner.Axpy(t, s, y, x, a)
-	}
 	c, err := d.watchStream(t, "Axpy", s)
 	if err != nil {
 		return err
