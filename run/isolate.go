@@ -335,7 +335,7 @@ func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 	}
 	var dev runtime.Device = p.Device
 	if rut == nil {
-		dev = &tracedDevice{Device: dev, w: w} // the built-in guards call the driver through it
+		dev = traced(dev, w) // the built-in guards call the driver through it
 	}
 	e := c.reportOptions().Trim(Instance(ctx, dev, ins[0], c, baseline))
 	return w.line(workerLine{Entry: &e})

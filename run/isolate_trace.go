@@ -13,6 +13,28 @@ type tracedDevice struct {
 	w *announcer
 }
 
+// traced is dev with its calls announced: Equal too when dev compares device memory in place
+// (runtime.Comparer, a call into the driver: a device-to-host copy on CUDA), which Unwrap would
+// otherwise let the engine make unannounced.
+func traced(dev runtime.Device, w *announcer) runtime.Device {
+	t := &tracedDevice{Device: dev, w: w}
+	if c, ok := runtime.As[runtime.Comparer](dev); ok {
+		return &tracedComparer{tracedDevice: t, c: c}
+	}
+	return t
+}
+
+// tracedComparer is a tracedDevice whose device compares in place.
+type tracedComparer struct {
+	*tracedDevice
+	c runtime.Comparer
+}
+
+func (d *tracedComparer) Equal(t runtime.Thread, src runtime.Ptr, want []byte) (bool, error) {
+	d.w.call("Equal")
+	return d.c.Equal(t, src, want)
+}
+
 // Unwrap gives the optional interfaces of the device it traces (runtime.As): arming a fault or
 // abandoning the device is not a call into the driver that could crash.
 func (d *tracedDevice) Unwrap() runtime.Device { return d.Device }

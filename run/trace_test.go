@@ -43,4 +43,28 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		_, _, ok = bare.SlotsChangedSince(from)
 		gm.Expect(ok).To(gm.BeFalse())
 	})
+
+	It("announces an in-place comparison as the call into the driver it is, where the device has one", func() {
+		b, err := sim.New(sim.Options{Profile: "cann"})
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		dev, err := b.Open(context.Background(), 0)
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		DeferCleanup(dev.Close)
+		p, err := dev.Malloc(runtime.Main, 64)
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		var out bytes.Buffer
+		w := &announcer{out: bufio.NewWriter(&out)}
+
+		c, ok := runtime.As[runtime.Comparer](traced(dev, w))
+		gm.Expect(ok).To(gm.BeTrue())
+		eq, err := c.Equal(runtime.Main, p, make([]byte, 64))
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		gm.Expect(eq).To(gm.BeTrue())
+		gm.Expect(w.out.Flush()).To(gm.Succeed())
+		gm.Expect(out.String()).To(gm.ContainSubstring(`"call":"Equal"`))
+
+		// A device that cannot compare in place is not made to look as if it could.
+		_, ok = runtime.As[runtime.Comparer](traced(struct{ runtime.Device }{dev}, w))
+		gm.Expect(ok).To(gm.BeFalse())
+	})
 })
