@@ -214,14 +214,15 @@ func (l *loader) opSize(op *Op, key string, val *yaml.Node, field string) {
 	if !ok {
 		return
 	}
+	p := l.keep(sz)
 	switch key {
 	case "bytes":
-		op.Bytes = &sz
+		op.Bytes = p
 	case "offset":
-		op.Offset = &sz
+		op.Offset = p
 	case "dst-offset":
-		op.DstOffset = &sz
+		op.DstOffset = p
 	case "src-offset":
-		op.SrcOffset = &sz
+		op.SrcOffset = p
 	}
 }
