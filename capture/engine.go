@@ -139,7 +139,8 @@ type run struct {
 	armed  []bool
 	// cur is the engine call being made: what a timeout in a device call names.
 	cur deviceCall
-	// walker is the backend device's walk of a graph's nodes, for the built-in runtime (walkGraph).
+	// walker is the backend device's walk of a graph's nodes, nil where the run lists them
+	// (walkerOf).
 	walker runtime.GraphWalker
 }
 
@@ -228,10 +229,7 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 		return
 	}
 	r.dev = rt
-	r.cmp = comparerOf(dev, r.opt.Runtime == nil)
-	if w, ok := runtime.As[runtime.GraphWalker](dev.Device); ok && r.opt.Runtime == nil {
-		r.walker = w
-	}
+	r.cmp, r.walker = comparerOf(dev, r.opt.Runtime == nil), walkerOf(dev, r.opt.Runtime == nil)
 	base := dev.Counters()
 	err = r.safely(r.body)
 	if len(r.faults) > 0 {

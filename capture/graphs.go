@@ -74,17 +74,34 @@ func (r *run) checkGraph(capture string, g runtime.Graph) error {
 	return nil
 }
 
-// walkGraph visits g's nodes: by the device's walk (runtime.GraphWalker) under the watch when the
-// runtime under test is the built-in one, whose GraphNodes is the device's; through the runtime
-// under test otherwise (a runtime of the user's own answers for itself).
+// walkGraph visits g's nodes: by the device's walk where the run has one (walkerOf), through the
+// runtime under test otherwise.
 func (r *run) walkGraph(g runtime.Graph, visit func(runtime.GraphNode)) (int, error) {
 	if r.walker != nil {
-		var n int
-		var err error
-		r.watch.do("GraphNodes", func() { n, err = r.walker.WalkGraph(runtime.Main, g, visit) })
-		return n, err
+		return r.walker.WalkGraph(runtime.Main, g, visit)
 	}
 	return runtime.WalkGraph(r.dev, runtime.Main, g, visit)
+}
+
+// walkerOf returns the walk of dev's device (runtime.GraphWalker, found through any wrapper)
+// under the watch, when the runtime under test is the built-in one, whose GraphNodes is the
+// device's; a runtime of the user's own answers for itself.
+func walkerOf(dev watched, builtin bool) runtime.GraphWalker {
+	if g, ok := runtime.As[runtime.GraphWalker](dev.Device); ok && builtin {
+		return watchedWalker{g: g, w: dev.w}
+	}
+	return nil
+}
+
+// watchedWalker is a runtime.GraphWalker whose walks the watch times, as the GraphNodes they are.
+type watchedWalker struct {
+	g runtime.GraphWalker
+	w *watch
+}
+
+func (g watchedWalker) WalkGraph(t runtime.Thread, gr runtime.Graph, visit func(runtime.GraphNode)) (n int, err error) {
+	g.w.do("GraphNodes", func() { n, err = g.g.WalkGraph(t, gr, visit) })
+	return
 }
 
 // ledgerIndex tells whether a range lies inside a buffer one capture's ops read, or wrote: its
