@@ -29,11 +29,5 @@ func ReportUnknown(listed int, known func() []string) (kept, found int) {
 	return len(l.diags), l.found
 }
 
-// WrittenBy and ReadBy are the buffers a graph op's ranges lie in.
-var (
-	WrittenBy = writtenBy
-	ReadBy    = readBy
-)
-
 // GraphOpSize is the size of one op of a captured graph.
 const GraphOpSize = int(unsafe.Sizeof(graphOp{}))

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/replaycheck/replaycheck/internal/chunk"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -26,20 +27,9 @@ type loader struct {
 	found int
 	// pos holds where a field's value was written, for the checks that run after decoding.
 	pos map[fieldKey]Pos
-	// sizes holds the sizes and offsets ops point to (keep), one block after another.
-	sizes []int64
-}
-
-// sizeBlock is how many sizes keep allocates at once.
-const sizeBlock = 1024
-
-// keep returns a pointer to a copy of v in the loader's current block of sizes.
-func (l *loader) keep(v int64) *int64 {
-	if len(l.sizes) == cap(l.sizes) {
-		l.sizes = make([]int64, 0, sizeBlock)
-	}
-	l.sizes = append(l.sizes, v)
-	return &l.sizes[len(l.sizes)-1]
+	// sizes holds the sizes and offsets ops point to, one block after another: one allocation
+	// each, wherever the decoder left it, made the first read of an op's sizes a cache miss.
+	sizes chunk.Log[int64]
 }
 
 // fieldKey names one field of one decoded value (an *Op, *Capture, *Replay, *Probe...).

@@ -214,7 +214,7 @@ func (l *loader) opSize(op *Op, key string, val *yaml.Node, field string) {
 	if !ok {
 		return
 	}
-	p := l.keep(sz)
+	p := l.sizes.Add(sz)
 	switch key {
 	case "bytes":
 		op.Bytes = p

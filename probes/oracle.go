@@ -60,9 +60,9 @@ type oracleBuffer struct {
 
 // graphOp is a data op as resolved when it was captured: what it does and the ranges it writes
 // and first reads (a copy's source, an axpy's x), offsets and lengths in the buffers with ids w
-// and r (writtenBy, readBy). It is applied to the bytes those ids have at launch. A capture of
-// 100,000 ops keeps 100,000 of these: 48 bytes each and without pointers, so that recording one
-// is a plain store.
+// and r (those of its first two spans, Op.ResolveInto). It is applied to the bytes those ids have
+// at launch. A capture of 100,000 ops keeps 100,000 of these: 48 bytes each and without pointers,
+// so that recording one is a plain store.
 type graphOp struct {
 	wOff, wLen, rOff, rLen int64
 	w, r                   uint32
@@ -176,6 +176,7 @@ func (o *Oracle) Eager(op *Op, took bool) {
 	case OpFill, OpCopy, OpAxpy, OpWrite:
 		if g, ok := o.graphOp(op); ok {
 			if g.kind == codeWrite {
+				// Applied once, from the op's own pattern: patterns keeps only graphs' writes.
 				op.Pattern.Fill(span(o.data, g.w, g.wOff, g.wLen))
 			} else {
 				apply(&g, o.data, nil)
@@ -233,16 +234,16 @@ func (o *Oracle) graphOp(op *Op) (graphOp, bool) {
 	if w.Len < 0 || r.Len < 0 {
 		return graphOp{}, false // a write or read of a name that never had a buffer: no bytes
 	}
-	g := graphOp{w: o.id(writtenBy(op)), wOff: w.Off, wLen: w.Len, rOff: r.Off, rLen: r.Len, value: op.Value, a: op.A}
+	g := graphOp{w: o.id(w.Buffer), wOff: w.Off, wLen: w.Len, rOff: r.Off, rLen: r.Len, value: op.Value, a: op.A}
 	switch op.Kind {
 	case OpWrite:
 		g.kind = codeWrite
 	case OpFill:
 		g.kind = codeFill
 	case OpCopy:
-		g.kind, g.r = codeCopy, o.id(readBy(op))
+		g.kind, g.r = codeCopy, o.id(r.Buffer)
 	case OpAxpy:
-		g.kind, g.r = codeAxpy, o.id(readBy(op))
+		g.kind, g.r = codeAxpy, o.id(r.Buffer)
 	}
 	return g, true
 }
@@ -336,22 +337,6 @@ func span(data [][]byte, id uint32, off, n int64) []byte {
 		return b[off:end]
 	}
 	return b[min(off, int64(len(b))):]
-}
-
-// writtenBy is the buffer a data op writes (the first span Op.ResolveInto gives), readBy the
-// first it reads: the names a graph op's ranges lie in.
-func writtenBy(op *Op) string {
-	if op.Kind == OpAxpy {
-		return op.Y
-	}
-	return op.Dst
-}
-
-func readBy(op *Op) string {
-	if op.Kind == OpAxpy {
-		return op.X
-	}
-	return op.Src
 }
 
 // Live lists the live buffers in allocation order.

@@ -1219,27 +1219,6 @@ var _ = Describe("Oracle", func() {
 	})
 })
 
-// A graph op keeps its ranges without the buffers' names and takes them from the op: they must be
-// the names Op.ResolveInto resolves the ranges in.
-var _ = Describe("A graph op's buffers", func() {
-	It("are those of the spans the op resolves to, for every data op", func() {
-		size := func(string) int64 { return 64 }
-		for _, op := range []*probes.Op{
-			{Kind: probes.OpFill, Dst: "d"},
-			{Kind: probes.OpCopy, Dst: "d", Src: "s"},
-			{Kind: probes.OpAxpy, Y: "y", X: "x"},
-			{Kind: probes.OpWrite, Dst: "d"},
-		} {
-			var sp probes.Spans
-			Expect(op.ResolveInto(size, &sp)).To(Succeed())
-			Expect(probes.WrittenBy(op)).To(Equal(sp.Span[0].Buffer), "%s", op.Kind)
-			if sp.N > sp.W {
-				Expect(probes.ReadBy(op)).To(Equal(sp.Span[sp.W].Buffer), "%s", op.Kind)
-			}
-		}
-	})
-})
-
 // A capture of 100,000 ops keeps 100,000 graph ops: they stay small (and hold no pointers, which
 // the type's fields show).
 var _ = Describe("A graph op", func() {

@@ -3,7 +3,8 @@
 // A record of 100,000 values in one slice is either copied as it doubles or, sized up front, zeroed
 // whole and then written again from memory once the zeroing has pushed it out of the cache. In
 // blocks of at most Block values, nothing is copied and each block is written while its zeroing
-// has left it in the cache. The oracle's programs and the engine's compact timeline records use it.
+// has left it in the cache. The oracle's programs, the engine's compact timeline records and the
+// loader's sizes (a pointer to a value stays valid: values never move) use it.
 package chunk
 
 import "iter"
@@ -21,13 +22,14 @@ type Log[T any] struct {
 	Hint int
 }
 
-// Add appends v.
-func (l *Log[T]) Add(v T) {
+// Add appends v and returns where it is kept: a value never moves once added.
+func (l *Log[T]) Add(v T) *T {
 	if len(l.last) == cap(l.last) {
 		l.grow()
 	}
 	l.last = append(l.last, v)
 	l.n++
+	return &l.last[len(l.last)-1]
 }
 
 func (l *Log[T]) grow() {

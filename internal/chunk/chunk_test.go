@@ -59,6 +59,17 @@ var _ = Describe("a log in blocks", func() {
 		Entry("one past a block", chunk.Block+1, chunk.Block+1),
 	)
 
+	It("never moves a value once added: the pointer Add returns stays valid", func() {
+		var l chunk.Log[int]
+		first := l.Add(7)
+		for i := range chunk.Block * 3 {
+			l.Add(i)
+		}
+		Expect(*first).To(Equal(7))
+		*first = 8
+		Expect(values(&l)[0]).To(Equal(8))
+	})
+
 	It("is, copied, a view of what it held then", func() {
 		var l chunk.Log[int]
 		for i := range 10 {
