@@ -18,9 +18,6 @@ func (r *run) classify(err error) {
 	switch {
 	case err != nil:
 		res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
-		if res.Error.Kind == ErrDeviceLost {
-			res.DeviceState = DeviceLost
-		}
 	case res.CorruptedRounds > 0:
 		res.Outcome, res.Reason = probes.Corrupted, r.corruptionReason()
 	case staleRan(res) != nil:
@@ -41,11 +38,14 @@ func (r *run) classify(err error) {
 		res.Outcome = probes.Exact
 		res.Reason = fmt.Sprintf("%d of %d rounds byte-identical to the oracle, no error", res.Rounds, res.Replays)
 	}
-	if r.poisoned {
-		// A sticky error answered a replay: the device runs nothing more, as if lost.
+	if r.deviceGone(err) {
 		res.DeviceState = DeviceLost
 	}
 }
+
+// deviceGone reports whether the device runs nothing more: it was lost (err), or a sticky error
+// answered a replay (poisoned), which leaves it as if lost.
+func (r *run) deviceGone(err error) bool { return kindOf(err) == ErrDeviceLost || r.poisoned }
 
 func (r *run) corruptionReason() string {
 	res := r.res
@@ -61,11 +61,8 @@ func (r *run) corruptionReason() string {
 			b.WriteString(" (the platform rejected that launch)")
 		}
 	})
-	for _, ev := range res.Timeline.Events() {
-		if ev.Eager && ev.Step != nil {
-			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", ev.Step)
-			break
-		}
+	if step, ok := res.Timeline.firstEager(); ok {
+		fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", step)
 	}
 	if res.Rejection != nil {
 		fmt.Fprintf(&b, "; also %s", rejectionReason(res.Rejection))

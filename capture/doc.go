@@ -36,8 +36,8 @@
 // value (so a result written by another process judges exactly as the original). Its timeline
 // events say what each call returned and whether work during a capture was captured or ran
 // eagerly (a capture's work that took is kept compact and built into events when the timeline is
-// read: Timeline.Events); its steps are typed (probes.Step); a run that ended in error says which kind of failure
-// it was (RunError). Judging a result is package verdict's.
+// read: Timeline.Events); its steps are typed (probes.Step); a run that ended in error says which
+// kind of failure it was (RunError). Judging a result is package verdict's.
 //
 // Faults and hangs. Faults injected on purpose (a probe's faults, Options.Faults; probes.Fault) are
 // armed on the backend's device (runtime.FaultInjector) as the instance reaches them, and one that

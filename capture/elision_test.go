@@ -64,7 +64,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 	It("hold the memory of one round whatever their number", func() {
 		short, long := run(100, capture.Options{}), run(2000, capture.Options{})
 		Expect(long.Timeline.Events()).To(HaveLen(len(short.Timeline.Events())))
-		Expect(long.Timeline.Events()[len(long.Timeline.Events())-1].Seq).To(Equal(short.Timeline.Events()[len(short.Timeline.Events())-1].Seq + 1900*2))
+		Expect(lastEvent(long).Seq).To(Equal(lastEvent(short).Seq + 1900*2))
 	})
 
 	It("stop at a round with an error, which is kept", func() {

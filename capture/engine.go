@@ -125,10 +125,10 @@ type run struct {
 	// thread: teardown gives each thread its mode back.
 	threadModes map[runtime.Thread]runtime.CaptureMode
 	verifier    // how verification reaches device bytes (compare.go)
-	// roundLaunch is the round's last launch that took (replays), the step a fault the device
-	// reports at the round's synchronisation is charged to; poisoned: that fault was sticky, and
-	// the device runs nothing more (replayFaulted).
-	roundLaunch *probes.Step
+	// roundLaunch is the round's last launch that took (replays; the zero Step when none), the
+	// step a fault the device reports at the round's synchronisation is charged to; poisoned: that
+	// fault was sticky, and the device runs nothing more (replayFaulted).
+	roundLaunch probes.Step
 	poisoned    bool
 
 	// watch times every call into the backend's device (watch.go).
@@ -139,8 +139,8 @@ type run struct {
 	armed  []bool
 	// cur is the engine call being made: what a timeout in a device call names.
 	cur deviceCall
-	// walker is the backend device's walk of a graph's nodes, nil where the run lists them
-	// (walkerOf).
+	// walker is the backend device's walk of a graph's nodes under the watch, nil where the run
+	// walks through the runtime under test (walkerOf, walkGraph).
 	walker runtime.GraphWalker
 }
 
@@ -235,7 +235,7 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	if len(r.faults) > 0 {
 		r.disarmFaults(err)
 	}
-	lost := kindOf(err) == ErrDeviceLost || r.poisoned
+	lost := r.deviceGone(err)
 	if lost {
 		// Nothing can be released on a lost device: closing it (a reset) releases everything.
 		r.tl.enter(PhaseTeardown)

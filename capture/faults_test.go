@@ -201,7 +201,7 @@ var _ = Describe("injected faults", func() {
 				Expect(res.DeviceState).To(Equal(capture.DeviceAbandoned))
 				Expect(res.Faults).To(ConsistOf(SatisfyAll(HaveField("Fault", "hang@2"), HaveField("Fired", true))))
 				Expect(res.Rounds).To(Equal(1))
-				last := res.Timeline.Events()[len(res.Timeline.Events())-1]
+				last := lastEvent(res)
 				Expect(last.Call).To(Equal("Launch(graph main) on main"))
 				// The launch began before the deadline, when calls' starts are not read: how long
 				// it was in flight is known from below, by the deadline and its grace.

@@ -48,10 +48,6 @@ func fuzzProbe(t *testing.T, choices []byte, mode, replays uint8) (*probes.Probe
 	return set.Probes[0], modes[int(mode)%len(modes)], 1 + int(replays)%4
 }
 
-// opaque forwards the Device interface only: no Unwrap, so the engine finds no runtime.Comparer
-// behind it and reads every buffer back instead of comparing it in place.
-type opaque struct{ runtime.Device }
-
 // oracleMatchesDevice runs p unguarded on dev twice, comparing every checked buffer with the
 // oracle after every replay: in place (runtime.Comparer, when dev has one) and read back
 // (Device.Read). A hazard-free probe must be exact both ways; the error says where it is not.

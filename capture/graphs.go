@@ -6,12 +6,13 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// Graph introspection: on a backend that can list a graph's nodes, the engine compares each
-// captured graph with what it issued into the capture. A node that reads or writes memory no
-// buffer of the capture holds, or a graph whose work nodes do not match the work the engine
-// captured, is a finding: the graph will replay something the probe never asked for.
+// Graph introspection: on a backend that can list a graph's nodes, the engine walks each captured
+// graph (runtime.GraphWalker where the device has it, GraphNodes otherwise) and compares it with
+// what it issued into the capture. A node that reads or writes memory no buffer of the capture
+// holds, or a graph whose work nodes do not match the work the engine captured, is a finding: the
+// graph will replay something the probe never asked for.
 
-// GraphCheck is what listing one captured graph's nodes showed.
+// GraphCheck is what one captured graph's nodes showed.
 type GraphCheck struct {
 	Capture string `json:"capture"`
 	Nodes   int    `json:"nodes"` // every node of the graph

@@ -41,6 +41,18 @@ func runInstance(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, 
 
 func ctx() context.Context { return context.Background() }
 
+// lastEvent is the last event of res's timeline.
+func lastEvent(res *capture.Result) capture.Event {
+	ev := res.Timeline.Events()
+	return ev[len(ev)-1]
+}
+
+// opaque forwards the Device interface only: no Unwrap, so the engine finds none of the device's
+// optional capabilities behind it. It reads every buffer back instead of comparing it in place
+// (runtime.Comparer), as a real backend without one does, and lists a graph's nodes instead of
+// walking them (runtime.GraphWalker).
+type opaque struct{ runtime.Device }
+
 // catalog is the probe catalog of specs/, loaded once per tree construction.
 type catalog struct{ sets []*probes.Set }
 

@@ -19,17 +19,20 @@ type deviceCall struct {
 	// enqueues names the probe stream of stream work (fill, copy, axpy, record, wait): after it
 	// took, the engine asks whether it went into the capture in progress or ran eagerly.
 	enqueues string
-	// kernel: fill, copy or axpy, which, when it takes effect, changes no stream's capture
-	// membership (see membership). Its description is built from op and its ranges w (and x)
-	// only when it is needed (text): a capture's kernel call that took is recorded without one.
-	kernel bool
-	op     *probes.Op
-	w, x   runtime.Ptr
+	// op is set for a kernel call (kernel): fill, copy or axpy, which, when it takes effect,
+	// changes no stream's capture membership (see membership). Its description is built from op
+	// and its ranges w (and x) only when it is needed (text): a capture's kernel call that took is
+	// recorded without one.
+	op   *probes.Op
+	w, x runtime.Ptr
 }
+
+// kernel reports whether the call is a fill, copy or axpy (op).
+func (c *deviceCall) kernel() bool { return c.op != nil }
 
 // text is the call's description, cut from t's blocks of text.
 func (c *deviceCall) text(t *timeline) string {
-	if !c.kernel {
+	if !c.kernel() {
 		return c.desc
 	}
 	return t.text(func(b []byte) []byte { return describeKernel(b, c.op, c.w, c.x) })
@@ -37,7 +40,7 @@ func (c *deviceCall) text(t *timeline) string {
 
 // String is the call's description as a string of its own, for messages.
 func (c *deviceCall) String() string {
-	if !c.kernel {
+	if !c.kernel() {
 		return c.desc
 	}
 	return string(describeKernel(nil, c.op, c.w, c.x))
@@ -62,7 +65,7 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 	if err := r.ctx.Err(); err != nil {
 		return false, fail(ErrTimeout, c.stepRef(), fmt.Errorf("%s: %w", c.step, err))
 	}
-	if !c.kernel {
+	if !c.kernel() {
 		r.member = membership{} // see membership
 	}
 	var before *snapshot
@@ -73,7 +76,7 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 	}
 	r.cur = c
 	ret, callErr := do()
-	if c.kernel && callErr == nil && r.capture != "" && !r.watch.hasFired() && r.tl.compact(c.step, c.op) {
+	if c.kernel() && callErr == nil && r.capture != "" && !r.watch.hasFired() && r.tl.compact(c.step, c.op) {
 		// The bulk of a capture: work that took, recorded compactly (Timeline).
 		captured, err := r.inCapture(c.enqueues, true)
 		if err != nil {
@@ -91,7 +94,7 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 	if callErr != nil {
 		r.member = membership{}
 	} else if c.enqueues != "" && r.capture != "" {
-		if ev.Captured, err = r.inCapture(c.enqueues, c.kernel); err != nil {
+		if ev.Captured, err = r.inCapture(c.enqueues, c.kernel()); err != nil {
 			return false, fail(ErrSetup, step, err)
 		}
 		ev.Eager = !ev.Captured
@@ -143,9 +146,15 @@ func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
 		return false, fail(ErrRuntime, step, fmt.Errorf("%s: %w", step, err))
 	}
 	if r.res.Rejection == nil {
-		r.res.Rejection = &Rejection{Step: *step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class, DuringCapture: r.capture != "", Invalidated: e.Invalidated}
+		r.res.Rejection = rejectionOf(*step, e)
+		r.res.Rejection.DuringCapture, r.res.Rejection.Invalidated = r.capture != "", e.Invalidated
 	}
 	return false, nil
+}
+
+// rejectionOf is the platform's rejection e of the call at step, as a result records it.
+func rejectionOf(step probes.Step, e *runtime.Error) *Rejection {
+	return &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class}
 }
 
 func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
@@ -251,7 +260,7 @@ func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, 
 			return false, err
 		}
 	}
-	c := deviceCall{step: step, thread: t, enqueues: op.Stream, kernel: true, op: op, w: w, x: x}
+	c := deviceCall{step: step, thread: t, enqueues: op.Stream, op: op, w: w, x: x}
 	do := func() (string, error) {
 		switch op.Kind {
 		case probes.OpFill:

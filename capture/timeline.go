@@ -90,6 +90,35 @@ func (tl Timeline) Events() []Event {
 	return append(out, evs...)
 }
 
+// firstEager is the step of the first event that ran eagerly outside a capture (Event.Eager), as
+// Events would list it, found without building the events.
+func (tl Timeline) firstEager() (probes.Step, bool) {
+	if tl.log == nil {
+		return probes.Step{}, false
+	}
+	l := tl.log
+	var step probes.Step
+	seq := -1
+	for _, ev := range l.events {
+		if ev.Eager && ev.Step != nil {
+			step, seq = *ev.Step, ev.Seq
+			break
+		}
+	}
+	for block := range l.kernels.Blocks() {
+		for _, k := range block {
+			if seq >= 0 && k.seq > seq {
+				return step, true
+			}
+			if !k.captured {
+				c := l.captures[k.capture]
+				return probes.OpStep(probes.PhaseCapture, c.Name, int(k.index)), true
+			}
+		}
+	}
+	return step, seq >= 0
+}
+
 // Equal reports whether two timelines have the same events (go-cmp uses it).
 func (tl Timeline) Equal(o Timeline) bool {
 	return tl.Len() == o.Len() && reflect.DeepEqual(tl.Events(), o.Events())
@@ -122,17 +151,16 @@ func (tl *Timeline) UnmarshalJSON(b []byte) error {
 // events to a slice sized for the probe up front, their steps to blocks of steps, and their call
 // texts to blocks of text (text).
 type timeline struct {
-	events  []Event
-	kernels chunk.Log[kernelEvent]
-	// captures are the captures whose ops kernels records, the last the one in progress (capture).
-	captures []*probes.Capture
-	seq      int // calls recorded, those of elided rounds included
-	phase    Phase
-	round    int
-	steps    []probes.Step // the current block of kept steps
-	blocks   int           // step blocks made
-	texts    strings.Builder
-	scr      []byte // scratch for the text being built
+	// callLog is what is recorded so far (log); its last capture is the one in progress
+	// (capture).
+	callLog
+	seq    int // calls recorded, those of elided rounds included
+	phase  Phase
+	round  int
+	steps  []probes.Step // the current block of kept steps
+	blocks int           // step blocks made
+	texts  strings.Builder
+	scr    []byte // scratch for the text being built
 	// captured: the last call recorded was work that went into the capture.
 	captured bool
 	// Where the replay round in progress began: its first event, and the step block and length
@@ -145,7 +173,8 @@ func (t *timeline) log() Timeline {
 	if len(t.events) == 0 && t.kernels.Len() == 0 {
 		return Timeline{}
 	}
-	return Timeline{&callLog{events: t.events, kernels: t.kernels, captures: t.captures}}
+	l := t.callLog // a copy: a view of what was recorded until now (chunk.Log)
+	return Timeline{&l}
 }
 
 // capture notes that the ops of c are being issued: their kernel calls may be recorded compactly.

@@ -27,15 +27,15 @@ func (r *run) replays() error {
 			return err
 		}
 		launched := time.Now()
-		r.roundLaunch = nil
+		r.roundLaunch = probes.Step{}
 		for _, lc := range r.p.Replay.Order {
 			g, ok := r.graphs[lc.Capture]
 			if !ok {
 				r.oracle.Launch(lc.Capture, false)
 				continue
 			}
-			stream := r.streams[lc.Stream]
-			took, err := r.call(deviceCall{step: probes.LaunchStep(round, lc.Capture), desc: fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream),
+			stream, step := r.streams[lc.Stream], probes.LaunchStep(round, lc.Capture)
+			took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream),
 				thread: runtime.Main}, exec(func() error { return r.dev.Launch(runtime.Main, g, stream) }))
 			if err != nil {
 				return err
@@ -46,8 +46,7 @@ func (r *run) replays() error {
 				r.noteStale(lc.Capture, round, took)
 			}
 			if took {
-				step := probes.LaunchStep(round, lc.Capture)
-				r.roundLaunch = &step
+				r.roundLaunch = step
 			}
 			r.oracle.Launch(lc.Capture, took)
 		}
@@ -81,15 +80,15 @@ func (r *run) replayFaulted(round int, err error) bool {
 	// must made err: the platform's answer is ErrSetup, or ErrDeviceLost for a sticky one; a
 	// guard's misuse and a runtime's own failure have kinds of their own.
 	e, ok := runtime.AsError(err)
-	if !ok || r.roundLaunch == nil || e.Class == runtime.ClassRefused || e.Class == runtime.ClassDeviceLost {
+	if !ok || r.roundLaunch == (probes.Step{}) || e.Class == runtime.ClassRefused || e.Class == runtime.ClassDeviceLost {
 		return false
 	}
 	if k := kindOf(err); k != ErrSetup && (k != ErrDeviceLost || !e.Sticky) {
 		return false
 	}
 	if r.res.Rejection == nil {
-		r.res.Rejection = &Rejection{Step: *r.roundLaunch, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class,
-			Asynchronous: true, Sticky: e.Sticky}
+		r.res.Rejection = rejectionOf(r.roundLaunch, e)
+		r.res.Rejection.Asynchronous, r.res.Rejection.Sticky = true, e.Sticky
 	}
 	for i := range r.res.Stale {
 		if r.res.Stale[i].Round == round {

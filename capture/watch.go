@@ -37,6 +37,9 @@ type watch struct {
 	// (a call that began earlier gets its grace from the deadline), so only then is the clock read
 	// for each call: a capture of 100,000 ops would spend a tenth of its time reading it.
 	late atomic.Bool
+	// expired is when run saw the context end; only run's goroutine (and stuck, which it calls)
+	// reads it.
+	expired time.Time
 	// tr runs the instance as one batch on the device's Main thread (runtime.ThreadRunner), nil
 	// when it must not (see Run); onThread is set once the body runs there.
 	tr       runtime.ThreadRunner
@@ -52,7 +55,6 @@ type watch struct {
 	// Guarded by mu.
 	call    string        // the backend call in flight, "" when none
 	started time.Duration // when the call in flight began, since base; unknown (-1) before late
-	expired time.Time     // when run saw the context end
 	// own: the call in flight is the runtime under test's own code, not a device call it made.
 	own       bool
 	finished  bool // the instance's goroutine is done
@@ -195,7 +197,8 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 	}
 	// late first: a call whose start was not read began before expired.
 	w.late.Store(true)
-	expired := time.Now()
+	w.expired = time.Now()
+	expired := w.expired
 	g := grace(timeout)
 	var poll *time.Ticker
 	for {
@@ -218,7 +221,6 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 			return false
 		}
 		// The instance is inside a call: it holds the lock everywhere else.
-		w.expired = expired
 		limit := expired
 		if at, ok := w.startedAt(); ok && at.After(expired) {
 			limit = at

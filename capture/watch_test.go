@@ -55,7 +55,7 @@ var _ = Describe("the watch", func() {
 		Expect(res.Error.Kind).To(Equal(capture.ErrTimeout))
 		Expect(res.Error.Call).To(Equal("Free"), res.Reason)
 		Expect(res.DeviceState).To(Equal(capture.DeviceAbandoned))
-		last := res.Timeline.Events()[len(res.Timeline.Events())-1]
+		last := lastEvent(res)
 		Expect(last.Err).To(HavePrefix("no return: abandoned after "))
 		Expect(last.Err).NotTo(ContainSubstring("more than"), "the free's start was read: it began after the deadline")
 		inFlight, err := time.ParseDuration(strings.TrimPrefix(last.Err, "no return: abandoned after "))

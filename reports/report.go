@@ -83,8 +83,8 @@ type Entry struct {
 type DeviceChange struct {
 	// State is the instance's capture.DeviceState: lost or abandoned.
 	State capture.DeviceState `json:"state"`
-	// Device describes the device given up: a lost one is closed (a reset where a fresh one replaces it), an abandoned one is
-	// left with its worker blocked and never called again.
+	// Device describes the device given up: a lost one is closed (a reset where a fresh one
+	// replaces it), an abandoned one is left with its worker blocked and never called again.
 	Device string `json:"device"`
 	// Replacement describes the fresh device the following instances run on; "" when none could
 	// be opened, and every following instance is skipped.

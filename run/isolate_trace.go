@@ -36,7 +36,8 @@ func (d *tracedComparer) Equal(t runtime.Thread, src runtime.Ptr, want []byte) (
 }
 
 // Unwrap gives the optional interfaces of the device it traces (runtime.As): arming a fault or
-// abandoning the device is not a call into the driver that could crash.
+// abandoning the device is not a call into the driver that could crash. Those that are (an
+// in-place comparison, a graph walk) are announced by traced and WalkGraph; a new one must be too.
 func (d *tracedDevice) Unwrap() runtime.Device { return d.Device }
 
 func (d *tracedDevice) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
