@@ -131,7 +131,7 @@ func captureSpecs(h *harness) {
 				Expect(h.read(y)).To(Equal(make([]byte, y.Bytes)), "the replay did not repeat the outside fill")
 			})
 
-			if h.opts.EndCaptureInstantiates && m != runtime.Relaxed {
+			if h.opts.EndCaptureInstantiates && minds(m, runtime.Global, true) {
 				// The instantiation of the first graph is an unsafe call the second capture, the
 				// thread's own, forbids.
 				g.It(inMode("two captures in progress at once have distinct IDs; ending one fails capture-unsupported with no graph and invalidates the other", m), func() {

@@ -4,9 +4,9 @@
 // New opens the library (Options.Library, $REPLAYCHECK_CUDA_LIB, else libcuda.so.1), resolves
 // the whole function table at once, binding the exported names exactly (cuMemAlloc_v2,
 // cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags, ...), and calls cuInit(0) at every open
-// (it may be called again; a library loaded again starts uninitialised). A library that cannot be loaded is a *NoLibraryError (ErrNoLibrary); a
-// cuInit failure, above all the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY, 34), wraps
-// ErrNoDriver.
+// (it may be called again; a library loaded again starts uninitialised). A library that cannot be
+// loaded is a *NoLibraryError (ErrNoLibrary); a cuInit failure, above all the toolkit's stub
+// library (CUDA_ERROR_STUB_LIBRARY, 34), wraps ErrNoDriver.
 //
 // Open retains the device's primary context (never cuCtxCreate) and makes it current on two
 // locked OS-thread workers, Main and Other; every call runs on the worker its Thread names. The
@@ -16,9 +16,9 @@
 // both. The instantiation is a potentially unsafe call: while another capture is in progress that
 // the calling thread's interaction mode minds, it fails 900 after cuStreamEndCapture ended the
 // capture, and that other capture is invalidated (measured on an H200, driver 13.0); EndCapture
-// then returns the 900 with no graph. CaptureInfo asks cuStreamIsCapturing for the status and takes the ID (one per
-// BeginCapture, shared by the streams a Wait forks into the capture), the origin and the mode
-// from the Go bookkeeping; cuStreamGetCaptureInfo is not bound. Errors are *runtime.Error named
+// then returns the 900 with no graph. CaptureInfo asks cuStreamIsCapturing for the status and
+// takes the ID (one per BeginCapture, shared by the streams a Wait forks into the capture), the
+// origin and the mode from the Go bookkeeping; cuStreamGetCaptureInfo is not bound. Errors are *runtime.Error named
 // and classed by the one table Codes, with cuGetErrorString's text as Detail; after a failed call
 // the status of every capture in progress is asked again, and Invalidated says whether this call
 // invalidated one.

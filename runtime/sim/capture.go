@@ -59,7 +59,8 @@ func (k workKind) String() string {
 	return fmt.Sprintf("work kind %d", uint8(k))
 }
 
-// ranges is how many ranges a work of kind k touches (work.touched).
+// ranges is how many ranges a work of kind k touches: the count work.touched returns, without
+// building the ranges (add, once per captured node).
 func (k workKind) ranges() int {
 	switch k {
 	case kindMemcpy:
@@ -186,22 +187,10 @@ func (c *ownerCursor) next() owner {
 	return c.g.owners[runs[c.run].owner]
 }
 
-// spares are the work blocks of destroyed graphs, kept for the next captures (spareBlocks).
-type spares struct {
-	works spareBlocks
-}
-
-// newSpares keeps up to 32 blocks, the works of 131,072 nodes (4 MiB): a capture of 100,000 ops,
-// the size issue 13 measures, fits, and a device holds no more than that for later.
-func newSpares() *spares {
-	return &spares{works: spareBlocks{max: 32}}
-}
-
-// release hands g's blocks to s and empties g, so the graph it was can never read them again.
-func (s *spares) release(g *dag) {
-	s.works.keep(&g.works)
-	*g = dag{}
-}
+// maxSpares is how many work blocks of destroyed graphs a device keeps for the next captures:
+// the works of 131,072 nodes (4 MiB). A capture of 100,000 ops, the size issue 13 measures, fits,
+// and a device holds no more than that for later.
+const maxSpares = 32
 
 // capture is one capture sequence: the origin stream, the streams forked into it, and the DAG.
 type capture struct {
@@ -221,7 +210,7 @@ func (c *capture) String() string {
 // add records w as a node that depends on the stream's last nodes, and makes it the stream's tail.
 // held are the allocations of w's touched ranges, in touched order, as the checks at enqueue found
 // them (live, and nothing is allocated or freed in between).
-func (c *capture) add(s *stream, w work, held [3]*allocation, spare *spares) {
+func (c *capture) add(s *stream, w work, held [3]*allocation, spare *spareBlocks) {
 	n := c.len()
 	if len(s.tail) != 1 || s.tail[0] != n-1 {
 		c.explicit = append(c.explicit, explicitDeps{node: int32(n), start: int32(len(c.deps))})
@@ -232,7 +221,7 @@ func (c *capture) add(s *stream, w work, held [3]*allocation, spare *spares) {
 	for _, a := range held[:w.kind.ranges()] {
 		c.own(a)
 	}
-	c.works.push(w, &spare.works)
+	c.works.push(w, spare)
 	// The stream owns its tail (events and forks take copies of it), so it is reused.
 	s.tail = append(s.tail[:0], n)
 }
@@ -577,7 +566,9 @@ func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 		delete(d.graphs, g)
 		// Nothing reads the graph's nodes any more: call settled the launches of it before this
 		// body, and a seeded launch ran on a copy.
-		d.spares.release(&gr.dag)
+		// Its blocks go to the spares, and the graph it was can never read them again.
+		d.spares.keep(&gr.works)
+		gr.dag = dag{}
 		return nil
 	})
 }

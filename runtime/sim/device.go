@@ -50,8 +50,8 @@ type core struct {
 	streams  map[runtime.Stream]*stream
 	events   map[runtime.Event]*event
 	graphs   map[runtime.Graph]*graph
-	spares   *spares    // the work blocks of destroyed graphs, for the next captures
-	captures []*capture // in progress (active or invalidated), in the order they began
+	spares   spareBlocks // the work blocks of destroyed graphs, for the next captures (maxSpares)
+	captures []*capture  // in progress (active or invalidated), in the order they began
 	// handles are never reused, so a destroyed handle stays invalid.
 	lastHandle  uint64
 	lastCapture uint64
@@ -87,7 +87,7 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {id: runtime.DefaultStream}},
 		events:  map[runtime.Event]*event{},
 		graphs:  map[runtime.Graph]*graph{},
-		spares:  newSpares(),
+		spares:  spareBlocks{max: maxSpares},
 		never:   make(chan struct{}),
 	}}
 	d.rulesFor = map[string][]int{}
@@ -179,7 +179,7 @@ func (d *Device) Close() error {
 	d.pending = nil
 	clear(d.events)
 	clear(d.graphs)
-	d.spares = newSpares()
+	d.spares = spareBlocks{max: maxSpares}
 	d.captures = nil
 	return nil
 }
@@ -700,7 +700,7 @@ func (d *Device) enqueue(c *call, w work, held [3]*allocation) error {
 		return err
 	}
 	if cp := c.stream.capture; cp != nil {
-		cp.add(c.stream, w, held, d.spares)
+		cp.add(c.stream, w, held, &d.spares)
 		return nil
 	}
 	d.execute(w)

@@ -58,7 +58,6 @@ func profileWithout(edit func(p *sim.Profile)) []byte {
 	return doc
 }
 
-// dropRow removes the one rule whose situation starts with prefix.
 // endRefused checks the measured answer to ending Main's capture while one that thread began
 // began in mode is in progress: 900 (capture-unsupported), and that other capture invalidated.
 func endRefused(began runtime.Thread, mode runtime.CaptureMode) func(d *sim.Device) error {
@@ -70,6 +69,7 @@ func endRefused(began runtime.Thread, mode runtime.CaptureMode) func(d *sim.Devi
 	}
 }
 
+// dropRow removes the one rule whose situation starts with prefix.
 func dropRow(prefix string) func(p *sim.Profile) {
 	return func(p *sim.Profile) {
 		GinkgoHelper()

@@ -27,7 +27,7 @@ var (
 	compareWorkers       = 16
 )
 
-// SetCompareShape sets Equal's chunk and comparison goroutines for devices whose first Equal
+// SetCompareShape sets Equal's comparison goroutines, and its chunk for devices whose first Equal
 // comes after it, until restore; for benchmarks.
 func SetCompareShape(chunk int64, workers int) (restore func()) {
 	oc, ow := compareChunk, compareWorkers
