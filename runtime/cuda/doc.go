@@ -18,10 +18,10 @@
 // capture, and that other capture is invalidated (measured on an H200, driver 13.0); EndCapture
 // then returns the 900 with no graph. CaptureInfo asks cuStreamIsCapturing for the status and
 // takes the ID (one per BeginCapture, shared by the streams a Wait forks into the capture), the
-// origin and the mode from the Go bookkeeping; cuStreamGetCaptureInfo is not bound. Errors are *runtime.Error named
-// and classed by the one table Codes, with cuGetErrorString's text as Detail; after a failed call
-// the status of every capture in progress is asked again, and Invalidated says whether this call
-// invalidated one.
+// origin and the mode from the Go bookkeeping; cuStreamGetCaptureInfo is not bound. Errors are
+// *runtime.Error named and classed by the one table Codes, with cuGetErrorString's text as Detail;
+// after a failed call the status of every capture in progress is asked again, and Invalidated
+// says whether this call invalidated one.
 //
 // Graph introspection (capability "graph-introspection"): GraphNodes lists the captured CUgraph's
 // nodes with cuGraphGetNodes and cuGraphNodeGetType; a memset node writes the rows
