@@ -41,6 +41,7 @@ var scenarios = map[fake.Library][]struct {
 	fake.CUDA: {
 		{"alloc", "reuses freed blocks, replays a re-base into the bystander and, silently, a small freed block", nil},
 		{"freed", "replays over an allocation freed since capture silently below 2 MiB and fails 700 from 2 MiB", nil},
+		{"host", "refuses pinned alloc in a GLOBAL capture with 900, and loses the context on a launch whose copy names pinned memory freed since capture", nil},
 		{"instantiate", "ends a capture while another is in progress and refuses the instantiation with 900, invalidating the other, where the caller's mode minds it", nil},
 		{"capture", "begins, queries and ends captures, running captured work only when launched", nil},
 		{"sync", "invalidates a capture on 900 and 907, then fails its work and its end with 901", nil},
@@ -108,6 +109,8 @@ var _ = Describe("the fakes' behaviour", func() {
 		},
 		Entry("a replay over 2 MiB or more freed", "replay of a graph over an allocation of 2 MiB or more freed", "freed",
 			[]string{"tmp of 2097152 bytes, src and out of 4096: launch = 0", "cu.cuGraphLaunch(x, s) = 0, want 700"}),
+		Entry("pinned alloc by the capturing thread", "cuMemAllocHost or cuMemFreeHost by the capturing thread in GLOBAL", "host",
+			[]string{"cu.cuMemAllocHost_v2(&again, 4096) = 0, want 900"}),
 		Entry("the thread's own other capture at an end", "end a capture while the calling thread's own other GLOBAL or THREAD_LOCAL capture", "instantiate",
 			[]string{"end_and_instantiate(s1) = 0, want 900", "= 0, want 901"}),
 		Entry("another thread's GLOBAL capture at an end", "end a capture while another thread's GLOBAL capture is in progress, in GLOBAL", "instantiate",

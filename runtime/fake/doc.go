@@ -32,6 +32,13 @@
 // aclmdlRICaptureEnd. Generate refuses a profile with a rejecting EndCapture rule after one of
 // them, whose answer would then depend on which call made it.
 //
+// One answer is the driver's and not the simulator's: cuGraphLaunch of a graph whose copy names
+// pinned host memory freed with cuMemFreeHost since capture (even if the address was handed out
+// again) fails 719 and loses the context, as an H200 did at 16 MiB (smaller ones crashed the
+// process). The simulator has no such rule because the bindings keep host memory a live graph
+// names (runtime/internal/bind), so a launch of theirs never meets it: the fake is what shows that
+// they do.
+//
 // What the fake cannot reproduce: pageable host memory is the program's own (any address outside
 // the fake's memory), so the fake neither checks that such a range is live nor sees it freed: a
 // replay that reads freed pageable memory is not graph-range-freed, as it is in the simulator, and

@@ -15,8 +15,8 @@ import (
 )
 
 // What an NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-12-04) answered for a replay over memory
-// freed with cuMemFree and for a capture ended while another is in progress, as the cuda profile
-// encodes it; and, for each row, a negative control: the profile without it answers otherwise.
+// freed with cuMemFree, for a capture ended while another is in progress and for pinned host memory
+// allocated or freed in a capture, as the cuda profile encodes it; and, for each row, a negative control: the profile without it answers otherwise.
 
 // replayAfterFree captures the shape of hazards/replay-after-free (copy src to tmp, tmp to out),
 // tmp of n bytes and src and out of io bytes, frees tmp and returns the replay's answer.
@@ -45,6 +45,34 @@ func endWhileCapturing(d *sim.Device, began runtime.Thread, mode runtime.Capture
 	Expect(d.Fill(main, s1, x, 1)).To(Succeed())
 	g, err := d.EndCapture(main, s1)
 	return g, status(d, s2), err
+}
+
+// hostCallInCapture begins a capture of mode on Main with a fill in it, then has t make one call on
+// pinned host memory, cuMemAllocHost (alloc) or cuMemFreeHost, and returns the capture's status
+// after it and the call's answer.
+func hostCallInCapture(d *sim.Device, alloc bool, t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureStatus, error) {
+	GinkgoHelper()
+	s, x := newStream(d), malloc(d, 4*KiB)
+	h, err := d.AllocHost(main, 4*KiB, runtime.Pinned)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(d.BeginCapture(main, s, mode)).To(Succeed())
+	Expect(d.Fill(main, s, x, 1)).To(Succeed())
+	if alloc {
+		_, err = d.AllocHost(t, 4*KiB, runtime.Pinned)
+	} else {
+		err = d.FreeHost(t, h)
+	}
+	return status(d, s), err
+}
+
+// hostRefused checks the measured 900 and invalidation of hostCallInCapture.
+func hostRefused(alloc bool, t runtime.Thread, mode runtime.CaptureMode) func(d *sim.Device) error {
+	return func(d *sim.Device) error {
+		if left, err := hostCallInCapture(d, alloc, t, mode); runtime.ClassOf(err) != runtime.ClassCaptureUnsupported || left != runtime.CaptureInvalidated {
+			return fmt.Errorf("the call answered %v, the capture is %v", err, left)
+		}
+		return nil
+	}
 }
 
 // profileWithout is the embedded cuda profile, changed by edit, as a document.
@@ -176,6 +204,24 @@ var _ = Describe("cuda, as measured on an H200", func() {
 		}
 	})
 
+	It("answers cuMemAllocHost and cuMemFreeHost in a capture as the H200 did: 900 and the capture invalidated where the capture minds the caller's unsafe calls", func() {
+		for _, alloc := range []bool{true, false} {
+			for _, mode := range runtime.CaptureModes() {
+				for _, t := range []runtime.Thread{main, other} {
+					left, err := hostCallInCapture(onProfile("cuda"), alloc, t, mode)
+					at := fmt.Sprintf("alloc %v, %v capture, by %v", alloc, mode, t)
+					if mode == runtime.Global || (mode == runtime.ThreadLocal && t == main) {
+						Expect(expectError(err, 900, runtime.ClassCaptureUnsupported).Invalidated).To(BeTrue(), at)
+						Expect(left).To(Equal(runtime.CaptureInvalidated), at)
+						continue
+					}
+					Expect(err).NotTo(HaveOccurred(), at)
+					Expect(left).To(Equal(runtime.CaptureActive), at)
+				}
+			}
+		}
+	})
+
 	// Negative controls: the profile without the row (or with the 700 row unbounded) answers
 	// otherwise, so each spec above depends on its row.
 	DescribeTable("without its row, a measured answer is gone",
@@ -205,6 +251,12 @@ var _ = Describe("cuda, as measured on an H200", func() {
 		Entry("900 at an end during the thread's own other THREAD_LOCAL capture",
 			dropRow("end a capture while the calling thread's own other GLOBAL or THREAD_LOCAL capture"),
 			endRefused(runtime.Main, runtime.ThreadLocal)),
+		Entry("900 for cuMemAllocHost by the capturing thread",
+			dropRow("cuMemAllocHost or cuMemFreeHost by the capturing thread in GLOBAL"),
+			hostRefused(true, runtime.Main, runtime.ThreadLocal)),
+		Entry("900 for cuMemFreeHost by another thread during a GLOBAL capture",
+			dropRow("cuMemAllocHost or cuMemFreeHost by another thread while a GLOBAL"),
+			hostRefused(false, runtime.Other, runtime.Global)),
 		Entry("900 at an end during another thread's GLOBAL capture",
 			dropRow("end a capture while another thread's GLOBAL capture is in progress, in GLOBAL"),
 			endRefused(runtime.Other, runtime.Global)),

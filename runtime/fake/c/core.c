@@ -1666,6 +1666,35 @@ int rc_launch(rc_device *d, uint64_t g, uint64_t s) {
 	return 0;
 }
 
+/* Not the simulator's: what the CUDA driver does with a graph whose copy names pinned host memory
+ * freed with cuMemFreeHost since capture, even when a new allocation took the address (H200, driver
+ * 13.0): the launch crashed the process up to 1 MiB and, at 16 MiB, failed 719 with the context
+ * lost. The fake answers the second, on the launch: the device is lost. replaycheck's binding keeps
+ * such memory (runtime/internal/bind/hosts.go), so no launch of its should ever get here. */
+int rc_launch_freed_host(rc_device *d, uint64_t g) {
+	graph_t *gr;
+	if (lookup_graph(d, g, &gr))
+		return 0; /* rc_launch reports it */
+	for (size_t i = 0; i < gr->nnodes; i++) {
+		range_t rs[3];
+		size_t k = work_ranges(&gr->nodes[i].w, rs);
+		for (size_t j = 0; j < k; j++) {
+			int host;
+			if (!in_region(&d->host, rs[j].addr))
+				continue;
+			alloc_t *a = containing(d, rs[j].addr, rs[j].bytes, &host);
+			if (a && a->gen == gr->nodes[i].gens[j])
+				continue;
+			d->lost = 1;
+			return rc_fail("device-lost",
+				       "graph %#llx copies pinned host memory %#llx+%lld freed with cuMemFreeHost since capture: the "
+				       "driver fails the launch and the context is lost (on an H200 a smaller copy crashed the process)",
+				       (unsigned long long)g, (unsigned long long)rs[j].addr, (long long)rs[j].bytes);
+		}
+	}
+	return 0;
+}
+
 int rc_destroy_graph(rc_device *d, uint64_t g) {
 	graph_t *gr;
 	int err = lookup_graph(d, g, &gr);

@@ -24,6 +24,9 @@ static struct {
 	int (*cuMemcpyHtoD_v2)(dptr, const void *, size_t);
 	int (*cuMemcpyDtoH_v2)(void *, dptr, size_t);
 	int (*cuMemcpyDtoDAsync_v2)(dptr, dptr, size_t, void *);
+	int (*cuMemcpyHtoDAsync_v2)(dptr, const void *, size_t, void *);
+	int (*cuMemAllocHost_v2)(void **, size_t);
+	int (*cuMemFreeHost)(void *);
 	int (*cuMemsetD8Async)(dptr, unsigned char, size_t, void *);
 	int (*cuStreamCreate)(void **, unsigned);
 	int (*cuStreamSynchronize)(void *);
@@ -173,6 +176,39 @@ static void scenario_freed(void) {
 	OK(cu.cuGraphLaunch(x, s));
 	OK(cu.cuGraphExecDestroy(x));
 	OK(cu.cuGraphDestroy(g));
+}
+
+/* Pinned host memory: unsafe in a capture as cuMemAlloc is; and a launch whose copy names pinned
+ * memory freed since capture loses the context, even with the address handed out again (H200). */
+static void scenario_host(void) {
+	void *s = stream(), *g = NULL, *h = NULL, *again = NULL;
+	dptr dev = dmalloc(4096);
+	OK(cu.cuMemAllocHost_v2(&h, 4096));
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	OK(cu.cuMemsetD8Async(dev, 1, 4096, s));
+	EQ(cu.cuMemAllocHost_v2(&again, 4096), 900);
+	EQ(status(s), 2);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	OK(cu.cuStreamBeginCapture_v2(s, RELAXED));
+	OK(cu.cuMemAllocHost_v2(&again, 4096));
+	OK(cu.cuMemFreeHost(again));
+	EQ(status(s), 1);
+	OK(cu.cuStreamEndCapture(s, &g));
+	OK(cu.cuGraphDestroy(g));
+
+	memset(h, 0x11, 4096);
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	OK(cu.cuMemcpyHtoDAsync_v2(dev, h, 4096, s));
+	OK(cu.cuStreamEndCapture(s, &g));
+	void *x = instantiate(g);
+	OK(cu.cuGraphLaunch(x, s));
+	OK(cu.cuStreamSynchronize(s));
+	EQ(first_byte(dev), 0x11);
+	OK(cu.cuMemFreeHost(h));
+	OK(cu.cuMemAllocHost_v2(&again, 4096));
+	EQ(again, h);
+	EQ(cu.cuGraphLaunch(x, s), 719);
+	EQ(cu.cuCtxSynchronize(), 719); /* sticky */
 }
 
 static void scenario_capture(void) {
@@ -542,7 +578,8 @@ int main(int argc, char **argv) {
 	LOAD(cuModuleGetFunction); LOAD(cuLaunchKernel); LOAD(cuStreamBeginCapture_v2); LOAD(cuStreamEndCapture);
 	LOAD(cuStreamIsCapturing); LOAD(cuThreadExchangeStreamCaptureMode); LOAD(cuGraphInstantiateWithFlags);
 	LOAD(cuGraphLaunch); LOAD(cuGraphGetNodes); LOAD(cuGraphNodeGetType); LOAD(cuGraphExecDestroy);
-	LOAD(cuGraphDestroy); LOAD(cuGetErrorName); LOAD(cuGetErrorString);
+	LOAD(cuGraphDestroy); LOAD(cuGetErrorName); LOAD(cuGetErrorString); LOAD(cuMemcpyHtoDAsync_v2);
+	LOAD(cuMemAllocHost_v2); LOAD(cuMemFreeHost);
 	void **slots = (void **)&cu;
 	for (size_t i = 0; i < sizeof cu / sizeof(void *); i++)
 		if (!slots[i]) {
@@ -570,6 +607,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "sync") == 0) scenario_sync();
 		else if (strcmp(sc, "threads") == 0) scenario_threads();
 		else if (strcmp(sc, "freed") == 0) scenario_freed();
+		else if (strcmp(sc, "host") == 0) scenario_host();
 		else if (strcmp(sc, "instantiate") == 0) scenario_instantiate();
 		else if (strcmp(sc, "kernel") == 0) scenario_kernel();
 		else if (strcmp(sc, "errors") == 0) scenario_errors();

@@ -5,6 +5,11 @@
 // into the library, each returning the platform's status code) and its Codes (the one table that
 // names and classes them); NewDevice makes a runtime.Device of them. The package itself has no
 // cgo: it never calls C, the Driver does.
+//
+// One piece of memory management is the binding's own: host memory that a live graph's copy names
+// is kept when freed and handed to the next allocation of its kind and size, as a runtime's caching
+// host allocator does, because a replay over host memory returned to the platform can crash the
+// process (hosts.go).
 package bind
 
 import (
@@ -87,6 +92,8 @@ type allocation struct {
 	ptr  runtime.Ptr
 	host runtime.HostMemory // 0: device memory
 	base unsafe.Pointer     // host memory: the C pointer
+	// graphs counts the live graphs whose copies name this host allocation (hosts.go).
+	graphs int
 }
 
 type stream struct {
@@ -111,6 +118,8 @@ type capture struct {
 	thread      runtime.Thread
 	invalidated bool
 	members     []runtime.Stream
+	// hosts are the host allocations the capture's copies name (hosts.go).
+	hosts []*allocation
 }
 
 // Device implements runtime.Device over a driver.
@@ -142,11 +151,15 @@ type Device struct {
 	streams       map[runtime.Stream]*stream
 	events        map[runtime.Event]*event
 	graphs        map[runtime.Graph]GraphRef
-	captures      []*capture // in progress, in the order they began
-	readback      *readback  // Equal's stream and pinned chunks, from its first call
-	lastHandle    uint64
-	lastID        uint64
-	counters      runtime.Counters
+	// graphHosts are the host allocations each live graph's copies name, and kept the host blocks
+	// freed while a live graph named them, by kind and size (hosts.go).
+	graphHosts map[runtime.Graph][]*allocation
+	kept       map[hostKey][]*allocation
+	captures   []*capture // in progress, in the order they began
+	readback   *readback  // Equal's stream and pinned chunks, from its first call
+	lastHandle uint64
+	lastID     uint64
+	counters   runtime.Counters
 	// lost: the driver answered device-lost; Close then releases the device without asking the
 	// driver to destroy each object, which a lost device refuses.
 	lost bool
@@ -158,9 +171,11 @@ var _ runtime.Device = (*Device)(nil)
 func NewDevice(codes Codes, drv Driver, caps runtime.Capabilities) (*Device, error) {
 	d := &Device{
 		codes: codes, drv: drv, caps: caps,
-		streams: map[runtime.Stream]*stream{runtime.DefaultStream: {}},
-		events:  map[runtime.Event]*event{},
-		graphs:  map[runtime.Graph]GraphRef{},
+		streams:    map[runtime.Stream]*stream{runtime.DefaultStream: {}},
+		events:     map[runtime.Event]*event{},
+		graphs:     map[runtime.Graph]GraphRef{},
+		graphHosts: map[runtime.Graph][]*allocation{},
+		kept:       map[hostKey][]*allocation{},
 	}
 	var errs []error
 	for _, t := range []runtime.Thread{runtime.Main, runtime.Other} {
@@ -513,6 +528,11 @@ func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 		if bytes <= 0 {
 			return d.codes.Invalid("AllocHost", "cannot allocate %d bytes: the size must be positive", bytes)
 		}
+		if a, ok := d.reuse(kind, bytes); ok {
+			p = a.ptr
+			d.counters.HostAllocs++
+			return nil
+		}
 		var base unsafe.Pointer
 		if kind == runtime.Pinned {
 			var code int
@@ -537,6 +557,11 @@ func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 		a, err := d.liveAt("FreeHost", &d.hosts, p)
 		if err != nil {
 			return err
+		}
+		if a.graphs > 0 {
+			d.keep(a)
+			d.counters.HostFrees++
+			return nil
 		}
 		if a.host == runtime.Pinned {
 			if code := d.drv.FreeHost(a.base); code != 0 {
@@ -710,6 +735,9 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 		}
 		if code := d.drv.Memcpy(st.h, kind, dst.Addr, src.Addr, min(dst.Bytes, src.Bytes)); code != 0 {
 			return d.failed("Copy", code)
+		}
+		if st.capture != nil {
+			st.capture.nameHosts(da, sa)
 		}
 		return nil
 	})
@@ -898,11 +926,12 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 		if code != 0 {
 			return d.failed("EndCapture", code)
 		}
-		if c := st.capture; c != nil {
-			d.endCapture(c)
-		}
 		g = runtime.Graph(d.newHandle())
 		d.graphs[g] = ref
+		if c := st.capture; c != nil {
+			d.graphNames(g, c)
+			d.endCapture(c)
+		}
 		d.counters.CapturesDone++
 		return nil
 	})
@@ -974,6 +1003,7 @@ func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 			return d.failed("DestroyGraph", code)
 		}
 		delete(d.graphs, g)
+		d.graphGone(g)
 		return nil
 	})
 }
@@ -1061,6 +1091,7 @@ func (d *Device) Close() error {
 					d.drv.HostFree(a.base)
 				}
 			}
+			d.releaseKept(note)
 			return
 		}
 		d.releaseReadback(note)
@@ -1085,9 +1116,11 @@ func (d *Device) Close() error {
 				d.drv.HostFree(a.base)
 			}
 		}
+		d.releaseKept(note)
 	})
 	d.readback = nil
 	clear(d.graphs)
+	clear(d.graphHosts)
 	clear(d.events)
 	d.allocs, d.hosts, d.liveBytes = addrmap.Map[*allocation]{}, addrmap.Map[*allocation]{}, 0
 	d.streams = map[runtime.Stream]*stream{runtime.DefaultStream: {}}

@@ -1,0 +1,121 @@
+package cuda_test
+
+import (
+	"bytes"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// The binding keeps host memory a live graph's copy names past its FreeHost (runtime/internal/bind
+// hosts.go): the fake, as the H200 did, loses the context on a launch whose copy names pinned
+// memory freed with cuMemFreeHost since capture, so without the keeping the replays below fail.
+var _ = Describe("host memory a graph names", func() {
+	var (
+		d   runtime.Device
+		log string
+		s   runtime.Stream
+		dev runtime.Ptr
+	)
+	BeforeEach(func(ctx SpecContext) {
+		d, log = openLogged(ctx)
+		var err error
+		s, err = d.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		dev, err = d.Malloc(runtime.Main, 4096)
+		Expect(err).NotTo(HaveOccurred())
+	})
+	// upload captures a copy of h to dev and returns its graph.
+	upload := func(h runtime.Ptr) runtime.Graph {
+		GinkgoHelper()
+		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		Expect(d.Copy(runtime.Main, s, dev, h)).To(Succeed())
+		g, err := d.EndCapture(runtime.Main, s)
+		Expect(err).NotTo(HaveOccurred())
+		return g
+	}
+	alloc := func(kind runtime.HostMemory, fill byte) runtime.Ptr {
+		GinkgoHelper()
+		h, err := d.AllocHost(runtime.Main, 4096, kind)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.HostWrite(h, bytes.Repeat([]byte{fill}, 4096))).To(Succeed())
+		return h
+	}
+	replayed := func(g runtime.Graph) []byte {
+		GinkgoHelper()
+		Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
+		Expect(d.SyncStream(runtime.Main, s)).To(Succeed())
+		got := make([]byte, 4096)
+		Expect(d.Read(runtime.Main, got, dev)).To(Succeed())
+		return got
+	}
+	hostCalls := func() (allocs, frees int) {
+		c := calls(log)
+		return len(c["cuMemAllocHost_v2"]), len(c["cuMemFreeHost"])
+	}
+
+	for _, kind := range runtime.HostMemories() {
+		It("keeps "+kind.String()+" memory past FreeHost while a graph's copy names it: the next allocation of its size takes it, and the replay uploads that one's bytes", func() {
+			stage := alloc(kind, 0x11)
+			g := upload(stage)
+			Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
+			Expect(d.HostWrite(stage, make([]byte, 4096))).NotTo(Succeed(), "freed: no longer live host memory")
+			c := d.Counters()
+			Expect(c.HostFrees).To(Equal(int64(1)))
+			Expect(c.LiveHostAllocs).To(BeZero())
+
+			next := alloc(kind, 0x22)
+			Expect(next).To(Equal(stage), "the kept block, handed out again")
+			Expect(replayed(g)).To(Equal(bytes.Repeat([]byte{0x22}, 4096)), "the replay read the new owner's bytes")
+			if kind == runtime.Pinned {
+				allocs, frees := hostCalls()
+				Expect([]int{allocs, frees}).To(Equal([]int{1, 0}), "kept and reused without the driver")
+			}
+
+			Expect(d.FreeHost(runtime.Main, next)).To(Succeed())
+			Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
+			if kind == runtime.Pinned {
+				_, frees := hostCalls()
+				Expect(frees).To(Equal(1), "returned to the driver with the last graph that named it")
+			}
+			fresh := alloc(kind, 0x33)
+			if kind == runtime.Pinned {
+				allocs, _ := hostCalls()
+				Expect(allocs).To(Equal(2), "nothing kept any more: a new driver allocation")
+			}
+			Expect(d.FreeHost(runtime.Main, fresh)).To(Succeed())
+		})
+	}
+
+	It("frees pinned memory no live graph names at once, and keeps a block while any graph names it", func() {
+		stage := alloc(runtime.Pinned, 0x11)
+		g1, g2 := upload(stage), upload(stage)
+		Expect(d.DestroyGraph(runtime.Main, g1)).To(Succeed())
+		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
+		_, frees := hostCalls()
+		Expect(frees).To(BeZero(), "g2 still names it")
+		Expect(d.DestroyGraph(runtime.Main, g2)).To(Succeed())
+		_, frees = hostCalls()
+		Expect(frees).To(Equal(1))
+
+		other := alloc(runtime.Pinned, 0x44)
+		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		Expect(d.Fill(runtime.Main, s, dev, 1)).To(Succeed())
+		_, err := d.EndCapture(runtime.Main, s) // a live graph that names no host memory
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.FreeHost(runtime.Main, other)).To(Succeed())
+		_, frees = hostCalls()
+		Expect(frees).To(Equal(2), "named by no graph: freed through the driver at once")
+	})
+
+	It("returns kept blocks to the driver when the device closes", func() {
+		stage := alloc(runtime.Pinned, 0x11)
+		upload(stage)
+		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
+		Expect(d.Close()).To(Succeed())
+		_, frees := hostCalls()
+		Expect(frees).To(Equal(1))
+	})
+})
