@@ -110,6 +110,39 @@ var _ = onHardware && Describe("the hardware's answers", Label("hardware"), func
 		}
 	})
 
+	It("refuses the end of a capture holding a fill of memory freed during it (1, no graph), and makes the graph once the memory is allocated again at its address", func() {
+		for _, n := range []int64{4 << 10, 4 << 20} {
+			for _, again := range []bool{false, true} {
+				at := fmt.Sprintf("%d bytes, allocated again %v", n, again)
+				s := stream()
+				x, err := d.Malloc(runtime.Main, n)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(d.BeginCapture(runtime.Main, s, runtime.Relaxed)).To(Succeed())
+				Expect(d.Fill(runtime.Main, s, x, 1)).To(Succeed())
+				Expect(d.Free(runtime.Main, x)).To(Succeed())
+				var y runtime.Ptr
+				if again {
+					y, err = d.Malloc(runtime.Main, n)
+					Expect(err).NotTo(HaveOccurred())
+					if y.Addr != x.Addr {
+						Skip(fmt.Sprintf("%s: the driver handed out %v, not the freed address %v", at, y, x))
+					}
+				}
+				g, err := d.EndCapture(runtime.Main, s)
+				info, ierr := d.CaptureInfo(runtime.Main, s)
+				Expect(ierr).NotTo(HaveOccurred())
+				Expect(info.Status).To(Equal(runtime.CaptureNone), at)
+				if again {
+					Expect(err).NotTo(HaveOccurred(), at)
+					Expect(errors.Join(d.DestroyGraph(runtime.Main, g), d.Free(runtime.Main, y))).To(Succeed())
+					continue
+				}
+				Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue), "%s: %v", at, err)
+				Expect(g).To(BeZero(), at)
+			}
+		}
+	})
+
 	// Through cuMemFreeHost, these replays crashed the process in cuGraphLaunch (SIGSEGV) up to 1
 	// MiB and failed 719 at 16 MiB; a 16 MiB pageable block, unmapped by free, crashed the launch.
 	// The binding keeps host memory a live graph names (runtime/internal/bind/hosts.go).

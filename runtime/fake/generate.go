@@ -76,6 +76,7 @@ var Conditions = []string{
 	"any-capture",
 	"caller-began-capture",
 	"caller-began-other-capture",
+	"capture-fill-freed",
 	"capture-invalidated",
 	"default-stream",
 	"default-stream-during-capture",
@@ -96,13 +97,14 @@ var Conditions = []string{
 	"stream-outside-capture",
 }
 
-// InstantiationConditions are the EndCapture conditions on the other captures in progress at the
-// end: on CUDA they judge the graph's instantiation, an unsafe call, so the fake libcuda answers
-// their rules from cuGraphInstantiateWithFlags, after cuStreamEndCapture succeeded, as the driver
-// does (the fake libascendcl, whose end makes the model, from aclmdlRICaptureEnd). The generator
+// InstantiationConditions are the EndCapture conditions that judge the graph's instantiation on
+// CUDA: the other captures in progress at the end (the instantiation is an unsafe call) and the
+// graph's own nodes (capture-fill-freed). The fake libcuda answers their rules from
+// cuGraphInstantiateWithFlags, after cuStreamEndCapture succeeded, as the driver does (the fake
+// libascendcl, whose end makes the model, from aclmdlRICaptureEnd). The generator
 // marks their rules .instantiation, and requires them to follow every other rejecting EndCapture
 // rule, so that answering them a call later decides what the simulator's rule order decides.
-var InstantiationConditions = []string{"caller-began-other-capture", "other-thread-began-other-capture"}
+var InstantiationConditions = []string{"caller-began-other-capture", "other-thread-began-other-capture", "capture-fill-freed"}
 
 // Calls are the device calls a rule may name, in the order of the C enum rc_op: RC_OP_ and the
 // name in upper snake case.

@@ -201,6 +201,9 @@ type capture struct {
 	status runtime.CaptureStatus
 	dag
 	members []*stream // origin first, then forked streams in fork order
+	// frees is the device's Frees count when the capture began: with none since, no node can name
+	// memory freed during the capture (capture-fill-freed).
+	frees int64
 }
 
 func (c *capture) String() string {
@@ -317,7 +320,7 @@ func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 			return d.fail("BeginCapture", runtime.ClassInvalidValue, "%v is already in %v", s, st.capture)
 		}
 		d.lastCapture++
-		c := &capture{id: d.lastCapture, origin: s, mode: mode, thread: t, status: runtime.CaptureActive}
+		c := &capture{id: d.lastCapture, origin: s, mode: mode, thread: t, status: runtime.CaptureActive, frees: d.counters.Frees}
 		c.fork(st, nil)
 		d.captures = append(d.captures, c)
 		return nil

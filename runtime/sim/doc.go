@@ -126,4 +126,9 @@
 //     differ and no probe depends on it.
 //   - Several devices of one backend share nothing (no peer access); opening one index twice gives
 //     two independent devices.
+//   - A crash of the platform's own: on an H200 the instantiation of a graph holding a copy whose
+//     memory was freed during the capture crashed the process (a fill answers 1, which the cuda
+//     profile encodes), and so did a replay over pinned host memory given back to the driver (the
+//     bindings keep such memory, see runtime/internal/bind). The simulator makes the graph, and
+//     replays.
 package sim

@@ -65,6 +65,38 @@ func hostCallInCapture(d *sim.Device, alloc bool, t runtime.Thread, mode runtime
 	return status(d, s), err
 }
 
+// endAfterFree captures a fill of a 4 KiB buffer in mode, has t free it (realloc: and allocate
+// 4 KiB again, which takes its address) and returns the end's graph, the stream's capture status
+// afterwards and the end's answer.
+func endAfterFree(d *sim.Device, mode runtime.CaptureMode, t runtime.Thread, realloc bool) (runtime.Graph, runtime.CaptureStatus, error) {
+	GinkgoHelper()
+	s, x := newStream(d), malloc(d, 4*KiB)
+	Expect(d.BeginCapture(main, s, mode)).To(Succeed())
+	Expect(d.Fill(main, s, x, 1)).To(Succeed())
+	Expect(d.Free(t, x)).To(Succeed())
+	if realloc {
+		again, err := d.Malloc(t, 4*KiB)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again.Addr).To(Equal(x.Addr))
+	}
+	g, err := d.EndCapture(main, s)
+	return g, status(d, s), err
+}
+
+// refusedCall checks the answer of a call made in a capture of mode: prepare runs before the
+// capture on its stream and returns the call.
+func refusedCall(code int, mode runtime.CaptureMode, prepare func(d *sim.Device, s runtime.Stream) func() error) func(d *sim.Device) error {
+	return func(d *sim.Device) error {
+		s := newStream(d)
+		call := prepare(d, s)
+		Expect(d.BeginCapture(main, s, mode)).To(Succeed())
+		if e, ok := runtime.AsError(call()); !ok || e.Code != code {
+			return fmt.Errorf("the call answered %v, not %d", e, code)
+		}
+		return nil
+	}
+}
+
 // hostRefused checks the measured 900 and invalidation of hostCallInCapture.
 func hostRefused(alloc bool, t runtime.Thread, mode runtime.CaptureMode) func(d *sim.Device) error {
 	return func(d *sim.Device) error {
@@ -222,6 +254,30 @@ var _ = Describe("cuda, as measured on an H200", func() {
 		}
 	})
 
+	It("refuses the end of a capture holding a fill of memory freed during it: 1, no graph; allocated again at the address, or a buffer no node names, it makes the graph", func() {
+		for _, c := range []struct {
+			mode runtime.CaptureMode
+			t    runtime.Thread
+		}{{runtime.Relaxed, main}, {runtime.ThreadLocal, other}} {
+			g, left, err := endAfterFree(onProfile("cuda"), c.mode, c.t, false)
+			e := expectError(err, 1, runtime.ClassInvalidValue)
+			Expect(e.Detail).To(ContainSubstring("lies in no live allocation"))
+			Expect(g).To(BeZero())
+			Expect(left).To(Equal(runtime.CaptureNone), "the capture is over")
+
+			g, _, err = endAfterFree(onProfile("cuda"), c.mode, c.t, true)
+			Expect(err).NotTo(HaveOccurred(), "allocated again at the same address")
+			Expect(g).NotTo(BeZero())
+		}
+		d := onProfile("cuda")
+		s, x, y := newStream(d), malloc(d, 4*KiB), malloc(d, 4*KiB)
+		Expect(d.BeginCapture(main, s, runtime.Relaxed)).To(Succeed())
+		Expect(d.Fill(main, s, x, 1)).To(Succeed())
+		Expect(d.Free(main, y)).To(Succeed())
+		_, err := d.EndCapture(main, s)
+		Expect(err).NotTo(HaveOccurred(), "the freed buffer is no node's")
+	})
+
 	// Negative controls: the profile without the row (or with the 700 row unbounded) answers
 	// otherwise, so each spec above depends on its row.
 	DescribeTable("without its row, a measured answer is gone",
@@ -257,6 +313,38 @@ var _ = Describe("cuda, as measured on an H200", func() {
 		Entry("900 for cuMemFreeHost by another thread during a GLOBAL capture",
 			dropRow("cuMemAllocHost or cuMemFreeHost by another thread while a GLOBAL"),
 			hostRefused(false, runtime.Other, runtime.Global)),
+		Entry("1 at the end of a capture holding a fill of memory freed during it",
+			dropRow("end a capture holding a fill of memory freed during the capture"),
+			func(d *sim.Device) error {
+				if _, _, err := endAfterFree(d, runtime.Relaxed, runtime.Main, false); runtime.ClassOf(err) != runtime.ClassInvalidValue {
+					return fmt.Errorf("the end answered %v", err)
+				}
+				return nil
+			}),
+		Entry("905 for a wait on an event recorded before the capture",
+			dropRow("wait on an event recorded before the capture began"),
+			refusedCall(905, runtime.Relaxed, func(d *sim.Device, s runtime.Stream) func() error {
+				e, err := d.CreateEvent(main)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(d.Record(main, e, s)).To(Succeed())
+				return func() error { return d.Wait(main, s, e) }
+			})),
+		Entry("401 for a begin on a capturing stream",
+			dropRow("begin a capture on a stream that is already capturing"),
+			refusedCall(401, runtime.ThreadLocal, func(d *sim.Device, s runtime.Stream) func() error {
+				return func() error { return d.BeginCapture(main, s, runtime.ThreadLocal) }
+			})),
+		Entry("900 for cuMemAlloc by the capturing thread",
+			dropRow("cuMemAlloc by the capturing thread"),
+			refusedCall(900, runtime.ThreadLocal, func(d *sim.Device, s runtime.Stream) func() error {
+				return func() error { _, err := d.Malloc(main, 4*KiB); return err }
+			})),
+		Entry("900 for cuMemFree by another thread during a GLOBAL capture",
+			dropRow("cuMemFree by another thread while a GLOBAL"),
+			refusedCall(900, runtime.Global, func(d *sim.Device, s runtime.Stream) func() error {
+				x := malloc(d, 4*KiB)
+				return func() error { return d.Free(other, x) }
+			})),
 		Entry("900 at an end during another thread's GLOBAL capture",
 			dropRow("end a capture while another thread's GLOBAL capture is in progress, in GLOBAL"),
 			endRefused(runtime.Other, runtime.Global)),

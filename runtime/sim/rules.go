@@ -271,6 +271,27 @@ var conditions = map[string]condition{
 			return fmt.Sprintf("%v captured ranges that were freed: %s", c.graph.id, strings.Join(ranges, "; ")), true
 		},
 	},
+	// The graph's instantiation (on CUDA, cuGraphInstantiateWithFlags right after
+	// cuStreamEndCapture) checks the nodes it is given: a memset node on memory no allocation holds
+	// any more is refused. The fill's memory was freed during the capture, where the capture mode
+	// lets the thread free; allocated again at the same address, it is live again.
+	"capture-fill-freed": {
+		doc:    "a fill the capture ended holds lies in no live allocation: freed during the capture, and not allocated again",
+		calls:  []string{"EndCapture"},
+		scoped: true,
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
+			cp := c.stream.capture
+			if cp == nil || cp.origin != c.stream.id || cp.frees == d.counters.Frees {
+				return nil, "", false
+			}
+			for n := range cp.len() {
+				if w := cp.works.at(n); w.kind == kindMemset && d.mem.containing(w.dst) == nil {
+					return []*capture{cp}, fmt.Sprintf("%v holds a fill of %v, which lies in no live allocation", cp, w.dst), true
+				}
+			}
+			return nil, "", false
+		},
+	},
 	// CUDA's EndCapture is cuStreamEndCapture and cuGraphInstantiateWithFlags right after it: the
 	// instantiation is a potentially unsafe call, judged by the other captures still in progress.
 	"caller-began-other-capture": {

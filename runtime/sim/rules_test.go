@@ -99,6 +99,16 @@ var situations = map[string]func(st *stage){
 		st.captureFillOfX()
 		Expect(st.d.Free(main, st.x)).To(Succeed())
 	},
+	"capture-fill-freed": func(st *stage) {
+		st.begin(main)
+		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
+		// Freed by a thread whose RELAXED interaction mode lets it free during any capture.
+		old, err := st.d.ExchangeCaptureMode(other, runtime.Relaxed)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.d.Free(other, st.x)).To(Succeed())
+		_, err = st.d.ExchangeCaptureMode(other, old)
+		Expect(err).NotTo(HaveOccurred())
+	},
 	"caller-began-other-capture": func(st *stage) {
 		st.beginAlso(main)
 		st.begin(main)

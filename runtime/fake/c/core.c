@@ -840,8 +840,11 @@ typedef struct {
 	int rules;
 } call_t;
 
+/* Whether a condition names captures. capture-fill-freed does in the simulator, the capture the
+ * call ends; here it is judged at the instantiation, after cuStreamEndCapture ended that capture. */
 static int cond_scoped(int cond) {
 	switch (cond) {
+	case RC_COND_CAPTURE_FILL_FREED:
 	case RC_COND_DEFAULT_STREAM:
 	case RC_COND_STREAM_NOT_CAPTURING:
 	case RC_COND_GRAPH_RANGE_STALE:
@@ -1004,6 +1007,19 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 		free(open);
 		return n > 0;
 	}
+	case RC_COND_CAPTURE_FILL_FREED: /* judged at the instantiation, of the graph the end made */
+		if (c->op != RC_OP_END_CAPTURE || !c->graph)
+			return 0;
+		for (size_t i = 0; i < c->graph->nnodes; i++) {
+			const work_t *w = &c->graph->nodes[i].w;
+			int host;
+			if (w->kind == RC_MEMSET && !containing(d, w->dst.addr, w->dst.bytes, &host)) {
+				snprintf(det, ndet, "graph %#llx holds a fill of %#llx+%lld, which lies in no live allocation",
+					 (unsigned long long)c->graph->h, (unsigned long long)w->dst.addr, (long long)w->dst.bytes);
+				return 1;
+			}
+		}
+		return 0;
 	case RC_COND_GRAPH_RANGE_STALE:
 	case RC_COND_GRAPH_RANGE_FREED: {
 		if (!c->graph)
@@ -1711,7 +1727,7 @@ int rc_instantiate(rc_device *d, uint64_t g, uint64_t *out) {
 	int err = lookup_graph(d, g, &gr);
 	if (err)
 		return err;
-	call_t c = {.op = RC_OP_END_CAPTURE, .rules = RC_RULES_INSTANTIATION};
+	call_t c = {.op = RC_OP_END_CAPTURE, .rules = RC_RULES_INSTANTIATION, .graph = gr};
 	if ((err = enforce(d, &c)))
 		return err;
 	graph_t *cl = calloc(1, sizeof *cl);

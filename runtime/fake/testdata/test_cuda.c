@@ -211,6 +211,26 @@ static void scenario_host(void) {
 	EQ(cu.cuCtxSynchronize(), 719); /* sticky */
 }
 
+/* A fill of memory freed during the capture: cuStreamEndCapture makes the graph, and its
+ * instantiation fails 1 (H200); the memory allocated again at its address, it succeeds. */
+static void scenario_freefill(void) {
+	for (int again = 0; again <= 1; again++) {
+		void *s = stream(), *g = NULL, *x = NULL;
+		dptr buf = dmalloc(4096);
+		OK(cu.cuStreamBeginCapture_v2(s, RELAXED));
+		OK(cu.cuMemsetD8Async(buf, 1, 4096, s));
+		OK(cu.cuMemFree_v2(buf));
+		if (again)
+			EQ(dmalloc(4096), buf);
+		OK(cu.cuStreamEndCapture(s, &g));
+		EQ(status(s), 0);
+		EQ(cu.cuGraphInstantiateWithFlags(&x, g, 0), again ? 0 : 1);
+		if (x)
+			OK(cu.cuGraphExecDestroy(x));
+		OK(cu.cuGraphDestroy(g));
+	}
+}
+
 static void scenario_capture(void) {
 	for (int mode = GLOBAL; mode <= RELAXED; mode++) {
 		void *s = stream(), *g = NULL;
@@ -608,6 +628,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "threads") == 0) scenario_threads();
 		else if (strcmp(sc, "freed") == 0) scenario_freed();
 		else if (strcmp(sc, "host") == 0) scenario_host();
+		else if (strcmp(sc, "freefill") == 0) scenario_freefill();
 		else if (strcmp(sc, "instantiate") == 0) scenario_instantiate();
 		else if (strcmp(sc, "kernel") == 0) scenario_kernel();
 		else if (strcmp(sc, "errors") == 0) scenario_errors();
