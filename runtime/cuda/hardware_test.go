@@ -125,7 +125,13 @@ var _ = onHardware && Describe("the hardware's answers", Label("hardware"), func
 					y, err = d.Malloc(runtime.Main, n)
 					Expect(err).NotTo(HaveOccurred())
 					if y.Addr != x.Addr {
-						Skip(fmt.Sprintf("%s: the driver handed out %v, not the freed address %v", at, y, x))
+						// Measured on the H200: the same address for both sizes. Another driver may
+						// place it elsewhere, and the end is then refused as without it.
+						fmt.Fprintf(GinkgoWriter, "%s: the driver handed out %v, not the freed address %v\n", at, y, x)
+						_, err := d.EndCapture(runtime.Main, s)
+						Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue), "%s: %v", at, err)
+						Expect(d.Free(runtime.Main, y)).To(Succeed())
+						continue
 					}
 				}
 				g, err := d.EndCapture(runtime.Main, s)

@@ -36,13 +36,14 @@ var _ = Describe("host memory a graph names", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return g
 	}
-	alloc := func(kind runtime.HostMemory, fill byte) runtime.Ptr {
+	allocOf := func(kind runtime.HostMemory, n int, fill byte) runtime.Ptr {
 		GinkgoHelper()
-		h, err := d.AllocHost(runtime.Main, 4096, kind)
+		h, err := d.AllocHost(runtime.Main, int64(n), kind)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.HostWrite(h, bytes.Repeat([]byte{fill}, 4096))).To(Succeed())
+		Expect(d.HostWrite(h, bytes.Repeat([]byte{fill}, n))).To(Succeed())
 		return h
 	}
+	alloc := func(kind runtime.HostMemory, fill byte) runtime.Ptr { return allocOf(kind, 4096, fill) }
 	replayed := func(g runtime.Graph) []byte {
 		GinkgoHelper()
 		Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
@@ -56,17 +57,20 @@ var _ = Describe("host memory a graph names", func() {
 		return len(c["cuMemAllocHost_v2"]), len(c["cuMemFreeHost"])
 	}
 
-	for _, kind := range runtime.HostMemories() {
+	// Pageable memory of 16 MiB: the C library unmaps a block that large when it is freed, and
+	// hands out another address for the next one (the fake does not track pageable memory, so the
+	// address is what fails without the keeping).
+	for kind, n := range map[runtime.HostMemory]int{runtime.Pinned: 4096, runtime.Pageable: 16 << 20} {
 		It("keeps "+kind.String()+" memory past FreeHost while a graph's copy names it: the next allocation of its size takes it, and the replay uploads that one's bytes", func() {
-			stage := alloc(kind, 0x11)
+			stage := allocOf(kind, n, 0x11)
 			g := upload(stage)
 			Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
-			Expect(d.HostWrite(stage, make([]byte, 4096))).NotTo(Succeed(), "freed: no longer live host memory")
+			Expect(d.HostWrite(stage, make([]byte, n))).NotTo(Succeed(), "freed: no longer live host memory")
 			c := d.Counters()
 			Expect(c.HostFrees).To(Equal(int64(1)))
 			Expect(c.LiveHostAllocs).To(BeZero())
 
-			next := alloc(kind, 0x22)
+			next := allocOf(kind, n, 0x22)
 			Expect(next).To(Equal(stage), "the kept block, handed out again")
 			Expect(replayed(g)).To(Equal(bytes.Repeat([]byte{0x22}, 4096)), "the replay read the new owner's bytes")
 			if kind == runtime.Pinned {
@@ -80,7 +84,7 @@ var _ = Describe("host memory a graph names", func() {
 				_, frees := hostCalls()
 				Expect(frees).To(Equal(1), "returned to the driver with the last graph that named it")
 			}
-			fresh := alloc(kind, 0x33)
+			fresh := allocOf(kind, n, 0x33)
 			if kind == runtime.Pinned {
 				allocs, _ := hostCalls()
 				Expect(allocs).To(Equal(2), "nothing kept any more: a new driver allocation")
@@ -114,8 +118,56 @@ var _ = Describe("host memory a graph names", func() {
 		stage := alloc(runtime.Pinned, 0x11)
 		upload(stage)
 		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
-		Expect(d.Close()).To(Succeed())
 		_, frees := hostCalls()
+		Expect(frees).To(BeZero(), "kept")
+		Expect(d.Close()).To(Succeed())
+		_, frees = hostCalls()
 		Expect(frees).To(Equal(1))
+	})
+
+	It("keeps pinned memory a capture in progress names, freed before the capture ends (RELAXED lets the thread free)", func() {
+		stage := alloc(runtime.Pinned, 0x11)
+		Expect(d.BeginCapture(runtime.Main, s, runtime.Relaxed)).To(Succeed())
+		Expect(d.Copy(runtime.Main, s, dev, stage)).To(Succeed())
+		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
+		g, err := d.EndCapture(runtime.Main, s)
+		Expect(err).NotTo(HaveOccurred())
+		_, frees := hostCalls()
+		Expect(frees).To(BeZero(), "kept: the graph names it")
+		Expect(alloc(runtime.Pinned, 0x22)).To(Equal(stage))
+		Expect(replayed(g)).To(Equal(bytes.Repeat([]byte{0x22}, 4096)))
+		Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
+	})
+
+	It("leaves the driver out of a capture in progress: a kept block is not freed by a DestroyGraph during a GLOBAL capture, nor handed to an allocation in it", func() {
+		stage := alloc(runtime.Pinned, 0x11)
+		g := upload(stage)
+		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
+
+		other, err := d.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.BeginCapture(runtime.Main, other, runtime.Global)).To(Succeed())
+		Expect(d.Fill(runtime.Main, other, dev, 1)).To(Succeed())
+		Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
+		_, frees := hostCalls()
+		Expect(frees).To(BeZero(), "a cuMemFreeHost now would invalidate the capture")
+		info, err := d.CaptureInfo(runtime.Main, other)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.Status).To(Equal(runtime.CaptureActive))
+
+		_, err = d.AllocHost(runtime.Main, 4096, runtime.Pinned)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureUnsupported), "the driver judges it: %v", err)
+		_, err = d.EndCapture(runtime.Main, other)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureInvalidated))
+
+		again, err := d.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.BeginCapture(runtime.Main, again, runtime.Global)).To(Succeed())
+		Expect(d.Fill(runtime.Main, again, dev, 1)).To(Succeed())
+		g2, err := d.EndCapture(runtime.Main, again)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.DestroyGraph(runtime.Main, g2)).To(Succeed())
+		_, frees = hostCalls()
+		Expect(frees).To(Equal(1), "given back once no capture is in progress")
 	})
 })

@@ -120,6 +120,19 @@ var _ = Describe("the fakes' behaviour", func() {
 			[]string{"end_and_instantiate(s1) = 0, want 900", "other_result = 0, want 901"}),
 	)
 
+	It("libascendcl.so answers capture-fill-freed at the end that makes the model, where a profile has it", func() {
+		p, err := sim.LoadProfile("cann")
+		Expect(err).NotTo(HaveOccurred())
+		p.Rules = append(p.Rules, sim.Rule{Situation: "a fill of freed memory", Source: "verify", Calls: []string{"EndCapture"},
+			When: "capture-fill-freed", Code: 107000, Name: "ACL_ERROR_RT_PARAM_INVALID", Class: runtime.ClassInvalidValue, EndsCapture: true})
+		lib, err := fake.BuildProfile(GinkgoT().TempDir(), fake.ACL, p)
+		Expect(err).NotTo(HaveOccurred())
+		out, st := scenario(fake.ACL, lib, "freefill")
+		Expect(st.ExitCode()).To(Equal(0), out)
+		out, st = scenario(fake.ACL, built.full[fake.ACL], "freefill")
+		Expect(st.ExitCode()).To(Equal(1), "without the rule the end makes the model: %s", out)
+	})
+
 	It("logs the calls to REPLAYCHECK_FAKE_LOG", func() {
 		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
 		out, st := scenario(fake.ACL, built.full[fake.ACL], "sync", "REPLAYCHECK_FAKE_LOG="+log)

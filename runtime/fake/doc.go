@@ -34,10 +34,11 @@
 //
 // One answer is the driver's and not the simulator's: cuGraphLaunch of a graph whose copy names
 // pinned host memory freed with cuMemFreeHost since capture (even if the address was handed out
-// again) fails 719 and loses the context, as an H200 did at 16 MiB (smaller ones crashed the
-// process). The simulator has no such rule because the bindings keep host memory a live graph
-// names (runtime/internal/bind), so a launch of theirs never meets it: the fake is what shows that
-// they do.
+// again) fails 719 and loses the context. An H200 answered 719 at the synchronisation after such a
+// launch at 16 MiB and crashed the process for smaller copies; the fake answers on the launch. The
+// simulator has no such rule because the bindings keep host memory that graphs name
+// (runtime/internal/bind), so a launch of theirs never meets it: the fake is what shows that they
+// do.
 //
 // What the fake cannot reproduce: pageable host memory is the program's own (any address outside
 // the fake's memory), so the fake neither checks that such a range is live nor sees it freed: a

@@ -223,6 +223,11 @@ func generate(p *sim.Profile, codes []platformCode, implemented []string) ([]byt
 			continue
 		}
 		instantiation := slices.Contains(InstantiationConditions, r.When)
+		if r.When == "capture-fill-freed" && !r.Allow && (len(r.Modes) > 0 || r.Invalidates) {
+			// Judged at the instantiation, when cuStreamEndCapture has ended the capture: there is
+			// no capture left to select by mode or to invalidate.
+			bad("%s: condition %q takes neither modes nor invalidates in the fake", at, r.When)
+		}
 		switch {
 		case instantiation && firstInstantiation == 0:
 			firstInstantiation = i + 1

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/sim"
 )
@@ -109,6 +110,23 @@ var _ = Describe("the rule generator", func() {
 		p.Rules = slices.Insert(slices.Delete(p.Rules, end, end+1), len(p.Rules)-1, moved)
 		_, err = fake.GenerateProfile(p, fake.CUDA, fake.Conditions)
 		Expect(err).To(MatchError(ContainSubstring("a rejecting EndCapture rule after rule")))
+	})
+
+	It("refuses modes or invalidates on capture-fill-freed, which names no capture by the instantiation", func() {
+		for _, edit := range []func(r *sim.Rule){
+			func(r *sim.Rule) { r.Modes = []runtime.CaptureMode{runtime.Relaxed} },
+			func(r *sim.Rule) { r.Invalidates = true },
+		} {
+			p, err := sim.LoadProfile("cuda")
+			Expect(err).NotTo(HaveOccurred())
+			i := slices.IndexFunc(p.Rules, func(r sim.Rule) bool { return r.When == "capture-fill-freed" })
+			Expect(i).To(BeNumerically(">=", 0))
+			_, err = fake.GenerateProfile(p, fake.CUDA, fake.Conditions)
+			Expect(err).NotTo(HaveOccurred(), "as the profile has it")
+			edit(&p.Rules[i])
+			_, err = fake.GenerateProfile(p, fake.CUDA, fake.Conditions)
+			Expect(err).To(MatchError(ContainSubstring(`condition "capture-fill-freed" takes neither modes nor invalidates`)))
+		}
 	})
 
 	It("fails when one code would carry two names", func() {

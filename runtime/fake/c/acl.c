@@ -467,7 +467,7 @@ RC_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
 	acl_call c;
 	int err = begin(&c, "aclmdlRIExecuteAsync", 0);
 	if (!err)
-		err = rc_launch(c.d, H(modelRI), H(stream));
+		err = rc_launch(c.d, H(modelRI), H(stream), 0);
 	return end(&c, err);
 }
 

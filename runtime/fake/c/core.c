@@ -1007,19 +1007,31 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 		free(open);
 		return n > 0;
 	}
-	case RC_COND_CAPTURE_FILL_FREED: /* judged at the instantiation, of the graph the end made */
-		if (c->op != RC_OP_END_CAPTURE || !c->graph)
+	case RC_COND_CAPTURE_FILL_FREED: {
+		/* The nodes of the graph cuStreamEndCapture made, at its instantiation (CUDA), or of the
+		 * capture the call ends (an end that makes the graph, as ACL's). */
+		const node_t *nodes = NULL;
+		size_t n = 0;
+		if (c->op != RC_OP_END_CAPTURE)
 			return 0;
-		for (size_t i = 0; i < c->graph->nnodes; i++) {
-			const work_t *w = &c->graph->nodes[i].w;
+		if (c->graph) {
+			nodes = c->graph->nodes;
+			n = c->graph->nnodes;
+		} else if (st && st->cap && st->cap->origin == st->h) {
+			nodes = st->cap->nodes;
+			n = st->cap->nnodes;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const work_t *w = &nodes[i].w;
 			int host;
 			if (w->kind == RC_MEMSET && !containing(d, w->dst.addr, w->dst.bytes, &host)) {
-				snprintf(det, ndet, "graph %#llx holds a fill of %#llx+%lld, which lies in no live allocation",
-					 (unsigned long long)c->graph->h, (unsigned long long)w->dst.addr, (long long)w->dst.bytes);
+				snprintf(det, ndet, "a fill of %#llx+%lld in the capture, which lies in no live allocation",
+					 (unsigned long long)w->dst.addr, (long long)w->dst.bytes);
 				return 1;
 			}
 		}
 		return 0;
+	}
 	case RC_COND_GRAPH_RANGE_STALE:
 	case RC_COND_GRAPH_RANGE_FREED: {
 		if (!c->graph)
@@ -1657,7 +1669,34 @@ static void replay(rc_device *d, const graph_t *g, queue_t *q) {
 	ints_free(&ready);
 }
 
-int rc_launch(rc_device *d, uint64_t g, uint64_t s) {
+/* Not the simulator's: what the CUDA driver does with a graph whose copy names pinned host memory
+ * freed with cuMemFreeHost since capture, even when a new allocation took the address (H200, driver
+ * 13.0): up to 1 MiB the launch crashed the process; at 16 MiB it returned and the synchronisation
+ * after it answered 719, the context lost. The fake answers 719 at the launch, and the device is
+ * lost. replaycheck's bindings keep host memory a graph names (runtime/internal/bind/hosts.go), so
+ * no launch of theirs should ever get here. */
+static int freed_host(rc_device *d, const graph_t *gr) {
+	for (size_t i = 0; i < gr->nnodes; i++) {
+		range_t rs[3];
+		size_t k = work_ranges(&gr->nodes[i].w, rs);
+		for (size_t j = 0; j < k; j++) {
+			int host;
+			if (!in_region(&d->host, rs[j].addr))
+				continue;
+			alloc_t *a = containing(d, rs[j].addr, rs[j].bytes, &host);
+			if (a && a->gen == gr->nodes[i].gens[j])
+				continue;
+			d->lost = 1;
+			return rc_fail("device-lost",
+				       "graph %#llx copies pinned host memory %#llx+%lld freed with cuMemFreeHost since capture: the "
+				       "driver fails the replay and the context is lost (on an H200 a smaller copy crashed the process)",
+				       (unsigned long long)gr->h, (unsigned long long)rs[j].addr, (long long)rs[j].bytes);
+		}
+	}
+	return 0;
+}
+
+int rc_launch(rc_device *d, uint64_t g, uint64_t s, int freed_host_lost) {
 	switch (take_fault(d, RC_FAULT_LAUNCH)) {
 	case RC_FAULT_LAUNCH:
 		return rc_fail("internal", "launch failed by injection (fault launch-fail)");
@@ -1673,41 +1712,12 @@ int rc_launch(rc_device *d, uint64_t g, uint64_t s) {
 	if (err || (err = lookup_stream(d, s, &st)))
 		return err;
 	call_t c = {.op = RC_OP_LAUNCH, .stream = st, .graph = gr};
-	if ((err = enforce(d, &c)))
+	if ((err = enforce(d, &c)) || (freed_host_lost && (err = freed_host(d, gr))))
 		return err;
 	if (st->cap)
 		return rc_fail("not-supported", "stream %#llx is in %s: capturing a graph launch is not modelled", (unsigned long long)s,
 			       cap_str(st->cap));
 	replay(d, gr, queue_of(d, s));
-	return 0;
-}
-
-/* Not the simulator's: what the CUDA driver does with a graph whose copy names pinned host memory
- * freed with cuMemFreeHost since capture, even when a new allocation took the address (H200, driver
- * 13.0): the launch crashed the process up to 1 MiB and, at 16 MiB, failed 719 with the context
- * lost. The fake answers the second, on the launch: the device is lost. replaycheck's binding keeps
- * such memory (runtime/internal/bind/hosts.go), so no launch of its should ever get here. */
-int rc_launch_freed_host(rc_device *d, uint64_t g) {
-	graph_t *gr;
-	if (lookup_graph(d, g, &gr))
-		return 0; /* rc_launch reports it */
-	for (size_t i = 0; i < gr->nnodes; i++) {
-		range_t rs[3];
-		size_t k = work_ranges(&gr->nodes[i].w, rs);
-		for (size_t j = 0; j < k; j++) {
-			int host;
-			if (!in_region(&d->host, rs[j].addr))
-				continue;
-			alloc_t *a = containing(d, rs[j].addr, rs[j].bytes, &host);
-			if (a && a->gen == gr->nodes[i].gens[j])
-				continue;
-			d->lost = 1;
-			return rc_fail("device-lost",
-				       "graph %#llx copies pinned host memory %#llx+%lld freed with cuMemFreeHost since capture: the "
-				       "driver fails the launch and the context is lost (on an H200 a smaller copy crashed the process)",
-				       (unsigned long long)g, (unsigned long long)rs[j].addr, (long long)rs[j].bytes);
-		}
-	}
 	return 0;
 }
 

@@ -191,10 +191,9 @@ int rc_begin_capture(rc_device *d, uint64_t s, int mode);
 int rc_end_capture(rc_device *d, uint64_t s, int instantiate, uint64_t *graph);
 /* No settle, no rule: status, id (0 when none), origin and mode of s's capture. */
 int rc_capture_info(rc_device *d, uint64_t s, int *status, uint64_t *id, uint64_t *origin, int *mode);
-int rc_launch(rc_device *d, uint64_t g, uint64_t s);
-/* CUDA's answer to launching a graph whose copy names pinned host memory freed since capture
- * (device-lost), or 0. */
-int rc_launch_freed_host(rc_device *d, uint64_t g);
+/* With freed_host_lost (CUDA), a graph whose copy names pinned host memory freed since capture
+ * loses the device (device-lost), as the driver does. */
+int rc_launch(rc_device *d, uint64_t g, uint64_t s, int freed_host_lost);
 int rc_destroy_graph(rc_device *d, uint64_t g);
 /* cuGraphInstantiateWithFlags: the profile's instantiation rules judge the calling thread against
  * the captures in progress (an unsafe call; a rejection makes no copy and may invalidate them),

@@ -640,8 +640,8 @@ RC_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, un
 RC_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
 	cu_call c;
 	int err = begin(&c, "cuGraphLaunch", 0);
-	if (!err && !(err = rc_launch_freed_host(c.d, H(exec))))
-		err = rc_launch(c.d, H(exec), H(stream));
+	if (!err)
+		err = rc_launch(c.d, H(exec), H(stream), 1);
 	return end(&c, err);
 }
 

@@ -148,6 +148,18 @@ static void scenario_inject(void) { /* REPLAYCHECK_FAKE_FAIL_MALLOC=2 */
 	CHECK(b == (char *)a + 512, "the injected failure left the allocator untouched");
 }
 
+/* Run only on a cann profile given a capture-fill-freed rule answering 107000 with the capture
+ * ended (behaviour_test.go): aclmdlRICaptureEnd makes the model, so the end answers the rule. */
+static void scenario_freefill(void) {
+	void *s = stream(), *g = NULL;
+	void *buf = dmalloc(4096);
+	OK(acl.aclmdlRICaptureBegin(s, RELAXED));
+	OK(acl.aclrtMemsetAsync(buf, 4096, 1, 4096, s));
+	OK(acl.aclrtFree(buf));
+	EQ(acl.aclmdlRICaptureEnd(s, &g), 107000);
+	CHECK(g == NULL, "no model");
+}
+
 static void scenario_rebase(void) {
 	void *s = stream();
 	void *a = dmalloc(4096);
@@ -488,6 +500,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "oom") == 0) scenario_oom();
 		else if (strcmp(sc, "inject") == 0) scenario_inject();
 		else if (strcmp(sc, "rebase") == 0) scenario_rebase();
+		else if (strcmp(sc, "freefill") == 0) scenario_freefill();
 		else if (strcmp(sc, "capture") == 0) scenario_capture();
 		else if (strcmp(sc, "replay") == 0) scenario_replay();
 		else if (strcmp(sc, "fork") == 0) scenario_fork();

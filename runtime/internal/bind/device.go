@@ -6,10 +6,10 @@
 // names and classes them); NewDevice makes a runtime.Device of them. The package itself has no
 // cgo: it never calls C, the Driver does.
 //
-// One piece of memory management is the binding's own: host memory that a live graph's copy names
-// is kept when freed and handed to the next allocation of its kind and size, as a runtime's caching
-// host allocator does, because a replay over host memory returned to the platform can crash the
-// process (hosts.go).
+// One piece of memory management is the binding's own: host memory that a live graph's copy, or a
+// capture in progress, names is kept when freed and handed to the next allocation of its kind and
+// size, as a runtime's caching host allocator does, because a replay over host memory returned to
+// the platform can crash the process (hosts.go).
 package bind
 
 import (
@@ -92,8 +92,9 @@ type allocation struct {
 	ptr  runtime.Ptr
 	host runtime.HostMemory // 0: device memory
 	base unsafe.Pointer     // host memory: the C pointer
-	// graphs counts the live graphs whose copies name this host allocation (hosts.go).
-	graphs int
+	// graphs and captures count the live graphs and the captures in progress whose copies name
+	// this host allocation (hosts.go).
+	graphs, captures int
 }
 
 type stream struct {
@@ -558,17 +559,13 @@ func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 		if err != nil {
 			return err
 		}
-		if a.graphs > 0 {
+		if a.named() {
 			d.keep(a)
 			d.counters.HostFrees++
 			return nil
 		}
-		if a.host == runtime.Pinned {
-			if code := d.drv.FreeHost(a.base); code != 0 {
-				return d.failed("FreeHost", code)
-			}
-		} else {
-			d.drv.HostFree(a.base)
+		if code := d.giveBack(a); code != 0 {
+			return d.failed("FreeHost", code)
 		}
 		d.hosts.Delete(p.Addr)
 		d.counters.HostFrees++
@@ -913,6 +910,7 @@ func (d *Device) endCapture(c *capture) {
 		}
 	}
 	d.captures = slices.DeleteFunc(d.captures, func(x *capture) bool { return x == c })
+	c.unnameHosts()
 }
 
 func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
@@ -1110,11 +1108,7 @@ func (d *Device) Close() error {
 			note("freeing "+a.ptr.String(), d.drv.Free(a.ptr.Addr))
 		}
 		for _, a := range d.hosts.All() {
-			if a.host == runtime.Pinned {
-				note("freeing host "+a.ptr.String(), d.drv.FreeHost(a.base))
-			} else {
-				d.drv.HostFree(a.base)
-			}
+			note("freeing host "+a.ptr.String(), d.giveBack(a))
 		}
 		d.releaseKept(note)
 	})

@@ -11,19 +11,25 @@ import (
 // A graph's copy names the host address it captured, and every replay reads or writes it again.
 // Returned to the platform, that memory is gone under the graph: on an H200 (driver 13.0) a replay
 // whose copy named pinned memory freed with cuMemFreeHost crashed the process in cuGraphLaunch
-// (SIGSEGV) up to 1 MiB, even with a new pinned allocation at the same address, and failed 719
-// with the context lost at 16 MiB; a pageable block large enough for the C library to unmap it
-// (16 MiB) crashed the launch too. The program stays alive only by luck of the driver's and the C
-// library's state. A runtime keeps such memory in its caching host allocator (PyTorch's
-// CachingHostAllocator, the fix PaddlePaddle made for its host arrays), and that cache is where
-// the hazard lives: it hands the block to the next allocation of its size while graphs still
-// name it.
+// (SIGSEGV) up to 1 MiB, even with a new pinned allocation at the same address, and at 16 MiB the
+// launch returned and the synchronisation after it answered 719 with the context lost; a pageable
+// block large enough for the C library to unmap it (16 MiB) crashed the launch too. The program
+// stays alive only by luck of the driver's and the C library's state. A runtime keeps such memory
+// in its caching host allocator (PyTorch's CachingHostAllocator, the fix PaddlePaddle made for its
+// host arrays), and that cache is where the hazard lives: it hands the block to the next
+// allocation of its size while graphs still name it.
 //
-// So the binding does the same, for host memory a live graph names and nothing else: FreeHost of
-// such a block keeps it (no driver call, no free), the next AllocHost of the same kind and size
-// takes the block kept last (LIFO, as the simulator's allocator reuses), and a kept block goes
-// back to the platform when the last graph naming it is destroyed, or at Close. Host memory no
-// graph names is allocated and freed through the platform as before.
+// So the binding does the same, for host memory that a live graph or a capture in progress names,
+// and nothing else. FreeHost of such a block keeps it: no driver call, no free. The next AllocHost
+// of the same kind and size takes the block kept last (LIFO, as the simulator's allocator reuses),
+// unless a capture is in progress: then the allocation is the driver's to judge, as cuMemAllocHost
+// is a potentially unsafe call. A kept block that nothing names any more goes back to the platform
+// when a graph is destroyed with no capture in progress (a cuMemFreeHost during a GLOBAL capture
+// would invalidate it), and at Close. Host memory nothing names is allocated and freed through the
+// platform as before.
+//
+// One difference from the raw driver is left: a FreeHost that keeps a block makes no driver call,
+// so inside a capture it is not refused as cuMemFreeHost would be.
 
 // hostKey is what a kept block can be handed out again for.
 type hostKey struct {
@@ -31,15 +37,26 @@ type hostKey struct {
 	bytes int64
 }
 
-// nameHosts records that a copy in capture c names the host allocations among as: the graph the
-// capture ends in will name them.
+// nameHosts records that a copy in capture c names the host allocations among as.
 func (c *capture) nameHosts(as ...*allocation) {
 	for _, a := range as {
 		if a.host != 0 && !slices.Contains(c.hosts, a) {
 			c.hosts = append(c.hosts, a)
+			a.captures++
 		}
 	}
 }
+
+// unnameHosts drops c's names of host memory as the capture ends, with or without a graph.
+func (c *capture) unnameHosts() {
+	for _, a := range c.hosts {
+		a.captures--
+	}
+	c.hosts = nil
+}
+
+// named reports whether a live graph or a capture in progress names a.
+func (a *allocation) named() bool { return a.graphs > 0 || a.captures > 0 }
 
 // graphNames records that graph g names the host allocations its capture's copies named.
 func (d *Device) graphNames(g runtime.Graph, c *capture) {
@@ -49,22 +66,23 @@ func (d *Device) graphNames(g runtime.Graph, c *capture) {
 	for _, a := range c.hosts {
 		a.graphs++
 	}
-	d.graphHosts[g] = c.hosts
+	d.graphHosts[g] = slices.Clone(c.hosts)
 }
 
-// keep takes a, whose FreeHost was asked while a live graph names it, out of the live host
-// memory and keeps it for the next AllocHost of its kind and size.
+// keep takes a, whose FreeHost was asked while it is named, out of the live host memory and
+// keeps it for the next AllocHost of its kind and size.
 func (d *Device) keep(a *allocation) {
 	d.hosts.Delete(a.ptr.Addr)
 	k := hostKey{a.host, a.ptr.Bytes}
 	d.kept[k] = append(d.kept[k], a)
 }
 
-// reuse hands out the block kept last for an AllocHost of kind and bytes, if there is one.
+// reuse hands out the block kept last for an AllocHost of kind and bytes, if there is one and no
+// capture is in progress.
 func (d *Device) reuse(kind runtime.HostMemory, bytes int64) (*allocation, bool) {
 	k := hostKey{kind, bytes}
 	list := d.kept[k]
-	if len(list) == 0 {
+	if len(list) == 0 || len(d.captures) > 0 {
 		return nil, false
 	}
 	a := list[len(list)-1]
@@ -73,29 +91,32 @@ func (d *Device) reuse(kind runtime.HostMemory, bytes int64) (*allocation, bool)
 	return a, true
 }
 
-// graphGone releases the kept blocks that no live graph names once g is destroyed. A block the
-// platform refuses to free now (a capture in progress that forbids it) stays kept, for the next
-// AllocHost of its size or Close.
+// graphGone drops g's names of host memory, and returns the kept blocks nothing names any more to
+// the platform while no capture is in progress. A block the platform refuses to free stays kept,
+// for the next AllocHost of its size or Close, which reports the refusal.
 func (d *Device) graphGone(g runtime.Graph) {
-	hosts := d.graphHosts[g]
-	delete(d.graphHosts, g)
-	for _, a := range hosts {
-		if a.graphs--; a.graphs > 0 {
-			continue
-		}
-		k := hostKey{a.host, a.ptr.Bytes}
-		i := slices.Index(d.kept[k], a)
-		if i < 0 {
-			continue // live again, or never freed
-		}
-		if a.host == runtime.Pinned && d.drv.FreeHost(a.base) != 0 {
-			continue
-		}
-		if a.host != runtime.Pinned {
-			d.drv.HostFree(a.base)
-		}
-		d.kept[k] = slices.Delete(d.kept[k], i, i+1)
+	for _, a := range d.graphHosts[g] {
+		a.graphs--
 	}
+	delete(d.graphHosts, g)
+	if len(d.captures) > 0 {
+		return
+	}
+	for k, list := range d.kept {
+		d.kept[k] = slices.DeleteFunc(list, func(a *allocation) bool {
+			return !a.named() && d.giveBack(a) == 0
+		})
+	}
+}
+
+// giveBack returns host allocation a to the platform: cuMemFreeHost or aclrtFreeHost for pinned
+// memory, the C library's free for pageable memory (which cannot fail).
+func (d *Device) giveBack(a *allocation) int {
+	if a.host == runtime.Pinned {
+		return d.drv.FreeHost(a.base)
+	}
+	d.drv.HostFree(a.base)
+	return 0
 }
 
 // releaseKept returns every kept block to the platform (Close); note reports a pinned one the
@@ -103,11 +124,8 @@ func (d *Device) graphGone(g runtime.Graph) {
 func (d *Device) releaseKept(note func(op string, code int)) {
 	for _, list := range d.kept {
 		for _, a := range list {
-			switch {
-			case a.host != runtime.Pinned:
-				d.drv.HostFree(a.base)
-			case !d.lost:
-				note("freeing kept host "+a.ptr.String(), d.drv.FreeHost(a.base))
+			if !d.lost || a.host != runtime.Pinned {
+				note("freeing kept host "+a.ptr.String(), d.giveBack(a))
 			}
 		}
 	}
