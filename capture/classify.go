@@ -11,7 +11,9 @@ import (
 // exact; the silent case dominates everything but a broken run.
 func (r *run) classify(err error) {
 	res := r.res
-	if rej := res.Rejection; rej != nil && rej.DuringCapture && !rej.Invalidated && res.Rounds > 0 {
+	// Only a rejection the capture went on after has later replays of it: a rejected end made no
+	// graph.
+	if rej := res.Rejection; rej != nil && rej.DuringCapture && !rej.Invalidated && !rej.EndedCapture() && res.Rounds > 0 {
 		exact := res.CorruptedRounds == 0
 		rej.ReplaysExact = &exact
 	}
@@ -124,6 +126,8 @@ func rejectionReason(rej *Rejection) string {
 	case !rej.DuringCapture:
 	case rej.Invalidated:
 		s += ", capture invalidated"
+	case rej.EndedCapture():
+		s += ", no graph"
 	default:
 		s += ", capture not invalidated"
 		if rej.ReplaysExact != nil && *rej.ReplaysExact {

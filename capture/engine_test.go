@@ -261,6 +261,29 @@ var _ = Describe("Run", func() {
 		Expect(v).To(Equal(verdict.Pass), why)
 	})
 
+	It("says a rejected end made no graph, and claims no replays of it", func() {
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: dangling-fork
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main, side]
+    events: [e]
+    capture:
+      ops:
+        - fill: {dst: a, value: 9}
+        - record: {event: e}
+        - wait: {stream: side, event: e}
+        - fill: {dst: a, value: 7, stream: side}
+    expect: {guarded: rejected, unguarded: rejected}
+`), runtime.Global, 3)
+		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
+		Expect(res.Rejection.Op).To(Equal("EndCapture"))
+		Expect(res.Rejection.EndedCapture()).To(BeTrue())
+		Expect(res.Rejection.ReplaysExact).To(BeNil(), "no graph: nothing of it replayed")
+		Expect(res.Reason).To(HaveSuffix(", no graph"))
+	})
+
 	It("fails the verdict when the rejection has a class the probe did not expect", func() {
 		res := runOn(dev, parseProbe(header+`
   - name: p

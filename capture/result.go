@@ -186,7 +186,8 @@ type Rejection struct {
 	DuringCapture bool `json:"during_capture"`
 	Invalidated   bool `json:"invalidated"`
 	// ReplaysExact says, for a rejection that did not invalidate its capture, whether every replay
-	// that followed was byte-identical to the oracle. Nil when there were no replays.
+	// that followed was byte-identical to the oracle. Nil when there were no replays, and for a
+	// rejected end, which made no graph to replay.
 	ReplaysExact *bool `json:"replays_exact,omitempty"`
 	// Asynchronous: the launch at Step returned, and the device reported its failure at the
 	// synchronisation after the round (Op), as a GPU reports a fault of work already enqueued.
@@ -195,6 +196,9 @@ type Rejection struct {
 	// nothing more ran on it.
 	Sticky bool `json:"sticky,omitempty"`
 }
+
+// EndedCapture reports whether the rejected call was a capture's end, which then made no graph.
+func (r *Rejection) EndedCapture() bool { return r.Op == "EndCapture" }
 
 // Refusal is the first refusal of the runtime under test.
 type Refusal struct {

@@ -244,6 +244,8 @@ func rejectionText(r *capture.Rejection) string {
 		// Outside a capture there is no capture to invalidate.
 	case r.Invalidated:
 		s += ", capture invalidated"
+	case r.EndedCapture():
+		s += ", no graph"
 	default:
 		s += ", capture not invalidated"
 		if r.ReplaysExact != nil {
