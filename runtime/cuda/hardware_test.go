@@ -1,7 +1,6 @@
 package cuda_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -148,35 +147,4 @@ var _ = onHardware && Describe("the hardware's answers", Label("hardware"), func
 			}
 		}
 	})
-
-	// Through cuMemFreeHost, these replays crashed the process in cuGraphLaunch (SIGSEGV) up to 1
-	// MiB and failed 719 at 16 MiB; a 16 MiB pageable block, unmapped by free, crashed the launch.
-	// The binding keeps host memory a live graph names (runtime/internal/bind/hosts.go).
-	for _, kind := range runtime.HostMemories() {
-		It("replays a copy of "+kind.String()+" memory freed since capture, the block kept and handed to the next allocation of its size: the replay uploads that one's bytes", func() {
-			for _, n := range []int64{8 << 10, 1 << 20, 16 << 20} {
-				s := stream()
-				dev, err := d.Malloc(runtime.Main, n)
-				Expect(err).NotTo(HaveOccurred())
-				stage, err := d.AllocHost(runtime.Main, n, kind)
-				Expect(err).NotTo(HaveOccurred())
-				Expect(d.HostWrite(stage, bytes.Repeat([]byte{0x11}, int(n)))).To(Succeed())
-				Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-				Expect(d.Copy(runtime.Main, s, dev, stage)).To(Succeed())
-				g, err := d.EndCapture(runtime.Main, s)
-				Expect(err).NotTo(HaveOccurred())
-				Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
-				next, err := d.AllocHost(runtime.Main, n, kind)
-				Expect(err).NotTo(HaveOccurred())
-				Expect(next).To(Equal(stage), "%d bytes", n)
-				Expect(d.HostWrite(next, bytes.Repeat([]byte{0x22}, int(n)))).To(Succeed())
-				Expect(d.Launch(runtime.Main, g, s)).To(Succeed(), "%d bytes", n)
-				Expect(d.SyncStream(runtime.Main, s)).To(Succeed(), "%d bytes", n)
-				got := make([]byte, n)
-				Expect(d.Read(runtime.Main, got, dev)).To(Succeed())
-				Expect(bytes.Equal(got, bytes.Repeat([]byte{0x22}, int(n)))).To(BeTrue(), "%d bytes: the new owner's", n)
-				Expect(errors.Join(d.DestroyGraph(runtime.Main, g), d.FreeHost(runtime.Main, next), d.Free(runtime.Main, dev))).To(Succeed())
-			}
-		})
-	}
 })
