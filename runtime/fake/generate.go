@@ -101,9 +101,9 @@ var Conditions = []string{
 // CUDA: the other captures in progress at the end (the instantiation is an unsafe call) and the
 // graph's own nodes (capture-fill-freed). The fake libcuda answers their rules from
 // cuGraphInstantiateWithFlags, after cuStreamEndCapture succeeded, as the driver does (the fake
-// libascendcl, whose end makes the model, from aclmdlRICaptureEnd). The generator
-// marks their rules .instantiation, and requires them to follow every other rejecting EndCapture
-// rule, so that answering them a call later decides what the simulator's rule order decides.
+// libascendcl, whose end makes the model, from aclmdlRICaptureEnd). The generator marks their
+// rules .instantiation, and requires them to follow every other rejecting EndCapture rule, so
+// that answering them a call later decides what the simulator's rule order decides.
 var InstantiationConditions = []string{"caller-began-other-capture", "other-thread-began-other-capture", "capture-fill-freed"}
 
 // Calls are the device calls a rule may name, in the order of the C enum rc_op: RC_OP_ and the
