@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/chunk"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/sim"
 )
@@ -139,6 +140,48 @@ func benchVerify64KiB(b *testing.B, batched bool) {
 // captured fill is checked against the profile's rules and recorded as a node with its
 // dependencies and the generations of what it touches; a replayed node is a memset.
 func BenchmarkSimCapture100k(b *testing.B) {
+	benchSimCapture(b, func(int) {}, func() {})
+}
+
+// oracleOp and callRecord are the sizes of what the engine writes for each captured op besides
+// the simulator's node: the oracle's graph op (48 bytes) and the timeline's compact record (40).
+type (
+	oracleOp   struct{ wOff, wLen, rOff, rLen, ids, kind uint64 }
+	callRecord struct{ seq, addr, bytes, x, place uint64 }
+)
+
+// BenchmarkCaptureFloor: the floor under the engine's Capture100kOps with no engine at all: the
+// simulator's capture of BenchmarkSimCapture100k, and for each fill the two records any capture
+// that keeps an account of its own per op writes (an oracle's op, a timeline's record), against
+// the same replay. Sub-benchmarks:
+//   - fresh: the records in blocks made for each capture (internal/chunk), as the engine's are: a
+//     result keeps its timeline, and a graph's program lives as long as the graph;
+//   - reused: the records in two slices reused by every capture, the best a recorder could do.
+//
+// What it shows is whether a target for the engine's capture against its replay lies above this
+// floor at all (docs/performance.md).
+func BenchmarkCaptureFloor(b *testing.B) {
+	b.Run("fresh", func(b *testing.B) {
+		var ops chunk.Log[oracleOp]
+		var calls chunk.Log[callRecord]
+		benchSimCapture(b, func(i int) {
+			ops.Add(oracleOp{wOff: uint64(i) * 64, wLen: 64, kind: 1})
+			calls.Add(callRecord{seq: uint64(i), bytes: 64, place: uint64(i)})
+		}, func() { ops, calls = chunk.Log[oracleOp]{}, chunk.Log[callRecord]{} })
+	})
+	b.Run("reused", func(b *testing.B) {
+		ops, calls := make([]oracleOp, 0, 100000), make([]callRecord, 0, 100000)
+		benchSimCapture(b, func(i int) {
+			ops = append(ops, oracleOp{wOff: uint64(i) * 64, wLen: 64, kind: 1})
+			calls = append(calls, callRecord{seq: uint64(i), bytes: 64, place: uint64(i)})
+		}, func() { ops, calls = ops[:0], calls[:0] })
+	})
+}
+
+// benchSimCapture times the simulator's capture of 100,000 fills of 64 bytes, calling record after
+// each, against the mean of three launches of the graph, each synchronised; reset runs before
+// each capture, untimed.
+func benchSimCapture(b *testing.B, record func(i int), reset func()) {
 	const nodes, replays = 100000, 3
 	dev := openBench(b)
 	var capt, replay time.Duration
@@ -153,6 +196,7 @@ func BenchmarkSimCapture100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		for range b.N {
+			reset()
 			start := time.Now()
 			if err := d.BeginCapture(runtime.Main, s, runtime.Global); err != nil {
 				b.Fatal(err)
@@ -161,6 +205,7 @@ func BenchmarkSimCapture100k(b *testing.B) {
 				if err := d.Fill(runtime.Main, s, buf.Slice(int64(i)*64, 64), byte(i%255+1)); err != nil {
 					b.Fatal(err)
 				}
+				record(i)
 			}
 			g, err := d.EndCapture(runtime.Main, s)
 			if err != nil {
