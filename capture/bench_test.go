@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
@@ -220,7 +221,7 @@ func buffersProbe(n, replays int) string {
 // the ratio is the plugin path's constant: the calls into C and back (the plugin's calls for Main
 // are made on the simulator's thread, inside the engine's batch, with no hand-off).
 func BenchmarkPluginBuffers(b *testing.B) {
-	if _, err := exec.LookPath(seed.Compiler()[0]); err != nil {
+	if _, err := exec.LookPath(cbuild.Compiler()[0]); err != nil {
 		b.Skip("no C compiler: ", err)
 	}
 	path, err := seed.Build(b.TempDir(), seed.Reference)

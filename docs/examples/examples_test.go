@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
@@ -89,10 +89,7 @@ func sorted(s []string) []string { slices.Sort(s); return s }
 // build compiles tiny_runtime.c into dir as the doc says to, warnings as errors.
 func build(dir string) string {
 	GinkgoHelper()
-	cc := strings.Fields(os.Getenv("CC"))
-	if len(cc) == 0 {
-		cc = []string{"cc"}
-	}
+	cc := cbuild.Compiler()
 	if _, err := exec.LookPath(cc[0]); err != nil {
 		Skip("no C compiler: " + err.Error())
 	}

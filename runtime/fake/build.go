@@ -1,14 +1,11 @@
 package fake
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 )
 
 //go:embed c/core.h c/core.c c/acl.c c/cuda.c
@@ -80,9 +77,6 @@ func (v Variant) String() string {
 	return "full"
 }
 
-// Flags are the compiler flags every fake is built with.
-var Flags = []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"}
-
 // Build writes lib's sources and generated rules.h into a directory under dir, compiles them with
 // $CC (else cc) into dir/lib.FileName(), and returns that path. The sources are removed after a
 // successful build; a failed build leaves them and says where.
@@ -102,13 +96,6 @@ func Build(dir string, lib Library, v Variant) (string, error) {
 
 // build compiles lib with the given rules.h into dir/lib.FileName(), as Build does.
 func build(dir string, lib Library, v Variant, rules []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("fake: %w", err)
-	}
-	src, err := os.MkdirTemp(dir, "src-"+lib.String()+"-")
-	if err != nil {
-		return "", fmt.Errorf("fake: %w", err)
-	}
 	files := map[string][]byte{"rules.h": rules}
 	for _, name := range []string{"core.h", "core.c", lib.front()} {
 		data, err := sources.ReadFile("c/" + name)
@@ -117,46 +104,17 @@ func build(dir string, lib Library, v Variant, rules []byte) (string, error) {
 		}
 		files[name] = data
 	}
-	if v.Omit != "" {
-		// Exact names take precedence over the wildcard: only v.Omit becomes local.
-		files["omit.map"] = fmt.Appendf(nil, "{ global: *; local: %s; };\n", v.Omit)
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
-			return "", fmt.Errorf("fake: %w", err)
-		}
-	}
-	out, err := filepath.Abs(filepath.Join(dir, lib.FileName()))
-	if err != nil {
-		return "", fmt.Errorf("fake: %w", err)
-	}
-	args := slices.Clone(Flags)
-	args = append(args, "-Wl,-soname,"+lib.FileName(), "-o", out)
+	var args []string
 	if v.Stub {
 		args = append(args, "-DRC_STUB")
 	}
 	if v.Omit != "" {
+		// Exact names take precedence over the wildcard: only v.Omit becomes local.
+		files["omit.map"] = fmt.Appendf(nil, "{ global: *; local: %s; };\n", v.Omit)
 		args = append(args, "-Wl,--version-script=omit.map")
 	}
-	args = append(args, "core.c", lib.front())
-	cc := Compiler()
-	cmd := exec.Command(cc[0], append(cc[1:], args...)...)
-	cmd.Dir = src
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("fake: build %v (%v) in %s: %s %s: %w\n%s", lib, v, src, cc[0], strings.Join(append(cc[1:], args...), " "), err, stderr.String())
-	}
-	if err := os.RemoveAll(src); err != nil {
-		return "", fmt.Errorf("fake: %w", err)
-	}
-	return out, nil
-}
-
-// Compiler is $CC split into words, or cc.
-func Compiler() []string {
-	if cc := strings.Fields(os.Getenv("CC")); len(cc) > 0 {
-		return cc
-	}
-	return []string{"cc"}
+	return cbuild.Build(cbuild.Library{
+		What: fmt.Sprintf("fake: build %v (%v)", lib, v), Dir: dir, Name: lib.FileName(),
+		Sources: files, Args: append(args, "core.c", lib.front()),
+	})
 }

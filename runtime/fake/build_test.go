@@ -38,10 +38,6 @@ func soname(path string) string {
 }
 
 var _ = Describe("building the fakes", func() {
-	It("compiles with warnings as errors", func() {
-		Expect(fake.Flags).To(ContainElements("-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread"))
-	})
-
 	for _, lib := range fake.Libraries {
 		It("exports exactly the "+lib.String()+" entry points, under the platform's soname", func() {
 			Expect(soname(built.full[lib])).To(Equal(lib.FileName()))

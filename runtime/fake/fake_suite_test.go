@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/internal/leakcheck"
 
 	"github.com/replaycheck/replaycheck/runtime/fake"
@@ -31,7 +32,7 @@ var built struct {
 var omitted = map[fake.Library]string{fake.ACL: "aclrtMalloc", fake.CUDA: "cuMemAlloc_v2"}
 
 var _ = BeforeSuite(func() {
-	if _, err := exec.LookPath(fake.Compiler()[0]); err != nil {
+	if _, err := exec.LookPath(cbuild.Compiler()[0]); err != nil {
 		Skip("no C compiler: " + err.Error())
 	}
 	dir := GinkgoT().TempDir()
@@ -63,7 +64,7 @@ var _ = BeforeSuite(func() {
 		run(func() error {
 			out := filepath.Join(dir, "test_"+lib.String())
 			src, _ := filepath.Abs(filepath.Join("testdata", "test_"+lib.String()+".c"))
-			cc := fake.Compiler()
+			cc := cbuild.Compiler()
 			args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", out, src, "-ldl")
 			if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
 				return &buildError{string(b), err}

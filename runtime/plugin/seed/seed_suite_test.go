@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/internal/leakcheck"
 
 	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
@@ -27,7 +28,7 @@ var built struct {
 }
 
 var _ = BeforeSuite(func() {
-	if _, err := exec.LookPath(seed.Compiler()[0]); err != nil {
+	if _, err := exec.LookPath(cbuild.Compiler()[0]); err != nil {
 		Skip("no C compiler: " + err.Error())
 	}
 	dir := GinkgoT().TempDir()
@@ -52,7 +53,7 @@ var _ = BeforeSuite(func() {
 		out := filepath.Join(dir, "driver")
 		src, _ := filepath.Abs(filepath.Join("testdata", "driver.c"))
 		inc, _ := filepath.Abs(filepath.Join("..", "..", "..", "include"))
-		cc := seed.Compiler()
+		cc := cbuild.Compiler()
 		args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", "-I"+inc, "-o", out, src, "-ldl")
 		b, err := exec.Command(cc[0], args...).CombinedOutput()
 		mu.Lock()

@@ -10,11 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/runtime/fake"
 )
 
@@ -52,26 +51,12 @@ func run(dir, missing string) error {
 			}
 		}
 	}
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, j := range jobs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, errs[i] = fake.Build(j.dir, j.lib, j.v)
-		})
-	}
-	wg.Wait()
-	failed := 0
-	for _, err := range errs {
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			failed++
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d builds failed", failed, len(jobs))
+	err := cbuild.Each(len(jobs), func(i int) error {
+		_, err := fake.Build(jobs[i].dir, jobs[i].lib, jobs[i].v)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Printf("mkfakes: %d libraries in %s\n", len(jobs), dir)
 	return nil

@@ -8,8 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sync"
 
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
 )
 
@@ -31,21 +31,12 @@ func main() {
 
 func run(dir string) error {
 	names := seed.Names()
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() { _, errs[i] = seed.Build(dir, name) })
-	}
-	wg.Wait()
-	failed := 0
-	for _, err := range errs {
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			failed++
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d builds failed", failed, len(names))
+	err := cbuild.Each(len(names), func(i int) error {
+		_, err := seed.Build(dir, names[i])
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Printf("mkplugins: %d plugins in %s\n", len(names), dir)
 	return nil
