@@ -258,10 +258,14 @@ func (o *Oracle) sizeOf(name string) int64 {
 	return -1
 }
 
-// EndCapture drops the capture's graph when its end failed: there is nothing to replay.
+// EndCapture drops the capture's graph when its end failed: there is nothing to replay, and a
+// capture of the same name after it records a graph of its own.
 func (o *Oracle) EndCapture(capture string, ok bool) {
 	if !ok {
 		delete(o.graphs, capture)
+		if o.recordingOf == capture {
+			o.recording, o.recordingOf = nil, ""
+		}
 	}
 }
 

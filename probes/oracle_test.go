@@ -629,6 +629,27 @@ var _ = Describe("Oracle", func() {
 			Expect(contents(o, "x")).To(Equal(le32(0, 1)))
 		})
 
+		It("records a capture of the same name as one whose end failed into a graph of its own", func() {
+			p := oracleProbe(`
+				buffers:
+				  a: {bytes: 4}
+				capture:
+				  ops:
+				    - fill: {dst: a, value: 3}
+				    - fill: {dst: a, value: 5, bytes: 2}
+			`)
+			o := probes.NewOracle(p)
+			ops := p.Captures[0].Ops
+			o.Capture("main", ops[0], true)
+			o.EndCapture("main", false)
+			o.Launch("main", true)
+			Expect(contents(o, "a")).To(Equal([]byte{0, 0, 0, 0}), "a failed end leaves nothing to replay")
+			o.Capture("main", ops[1], true)
+			o.EndCapture("main", true)
+			o.Launch("main", true)
+			Expect(contents(o, "a")).To(Equal([]byte{5, 5, 0, 0}), "the second capture's graph holds its own op, and only it")
+		})
+
 		It("applies a graph's ops in capture order on each launch", func() {
 			o := setup(oracleProbe(`
 				buffers:
