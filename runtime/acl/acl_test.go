@@ -114,15 +114,6 @@ func calls(path string) map[string][]string {
 	return out
 }
 
-// ownBackend is a device that closes its backend with it, so that a spec of the conformance
-// suite, which closes only the device, leaves no library loaded.
-type ownBackend struct {
-	runtime.Device
-	b runtime.Backend
-}
-
-func (d ownBackend) Close() error { return errors.Join(d.Device.Close(), d.b.Close()) }
-
 // injected is the detail the fake gives a failure REPLAYCHECK_FAKE_FAIL injected.
 func injected(entry string, code int) string {
 	return fmt.Sprintf("%s: failure %d injected by REPLAYCHECK_FAKE_FAIL", entry, code)
@@ -352,7 +343,8 @@ var _ = Describe("threads", func() {
 	})
 })
 
-// The conformance suite on the full fake; each spec's device closes its backend too.
+// The conformance suite on the full fake. Each spec closes its backend after its device (the
+// cleanups run last registered first), so that it leaves no library loaded.
 var _ = conformance.Describe("acl fake", func(ctx context.Context) (runtime.Device, error) {
 	b, err := acl.New(acl.Options{Library: libs.full})
 	if err != nil {
@@ -362,7 +354,8 @@ var _ = conformance.Describe("acl fake", func(ctx context.Context) (runtime.Devi
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
-	return ownBackend{d, b}, nil
+	DeferCleanup(b.Close)
+	return d, nil
 }, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}})
 
 // With REPLAYCHECK_HARDWARE=acl: the conformance suite on device 0 of the runtime the binding's

@@ -82,6 +82,7 @@ func Describe(name string, open Opener, opts Options) bool {
 		threadSpecs(h)
 		handleSpecs(h)
 		lifecycleSpecs(h)
+		faultSpecs(h)
 	})
 	return g.Describe("conformance: "+name, args...)
 }

@@ -124,6 +124,14 @@
 // Backend and Describe are non-empty. Close succeeds with objects and a capture left, and calls
 // afterwards fail.
 //
+// Fault injection (with "fault-injection"; the device is then a runtime.FaultInjector). The N-th
+// allocation fails out-of-memory and holds nothing; the N-th launch fails internal and leaves the
+// device usable; device-lost fails its launch device-lost, and every later call, from either
+// thread, answers the same code, until Close, which succeeds. FiredFaults lists what fired in
+// order, ClearFaults disarms what has not, and a fault that cannot fire (a hang with N 0, an
+// unknown kind) is refused invalid-value. The simulator and the fake libraries have it; a real
+// driver does not.
+//
 // # Class families
 //
 // A class is portable, but which one a platform reports for a situation follows from its code
@@ -185,9 +193,9 @@
 //     independent graph branches, timing;
 //   - the exact number and kinds of nodes in a graph (a platform may add event or empty nodes);
 //   - handle reuse after destroy (a destroyed handle is only checked before any new one is made);
-//   - counters of a closed device, a second Close, and fault injection (runtime.FaultInjector is
-//     optional and what a faulted device answers is the platform's code: the simulator's suite and
-//     the acl and cuda bindings' suites over the fake libraries test every fault kind);
+//   - counters of a closed device, a second Close, and the code and name a faulted device answers
+//     (the platform's, from the simulator's profile, which the fakes share) or the hang fault
+//     (the simulator's abandon_test and the engine's fault specs);
 //   - the platform code and name in an error, and its Detail;
 //   - that calls issued for Main and Other really run on two distinct locked OS threads: the API
 //     shows no thread id, so the suite sees thread identity only through the capture rules (with

@@ -117,15 +117,6 @@ func calls(path string) map[string][]string {
 	return out
 }
 
-// ownBackend is a device that closes its backend with it, so that a spec of the conformance
-// suite, which closes only the device, leaves no library loaded.
-type ownBackend struct {
-	runtime.Device
-	b runtime.Backend
-}
-
-func (d ownBackend) Close() error { return errors.Join(d.Device.Close(), d.b.Close()) }
-
 func lanes(vs ...uint32) []byte {
 	b := make([]byte, 4*len(vs))
 	for i, v := range vs {
@@ -530,7 +521,8 @@ var _ = Describe("graph node ranges", func() {
 	})
 })
 
-// The conformance suite on the full fake; each spec's device closes its backend too.
+// The conformance suite on the full fake. Each spec closes its backend after its device (the
+// cleanups run last registered first), so that it leaves no library loaded.
 var _ = conformance.Describe("cuda fake", func(ctx context.Context) (runtime.Device, error) {
 	b, err := cuda.New(cuda.Options{Library: libs.full})
 	if err != nil {
@@ -540,7 +532,8 @@ var _ = conformance.Describe("cuda fake", func(ctx context.Context) (runtime.Dev
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
-	return ownBackend{d, b}, nil
+	DeferCleanup(b.Close)
+	return d, nil
 }, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}, SyncCopiesOnLegacyStream: true, EndCaptureInstantiates: true})
 
 // With REPLAYCHECK_HARDWARE=cuda: the conformance suite on device 0 of the driver the binding's

@@ -1,0 +1,62 @@
+package conformance
+
+import (
+	g "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// faultSpecs: a device with the "fault-injection" capability (runtime.FaultInjector) answers each
+// fault kind with its class, lists the faults that fired, and is released clean by Close after it
+// was lost. The code and name are the platform's (the simulator's profile, which the fakes share).
+func faultSpecs(h *harness) {
+	g.Context("fault injection", func() {
+		var inj runtime.FaultInjector
+		g.BeforeEach(func() {
+			h.need("fault-injection")
+			var ok bool
+			inj, ok = h.dev.(runtime.FaultInjector)
+			Expect(ok).To(BeTrue(), "a device with the fault-injection capability is a runtime.FaultInjector")
+		})
+
+		g.It("fails the N-th allocation, then a launch, then loses the device, each with its class", func() {
+			Expect(inj.InjectFault(runtime.Fault{Kind: runtime.FaultAllocFail, N: 2})).To(Succeed())
+			p := h.malloc(4 * kib)
+			_, err := h.dev.Malloc(main, 4*kib)
+			h.failed(err, runtime.ClassOutOfMemory)
+			Expect(h.dev.Counters().LiveAllocs).To(Equal(int64(1)), "the failed allocation holds nothing")
+
+			s := h.stream()
+			h.begin(main, s, runtime.Global)
+			h.fill(s, p, 7)
+			graph := h.end(main, s)
+			Expect(inj.InjectFault(runtime.Fault{Kind: runtime.FaultLaunchFail, N: 2})).To(Succeed())
+			h.launch(graph, s)
+			h.failed(h.dev.Launch(main, graph, s), runtime.ClassInternal)
+			h.launch(graph, s) // a launch failure leaves the device usable
+			h.sync(s)
+
+			Expect(inj.InjectFault(runtime.Fault{Kind: runtime.FaultDeviceLost, N: 1})).To(Succeed())
+			lost := h.failed(h.dev.Launch(main, graph, s), runtime.ClassDeviceLost)
+			_, err = h.dev.Malloc(other, 512)
+			again := h.failed(err, runtime.ClassDeviceLost)
+			Expect([]any{again.Code, again.Name}).To(Equal([]any{lost.Code, lost.Name}), "a lost device answers every later call so")
+			h.failed(h.dev.SyncDevice(main), runtime.ClassDeviceLost)
+
+			Expect(inj.FiredFaults()).To(Equal([]runtime.Fault{
+				{Kind: runtime.FaultAllocFail, N: 2}, {Kind: runtime.FaultLaunchFail, N: 2}, {Kind: runtime.FaultDeviceLost, N: 1},
+			}))
+			// Close, when the spec ends, must release the lost device without an error.
+		})
+
+		g.It("disarms what has not fired, and refuses a fault that cannot fire", func() {
+			Expect(inj.InjectFault(runtime.Fault{Kind: runtime.FaultAllocFail, N: 1})).To(Succeed())
+			Expect(inj.ClearFaults()).To(Succeed())
+			h.free(h.malloc(512))
+			Expect(inj.FiredFaults()).To(BeEmpty())
+			h.failed(inj.InjectFault(runtime.Fault{Kind: runtime.FaultHang, N: 0}), runtime.ClassInvalidValue)
+			h.failed(inj.InjectFault(runtime.Fault{Kind: 9, N: 1}), runtime.ClassInvalidValue)
+		})
+	})
+}
