@@ -99,19 +99,13 @@ func openLogged(ctx context.Context) (runtime.Device, string) {
 	return d, log
 }
 
-// calls reads a REPLAYCHECK_FAKE_LOG file: for each entry point, the kernel thread ids of its
+// calls reads a call log (fake.ReadLog): for each entry point, the kernel thread ids of its
 // calls, in order.
-func calls(path string) map[string][]string {
+func calls(path string) map[string][]int {
 	GinkgoHelper()
-	raw, err := os.ReadFile(path)
+	entries, err := fake.ReadLog(path)
 	Expect(err).NotTo(HaveOccurred())
-	out := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[1] == "call" {
-			out[f[2]] = append(out[f[2]], f[0])
-		}
-	}
-	return out
+	return fake.Callers(entries)
 }
 
 // injected is the detail the fake gives a failure REPLAYCHECK_FAKE_FAIL injected.
@@ -337,9 +331,9 @@ var _ = Describe("threads", func() {
 		main, other := c["aclrtCreateStream"][0], c["aclrtMalloc"][0]
 		Expect(main).NotTo(Equal(other))
 		Expect(c["aclrtSetDevice"]).To(ContainElements(main, other), "each worker set the device on its own thread")
-		Expect(c["aclrtMemsetAsync"]).To(Equal([]string{other, other}))
-		Expect(c["aclmdlRICaptureBegin"]).To(Equal([]string{main}))
-		Expect(c["aclmdlRICaptureEnd"]).To(Equal([]string{other}))
+		Expect(c["aclrtMemsetAsync"]).To(Equal([]int{other, other}))
+		Expect(c["aclmdlRICaptureBegin"]).To(Equal([]int{main}))
+		Expect(c["aclmdlRICaptureEnd"]).To(Equal([]int{other}))
 	})
 })
 

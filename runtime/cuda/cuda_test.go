@@ -102,19 +102,13 @@ func openLogged(ctx context.Context) (runtime.Device, string) {
 	return d, log
 }
 
-// calls reads a REPLAYCHECK_FAKE_LOG file: for each entry point, the kernel thread ids of its
+// calls reads a call log (fake.ReadLog): for each entry point, the kernel thread ids of its
 // calls, in order.
-func calls(path string) map[string][]string {
+func calls(path string) map[string][]int {
 	GinkgoHelper()
-	raw, err := os.ReadFile(path)
+	entries, err := fake.ReadLog(path)
 	Expect(err).NotTo(HaveOccurred())
-	out := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[1] == "call" {
-			out[f[2]] = append(out[f[2]], f[0])
-		}
-	}
-	return out
+	return fake.Callers(entries)
 }
 
 func lanes(vs ...uint32) []byte {
@@ -374,10 +368,10 @@ var _ = Describe("the kernel and threads", func() {
 		main, other := c["cuStreamCreate"][0], c["cuMemAlloc_v2"][0]
 		Expect(main).NotTo(Equal(other))
 		Expect(c["cuCtxSetCurrent"]).To(ContainElements(main, other), "each worker made the context current on its own thread")
-		Expect(c["cuModuleLoadData"]).To(Equal([]string{main}))
-		Expect(c["cuMemsetD8Async"]).To(Equal([]string{other, other}))
-		Expect(c["cuStreamBeginCapture_v2"]).To(Equal([]string{main}))
-		Expect(c["cuStreamEndCapture"]).To(Equal([]string{other}))
+		Expect(c["cuModuleLoadData"]).To(Equal([]int{main}))
+		Expect(c["cuMemsetD8Async"]).To(Equal([]int{other, other}))
+		Expect(c["cuStreamBeginCapture_v2"]).To(Equal([]int{main}))
+		Expect(c["cuStreamEndCapture"]).To(Equal([]int{other}))
 	})
 })
 

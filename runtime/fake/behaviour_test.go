@@ -3,11 +3,8 @@ package fake_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -137,10 +134,11 @@ var _ = Describe("the fakes' behaviour", func() {
 		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
 		out, st := scenario(fake.ACL, built.full[fake.ACL], "sync", "REPLAYCHECK_FAKE_LOG="+log)
 		Expect(st.ExitCode()).To(Equal(0), out)
-		data, err := os.ReadFile(log)
+		entries, err := fake.ReadLog(log)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(string(data)).To(ContainSubstring(" call aclmdlRICaptureBegin\n"))
-		Expect(string(data)).To(ContainSubstring(" fail aclrtSynchronizeStream 107027: "))
+		Expect(entries).To(ContainElement(And(HaveField("Kind", "call"), HaveField("Entry", "aclmdlRICaptureBegin"))))
+		Expect(entries).To(ContainElement(And(HaveField("Kind", "fail"), HaveField("Entry", "aclrtSynchronizeStream"),
+			HaveField("Code", 107027), HaveField("Detail", Not(BeEmpty())))))
 	})
 
 	// The threads scenarios end a capture from a second thread, which fails wrong-thread there.
@@ -149,20 +147,17 @@ var _ = Describe("the fakes' behaviour", func() {
 			log := filepath.Join(GinkgoT().TempDir(), "calls.log")
 			out, st := scenario(lib, built.full[lib], "threads", "REPLAYCHECK_FAKE_LOG="+log)
 			Expect(st.ExitCode()).To(Equal(0), out)
-			data, err := os.ReadFile(log)
+			entries, err := fake.ReadLog(log)
 			Expect(err).NotTo(HaveOccurred())
-			line := regexp.MustCompile(`^([1-9][0-9]*) (call \S+|fail \S+ -?[0-9]+: .*)$`)
-			tids := map[string]bool{}
-			var failedEnd []string
-			for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-				m := line.FindStringSubmatch(l)
-				Expect(m).NotTo(BeNil(), "log line %q", l)
-				tids[m[1]] = true
-				if strings.HasPrefix(m[2], "fail "+wrongThread+":") {
-					failedEnd = append(failedEnd, m[1])
+			tids := map[int]bool{}
+			var failedEnd []int
+			for _, e := range entries {
+				tids[e.TID] = true
+				if e.Kind == "fail" && fmt.Sprintf("%s %d", e.Entry, e.Code) == wrongThread {
+					failedEnd = append(failedEnd, e.TID)
 				}
 			}
-			main := strconv.Itoa(st.Pid()) // the main thread's tid is the process id
+			main := st.Pid() // the main thread's tid is the process id
 			Expect(tids).To(HaveKey(main))
 			Expect(failedEnd).To(HaveLen(1))
 			Expect(failedEnd[0]).NotTo(Equal(main), "the wrong-thread end ran on the second thread")

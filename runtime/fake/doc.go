@@ -106,8 +106,9 @@
 // The call log has one line per call entered and one more per failure, each starting with the
 // calling OS thread's kernel thread id (gettid(2), what Go's syscall.Gettid returns on that thread;
 // the main thread's is the process id): "<tid> call <entry point>" and "<tid> fail <entry point>
-// <code>: <detail>". Lines are written whole as they end (line-buffered, appended), so the file can
-// be read while the library is loaded.
+// <code>: <detail>", and "<tid> hang" when an injected hang fault stops a call for good. Lines are
+// written whole as they end (line-buffered, appended), so the file can be read while the library
+// is loaded; ReadLog reads it.
 //
 // Which calls settle launched work: every device call but aclmdlRIExecuteAsync / cuGraphLaunch,
 // aclmdlRICaptureGetInfo / cuStreamIsCapturing, and the calls the simulator has no counterpart

@@ -1,0 +1,78 @@
+package fake
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// LogEntry is one line of a call log (REPLAYCHECK_FAKE_LOG, see the package doc).
+type LogEntry struct {
+	// TID is the kernel thread id of the thread that made the call.
+	TID int
+	// Kind is "call" (an entry point entered), "fail" (a call that failed) or "hang" (a call that
+	// will never return, by an injected hang fault).
+	Kind string
+	// Entry is the entry point; empty for a hang.
+	Entry string
+	// Code and Detail are a failure's.
+	Code   int
+	Detail string
+}
+
+// ReadLog reads the call log at path. A line of another form is an error that names the file and
+// the line.
+func ReadLog(path string) ([]LogEntry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("fake: call log: %w", err)
+	}
+	var out []LogEntry
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if line == "" && len(data) == 0 {
+			break
+		}
+		e, ok := parseLogLine(line)
+		if !ok {
+			return out, fmt.Errorf("fake: call log %s:%d: %q is not \"<tid> call <entry>\", \"<tid> fail <entry> <code>: <detail>\" or \"<tid> hang\"", path, i+1, line)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func parseLogLine(line string) (LogEntry, bool) {
+	tid, rest, _ := strings.Cut(line, " ")
+	n, err := strconv.Atoi(tid)
+	if err != nil || n <= 0 {
+		return LogEntry{}, false
+	}
+	e := LogEntry{TID: n}
+	e.Kind, rest, _ = strings.Cut(rest, " ")
+	switch e.Kind {
+	case "hang":
+		return e, rest == ""
+	case "call":
+		e.Entry = rest
+		return e, rest != "" && !strings.Contains(rest, " ")
+	case "fail":
+		var code string
+		e.Entry, rest, _ = strings.Cut(rest, " ")
+		code, e.Detail, _ = strings.Cut(rest, ": ")
+		e.Code, err = strconv.Atoi(code)
+		return e, e.Entry != "" && err == nil
+	}
+	return LogEntry{}, false
+}
+
+// Callers is, for each entry point entered, the kernel thread ids of its calls in order.
+func Callers(entries []LogEntry) map[string][]int {
+	out := map[string][]int{}
+	for _, e := range entries {
+		if e.Kind == "call" {
+			out[e.Entry] = append(out[e.Entry], e.TID)
+		}
+	}
+	return out
+}
