@@ -51,7 +51,9 @@ func init() {
 	case "exit":
 		os.Exit(3)
 	case "hang":
-		select {}
+		for { // asleep with a timer: a select{} here is a deadlock Go ends, without cgo's threads
+			time.Sleep(time.Hour)
+		}
 	case "garbage":
 		fmt.Fprintln(out, `{"entry":`)
 	}
@@ -190,7 +192,7 @@ probes:
 		// (50ms was not: the message then lacked "during Malloc"); the child hangs regardless.
 		c.Timeout = time.Second
 		for _, e := range errors(c) {
-			Expect(e.Kind).To(Equal(capture.ErrTimeout))
+			Expect(e.Kind).To(Equal(capture.ErrTimeout), e.Message)
 			Expect(e.Message).To(Equal("timeout: the worker was killed after 1s during Malloc"))
 		}
 	})

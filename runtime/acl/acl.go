@@ -113,11 +113,11 @@ type functions struct {
 	aclmdlRICaptureThreadExchangeMode, aclmdlRIExecuteAsync, aclmdlRIDestroy unsafe.Pointer
 	aclrtGetSocName, aclrtGetMemInfo, aclsysGetVersionStr                    unsafe.Pointer // optional: naming only
 	// optional: the fake libraries' fault injection (faults.go); a real driver has neither
-	fakeInject, fakeFired unsafe.Pointer
+	faults dl.FakeFaults
 }
 
 func (f *functions) table() []dl.Symbol {
-	return []dl.Symbol{
+	syms := []dl.Symbol{
 		dl.Sym("aclInit", &f.aclInit),
 		dl.Sym("aclGetRecentErrMsg", &f.aclGetRecentErrMsg),
 		dl.Sym("aclrtSetDevice", &f.aclrtSetDevice),
@@ -149,9 +149,8 @@ func (f *functions) table() []dl.Symbol {
 		{Names: []string{"aclrtGetSocName"}, Slot: &f.aclrtGetSocName, Optional: true},
 		{Names: []string{"aclrtGetMemInfo"}, Slot: &f.aclrtGetMemInfo, Optional: true},
 		{Names: []string{"aclsysGetVersionStr"}, Slot: &f.aclsysGetVersionStr, Optional: true},
-		{Names: []string{"replaycheck_fake_inject"}, Slot: &f.fakeInject, Optional: true},
-		{Names: []string{"replaycheck_fake_fired"}, Slot: &f.fakeFired, Optional: true},
 	}
+	return append(syms, f.faults.Symbols()...)
 }
 
 // backend is an opened ACL runtime library.
@@ -317,7 +316,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 			return nil, nil, err
 		}
 		drv := &driverImpl{fn: &b.fn, index: int32(index)}
-		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.injects()}
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present()}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
 			return nil, nil, err

@@ -204,6 +204,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -282,7 +283,7 @@ type functions struct {
 	// optional: graph introspection, all four or no capability graph-introspection
 	cuGraphGetNodes, cuGraphNodeGetType, cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams unsafe.Pointer
 	// optional: the fake libraries' fault injection (faults.go); a real driver has neither
-	fakeInject, fakeFired unsafe.Pointer
+	faults dl.FakeFaults
 }
 
 // introspection is the table of the graph-introspection entry points, all optional.
@@ -347,10 +348,8 @@ func (f *functions) table() []dl.Symbol {
 		opt("cuDriverGetVersion", &f.cuDriverGetVersion),
 		opt("cuDeviceTotalMem_v2", &f.cuDeviceTotalMem),
 		opt("cuModuleUnload", &f.cuModuleUnload),
-		opt("replaycheck_fake_inject", &f.fakeInject),
-		opt("replaycheck_fake_fired", &f.fakeFired),
 	}
-	return append(syms, f.introspection()...)
+	return slices.Concat(syms, f.introspection(), f.faults.Symbols())
 }
 
 // backend is an opened CUDA driver library.
@@ -387,7 +386,7 @@ func New(opts Options) (runtime.Backend, error) {
 	}
 	// The fakes (the library that injects faults) reset their context when a device closes, sticky
 	// errors included; NVIDIA's driver needs the process relaunched.
-	b.opened.Resets = b.fn.injects()
+	b.opened.Resets = b.fn.faults.Present()
 	return b, nil
 }
 
@@ -480,7 +479,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 			return nil, nil, driverError("Open", code, b.errorString(code))
 		}
 		release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
-		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.injects()}
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present()}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
 			release()
