@@ -134,6 +134,7 @@ var _ = Describe("opening", func() {
 		caps := d.Capabilities()
 		Expect(caps.Kernels).To(BeFalse())
 		Expect(caps.ThreadRules).To(BeTrue())
+		Expect(caps.FaultInjection).To(BeTrue(), "the fake exports its fault-injection entry points (the conformance suite's fault specs need them)")
 	})
 
 	It("loads the library named by $REPLAYCHECK_ACL_LIB", func() {

@@ -133,6 +133,7 @@ var _ = Describe("opening", func() {
 		Expect(d.Capabilities().Kernels).To(BeTrue(), "the fake accepted the PTX")
 		Expect(d.Capabilities().ThreadRules).To(BeTrue())
 		Expect(d.Capabilities().GraphIntrospection).To(BeTrue(), "the fake exports the four introspection calls")
+		Expect(d.Capabilities().FaultInjection).To(BeTrue(), "the fake exports its fault-injection entry points (the conformance suite's fault specs need them)")
 		_, err = b.Open(ctx, 1)
 		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue))
 	})
