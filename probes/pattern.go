@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/bytesize"
 )
 
 // PatternKind is the family of an init/write pattern.
@@ -149,37 +150,10 @@ func splitmix64(state *uint64) uint64 {
 
 // ParseSize reads a byte count: a non-negative integer, or an integer with a binary unit
 // (KiB, MiB, GiB, TiB). Anything else — decimal units, fractions, signs, overflow — is an error.
-func ParseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		shift  uint
-	}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}}
-	num, shift := s, uint(0)
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			num, shift = strings.TrimSuffix(s, u.suffix), u.shift
-			break
-		}
-	}
-	if num == "" || strings.IndexFunc(num, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
-		return 0, fmt.Errorf("bad size %q: want a non-negative integer of bytes, optionally with KiB, MiB, GiB or TiB", s)
-	}
-	v, err := strconv.ParseUint(num, 10, 63)
-	if err != nil || v > math.MaxInt64>>shift {
-		return 0, fmt.Errorf("size %q overflows", s)
-	}
-	return int64(v << shift), nil
-}
+func ParseSize(s string) (int64, error) { return bytesize.Parse(s) }
 
-// FormatSize prints n with the largest binary unit that divides it.
+// FormatSize prints n with the largest binary unit that divides it, else as a plain number.
 func FormatSize(n int64) string {
-	for _, u := range []struct {
-		suffix string
-		shift  uint
-	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
-		if n != 0 && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
-		}
-	}
-	return strconv.FormatInt(n, 10)
+	v, unit := bytesize.Unit(n)
+	return strconv.FormatInt(v, 10) + unit
 }

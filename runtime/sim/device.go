@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/replaycheck/replaycheck/internal/bytesize"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -112,7 +113,7 @@ func (d *Device) Backend() string { return "sim" }
 // Describe names the device, its profile and its memory, e.g.
 // "sim device 0 (profile cann: Ascend ACL, CANN 9.0 a2a3 rules; 16GiB)".
 func (d *Device) Describe() string {
-	return fmt.Sprintf("sim device %d (profile %s: %s; %s)", d.index, d.profile.Name, d.profile.Description, formatBytes(d.size))
+	return fmt.Sprintf("sim device %d (profile %s: %s; %s)", d.index, d.profile.Name, d.profile.Description, bytesize.Format(d.size))
 }
 
 // Platform is "sim/" and the profile's name.
@@ -403,7 +404,7 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 		if a == nil {
 			return d.fail("Malloc", runtime.ClassOutOfMemory,
 				"cannot allocate %d bytes: %s of %s are carved out and no cached block is large enough",
-				bytes, formatBytes(int64(d.mem.device.bump-d.mem.device.base)), formatBytes(d.size))
+				bytes, bytesize.Format(int64(d.mem.device.bump-d.mem.device.base)), bytesize.Format(d.size))
 		}
 		d.counters.Mallocs++
 		p = a.ptr
@@ -845,17 +846,4 @@ func (d *Device) SyncEvent(t runtime.Thread, e runtime.Event) error {
 		}
 		return d.enforce(&call{op: "SyncEvent", thread: t, event: ev})
 	})
-}
-
-// formatBytes writes n in the largest binary unit that divides it exactly.
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
 }

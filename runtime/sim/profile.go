@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/replaycheck/replaycheck/internal/bytesize"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -113,43 +112,35 @@ func (b ByteRange) String() string {
 	return "at least " + b.AtLeast.String() + " and below " + b.Below.String()
 }
 
-// Bytes is a size in a profile: a number of bytes, or a number with the suffix KiB, MiB or GiB
+// Bytes is a size in a profile: a number of bytes, or a number with the suffix KiB, MiB, GiB or TiB
 // ("2MiB").
 type Bytes int64
 
-var byteUnits = []struct {
-	suffix string
-	size   int64
-}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
-
-// UnmarshalYAML reads a plain integer or an integer with a binary unit.
+// UnmarshalYAML reads a plain integer or an integer with a binary unit, a space before the unit
+// allowed ("2 MiB").
 func (b *Bytes) UnmarshalYAML(node *yaml.Node) error {
 	if node.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: a size is a number of bytes or a number with KiB, MiB or GiB", node.Line)
+		return fmt.Errorf("line %d: a size is a number of bytes or a number with KiB, MiB, GiB or TiB", node.Line)
 	}
-	text, unit := strings.TrimSpace(node.Value), int64(1)
-	for _, u := range byteUnits {
-		if n, ok := strings.CutSuffix(text, u.suffix); ok {
-			text, unit = strings.TrimSpace(n), u.size
-			break
-		}
+	text := strings.TrimSpace(node.Value)
+	if i := strings.LastIndexAny(text, "0123456789"); i >= 0 {
+		text = text[:i+1] + strings.TrimLeft(text[i+1:], " ")
 	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/unit {
-		return fmt.Errorf("line %d: size %q is not a non-negative number of bytes, KiB, MiB or GiB", node.Line, node.Value)
+	n, err := bytesize.Parse(text)
+	if err != nil {
+		return fmt.Errorf("line %d: size %q is not a non-negative number of bytes, KiB, MiB, GiB or TiB", node.Line, node.Value)
 	}
-	*b = Bytes(n * unit)
+	*b = Bytes(n)
 	return nil
 }
 
 // String writes the size with the largest binary unit that divides it: "2 MiB", "1536 bytes".
 func (b Bytes) String() string {
-	for _, u := range byteUnits {
-		if b != 0 && int64(b)%u.size == 0 {
-			return fmt.Sprintf("%d %s", int64(b)/u.size, u.suffix)
-		}
+	v, unit := bytesize.Unit(int64(b))
+	if unit == "" {
+		unit = "bytes"
 	}
-	return fmt.Sprintf("%d bytes", int64(b))
+	return fmt.Sprintf("%d %s", v, unit)
 }
 
 func (r *Rule) applies(call string) bool { return slices.Contains(r.Calls, call) }

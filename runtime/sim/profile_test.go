@@ -176,7 +176,7 @@ rules:
 		} {
 			Expect(err.Error()).To(ContainSubstring(want))
 		}
-		for _, bad := range []string{"-1", "2TiB", "1.5MiB", "[1]", "9223372036854775807GiB"} {
+		for _, bad := range []string{"-1", "+1", "2TB", "1.5MiB", "[1]", "9223372036854775807GiB", "2 0 MiB", "MiB"} {
 			_, err = sim.ParseProfile([]byte(header + `
 rules:
   - situation: a bad size
@@ -194,18 +194,18 @@ rules:
     source: doc
     calls: [Launch]
     when: graph-range-freed
-    freed-bytes: {at-least: 2 MiB, below: 1GiB}
+    freed-bytes: {at-least: 2 MiB, below: 1TiB}
     code: 1
     name: X
     class: illegal-address
 `))
 		Expect(err).NotTo(HaveOccurred())
 		r := p.Rules[0].FreedBytes
-		Expect(r).To(Equal(sim.ByteRange{AtLeast: 2 * MiB, Below: 1 * GiB}))
-		Expect(r.String()).To(Equal("at least 2 MiB and below 1 GiB"))
+		Expect(r).To(Equal(sim.ByteRange{AtLeast: 2 * MiB, Below: 1024 * GiB}))
+		Expect(r.String()).To(Equal("at least 2 MiB and below 1 TiB"))
 		Expect(r.Contains(2*MiB - 1)).To(BeFalse())
 		Expect(r.Contains(2 * MiB)).To(BeTrue())
-		Expect(r.Contains(1 * GiB)).To(BeFalse())
+		Expect(r.Contains(1024 * GiB)).To(BeFalse())
 		Expect(sim.ByteRange{Below: 1536}.String()).To(Equal("below 1536 bytes"))
 	})
 

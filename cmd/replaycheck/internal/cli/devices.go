@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/bytesize"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 )
@@ -109,7 +110,7 @@ func writeInventory(env Env, inv []backendState) {
 		}
 		fmt.Fprintf(env.Stdout, "%-*s  %-11s  %s\n", nameW, st.Name, state, detail)
 		for _, d := range st.Devices {
-			parts := []string{formatBytes(d.Memory)}
+			parts := []string{bytesize.Format(d.Memory)}
 			if d.Driver != "" {
 				parts = append(parts, "driver "+d.Driver)
 			}
@@ -120,17 +121,4 @@ func writeInventory(env Env, inv []backendState) {
 			fmt.Fprintf(env.Stdout, "%*s  device %d: %s; %s\n", nameW, "", d.Index, d.Name, strings.Join(parts, ", "))
 		}
 	}
-}
-
-// formatBytes writes a size in the largest binary unit that divides it, e.g. 16GiB.
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		unit  string
-		shift uint
-	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d%s", n>>u.shift, u.unit)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
 }
