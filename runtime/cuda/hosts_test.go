@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // The binding keeps host memory a live graph's copy names past its FreeHost (runtime/internal/bind
@@ -134,11 +135,54 @@ var _ = Describe("host memory a graph names", func() {
 		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
 		g, err := d.EndCapture(runtime.Main, s)
 		Expect(err).NotTo(HaveOccurred())
-		_, frees := hostCalls()
-		Expect(frees).To(BeZero(), "kept: the graph names it")
+		allocs, frees := hostCalls()
+		Expect([]int{allocs, frees}).To(Equal([]int{2, 1}), "kept, the graph names it; the driver was asked with a pinned byte of its own, freed at once")
 		Expect(alloc(runtime.Pinned, 0x22)).To(Equal(stage))
 		Expect(replayed(g)).To(Equal(bytes.Repeat([]byte{0x22}, 4096)))
 		Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
+	})
+
+	// answer frees pinned memory that a graph names inside a GLOBAL capture on another stream, from
+	// the capturing thread, and says what the free answered and what became of the capture.
+	answer := func(d runtime.Device, s, other runtime.Stream, dev runtime.Ptr) (code int, class runtime.Class, invalidated bool, st runtime.CaptureStatus) {
+		GinkgoHelper()
+		stage, err := d.AllocHost(runtime.Main, 4096, runtime.Pinned)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		Expect(d.Copy(runtime.Main, s, dev, stage)).To(Succeed())
+		_, err = d.EndCapture(runtime.Main, s)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.BeginCapture(runtime.Main, other, runtime.Global)).To(Succeed())
+		Expect(d.Fill(runtime.Main, other, dev, 1)).To(Succeed())
+		e, ok := runtime.AsError(d.FreeHost(runtime.Main, stage))
+		Expect(ok).To(BeTrue(), "the free is refused")
+		info, err := d.CaptureInfo(runtime.Main, other)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.HostWrite(stage, make([]byte, 4096))).To(Succeed(), "refused: the block is still allocated")
+		return e.Code, e.Class, e.Invalidated, info.Status
+	}
+
+	It("answers a FreeHost of pinned memory a graph names, inside a capture, as the driver answers cuMemFreeHost, and as the simulator's cuda profile does", func(ctx SpecContext) {
+		other, err := d.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		code, class, invalidated, st := answer(d, s, other, dev)
+		Expect([]any{code, class, invalidated, st}).To(Equal([]any{900, runtime.ClassCaptureUnsupported, true, runtime.CaptureInvalidated}))
+		_, err = d.EndCapture(runtime.Main, other)
+		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureInvalidated))
+
+		b, err := sim.New(sim.Options{Profile: "cuda"})
+		Expect(err).NotTo(HaveOccurred())
+		sd, err := b.Open(ctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(sd.Close)
+		ss, err := sd.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		sother, err := sd.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		sdev, err := sd.Malloc(runtime.Main, 4096)
+		Expect(err).NotTo(HaveOccurred())
+		scode, sclass, sinvalidated, sst := answer(sd, ss, sother, sdev)
+		Expect([]any{code, class, invalidated, st}).To(Equal([]any{scode, sclass, sinvalidated, sst}), "the binding over the fake answers as the simulator")
 	})
 
 	It("leaves the driver out of a capture in progress: a kept block is not freed by a DestroyGraph during a GLOBAL capture, nor handed to an allocation in it", func() {

@@ -560,6 +560,11 @@ func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 			return err
 		}
 		if a.named() {
+			if a.host == runtime.Pinned && len(d.captures) > 0 {
+				if err := d.judgePinned("FreeHost"); err != nil {
+					return err // refused as cuMemFreeHost would be: the block stays allocated
+				}
+			}
 			d.keep(a)
 			d.counters.HostFrees++
 			return nil

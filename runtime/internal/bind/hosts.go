@@ -28,8 +28,9 @@ import (
 // would invalidate it), and at Close. Host memory nothing names is allocated and freed through the
 // platform as before.
 //
-// One difference from the raw driver is left: a FreeHost that keeps a block makes no driver call,
-// so inside a capture it is not refused as cuMemFreeHost would be.
+// A pinned FreeHost is a potentially unsafe call in a capture (900 and the capture invalidated, on
+// CUDA), which a FreeHost that keeps its block must still answer as the driver would: while a
+// capture is in progress, it asks the driver first (judgePinned).
 
 // hostKey is what a kept block can be handed out again for.
 type hostKey struct {
@@ -130,4 +131,25 @@ func (d *Device) releaseKept(note func(op string, code int)) {
 		}
 	}
 	clear(d.kept)
+}
+
+// judgePinned asks the driver what it answers a pinned host-memory call now, for a FreeHost that
+// keeps a block instead of freeing it: it allocates one pinned byte and frees it at once. The
+// platforms judge cuMemAllocHost and cuMemFreeHost (aclrtMallocHost and aclrtFreeHost) by the same
+// capture rules: on an H200 (driver 13.0) both answer 900 and invalidate the capture in the same
+// situations and are allowed in the same others, and ACL checks neither. So the allocation's
+// refusal is the one the free would have met, with the same effect on the capture. An allocation
+// that fails out of memory says nothing about the free and is not reported.
+func (d *Device) judgePinned(op string) error {
+	base, code := d.drv.MallocHost(1)
+	if code != 0 {
+		if e := d.failed(op, code); runtime.ClassOf(e) != runtime.ClassOutOfMemory {
+			return e
+		}
+		return nil
+	}
+	if code := d.drv.FreeHost(base); code != 0 {
+		return d.failed(op, code)
+	}
+	return nil
 }
