@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/replaycheck/replaycheck/harness"
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 )
 
 // The catalog suite with a runtime plugin under test (-replaycheck.runtime): runtime/plugin's
@@ -27,9 +28,10 @@ var _ = Describe("the catalog suite through a runtime plugin", Ordered, func() {
 		include, err := filepath.Abs(filepath.Join("..", "include"))
 		Expect(err).NotTo(HaveOccurred())
 		passthrough = filepath.Join(GinkgoT().TempDir(), "passthrough.so")
-		cc := exec.Command("cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-I"+include,
-			"-o", passthrough, filepath.Join("..", "runtime", "plugin", "testdata", "passthrough.c"))
-		out, err := cc.CombinedOutput()
+		cc := cbuild.Compiler()
+		cmd := exec.Command(cc[0], append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-I"+include,
+			"-o", passthrough, filepath.Join("..", "runtime", "plugin", "testdata", "passthrough.c"))...)
+		out, err := cmd.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
 	})
 

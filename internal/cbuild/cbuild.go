@@ -18,9 +18,9 @@ import (
 	"sync"
 )
 
-// Flags are the compiler flags every shared library is built with: C11, warnings as errors, and
+// flags are the compiler flags every shared library is built with: C11, warnings as errors, and
 // only what the sources mark visible exported.
-var Flags = []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"}
+var flags = []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"}
 
 // Compiler is $CC split into words, or cc.
 func Compiler() []string {
@@ -41,7 +41,7 @@ type Library struct {
 	Name string
 	// Sources are the files written into the sources' directory, by path relative to it.
 	Sources map[string][]byte
-	// Args follow Flags, the soname and -o: defines, include directories, the files to compile,
+	// Args follow the common flags (C11, warnings as errors, hidden visibility), the soname and -o: defines, include directories, the files to compile,
 	// linker options.
 	Args []string
 }
@@ -64,14 +64,14 @@ func Build(l Library) (string, error) {
 	for name, data := range l.Sources {
 		path := filepath.Join(src, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "", wrap(err)
+			return "", fmt.Errorf("%s in %s: %w", l.What, src, err)
 		}
 		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return "", wrap(err)
+			return "", fmt.Errorf("%s in %s: %w", l.What, src, err)
 		}
 	}
 	cc := Compiler()
-	args := append(slices.Concat(cc[1:], Flags), "-Wl,-soname,"+l.Name, "-o", out)
+	args := append(slices.Concat(cc[1:], flags), "-Wl,-soname,"+l.Name, "-o", out)
 	args = append(args, l.Args...)
 	cmd := exec.Command(cc[0], args...)
 	cmd.Dir = src

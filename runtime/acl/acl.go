@@ -112,7 +112,7 @@ type functions struct {
 	aclmdlRICaptureBegin, aclmdlRICaptureGetInfo, aclmdlRICaptureEnd         unsafe.Pointer
 	aclmdlRICaptureThreadExchangeMode, aclmdlRIExecuteAsync, aclmdlRIDestroy unsafe.Pointer
 	aclrtGetSocName, aclrtGetMemInfo, aclsysGetVersionStr                    unsafe.Pointer // optional: naming only
-	// optional: the fake libraries' fault injection (faults.go); a real driver has neither
+	// optional: the fake libraries' fault injection (bind.FakeFaults); a real driver has neither
 	faults dl.FakeFaults
 }
 
@@ -315,7 +315,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 		if err := b.checkIndex("Open", ctx, index); err != nil {
 			return nil, nil, err
 		}
-		drv := &driverImpl{fn: &b.fn, index: int32(index)}
+		drv := &driverImpl{FakeFaults: bind.FakeFaults{Entries: &b.fn.faults}, fn: &b.fn, index: int32(index)}
 		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present()}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
@@ -345,6 +345,7 @@ func (d *driverImpl) HostFree(p unsafe.Pointer)         { C.free(p) }
 
 // driverImpl is one device's ACL calls.
 type driverImpl struct {
+	bind.FakeFaults
 	fn    *functions
 	index int32
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/conformance"
 	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // envHardware names the environment variable that turns on the specs on the real runtime:
@@ -338,6 +339,15 @@ var _ = Describe("threads", func() {
 	})
 })
 
+// profile is the simulator's profile the fake's tables are generated from.
+func profile(name string) *sim.Profile {
+	p, err := sim.LoadProfile(name)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // The conformance suite on the full fake. Each spec closes its backend after its device (the
 // cleanups run last registered first), so that it leaves no library loaded.
 var _ = conformance.Describe("acl fake", func(ctx context.Context) (runtime.Device, error) {
@@ -351,7 +361,7 @@ var _ = conformance.Describe("acl fake", func(ctx context.Context) (runtime.Devi
 	}
 	DeferCleanup(b.Close)
 	return d, nil
-}, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}})
+}, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}, ErrorCode: profile("cann").ErrorCode})
 
 // With REPLAYCHECK_HARDWARE=acl: the conformance suite on device 0 of the runtime the binding's
 // own search finds (Options{}: $REPLAYCHECK_ACL_LIB, else SearchPaths), opened by BeforeSuite.

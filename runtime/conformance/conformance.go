@@ -43,6 +43,10 @@ type Options struct {
 	// H200, driver 13.0; the simulator's cuda profile and the fake libcuda follow it). False: the
 	// end gives its graph whatever else is in progress (ACL).
 	EndCaptureInstantiates bool
+	// ErrorCode, when set, is the platform's code and name for a class of failure no rule covers
+	// (sim.Profile.ErrorCode: the simulator's profile, which the fakes' tables are generated from):
+	// the fault specs then check that injected faults answer with them.
+	ErrorCode func(runtime.Class) (code int, name string, ok bool)
 }
 
 const (

@@ -129,8 +129,9 @@
 // device usable; device-lost fails its launch device-lost, and every later call, from either
 // thread, answers the same code, until Close, which succeeds. FiredFaults lists what fired in
 // order, ClearFaults disarms what has not, and a fault that cannot fire (a hang with N 0, an
-// unknown kind) is refused invalid-value. The simulator and the fake libraries have it; a real
-// driver does not.
+// unknown kind) is refused invalid-value. With Options.ErrorCode (the simulator's profile, which
+// the fakes' tables come from), each answer is the platform's code and name for its class. The
+// simulator and the fake libraries have it; a real driver does not.
 //
 // # Class families
 //
@@ -193,9 +194,9 @@
 //     independent graph branches, timing;
 //   - the exact number and kinds of nodes in a graph (a platform may add event or empty nodes);
 //   - handle reuse after destroy (a destroyed handle is only checked before any new one is made);
-//   - counters of a closed device, a second Close, and the code and name a faulted device answers
-//     (the platform's, from the simulator's profile, which the fakes share) or the hang fault
-//     (the simulator's abandon_test and the engine's fault specs);
+//   - counters of a closed device, a second Close, the code and name a faulted device answers
+//     unless Options.ErrorCode gives them, and the hang fault (the simulator's abandon_test and
+//     the engine's fault specs);
 //   - the platform code and name in an error, and its Detail;
 //   - that calls issued for Main and Other really run on two distinct locked OS threads: the API
 //     shows no thread id, so the suite sees thread identity only through the capture rules (with

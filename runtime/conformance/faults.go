@@ -9,22 +9,35 @@ import (
 
 // faultSpecs: a device with the "fault-injection" capability (runtime.FaultInjector) answers each
 // fault kind with its class, lists the faults that fired, and is released clean by Close after it
-// was lost. The code and name are the platform's (the simulator's profile, which the fakes share).
+// was lost; with Options.ErrorCode, each answer is the platform's code and name for its class.
 func faultSpecs(h *harness) {
 	g.Context("fault injection", func() {
 		var inj runtime.FaultInjector
 		g.BeforeEach(func() {
 			h.need("fault-injection")
 			var ok bool
-			inj, ok = h.dev.(runtime.FaultInjector)
-			Expect(ok).To(BeTrue(), "a device with the fault-injection capability is a runtime.FaultInjector")
+			inj, ok = runtime.As[runtime.FaultInjector](h.dev)
+			Expect(ok).To(BeTrue(), "a device with the fault-injection capability is a runtime.FaultInjector, itself or through its wrappers")
 		})
+
+		// answered checks a fault's failure: its class, and the platform's code and name for it when
+		// Options.ErrorCode knows them.
+		answered := func(err error, class runtime.Class) *runtime.Error {
+			g.GinkgoHelper()
+			e := h.failed(err, class)
+			if h.opts.ErrorCode != nil {
+				code, name, ok := h.opts.ErrorCode(class)
+				Expect(ok).To(BeTrue(), "the profile names a code for %s", class)
+				Expect([]any{e.Code, e.Name}).To(Equal([]any{code, name}), "the platform's code for %s: %v", class, e)
+			}
+			return e
+		}
 
 		g.It("fails the N-th allocation, then a launch, then loses the device, each with its class", func() {
 			Expect(inj.InjectFault(runtime.Fault{Kind: runtime.FaultAllocFail, N: 2})).To(Succeed())
 			p := h.malloc(4 * kib)
 			_, err := h.dev.Malloc(main, 4*kib)
-			h.failed(err, runtime.ClassOutOfMemory)
+			answered(err, runtime.ClassOutOfMemory)
 			Expect(h.dev.Counters().LiveAllocs).To(Equal(int64(1)), "the failed allocation holds nothing")
 
 			s := h.stream()
@@ -33,14 +46,14 @@ func faultSpecs(h *harness) {
 			graph := h.end(main, s)
 			Expect(inj.InjectFault(runtime.Fault{Kind: runtime.FaultLaunchFail, N: 2})).To(Succeed())
 			h.launch(graph, s)
-			h.failed(h.dev.Launch(main, graph, s), runtime.ClassInternal)
+			answered(h.dev.Launch(main, graph, s), runtime.ClassInternal)
 			h.launch(graph, s) // a launch failure leaves the device usable
 			h.sync(s)
 
 			Expect(inj.InjectFault(runtime.Fault{Kind: runtime.FaultDeviceLost, N: 1})).To(Succeed())
-			lost := h.failed(h.dev.Launch(main, graph, s), runtime.ClassDeviceLost)
+			lost := answered(h.dev.Launch(main, graph, s), runtime.ClassDeviceLost)
 			_, err = h.dev.Malloc(other, 512)
-			again := h.failed(err, runtime.ClassDeviceLost)
+			again := answered(err, runtime.ClassDeviceLost)
 			Expect([]any{again.Code, again.Name}).To(Equal([]any{lost.Code, lost.Name}), "a lost device answers every later call so")
 			h.failed(h.dev.SyncDevice(main), runtime.ClassDeviceLost)
 

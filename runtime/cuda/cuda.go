@@ -282,7 +282,7 @@ type functions struct {
 	cuDriverGetVersion, cuDeviceTotalMem, cuModuleUnload unsafe.Pointer
 	// optional: graph introspection, all four or no capability graph-introspection
 	cuGraphGetNodes, cuGraphNodeGetType, cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams unsafe.Pointer
-	// optional: the fake libraries' fault injection (faults.go); a real driver has neither
+	// optional: the fake libraries' fault injection (bind.FakeFaults); a real driver has neither
 	faults dl.FakeFaults
 }
 
@@ -474,7 +474,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		drv := &driverImpl{fn: &b.fn, dev: dev}
+		drv := &driverImpl{FakeFaults: bind.FakeFaults{Entries: &b.fn.faults}, fn: &b.fn, dev: dev}
 		if code := int(C.rc_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
 			return nil, nil, driverError("Open", code, b.errorString(code))
 		}
@@ -509,6 +509,7 @@ func (d *driverImpl) HostFree(p unsafe.Pointer)         { C.free(p) }
 
 // driverImpl is one device's CUDA calls.
 type driverImpl struct {
+	bind.FakeFaults
 	fn  *functions
 	dev C.int
 	ctx unsafe.Pointer // the retained primary context

@@ -24,6 +24,7 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/cuda"
 	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // envHardware names the environment variable that turns on the specs on the real driver:
@@ -516,6 +517,15 @@ var _ = Describe("graph node ranges", func() {
 	})
 })
 
+// profile is the simulator's profile the fake's tables are generated from.
+func profile(name string) *sim.Profile {
+	p, err := sim.LoadProfile(name)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // The conformance suite on the full fake. Each spec closes its backend after its device (the
 // cleanups run last registered first), so that it leaves no library loaded.
 var _ = conformance.Describe("cuda fake", func(ctx context.Context) (runtime.Device, error) {
@@ -529,7 +539,8 @@ var _ = conformance.Describe("cuda fake", func(ctx context.Context) (runtime.Dev
 	}
 	DeferCleanup(b.Close)
 	return d, nil
-}, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}, SyncCopiesOnLegacyStream: true, EndCaptureInstantiates: true})
+}, conformance.Options{Memory: 1 << 30, Labels: []string{"fake"}, SyncCopiesOnLegacyStream: true, EndCaptureInstantiates: true,
+	ErrorCode: profile("cuda").ErrorCode})
 
 // With REPLAYCHECK_HARDWARE=cuda: the conformance suite on device 0 of the driver the binding's
 // own search finds (Options{}: $REPLAYCHECK_CUDA_LIB, else libcuda.so.1), opened by BeforeSuite.

@@ -4,6 +4,7 @@ package cuda_test
 
 import (
 	"bytes"
+	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -142,47 +143,108 @@ var _ = Describe("host memory a graph names", func() {
 		Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
 	})
 
-	// answer frees pinned memory that a graph names inside a GLOBAL capture on another stream, from
-	// the capturing thread, and says what the free answered and what became of the capture.
-	answer := func(d runtime.Device, s, other runtime.Stream, dev runtime.Ptr) (code int, class runtime.Class, invalidated bool, st runtime.CaptureStatus) {
+	// freeInCapture frees pinned memory that a graph names while another stream captures, in the
+	// situation sit, on device d, and says in one line what the free answered, what became of the
+	// capture, whether the block is still allocated, and what its end answered.
+	type situation struct {
+		mode       runtime.CaptureMode
+		freer      runtime.Thread
+		relaxed    bool // the freeing thread exchanges its interaction mode for RELAXED first
+		names      bool // the capture in progress copies from the block too
+		invalidate bool // a refused allocation invalidates the capture before the free
+	}
+	freeInCapture := func(d runtime.Device, sit situation) string {
 		GinkgoHelper()
+		s, err := d.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		other, err := d.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		dev, err := d.Malloc(runtime.Main, 4096)
+		Expect(err).NotTo(HaveOccurred())
 		stage, err := d.AllocHost(runtime.Main, 4096, runtime.Pinned)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
 		Expect(d.Copy(runtime.Main, s, dev, stage)).To(Succeed())
 		_, err = d.EndCapture(runtime.Main, s)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.BeginCapture(runtime.Main, other, runtime.Global)).To(Succeed())
+		if sit.relaxed {
+			old, err := d.ExchangeCaptureMode(sit.freer, runtime.Relaxed)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(func() error { _, err := d.ExchangeCaptureMode(sit.freer, old); return err })
+		}
+		Expect(d.BeginCapture(runtime.Main, other, sit.mode)).To(Succeed())
 		Expect(d.Fill(runtime.Main, other, dev, 1)).To(Succeed())
-		e, ok := runtime.AsError(d.FreeHost(runtime.Main, stage))
-		Expect(ok).To(BeTrue(), "the free is refused")
+		if sit.names {
+			Expect(d.Copy(runtime.Main, other, dev, stage)).To(Succeed())
+		}
+		if sit.invalidate {
+			_, err := d.AllocHost(runtime.Main, 4096, runtime.Pinned)
+			Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureUnsupported), "%v", err)
+		}
+		answer := "allowed"
+		if e, ok := runtime.AsError(d.FreeHost(sit.freer, stage)); ok {
+			answer = fmt.Sprintf("%d %s invalidated=%v", e.Code, e.Class, e.Invalidated)
+		}
 		info, err := d.CaptureInfo(runtime.Main, other)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.HostWrite(stage, make([]byte, 4096))).To(Succeed(), "refused: the block is still allocated")
-		return e.Code, e.Class, e.Invalidated, info.Status
+		live := d.HostWrite(stage, make([]byte, 4096)) == nil
+		end := "a graph"
+		if _, err := d.EndCapture(runtime.Main, other); err != nil {
+			end = string(runtime.ClassOf(err))
+		}
+		return fmt.Sprintf("free: %s; capture: %v; block allocated: %v; end: %s", answer, info.Status, live, end)
 	}
 
-	It("answers a FreeHost of pinned memory a graph names, inside a capture, as the driver answers cuMemFreeHost, and as the simulator's cuda profile does", func(ctx SpecContext) {
+	DescribeTable("answers a FreeHost of pinned memory a graph names, inside a capture, as the driver answers cuMemFreeHost, and as the simulator's cuda profile does",
+		func(ctx SpecContext, sit situation, refused bool) {
+			got := freeInCapture(d, sit)
+			Expect(got).To(HavePrefix(map[bool]string{true: "free: 900 capture-unsupported", false: "free: allowed"}[refused]))
+			b, err := sim.New(sim.Options{Profile: "cuda"})
+			Expect(err).NotTo(HaveOccurred())
+			sd, err := b.Open(ctx, 0)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(sd.Close)
+			Expect(got).To(Equal(freeInCapture(sd, sit)), "the binding over the fake answers as the simulator")
+		},
+		Entry("GLOBAL, by the capturing thread", situation{mode: runtime.Global, freer: runtime.Main}, true),
+		Entry("GLOBAL, by another thread", situation{mode: runtime.Global, freer: runtime.Other}, true),
+		Entry("THREAD_LOCAL, by the capturing thread, the capture naming the block too", situation{mode: runtime.ThreadLocal, freer: runtime.Main, names: true}, true),
+		Entry("THREAD_LOCAL, by another thread", situation{mode: runtime.ThreadLocal, freer: runtime.Other}, false),
+		Entry("RELAXED, by the capturing thread", situation{mode: runtime.Relaxed, freer: runtime.Main}, false),
+		Entry("GLOBAL, by a thread that exchanged its mode for RELAXED", situation{mode: runtime.Global, freer: runtime.Main, relaxed: true}, false),
+		Entry("GLOBAL, the capture already invalidated", situation{mode: runtime.Global, freer: runtime.Main, invalidate: true}, true),
+	)
+
+	It("lets the free through when the driver's answer to the question is out of memory, and gives back a question it could not free", func() {
+		stage := alloc(runtime.Pinned, 0x11)
+		upload(stage)
 		other, err := d.CreateStream(runtime.Main)
 		Expect(err).NotTo(HaveOccurred())
-		code, class, invalidated, st := answer(d, s, other, dev)
-		Expect([]any{code, class, invalidated, st}).To(Equal([]any{900, runtime.ClassCaptureUnsupported, true, runtime.CaptureInvalidated}))
+		Expect(d.BeginCapture(runtime.Main, other, runtime.Global)).To(Succeed())
+		Expect(d.Fill(runtime.Main, other, dev, 1)).To(Succeed())
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "cuMemAllocHost_v2=2")
+		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed(), "out of memory says nothing about the free: kept as before")
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "")
+		info, err := d.CaptureInfo(runtime.Main, other)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.Status).To(Equal(runtime.CaptureActive))
 		_, err = d.EndCapture(runtime.Main, other)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureInvalidated))
+		Expect(err).NotTo(HaveOccurred())
 
-		b, err := sim.New(sim.Options{Profile: "cuda"})
+		second := alloc(runtime.Pinned, 0x22)
+		upload(second)
+		Expect(d.BeginCapture(runtime.Main, other, runtime.Relaxed)).To(Succeed())
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "cuMemFreeHost=999")
+		e, ok := runtime.AsError(d.FreeHost(runtime.Main, second))
+		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "")
+		Expect(ok).To(BeTrue())
+		Expect(e.Code).To(Equal(999))
+		Expect(d.HostWrite(second, make([]byte, 4096))).To(Succeed(), "refused: still allocated")
+		_, err = d.EndCapture(runtime.Main, other)
 		Expect(err).NotTo(HaveOccurred())
-		sd, err := b.Open(ctx, 0)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(sd.Close)
-		ss, err := sd.CreateStream(runtime.Main)
-		Expect(err).NotTo(HaveOccurred())
-		sother, err := sd.CreateStream(runtime.Main)
-		Expect(err).NotTo(HaveOccurred())
-		sdev, err := sd.Malloc(runtime.Main, 4096)
-		Expect(err).NotTo(HaveOccurred())
-		scode, sclass, sinvalidated, sst := answer(sd, ss, sother, sdev)
-		Expect([]any{code, class, invalidated, st}).To(Equal([]any{scode, sclass, sinvalidated, sst}), "the binding over the fake answers as the simulator")
+		Expect(d.Close()).To(Succeed())
+		allocs, frees := hostCalls()
+		Expect(frees).To(Equal(allocs), "every pinned block the binding allocated, the question's byte included, went back by Close")
 	})
 
 	It("leaves the driver out of a capture in progress: a kept block is not freed by a DestroyGraph during a GLOBAL capture, nor handed to an allocation in it", func() {

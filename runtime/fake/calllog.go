@@ -21,16 +21,24 @@ type LogEntry struct {
 	Detail string
 }
 
-// ReadLog reads the call log at path. A line of another form is an error that names the file and
-// the line.
+// ReadLog reads the call log at path. A line of another form, or a last line without its newline
+// (the library writes whole lines), is an error that names the file and the line; the entries
+// before it are returned with it.
 func ReadLog(path string) ([]LogEntry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("fake: call log: %w", err)
 	}
+	if len(data) == 0 {
+		return nil, nil
+	}
 	var out []LogEntry
-	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if line == "" && len(data) == 0 {
+	lines := strings.Split(string(data), "\n")
+	for i, line := range lines {
+		if i == len(lines)-1 {
+			if line != "" {
+				return out, fmt.Errorf("fake: call log %s:%d: the last line is cut short (no newline): %q", path, i+1, line)
+			}
 			break
 		}
 		e, ok := parseLogLine(line)
@@ -58,10 +66,11 @@ func parseLogLine(line string) (LogEntry, bool) {
 		return e, rest != "" && !strings.Contains(rest, " ")
 	case "fail":
 		var code string
+		var detailed bool
 		e.Entry, rest, _ = strings.Cut(rest, " ")
-		code, e.Detail, _ = strings.Cut(rest, ": ")
+		code, e.Detail, detailed = strings.Cut(rest, ": ")
 		e.Code, err = strconv.Atoi(code)
-		return e, e.Entry != "" && err == nil
+		return e, e.Entry != "" && err == nil && detailed
 	}
 	return LogEntry{}, false
 }

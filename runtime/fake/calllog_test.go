@@ -45,9 +45,17 @@ var _ = Describe("reading a call log", func() {
 		Entry("an unknown kind", "7 enter cuInit"),
 		Entry("a call of nothing", "7 call"),
 		Entry("a failure without a code", "7 fail cuInit: no code"),
+		Entry("a failure without its detail", "7 fail cuInit 100"),
 		Entry("a hang of something", "7 hang cuInit"),
 		Entry("an empty line", ""),
 	)
+
+	It("refuses a last line cut short, keeping the lines before it", func() {
+		path := write("7 call cuInit\n7 call cuMem")
+		entries, err := fake.ReadLog(path)
+		Expect(err).To(MatchError(ContainSubstring(path + ":2: the last line is cut short")))
+		Expect(entries).To(HaveLen(1))
+	})
 
 	It("says which file it could not read", func() {
 		_, err := fake.ReadLog(filepath.Join(GinkgoT().TempDir(), "none.log"))

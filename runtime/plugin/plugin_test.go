@@ -22,6 +22,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
@@ -38,7 +39,8 @@ func build(name string, defs ...string) string {
 	out := filepath.Join(GinkgoT().TempDir(), name+".so")
 	args := append([]string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-I" + include}, defs...)
 	args = append(args, "-o", out, filepath.Join("testdata", "passthrough.c"))
-	msg, err := exec.Command("cc", args...).CombinedOutput()
+	cc := cbuild.Compiler()
+	msg, err := exec.Command(cc[0], append(cc[1:], args...)...).CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(msg))
 	return out
 }

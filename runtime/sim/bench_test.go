@@ -13,8 +13,9 @@ import (
 
 // alternate runs op and base n times each, in blocks of 64 calls, the blocks in the order ABBA
 // (op first in one pair, base first in the next), and returns the time each side took: the
-// yardstick runs on the same thread, with the same caches and at the same moment as what it
-// measures, so a drift of the machine weighs on both alike. Timed one after the other, the 64 KiB
+// yardstick runs at the same moment as what it measures, and on the thread that makes the calls
+// (inside a batch, the device's own; in the HandOff variants the calls are handed to it), so a
+// drift of the machine weighs on both alike. Timed one after the other, the 64 KiB
 // benchmarks' ratios moved by half between processes.
 func alternate(n int, op, base func()) (took, yard time.Duration) {
 	const block = 64

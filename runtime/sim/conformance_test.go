@@ -17,6 +17,10 @@ import (
 // graph, as the binding's are and does on the driver.
 var _ = func() bool {
 	for _, profile := range sim.Profiles() {
+		p, err := sim.LoadProfile(profile)
+		if err != nil {
+			panic(err)
+		}
 		for _, seed := range []uint64{0, 7} {
 			name := fmt.Sprintf("sim %s", profile)
 			if seed != 0 {
@@ -28,7 +32,7 @@ var _ = func() bool {
 					return nil, err
 				}
 				return b.Open(ctx, 0)
-			}, conformance.Options{SyncCopiesOnLegacyStream: profile == "cuda", EndCaptureInstantiates: profile == "cuda"})
+			}, conformance.Options{SyncCopiesOnLegacyStream: profile == "cuda", EndCaptureInstantiates: profile == "cuda", ErrorCode: p.ErrorCode})
 		}
 	}
 	return true

@@ -160,6 +160,12 @@ func (r *Rule) appliesTo(c *call, callerMode runtime.CaptureMode) bool {
 }
 
 // clone copies p deeply, so a caller of LoadProfile cannot change what devices enforce.
+// ErrorCode is the platform's code and name for failures of class that no rule covers (Errors).
+func (p *Profile) ErrorCode(class runtime.Class) (code int, name string, ok bool) {
+	c, ok := p.Errors[class]
+	return c.Code, c.Name, ok
+}
+
 func (p *Profile) clone() *Profile {
 	c := *p
 	c.Errors = maps.Clone(p.Errors)

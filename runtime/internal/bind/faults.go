@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
 
 // FaultDriver is an optional extension of a Driver whose library can be made to fail on purpose:
@@ -18,6 +19,28 @@ type FaultDriver interface {
 	ClearFaults() int
 	// FiredFault is the i-th fault (0-based) fired on the device, false when fewer fired.
 	FiredFault(i int) (runtime.Fault, bool)
+}
+
+// FakeFaults is a FaultDriver over the fake libraries' fault-injection entry points
+// (dl.FakeFaults): a binding's Driver embeds it, and can inject faults where the library exports
+// them.
+type FakeFaults struct{ Entries *dl.FakeFaults }
+
+// Injects says whether the library exports the entry points.
+func (f FakeFaults) Injects() (bool, string) {
+	if f.Entries.Present() {
+		return true, ""
+	}
+	return false, "the library exports no replaycheck_fake_inject: a real driver cannot be made to fail on purpose (the fake libraries of runtime/fake can)"
+}
+
+func (f FakeFaults) InjectFault(ft runtime.Fault) int { return f.Entries.Inject(int(ft.Kind), ft.N) }
+
+func (f FakeFaults) ClearFaults() int { return f.Entries.Inject(0, 0) }
+
+func (f FakeFaults) FiredFault(i int) (runtime.Fault, bool) {
+	kind, n, ok := f.Entries.Fired(i)
+	return runtime.Fault{Kind: runtime.FaultKind(kind), N: n}, ok
 }
 
 // injection is a device's fault-injection state. Its own lock, not the device's: a hang blocks

@@ -20,7 +20,8 @@ import (
 // allocation of its size while graphs still name it.
 //
 // So the binding does the same, for host memory that a live graph or a capture in progress names,
-// and nothing else. FreeHost of such a block keeps it: no driver call, no free. The next AllocHost
+// and nothing else. FreeHost of such a block keeps it: no free (and no driver call at all, unless a
+// capture is in progress: see below). The next AllocHost
 // of the same kind and size takes the block kept last (LIFO, as the simulator's allocator reuses),
 // unless a capture is in progress: then the allocation is the driver's to judge, as cuMemAllocHost
 // is a potentially unsafe call. A kept block that nothing names any more goes back to the platform
@@ -143,12 +144,14 @@ func (d *Device) releaseKept(note func(op string, code int)) {
 func (d *Device) judgePinned(op string) error {
 	base, code := d.drv.MallocHost(1)
 	if code != 0 {
-		if e := d.failed(op, code); runtime.ClassOf(e) != runtime.ClassOutOfMemory {
-			return e
+		if _, class := d.codes.Lookup(code); class == runtime.ClassOutOfMemory {
+			return nil
 		}
-		return nil
+		return d.failed(op, code)
 	}
 	if code := d.drv.FreeHost(base); code != 0 {
+		// Kept as any pinned block the driver would not free: given back later, or at Close.
+		d.keep(&allocation{ptr: runtime.Ptr{Addr: uint64(uintptr(base)), Bytes: 1}, host: runtime.Pinned, base: base})
 		return d.failed(op, code)
 	}
 	return nil

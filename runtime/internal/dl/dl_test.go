@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 )
 
@@ -21,8 +22,9 @@ func library(name, source string) string {
 	src := filepath.Join(dir, "lib.c")
 	Expect(os.WriteFile(src, []byte(source), 0o644)).To(Succeed())
 	out := filepath.Join(dir, name)
-	cc := exec.Command("cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", out, src)
-	msg, err := cc.CombinedOutput()
+	cc := cbuild.Compiler()
+	cmd := exec.Command(cc[0], append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", out, src)...)
+	msg, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(msg))
 	return out
 }

@@ -18,6 +18,3 @@ func (f *FakeFaults) Symbols() []Symbol {
 
 // Present reports whether the library exports both entry points.
 func (f *FakeFaults) Present() bool { return f.inject != nil && f.fired != nil }
-
-// NoFakeFaults says why a library without them cannot inject faults.
-const NoFakeFaults = "the library exports no replaycheck_fake_inject: a real driver cannot be made to fail on purpose (the fake libraries of runtime/fake can)"
