@@ -1089,12 +1089,7 @@ func (d *Device) Close() error {
 		if d.lost {
 			// A lost device refuses every call; releasing it (unbind) is the reset that frees
 			// what it held. Pageable host memory is the program's own.
-			for _, a := range d.hosts.All() {
-				if a.host != runtime.Pinned {
-					d.drv.HostFree(a.base)
-				}
-			}
-			d.releaseKept(note)
+			d.releaseHosts(note)
 			return
 		}
 		d.releaseReadback(note)
@@ -1112,10 +1107,7 @@ func (d *Device) Close() error {
 		for _, a := range d.allocs.All() {
 			note("freeing "+a.ptr.String(), d.drv.Free(a.ptr.Addr))
 		}
-		for _, a := range d.hosts.All() {
-			note("freeing host "+a.ptr.String(), d.giveBack(a))
-		}
-		d.releaseKept(note)
+		d.releaseHosts(note)
 	})
 	d.readback = nil
 	clear(d.graphs)

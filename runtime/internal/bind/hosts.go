@@ -21,13 +21,12 @@ import (
 //
 // So the binding does the same, for host memory that a live graph or a capture in progress names,
 // and nothing else. FreeHost of such a block keeps it: no free (and no driver call at all, unless a
-// capture is in progress: see below). The next AllocHost
-// of the same kind and size takes the block kept last (LIFO, as the simulator's allocator reuses),
-// unless a capture is in progress: then the allocation is the driver's to judge, as cuMemAllocHost
-// is a potentially unsafe call. A kept block that nothing names any more goes back to the platform
-// when a graph is destroyed with no capture in progress (a cuMemFreeHost during a GLOBAL capture
-// would invalidate it), and at Close. Host memory nothing names is allocated and freed through the
-// platform as before.
+// capture is in progress: see below). The next AllocHost of the same kind and size takes the block
+// kept last (LIFO, as the simulator's allocator reuses), unless a capture is in progress: then the
+// allocation is the driver's to judge, as cuMemAllocHost is a potentially unsafe call. A kept block
+// that nothing names any more goes back to the platform when a graph is destroyed with no capture
+// in progress (a cuMemFreeHost during a GLOBAL capture would invalidate it), and at Close. Host
+// memory nothing names is allocated and freed through the platform as before.
 //
 // A pinned FreeHost is a potentially unsafe call in a capture (900 and the capture invalidated, on
 // CUDA), which a FreeHost that keeps its block must still answer as the driver would: while a
@@ -121,14 +120,21 @@ func (d *Device) giveBack(a *allocation) int {
 	return 0
 }
 
-// releaseKept returns every kept block to the platform (Close); note reports a pinned one the
-// driver refuses. On a lost device only the pageable ones are freed: the reset frees the rest.
-func (d *Device) releaseKept(note func(op string, code int)) {
+// releaseHosts returns every host block to the platform at Close, live and kept; note reports a
+// pinned one the driver refuses. On a lost device only the pageable ones are freed: the reset
+// frees the rest.
+func (d *Device) releaseHosts(note func(op string, code int)) {
+	release := func(what string, a *allocation) {
+		if !d.lost || a.host != runtime.Pinned {
+			note(what+a.ptr.String(), d.giveBack(a))
+		}
+	}
+	for _, a := range d.hosts.All() {
+		release("freeing host ", a)
+	}
 	for _, list := range d.kept {
 		for _, a := range list {
-			if !d.lost || a.host != runtime.Pinned {
-				note("freeing kept host "+a.ptr.String(), d.giveBack(a))
-			}
+			release("freeing kept host ", a)
 		}
 	}
 	clear(d.kept)
