@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"fmt"
+
 	g "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
