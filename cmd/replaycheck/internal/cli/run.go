@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/internal/bytesize"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
 )
@@ -65,7 +65,7 @@ func (f *runFlags) check() error {
 	}
 	if f.memory != "" {
 		var err error
-		if f.cfg.Memory, err = probes.ParseSize(f.memory); err != nil {
+		if f.cfg.Memory, err = bytesize.Parse(f.memory); err != nil {
 			return fmt.Errorf("--memory: %w", err)
 		}
 	}
