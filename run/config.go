@@ -93,6 +93,9 @@ type Config struct {
 	// envErrs are malformed environment defaults by setting name, reported by Check unless the
 	// setting was given explicitly (Set).
 	envErrs map[string]error
+	// fromEnv names the variable each setting's value came from, until Set says a flag gave it:
+	// a value Check rejects is then blamed on the variable, not on a flag nobody typed.
+	fromEnv map[string]string
 }
 
 // Defaults is the configuration before any flag: the built-in defaults (backend sim, profile
@@ -108,24 +111,28 @@ func Defaults(getenv func(string) string) Config {
 		Backend: "sim", Profile: backends.DefaultProfile, Guards: "both", Baseline: "auto",
 		Timelines: "failed", Timeout: time.Minute,
 	}
-	str := func(key string, dst *string) {
+	str := func(key, setting string, dst *string) {
 		if v := getenv(key); v != "" {
 			*dst = v
+			if c.fromEnv == nil {
+				c.fromEnv = map[string]string{}
+			}
+			c.fromEnv[setting] = key
 		}
 	}
-	str(EnvBackend, &c.Backend)
-	str(EnvProfile, &c.Profile)
-	str(EnvModes, &c.Modes)
-	str(EnvGuards, &c.Guards)
-	str(EnvBaseline, &c.Baseline)
-	str(EnvRuntime, &c.Runtime)
+	str(EnvBackend, "backend", &c.Backend)
+	str(EnvProfile, "profile", &c.Profile)
+	str(EnvModes, "modes", &c.Modes)
+	str(EnvGuards, "guards", &c.Guards)
+	str(EnvBaseline, "baseline", &c.Baseline)
+	str(EnvRuntime, "runtime", &c.Runtime)
 	switch v := getenv(EnvIsolate); v {
 	case "":
 	case "1", "true", "yes":
 		c.Isolate = true
 	case "0", "false", "no":
 	default:
-		c.envErr("isolate", fmt.Errorf("%s=%q: want 1 or 0", EnvIsolate, v))
+		c.envErr("isolate", fmt.Errorf("%s=%q: want 1, true or yes, or 0, false or no", EnvIsolate, v))
 	}
 	if v := getenv(EnvReplays); v != "" {
 		n, err := strconv.Atoi(v)
@@ -159,20 +166,36 @@ func (c *Config) envErr(setting string, err error) {
 }
 
 // Set records that the setting (replays, seed, shard: a CLI flag's name) was given explicitly, so
-// a malformed environment default of it is no longer an error.
-func (c *Config) Set(setting string) { delete(c.envErrs, setting) }
+// a malformed environment default of it is no longer an error, and a value rejected is the flag's.
+func (c *Config) Set(setting string) {
+	delete(c.envErrs, setting)
+	delete(c.fromEnv, setting)
+}
 
-// SettingError is a setting with a value Check rejects. It reads as the CLI flag: "--modes: ...".
+// SettingError is a setting with a value Check rejects. It reads as the CLI flag, "--modes: ...",
+// or as the variable the value came from, "REPLAYCHECK_MODES: ...".
 type SettingError struct {
 	Setting string // the CLI flag's name, without dashes
+	Env     string // the environment variable that gave the value; "" when a flag or the code did
 	Err     error
 }
 
-func (e *SettingError) Error() string { return "--" + e.Setting + ": " + e.Err.Error() }
+func (e *SettingError) Error() string {
+	if e.Env != "" {
+		return e.Env + ": " + e.Err.Error()
+	}
+	return "--" + e.Setting + ": " + e.Err.Error()
+}
+
 func (e *SettingError) Unwrap() error { return e.Err }
 
-func settingErr(setting string, format string, args ...any) error {
-	return &SettingError{Setting: setting, Err: fmt.Errorf(format, args...)}
+// settingErr is the SettingError of setting's value, blamed on its variable when it came from one.
+func (c *Config) settingErr(setting string, err error) error {
+	return &SettingError{Setting: setting, Env: c.fromEnv[setting], Err: err}
+}
+
+func (c *Config) settingErrf(setting string, format string, args ...any) error {
+	return c.settingErr(setting, fmt.Errorf(format, args...))
 }
 
 // Check reports a malformed environment default (the first by setting name) and every setting
@@ -190,7 +213,7 @@ func (c *Config) Check() error {
 		return c.envErrs[keys[0]]
 	}
 	if max := probes.DefaultLimits().MaxReplays; c.Replays < 0 || c.Replays > max {
-		return settingErr("replays", "%d is outside 0..%d", c.Replays, max)
+		return c.settingErrf("replays", "%d is outside 0..%d", c.Replays, max)
 	}
 	if _, err := c.Matrix(); err != nil {
 		return err
@@ -199,22 +222,23 @@ func (c *Config) Check() error {
 		return err
 	}
 	if c.Shard != (Shard{}) && (c.Shard.N < 1 || c.Shard.K < 1 || c.Shard.K > c.Shard.N) {
-		return settingErr("shard", "%s: want K/N with 1 <= K <= N", c.Shard)
+		return c.settingErrf("shard", "%s: want K/N with 1 <= K <= N", c.Shard)
 	}
 	if c.Timelines != "" && c.Timelines != "failed" && c.Timelines != "all" {
-		return settingErr("timelines", "%q is not failed or all", c.Timelines)
+		return c.settingErrf("timelines", "%q is not failed or all", c.Timelines)
 	}
 	if c.Timeout <= 0 {
-		return settingErr("timeout", "%v is not a positive duration", c.Timeout)
+		return c.settingErrf("timeout", "%v is not a positive duration", c.Timeout)
 	}
 	return c.checkFaults()
 }
 
-// Profiles are the profiles c.Profile lists (comma-separated; blanks dropped), one run each.
+// Profiles are the profiles c.Profile lists (comma-separated; blanks and repeats dropped), one run
+// each: a profile named twice would put every instance id in the report twice.
 func (c *Config) Profiles() []string {
 	var out []string
 	for _, p := range strings.Split(c.Profile, ",") {
-		if p = strings.TrimSpace(p); p != "" {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -252,10 +276,10 @@ func (c *Config) Matrix() (probes.Matrix, error) {
 	m := probes.Matrix{Replays: c.Replays}
 	var err error
 	if m.Modes, err = probes.ParseModes(c.Modes); err != nil {
-		return m, &SettingError{Setting: "modes", Err: err}
+		return m, c.settingErr("modes", err)
 	}
 	if m.Guards, err = probes.ParseGuards(c.Guards); err != nil {
-		return m, &SettingError{Setting: "guards", Err: err}
+		return m, c.settingErr("guards", err)
 	}
 	return m, nil
 }
@@ -266,7 +290,7 @@ func (c *Config) pattern() (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(c.Run)
 	if err != nil {
-		return nil, &SettingError{Setting: "run", Err: err}
+		return nil, c.settingErr("run", err)
 	}
 	return re, nil
 }
@@ -415,7 +439,9 @@ func Select(ps []*probes.Probe, c Config) ([]probes.Instance, error) {
 			if i < 0 {
 				return nil, fmt.Errorf("--probe %s: no probe with that id in the probe files%s", id, probes.DidYouMean(id, known))
 			}
-			picked = append(picked, ps[i])
+			if !slices.Contains(picked, ps[i]) { // an id given twice is one probe, run once
+				picked = append(picked, ps[i])
+			}
 		}
 		ps = picked
 	}
@@ -435,6 +461,34 @@ func Select(ps []*probes.Probe, c Config) ([]probes.Instance, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNothingSelected, c.describe(len(all), len(matched)))
 	}
 	return out, nil
+}
+
+// Covers reports whether the selection c makes would take the instance id
+// (set/name@mode/guards-on|off) if its probe were among those given: its probe among c.Probes
+// (when there are any), its mode and guard setting in c's matrix, its id matched by the --run
+// pattern and held by the shard. It is Select's filter for an instance that need not exist, e.g.
+// one a baseline records: a narrowed run says nothing of the instances it does not cover.
+func (c *Config) Covers(id string) (bool, error) {
+	probe, mode, guarded, err := probes.ParseID(id)
+	if err != nil {
+		return false, err
+	}
+	m, err := c.Matrix()
+	if err != nil {
+		return false, err
+	}
+	re, err := c.pattern()
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case len(c.Probes) > 0 && !slices.Contains(c.Probes, probe),
+		m.Modes != nil && !slices.Contains(m.Modes, mode),
+		m.Guards != nil && !slices.Contains(m.Guards, guarded),
+		re != nil && !re.MatchString(id):
+		return false, nil
+	}
+	return c.Shard.Holds(id), nil
 }
 
 // describe says what narrowed the selection to nothing.

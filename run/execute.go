@@ -206,7 +206,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 	if c.RuntimeUnderTest == nil && c.Runtime != "" {
 		rut, release, err := LoadRuntime(c.Runtime)
 		if err != nil {
-			return nil, &SettingError{Setting: "runtime", Err: err}
+			return nil, c.settingErr("runtime", err)
 		}
 		defer func() {
 			if rerr := release(); rerr != nil {

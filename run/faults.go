@@ -52,11 +52,11 @@ func parseFaults(texts []string) ([]probes.Fault, error) {
 func (c *Config) checkFaults() error {
 	fs, err := parseFaults(c.Faults)
 	if err != nil {
-		return &SettingError{Setting: "fault", Err: err}
+		return c.settingErr("fault", err)
 	}
 	for _, f := range fs {
 		if f.Replay() && c.Replays > 0 && f.At > c.Replays {
-			return settingErr("fault", "%s: --replays %d runs %d round(s) per instance, so round %d never comes", f, c.Replays, c.Replays, f.At)
+			return c.settingErrf("fault", "%s: --replays %d runs %d round(s) per instance, so round %d never comes", f, c.Replays, c.Replays, f.At)
 		}
 	}
 	return nil

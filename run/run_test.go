@@ -75,6 +75,19 @@ var _ = Describe("Defaults", func() {
 		Expect(se.Setting).To(Equal("guards"))
 		Expect(err).To(MatchError(`--guards: "maybe" is not off, on or both`))
 	})
+
+	It("blames a bad value on the variable it came from, until a flag gives the setting", func() {
+		c := run.Defaults(env(map[string]string{run.EnvGuards: "maybe", run.EnvModes: "sideways"}))
+		err := c.Check()
+		var se *run.SettingError
+		Expect(errors.As(err, &se)).To(BeTrue())
+		Expect(se.Env).To(Equal(run.EnvModes))
+		Expect(err).To(MatchError(HavePrefix(`REPLAYCHECK_MODES: `)))
+		c.Modes = ""
+		Expect(c.Check()).To(MatchError(`REPLAYCHECK_GUARDS: "maybe" is not off, on or both`))
+		c.Set("guards")
+		Expect(c.Check()).To(MatchError(`--guards: "maybe" is not off, on or both`))
+	})
 })
 
 var _ = Describe("Shard", func() {
@@ -141,6 +154,50 @@ var _ = Describe("Shard", func() {
 		_, err = run.Select(ps, c)
 		Expect(err).To(MatchError(run.ErrNothingSelected))
 		Expect(err).To(MatchError(ContainSubstring("--shard 1/3 holds none of the 1 instance")))
+	})
+})
+
+var _ = Describe("Covers", func() {
+	It("takes exactly the catalog instances Select selects, under every narrowing", func() {
+		ps, err := run.Load(catalog)
+		Expect(err).NotTo(HaveOccurred())
+		all, err := run.Select(ps, run.Defaults(env(nil)))
+		Expect(err).NotTo(HaveOccurred())
+		narrowings := map[string]func(*run.Config){
+			"none":           func(*run.Config) {},
+			"--probe":        func(c *run.Config) { c.Probes = []string{"basic/simple-replay", "hazards/rebase-after-capture"} },
+			"--modes":        func(c *run.Config) { c.Modes = "relaxed,thread-local" },
+			"--guards off":   func(c *run.Config) { c.Guards = "off" },
+			"--run":          func(c *run.Config) { c.Run = `^hazards/.*@global` },
+			"--shard":        func(c *run.Config) { c.Shard = run.Shard{K: 2, N: 3} },
+			"all of them":    func(c *run.Config) { c.Modes, c.Guards, c.Run, c.Shard = "global", "on", "a", run.Shard{K: 1, N: 2} },
+			"probe and mode": func(c *run.Config) { c.Probes, c.Modes = []string{"basic/simple-replay"}, "global" },
+		}
+		for name, narrow := range narrowings {
+			c := run.Defaults(env(nil))
+			narrow(&c)
+			selected, err := run.Select(ps, c)
+			Expect(err).NotTo(HaveOccurred(), name)
+			want := map[string]bool{}
+			for _, id := range ids(selected) {
+				want[id] = true
+			}
+			for _, id := range ids(all) {
+				covered, err := c.Covers(id)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(covered).To(Equal(want[id]), "%s: %s", name, id)
+			}
+		}
+		c := run.Defaults(env(nil))
+		c.Probes = []string{"basic/simple-replay", "basic/simple-replay"}
+		twice, err := run.Select(ps, c)
+		Expect(err).NotTo(HaveOccurred())
+		c.Probes = c.Probes[:1]
+		Expect(run.Select(ps, c)).To(Equal(twice), "a probe id given twice selects its instances once")
+		c.Profile = "cann, cuda,cann"
+		Expect(c.Profiles()).To(Equal([]string{"cann", "cuda"}))
+		_, err = c.Covers("not an id")
+		Expect(err).To(MatchError(ContainSubstring(`instance id "not an id"`)))
 	})
 })
 

@@ -365,6 +365,21 @@ func (b *Baseline) Diff(results []*capture.Result) []Drift {
 	return out
 }
 
+// Within is the part of b whose instance ids covers accepts (a narrowed run's selection, e.g.
+// run.Config.Covers), and how many instances it left out: a run that selected a few probes says
+// nothing of the baseline's others, which would otherwise count as not run. A covers that fails
+// keeps the instance.
+func (b *Baseline) Within(covers func(id string) (bool, error)) (*Baseline, int) {
+	out := *b
+	out.Instances = make(map[string]Behaviour, len(b.Instances))
+	for id, beh := range b.Instances {
+		if in, err := covers(id); in || err != nil {
+			out.Instances[id] = beh
+		}
+	}
+	return &out, len(b.Instances) - len(out.Instances)
+}
+
 // Unchanged counts the results that say something about the platform and match the baseline.
 func (b *Baseline) Unchanged(results []*capture.Result) int {
 	n := 0

@@ -2,9 +2,10 @@ package verdict_test
 
 import (
 	"bytes"
-	"github.com/replaycheck/replaycheck/verdict"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -12,6 +13,7 @@ import (
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 func unguarded(id, probe string, mode runtime.CaptureMode, o probes.Outcome) *capture.Result {
@@ -101,6 +103,24 @@ var _ = Describe("Baseline", func() {
 		Expect(drifts[0].Now).To(BeNil())
 		Expect(drifts[0].String()).To(Equal("p/rebase in global mode: in the baseline (corrupted) but not in this run"))
 		Expect(b.Unchanged(now)).To(Equal(1)) // p/sync only
+	})
+
+	It("narrows to the instances a selection covers, keeping those it cannot judge, and leaves itself whole", func() {
+		b := verdict.NewBaseline("sim/cuda", "", results())
+		b.Instances["p/gone@relaxed/guards-off"] = verdict.Behaviour{Outcome: "exact"}
+		covers := func(id string) (bool, error) {
+			if id == "p/gone@relaxed/guards-off" {
+				return false, errors.New("cannot tell")
+			}
+			return strings.HasPrefix(id, "p/sync"), nil
+		}
+		in, outside := b.Within(covers)
+		Expect(outside).To(Equal(1))
+		Expect(in.Instances).To(HaveLen(2))
+		Expect(in.Instances).To(HaveKey("p/sync@global/guards-off"))
+		Expect(in.Instances).To(HaveKey("p/gone@relaxed/guards-off"))
+		Expect(in.Platform).To(Equal(b.Platform))
+		Expect(b.Instances).To(HaveLen(3))
 	})
 
 	It("names the file and both platforms when it is used for another platform", func() {

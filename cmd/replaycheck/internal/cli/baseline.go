@@ -26,10 +26,14 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
          baselines/<platform key>.yaml beside the probes). Each changed behaviour is printed with the
          probe, the mode, the old and the new behaviour; instances the baseline does not hold are
          listed as uncharacterised. Exit 1 when a behaviour changed or a baseline instance did not
-         run, 0 otherwise.`,
+         run, 0 otherwise. A narrowed selection (--probe, --run, --modes, --shard) is compared
+         with the baseline's instances it covers only; the others are counted, not listed.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		var f runFlags
-		f.declare(fs, env)
+		f.declarePlatform(fs, env, false, "simulator platform profile: cann or cuda, one per baseline (env "+run.EnvProfile+")")
+		fs.Var(refusedFlag("a baseline records the platform alone, so only unguarded instances run (leave --guards out)"), "guards", "")
+		fs.Var(refusedFlag("a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)"), "runtime", "")
+		fs.Var(refusedFlag("baseline prints text (the baseline itself is YAML); for a JSON report use run --format json"), "format", "")
 		var out string
 		fs.StringVar(&out, "out", "", "write: the file to write the baseline to, or a directory (an existing one, or a path ending in /) to write it there under the platform's name, e.g. baselines/acl-cann-9.0-a2a3.yaml (default: stdout)")
 		return func(ctx context.Context, args []string) int {
@@ -38,16 +42,10 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 				return ExitUsage
 			}
 			verb, paths := args[0], args[1:]
-			if f.given("guards") && f.cfg.Guards != "off" {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: --guards %s: a baseline records the platform alone, so only unguarded instances run (leave --guards out)\n", f.cfg.Guards)
-				return ExitUsage
-			}
-			f.cfg.Guards = "off" // a baseline is the platform's: guards are the runtime's
-			if f.given("runtime") {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: --runtime %s: a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)\n", f.cfg.Runtime)
-				return ExitUsage
-			}
-			f.cfg.Runtime = "" // and REPLAYCHECK_RUNTIME names the runtime of run, not of a baseline
+			// A baseline is the platform's alone: guards and a runtime under test are the runtime's,
+			// so the environment's REPLAYCHECK_GUARDS and REPLAYCHECK_RUNTIME, which name run's, do
+			// not apply (baseline has neither flag).
+			f.cfg.Guards, f.cfg.Runtime = "off", ""
 			if len(f.cfg.Profiles()) != 1 {
 				fmt.Fprintln(env.Stderr, "replaycheck baseline: one --profile at a time")
 				return ExitUsage
@@ -107,7 +105,8 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 			if verb == "write" {
 				return writeBaseline(env, out, verdict.NewBaseline(rep.Platform, rep.Device, results))
 			}
-			return diffBaseline(env, base, results)
+			base, outside := base.Within(cfg.Covers)
+			return diffBaseline(env, base, results, outside)
 		}
 	},
 }
@@ -159,7 +158,10 @@ func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 	return ExitOK
 }
 
-func diffBaseline(env Env, b *verdict.Baseline, results []*capture.Result) int {
+// diffBaseline prints the drifts of results from b; outside is how many of the baseline's
+// instances the run's selection left out (Baseline.Within), said so that a narrowed diff is not
+// read as the whole catalog's.
+func diffBaseline(env Env, b *verdict.Baseline, results []*capture.Result, outside int) int {
 	drifts := b.Diff(results)
 	changed, missing, unknown := 0, 0, 0
 	for _, d := range drifts {
@@ -175,8 +177,12 @@ func diffBaseline(env Env, b *verdict.Baseline, results []*capture.Result) int {
 			fmt.Fprintf(env.Stdout, "uncharacterised  %s\n", d)
 		}
 	}
-	fmt.Fprintf(env.Stdout, "baseline %s (%s): %d changed, %d not run, %d uncharacterised, %d unchanged\n",
-		b.Platform, b.File, changed, missing, unknown, b.Unchanged(results))
+	narrowed := ""
+	if outside > 0 {
+		narrowed = fmt.Sprintf(" (%s outside the selection not compared)", plural(outside, "baseline instance"))
+	}
+	fmt.Fprintf(env.Stdout, "baseline %s (%s): %d changed, %d not run, %d uncharacterised, %d unchanged%s\n",
+		b.Platform, b.File, changed, missing, unknown, b.Unchanged(results), narrowed)
 	if changed > 0 || missing > 0 {
 		return ExitFail
 	}

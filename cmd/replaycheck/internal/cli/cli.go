@@ -196,11 +196,26 @@ func printCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 	}
 	fmt.Fprintf(w, "\n\n%s\n", cmd.detail)
 	if hasFlags {
+		// The flags the command refuses are left out: they are there for their message alone.
+		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		fs.VisitAll(func(f *flag.Flag) {
+			if _, ok := f.Value.(refusedFlag); !ok {
+				shown.Var(f.Value, f.Name, f.Usage)
+			}
+		})
 		fmt.Fprint(w, "\nFlags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		shown.SetOutput(w)
+		shown.PrintDefaults()
 	}
 }
+
+// refusedFlag is a flag a command does not take though a neighbour does (baseline's --guards,
+// run's): giving it is a usage error that says why, not the flag package's "not defined". Help
+// leaves it out.
+type refusedFlag string
+
+func (r refusedFlag) String() string   { return "" }
+func (r refusedFlag) Set(string) error { return errors.New(string(r)) }
 
 // run parses the command's flags, which may come before, between or after its positional
 // arguments ("--" ends the flags), and runs it.

@@ -89,10 +89,12 @@ func (p probeIDs) Set(v string) error {
 
 // declareSelection declares the flags that select instances on fs, bound to cfg (whose values,
 // run.Defaults' with the environment's, are the flags' defaults): capture modes, guard settings,
-// probe ids, an id pattern and a shard.
-func declareSelection(fs *flag.FlagSet, cfg *run.Config) {
+// probe ids, an id pattern and a shard; guard settings too when guards is set.
+func declareSelection(fs *flag.FlagSet, cfg *run.Config, guards bool) {
 	fs.StringVar(&cfg.Modes, "modes", cfg.Modes, "comma-separated capture modes to run, a subset of global,thread-local,relaxed (default: each probe's own; env "+run.EnvModes+")")
-	fs.StringVar(&cfg.Guards, "guards", cfg.Guards, "guard settings to run: off (program mode), on (kernel mode) or both (env "+run.EnvGuards+")")
+	if guards {
+		fs.StringVar(&cfg.Guards, "guards", cfg.Guards, "guard settings to run: off (program mode), on (kernel mode) or both (env "+run.EnvGuards+")")
+	}
 	fs.StringVar(&cfg.Run, "run", cfg.Run, "run only instances whose id (set/name@mode/guards-on|off) matches this regular expression")
 	fs.Var(probeIDs{&cfg.Probes}, "probe", "run only the probes with these exact ids (set/name), comma-separated or repeated")
 	fs.Var(&cfg.Shard, "shard", "run only shard K of N (K/N, 1-based): the instances whose id hashes (FNV-1a) to K-1 modulo N; the N shards split the selection (env "+run.EnvShard+")")
@@ -109,7 +111,7 @@ differ ("expect exact, cuda: rejected"). Problems in the files are printed as in
 with status 2.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		cfg := run.Defaults(env.getenv)
-		declareSelection(fs, &cfg)
+		declareSelection(fs, &cfg, true)
 		return func(_ context.Context, args []string) int {
 			// Only the selection matters here: a malformed REPLAYCHECK_REPLAYS does not stop a listing.
 			_, err := cfg.Matrix()

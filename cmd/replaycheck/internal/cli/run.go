@@ -23,25 +23,36 @@ type runFlags struct {
 	fs      *flag.FlagSet
 }
 
+// declare declares run's flags on fs: the platform's (declarePlatform), then the report's and
+// the runtime under test's.
 func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
-	f.fs = fs
-	f.cfg = run.Defaults(env.getenv)
-	f.cfg.Version = version()
+	f.declarePlatform(fs, env, true, "simulator platform profile: cann or cuda, or a comma-separated list to run each (env "+run.EnvProfile+")")
 	c := &f.cfg
-	declareSelection(fs, c)
-	fs.StringVar(&c.Backend, "backend", c.Backend, "backend to run on: sim, or acl or cuda in a cgo build with their driver library (see replaycheck devices; env "+run.EnvBackend+")")
-	fs.StringVar(&c.Profile, "profile", c.Profile, "simulator platform profile: cann or cuda, or a comma-separated list to run each (env "+run.EnvProfile+")")
-	fs.IntVar(&c.Replays, "replays", c.Replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+run.EnvReplays+")")
 	fs.StringVar(&f.format, "format", "text", "report format: text, json, junit (JUnit XML for CI test reporters) markdown (a CI job summary, e.g. for $GITHUB_STEP_SUMMARY) or html (one self-contained page: the outcome matrix, each finding, a picture of the captured memory)")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "simulator seed: non-zero shuffles independent graph branches on replay, reproducibly (env "+run.EnvSeed+")")
-	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "time limit of one instance")
-	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
 	fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding (an expected corruption, stale ranges), not only of failed ones")
 	fs.StringVar(&c.Timelines, "timelines", c.Timelines, "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
 	fs.BoolVar(&c.CheckSlotLog, "check-slot-log", c.CheckSlotLog, "check the runtime's slot log (a plugin's slots_changed): read every slot before every guarded call as well, and fail an instance whose slot changed without the log naming it")
+}
+
+// declarePlatform declares the flags that say what runs where and how (the selection, with
+// --guards when guards is set, the backend, the profile with profileHelp, replays, seed, time
+// limit, memory, faults, isolation, the baseline), bound to f.cfg: run's and baseline's, which
+// records the platform alone and writes no report.
+func (f *runFlags) declarePlatform(fs *flag.FlagSet, env Env, guards bool, profileHelp string) {
+	f.fs, f.format = fs, "text"
+	f.cfg = run.Defaults(env.getenv)
+	f.cfg.Version = version()
+	c := &f.cfg
+	declareSelection(fs, c, guards)
+	fs.StringVar(&c.Backend, "backend", c.Backend, "backend to run on: sim, or acl or cuda in a cgo build with their driver library (see replaycheck devices; env "+run.EnvBackend+")")
+	fs.StringVar(&c.Profile, "profile", c.Profile, profileHelp)
+	fs.IntVar(&c.Replays, "replays", c.Replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+run.EnvReplays+")")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "simulator seed: non-zero shuffles independent graph branches on replay, reproducibly (env "+run.EnvSeed+")")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "time limit of one instance")
+	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
 	fs.Var(run.FaultFlag(c), "fault", "inject a fault into every instance: KIND@N, alloc-fail@N (the N-th device allocation fails), launch-fail@K, device-lost@K or hang@K (the launch of replay round K fails, loses the device, never returns); repeat or comma-separate for several; needs a backend with fault injection (the simulator, the fake libraries; env "+run.EnvFault+")")
 	fs.BoolVar(&c.Isolate, "isolate", c.Isolate, "run each instance in a child process, so a crash (a signal in a driver library or runtime plugin, a panic, an exit) or a hang past --timeout ends that instance in error and the run goes on (env "+run.EnvIsolate+")")
 	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<platform key>.yaml beside the probes, e.g. sim-cann.yaml), none, or a file (env "+run.EnvBaseline+")")
