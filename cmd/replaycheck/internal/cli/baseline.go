@@ -146,11 +146,11 @@ func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck baseline: writing %s: %v\n", out, err)
-			return ExitFail
+			return ExitUsage
 		}
 	} else if err := b.WriteYAML(w); err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck baseline: writing: %v\n", err)
-		return ExitFail
+		return ExitUsage
 	}
 	if out != "" {
 		fmt.Fprintf(env.Stdout, "wrote %s: %d instances of %s\n", out, len(b.Instances), b.Platform)

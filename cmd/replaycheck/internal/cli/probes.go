@@ -166,8 +166,12 @@ file:line:col: rule: message, all of them, then exit with status 2. Without a pr
 				return ExitUsage
 			}
 			n := len(probes.Instances(l.probes, probes.Matrix{}))
-			fmt.Fprintf(env.Stdout, "ok: %s, %s, %s\n",
-				plural(len(l.sets), "probe file"), plural(len(l.probes), "probe"), plural(n, "instance"))
+			if _, err := fmt.Fprintf(env.Stdout, "ok: %s, %s, %s\n",
+				plural(len(l.sets), "probe file"), plural(len(l.probes), "probe"), plural(n, "instance")); err != nil {
+				// The verdict is the line: a caller that cannot read it must not see success.
+				fmt.Fprintf(env.Stderr, "replaycheck validate: writing: %v\n", err)
+				return ExitUsage
+			}
 			return ExitOK
 		}
 	},

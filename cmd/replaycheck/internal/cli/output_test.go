@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"runtime"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// fullWriter fails every write, as standard output on a full disk or a closed pipe does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A command whose answer cannot be written must not exit as if it had been read: status 2 and
+// the reason on stderr, whatever the command.
+var _ = Describe("a command whose output cannot be written", func() {
+	_, file, _, _ := runtime.Caller(0)
+	catalog := filepath.Join(filepath.Dir(file), "../../../../specs")
+
+	DescribeTable("exits 2 and says so",
+		func(args ...string) {
+			var stderr bytes.Buffer
+			Expect(Main(append(args, catalog), fullWriter{}, &stderr)).To(Equal(ExitUsage), stderr.String())
+			Expect(stderr.String()).To(MatchRegexp(`replaycheck \w+: writing: no space left on device`))
+		},
+		Entry("validate", "validate"),
+		Entry("list", "list"),
+		Entry("baseline write", "baseline", "write", "--probe", "basic/simple-replay"),
+	)
+})
