@@ -116,6 +116,31 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 		}
 	})
 
+	It("shows an interrupted run's banner on the first screen, above its matrix, and lists what did not run", func() {
+		var html bytes.Buffer
+		Expect(reports.WriteHTML(&html, interrupted())).To(Succeed())
+		p := load("incomplete.html", html.Bytes())
+		Expect(p.Problems).To(BeEmpty())
+		var got struct {
+			Banner            string
+			Top, Height, Grid float64
+			NotRun            []string
+		}
+		Expect(p.Eval(`(() => {
+			const b = document.querySelector('p.incomplete').getBoundingClientRect();
+			return {
+				Banner: document.querySelector('p.incomplete').innerText, Top: b.top, Height: b.height,
+				Grid: document.querySelector('svg.matrix').getBoundingClientRect().top,
+				NotRun: [...document.querySelectorAll('details.not-run li')].filter(li => li.getBoundingClientRect().height > 0).map(li => li.innerText),
+			};
+		})()`, &got)).To(Succeed())
+		Expect(got.Banner).To(HavePrefix("Incomplete: the run was interrupted: 2 of 4 instances not run"))
+		Expect(got.Height).To(BeNumerically(">", 0))
+		Expect(got.Top).To(BeNumerically("<", got.Grid))
+		Expect(got.Top+got.Height).To(BeNumerically("<=", 900), "below the first screen")
+		Expect(got.NotRun).To(Equal(interrupted().NotRun))
+	})
+
 	It("hears a page that does complain (the check's negative control)", func() {
 		p := load("broken.html", []byte(`<!DOCTYPE html><html><body><img src="missing.png"><script>console.error("boom")</script></body></html>`))
 		Expect(p.Problems).To(ContainElement(ContainSubstring("console.error: boom")))

@@ -25,5 +25,16 @@
 //   - WriteTable: the enforcement table (EnforcementTable) of what each platform did with every
 //     unguarded hazard probe; WriteFailures: one line per failing verdict.
 //
+// A run that did not reach every instance it selected (Report.NotRun: it was interrupted) is
+// incomplete, and every writer says so and lists those instances, so that no format passes it off
+// as a clean run: text and JSON list them, JUnit makes each a testcase with an <error
+// type="not-run">, Markdown marks the run ⚠️ (never ✅) and lists them, HTML shows a banner and
+// the list.
+//
 // Writers only read what they are given; they may be called any number of times.
+//
+// Readers: ReadDocument reads a JSON report back and refuses what no run writes, naming its line
+// and JSON path: a value outside the schema's closed vocabularies (CheckEntry, which a journal's
+// reader applies to each entry too), an instance one platform's run holds twice, a result of a
+// platform runs[] does not name. Fields it does not know are ignored.
 package reports

@@ -18,12 +18,19 @@ import (
 // when its verdict failed, each cell linking to the instance; then every instance that did not
 // pass or has a finding, with its detail (the text report's), its mismatches as want/got byte
 // rows, and a picture of memory: the ranges each graph captured, the stale ones marked with the
-// buffers that hold them now.
+// buffers that hold them now. A run that did not reach every instance it selected (Report.NotRun:
+// it was interrupted) has a banner under its heading and the list of those instances at its end,
+// and the page's title says "(incomplete)".
 func WriteHTML(w io.Writer, runs ...*Report) error {
 	page := htmlPage{Title: "replaycheck report"}
+	incomplete := false
 	for _, r := range runs {
 		page.Title = fmt.Sprintf("replaycheck %s report", r.Version)
 		page.Runs = append(page.Runs, htmlRunOf(r))
+		incomplete = incomplete || len(r.NotRun) > 0
+	}
+	if incomplete {
+		page.Title += " (incomplete)"
 	}
 	return htmlTemplate.Execute(w, page)
 }
@@ -37,6 +44,9 @@ type htmlRun struct {
 	Name, Summary, Device, Runtime string
 	Matrix                         template.HTML
 	Instances                      []htmlInstance
+	// Incomplete says how many selected instances the run did not reach, NotRun lists them.
+	Incomplete string
+	NotRun     []string
 }
 
 type htmlInstance struct {
@@ -60,6 +70,10 @@ func anchorOf(platform, id string) string {
 func htmlRunOf(r *Report) htmlRun {
 	run := htmlRun{Name: RunName(r), Summary: summaryLine(r.Summary), Device: r.Device, Runtime: r.runtime()}
 	run.Matrix = matrixSVG(r)
+	if n := len(r.NotRun); n > 0 {
+		run.Incomplete = fmt.Sprintf("the run was interrupted: %d of %d instances not run, listed below; they have no verdict", n, n+len(r.Results))
+		run.NotRun = r.NotRun
+	}
 	for _, e := range r.Results {
 		if !hasSection(e) {
 			continue
@@ -201,6 +215,7 @@ pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; font-size: 12px; }
 svg { font-family: system-ui, sans-serif; }
 table.bytes td { font-family: monospace; padding: 0 0.8em; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
+.incomplete { background: #fff3e0; border-left: 6px solid #ef8f00; padding: 0.6em 1em; font-weight: bold; }
 </style>
 </head>
 <body>
@@ -211,7 +226,8 @@ table.bytes td { font-family: monospace; padding: 0 0.8em; }
 {{range .Runs}}
 <section class="run">
 <h2>{{.Name}}</h2>
-<p>{{.Summary}}<br/>device {{.Device}}, runtime {{.Runtime}}</p>
+{{if .Incomplete}}<p class="incomplete" role="alert">Incomplete: {{.Incomplete}}.</p>
+{{end}}<p>{{.Summary}}<br/>device {{.Device}}, runtime {{.Runtime}}</p>
 {{.Matrix}}
 {{range .Instances}}
 <details class="instance" id="{{.Anchor}}"{{if eq .Mark "FAIL"}} open="open"{{end}}>
@@ -224,7 +240,13 @@ table.bytes td { font-family: monospace; padding: 0 0.8em; }
 {{.Memory}}
 </details>
 {{end}}
-</section>
+{{if .NotRun}}<details class="not-run" open="open">
+<summary><b>NOT RUN</b> {{len .NotRun}} instances: the run was interrupted before them</summary>
+<ul>{{range .NotRun}}
+<li>{{.}}</li>{{end}}
+</ul>
+</details>
+{{end}}</section>
 {{end}}
 </body>
 </html>

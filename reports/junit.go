@@ -86,6 +86,9 @@ type junitText struct {
 // instance whose detail the text report shows (an expected corruption, stale ranges) carries that
 // detail as <system-out>.
 //
+// An instance the run did not reach (an interrupted run: Report.NotRun) is a testcase with an
+// <error type="not-run">, after those that ran, so CI counts the run against the build.
+//
 // Times are the instances' durations in seconds; a suite's timestamp is its report's Started.
 // Nothing else depends on the clock, so the same reports write the same bytes.
 func WriteJUnit(w io.Writer, runs ...*Report) error {
@@ -161,8 +164,29 @@ func junitSuiteOf(r *Report) (junitSuite, time.Duration, error) {
 		total += e.Duration
 		s.Cases = append(s.Cases, c)
 	}
+	for _, id := range r.NotRun {
+		s.Cases = append(s.Cases, junitNotRun(r, id))
+		s.Tests++
+		s.Errors++
+	}
 	s.Time = junitSeconds(total)
 	return s, total, nil
+}
+
+// junitNotRun is an instance the run never reached (Report.NotRun) as a testcase with an <error>
+// of type "not-run". Not <skipped>: Jenkins, GitLab and GitHub's JUnit reporters show skipped tests
+// as neutral and keep a build green with them, and an interrupted run must not read as a pass (it
+// exits 1). <error> is what they count against a build, and says the instance has no verdict
+// rather than a failing one.
+func junitNotRun(r *Report, id string) junitCase {
+	probe, _, _, err := probes.ParseID(id)
+	if err != nil {
+		probe, _, _ = strings.Cut(id, "@")
+	}
+	msg := fmt.Sprintf("not run: the run was interrupted before this instance (%d of %d instances not run)",
+		len(r.NotRun), len(r.NotRun)+len(r.Results))
+	return junitCase{Name: safeChars(id), Classname: safeChars(probe), Time: junitSeconds(0),
+		Error: &junitProblem{Message: msg, Type: "not-run"}}
 }
 
 func junitCaseOf(r *Report, e Entry) (junitCase, error) {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -18,6 +19,9 @@ var mdMarks = map[verdict.Status]string{
 	verdict.Uncharacterised: "❔",
 }
 
+// mdIncomplete marks the verdict line of a run that did not run every instance it selected.
+const mdIncomplete = "⚠️"
+
 // mdLegend explains the outcome matrix's cells.
 const mdLegend = "✅ pass · ❌ fail · ⏭️ skip · ❔ uncharacterised (no expectation: recorded, not judged) · - not run; " +
 	"the word is the outcome, and a failing cell says what was expected instead"
@@ -30,7 +34,8 @@ const mdDetailOpenLines = 12
 // $GITHUB_STEP_SUMMARY and the like): a heading with the tool, version and platforms, one verdict
 // line per run, the outcome matrix (a row per probe, a column per run, mode and guard setting),
 // a section per failing instance with its verdict and the text report's detail block (WriteDetail)
-// in a fenced code block, and the enforcement table (EnforcementTable) with WriteTable's cells.
+// in a fenced code block, the instances an interrupted run did not reach (its verdict line is then
+// marked ⚠️, or ❌ when a verdict failed, never ✅), and the enforcement table (EnforcementTable) with WriteTable's cells.
 // Text from results is escaped: it never turns into markup, a table cell or HTML.
 func WriteMarkdown(w io.Writer, runs ...*Report) error {
 	tw := &textWriter{w: w}
@@ -55,7 +60,12 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 	}
 
 	for _, r := range runs {
-		mark := mdMarks[verdict.Pass]
+		mark, incomplete := mdMarks[verdict.Pass], ""
+		if n := len(r.NotRun); n > 0 {
+			// Never ✅: a run that stopped early passed nothing about the instances it did not reach.
+			mark = mdIncomplete
+			incomplete = "; **incomplete**: " + mdText(fmt.Sprintf("%d of %d instances not run (the run was interrupted)", n, n+len(r.Results)))
+		}
 		if r.Summary.Failed() {
 			mark = mdMarks[verdict.Fail]
 		}
@@ -67,7 +77,7 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 		if r.BaselineFile != "" {
 			where = append(where, "baseline "+r.BaselineFile)
 		}
-		tw.printf("- %s **%s**: %s<br><sub>%s</sub>\n", mark, mdText(RunName(r)), mdText(summaryLine(r.Summary)), mdText(strings.Join(where, ", ")))
+		tw.printf("- %s **%s**: %s%s<br><sub>%s</sub>\n", mark, mdText(RunName(r)), mdText(summaryLine(r.Summary)), incomplete, mdText(strings.Join(where, ", ")))
 	}
 
 	tw.printf("\n## Outcomes\n\n")
@@ -91,6 +101,8 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 			}
 		}
 	}
+
+	writeMarkdownNotRun(tw, runs)
 
 	tw.printf("\n## Enforcement\n\n")
 	if tw.err == nil {
@@ -208,6 +220,27 @@ func writeMarkdownFailure(tw *textWriter, r *Report, e Entry) {
 		return
 	}
 	tw.printf("\n%stext\n%s\n%s\n", fence, detail, fence)
+}
+
+// writeMarkdownNotRun writes the instances each run never reached (Report.NotRun): a section
+// that says the run was interrupted, its list folded when long.
+func writeMarkdownNotRun(tw *textWriter, runs []*Report) {
+	var lines []string
+	for _, r := range runs {
+		for _, id := range r.NotRun {
+			lines = append(lines, fmt.Sprintf("- `%s` on %s\n", mdCode(id), mdText(RunName(r))))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	tw.printf("\n## %s Not run (%d)\n\n", mdIncomplete, len(lines))
+	tw.printf("The run was interrupted before these instances: they have no verdict, and the run is incomplete.\n\n")
+	if len(lines) > mdDetailOpenLines {
+		tw.printf("<details><summary>%s</summary>\n\n%s\n</details>\n", pluralInstances(len(lines)), strings.Join(lines, ""))
+		return
+	}
+	tw.printf("%s", strings.Join(lines, ""))
 }
 
 // WriteMarkdownTable writes the enforcement table as a Markdown table: WriteTable's legend and

@@ -20,8 +20,9 @@ type TextOptions struct {
 	// Color marks verdicts with ANSI colors (green ok, red FAIL, yellow skip).
 	Color bool
 	// Verbose shows the detail block of every instance that has a finding to show (an expected
-	// corruption, stale ranges, a graph holding unrecorded work); by default only instances whose
-	// verdict failed show theirs.
+	// corruption, stale ranges, a graph holding unrecorded work) or a refusal (the runtime's message
+	// and the side-effect checks, which the one-line reason leaves out); by default only instances
+	// whose verdict failed show theirs.
 	Verbose bool
 }
 
@@ -97,7 +98,7 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 			color = markColors[e.Verdict.Status]
 		}
 		tw.row(rows[i], widths, color)
-		if e.Verdict.Status == verdict.Fail || (opt.Verbose && hasFinding(e)) {
+		if e.Verdict.Status == verdict.Fail || (opt.Verbose && (hasFinding(e) || e.Refusal != nil)) {
 			tw.detail(indent, e)
 		}
 	}
@@ -361,6 +362,9 @@ func (t *textWriter) detail(indent string, e Entry) {
 		t.label(indent, "verdict", v.Reason)
 	}
 	for i, line := range strings.Split(e.Reason, "\n") {
+		if i == 0 && refusalReason(e) {
+			break // the refusal line below says it all
+		}
 		l := ""
 		if i == 0 {
 			l = "reason"
@@ -453,6 +457,13 @@ func (t *textWriter) detail(indent string, e Entry) {
 		t.label(indent, "device", DeviceChangeText(c))
 	}
 	t.timeline(indent, e.Timeline.Events())
+}
+
+// refusalReason reports whether e's reason is only its refusal, as the engine words it ("guard
+// refused STEP (OP): DETAIL"), which the refusal line of the detail block already shows.
+func refusalReason(e Entry) bool {
+	r := e.Refusal
+	return r != nil && e.Reason == fmt.Sprintf("guard refused %s (%s): %s", r.Step, r.Op, r.Detail)
 }
 
 // faultDetail is a fault's detail without the device's error when the reason already quotes it

@@ -33,13 +33,24 @@ in the file is kept, and the summaries and the enforcement table are computed ag
           platform's backend, device or runtime. Ids a file lists as not run are dropped when
           another file ran them.
 
-Exit 0 when no verdict fails, 1 when one does, 2 for usage or input errors (a file that is
-neither a report nor a journal is named, with the line of the JSON error).`,
+Every format says when a run is incomplete (an interrupted run, or a journal whose run is still
+going) and lists the instances not run: JUnit as <error type="not-run"> testcases, Markdown and
+HTML as a warning and a list, text and JSON as run writes them (runs[].not_run).
+
+A file is read as strictly as the schema (schema/report.schema.json) reads: a value outside its
+vocabularies (an outcome, a verdict status or rule, an error kind, ...) and an instance held twice
+by one run are errors naming the file, the line (a journal's line, or the line of the value in a
+report.json) and the JSON path of the value.
+
+Exit 0 when no verdict fails and every selected instance ran; 1 when a verdict fails or an
+instance did not run (as run exits; the instances not run are counted on stderr); 2 for usage or
+input errors (a file that is neither a report nor a journal is named, with the line of the JSON
+error; a value outside the schema, or an instance twice in one run, with its file and line).`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		f := &runFlags{fs: fs}
 		fs.StringVar(&f.format, "format", "", "report format: text, json, junit, markdown or html (default: text for render, json for merge)")
 		fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
-		fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding, not only of failed ones")
+		fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding or a refusal, not only of failed ones")
 		fs.BoolVar(&f.table, "table", false, "print the enforcement table, then every failing verdict, instead of the report (text or json)")
 		return func(_ context.Context, args []string) int {
 			if len(args) == 0 || (args[0] != "render" && args[0] != "merge") {
@@ -81,12 +92,20 @@ neither a report nor a journal is named, with the line of the JSON error).`,
 				fmt.Fprintf(env.Stderr, "%s: writing the report: %v\n", name, err)
 				return ExitFail
 			}
+			// As run exits: 1 for a failed verdict, and for instances not run, which a report
+			// that looks whole would otherwise pass off as a clean run.
+			code := ExitOK
 			for _, r := range runs {
+				if n := len(r.NotRun); n > 0 {
+					fmt.Fprintf(env.Stderr, "%s: incomplete: %s: %d of %d instances not run (the run was interrupted)\n",
+						name, reports.RunName(r), n, n+len(r.Results))
+					code = ExitFail
+				}
 				if r.Summary.Failed() {
-					return ExitFail
+					code = ExitFail
 				}
 			}
-			return ExitOK
+			return code
 		}
 	},
 }
@@ -112,15 +131,24 @@ func readReportFile(path string) ([]*reports.Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkJournal(path, j); err != nil {
+			return nil, err
+		}
 		return j.Reports(), nil
 	}
-	var doc reports.Document
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: neither a report (JSON) nor a journal: %s", path, jsonError(data, err))
-	}
-	if doc.Runs == nil {
-		return nil, fmt.Errorf("%s: neither a report (JSON: no \"runs\") nor a journal (no \"journal\" header)", path)
+	doc, err := reports.ReadDocument(data)
+	var re *reports.ReadError
+	switch {
+	case err == nil:
+	case errors.As(err, &re) && re.NotReport && re.Line == 0:
+		return nil, fmt.Errorf("%s: neither a report (JSON: %v) nor a journal (no \"journal\" header)", path, re.Err)
+	case errors.As(err, &re) && re.NotReport:
+		return nil, fmt.Errorf("%s: neither a report (JSON) nor a journal: line %d: %v", path, re.Line, re.Err)
+	case errors.As(err, &re) && re.Line > 0:
+		// FILE:LINE: instance ID: PATH: what is wrong, as checkJournal's errors read.
+		return nil, fmt.Errorf("%s:%d: %s", path, re.Line, re.Detail())
+	default:
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	runs, err := doc.Reports()
 	if err != nil {
@@ -129,26 +157,33 @@ func readReportFile(path string) ([]*reports.Report, error) {
 	return runs, nil
 }
 
+// checkJournal refuses what a run never writes into its journal: a value outside the report
+// schema's vocabularies (reports.CheckEntry) and an instance a run holds twice, naming the line.
+// Every line of a journal read back is one header or one entry (a torn last line is dropped), so
+// an entry's line is counted from the runs and entries before it.
+func checkJournal(path string, j *run.Journal) error {
+	line := 0
+	for _, r := range j.Runs {
+		line++ // the run's header
+		first := map[string]int{}
+		for i := range r.Entries {
+			line++
+			e := &r.Entries[i]
+			if err := reports.CheckEntry(e); err != nil {
+				return fmt.Errorf("%s:%d: instance %s: %v", path, line, e.ID, err)
+			}
+			if at, dup := first[e.ID]; dup {
+				return fmt.Errorf("%s:%d: instance %s: again (first on line %d): a run holds each instance once", path, line, e.ID, at)
+			}
+			first[e.ID] = line
+		}
+	}
+	return nil
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// jsonError is err with the line of data it happened on, when it says where.
-func jsonError(data []byte, err error) string {
-	var off int64 = -1
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		off = syn.Offset
-	case errors.As(err, &typ):
-		off = typ.Offset
-	}
-	if off < 0 || off > int64(len(data)) {
-		return err.Error()
-	}
-	return fmt.Sprintf("line %d: %v", 1+bytes.Count(data[:off], []byte("\n")), err)
 }
 
 // mergeReportFiles combines the reports of files: one run per platform, in the order platforms
