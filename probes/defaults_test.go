@@ -188,6 +188,27 @@ probes:
 		}))
 	})
 
+	It("reads replay counts as every number but a size: decimal or 0x hex", func() {
+		set := parse(`version: replaycheck/v1
+set: hex
+defaults: {replays: 0x10}
+probes:
+  - name: p
+    hazard: none
+    streams: [main]
+    capture: {}
+    expect: {guarded: exact}
+  - name: q
+    hazard: none
+    streams: [main]
+    capture: {}
+    expect: {guarded: exact}
+    replays: 0XfF
+`)
+		Expect(set.Probes[0].Replays).To(Equal(16))
+		Expect(set.Probes[1].Replays).To(Equal(255))
+	})
+
 	It("follows YAML anchors and aliases", func() {
 		set := parse(`version: replaycheck/v1
 set: anchors

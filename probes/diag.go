@@ -1,7 +1,9 @@
 package probes
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 )
@@ -43,10 +45,10 @@ type Diagnostic struct {
 }
 
 // Error is "file:line:col: rule: message", or "file: rule: message" when there is no line (a file
-// that could not be read).
+// that could not be read); the file as FileText writes it.
 func (d Diagnostic) Error() string {
 	if d.Pos.Line == 0 {
-		return fmt.Sprintf("%s: %s: %s", d.Pos.File, d.Rule, d.Message)
+		return fmt.Sprintf("%s: %s: %s", FileText(d.Pos.File), d.Rule, d.Message)
 	}
 	return fmt.Sprintf("%s: %s: %s", d.Pos, d.Rule, d.Message)
 }
@@ -74,6 +76,16 @@ func (ds Diagnostics) sort() {
 		}
 		return a.Pos.Col - b.Pos.Col
 	})
+}
+
+// readProblem is the message of a path that cannot be read: err's, with the path in it as
+// FileText writes it.
+func readProblem(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s %s: %v", pe.Op, FileText(pe.Path), pe.Err)
+	}
+	return err.Error()
 }
 
 // err returns ds as an error, nil when empty (never a typed nil).

@@ -19,10 +19,22 @@
 // Each [Diagnostic] prints as "file:line:col: rule: message". The position is the key or value at
 // fault; a missing key is reported at the mapping that lacks it; range, axpy-size and race problems
 // at the op (its kind key); probe-wide limits at the probe. YAML syntax errors carry the line the
-// parser reports and column 1 (it reports no column); a file that cannot be read has no line.
+// parser reports and column 1 (it reports no column); a file that cannot be read has no line. The
+// file is printed as [FileText] writes it: quoted, with Go escapes, when it holds a control
+// character or is not UTF-8, so that an escape sequence in a file name reaches no terminal.
 //
-// YAML anchors and aliases are followed; a problem inside an anchored value is reported where the
-// anchor defines it. Merge keys (<<) are not part of the language and are unknown keys.
+// YAML anchors and aliases are followed, and a value reached through an alias is placed twice. A
+// problem of the anchored value itself (a bad value, an unknown or missing key, a name repeated
+// within it) is reported where the anchor defines it, once however many aliases use it: a problem
+// found again word for word at the same place is neither listed nor counted again. A problem of
+// one use of the value is reported at the alias that makes that use, the innermost alias within the
+// probe: a probe, buffer, pool, stream, event, label, capture, platform family, checked buffer or
+// key given again by an alias of an earlier one (at the alias, naming the first's line), and what
+// the checks after decoding find in the ops, captures, buffers, replay, check, expect and faults
+// it reaches (a freed, undeclared or still-live buffer, a range, a race, an undeclared stream...).
+// A probe written as an alias of another (`- *base`) is only reported as a duplicate there: every
+// other problem it has is its anchor's. Merge keys (<<) are not part of the language and are
+// unknown keys.
 //
 // What the loader resolves, so that later layers see no gaps: a probe takes the keys it leaves out
 // (replays, modes, guards) from its set's defaults, then from [DefaultReplays], [DefaultModes] and
@@ -54,14 +66,17 @@
 //	bad-value             a value of the wrong shape or outside its closed set: hazard, requires,
 //	                      modes, guards (on/off), thread and end-thread (main/other), slot, host
 //	                      (pageable/pinned), intent (replay/once), exchange-mode's mode, expect
-//	                      outcomes, rejected-by classes, fill value (0..255), axpy a (uint32); an op
+//	                      outcomes, rejected-by classes, fill value (0..255), axpy a (uint32), a
+//	                      replay count that is not an integer (ParseUint: decimal without a
+//	                      leading 0, or 0x hex; fill values and a are written so too); an op
 //	                      that is not a one-key map; an empty streams, modes, guards, captures,
 //	                      check or replay order list; intent outside a capture's ops; a slot other
 //	                      than plain on a pooled or host buffer; host on a pooled buffer; an
 //	                      expect.platforms that is not a mapping, or an entry of it that gives none
 //	                      of guarded, unguarded and rejected-by.
-//	bad-size              a size that is not a non-negative integer of bytes or an integer with
-//	                      KiB, MiB, GiB, TiB (KB, MB, k, signs, fractions, overflow), a buffer
+//	bad-size              a size or offset that is not a non-negative decimal integer of bytes,
+//	                      without a leading 0, or such an integer with KiB, MiB, GiB, TiB (KB, MB,
+//	                      k, hex, a leading 0, signs, fractions, overflow: ParseSize), a buffer
 //	                      (declared or alloc) below 1 byte, a pool below 512 bytes.
 //	bad-pattern           an init or write value that is not a pattern (ParsePattern).
 //	duplicate             a repeated key in one mapping; a buffer, stream, event, probe or capture
@@ -100,9 +115,9 @@
 //	control-character     a C0 or C1 control character or DEL, other than newline and tab, in any
 //	                      key or value: they would reach terminals and reports.
 //	fault                 a faults entry that is not KIND@N (alloc-fail, launch-fail, device-lost,
-//	                      hang; N from 1 to MaxFaultIndex), a replay fault at a round the probe
-//	                      does not replay, or two faults that fire at the same allocation or at
-//	                      the same round.
+//	                      hang; N from 1 to MaxFaultIndex, written as ParseUint reads), a replay
+//	                      fault at a round the probe does not replay, or two faults that fire at
+//	                      the same allocation or at the same round.
 //	read                  a path that cannot be read.
 //
 // # Hostile input

@@ -22,10 +22,10 @@ func OpKeysFit() bool {
 // problems, and returns how many problems it then lists and how many it has found.
 func ReportUnknown(listed int, known func() []string) (kept, found int) {
 	l := &loader{file: "f.yaml"}
-	for range listed {
-		l.errorf(Pos{File: "f.yaml", Line: 1, Col: 1}, RuleBadValue, "a problem")
+	for i := range listed {
+		l.errorf(Pos{File: "f.yaml", Line: i + 1, Col: 1}, RuleBadValue, "a problem") // distinct: one listed each
 	}
-	l.unknown(Pos{File: "f.yaml", Line: 2, Col: 1}, RuleUndeclared, "undeclared buffer", "bufer", "buffers", known)
+	l.unknown(Pos{File: "f.yaml", Line: listed + 1, Col: 1}, RuleUndeclared, "undeclared buffer", "bufer", "buffers", known)
 	return len(l.diags), l.found
 }
 

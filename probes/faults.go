@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,11 +49,15 @@ func ParseFault(s string) (Fault, error) {
 	if !ok {
 		return Fault{}, fmt.Errorf("fault %q: want %s@%s, %s the %s", s, kind, letter, letter, what)
 	}
-	n, err := strconv.Atoi(at)
+	n, err := ParseUint(at)
 	if err != nil || n < 1 || n > MaxFaultIndex {
-		return Fault{}, fmt.Errorf("fault %q: %s must be an integer from 1 to %d (the %s), not %q", s, letter, MaxFaultIndex, what, at)
+		how := ""
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			how = fmt.Sprintf(": %s is written %s%s", letter, integerRule, leadingZero(at))
+		}
+		return Fault{}, fmt.Errorf("fault %q: %s must be an integer from 1 to %d (the %s), not %q%s", s, letter, MaxFaultIndex, what, at, how)
 	}
-	return Fault{Kind: kind, At: n}, nil
+	return Fault{Kind: kind, At: int(n)}, nil
 }
 
 // faultIndex names a kind's index: its letter in KIND@N and what it counts.
@@ -76,7 +81,7 @@ func (l *loader) faults(n *yaml.Node) []Fault {
 			l.errorf(l.at(deref(item)), RuleFault, "%v", err)
 			continue
 		}
-		f.Pos = l.at(deref(item))
+		f.Pos = l.placed(item)
 		out = append(out, f)
 	}
 	return out

@@ -34,7 +34,14 @@ var _ = Describe("faults", func() {
 		Entry(nil, "alloc-fail@-2", `N must be an integer from 1 to 1000000 (the allocation's number), not "-2"`),
 		Entry(nil, "alloc-fail@1000001", "from 1 to 1000000"),
 		Entry(nil, "launch-fail@two", `not "two"`),
+		Entry("a leading 0", "hang@02", `not "02": K is written decimal without a leading 0, or 0x hex (a leading 0 is not allowed`),
+		Entry("a sign", "hang@+2", `not "+2": K is written decimal without a leading 0, or 0x hex`),
+		Entry("above the bound in hex", "hang@0xF4241", `from 1 to 1000000 (the replay round), not "0xF4241"`),
 	)
+
+	It("reads N as every number but a size is written: decimal or 0x hex", func() {
+		Expect(probes.ParseFault("hang@0x10")).To(Equal(probes.Fault{Kind: runtime.FaultHang, At: 16}))
+	})
 
 	It("are read from a probe's faults list, in order, with their positions", func() {
 		set, err := probes.Parse("f.yaml", []byte(`version: replaycheck/v1

@@ -17,7 +17,7 @@ import (
 func statFile(file string, lim Limits, diags *Diagnostics) bool {
 	info, err := os.Stat(file)
 	if err != nil {
-		*diags = append(*diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: err.Error()})
+		*diags = append(*diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: readProblem(err)})
 		return false
 	}
 	if !info.Mode().IsRegular() {

@@ -34,7 +34,7 @@ func Load(lim Limits, paths ...string) ([]*Set, error) {
 	for _, path := range paths {
 		files, err := probeFiles(path)
 		if err != nil {
-			diags = append(diags, Diagnostic{Pos: Pos{File: path}, Rule: RuleRead, Message: err.Error()})
+			diags = append(diags, Diagnostic{Pos: Pos{File: path}, Rule: RuleRead, Message: readProblem(err)})
 			continue
 		}
 		for _, file := range files {
@@ -49,7 +49,7 @@ func Load(lim Limits, paths ...string) ([]*Set, error) {
 			}
 			data, err := os.ReadFile(file)
 			if err != nil {
-				diags = append(diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: err.Error()})
+				diags = append(diags, Diagnostic{Pos: Pos{File: file}, Rule: RuleRead, Message: readProblem(err)})
 				continue
 			}
 			set, namePos, ds := parse(file, data, lim)
@@ -60,7 +60,7 @@ func Load(lim Limits, paths ...string) ([]*Set, error) {
 			// Even a bad file claims its set name, so that a duplicate is reported in the same run.
 			if first, dup := named.again(set.Name, namePos); dup {
 				diags = append(diags, Diagnostic{Pos: namePos, Rule: RuleDuplicate,
-					Message: fmt.Sprintf("set %q is already defined in %s (line %d)", set.Name, first.File, first.Line)})
+					Message: fmt.Sprintf("set %q is already defined in %s (line %d)", set.Name, FileText(first.File), first.Line)})
 				continue
 			}
 			if len(ds) == 0 {
@@ -79,7 +79,7 @@ func LoadFile(path string, lim Limits) (*Set, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, Diagnostics{{Pos: Pos{File: path}, Rule: RuleRead, Message: err.Error()}}
+		return nil, Diagnostics{{Pos: Pos{File: path}, Rule: RuleRead, Message: readProblem(err)}}
 	}
 	return Parse(path, data, lim)
 }
@@ -264,7 +264,16 @@ func (l *loader) set(root *yaml.Node) (*Set, Pos) {
 		seen := firstSeen{}
 		for _, n := range l.list(e.val, "probes") {
 			p := l.probe(n, s)
-			if p != nil && (p.Name == "" || l.unique(seen, "probe", p.Name, l.where(p, "name", p.Pos))) {
+			if p == nil {
+				continue
+			}
+			// A probe given again by an alias (`- *base`) is given again at the alias. Nothing else
+			// of it is placed there: every other problem it has, the anchored probe has too.
+			at := l.where(p, "name", p.Pos)
+			if n.Kind == yaml.AliasNode {
+				at = l.at(n)
+			}
+			if p.Name == "" || l.unique(seen, "probe", p.Name, at) {
 				s.Probes = append(s.Probes, p)
 			}
 		}
@@ -367,7 +376,7 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	}
 	if e, ok := f["name"]; ok {
 		p.Name, _ = l.name(e.val, "probe name")
-		l.mark(p, "name", deref(e.val))
+		l.mark(p, "name", e.val)
 	}
 	if ops := rawOps(n); ops > l.lim.MaxOps {
 		// Counted before decoding: nothing of a probe this large is decoded or checked.
@@ -390,10 +399,10 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 		})
 	}
 	if e, ok := f["pools"]; ok {
-		p.Pools = l.pools(e.val)
+		l.through(e.val, func() { p.Pools = l.pools(e.val) })
 	}
 	if e, ok := f["buffers"]; ok {
-		p.Buffers = l.buffers(e.val)
+		l.through(e.val, func() { p.Buffers = l.buffers(e.val) })
 	}
 	if e, ok := f["streams"]; ok {
 		var at []*yaml.Node
@@ -417,23 +426,25 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	}
 	p.Replay.Pos = p.Pos
 	if e, ok := f["replay"]; ok {
-		l.replay(p, e)
+		l.through(e.val, func() { l.replay(p, e) })
 	}
 	if e, ok := f["check"]; ok {
-		var at []*yaml.Node
-		p.Check, at = l.names(e.val, "checked buffer", l.scalar)
-		for i, n := range at {
-			l.mark(p, "check."+strconv.Itoa(i), n)
-		}
-		if len(at) == 0 {
-			l.errorf(l.at(deref(e.val)), RuleBadValue, "check: want at least one buffer; leave check out to compare every live buffer")
-		}
+		l.through(e.val, func() {
+			var at []*yaml.Node
+			p.Check, at = l.names(e.val, "checked buffer", l.scalar)
+			for i, n := range at {
+				l.mark(p, "check."+strconv.Itoa(i), n)
+			}
+			if len(at) == 0 {
+				l.errorf(l.at(deref(e.val)), RuleBadValue, "check: want at least one buffer; leave check out to compare every live buffer")
+			}
+		})
 	}
 	if e, ok := f["expect"]; ok {
-		l.expect(p, e)
+		l.through(e.val, func() { l.expect(p, e) })
 	}
 	if e, ok := f["faults"]; ok {
-		p.Faults = l.faults(e.val)
+		l.through(e.val, func() { p.Faults = l.faults(e.val) })
 	}
 	m := l.matrix(f, "replays")
 	p.Replays, p.Modes, p.Guards = m.Replays, m.Modes, m.Guards
@@ -465,8 +476,9 @@ func (l *loader) unique(seen firstSeen, what, name string, at Pos) bool {
 }
 
 // named walks a mapping of unique names to values (buffers, pools): each entry with a good,
-// unrepeated name is passed to each with its key and value. keys names the value's keys for the
-// message about a mapping of the wrong shape.
+// unrepeated name is passed to each with its key and value as written (either may be an alias;
+// each runs through the value's). keys names the value's keys for the message about a mapping of
+// the wrong shape.
 func (l *loader) named(n *yaml.Node, what, keys string, each func(k *yaml.Node, name string, v *yaml.Node)) {
 	n = deref(n)
 	if isNull(n) {
@@ -478,9 +490,9 @@ func (l *loader) named(n *yaml.Node, what, keys string, each func(k *yaml.Node, 
 	}
 	seen := firstSeen{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), n.Content[i+1]
+		k, v := n.Content[i], n.Content[i+1]
 		if name, ok := l.name(k, what+" name"); ok && l.unique(seen, what, name, l.at(k)) {
-			each(k, name, v)
+			l.through(v, func() { each(k, name, v) })
 		}
 	}
 }
@@ -488,7 +500,7 @@ func (l *loader) named(n *yaml.Node, what, keys string, each func(k *yaml.Node, 
 func (l *loader) buffers(n *yaml.Node) []*Buffer {
 	var out []*Buffer
 	l.named(n, "buffer", strings.Join(bufferKeys, ", "), func(k *yaml.Node, name string, v *yaml.Node) {
-		b := &Buffer{Pos: l.at(k), Name: name, Init: Pattern{Kind: PatZero}, Slot: SlotPlain}
+		b := &Buffer{Pos: l.placed(k), Name: name, Init: Pattern{Kind: PatZero}, Slot: SlotPlain}
 		out = append(out, b)
 		what := fmt.Sprintf("buffer %s", name)
 		f, ok := l.fields(v, what, bufferKeys, "bytes")
@@ -497,7 +509,7 @@ func (l *loader) buffers(n *yaml.Node) []*Buffer {
 		}
 		if e, ok := f["bytes"]; ok {
 			b.Bytes, _ = l.bufferSize(e.val, what+" bytes", 1)
-			l.mark(b, "bytes", deref(e.val))
+			l.mark(b, "bytes", e.val)
 		}
 		if e, ok := f["init"]; ok {
 			b.Init, _ = l.pattern(e.val, what+" init")
@@ -506,15 +518,15 @@ func (l *loader) buffers(n *yaml.Node) []*Buffer {
 			if s, ok := l.oneOf(e.val, what+" slot", slotNames); ok {
 				b.Slot = Slot(s)
 			}
-			l.mark(b, "slot", deref(e.val))
+			l.mark(b, "slot", e.val)
 		}
 		if e, ok := f["host"]; ok {
 			b.Place.Host = l.host(e.val, what+" host")
-			l.mark(b, "host", deref(e.val))
+			l.mark(b, "host", e.val)
 		}
 		if e, ok := f["pool"]; ok {
 			b.Place.Pool, _ = l.scalar(e.val, what+" pool")
-			l.mark(b, "pool", deref(e.val))
+			l.mark(b, "pool", e.val)
 		}
 	})
 	return out
@@ -524,7 +536,7 @@ func (l *loader) buffers(n *yaml.Node) []*Buffer {
 func (l *loader) pools(n *yaml.Node) []*Pool {
 	var out []*Pool
 	l.named(n, "pool", strings.Join(poolKeys, ", "), func(k *yaml.Node, name string, v *yaml.Node) {
-		pl := &Pool{Pos: l.at(k), Name: name}
+		pl := &Pool{Pos: l.placed(k), Name: name}
 		what := "pool " + name
 		f, ok := l.fields(v, what, poolKeys, "bytes")
 		if !ok {
@@ -558,24 +570,29 @@ func (l *loader) captures(p *Probe, n *yaml.Node, f map[string]entry) {
 		return
 	case hasOne:
 		c := &Capture{Pos: l.at(one.key), Name: "main"}
-		if l.capture(c, one.val, "capture", captureKeys) {
-			p.Captures = append(p.Captures, c)
-		}
+		l.through(one.val, func() {
+			if l.capture(c, one.val, "capture", captureKeys) {
+				p.Captures = append(p.Captures, c)
+			}
+		})
 		return
 	}
-	items := l.list(many.val, "captures")
-	if len(items) == 0 {
-		l.errorf(l.at(deref(many.val)), RuleBadValue, "captures: want at least one capture")
-	}
-	seen := firstSeen{}
-	for _, item := range items {
-		item = deref(item)
-		c := &Capture{Pos: l.at(item)}
-		if l.capture(c, item, "capture", capturesItemKeys, "name") &&
-			(c.Name == "" || l.unique(seen, "capture", c.Name, l.where(c, "name", c.Pos))) {
-			p.Captures = append(p.Captures, c)
+	l.through(many.val, func() {
+		items := l.list(many.val, "captures")
+		if len(items) == 0 {
+			l.errorf(l.at(deref(many.val)), RuleBadValue, "captures: want at least one capture")
 		}
-	}
+		seen := firstSeen{}
+		for _, item := range items {
+			l.through(item, func() {
+				c := &Capture{Pos: l.placed(item)}
+				if l.capture(c, item, "capture", capturesItemKeys, "name") &&
+					(c.Name == "" || l.unique(seen, "capture", c.Name, l.where(c, "name", c.Pos))) {
+					p.Captures = append(p.Captures, c)
+				}
+			})
+		}
+	})
 }
 
 func (l *loader) capture(c *Capture, n *yaml.Node, what string, keys []string, required ...string) bool {
@@ -585,15 +602,15 @@ func (l *loader) capture(c *Capture, n *yaml.Node, what string, keys []string, r
 	}
 	if e, ok := f["name"]; ok {
 		c.Name, _ = l.name(e.val, "capture name")
-		l.mark(c, "name", deref(e.val))
+		l.mark(c, "name", e.val)
 	}
 	if e, ok := f["stream"]; ok {
 		c.Stream, _ = l.scalar(e.val, "capture stream")
-		l.mark(c, "stream", deref(e.val))
+		l.mark(c, "stream", e.val)
 	}
 	if e, ok := f["end-stream"]; ok {
 		c.EndStream, _ = l.scalar(e.val, "capture end-stream")
-		l.mark(c, "end-stream", deref(e.val))
+		l.mark(c, "end-stream", e.val)
 	}
 	if e, ok := f["end-thread"]; ok {
 		c.EndThread = l.thread(e.val, "capture end-thread")
@@ -613,18 +630,22 @@ func (l *loader) replay(p *Probe, e entry) {
 	}
 	if e, ok := f["stream"]; ok {
 		r.Stream, _ = l.scalar(e.val, "replay stream")
-		l.mark(r, "stream", deref(e.val))
+		l.mark(r, "stream", e.val)
 	}
 	if e, ok := f["order"]; ok {
-		items := l.list(e.val, "replay order")
-		if len(items) == 0 {
-			l.errorf(l.at(deref(e.val)), RuleBadValue, "replay order: want at least one capture; leave order out to launch each capture once")
-		}
-		for _, item := range items {
-			if launch, ok := l.launch(item); ok {
-				r.Order = append(r.Order, launch)
+		l.through(e.val, func() {
+			items := l.list(e.val, "replay order")
+			if len(items) == 0 {
+				l.errorf(l.at(deref(e.val)), RuleBadValue, "replay order: want at least one capture; leave order out to launch each capture once")
 			}
-		}
+			for _, item := range items {
+				l.through(item, func() {
+					if launch, ok := l.launch(item); ok {
+						r.Order = append(r.Order, launch)
+					}
+				})
+			}
+		})
 	}
 	if e, ok := f["each"]; ok {
 		r.Each = l.ops(e.val, "replay each")
@@ -634,8 +655,8 @@ func (l *loader) replay(p *Probe, e entry) {
 // launch reads one replay order entry: a capture name, launched on the replay stream, or
 // {capture, stream}.
 func (l *loader) launch(n *yaml.Node) (Launch, bool) {
+	at := l.placed(n)
 	n = deref(n)
-	at := l.at(n)
 	if n.Kind == yaml.ScalarNode {
 		name, ok := l.scalar(n, "replay order entry")
 		return Launch{Pos: at, Capture: name}, ok
@@ -647,7 +668,7 @@ func (l *loader) launch(n *yaml.Node) (Launch, bool) {
 	lc := Launch{Pos: at}
 	if e, ok := f["capture"]; ok {
 		lc.Capture, _ = l.scalar(e.val, "replay order capture")
-		lc.Pos = l.at(deref(e.val))
+		lc.Pos = l.placed(e.val)
 	}
 	if e, ok := f["stream"]; ok {
 		lc.Stream, _ = l.scalar(e.val, "replay order stream")
@@ -664,11 +685,11 @@ func (l *loader) expect(p *Probe, e entry) {
 	if !ok {
 		return
 	}
-	l.mark(x, "mapping", deref(e.val))
+	l.mark(x, "mapping", e.val)
 	o := l.outcomes(f, "expect")
 	x.Guarded, x.Unguarded = o.Guarded, o.Unguarded
 	if e, ok := f["guarded"]; ok {
-		l.mark(x, "guarded", deref(e.val))
+		l.mark(x, "guarded", e.val)
 	}
 	if len(o.RejectedBy) > 0 {
 		x.RejectedBy = o.RejectedBy
@@ -720,7 +741,8 @@ func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
 	out := map[string]PlatformExpect{}
 	seen := firstSeen{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), n.Content[i+1]
+		raw, v := n.Content[i], n.Content[i+1]
+		k := deref(raw)
 		family, ok := l.scalar(k, "expect platforms key")
 		if !ok {
 			continue
@@ -730,7 +752,7 @@ func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
 				family, didYouMean(family, PlatformFamilies()), FamilyCANN, FamilyCUDA)
 			continue
 		}
-		if !l.unique(seen, "platform family", family, l.at(k)) {
+		if !l.unique(seen, "platform family", family, l.at(raw)) {
 			continue
 		}
 		what := "expect platforms " + family
@@ -743,7 +765,7 @@ func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
 			continue
 		}
 		pe := l.outcomes(f, what)
-		pe.Pos = l.at(k)
+		pe.Pos = l.placed(raw)
 		out[family] = pe
 	}
 	return out

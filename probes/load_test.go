@@ -141,6 +141,27 @@ var _ = Describe("Load", func() {
 			"18:35 bad-size", // alloc 0.5
 			"19:43 bad-size", // offset -4
 		}, `"4KB"`, "overflows", "at least 1 byte"),
+		Entry("every integer by one rule: no leading 0 anywhere, 0x hex except in sizes", "numbers.yaml", lim, []string{
+			"3:21 bad-value",    // defaults replays 010
+			"7:28 bad-size",     // pool bytes 01024
+			"9:18 bad-size",     // bytes 04KiB
+			"9:31 bad-pattern",  // fill:010
+			"10:18 bad-size",    // bytes 0x40: sizes are decimal
+			"10:30 bad-pattern", // random:010
+			"14:31 bad-value",   // fill value 010
+			"14:44 bad-size",    // offset 010
+			"14:56 bad-size",    // bytes 08
+			"15:44 bad-size",    // dst-offset 00
+			"15:60 bad-size",    // src-offset 01
+			"16:31 bad-value",   // axpy a 07
+			"17:35 bad-size",    // alloc bytes 064
+			"18:34 bad-size",    // grow bytes 0128
+			"19:32 bad-pattern", // write fill:00
+			"22:14 fault",       // hang@02
+			"22:23 fault",       // hang@+1
+			"28:14 bad-value",   // replays 0x
+		}, `bad size "04KiB": a leading 0 is not allowed`, `got "010" (a leading 0 is not allowed`, `pattern "random:010"`,
+			`(sizes and offsets are decimal; 0x hex is for the other numbers)`, `not "02": K is written decimal without a leading 0, or 0x hex`),
 		Entry(nil, "bad-pattern.yaml", lim, []string{
 			"7:28 bad-pattern", "8:28 bad-pattern", "9:28 bad-pattern", "10:28 bad-pattern", "11:28 bad-pattern",
 			"14:32 bad-pattern", "15:45 bad-pattern",
@@ -344,7 +365,7 @@ probes:
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(49))
+		Expect(len(files)).To(Equal(50))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {

@@ -25,6 +25,15 @@ type loader struct {
 	// found counts the problems found, those beyond MaxDiagnostics (not kept) included: a check
 	// that asks whether it found a problem compares it, not len(diags).
 	found int
+	// repeats counts the problems found again, word for word at the same place, and not kept
+	// twice: a value used through several aliases is decoded once for each.
+	repeats int
+	// via is where the value being decoded is used, when the loader reached it through an alias
+	// inside a probe: the alias's position, zero otherwise. The positions kept for the checks that
+	// run after decoding (placed) are there, since what those checks find (a name given twice, a
+	// buffer freed or out of range at that point, a race) is a problem of that use of the value;
+	// what is wrong with the value itself is reported where the anchor defines it.
+	via Pos
 	// pos holds where a field's value was written, for the checks that run after decoding.
 	pos map[fieldKey]Pos
 	// sizes holds the sizes and offsets ops point to, one block after another: one allocation
@@ -40,16 +49,39 @@ type fieldKey struct {
 
 func (l *loader) at(n *yaml.Node) Pos { return Pos{File: l.file, Line: n.Line, Col: n.Column} }
 
+// placed is where n is used, for a check after decoding: an alias's own position when n is an
+// alias, else the alias the loader is decoding through (via), else n's.
+func (l *loader) placed(n *yaml.Node) Pos {
+	switch {
+	case n.Kind == yaml.AliasNode:
+		return l.at(n)
+	case l.via != (Pos{}):
+		return l.via
+	}
+	return l.at(n)
+}
+
+// through decodes n's value with decode, through n when n is an alias (via).
+func (l *loader) through(n *yaml.Node, decode func()) {
+	old := l.via
+	if n.Kind == yaml.AliasNode {
+		l.via = l.at(n)
+	}
+	decode()
+	l.via = old
+}
+
 // MaxDiagnostics is how many problems of one file are listed; past it the loader still decodes
 // and checks (so that the answer is the same), but neither formats nor keeps what it finds. A
 // file of two million bad items would otherwise print two million lines, and take seconds to.
 const MaxDiagnostics = 100
 
 func (l *loader) errorf(p Pos, rule, format string, args ...any) {
-	l.found++
 	if len(l.diags) < MaxDiagnostics {
-		l.diags = append(l.diags, Diagnostic{Pos: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
+		l.add(Diagnostic{Pos: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
+		return
 	}
+	l.found++
 }
 
 // unknown reports name, which is none of the names known lists: what it is (e.g. "undeclared
@@ -65,10 +97,15 @@ func (l *loader) unknown(p Pos, rule, what, name, kinds string, known func() []s
 	l.errorf(p, rule, "%s %q%s (%s: %s)", what, name, didYouMean(name, names), kinds, strings.Join(names, ", "))
 }
 
-// add keeps a problem already formatted, under the same cap as errorf.
+// add keeps a problem already formatted, under the same cap as errorf, once: the same problem at
+// the same place, found again through another alias of its value, is counted but not kept again.
 func (l *loader) add(d Diagnostic) {
 	l.found++
-	if len(l.diags) < MaxDiagnostics {
+	switch {
+	case len(l.diags) >= MaxDiagnostics:
+	case slices.Contains(l.diags, d):
+		l.repeats++
+	default:
 		l.diags = append(l.diags, d)
 	}
 }
@@ -76,16 +113,16 @@ func (l *loader) add(d Diagnostic) {
 // problems is the file's diagnostics, headed by one saying that some are not listed when more
 // than MaxDiagnostics were found.
 func (l *loader) problems() Diagnostics {
-	if l.found > len(l.diags) {
+	if l.found-l.repeats > len(l.diags) {
 		return append(l.diags, Diagnostic{Pos: Pos{File: l.file}, Rule: RuleLimit,
 			Message: fmt.Sprintf("more than %d problems; the first %d found are listed", MaxDiagnostics, MaxDiagnostics)})
 	}
 	return l.diags
 }
 
-// mark remembers where owner's field was written.
+// mark remembers where owner's field, n as written, is used (placed).
 func (l *loader) mark(owner any, field string, n *yaml.Node) {
-	l.pos[fieldKey{owner, field}] = l.at(n)
+	l.pos[fieldKey{owner, field}] = l.placed(n)
 }
 
 // where is the position of owner's field, or fallback when the field was not written. An op
@@ -127,8 +164,8 @@ func describe(n *yaml.Node) string {
 	return "an unexpected node"
 }
 
-// entry is one key of a mapping and its value.
-type entry struct{ key, val *yaml.Node }
+// entry is one key of a mapping and its value; raw is the key as written, an alias or key.
+type entry struct{ key, val, raw *yaml.Node }
 
 // fields reads a mapping whose keys come from keys. Unknown and repeated keys are reported where
 // they are written, missing required keys at the mapping. ok is false when n is not a mapping.
@@ -140,7 +177,8 @@ func (l *loader) fields(n *yaml.Node, what string, keys []string, required ...st
 	}
 	out := make(map[string]entry, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), n.Content[i+1]
+		raw, v := n.Content[i], n.Content[i+1]
+		k := deref(raw)
 		switch {
 		case k.Kind != yaml.ScalarNode:
 			l.errorf(l.at(k), RuleBadValue, "%s: keys are plain words, got %s", what, describe(k))
@@ -148,11 +186,12 @@ func (l *loader) fields(n *yaml.Node, what string, keys []string, required ...st
 			l.errorf(l.at(k), RuleUnknownKey, "unknown key %q in %s%s (allowed: %s)",
 				k.Value, what, didYouMean(k.Value, keys), strings.Join(keys, ", "))
 		default:
+			// A key given again through an alias of the first (`*k : ...`) is given again there.
 			if first, dup := out[k.Value]; dup {
-				l.errorf(l.at(k), RuleDuplicate, "key %q given twice in %s (first at line %d)", k.Value, what, first.key.Line)
+				l.errorf(l.at(raw), RuleDuplicate, "key %q given twice in %s (first at line %d)", k.Value, what, first.raw.Line)
 				continue
 			}
-			out[k.Value] = entry{k, v}
+			out[k.Value] = entry{k, v, raw}
 		}
 	}
 	for _, r := range required {
@@ -222,6 +261,9 @@ func (l *loader) size(n *yaml.Node, what string) (int64, bool) {
 				break
 			}
 		}
+		if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
+			hint = " (sizes and offsets are decimal; 0x hex is for the other numbers)"
+		}
 		l.errorf(l.at(deref(n)), RuleBadSize, "%s: %v%s", what, err, hint)
 		return 0, false
 	}
@@ -244,7 +286,7 @@ func (l *loader) bufferSize(n *yaml.Node, what string, min int64) (int64, bool) 
 	return sz, true
 }
 
-// unsigned reads an integer 0..max, decimal or 0x hex.
+// unsigned reads an integer 0..max, decimal without a leading 0 or 0x hex (ParseUint).
 func (l *loader) unsigned(n *yaml.Node, what string, max uint64) (uint64, bool) {
 	v, ok := l.scalar(n, what)
 	if !ok {
@@ -252,27 +294,29 @@ func (l *loader) unsigned(n *yaml.Node, what string, max uint64) (uint64, bool) 
 	}
 	u, err := ParseUint(v)
 	if err != nil || u > max {
-		l.errorf(l.at(deref(n)), RuleBadValue, "%s: want an integer 0..%d (decimal or 0x hex), got %q", what, max, v)
+		l.errorf(l.at(deref(n)), RuleBadValue, "%s: want an integer 0..%d, %s; got %q%s", what, max, integerRule, v, leadingZero(v))
 		return 0, false
 	}
 	return u, true
 }
 
-// replays reads a replay count, 1..MaxReplays.
+// replays reads a replay count, 1..MaxReplays, written as every number but a size is (ParseUint).
+// A count below 1, a negative one included, or above the limit is a limit problem; any other
+// text a bad value.
 func (l *loader) replays(n *yaml.Node, what string) (int, bool) {
 	v, ok := l.scalar(n, what)
 	if !ok {
 		return 0, false
 	}
 	p := l.at(deref(n))
-	// ParseInt clamps out-of-range values, so huge counts read as above the limit.
-	i, err := strconv.ParseInt(v, 10, 64)
+	digits, negative := strings.CutPrefix(v, "-")
+	i, err := ParseUint(digits)
 	switch {
 	case err != nil && !errors.Is(err, strconv.ErrRange):
-		l.errorf(p, RuleBadValue, "%s: want an integer, got %q", what, v)
-	case i < 1:
+		l.errorf(p, RuleBadValue, "%s: want an integer 1..%d, %s; got %q%s", what, l.lim.MaxReplays, integerRule, v, leadingZero(digits))
+	case negative || i < 1:
 		l.errorf(p, RuleLimit, "%s: %s is below 1", what, v)
-	case i > int64(l.lim.MaxReplays):
+	case err != nil || i > uint64(l.lim.MaxReplays):
 		l.errorf(p, RuleLimit, "%s: %s is above the limit of %d", what, v, l.lim.MaxReplays)
 	default:
 		return int(i), true
@@ -345,13 +389,14 @@ func (l *loader) thread(n *yaml.Node, what string) runtime.Thread {
 	return runtime.Main
 }
 
-// names reads a list of names, reporting repeats; at gives each name's position.
+// names reads a list of names, reporting repeats where they are written (an alias of an earlier
+// item at the alias); at gives each name's item as written, an alias or the name.
 func (l *loader) names(n *yaml.Node, what string, check func(*yaml.Node, string) (string, bool)) (out []string, at []*yaml.Node) {
 	seen := firstSeen{}
 	for _, item := range l.list(n, what+"s") {
-		if v, ok := check(item, what); ok && l.unique(seen, what, v, l.at(deref(item))) {
+		if v, ok := check(item, what); ok && l.unique(seen, what, v, l.at(item)) {
 			out = append(out, v)
-			at = append(at, deref(item))
+			at = append(at, item)
 		}
 	}
 	return out, at

@@ -53,10 +53,21 @@ func (k OpKind) TouchesData() bool {
 	return k == OpFill || k == OpCopy || k == OpAxpy
 }
 
-// ops reads a list of ops.
+// ops reads a list of ops. An op reached through an alias, of the list or of the op, is placed at
+// the alias (loader.via): where it is issued.
 func (l *loader) ops(n *yaml.Node, what string) []*Op {
 	var out []*Op
+	saved, outer := l.via, l.via
+	if n.Kind == yaml.AliasNode {
+		outer = l.at(n)
+	}
+	defer func() { l.via = saved }()
+	// Not through(): no closure for each of up to MaxOps ops.
 	for _, item := range l.list(n, what) {
+		l.via = outer
+		if item.Kind == yaml.AliasNode {
+			l.via = l.at(item)
+		}
 		if op := l.op(item); op != nil {
 			out = append(out, op)
 		}
@@ -72,7 +83,11 @@ func (l *loader) op(n *yaml.Node) *Op {
 	}
 	kind := OpKind(k.Value)
 	spec := opFields[kind]
-	op := &Op{Pos: l.at(k), Kind: kind}
+	op := &Op{Pos: l.placed(k), Kind: kind}
+	if raw := deref(n).Content[1]; raw.Kind == yaml.AliasNode && l.via == (Pos{}) {
+		// `fill: *fields`: the fields are written at the anchor and used here (ops resets via).
+		l.via = l.at(raw)
+	}
 	if isNull(v) {
 		// `- sync-device:` has no fields; what it lacks is reported at the op.
 		v = &yaml.Node{Kind: yaml.MappingNode, Line: k.Line, Column: k.Column}
@@ -87,9 +102,9 @@ func (l *loader) op(n *yaml.Node) *Op {
 		if !ok {
 			continue
 		}
-		val := deref(e.val)
-		op.at[i].line, op.at[i].col = int32(val.Line), int32(val.Column)
-		l.opField(op, key, val, what+" "+key)
+		at := l.placed(e.val)
+		op.at[i].line, op.at[i].col = int32(at.Line), int32(at.Col)
+		l.opField(op, key, deref(e.val), what+" "+key)
 	}
 	if kind == OpAlloc {
 		if op.Slot == "" {

@@ -42,13 +42,13 @@ func ParsePattern(s string) (Pattern, error) {
 	case PatFill:
 		v, err := ParseUint(arg)
 		if !hasArg || err != nil || v > 255 {
-			return Pattern{}, fmt.Errorf("pattern %q: fill needs a byte 0..255, decimal or 0x hex (fill:0xAB)", s)
+			return Pattern{}, fmt.Errorf("pattern %q: fill needs a byte 0..255 (fill:7, fill:0xAB), %s%s", s, integerRule, leadingZero(arg))
 		}
 		return Pattern{Kind: PatFill, Byte: byte(v)}, nil
 	case PatRandom:
 		v, err := ParseUint(arg)
 		if !hasArg || err != nil {
-			return Pattern{}, fmt.Errorf("pattern %q: random needs a uint64 seed, decimal or 0x hex (random:42)", s)
+			return Pattern{}, fmt.Errorf("pattern %q: random needs a uint64 seed (random:42), %s%s", s, integerRule, leadingZero(arg))
 		}
 		return Pattern{Kind: PatRandom, Seed: v}, nil
 	case PatHex:
@@ -61,8 +61,21 @@ func ParsePattern(s string) (Pattern, error) {
 	return Pattern{}, fmt.Errorf("unknown pattern %q (want zero, fill:B, iota8, iota32, random:SEED or hex:BYTES)", s)
 }
 
-// ParseUint reads an unsigned integer written in decimal or as 0x hex. Leading zeros, octal and
-// binary prefixes, signs and underscores are errors: 010 would otherwise silently mean 8.
+// integerRule is how every number of the language but a size is written, for messages.
+const integerRule = "decimal without a leading 0, or 0x hex"
+
+// leadingZero explains why decimal digits after a 0 are refused, for messages; "" for other text.
+func leadingZero(v string) string {
+	if len(v) > 1 && v[0] == '0' && v[1] >= '0' && v[1] <= '9' {
+		return " (a leading 0 is not allowed: octal to some readers, decimal to others)"
+	}
+	return ""
+}
+
+// ParseUint reads an unsigned integer written in decimal or as 0x hex: every number of the
+// language but a size (ParseSize) is written so. Leading zeros, octal and binary prefixes, signs
+// and underscores are errors: 010 would otherwise silently mean 8. A number too large for uint64
+// is an error that wraps strconv.ErrRange.
 func ParseUint(s string) (uint64, error) {
 	if hexDigits, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
 		if hexDigits == "" || strings.ContainsAny(hexDigits, "_+-") {
@@ -148,8 +161,9 @@ func splitmix64(state *uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// ParseSize reads a byte count: a non-negative integer, or an integer with a binary unit
-// (KiB, MiB, GiB, TiB). Anything else — decimal units, fractions, signs, overflow — is an error.
+// ParseSize reads a byte count: a non-negative decimal integer without a leading 0, optionally
+// followed by a binary unit (KiB, MiB, GiB, TiB). Anything else — decimal units, fractions, signs,
+// hex, a leading 0, overflow — is an error.
 func ParseSize(s string) (int64, error) { return bytesize.Parse(s) }
 
 // FormatSize prints n with the largest binary unit that divides it, else as a plain number.

@@ -29,6 +29,7 @@ var _ = Describe("ParseSize", func() {
 		Entry(nil, ""), Entry(nil, "KiB"), Entry(nil, "4KB"), Entry(nil, "1MB"), Entry(nil, "4k"), Entry(nil, "4K"),
 		Entry(nil, "-1"), Entry(nil, "+1"), Entry(nil, "1.5"), Entry(nil, "1.5KiB"), Entry(nil, "1e3"), Entry(nil, "0x10"),
 		Entry(nil, " 1"), Entry(nil, "9223372036854775808"), Entry(nil, "8388608TiB"), Entry(nil, "4 KiB"),
+		Entry(nil, "010"), Entry(nil, "04KiB"), Entry(nil, "00"), Entry(nil, "0x10KiB"),
 	)
 	It("prints sizes with the largest unit that divides them", func() {
 		Expect(probes.FormatSize(0)).To(Equal("0"))
@@ -58,6 +59,7 @@ var _ = Describe("ParsePattern", func() {
 			Expect(err).To(HaveOccurred())
 		},
 		Entry(nil, ""), Entry(nil, "zero:1"), Entry(nil, "iota8:2"), Entry(nil, "fill"), Entry(nil, "fill:256"),
+		Entry(nil, "fill:010"), Entry(nil, "random:010"), Entry(nil, "fill:+1"),
 		Entry(nil, "fill:-1"), Entry(nil, "random"), Entry(nil, "random:-1"), Entry(nil, "hex:"), Entry(nil, "hex:abc"),
 		Entry(nil, "hex:zz"), Entry(nil, "sine"),
 	)

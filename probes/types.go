@@ -3,6 +3,9 @@ package probes
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -10,14 +13,29 @@ import (
 // Version is the only probe-language version this package reads.
 const Version = "replaycheck/v1"
 
-// Pos is a position in a probe file. Line and Col are 1-based.
+// Pos is a position in a probe file. Line and Col are 1-based. A decoded value's Pos is where it
+// is used: for a value reached through a YAML alias within a probe, the alias (see the package
+// doc).
 type Pos struct {
 	File string
 	Line int
 	Col  int
 }
 
-func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+// String is "file:line:col", the file as FileText writes it.
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", FileText(p.File), p.Line, p.Col) }
+
+// FileText writes a file name for a message: as it is, unless it holds a C0 or C1 control
+// character or DEL (newline and tab included: a diagnostic is one line) or is not UTF-8; then
+// Go-quoted with every non-ASCII character escaped ("a\x1b[2Jb.yaml"), as the control-character
+// rule quotes names and descriptions. A file name is outside input as much as a file's text is:
+// printed raw, an escape sequence in it would reach the terminal.
+func FileText(name string) string {
+	if !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }) >= 0 {
+		return strconv.QuoteToASCII(name)
+	}
+	return name
+}
 
 // Set is one probe file.
 type Set struct {

@@ -15,8 +15,10 @@ var units = []struct {
 	shift uint
 }{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}}
 
-// Parse reads a byte count: a non-negative decimal integer, optionally followed by KiB, MiB, GiB
-// or TiB. Anything else (decimal units, fractions, signs, spaces, overflow) is an error.
+// Parse reads a byte count: a non-negative decimal integer without a leading 0 (0 itself is fine),
+// optionally followed by KiB, MiB, GiB or TiB. Anything else (decimal units, fractions, signs,
+// spaces, hex, a leading 0, overflow) is an error. A leading 0 is refused rather than skipped:
+// 010 is 8 to YAML 1.1 and C and 10 to Go, so no reader can tell what it was meant to be.
 func Parse(s string) (int64, error) {
 	num, shift := s, uint(0)
 	for _, u := range units {
@@ -27,6 +29,9 @@ func Parse(s string) (int64, error) {
 	}
 	if num == "" || strings.IndexFunc(num, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 		return 0, fmt.Errorf("bad size %q: want a non-negative integer of bytes, optionally with KiB, MiB, GiB or TiB", s)
+	}
+	if len(num) > 1 && num[0] == '0' {
+		return 0, fmt.Errorf("bad size %q: a leading 0 is not allowed (want a non-negative integer of bytes, optionally with KiB, MiB, GiB or TiB)", s)
 	}
 	v, err := strconv.ParseUint(num, 10, 63)
 	if err != nil || v > math.MaxInt64>>shift {

@@ -40,6 +40,10 @@ var _ = Describe("byte counts", func() {
 		Entry("a fraction", "1.5GiB", "want a non-negative integer"),
 		Entry("too large in bytes", "9223372036854775808", "overflows"),
 		Entry("too large in its unit", "8388608TiB", "overflows"),
+		Entry("a leading 0", "010", "a leading 0 is not allowed"),
+		Entry("a leading 0 before a unit", "04KiB", "a leading 0 is not allowed"),
+		Entry("zeros", "00", "a leading 0 is not allowed"),
+		Entry("hex", "0x10", "want a non-negative integer"),
 	)
 
 	It("writes the largest unit that divides the count, else bytes", func() {
