@@ -52,7 +52,7 @@ func (c *Config) Check() error {
 	}
 	if err := c.Config.Check(); err != nil {
 		var se *run.SettingError
-		if errors.As(err, &se) {
+		if errors.As(err, &se) && se.Env == "" { // a value from a variable is blamed on it as it is
 			return fmt.Errorf("-%s%s: %w", flagPrefix, se.Setting, se.Err)
 		}
 		return err
@@ -104,8 +104,8 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	p := flagPrefix
 	fs.StringVar(&c.Backend, p+"backend", c.Backend, "device backend")
 	fs.StringVar(&c.Profile, p+"profile", c.Profile, "simulator platform profile")
-	fs.IntVar(&c.Replays, p+"replays", c.Replays, "replay rounds per instance (0: each probe's own)")
-	fs.Uint64Var(&c.Seed, p+"seed", c.Seed, "simulator replay-order seed (0: deterministic)")
+	fs.Var(run.ReplaysFlag(&c.Config), p+"replays", "replay rounds per instance (0: each probe's own)")
+	fs.Var(run.SeedFlag(&c.Config), p+"seed", "simulator replay-order seed (0: deterministic)")
 	fs.StringVar(&c.Modes, p+"modes", c.Modes, "capture modes to run, comma-separated (default all)")
 	fs.StringVar(&c.Guards, p+"guards", c.Guards, "guard settings to run: off, on or both")
 	fs.StringVar(&c.Run, p+"run", c.Run, "generate specs only for instances whose id matches this regular expression")

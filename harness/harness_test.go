@@ -87,6 +87,35 @@ var _ = Describe("Config", func() {
 		GinkgoT().Setenv("REPLAYCHECK_FAULT", "device-lost@0")
 		Expect(parse().Check()).To(MatchError(ContainSubstring(`REPLAYCHECK_FAULT="device-lost@0"`)))
 		Expect(parse("-replaycheck.fault=device-lost@1").Check()).To(Succeed(), "the flag replaces the malformed default")
+		GinkgoT().Setenv("REPLAYCHECK_FAULT", "")
+		GinkgoT().Setenv("REPLAYCHECK_GUARDS", "maybe")
+		Expect(parse().Check()).To(MatchError(`REPLAYCHECK_GUARDS: "maybe" is not off, on or both`))
+		Expect(parse("-replaycheck.guards=sometimes").Check()).To(MatchError(`-replaycheck.guards: "sometimes" is not off, on or both`))
+	})
+
+	It("refuses a -replaycheck.fault at the call of a selected probe's own fault before any spec is made", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`version: replaycheck/v1
+set: t
+probes:
+  - name: lost
+    hazard: none
+    modes: [global]
+    replays: 3
+    buffers:
+      a: {bytes: 64}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    faults: [launch-fail@2]
+    expect:
+      guarded: exact
+`), 0o644)).To(Succeed())
+		sets, err := probes.Load(probes.DefaultLimits(), dir)
+		Expect(err).NotTo(HaveOccurred())
+		c := parse("-replaycheck.fault=device-lost@2")
+		Expect(harness.Register(c, sets, dir)).To(MatchError(ContainSubstring("t/lost")))
 	})
 
 	It("accepts REPLAYCHECK_REPLAYS=0 (each probe's own) and a malformed one replaced by the flag", func() {

@@ -67,6 +67,9 @@ func Register(cfg *Config, sets []*probes.Set, dir string) error {
 	if err != nil && !errors.Is(err, run.ErrNothingSelected) {
 		return err
 	}
+	if err := cfg.CheckFaults(selected); err != nil {
+		return err // a -replaycheck.fault at the call of a probe's own fault would never fire
+	}
 	rut, release, err := run.LoadRuntime(cfg.Runtime)
 	if err != nil {
 		return fmt.Errorf("runtime: %w", err)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -135,17 +136,17 @@ func Defaults(getenv func(string) string) Config {
 		c.envErr("isolate", fmt.Errorf("%s=%q: want 1, true or yes, or 0, false or no", EnvIsolate, v))
 	}
 	if v := getenv(EnvReplays); v != "" {
-		n, err := strconv.Atoi(v)
-		if max := probes.DefaultLimits().MaxReplays; err != nil || n < 0 || n > max {
+		n, err := probes.ParseUint(v)
+		if max := probes.DefaultLimits().MaxReplays; err != nil || n > uint64(max) {
 			c.envErr("replays", fmt.Errorf("%s=%q: want a number of replay rounds, 0 (each probe's own) to %d", EnvReplays, v, max))
 		} else {
-			c.Replays = n
+			c.Replays = int(n)
 		}
 	}
 	if v := getenv(EnvSeed); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
+		n, err := probes.ParseUint(v)
 		if err != nil {
-			c.envErr("seed", fmt.Errorf("%s=%q: want a non-negative integer", EnvSeed, v))
+			c.envErr("seed", fmt.Errorf("%s=%q: want a non-negative integer, decimal or 0x hex", EnvSeed, v))
 		}
 		c.Seed = n
 	}
@@ -156,6 +157,35 @@ func Defaults(getenv func(string) string) Config {
 	}
 	c.faultsFromEnv(getenv)
 	return c
+}
+
+// ReplaysFlag and SeedFlag are the flag.Values of --replays and --seed (the CLI's and the
+// suite's): a number as the probe language writes one (probes.ParseUint: decimal or 0x hex, no
+// leading 0), as their variables take it. The flag package's own would read 010 as 8.
+func ReplaysFlag(c *Config) flag.Value { return numberFlag[int]{&c.Replays} }
+
+// SeedFlag: see ReplaysFlag.
+func SeedFlag(c *Config) flag.Value { return numberFlag[uint64]{&c.Seed} }
+
+type numberFlag[T int | uint64] struct{ n *T }
+
+func (f numberFlag[T]) String() string {
+	if f.n == nil {
+		return "0"
+	}
+	return strconv.FormatUint(uint64(*f.n), 10)
+}
+
+func (f numberFlag[T]) Set(v string) error {
+	n, err := probes.ParseUint(v)
+	if err != nil {
+		return err
+	}
+	if T(n) < 0 || uint64(T(n)) != n { // past an int
+		return fmt.Errorf("%s is too large", v)
+	}
+	*f.n = T(n)
+	return nil
 }
 
 func (c *Config) envErr(setting string, err error) {

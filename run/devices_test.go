@@ -18,6 +18,7 @@ import (
 	"github.com/replaycheck/replaycheck/run"
 	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/fake"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // faultSet writes a probe file whose first probe carries fault and whose two others are clean,
@@ -80,6 +81,58 @@ var _ = Describe("faults in a run", func() {
 			Expect(c.Check()).To(MatchError(HavePrefix("--fault: ")))
 			c.Faults, c.Replays = []string{"alloc-fail@50", "device-lost@4"}, 3
 			Expect(c.Check()).To(MatchError("--fault: device-lost@4: --replays 3 runs 3 round(s) per instance, so round 4 never comes"))
+		})
+
+		It("refuses two faults that fire at the same call, naming both, from a flag or the variable", func() {
+			c := run.Defaults(env(nil))
+			c.Faults = []string{"launch-fail@2", "launch-fail@2"}
+			Expect(c.Check()).To(MatchError("--fault: launch-fail@2 fires at the same call as launch-fail@2: one fault per replay round"))
+			c.Faults = []string{"launch-fail@2", "alloc-fail@2", "hang@2"}
+			Expect(c.Check()).To(MatchError("--fault: hang@2 fires at the same call as launch-fail@2: one fault per replay round"))
+			c.Faults = []string{"launch-fail@2", "alloc-fail@2", "device-lost@3"}
+			Expect(c.Check()).To(Succeed(), "an allocation and a launch are different calls")
+			c = run.Defaults(env(map[string]string{run.EnvFault: "alloc-fail@1,alloc-fail@1"}))
+			Expect(c.Check()).To(MatchError("REPLAYCHECK_FAULT: alloc-fail@1 fires at the same call as alloc-fail@1: one fault per allocation"))
+		})
+
+		Describe("that fires at the same call as a probe's own", func() {
+			var c run.Config
+			var ins []probes.Instance
+			var path string
+			BeforeEach(func() {
+				path = faultSet("launch-fail@2")
+				c = run.Defaults(env(nil))
+				c.Paths, c.Baseline, c.Faults = []string{path}, "none", []string{"alloc-fail@3", "device-lost@2"}
+				ps, err := run.Load(path)
+				Expect(err).NotTo(HaveOccurred())
+				ins, err = run.Select(ps, c)
+				Expect(err).NotTo(HaveOccurred())
+			})
+			want := func() string {
+				return fmt.Sprintf("--fault: device-lost@2 fires at the same call as launch-fail@2, probe f/faulty's own fault (%s:13): one fault per replay round", path)
+			}
+
+			It("is refused before anything runs: by CheckFaults and by Execute", func() {
+				Expect(c.CheckFaults(ins)).To(MatchError(HavePrefix(want())))
+				Expect(c.CheckFaults(ins[1:])).To(Succeed(), "the probes without faults of their own")
+				var rec recorder
+				rep, err := run.Execute(context.Background(), c, ins, &rec)
+				Expect(rep).To(BeNil())
+				Expect(err).To(MatchError(HavePrefix(want())))
+				Expect(rec.header).To(BeNil(), "no device was opened")
+			})
+
+			It("ends the instance in error when it is run alone (the suite's way), naming the probe", func() {
+				p, err := run.Open(context.Background(), c)
+				Expect(err).NotTo(HaveOccurred())
+				defer p.Close()
+				e := run.Instance(context.Background(), p.Device, ins[0], c, nil)
+				Expect(e.Outcome).To(Equal(probes.Errored))
+				Expect(e.Error.Kind).To(Equal(capture.ErrSetup))
+				Expect(e.Reason).To(HavePrefix(want()))
+				Expect(e.Verdict.Status).NotTo(Equal(verdict.Pass))
+				Expect(run.Instance(context.Background(), p.Device, ins[1], c, nil).Error.Kind).To(Equal(capture.ErrDeviceLost), "a probe without faults of its own takes the run's")
+			})
 		})
 
 		It("injects into every selected instance", func() {

@@ -28,14 +28,20 @@
 // timeout and judges it with verdict.Judge (Instance, which the Ginkgo suite calls per spec too),
 // hands each entry to the sinks as it finishes and returns the reports.Report. Cancelling the
 // context stops the run after the instance in flight; AbandonWith adds a second context that
-// abandons that instance too. Instances that did not run are listed in Report.NotRun, neither
-// passed nor in error. ExecutePlan makes one such run per profile of a list ("cann,cuda"), in
-// order, and stops after a run that did not finish.
+// abandons that instance too, at once: one still inside a device call after AbandonWait is left
+// there with the device (ErrAbandonedInCall). Instances that did not run are listed in
+// Report.NotRun, neither passed nor in error. ExecutePlan makes one such run per profile of a list
+// ("cann,cuda"), in order; after a run that did not finish it begins no other, and hands each run
+// it did not begin as a report listing every instance as not run, so the reports name every run
+// of the plan.
 //
 // # Faults and lost devices
 //
 // Config.Faults (run --fault KIND@N, REPLAYCHECK_FAULT) are injected into every selected instance
-// after the probe's own (capture.Options.Faults). An instance that leaves its device lost or
+// after the probe's own (capture.Options.Faults). One fault fires per call, as in a probe file: two
+// of the run's at the same call are refused by Config.Check, and one at the same call as a
+// selected probe's own by Config.CheckFaults (Execute refuses the run before it opens anything;
+// Instance, run alone, ends that instance in error, kind setup), naming the probe and both faults. An instance that leaves its device lost or
 // abandoned (capture.Result.DeviceState) is followed by Platform.Recover, which InstanceOn (the
 // one way Execute and the suite run an instance) calls after it: the device is closed (lost) or
 // abandoned, and a fresh one is opened where the backend can (runtime.Recoverer); otherwise every
@@ -49,7 +55,9 @@
 // isolate.go). The child announces each device call over a pipe, so a child that dies (a signal
 // inside a driver library or runtime plugin, a panic, an exit) or outlives the instance's time
 // limit ends that instance in error naming the signal and the last call, and the run goes on. A
-// child opens its own device, so a device it loses goes with it.
+// child opens its own device, so a device it loses goes with it. On Linux a child is killed when
+// its parent dies, even by SIGKILL (a parent-death signal, tied to the thread that started it,
+// which is kept for the child's life): a killed run leaves no worker holding a device.
 //
 // # Output directory and journal
 //
@@ -63,7 +71,8 @@
 //	DIR/report.html    reports.WriteHTML
 //
 // The final files are written under a temporary name in DIR and renamed, so either the old file or
-// the whole new one is there. The journal is JSON Lines, one JSON object per line, UTF-8:
+// the whole new one is there. One that cannot be written does not stop the others
+// (WriteReportFiles names those written; the error, every failure). The journal is JSON Lines, one JSON object per line, UTF-8:
 //
 //   - Line 1, the header (Header): {"journal": "replaycheck-journal/v1", "tool", "version",
 //     "started" (RFC 3339), "backend", "profile", "platform" (the device's platform key), "device",

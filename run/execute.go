@@ -110,6 +110,9 @@ func Instance(ctx context.Context, dev runtime.Device, in probes.Instance, c Con
 	if gone, ok := dev.(*noDevice); ok {
 		return gone.skipped(in, c, baseline) // no device left (Platform.Recover)
 	}
+	if err := c.faultClash(in.Probe); err != nil {
+		return clashEntry(in, c, dev, baseline, err) // the run's fault would never fire
+	}
 	res := capture.Run(ctx, dev, in, c.options())
 	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
 }
@@ -118,11 +121,34 @@ type abandonKey struct{}
 
 // AbandonWith returns ctx for Execute or Resume with a second, harder stop: cancelling ctx stops
 // the run after the instance in flight, and once abandon is done as well the instance in flight is
-// abandoned too (the context capture.Run got is cancelled; the engine stops between device calls).
-// An abandoned instance is listed as not run, never journalled. Without AbandonWith the instance
-// in flight always finishes, bounded by the per-instance timeout.
+// abandoned too: the context capture.Run got is cancelled, and the engine stops at its next step
+// between device calls. An instance that has not stopped within AbandonWait is inside a device
+// call (or a runtime plugin's own code) that may never return: Execute stops waiting for it and
+// returns at once, leaving that call its device, the backend and a runtime plugin Execute loaded
+// (they are closed if the call ever returns), and its error wraps ErrAbandonedInCall. An abandoned
+// instance is listed as not run, never journalled. Without AbandonWith the instance in flight
+// always finishes, bounded by the per-instance timeout and its grace.
 func AbandonWith(ctx, abandon context.Context) context.Context {
 	return context.WithValue(ctx, abandonKey{}, abandon)
+}
+
+// AbandonWait is how long Execute waits for an abandoned instance to stop between device calls
+// (AbandonWith) before it leaves the instance inside its call. The engine checks its context
+// before every call, and a call on a healthy device takes well under this.
+var AbandonWait = 250 * time.Millisecond
+
+// ErrAbandonedInCall is wrapped by Execute's error when the run was abandoned (AbandonWith) with
+// its instance in flight still inside a call: that call keeps the platform's device and, when
+// Execute loaded one, the runtime plugin; a front end that loaded the plugin itself must not unload
+// it either.
+var ErrAbandonedInCall = errors.New("abandoned inside a call")
+
+// abandoned is the channel of ctx's abandon context (AbandonWith); nil, never ready, without one.
+func abandoned(ctx context.Context) <-chan struct{} {
+	if a, ok := ctx.Value(abandonKey{}).(context.Context); ok {
+		return a.Done()
+	}
+	return nil
 }
 
 // instanceContext is the context one instance runs under: ctx's values without its cancellation,
@@ -134,6 +160,27 @@ func instanceContext(ctx context.Context) (context.Context, context.CancelFunc) 
 		return inst, func() { stop(); cancel() }
 	}
 	return inst, cancel
+}
+
+// await runs one instance on a goroutine of its own and returns its entry; ok is false when the
+// run was abandoned (AbandonWith) and the instance did not stop within AbandonWait: it is then
+// still inside a call, and its entry, when it comes, goes to left.
+func await(ctx context.Context, instance func() reports.Entry) (e reports.Entry, ok bool, left <-chan reports.Entry) {
+	ch := make(chan reports.Entry, 1)
+	go func() { ch <- instance() }()
+	select {
+	case e = <-ch:
+		return e, true, nil
+	case <-abandoned(ctx):
+	}
+	t := time.NewTimer(AbandonWait)
+	defer t.Stop()
+	select {
+	case e = <-ch:
+		return e, true, nil
+	case <-t.C:
+		return reports.Entry{}, false, ch
+	}
 }
 
 // Execute runs instances, in order, on device 0 of the configured backend and returns the report.
@@ -157,8 +204,10 @@ func Execute(ctx context.Context, c Config, instances []probes.Instance, sinks .
 // ExecutePlan makes one run (Execute) per profile of c.Profile ("cann,cuda"), in order, over the
 // same instances and sinks, each run's configuration naming the whole plan (Config.Plan). done is
 // called with each run's report and error as Execute returns them. The plan stops after a run
-// that ran nothing (a nil report) or did not run every instance (an interrupt, a failed sink), and
-// before a run once ctx is done.
+// that ran nothing (a nil report: nothing more is called), and after a run that did not run every
+// instance (an interrupt, a failed sink) or once ctx is done: each run that did not begin then is
+// still handed to done, as a report that lists every instance as not run (no device was opened
+// for it, and the journal holds nothing of it), so the reports name every run of the plan.
 func ExecutePlan(ctx context.Context, c Config, instances []probes.Instance, done func(*reports.Report, error), sinks ...Sink) {
 	runPlan(ctx, c, instances, nil, done, sinks)
 }
@@ -171,10 +220,8 @@ func runPlan(ctx context.Context, c Config, instances []probes.Instance, j *Jour
 	if j != nil {
 		sinks = append([]Sink{j}, sinks...)
 	}
+	stopped := false
 	for k, profile := range plan {
-		if k > 0 && ctx.Err() != nil {
-			return // interrupted between runs: the next one never starts
-		}
 		rc := c
 		rc.Profile = profile
 		if len(plan) > 1 {
@@ -187,14 +234,41 @@ func runPlan(ctx context.Context, c Config, instances []probes.Instance, j *Jour
 				done(prior.Report(), nil)
 				continue
 			}
+		}
+		if stopped || (k > 0 && ctx.Err() != nil) {
+			// Interrupted before this run: it does not start (or resume: the journal's part of
+			// it is read back).
+			if prior != nil {
+				done(prior.Report(), nil)
+			} else {
+				done(notStarted(rc, instances), nil)
+			}
+			continue
+		}
+		if prior != nil {
 			j.resuming = prior
 		}
 		rep, err := execute(ctx, rc, instances, prior, sinks)
 		done(rep, err)
-		if rep == nil || len(rep.NotRun) > 0 {
+		if rep == nil {
 			return
 		}
+		stopped = len(rep.NotRun) > 0
 	}
+}
+
+// notStarted is the report of a run of a plan that never began: every instance not run, and
+// what the configuration says of the platform (no device was opened).
+func notStarted(c Config, instances []probes.Instance) *reports.Report {
+	rep := reports.New(Tool, c.version(), c.reportOptions())
+	rep.Backend, rep.Profile = c.Backend, backends.ProfileOf(c.Backend, c.Profile)
+	rep.Platform = verdict.PlatformKey(rep.Backend, rep.Profile)
+	rep.Runtime = c.runtimeName()
+	rep.Config, _ = json.Marshal(c)
+	for _, in := range instances {
+		rep.NotRun = append(rep.NotRun, in.ID())
+	}
+	return rep
 }
 
 // execute is Execute over a journal's earlier results (prior; nil for a fresh run): the instances
@@ -203,32 +277,54 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
+	if err := c.CheckFaults(instances); err != nil {
+		return nil, err
+	}
+	// What the run holds, closed on the way out; an instance abandoned inside a call (left)
+	// keeps all of it, and closes it if that call ever returns.
+	var p *Platform
+	var left <-chan reports.Entry
+	release := func() error { return nil }
+	defer func() {
+		closeAll := func() (cerr error) {
+			// A device that does not close cleanly is the run's error; before the run began, the
+			// error that stopped it is.
+			if p != nil {
+				if perr := p.Close(); perr != nil && rep != nil {
+					cerr = fmt.Errorf("closing device: %w", perr)
+				}
+			}
+			if rerr := release(); rerr != nil {
+				cerr = errors.Join(cerr, fmt.Errorf("unloading the runtime plugin: %w", rerr))
+			}
+			return cerr
+		}
+		if left != nil {
+			go func() {
+				<-left
+				_ = closeAll()
+			}()
+			return
+		}
+		if cerr := closeAll(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
 	if c.RuntimeUnderTest == nil && c.Runtime != "" {
-		rut, release, err := LoadRuntime(c.Runtime)
+		rut, rel, err := LoadRuntime(c.Runtime)
 		if err != nil {
 			return nil, c.settingErr("runtime", err)
 		}
-		defer func() {
-			if rerr := release(); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("unloading the runtime plugin: %w", rerr))
-			}
-		}()
-		c.RuntimeUnderTest = rut
+		release, c.RuntimeUnderTest = rel, rut
 	}
 	// The device opens even when ctx is already done (the report then lists every instance as
 	// not run); only abandoning stops it.
 	octx, cancel := instanceContext(ctx)
-	p, err := Open(octx, c)
+	p, err = Open(octx, c)
 	cancel()
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			_ = p.Close()
-		}
-	}()
 	baseline, err := c.LocateBaseline(p.Key)
 	if err != nil {
 		return nil, err
@@ -263,7 +359,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 		}
 	}
 
-	var sinkErr error
+	var sinkErr, abandonErr error
 	stopped := false
 	for i, in := range instances {
 		if e, ok := done[ids[i]]; ok {
@@ -275,7 +371,20 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 			continue
 		}
 		ictx, cancel := instanceContext(ctx)
-		e := InstanceOn(ictx, p, in, c, baseline)
+		e, returned, stuck := await(ctx, func() reports.Entry { return InstanceOn(ictx, p, in, c, baseline) })
+		if !returned {
+			// The call it is in keeps the device: nothing more runs on it, and it is not closed.
+			left = stuck
+			rep.NotRun = append(rep.NotRun, ids[i])
+			stopped = true
+			kept := "its device is"
+			if c.Runtime != "" {
+				kept = "its device and the runtime plugin are"
+			}
+			abandonErr = fmt.Errorf("%s %w still in flight %v after the run was abandoned (a device call, or a runtime plugin's own code); %s left to that call", ids[i], ErrAbandonedInCall, AbandonWait, kept)
+			cancel()
+			continue
+		}
 		abandoned := ictx.Err() != nil && e.Error != nil && e.Error.Kind == capture.ErrInterrupted
 		cancel()
 		if abandoned {
@@ -291,12 +400,8 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 			}
 		}
 	}
-	closed = true
 	rep.Ended = time.Now().UTC()
-	if cerr := p.Close(); cerr != nil {
-		err = fmt.Errorf("closing device: %w", cerr)
-	}
-	return rep, errors.Join(sinkErr, err)
+	return rep, errors.Join(sinkErr, abandonErr)
 }
 
 func runtimeOrBuiltin(name string) string {

@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // EnvFault is the default of run --fault: faults injected into every selected instance,
@@ -29,6 +33,10 @@ func (c *Config) faultsFromEnv(getenv func(string) string) {
 		return
 	}
 	c.Faults = splitFaults(v)
+	if c.fromEnv == nil {
+		c.fromEnv = map[string]string{}
+	}
+	c.fromEnv["fault"] = EnvFault // a value Check rejects is the variable's, until --fault is given
 	if _, err := parseFaults(c.Faults); err != nil {
 		c.envErr("fault", fmt.Errorf("%s=%q: %w", EnvFault, v, err))
 	}
@@ -46,20 +54,101 @@ func parseFaults(texts []string) ([]probes.Fault, error) {
 	return out, nil
 }
 
-// checkFaults checks --fault: each KIND@N, and a replay round that --replays, when it sets the
-// rounds of every instance, runs. (A round past a probe's own replays is allowed: that fault does
-// not fire, and its result says so.)
+// checkFaults checks --fault: each KIND@N, no two that fire at the same call (the same
+// allocation, or a launch of the same replay round: the second could never fire), and a replay
+// round that --replays, when it sets the rounds of every instance, runs. (A round past a probe's
+// own replays is allowed: that fault does not fire, and its result says so.)
 func (c *Config) checkFaults() error {
 	fs, err := parseFaults(c.Faults)
 	if err != nil {
 		return c.settingErr("fault", err)
 	}
+	seen := map[faultCall]probes.Fault{}
 	for _, f := range fs {
+		if first, dup := seen[callOf(f)]; dup {
+			return c.settingErrf("fault", "%s fires at the same call as %s: one fault per %s", f, first, callOf(f))
+		}
+		seen[callOf(f)] = f
 		if f.Replay() && c.Replays > 0 && f.At > c.Replays {
 			return c.settingErrf("fault", "%s: --replays %d runs %d round(s) per instance, so round %d never comes", f, c.Replays, c.Replays, f.At)
 		}
 	}
 	return nil
+}
+
+// faultCall is the device call a fault fires at: the N-th allocation, or the first launch of
+// replay round K. Only one fault can fire at a call, as the probe loader rules for a probe's own.
+type faultCall struct {
+	replay bool
+	at     int
+}
+
+func callOf(f probes.Fault) faultCall { return faultCall{f.Replay(), f.At} }
+
+func (k faultCall) String() string {
+	if k.replay {
+		return "replay round"
+	}
+	return "allocation"
+}
+
+// CheckFaults refuses a selection in which one of the run's faults (--fault, REPLAYCHECK_FAULT)
+// fires at the same call as a fault of a selected probe's own: the run's would never fire. The
+// error names the probe, where its fault is written, and both faults. Execute refuses such a
+// selection before it opens anything; a front end calls it before it creates anything (an output
+// directory). Instance, which the suite runs one instance at a time, ends such an instance in error
+// instead.
+func (c Config) CheckFaults(instances []probes.Instance) error {
+	if len(c.Faults) == 0 {
+		return nil
+	}
+	var last *probes.Probe
+	for _, in := range instances {
+		if in.Probe == last {
+			continue // a probe's instances are adjacent in selection order
+		}
+		last = in.Probe
+		if err := c.faultClash(in.Probe); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// faultClash is the first of the run's faults that fires at the same call as one of p's own, as
+// an error naming both and the probe; nil when none does.
+func (c Config) faultClash(p *probes.Probe) error {
+	if len(c.Faults) == 0 || len(p.Faults) == 0 {
+		return nil
+	}
+	for _, f := range c.faults() {
+		for _, own := range p.Faults {
+			if callOf(own) != callOf(f) {
+				continue
+			}
+			where := ""
+			if own.Pos.File != "" {
+				where = fmt.Sprintf(" (%s:%d)", display(own.Pos.File), own.Pos.Line)
+			}
+			return c.settingErrf("fault", "%s fires at the same call as %s, probe %s's own fault%s: one fault per %s; leave it out, or leave the probe out of the selection (--run, --probe)",
+				f, own, p.ID(), where, callOf(f))
+		}
+	}
+	return nil
+}
+
+// clashEntry is the entry of an instance in which one of the run's faults collides with its
+// probe's own (faultClash): in error (setup), nothing run on dev.
+func clashEntry(in probes.Instance, c Config, dev runtime.Device, baseline *verdict.Baseline, err error) reports.Entry {
+	pr, msg := in.Probe, err.Error()
+	res := &capture.Result{
+		ID: in.ID(), Probe: pr.ID(), Set: pr.Set, Hazard: pr.Hazard, Labels: pr.Labels,
+		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
+		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(), Runtime: runtimeOrBuiltin(c.runtimeName()),
+		Outcome: probes.Errored, Reason: msg, Error: &capture.RunError{Kind: capture.ErrSetup, Message: msg},
+	}
+	res.Expected, res.RejectedBy = in.ExpectedOn(dev.Platform())
+	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
 }
 
 // faults are the run's faults, for the engine (capture.Options.Faults). Check has accepted them.

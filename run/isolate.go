@@ -33,7 +33,8 @@ import (
 // writes its judged entry as a JSON line {"entry":ENTRY} to file descriptor 3 (a worker given no
 // page announces each call there as {"call":NAME}). The parent journals the entry; a child that
 // dies first (a signal, an exit, a panic) or outlives the instance timeout plus WorkerGrace is an
-// entry in error naming the last call it stored.
+// entry in error naming the last call it stored. A child is in its own process group (a Ctrl-C at
+// the terminal is the parent's to handle) and, on Linux, dies with its parent (workerAttr).
 const (
 	// EnvIsolate is the default of run --isolate (1, true: isolate).
 	EnvIsolate = "REPLAYCHECK_ISOLATE"
@@ -147,9 +148,10 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 	var stderr stderrHead
 	cmd.Stdin, cmd.Stderr, cmd.ExtraFiles = bytes.NewReader(req), &stderr, []*os.File{pw, page}
 	cmd.WaitDelay = time.Second
-	// Its own process group: a Ctrl-C at the terminal is the parent's to handle (the instance in
-	// flight finishes; a second abandons it, and the context kills the child).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = workerAttr()
+	// The thread that starts the child must outlive it: its end is the parent's death to Linux.
+	unlock := lockStarter()
+	defer unlock()
 	err = cmd.Start()
 	pw.Close() // the child holds the write end now
 	if err != nil {

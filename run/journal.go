@@ -364,17 +364,27 @@ func Resume(ctx context.Context, dir, version string, done func(*reports.Report,
 // WriteReport writes the final files of an output directory from the reports of its runs:
 // report.json, report.txt, junit.xml, summary.md and report.html (ReportFiles). Each is written to
 // a temporary file in dir, synced and renamed over its name, so a reader sees the old file or the
-// whole new one, never part of one.
+// whole new one, never part of one. A file that cannot be written does not stop the others: the
+// error joins every file's failure (WriteReportFiles says which were written).
 func WriteReport(dir string, runs ...*reports.Report) error {
+	_, err := WriteReportFiles(dir, runs...)
+	return err
+}
+
+// WriteReportFiles is WriteReport, and names the files it wrote, in the order of ReportFiles.
+func WriteReportFiles(dir string, runs ...*reports.Report) (written []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
+	var errs []error
 	for _, f := range reportFiles {
 		if err := writeAtomic(dir, f.name, func(w *os.File) error { return f.write(w, runs...) }); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
+		written = append(written, f.name)
 	}
-	return nil
+	return written, errors.Join(errs...)
 }
 
 func writeAtomic(dir, name string, write func(*os.File) error) error {

@@ -76,6 +76,27 @@ var _ = Describe("Defaults", func() {
 		Expect(err).To(MatchError(`--guards: "maybe" is not off, on or both`))
 	})
 
+	It("reads --replays, --seed and their variables as the probe language writes a number", func() {
+		c := run.Defaults(env(map[string]string{run.EnvReplays: "0x10", run.EnvSeed: "10"}))
+		Expect(c.Check()).To(Succeed())
+		Expect(c.Replays).To(Equal(16))
+		Expect(c.Seed).To(Equal(uint64(10)))
+		for _, bad := range []string{"010", "+5", "-1", "1_000", ""} {
+			c := run.Defaults(env(map[string]string{run.EnvReplays: bad}))
+			if bad != "" {
+				Expect(c.Check()).To(MatchError(ContainSubstring("REPLAYCHECK_REPLAYS")), bad)
+			}
+			Expect(run.ReplaysFlag(&c).Set(bad)).NotTo(Succeed(), bad)
+			Expect(run.SeedFlag(&c).Set(bad)).NotTo(Succeed(), bad)
+		}
+		Expect(run.ReplaysFlag(&c).Set("9223372036854775808")).To(MatchError(ContainSubstring("too large")))
+		Expect(run.ReplaysFlag(&c).Set("0x20")).To(Succeed())
+		Expect(c.Replays).To(Equal(32))
+		Expect(run.SeedFlag(&c).Set("18446744073709551615")).To(Succeed())
+		Expect(c.Seed).To(Equal(uint64(18446744073709551615)))
+		Expect(run.ReplaysFlag(&c).String()).To(Equal("32"))
+	})
+
 	It("blames a bad value on the variable it came from, until a flag gives the setting", func() {
 		c := run.Defaults(env(map[string]string{run.EnvGuards: "maybe", run.EnvModes: "sideways"}))
 		err := c.Check()

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,6 +191,56 @@ var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered
 		Expect(doc.Results).To(BeEmpty())
 		Expect(doc.Runs[0].NotRun).To(Equal([]string{"basic/simple-replay@global/guards-on", "basic/simple-replay@global/guards-off"}))
 		Expect(journalLines(dir)).To(Equal(1))
+	})
+
+	It("abandons an instance hung inside a device call at once on a second signal", func() {
+		dir := filepath.Join(GinkgoT().TempDir(), "hung")
+		// A grace of 7.5s (a quarter of the timeout): the engine alone lets the hung call have it.
+		s := start("run", "--out", dir, "--probe", "basic/simple-replay", "--fault", "hang@1", "--timeout", "30s", catalog)
+		Eventually(func() int { return journalLines(dir) }, "1m", "2ms").Should(Equal(1))
+		time.Sleep(500 * time.Millisecond) // the first instance is inside its hung launch
+		Expect(s.Command.Process.Signal(syscall.SIGINT)).To(Succeed())
+		Eventually(s.Err, "10s").Should(gbytes.Say("stopping after the instance in flight"))
+		Expect(s.Command.Process.Signal(syscall.SIGINT)).To(Succeed())
+		abandoned := time.Now()
+		Eventually(s, "30s").Should(gexec.Exit(130))
+		Expect(time.Since(abandoned)).To(BeNumerically("<", 3*time.Second), "well within the engine's grace of 7.5s")
+		Expect(string(s.Err.Contents())).To(ContainSubstring("basic/simple-replay@global/guards-on abandoned inside a call still in flight"))
+		doc := readDocument(filepath.Join(dir, run.ReportJSON))
+		Expect(doc.Results).To(BeEmpty())
+		Expect(doc.Runs[0].NotRun).To(HaveLen(6))
+		Expect(journalLines(dir)).To(Equal(1), "an abandoned instance is never journalled")
+	})
+
+	It("lists every profile's run, with its instances not run, when a plan is interrupted", func() {
+		dir := filepath.Join(GinkgoT().TempDir(), "plan-interrupted")
+		s := start("run", "--out", dir, "--profile", "cann,cuda", "--probe", "basic/simple-replay", "--replays", "200000", catalog)
+		Eventually(func() int { return journalLines(dir) }, "1m", "2ms").Should(Equal(1))
+		Expect(s.Command.Process.Signal(syscall.SIGINT)).To(Succeed())
+		Eventually(s, "1m").Should(gexec.Exit(130))
+		doc := readDocument(filepath.Join(dir, run.ReportJSON))
+		Expect(doc.Runs).To(HaveLen(2))
+		Expect(doc.Runs[1].Platform).To(Equal("sim/cuda"))
+		Expect(doc.Runs[1].NotRun).To(HaveLen(6), "the run that never began lists every instance")
+		notRun := len(doc.Runs[0].NotRun) + len(doc.Runs[1].NotRun)
+		Expect(notRun).To(Equal(12 - len(doc.Results)))
+		Expect(string(s.Err.Contents())).To(ContainSubstring(fmt.Sprintf("interrupted: %d of 12 instances not run (sim/cann: %d, sim/cuda: 6)", notRun, len(doc.Runs[0].NotRun))))
+		text, err := os.ReadFile(filepath.Join(dir, run.ReportText))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Count(string(text), "(the run was interrupted)")).To(Equal(2))
+	})
+
+	It("exits 2, not 1, when the report cannot be written to stdout", func() {
+		full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		if err != nil {
+			Skip("no /dev/full here")
+		}
+		defer full.Close()
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, "run", "--probe", "basic/simple-replay", catalog)
+		cmd.Stdout, cmd.Stderr = full, &stderr
+		Expect(cmd.Run()).To(MatchError(ContainSubstring("exit status 2")), stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("replaycheck run: writing the report: "))
 	})
 
 	It("splits the selection into shards that, merged in selection order, are the whole run", func() {

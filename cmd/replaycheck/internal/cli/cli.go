@@ -9,12 +9,16 @@
 // Exit status:
 //
 //	0  every verdict is pass, skip or uncharacterised (and for list, validate, version, help: success)
-//	1  a verdict failed, the run was interrupted, or the device did not close cleanly
+//	1  a verdict failed, an instance did not run, or the device did not close cleanly
 //	130, 143  the command got SIGINT or SIGTERM (128 plus the signal's number): a run stopped after
-//	   the instance in flight and its report lists the instances not run
-//	2  usage, input or setup error: bad flags or environment, a probe file with problems (every
-//	   diagnostic is printed to stderr as file:line:col: rule: message), a backend or device that
-//	   could not be opened. Nothing was judged.
+//	   the instance in flight (a second signal abandons that one) and its report lists the
+//	   instances not run
+//	2  usage, input, setup or output error: bad flags or environment, a probe file with problems
+//	   (every diagnostic is printed to stderr as file:line:col: rule: message), a backend or device
+//	   that could not be opened (nothing was judged); or a report that could not be written to
+//	   stdout or to a file of run --out (every other one is written). The Go runtime also exits 2
+//	   when the process crashes (a SIGSEGV inside a driver library or a runtime plugin, without
+//	   --isolate), after printing the signal and the stacks to stderr.
 package cli
 
 import (
@@ -54,10 +58,11 @@ type Env struct {
 func (Env) getenv(key string) string { return os.Getenv(key) }
 
 // Main runs the command line args (without the program name) in the process's own environment and
-// returns the exit status. SIGINT or SIGTERM stops a run after the instance in flight (a second
-// signal abandons that instance too: the engine stops between device calls); the report of what ran
-// is still written, listing what did not. A command that got a signal exits 128 plus its number:
-// 130 for SIGINT, 143 for SIGTERM.
+// returns the exit status. SIGINT or SIGTERM stops a run after the instance in flight; a second
+// signal abandons that instance at once (run.AbandonWith: the engine stops between device calls,
+// and a call it is inside is left behind with its device); the report of what ran is still
+// written, listing what did not. A command that got a signal exits 128 plus its number: 130 for
+// SIGINT, 143 for SIGTERM.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if isWorker() {
 		return worker(stderr)
@@ -162,8 +167,9 @@ Commands:
 Probe paths are files or directories of probe YAML and default to "specs".
 Run "replaycheck help <command>" for a command's flags.
 
-Exit status: 0 every verdict passes, skips or is uncharacterised; 1 a verdict failed;
-2 usage, input or setup error (nothing was judged).
+Exit status: 0 every verdict passes, skips or is uncharacterised; 1 a verdict failed or an
+instance did not run; 2 usage, input or setup error (nothing was judged), or a report that could
+not be written; 130 or 143 after SIGINT or SIGTERM (the report lists the instances not run).
 `)
 	return b.String()
 }()

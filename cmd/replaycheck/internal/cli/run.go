@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -30,11 +31,11 @@ func (f *runFlags) declare(fs *flag.FlagSet, env Env) {
 	c := &f.cfg
 	fs.StringVar(&f.format, "format", "text", "report format: text, json, junit (JUnit XML for CI test reporters) markdown (a CI job summary, e.g. for $GITHUB_STEP_SUMMARY) or html (one self-contained page: the outcome matrix, each finding, a picture of the captured memory)")
 	fs.BoolVar(&f.color, "color", false, "color the verdict marks of the text report")
-	fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding (an expected corruption, stale ranges), not only of failed ones")
+	fs.BoolVar(&f.verbose, "v", false, "text report: the detail of every instance with a finding (an expected corruption, stale ranges, a refusal and its runtime's message), not only of failed ones")
 	fs.StringVar(&c.Timelines, "timelines", c.Timelines, "keep call timelines in the report for instances that did not pass (failed) or for all")
 	fs.BoolVar(&f.table, "table", false, "print the enforcement table (hazard x mode -> what the platform did, one column group per profile), then every failing verdict, instead of the report")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "runtime plugin to put under the probes: a shared library implementing include/replaycheck/runtime.h (default: the built-in guards; needs a cgo build; env "+run.EnvRuntime+")")
-	fs.BoolVar(&c.CheckSlotLog, "check-slot-log", c.CheckSlotLog, "check the runtime's slot log (a plugin's slots_changed): read every slot before every guarded call as well, and fail an instance whose slot changed without the log naming it")
+	fs.BoolVar(&c.CheckSlotLog, "check-slot-log", c.CheckSlotLog, "check the runtime's slot log (a --runtime plugin's slots_changed; without --runtime, the built-in guards' own): read every slot before every guarded call as well, and fail an instance whose slot changed without the log naming it")
 }
 
 // declarePlatform declares the flags that say what runs where and how (the selection, with
@@ -49,10 +50,10 @@ func (f *runFlags) declarePlatform(fs *flag.FlagSet, env Env, guards bool, profi
 	declareSelection(fs, c, guards)
 	fs.StringVar(&c.Backend, "backend", c.Backend, "backend to run on: sim, or acl or cuda in a cgo build with their driver library (see replaycheck devices; env "+run.EnvBackend+")")
 	fs.StringVar(&c.Profile, "profile", c.Profile, profileHelp)
-	fs.IntVar(&c.Replays, "replays", c.Replays, "replay rounds of every instance, overriding the probes' own (0: the probes'; env "+run.EnvReplays+")")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "simulator seed: non-zero shuffles independent graph branches on replay, reproducibly (env "+run.EnvSeed+")")
+	fs.Var(run.ReplaysFlag(c), "replays", "the `number` of replay rounds of every instance, overriding the probes' own (0: the probes'; decimal or 0x hex; env "+run.EnvReplays+")")
+	fs.Var(run.SeedFlag(c), "seed", "simulator `seed`: non-zero shuffles independent graph branches on replay, reproducibly (decimal or 0x hex; env "+run.EnvSeed+")")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "time limit of one instance")
-	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB (default: the simulator's)")
+	fs.StringVar(&f.memory, "memory", "", "simulated device memory, e.g. 16GiB, above zero; --backend sim only (default: the simulator's)")
 	fs.Var(run.FaultFlag(c), "fault", "inject a fault into every instance: KIND@N, alloc-fail@N (the N-th device allocation fails), launch-fail@K, device-lost@K or hang@K (the launch of replay round K fails, loses the device, never returns); repeat or comma-separate for several; needs a backend with fault injection (the simulator, the fake libraries; env "+run.EnvFault+")")
 	fs.BoolVar(&c.Isolate, "isolate", c.Isolate, "run each instance in a child process, so a crash (a signal in a driver library or runtime plugin, a panic, an exit) or a hang past --timeout ends that instance in error and the run goes on (env "+run.EnvIsolate+")")
 	fs.StringVar(&c.Baseline, "baseline", c.Baseline, "platform baseline to judge unguarded outcomes against: auto (baselines/<platform key>.yaml beside the probes, e.g. sim-cann.yaml), none, or a file (env "+run.EnvBaseline+")")
@@ -74,10 +75,17 @@ func (f *runFlags) check() error {
 	if err := f.checkFormat(); err != nil {
 		return err
 	}
-	if f.memory != "" {
+	if f.given("memory") {
+		// Only the simulator's memory has a size to choose: a device backend's is the card's.
+		if f.cfg.Backend != "sim" {
+			return fmt.Errorf("--memory sizes the simulator's device memory; backend %s's device has its own (leave --memory out)", f.cfg.Backend)
+		}
 		var err error
 		if f.cfg.Memory, err = bytesize.Parse(f.memory); err != nil {
 			return fmt.Errorf("--memory: %w", err)
+		}
+		if f.cfg.Memory == 0 {
+			return fmt.Errorf("--memory: %q: want a size above zero (leave --memory out for the simulator's default)", f.memory)
 		}
 	}
 	return nil
@@ -116,13 +124,19 @@ dies (a SIGSEGV in a driver library or runtime plugin, a panic, an exit, a hang 
 an error, "crashed (signal SIGSEGV during Launch)", and the run goes on with the next.
 --shard K/N runs the K-th of N disjoint parts of the selection (by a hash of each instance id).
 --fault KIND@N injects a fault into every instance (probe files can list their own): each ends that
-instance in error naming the fault and the call, and the run goes on. An instance that loses the
+instance in error naming the fault and the call, and the run goes on. One fault per call: a --fault
+that fires at the same call as another, or as a selected probe's own, is refused before anything
+runs (it could never fire). An instance that loses the
 device (device-lost), or whose device call does not return within --timeout ("timeout in Launch":
 the device is abandoned), is followed by a fresh device where the backend can open one, or the
 rest of the run is skipped; the report says which.
-SIGINT or SIGTERM stops after the instance in flight (a second one abandons it): the report lists
-the instances not run, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
-Exit 0 when no verdict fails, 1 when one does, 2 for usage, input or setup errors.`,
+--memory sizes the simulator's device memory (above zero); a device backend refuses it.
+SIGINT or SIGTERM stops after the instance in flight; a second one abandons that instance at once,
+leaving a device call it is inside (and its device) behind. The report lists every profile's
+instances not run, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
+Exit 0 when no verdict fails; 1 when one does or an instance did not run; 2 for usage, input or
+setup errors, and when a report (a file in --out DIR, or stdout) could not be written: every
+other format is still written, and each failure is named.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		var f runFlags
 		f.declare(fs, env)
@@ -168,12 +182,21 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 			return ExitUsage
 		}
 	}
+	// Before --out makes a journal: a refused run must leave the directory free for the next try.
+	if err := cfg.CheckFaults(instances); err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
+		return ExitUsage
+	}
 	rut, release, err := run.LoadRuntime(cfg.Runtime)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck run: --runtime: %v\n", err)
 		return ExitUsage
 	}
+	ends := newEnds(env, len(instances))
 	defer func() {
+		if ends.leftInCall {
+			return // the abandoned instance may still be inside the plugin: the process exits with it loaded
+		}
 		if err := release(); err != nil {
 			fmt.Fprintf(env.Stderr, "replaycheck run: unloading the runtime plugin: %v\n", err)
 		}
@@ -190,7 +213,6 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 		defer j.Close()
 		sinks = append(sinks, j)
 	}
-	ends := newEnds(env, len(instances))
 	run.ExecutePlan(ctx, cfg, instances, ends.done, append(sinks, ends.progress()...)...)
 	return finish(env, f, out, ends)
 }
@@ -239,6 +261,9 @@ type ends struct {
 	bar      *progress // nil when stderr is not a terminal
 	runs     []*reports.Report
 	code     int
+	// leftInCall: the run was abandoned with its instance inside a call (run.ErrAbandonedInCall),
+	// which keeps the device and the runtime plugin.
+	leftInCall bool
 }
 
 func newEnds(env Env, selected int) *ends {
@@ -263,38 +288,62 @@ func (e *ends) done(rep *reports.Report, err error) {
 		e.code = max(e.code, ExitUsage)
 		return
 	}
+	e.leftInCall = e.leftInCall || errors.Is(err, run.ErrAbandonedInCall)
 	e.runs = append(e.runs, rep)
-	e.code = max(e.code, finished(e.env, rep, err, e.selected))
+	e.code = max(e.code, finished(e.env, rep, err))
 }
 
 // finished says how one platform run ended: ExitFail for a failed verdict, instances not run
-// (an interrupt) or an error after the run began (the device did not close, a sink failed).
-func finished(env Env, rep *reports.Report, err error, selected int) int {
+// (an interrupt; notRun says how many, once for every run) or an error after the run began (the
+// device did not close, a sink failed).
+func finished(env Env, rep *reports.Report, err error) int {
 	code := ExitOK
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
 		code = ExitFail
 	}
-	if n := len(rep.NotRun); n > 0 {
-		fmt.Fprintf(env.Stderr, "replaycheck run: interrupted: %d of %d instances not run\n", n, selected)
-		code = ExitFail
-	}
-	if rep.Summary.Failed() {
+	if len(rep.NotRun) > 0 || rep.Summary.Failed() {
 		code = ExitFail
 	}
 	return code
 }
 
+// notRun says how many of the selected instances of every run did not run, and of which runs
+// when there are several.
+func (e *ends) notRun() {
+	n, per := 0, []string{}
+	for _, r := range e.runs {
+		n += len(r.NotRun)
+		if len(r.NotRun) > 0 {
+			per = append(per, fmt.Sprintf("%s: %d", reports.RunName(r), len(r.NotRun)))
+		}
+	}
+	if n == 0 {
+		return
+	}
+	which := ""
+	if len(e.runs) > 1 {
+		which = " (" + strings.Join(per, ", ") + ")"
+	}
+	fmt.Fprintf(e.env.Stderr, "replaycheck run: interrupted: %d of %d instances not run%s\n", n, e.selected*len(e.runs), which)
+}
+
 // finish writes an output directory's final files (when out is set) and the reports to stdout,
-// and says where the files are.
+// and says where the files are. A report that cannot be written is an output error (ExitUsage),
+// not a verdict: every other file is still written, and each failure named.
 func finish(env Env, f *runFlags, out string, e *ends) int {
 	code := e.code
+	e.notRun()
 	if out != "" && len(e.runs) > 0 {
-		if err := run.WriteReport(out, e.runs...); err != nil {
-			fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", err)
-			code = max(code, ExitFail)
-		} else {
-			fmt.Fprintf(env.Stderr, "replaycheck run: wrote %s and %s in %s\n", run.JournalFile, strings.Join(run.ReportFiles(), ", "), out)
+		written, err := run.WriteReportFiles(out, e.runs...)
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(env.Stderr, "replaycheck run: %s\n", line)
+			}
+			code = max(code, ExitUsage)
+		}
+		if len(written) > 0 {
+			fmt.Fprintf(env.Stderr, "replaycheck run: wrote %s and %s in %s\n", run.JournalFile, strings.Join(written, ", "), out)
 		}
 	}
 	if len(e.runs) == 0 {
@@ -302,7 +351,7 @@ func finish(env Env, f *runFlags, out string, e *ends) int {
 	}
 	if err := writeRuns(env, f, e.runs); err != nil {
 		fmt.Fprintf(env.Stderr, "replaycheck run: writing the report: %v\n", err)
-		return max(code, ExitFail)
+		return max(code, ExitUsage)
 	}
 	return code
 }
