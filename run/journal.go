@@ -79,6 +79,8 @@ type Header struct {
 type JournalRun struct {
 	Header  Header
 	Entries []reports.Entry // in journal order
+
+	lines map[string]int // the line of each entry's id, as the journal is read
 }
 
 // Complete reports whether the run holds an entry for every instance its header selected.
@@ -222,8 +224,9 @@ func ReadJournalFile(path string) (*Journal, error) {
 		}
 		err := j.readLine(line, n)
 		var foreign *foreignError
+		var bad *badEntryError
 		if err != nil {
-			if len(after) == 0 && !errors.As(err, &foreign) {
+			if len(after) == 0 && !errors.As(err, &foreign) && !errors.As(err, &bad) {
 				break // the last line, torn on a disk that kept its newline but not all before it
 			}
 			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
@@ -264,10 +267,28 @@ func (j *Journal) readLine(line []byte, n int) error {
 	if e.ID == "" {
 		return errors.New("an entry without an id")
 	}
+	// What a run never writes: a value outside the report schema's vocabularies, an instance twice.
+	if err := reports.CheckEntry(&e); err != nil {
+		return &badEntryError{fmt.Errorf("instance %s: %w", e.ID, err)}
+	}
 	r := j.Runs[len(j.Runs)-1]
+	if at, dup := r.lines[e.ID]; dup {
+		return &badEntryError{fmt.Errorf("instance %s: again (first on line %d): a run holds each instance once", e.ID, at)}
+	}
+	if r.lines == nil {
+		r.lines = map[string]int{}
+	}
+	r.lines[e.ID] = n
 	r.Entries = append(r.Entries, e)
 	return nil
 }
+
+// badEntryError is an entry that decodes but that no run writes: refused even as the last line,
+// which a torn write could not have made.
+type badEntryError struct{ err error }
+
+func (e *badEntryError) Error() string { return e.err.Error() }
+func (e *badEntryError) Unwrap() error { return e.err }
 
 // foreignError is a header line of another format (or another version of this one): never a torn
 // line, whatever its place.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -406,6 +407,23 @@ var _ = Describe("Execute", func() {
 			Expect(os.WriteFile(path, []byte(lines[0][:10]), 0o644)).To(Succeed())
 			_, err = run.ReadJournal(dir)
 			Expect(err).To(MatchError(ContainSubstring("no header")))
+		})
+
+		It("refuses an entry no run writes, even as the last line: an outcome outside the schema, an instance twice", func() {
+			path := filepath.Join(dir, run.JournalFile)
+			data, err := os.ReadFile(path)
+			Expect(err).NotTo(HaveOccurred())
+			lines := strings.SplitAfter(string(data), "\n")
+			last := len(lines) - 2 // the final element is the "" after the last newline
+			Expect(lines[last]).To(ContainSubstring(`"outcome":`))
+			bogus := regexp.MustCompile(`"outcome":"[a-z]+"`).ReplaceAllString(lines[last], `"outcome":"bogus"`)
+			Expect(os.WriteFile(path, []byte(strings.Join(lines[:last], "")+bogus), 0o644)).To(Succeed())
+			_, err = run.ReadJournal(dir)
+			Expect(err).To(MatchError(MatchRegexp(`results\.jsonl:%d: instance \S+: .*outcome.*"bogus"`, last+1)))
+
+			Expect(os.WriteFile(path, []byte(strings.Join(lines[:last+1], "")+lines[last]), 0o644)).To(Succeed())
+			_, err = run.ReadJournal(dir)
+			Expect(err).To(MatchError(MatchRegexp(`results\.jsonl:%d: instance \S+: again \(first on line %d\)`, last+2, last+1)))
 		})
 
 		It("refuses to be resumed by another version than the one that began it", func() {
