@@ -453,8 +453,15 @@ func runtimeFailure(err error) bool {
 	return ok && strings.HasPrefix(e.Backend, runtime.PluginBackend) && e.Class != runtime.ClassRefused
 }
 
+// poolExhausted reports whether err is the reference guards' pool without a free block for a
+// request (runtime/guard PoolAlloc).
+func poolExhausted(err error) bool {
+	e, ok := runtime.AsError(err)
+	return ok && e.Backend == guard.Backend && e.Class == runtime.ClassOutOfMemory
+}
+
 // guardMisuse reports whether err is the reference guards saying the engine used their API
-// wrongly (anything but a refusal): a harness bug, never a platform answer.
+// wrongly (anything but a refusal or an exhausted pool): a harness bug, never a platform answer.
 func guardMisuse(err error) bool {
 	e, ok := runtime.AsError(err)
 	return ok && e.Backend == guard.Backend && e.Class != runtime.ClassRefused

@@ -55,6 +55,37 @@ probes:
 		})
 	}
 
+	It("too fragmented for a request end the instance in a setup error naming the pool, not a harness one", func() {
+		dev := openSim("cann")
+		defer dev.Close()
+		p := parseProbe(`version: replaycheck/v1
+set: t
+probes:
+  - name: fragmented
+    hazard: none
+    pools:
+      small: {bytes: 2KiB}
+    buffers:
+      a: {bytes: 512, pool: small}
+      b: {bytes: 1, pool: small}
+      c: {bytes: 512, pool: small}
+    streams: [main]
+    prepare:
+      - free: {buffer: b}
+      - alloc: {buffer: d, bytes: 1KiB, pool: small}
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    expect: {guarded: exact}
+`)
+		for _, guarded := range []bool{false, true} {
+			res := runGuarded(dev, p, runtime.Global, guarded)
+			Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+			Expect(res.Error.Kind).To(Equal(capture.ErrSetup), res.Reason)
+			Expect(res.Error.Message).To(ContainSubstring("the largest free block has 512"))
+		}
+	})
+
 	It("freed back to the pool and never handed out again are stale: corrupted although no byte differs", func() {
 		dev := openSim("cuda")
 		defer dev.Close()

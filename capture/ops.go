@@ -139,6 +139,10 @@ func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
 	case deviceLost(err):
 		// Not an answer to the op: the device is gone, and nothing after it would mean anything.
 		return false, fail(ErrDeviceLost, step, fmt.Errorf("%s: %w", step, err))
+	case poolExhausted(err):
+		// The probe's pool cannot hold the request (fragmentation the loader's count of live
+		// bytes cannot see): the probe's error, not replaycheck's nor the platform's answer.
+		return false, fail(ErrSetup, step, fmt.Errorf("%s: %w", step, err))
 	case guardMisuse(err):
 		return false, fail(ErrHarness, step, fmt.Errorf("%s: %w", step, err))
 	case runtimeFailure(err):
@@ -184,8 +188,8 @@ func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 // resolve returns the ranges a fill, copy or axpy touches at the buffers' sizes now (held in
 // r.spans until the next op: nothing keeps them), or why an op
 // cannot be issued as written. Each reason follows from an earlier op that did not take effect: an
-// allocation that failed, a free that was refused (the name is still allocated), a grow that was
-// refused (a range sized for the grown buffer no longer fits).
+// allocation that failed, a free that was refused (the name is still allocated, and an alloc of
+// it again is skipped), a grow that was refused (a range sized for the new size no longer fits).
 func (r *run) resolve(op *probes.Op) (acc probes.Access, why string) {
 	switch {
 	case r.oracle.Skips(op):
@@ -197,7 +201,7 @@ func (r *run) resolve(op *probes.Op) (acc probes.Access, why string) {
 	switch op.Kind {
 	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
 		if err := op.ResolveInto(r.sizeOf, &r.spans); err != nil {
-			return acc, fmt.Sprintf("%v, which the probe's ranges assumed grown: a grow did not take effect", err)
+			return acc, fmt.Sprintf("%v, which the probe's ranges assumed resized: an op that was to resize it (a grow, or a free and an alloc) did not take effect", err)
 		}
 		return r.spans.View(), ""
 	}

@@ -113,7 +113,8 @@ type ErrorKind string
 const (
 	// ErrSetup: the device failed a call the engine makes to hold the probe's state rather than
 	// for one of its ops: creating streams, events and pools, allocating declared buffers,
-	// initialising contents, synchronising, re-allocating a grown buffer, tearing down.
+	// initialising contents, synchronising, re-allocating a grown buffer, tearing down; or the
+	// probe's own pool has no free block for a request (a pool too small for its fragmentation).
 	ErrSetup ErrorKind = "setup"
 	// ErrTimeout: the instance ran past Options.Timeout.
 	ErrTimeout ErrorKind = "timeout"

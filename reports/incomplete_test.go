@@ -133,3 +133,36 @@ var _ = Describe("a refusal in the text report", func() {
 		Expect(string(writeText(report(), reports.TextOptions{}))).NotTo(ContainSubstring("would re-base it"))
 	})
 })
+
+var _ = Describe("merging a run that never began", func() {
+	// An interrupted plan's later profile: no device was opened, every instance not run.
+	neverBegan := func(notRun ...string) *reports.Report {
+		rep := reports.New("replaycheck", "v0.0.0-test", reports.Options{})
+		rep.Backend, rep.Platform, rep.Profile = "sim", "sim/cann", "cann"
+		rep.NotRun = notRun
+		return rep
+	}
+
+	It("takes the header of the shard that did begin, in either order, and keeps its instances not run", func() {
+		for _, order := range [][2]int{{0, 1}, {1, 0}} {
+			sources := []reports.Source{
+				{Name: "s1", Runs: []*reports.Report{neverBegan("basic/copy@relaxed/guards-on", "basic/copy@global/guards-on")}},
+				{Name: "s2", Runs: []*reports.Report{interrupted()}},
+			}
+			merged, err := reports.Merge([]reports.Source{sources[order[0]], sources[order[1]]})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(merged).To(HaveLen(1))
+			Expect(merged[0].Device).To(Equal("sim device 0 (cann)"))
+			Expect(merged[0].Results).To(HaveLen(2))
+			Expect(merged[0].NotRun).To(ConsistOf("basic/copy@relaxed/guards-on", "basic/copy@relaxed/guards-off"),
+				"what s2 ran is not 'not run'; what neither ran is")
+		}
+	})
+
+	It("still refuses two runs that began on different devices", func() {
+		other := interrupted()
+		other.Device = "another device"
+		_, err := reports.Merge([]reports.Source{{Name: "a", Runs: []*reports.Report{interrupted()}}, {Name: "b", Runs: []*reports.Report{other}}})
+		Expect(err).To(MatchError(ContainSubstring("the runs disagree on device")))
+	})
+})

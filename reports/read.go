@@ -93,7 +93,7 @@ func ReadDocument(data []byte) (*Document, error) {
 		}
 		k := key{e.Platform, e.ID}
 		if j, dup := first[k]; dup {
-			return nil, at(e.ID, []any{"results", i}, fmt.Errorf("again on %s (first at results[%d], line %d): a run holds each instance once",
+			return nil, at(e.ID, []any{"results", i}, fmt.Errorf("again on %s (first at results[%d], line %d): a run holds each instance once (builds before 2026-12-04 ran a probe given twice to --probe, or a profile to --profile, twice)",
 				e.Platform, j, lineOf(data, []any{"results", j})))
 		}
 		first[k] = i

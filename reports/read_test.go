@@ -132,7 +132,7 @@ var _ = Describe("reading a JSON report back", func() {
 		Expect(re.Path).To(Equal("results[7]"))
 		first := lineOf(buf.Bytes(), `"id": "rebase/promised-exact@relaxed/guards-off"`, 0) - 1
 		Expect(re.ID).To(Equal("rebase/promised-exact@relaxed/guards-off"))
-		Expect(re.Err.Error()).To(Equal("again on sim/cann (first at results[2], line " + itoa(first) + "): a run holds each instance once"))
+		Expect(re.Err.Error()).To(Equal("again on sim/cann (first at results[2], line " + itoa(first) + "): a run holds each instance once (builds before 2026-12-04 ran a probe given twice to --probe, or a profile to --profile, twice)"))
 		Expect(re.Line).To(Equal(lineOf(buf.Bytes(), `"id": "rebase/promised-exact@relaxed/guards-off"`, 1) - 1))
 	})
 

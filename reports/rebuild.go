@@ -60,6 +60,7 @@ type Source struct {
 // hold an instance at most once; an instance one source did not run and another did is not
 // "not run".
 func Merge(sources []Source) ([]*Report, error) {
+	began := func(r *Report) bool { return r.Device != "" || len(r.Results) > 0 }
 	type merged struct {
 		rep     *Report
 		source  string            // the source the header came from
@@ -73,11 +74,17 @@ func Merge(sources []Source) ([]*Report, error) {
 		for _, r := range src.Runs {
 			key := RunName(r)
 			m, ok := byPlatform[key]
-			if !ok {
+			switch {
+			case !ok:
 				m = &merged{rep: r, source: src.Name, from: map[string]string{}}
 				byPlatform[key] = m
 				order = append(order, m)
-			} else {
+			case !began(r):
+				// A run of a plan interrupted before it began opened no device: it says nothing
+				// of one, and lists its instances as not run.
+			case !began(m.rep):
+				m.rep, m.source = r, src.Name // the header of a run that did begin
+			default:
 				for _, field := range []struct{ name, a, b string }{
 					{"backend", m.rep.Backend, r.Backend},
 					{"device", m.rep.Device, r.Device},

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,6 +98,8 @@ type Config struct {
 	// fromEnv names the variable each setting's value came from, until Set says a flag gave it:
 	// a value Check rejects is then blamed on the variable, not on a flag nobody typed.
 	fromEnv map[string]string
+	// resumed is set for the runs of a Resume: they keep what their journal began with.
+	resumed bool
 }
 
 // Defaults is the configuration before any flag: the built-in defaults (backend sim, profile
@@ -218,6 +221,10 @@ func (e *SettingError) Error() string {
 }
 
 func (e *SettingError) Unwrap() error { return e.Err }
+
+// Invalid is the SettingError of setting's value for a front end's own check of it (the CLI's
+// load of --runtime), blamed on its variable when it came from one.
+func (c *Config) Invalid(setting string, err error) error { return c.settingErr(setting, err) }
 
 // settingErr is the SettingError of setting's value, blamed on its variable when it came from one.
 func (c *Config) settingErr(setting string, err error) error {
@@ -408,12 +415,13 @@ func (s *Shard) Set(v string) error {
 		return nil
 	}
 	ks, ns, ok := strings.Cut(v, "/")
-	k, kerr := strconv.Atoi(strings.TrimSpace(ks))
-	n, nerr := strconv.Atoi(strings.TrimSpace(ns))
-	if !ok || kerr != nil || nerr != nil || n < 1 || k < 1 || k > n {
+	// Numbers as the probe language writes them (no leading 0, no sign): 01/02 is a typo.
+	k, kerr := probes.ParseUint(strings.TrimSpace(ks))
+	n, nerr := probes.ParseUint(strings.TrimSpace(ns))
+	if !ok || kerr != nil || nerr != nil || n < 1 || k < 1 || k > n || n > math.MaxInt32 {
 		return fmt.Errorf("%q is not K/N with 1 <= K <= N", v)
 	}
-	*s = Shard{K: k, N: n}
+	*s = Shard{K: int(k), N: int(n)}
 	return nil
 }
 
@@ -531,7 +539,14 @@ func (c Config) describe(all, matched int) string {
 	case c.Run != "":
 		return fmt.Sprintf("--run %q: the other flags already select no instance", c.Run)
 	case c.Modes != "" || (c.Guards != "both" && c.Guards != ""):
-		return fmt.Sprintf("no probe runs in --modes %q with --guards %s (a probe's own modes and guards limit what can be selected)", c.Modes, c.Guards)
+		var asked []string
+		if c.Modes != "" {
+			asked = append(asked, fmt.Sprintf("--modes %s", c.Modes))
+		}
+		if c.Guards != "both" && c.Guards != "" {
+			asked = append(asked, "--guards "+c.Guards)
+		}
+		return fmt.Sprintf("no probe runs with %s (a probe's own modes and guards limit what can be selected)", strings.Join(asked, " and "))
 	}
 	return "the probe files hold no probe"
 }

@@ -93,13 +93,5 @@ func (d *noDevice) Close() error                       { return nil }
 
 // skipped is the entry of an instance not run because no device was left, judged (a skip).
 func (d *noDevice) skipped(in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {
-	p := in.Probe
-	res := &capture.Result{
-		ID: in.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
-		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
-		Backend: d.backend, Platform: d.platform, Device: d.describe, Runtime: runtimeOrBuiltin(c.runtimeName()),
-		Outcome: probes.Skipped, Reason: "not run: " + d.why,
-	}
-	res.Expected, res.RejectedBy = in.ExpectedOn(d.platform)
-	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
+	return unrunEntry(in, c, d.backend, d.platform, d.describe, baseline, probes.Skipped, "not run: "+d.why, nil)
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"time"
 
 	"context"
@@ -165,7 +166,7 @@ func instanceContext(ctx context.Context) (context.Context, context.CancelFunc) 
 // await runs one instance on a goroutine of its own and returns its entry; ok is false when the
 // run was abandoned (AbandonWith) and the instance did not stop within AbandonWait: it is then
 // still inside a call, and its entry, when it comes, goes to left.
-func await(ctx context.Context, instance func() reports.Entry) (e reports.Entry, ok bool, left <-chan reports.Entry) {
+func await(ctx context.Context, wait time.Duration, instance func() reports.Entry) (e reports.Entry, ok bool, left <-chan reports.Entry) {
 	ch := make(chan reports.Entry, 1)
 	go func() { ch <- instance() }()
 	select {
@@ -173,7 +174,7 @@ func await(ctx context.Context, instance func() reports.Entry) (e reports.Entry,
 		return e, true, nil
 	case <-abandoned(ctx):
 	}
-	t := time.NewTimer(AbandonWait)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case e = <-ch:
@@ -241,13 +242,14 @@ func runPlan(ctx context.Context, c Config, instances []probes.Instance, j *Jour
 			if prior != nil {
 				done(prior.Report(), nil)
 			} else {
-				done(notStarted(rc, instances), nil)
+				done(notStarted(rc, idsOf(instances)), nil)
 			}
 			continue
 		}
 		if prior != nil {
 			j.resuming = prior
 		}
+		rc.resumed = j != nil
 		rep, err := execute(ctx, rc, instances, prior, sinks)
 		done(rep, err)
 		if rep == nil {
@@ -259,16 +261,22 @@ func runPlan(ctx context.Context, c Config, instances []probes.Instance, j *Jour
 
 // notStarted is the report of a run of a plan that never began: every instance not run, and
 // what the configuration says of the platform (no device was opened).
-func notStarted(c Config, instances []probes.Instance) *reports.Report {
+func notStarted(c Config, ids []string) *reports.Report {
 	rep := reports.New(Tool, c.version(), c.reportOptions())
 	rep.Backend, rep.Profile = c.Backend, backends.ProfileOf(c.Backend, c.Profile)
 	rep.Platform = verdict.PlatformKey(rep.Backend, rep.Profile)
 	rep.Runtime = c.runtimeName()
 	rep.Config, _ = json.Marshal(c)
-	for _, in := range instances {
-		rep.NotRun = append(rep.NotRun, in.ID())
-	}
+	rep.NotRun = slices.Clone(ids)
 	return rep
+}
+
+func idsOf(instances []probes.Instance) []string {
+	ids := make([]string, len(instances))
+	for i, in := range instances {
+		ids[i] = in.ID()
+	}
+	return ids
 }
 
 // execute is Execute over a journal's earlier results (prior; nil for a fresh run): the instances
@@ -277,8 +285,11 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	if err := c.CheckFaults(instances); err != nil {
-		return nil, err
+	if !c.resumed {
+		// A resumed run keeps the faults its journal began with: it cannot be narrowed now.
+		if err := c.CheckFaults(instances); err != nil {
+			return nil, err
+		}
 	}
 	// What the run holds, closed on the way out; an instance abandoned inside a call (left)
 	// keeps all of it, and closes it if that call ever returns.
@@ -371,17 +382,24 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 			continue
 		}
 		ictx, cancel := instanceContext(ctx)
-		e, returned, stuck := await(ctx, func() reports.Entry { return InstanceOn(ictx, p, in, c, baseline) })
+		wait := AbandonWait
+		if c.Isolate {
+			wait += workerWaitDelay // the worker is killed at once; its reaping may take this long
+		}
+		e, returned, stuck := await(ctx, wait, func() reports.Entry { return InstanceOn(ictx, p, in, c, baseline) })
 		if !returned {
 			// The call it is in keeps the device: nothing more runs on it, and it is not closed.
 			left = stuck
 			rep.NotRun = append(rep.NotRun, ids[i])
 			stopped = true
 			kept := "its device is"
-			if c.Runtime != "" {
+			switch {
+			case c.Isolate:
+				kept = "its worker process, killed but not yet gone, is" // the parent's device is idle
+			case c.Runtime != "":
 				kept = "its device and the runtime plugin are"
 			}
-			abandonErr = fmt.Errorf("%s %w still in flight %v after the run was abandoned (a device call, or a runtime plugin's own code); %s left to that call", ids[i], ErrAbandonedInCall, AbandonWait, kept)
+			abandonErr = fmt.Errorf("%s %w still in flight %v after the run was abandoned (a device call, or a runtime plugin's own code); %s left to that call", ids[i], ErrAbandonedInCall, wait, kept)
 			cancel()
 			continue
 		}
@@ -402,6 +420,21 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 	}
 	rep.Ended = time.Now().UTC()
 	return rep, errors.Join(sinkErr, abandonErr)
+}
+
+// unrunEntry is the judged entry of an instance the engine did not run to its end on the platform
+// (backend, platform key, device description): skipped, or ended in error (runErr) before or
+// outside the engine.
+func unrunEntry(in probes.Instance, c Config, backend, platform, device string, baseline *verdict.Baseline, outcome probes.Outcome, reason string, runErr *capture.RunError) reports.Entry {
+	pr := in.Probe
+	res := &capture.Result{
+		ID: in.ID(), Probe: pr.ID(), Set: pr.Set, Hazard: pr.Hazard, Labels: pr.Labels,
+		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
+		Backend: backend, Platform: platform, Device: device, Runtime: runtimeOrBuiltin(c.runtimeName()),
+		Outcome: outcome, Reason: reason, Error: runErr,
+	}
+	res.Expected, res.RejectedBy = in.ExpectedOn(platform)
+	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
 }
 
 func runtimeOrBuiltin(name string) string {

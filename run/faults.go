@@ -140,15 +140,9 @@ func (c Config) faultClash(p *probes.Probe) error {
 // clashEntry is the entry of an instance in which one of the run's faults collides with its
 // probe's own (faultClash): in error (setup), nothing run on dev.
 func clashEntry(in probes.Instance, c Config, dev runtime.Device, baseline *verdict.Baseline, err error) reports.Entry {
-	pr, msg := in.Probe, err.Error()
-	res := &capture.Result{
-		ID: in.ID(), Probe: pr.ID(), Set: pr.Set, Hazard: pr.Hazard, Labels: pr.Labels,
-		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
-		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(), Runtime: runtimeOrBuiltin(c.runtimeName()),
-		Outcome: probes.Errored, Reason: msg, Error: &capture.RunError{Kind: capture.ErrSetup, Message: msg},
-	}
-	res.Expected, res.RejectedBy = in.ExpectedOn(dev.Platform())
-	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
+	msg := err.Error()
+	return unrunEntry(in, c, dev.Backend(), dev.Platform(), dev.Describe(), baseline, probes.Errored, msg,
+		&capture.RunError{Kind: capture.ErrSetup, Message: msg})
 }
 
 // faults are the run's faults, for the engine (capture.Options.Faults). Check has accepted them.

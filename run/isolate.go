@@ -24,6 +24,10 @@ import (
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
+// workerWaitDelay is how long a killed worker's pipes are waited for once it has been killed
+// (exec.Cmd.WaitDelay); an abandoned run waits that long for it on top of AbandonWait.
+const workerWaitDelay = time.Second
+
 // Crash isolation (Config.Isolate, run --isolate): each instance runs in a child process, the
 // front end's own binary started again with EnvWorker set (a front end calls ServeWorker when it
 // sees it). The parent writes the request (the configuration and the instance id) to the child's
@@ -147,7 +151,7 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 	defer page.Close()
 	var stderr stderrHead
 	cmd.Stdin, cmd.Stderr, cmd.ExtraFiles = bytes.NewReader(req), &stderr, []*os.File{pw, page}
-	cmd.WaitDelay = time.Second
+	cmd.WaitDelay = workerWaitDelay
 	cmd.SysProcAttr = workerAttr()
 	// The thread that starts the child must outlive it: its end is the parent's death to Linux.
 	unlock := lockStarter()
@@ -216,15 +220,8 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 
 // failedEntry is the judged entry of an instance whose worker gave none.
 func failedEntry(in probes.Instance, c Config, p *Platform, baseline *verdict.Baseline, kind capture.ErrorKind, msg string) reports.Entry {
-	pr := in.Probe
-	res := &capture.Result{
-		ID: in.ID(), Probe: pr.ID(), Set: pr.Set, Hazard: pr.Hazard, Labels: pr.Labels,
-		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
-		Backend: p.Device.Backend(), Platform: p.Key, Device: p.Description, Runtime: runtimeOrBuiltin(c.runtimeName()),
-		Outcome: probes.Errored, Reason: msg, Error: &capture.RunError{Kind: kind, Message: msg},
-	}
-	res.Expected, res.RejectedBy = in.ExpectedOn(p.Key)
-	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
+	return unrunEntry(in, c, p.Device.Backend(), p.Key, p.Description, baseline, probes.Errored, msg,
+		&capture.RunError{Kind: kind, Message: msg})
 }
 
 var signalNames = map[syscall.Signal]string{

@@ -273,7 +273,7 @@ func (j *Journal) readLine(line []byte, n int) error {
 	}
 	r := j.Runs[len(j.Runs)-1]
 	if at, dup := r.lines[e.ID]; dup {
-		return &badEntryError{fmt.Errorf("instance %s: again (first on line %d): a run holds each instance once", e.ID, at)}
+		return &badEntryError{fmt.Errorf("instance %s: again (first on line %d): a run holds each instance once (builds before 2026-12-04 ran a probe given twice to --probe, or a profile to --profile, twice)", e.ID, at)}
 	}
 	if r.lines == nil {
 		r.lines = map[string]int{}
@@ -455,6 +455,16 @@ func (j *Journal) Reports() []*reports.Report {
 	out := make([]*reports.Report, len(j.Runs))
 	for i, r := range j.Runs {
 		out[i] = r.Report()
+	}
+	// A plan interrupted between runs journals nothing of those it never began: each is reported
+	// with every instance not run, as the interrupted invocation reported it.
+	if len(j.Runs) > 0 {
+		h := j.Runs[0].Header
+		for k := len(j.Runs); k < len(h.Config.Plan); k++ {
+			c := h.Config
+			c.Profile, c.Version = h.Config.Plan[k], h.Version
+			out = append(out, notStarted(c, h.Instances))
+		}
 	}
 	return out
 }

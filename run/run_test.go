@@ -125,7 +125,7 @@ var _ = Describe("Shard", func() {
 	It("reads K/N and nothing else", func() {
 		Expect(run.ParseShard("2/5")).To(Equal(run.Shard{K: 2, N: 5}))
 		Expect(run.ParseShard("")).To(Equal(run.Shard{}))
-		for _, bad := range []string{"0/3", "4/3", "1/0", "1", "a/b", "1/2/3", "-1/2"} {
+		for _, bad := range []string{"0/3", "4/3", "1/0", "1", "a/b", "1/2/3", "-1/2", "01/02", "+1/2"} {
 			_, err := run.ParseShard(bad)
 			Expect(err).To(HaveOccurred(), bad)
 		}
@@ -176,6 +176,14 @@ var _ = Describe("Shard", func() {
 		_, err = run.Select(ps, c)
 		Expect(err).To(MatchError(run.ErrNothingSelected))
 		Expect(err).To(MatchError(ContainSubstring("--shard 1/3 holds none of the 1 instance")))
+
+		c = run.Defaults(env(nil))
+		c.Probes, c.Guards = []string{"hazards/host-staging-overwritten"}, "on" // a probe of guards [off]
+		_, err = run.Select(ps, c)
+		Expect(err).To(MatchError(HaveSuffix("no probe runs with --guards on (a probe's own modes and guards limit what can be selected)")))
+		c.Modes = "relaxed"
+		_, err = run.Select(ps, c)
+		Expect(err).To(MatchError(ContainSubstring("no probe runs with --modes relaxed and --guards on (")))
 	})
 })
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -70,6 +71,11 @@ var _ = Describe("a run stopped early", func() {
 		jr, err := run.ReadJournal(dir)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(jr.Runs).To(HaveLen(1), "nothing of the run that never began is journalled")
+		rendered := jr.Reports()
+		Expect(rendered).To(HaveLen(2), "the journal's reports name the run that never began, as the run's did")
+		Expect(rendered[1].Platform).To(Equal("sim/cuda"))
+		Expect(rendered[1].NotRun).To(Equal(ids(instances)))
+		Expect(rendered[1].Device).To(BeEmpty())
 		resumed, err := resume(dir, "", nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(resumed).To(HaveLen(2))
@@ -160,5 +166,40 @@ var _ = Describe("a run stopped early", func() {
 		left, err := filepath.Glob(filepath.Join(dir, ".*"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(left).To(BeEmpty(), "no temporary file is left behind")
+	})
+})
+
+var _ = Describe("a resumed run", func() {
+	It("keeps the faults its journal began with, even one a fresh run would refuse at a probe's own", func() {
+		path := faultSet("launch-fail@2")
+		c := run.Defaults(env(nil))
+		c.Paths, c.Baseline = []string{path}, "none"
+		ps, err := run.Load(path)
+		Expect(err).NotTo(HaveOccurred())
+		ins, err := run.Select(ps, c)
+		Expect(err).NotTo(HaveOccurred())
+		dir := filepath.Join(GinkgoT().TempDir(), "j")
+		j, err := run.Create(dir)
+		Expect(err).NotTo(HaveOccurred())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		run.ExecutePlan(ctx, c, ins, func(*reports.Report, error) {}, j, &cancelling{n: 1, cancel: cancel})
+		Expect(j.Close()).To(Succeed())
+
+		// As an earlier build wrote it: with a --fault at the call of the probe's own.
+		file := filepath.Join(dir, run.JournalFile)
+		data, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred())
+		text := strings.Replace(string(data), `"timeout_ns"`, `"faults":["device-lost@2"],"timeout_ns"`, 1)
+		Expect(text).NotTo(Equal(string(data)))
+		Expect(os.WriteFile(file, []byte(text), 0o644)).To(Succeed())
+		c.Faults = []string{"device-lost@2"}
+		Expect(c.CheckFaults(ins)).NotTo(Succeed(), "a fresh run refuses it")
+
+		reps, err := resume(dir, "", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reps).To(HaveLen(1))
+		Expect(reps[0].NotRun).To(BeEmpty())
+		Expect(reps[0].Results).To(HaveLen(3))
 	})
 })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,9 +32,9 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		var f runFlags
 		f.declarePlatform(fs, env, false, "simulator platform profile: cann or cuda, one per baseline (env "+run.EnvProfile+")")
-		fs.Var(refusedFlag("a baseline records the platform alone, so only unguarded instances run (leave --guards out)"), "guards", "")
-		fs.Var(refusedFlag("a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)"), "runtime", "")
-		fs.Var(refusedFlag("baseline prints text (the baseline itself is YAML); for a JSON report use run --format json"), "format", "")
+		fs.Var(refusedFlag{why: "a baseline records the platform alone, so only unguarded instances run (leave --guards out)", takes: "off"}, "guards", "")
+		fs.Var(refusedFlag{why: "a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)"}, "runtime", "")
+		fs.Var(refusedFlag{why: "baseline prints text (the baseline itself is YAML); for a JSON report use run --format json", takes: "text"}, "format", "")
 		var out string
 		fs.StringVar(&out, "out", "", "write: the file to write the baseline to, or a directory (an existing one, or a path ending in /) to write it there under the platform's name, e.g. baselines/acl-cann-9.0-a2a3.yaml (default: stdout)")
 		return func(ctx context.Context, args []string) int {
@@ -164,25 +165,31 @@ func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 func diffBaseline(env Env, b *verdict.Baseline, results []*capture.Result, outside int) int {
 	drifts := b.Diff(results)
 	changed, missing, unknown := 0, 0, 0
+	var out strings.Builder
 	for _, d := range drifts {
 		switch {
 		case d.Changed():
 			changed++
-			fmt.Fprintf(env.Stdout, "changed          %s\n", d)
+			fmt.Fprintf(&out, "changed          %s\n", d)
 		case d.Now == nil:
 			missing++
-			fmt.Fprintf(env.Stdout, "not run          %s\n", d)
+			fmt.Fprintf(&out, "not run          %s\n", d)
 		default:
 			unknown++
-			fmt.Fprintf(env.Stdout, "uncharacterised  %s\n", d)
+			fmt.Fprintf(&out, "uncharacterised  %s\n", d)
 		}
 	}
 	narrowed := ""
 	if outside > 0 {
 		narrowed = fmt.Sprintf(" (%s outside the selection not compared)", plural(outside, "baseline instance"))
 	}
-	fmt.Fprintf(env.Stdout, "baseline %s (%s): %d changed, %d not run, %d uncharacterised, %d unchanged%s\n",
+	fmt.Fprintf(&out, "baseline %s (%s): %d changed, %d not run, %d uncharacterised, %d unchanged%s\n",
 		b.Platform, b.File, changed, missing, unknown, b.Unchanged(results), narrowed)
+	if _, err := io.WriteString(env.Stdout, out.String()); err != nil {
+		// The diff is the answer: a caller that cannot read it must not see it pass.
+		fmt.Fprintf(env.Stderr, "replaycheck baseline: writing: %v\n", err)
+		return ExitUsage
+	}
 	if changed > 0 || missing > 0 {
 		return ExitFail
 	}

@@ -216,12 +216,19 @@ func printCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 }
 
 // refusedFlag is a flag a command does not take though a neighbour does (baseline's --guards,
-// run's): giving it is a usage error that says why, not the flag package's "not defined". Help
-// leaves it out.
-type refusedFlag string
+// run's): giving it is a usage error that says why, not the flag package's "not defined", unless
+// it names takes, the value the command always has (baseline --guards off, as before it was
+// refused). Help leaves it out.
+type refusedFlag struct{ why, takes string }
 
-func (r refusedFlag) String() string   { return "" }
-func (r refusedFlag) Set(string) error { return errors.New(string(r)) }
+func (r refusedFlag) String() string { return "" }
+
+func (r refusedFlag) Set(v string) error {
+	if r.takes != "" && v == r.takes {
+		return nil
+	}
+	return errors.New(r.why)
+}
 
 // run parses the command's flags, which may come before, between or after its positional
 // arguments ("--" ends the flags), and runs it.

@@ -30,5 +30,15 @@ var _ = Describe("a command whose output cannot be written", func() {
 		Entry("validate", "validate"),
 		Entry("list", "list"),
 		Entry("baseline write", "baseline", "write", "--probe", "basic/simple-replay"),
+		Entry("baseline diff", "baseline", "diff", "--probe", "basic/simple-replay"),
 	)
+
+	It("exits 2 from report render too", func() {
+		dir := GinkgoT().TempDir()
+		var stderr bytes.Buffer
+		Expect(Main([]string{"run", "--probe", "basic/simple-replay", "--out", dir, catalog}, &bytes.Buffer{}, &stderr)).To(Equal(ExitOK), stderr.String())
+		stderr.Reset()
+		Expect(Main([]string{"report", "render", filepath.Join(dir, "report.json")}, fullWriter{}, &stderr)).To(Equal(ExitUsage), stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("writing the report: no space left on device"))
+	})
 })

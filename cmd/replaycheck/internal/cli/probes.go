@@ -113,6 +113,7 @@ with status 2.`,
 		cfg := run.Defaults(env.getenv)
 		declareSelection(fs, &cfg, true)
 		return func(_ context.Context, args []string) int {
+			fs.Visit(func(f *flag.Flag) { cfg.Set(f.Name) }) // a flag's bad value is the flag's
 			// Only the selection matters here: a malformed REPLAYCHECK_REPLAYS does not stop a listing.
 			_, err := cfg.Matrix()
 			instances, ok := selectInstances(env, "list", cfg, err, args)

@@ -90,7 +90,7 @@ error; a value outside the schema, or an instance twice in one run, with its fil
 			}
 			if err := writeRuns(env, f, runs); err != nil {
 				fmt.Fprintf(env.Stderr, "%s: writing the report: %v\n", name, err)
-				return ExitFail
+				return ExitUsage // an output error, as run's
 			}
 			// As run exits: 1 for a failed verdict, and for instances not run, which a report
 			// that looks whole would otherwise pass off as a clean run.

@@ -189,7 +189,7 @@ func runProbes(ctx context.Context, env Env, f *runFlags, out string, args []str
 	}
 	rut, release, err := run.LoadRuntime(cfg.Runtime)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "replaycheck run: --runtime: %v\n", err)
+		fmt.Fprintf(env.Stderr, "replaycheck run: %v\n", cfg.Invalid("runtime", err))
 		return ExitUsage
 	}
 	ends := newEnds(env, len(instances))
