@@ -237,6 +237,22 @@ var _ = Describe("Run", func() {
 		Expect(stepNames(res.Skipped)).To(ConsistOf("prepare op 2"))
 	})
 
+	It("skips every op of a capture whose begin was rejected, and the ops after it naming a buffer it was to allocate", func() {
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: none
+    buffers: {a: {bytes: 8}}
+    streams: [main]
+    capture: {stream: default, ops: [alloc: {buffer: t, bytes: 8}, fill: {dst: a, value: 0x3A}]}
+    between: [fill: {dst: t, value: 1}, free: {buffer: t}]
+    expect: {guarded: rejected}
+`), runtime.Global, 1)
+		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
+		Expect(res.Error).To(BeNil())
+		Expect(res.Rejection.Step.String()).To(Equal("capture main begin"))
+		Expect(stepNames(res.Skipped)).To(ConsistOf("capture main op 1", "capture main op 2", "between op 1", "between op 2"))
+	})
+
 	It("is rejected, not corrupted, when the platform rejects a call and no byte differs", func() {
 		res := runOn(dev, parseProbe(header+`
   - name: p

@@ -193,7 +193,7 @@ func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 func (r *run) resolve(op *probes.Op) (acc probes.Access, why string) {
 	switch {
 	case r.oracle.Skips(op):
-		return acc, "names a buffer whose allocation failed"
+		return acc, "names a buffer whose allocation did not take effect"
 	case op.Kind == probes.OpAlloc && r.bufs[op.Buffer] != nil:
 		return acc, fmt.Sprintf("buffer %q is still allocated: its free did not take effect", op.Buffer)
 	}

@@ -196,7 +196,8 @@ func (t *tracker) initInCapture(op *Op) {
 			t.l.errorf(t.l.where(op, "init", op.Pos), RuleBadPattern, "alloc inside a capture: init %s cannot be written without a synchronous copy (an unsafe call during a capture); use zero or fill:B", op.Pattern)
 		}
 	case OpGrow:
-		if b := t.bufs[op.Buffer]; b != nil && b.live && !ok(b.init) && !t.hostPlace(b.place) {
+		// A grow at or below the buffer's size is served in place: nothing is provisioned.
+		if b := t.bufs[op.Buffer]; b != nil && b.live && (!b.sized || op.Bytes == nil || *op.Bytes > b.size) && !ok(b.init) && !t.hostPlace(b.place) {
 			t.l.errorf(op.Pos, RuleBadPattern, "grow inside a capture re-provisions %q with its init %s, which cannot be written without a synchronous copy (an unsafe call during a capture); give it zero or fill:B", op.Buffer, b.init)
 		}
 	}
