@@ -50,7 +50,11 @@ func (c *Config) Check() error {
 	if c.fs != nil {
 		c.fs.Visit(func(f *flag.Flag) { c.Set(strings.TrimPrefix(f.Name, flagPrefix)) })
 	}
-	if err := c.Config.Check(); err != nil {
+	err := c.Config.Check()
+	if ps := c.Profiles(); err == nil && len(ps) > 1 {
+		err = c.Invalid("profile", fmt.Errorf("%s: the suite runs one profile per test process; run it once for each (replaycheck run takes a list)", c.Profile))
+	}
+	if err != nil {
 		var se *run.SettingError
 		if errors.As(err, &se) && se.Env == "" { // a value from a variable is blamed on it as it is
 			return fmt.Errorf("-%s%s: %w", flagPrefix, se.Setting, se.Err)
@@ -103,7 +107,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	c.Version = "suite"
 	p := flagPrefix
 	fs.StringVar(&c.Backend, p+"backend", c.Backend, "device backend")
-	fs.StringVar(&c.Profile, p+"profile", c.Profile, "simulator platform profile")
+	fs.StringVar(&c.Profile, p+"profile", c.Profile, "simulator platform profile: one per test process")
 	fs.Var(run.ReplaysFlag(&c.Config), p+"replays", "replay rounds per instance (0: each probe's own)")
 	fs.Var(run.SeedFlag(&c.Config), p+"seed", "simulator replay-order seed (0: deterministic)")
 	fs.StringVar(&c.Modes, p+"modes", c.Modes, "capture modes to run, comma-separated (default all)")

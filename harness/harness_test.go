@@ -91,9 +91,14 @@ var _ = Describe("Config", func() {
 		GinkgoT().Setenv("REPLAYCHECK_GUARDS", "maybe")
 		Expect(parse().Check()).To(MatchError(`REPLAYCHECK_GUARDS: "maybe" is not off, on or both`))
 		Expect(parse("-replaycheck.guards=sometimes").Check()).To(MatchError(`-replaycheck.guards: "sometimes" is not off, on or both`))
+		GinkgoT().Setenv("REPLAYCHECK_GUARDS", "")
+		Expect(parse("-replaycheck.profile=cann,cuda").Check()).To(MatchError(`-replaycheck.profile: cann,cuda: the suite runs one profile per test process; run it once for each (replaycheck run takes a list)`))
+		GinkgoT().Setenv("REPLAYCHECK_PROFILE", "cuda, cann")
+		Expect(parse().Check()).To(MatchError(HavePrefix(`REPLAYCHECK_PROFILE: cuda, cann: the suite runs one profile`)))
+		Expect(parse("-replaycheck.profile=cann").Check()).To(Succeed())
 	})
 
-	It("refuses a -replaycheck.fault at the call of a selected probe's own fault before any spec is made", func() {
+	It("refuses a -replaycheck.fault at the call of a selected probe's own fault, or a filter that selects nothing, before any spec is made", func() {
 		dir := GinkgoT().TempDir()
 		Expect(os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`version: replaycheck/v1
 set: t
@@ -116,6 +121,10 @@ probes:
 		Expect(err).NotTo(HaveOccurred())
 		c := parse("-replaycheck.fault=device-lost@2")
 		Expect(harness.Register(c, sets, dir)).To(MatchError(ContainSubstring("t/lost")))
+
+		// A filter that selects nothing is an error too, as it is for the CLI.
+		c = parse("-replaycheck.run=nomatch")
+		Expect(harness.Register(c, sets, dir)).To(MatchError(ContainSubstring(`--run "nomatch" matches none of the 2 instances`)))
 	})
 
 	It("accepts REPLAYCHECK_REPLAYS=0 (each probe's own) and a malformed one replaced by the flag", func() {
