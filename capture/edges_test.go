@@ -66,7 +66,7 @@ var _ = Describe("after an op that did not take effect", func() {
 `))
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(stepNames(res.Skipped)).To(Equal([]string{"between op 2"}))
-		Expect(res.Timeline.Events()).To(ContainElement(HaveField("Skipped", ContainSubstring("a grow did not take effect"))))
+		Expect(res.Timeline.Events()).To(ContainElement(HaveField("Skipped", ContainSubstring("an op that was to resize it (a grow, or a free and an alloc) did not take effect"))))
 	})
 
 	It("ends a guard API misuse in error rather than calling it a platform rejection", func() {

@@ -400,7 +400,7 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 		if err := d.allocFault(bytes); err != nil {
 			return err
 		}
-		a := d.mem.alloc(d.mem.device, bytes)
+		a := d.mem.alloc(d.mem.device, 0, bytes)
 		if a == nil {
 			return d.fail("Malloc", runtime.ClassOutOfMemory,
 				"cannot allocate %d bytes: %s of %s are carved out and no cached block is large enough",
@@ -463,11 +463,10 @@ func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 				return err
 			}
 		}
-		a := d.mem.alloc(d.mem.host, bytes)
+		a := d.mem.alloc(d.mem.host, kind, bytes)
 		if a == nil {
 			return d.fail("AllocHost", runtime.ClassOutOfMemory, "cannot allocate %d bytes of %v host memory", bytes, kind)
 		}
-		a.host = kind
 		d.counters.HostAllocs++
 		p = a.ptr
 		return nil

@@ -35,11 +35,25 @@ var _ = Describe("host memory", func() {
 		Expect(c.LiveHostAllocs).To(Equal(int64(1)))
 		Expect(c.LiveAllocs).To(Equal(int64(1)), "host memory is not device memory")
 		Expect(d.FreeHost(main, h)).To(Succeed())
-		again := allocHost(d, 4*KiB, runtime.Pageable)
-		Expect(again.Addr).To(Equal(h.Addr), "a freed host block of the same size is handed out again")
+		again := allocHost(d, 4*KiB, runtime.Pinned)
+		Expect(again.Addr).To(Equal(h.Addr), "a freed host block of the same size and kind is handed out again")
 		Expect(d.FreeHost(main, again)).To(Succeed())
 		expectError(d.FreeHost(main, again), 107000, runtime.ClassInvalidValue)
 		expectError(d.FreeHost(main, dev), 107000, runtime.ClassInvalidValue)
+	})
+
+	It("keeps pinned and pageable blocks apart: two allocators, whose caches never hand out each other's blocks", func() {
+		pinned := allocHost(d, 4*KiB, runtime.Pinned)
+		pageable := allocHost(d, 4*KiB, runtime.Pageable)
+		Expect(d.FreeHost(main, pinned)).To(Succeed())
+		Expect(d.FreeHost(main, pageable)).To(Succeed())
+		p2 := allocHost(d, 4*KiB, runtime.Pinned)
+		Expect(p2.Addr).To(Equal(pinned.Addr), "not the pageable block freed after it")
+		g2 := allocHost(d, 4*KiB, runtime.Pageable)
+		Expect(g2.Addr).To(Equal(pageable.Addr))
+		Expect(d.FreeHost(main, g2)).To(Succeed())
+		bigger := allocHost(d, 2*KiB, runtime.Pinned)
+		Expect(bigger.Overlaps(g2)).To(BeFalse(), "nor a larger cached block of the other kind")
 	})
 
 	It("is the CPU's to write and read, with no driver call, even during a global capture", func() {

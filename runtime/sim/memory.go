@@ -44,8 +44,10 @@ func (a *allocation) end() uint64 { return a.ptr.End() }
 type heap struct {
 	base, limit uint64
 	bump        uint64
-	// cache holds freed blocks by capacity; each list is a stack, so reuse is LIFO.
-	cache map[int64][]uint64
+	// cache holds freed blocks by kind and capacity; each list is a stack, so reuse is LIFO. The
+	// kind keeps host memory's two allocators apart: a block glibc's free cached is never handed
+	// out by cuMemAllocHost, nor the other way round (device memory is all kind 0).
+	cache map[cached][]uint64
 	// live are the blocks handed out, by address: the one freed, or the one that contains a range.
 	live addrmap.Map[*allocation]
 	// lastHit is the allocation containing answered last, forgotten whenever live changes: a
@@ -59,8 +61,14 @@ type heap struct {
 	bytes int64
 }
 
+// cached is a cache list's key: the kind of memory its blocks are and their capacity.
+type cached struct {
+	kind     runtime.HostMemory
+	capacity int64
+}
+
 func newHeap(base uint64, size int64) *heap {
-	return &heap{base: base, limit: base + uint64(size), bump: base, cache: map[int64][]uint64{}}
+	return &heap{base: base, limit: base + uint64(size), bump: base, cache: map[cached][]uint64{}}
 }
 
 // memory is one device's memory: the device heap, the host heap and the sparse pages that back
@@ -83,15 +91,15 @@ func newMemory(index int, size int64) *memory {
 
 func roundUp(n int64) int64 { return (n + Granularity - 1) / Granularity * Granularity }
 
-// alloc returns a block of h for bytes (> 0), or nil when h is exhausted. Order: a cached block of
-// exactly the rounded size (LIFO), fresh space from the bump pointer, then the smallest larger
-// cached block.
-func (m *memory) alloc(h *heap, bytes int64) *allocation {
+// alloc returns a block of h for bytes (> 0) of kind (0 for device memory), or nil when h is
+// exhausted. Order: a cached block of the kind of exactly the rounded size (LIFO), fresh space
+// from the bump pointer, then the smallest larger cached block of the kind.
+func (m *memory) alloc(h *heap, kind runtime.HostMemory, bytes int64) *allocation {
 	if bytes > int64(h.limit-h.base) {
 		return nil
 	}
 	size := roundUp(bytes)
-	addr, capacity, ok := h.takeCached(size)
+	addr, capacity, ok := h.takeCached(cached{kind, size})
 	if !ok && h.bump+uint64(size) <= h.limit {
 		addr, capacity, ok = h.bump, size, true
 		h.bump += uint64(size)
@@ -99,17 +107,17 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	if !ok {
 		best := int64(-1)
 		for c, list := range h.cache {
-			if c > size && len(list) > 0 && (best < 0 || c < best) {
-				best = c
+			if c.kind == kind && c.capacity > size && len(list) > 0 && (best < 0 || c.capacity < best) {
+				best = c.capacity
 			}
 		}
 		if best < 0 {
 			return nil
 		}
-		addr, capacity, _ = h.takeCached(best)
+		addr, capacity, _ = h.takeCached(cached{kind, best})
 	}
 	m.nextGen++
-	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen}
+	a := &allocation{ptr: runtime.Ptr{Addr: addr, Bytes: bytes}, capacity: capacity, gen: m.nextGen, host: kind}
 	h.live.Put(addr, a)
 	h.lastHit = nil
 	h.bytes += bytes
@@ -117,14 +125,14 @@ func (m *memory) alloc(h *heap, bytes int64) *allocation {
 	return a
 }
 
-func (h *heap) takeCached(capacity int64) (uint64, int64, bool) {
-	list := h.cache[capacity]
+func (h *heap) takeCached(key cached) (uint64, int64, bool) {
+	list := h.cache[key]
 	if len(list) == 0 {
 		return 0, 0, false
 	}
 	addr := list[len(list)-1]
-	h.cache[capacity] = list[:len(list)-1]
-	return addr, capacity, true
+	h.cache[key] = list[:len(list)-1]
+	return addr, key.capacity, true
 }
 
 // release returns a live block to the cache. The caller has checked that it is live.
@@ -133,7 +141,8 @@ func (h *heap) release(a *allocation) {
 	h.lastHit = nil
 	h.bytes -= a.ptr.Bytes
 	h.changes++
-	h.cache[a.capacity] = append(h.cache[a.capacity], a.ptr.Addr)
+	key := cached{a.host, a.capacity}
+	h.cache[key] = append(h.cache[key], a.ptr.Addr)
 }
 
 // containing returns the live allocation of h whose requested range holds all of p, or nil.
