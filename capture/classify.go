@@ -64,7 +64,12 @@ func (r *run) corruptionReason() string {
 		}
 	})
 	if step, ok := res.Timeline.firstEager(); ok {
-		fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", step)
+		if _, graph := r.graphs[step.Capture]; graph {
+			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", step)
+		} else {
+			// The capture yielded no graph: nothing replays, and the op ran once all the same.
+			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, once, though the capture yielded no graph to run it", step)
+		}
 	}
 	if res.Rejection != nil {
 		fmt.Fprintf(&b, "; also %s", rejectionReason(res.Rejection))

@@ -69,6 +69,31 @@ var _ = Describe("after an op that did not take effect", func() {
 		Expect(res.Timeline.Events()).To(ContainElement(HaveField("Skipped", ContainSubstring("an op that was to resize it (a grow, or a free and an alloc) did not take effect"))))
 	})
 
+	It("says an op that ran eagerly ran once, not that replays skip it, when its capture yielded no graph", func() {
+		res := runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: none
+    buffers: {a: {bytes: 4}, b: {bytes: 4}}
+    streams: [main, side]
+    capture: {end-thread: other, ops: [fill: {dst: a, value: 1}, fill: {dst: b, value: 2, stream: side}]}
+    expect: {guarded: rejected}
+`), runtime.Global, 2)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.Reason).To(ContainSubstring("capture main op 2 ran eagerly outside the capture, once, though the capture yielded no graph to run it"))
+		Expect(res.Reason).NotTo(ContainSubstring("replays do not repeat it"))
+
+		res = runOn(dev, parseProbe(header+`
+  - name: p
+    hazard: none
+    buffers: {a: {bytes: 4}, b: {bytes: 4}}
+    streams: [main, side]
+    capture: {ops: [fill: {dst: a, value: 1}, fill: {dst: b, value: 2, stream: side}]}
+    expect: {guarded: exact}
+`), runtime.Global, 2)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		Expect(res.Reason).To(ContainSubstring("capture main op 2 ran eagerly outside the capture, so replays do not repeat it"))
+	})
+
 	It("ends a guard API misuse in error rather than calling it a platform rejection", func() {
 		res := runOn(misusedGuard{dev}, parseProbe(simple), runtime.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored))
