@@ -88,6 +88,7 @@ var _ = Describe("after an op that did not take effect", func() {
     buffers: {a: {bytes: 4}, b: {bytes: 4}}
     streams: [main, side]
     capture: {ops: [fill: {dst: a, value: 1}, fill: {dst: b, value: 2, stream: side}]}
+    between: [fill: {dst: b, value: 0}]
     expect: {guarded: exact}
 `), runtime.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
