@@ -2,7 +2,8 @@
 
 /*
  * tiny_runtime.c: a small runtime under replaycheck's probes, written against the plugin ABI
- * (include/replaycheck/runtime.h, version 1). It is the worked example of docs/runtime-abi.md.
+ * (include/replaycheck/runtime.h, version 2; it leaves the optional slots_changed NULL). It is the
+ * worked example of docs/runtime-abi.md.
  *
  *   cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -I include -o tiny_runtime.so docs/examples/tiny_runtime.c
  *   replaycheck run --runtime ./tiny_runtime.so specs

@@ -38,10 +38,14 @@
  *     call: an rc_error changed in any field is the runtime's own failure. A runtime's own failure
  *     (out of pool memory, a bad key) sets class and message (and code 0); a class_name that is
  *     not one of replaycheck's classes, or "refused" with RC_ERROR, is reported as "internal".
+ *   Every call returns: a runtime that calls exit() inside a call makes replaycheck exit with
+ *   status 2, naming the plugin and the entry point in flight (an atexit handler of the loader's).
  *
  * Threads. A device has two threads, RC_THREAD_MAIN and RC_THREAD_OTHER (replaycheck runs each on
  * a locked OS thread of its own). Every call names the thread it is made for in `t`; a runtime
  * that forwards a call passes the same `t` to the inner device, which runs it on that OS thread.
+ * An inner call for a `t` that is neither is not made: it fails, and the call that made it fails
+ * with the runtime's error naming the rule, whatever the runtime returns.
  * replaycheck calls the runtime's functions from an OS thread of its choosing, one call at a time
  * per opened runtime: a runtime needs no lock for the state of one opened runtime, and must not
  * rely on which OS thread calls it. Calls to different opened runtimes may overlap: state shared
@@ -58,8 +62,10 @@
  * Memory. Buffers (device or host) are rc_ptr ranges: the address the inner device returned and
  * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes.
  *
- * All strings are NUL-terminated UTF-8. Nothing here allocates on the caller's behalf: out
- * parameters are caller-owned, and err is never NULL.
+ * All strings are NUL-terminated UTF-8. replaycheck cleans each string it reads from the runtime
+ * before it reaches a report: a byte that is not UTF-8 becomes U+FFFD, a control character
+ * (newline and ESC included) its escape (\n, \x1b). Nothing here allocates on the caller's
+ * behalf: out parameters are caller-owned, and err is never NULL.
  */
 #ifndef REPLAYCHECK_RUNTIME_H
 #define REPLAYCHECK_RUNTIME_H
@@ -177,13 +183,17 @@ typedef struct rc_runtime {
 	 * rc_ptr for a first allocation). replaycheck sets *out to cur and *served to RC_NOT_SERVED
 	 * before the call. On RC_REFUSED the slot holds cur still; on RC_ERROR *out is what the slot
 	 * holds afterwards (a zero rc_ptr when a re-base freed the old buffer and the new allocation
-	 * failed). */
+	 * failed). On RC_OK replaycheck checks the answer: *served is RC_IN_PLACE, RC_ALLOCATED or
+	 * RC_REBASED; a request of more than 0 bytes names a buffer, of at least those bytes; and
+	 * RC_IN_PLACE leaves *out = cur (a growth is re-based or refused). An answer that breaks one
+	 * fails the instance as the runtime's error. */
 	int32_t (*provision)(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes,
 	                     rc_ptr *out, rc_served *served, rc_error *err);
 	/* release gives back the buffer the slot named key holds. */
 	int32_t (*release)(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr p, rc_error *err);
 	/* holds reports what the slot named key holds now: 1 and *slot, *p when it holds a buffer, 0 when
-	 * it is empty. It never fails and changes nothing. */
+	 * it is empty. It never fails and changes nothing: it makes no inner call (one it makes is not
+	 * made, and fails the next call into the runtime with the runtime's error). */
 	int32_t (*holds)(void *self, const char *key, rc_slot *slot, rc_ptr *p);
 	/* commit_bank commits arena regions at once; out[i] is region i's buffer. */
 	int32_t (*commit_bank)(void *self, rc_thread t, const rc_region *regions, size_t n, rc_ptr *out, rc_error *err);
@@ -207,7 +217,8 @@ typedef struct rc_runtime {
 	 * them into keys, each valid until the next call into the runtime; a count above cap asks for
 	 * another call with room for them all, answered the same. It returns -1 when the log no longer
 	 * reaches back to since, or since is not a version it gave (replaycheck asks about every slot
-	 * then, and starts again from *now). It never fails and changes nothing.
+	 * then, and starts again from *now). It never fails and changes nothing, and makes no inner
+	 * call, like holds.
 	 *
 	 * A change the log misses makes replaycheck's snapshot of a slot stale: a refusal that follows
 	 * is then reported as a side effect. `replaycheck run --check-slot-log` reads every slot as

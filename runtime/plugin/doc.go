@@ -36,6 +36,34 @@
 //     otherwise (the Detail then says what the plugin wrote).
 //   - Any other status is a runtime.ClassInternal error naming it.
 //
+// Strings read from the plugin (rc_error's fields, slots_changed's keys) are cleaned first: a byte
+// that is not UTF-8 becomes U+FFFD and a C0 or C1 control character or DEL its Go escape (\n,
+// \x1b, \u009b), so that a message cannot forge a report line or reach the terminal as an escape
+// sequence, and every report format shows the same text. The pass-through above compares the
+// rc_error as the plugin wrote it, before it is cleaned.
+//
+// # Rules of the ABI checked at the boundary
+//
+// A plugin's answer or call that breaks the ABI is the runtime's own failure, a
+// runtime.ClassInternal *runtime.Error with Backend "runtime:" + Name (the engine's ErrRuntime),
+// whose Detail names the plugin's path, the entry point and the rule:
+//
+//   - provision that returns RC_OK with *served not RC_IN_PLACE, RC_ALLOCATED or RC_REBASED, an
+//     empty *out (or one at address 0) for a request of more than 0 bytes, RC_IN_PLACE with *out
+//     not cur or cur too small, or *out smaller than the request (Runtime.Provision);
+//   - an inner call for a thread that is neither RC_THREAD_MAIN nor RC_THREAD_OTHER: not made, it
+//     fails, and the outer call returns the rule's error whatever the plugin returns;
+//   - an inner call from holds or slots_changed, which must change nothing: not made, it fails, and
+//     as neither can return an error, the next call into the plugin returns it (Runtime.Close,
+//     when none follows).
+//
+// A plugin that calls exit() while one of the loader's calls into it is in flight would end the
+// process with the plugin's status. The loader registers an atexit handler (once, at the first
+// Load) that writes which plugin and entry point were in flight to stderr and _exits 2: when the
+// thread calling exit() is inside a call into a plugin, or, except in a race-enabled build (whose
+// own exit(0) runs atexit handlers while calls given up on a timeout may be in flight), when any
+// call is in flight.
+//
 // # Threads
 //
 // Every call that names a thread t is made into the plugin on an OS thread that serves t, one call
@@ -55,9 +83,10 @@
 // host_read, holds and slots_changed name no thread: they are made from the caller's goroutine,
 // still one call at a time.
 //
-// Every call into the plugin is made under the watch of the device it was opened on, when that
-// device has one (runtime.CallWatcher, the engine's watched device): code of the plugin's that
-// never returns ends its instance in a timeout instead of hanging the run.
+// Every call into the plugin, holds and slots_changed included, is made under the watch of the
+// device it was opened on, when that device has one (runtime.CallWatcher, the engine's watched
+// device): code of the plugin's that never returns ends its instance in a timeout instead of
+// hanging the run.
 //
 // A Runtime still inside a call when Plugin.CloseRuntimes runs (an instance the engine gave up on:
 // the call never returns) is left open rather than waited for, and Plugin.Close then leaves the

@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -92,34 +93,97 @@ type innerFailure struct {
 }
 
 // mapStatus turns an outer call's status and rc_error into its Go error (see the package doc).
-// inner are the inner failures of this call, oldest first.
+// inner are the inner failures of this call, oldest first. c is as the plugin wrote it: an inner
+// error passed through is recognised byte for byte, and anything else of the plugin's is cleaned
+// (clean) before it goes into an error.
 func mapStatus(plugin, op string, status int32, c cError, inner []innerFailure) error {
 	backend := BackendPrefix + plugin
+	if status == statusError {
+		for i := len(inner) - 1; i >= 0; i-- {
+			if inner[i].c == c {
+				return inner[i].err
+			}
+		}
+	}
+	raw := c // quoted with %q where it is named, which escapes all a plugin could write
+	c = c.cleaned()
 	switch status {
 	case statusOK:
 		return nil
 	case statusRefused:
 		return &runtime.Error{Backend: backend, Op: op, Class: runtime.ClassRefused, Detail: c.message}
 	case statusError:
-		for i := len(inner) - 1; i >= 0; i-- {
-			if inner[i].c == c {
-				return inner[i].err
-			}
-		}
 		e := &runtime.Error{Backend: backend, Op: op, Code: int(c.code), Name: c.name, Class: runtime.Class(c.class),
 			Invalidated: c.invalidated != 0, Detail: c.message}
 		switch {
 		case e.Class == runtime.ClassRefused:
 			e.Class = runtime.ClassInternal
-			e.Detail = fmt.Sprintf("RC_ERROR with class %q (a refusal returns RC_REFUSED): %s", c.class, c.message)
+			e.Detail = fmt.Sprintf("RC_ERROR with class %q (a refusal returns RC_REFUSED): %s", raw.class, c.message)
 		case !runtime.ValidClass(e.Class):
 			e.Class = runtime.ClassInternal
-			e.Detail = fmt.Sprintf("unknown class %q: %s", c.class, c.message)
+			e.Detail = fmt.Sprintf("unknown class %q: %s", raw.class, c.message)
 		}
 		return e
 	}
 	return &runtime.Error{Backend: backend, Op: op, Class: runtime.ClassInternal,
-		Detail: fmt.Sprintf("returned status %d, which is not RC_OK, RC_REFUSED or RC_ERROR (message %q)", status, c.message)}
+		Detail: fmt.Sprintf("returned status %d, which is not RC_OK, RC_REFUSED or RC_ERROR (message %q)", status, raw.message)}
+}
+
+// cleaned is c with its strings cleaned (clean).
+func (c cError) cleaned() cError {
+	c.name, c.class, c.message = clean(c.name), clean(c.class), clean(c.message)
+	return c
+}
+
+// clean makes a string read from a plugin safe to print and to store: runtime.h promises UTF-8,
+// and nothing stops a plugin from writing any bytes. Each byte that is not UTF-8 becomes U+FFFD,
+// and each C0 or C1 control character or DEL (newline, tab and ESC included: a message is one
+// line of a report, and an escape sequence would reach the terminal) becomes its Go escape (\n,
+// \x1b, \u009b), as the probe loader quotes names with control characters (probes.FileText). The
+// result is what every report format shows, the same in each. A string with none is returned as
+// it is.
+func clean(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, control) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s { // an invalid byte is read as utf8.RuneError: U+FFFD
+		if control(r) {
+			q := strconv.QuoteRune(r) // '\x1b'
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// control reports whether r is a C0 or C1 control character or DEL.
+func control(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
+
+// entries are the ABI's names of the calls the loader makes, by their Go names (the Op of the
+// errors): what an error or the exit handler names as the entry point.
+var entries = map[string]string{
+	"Malloc": "device.malloc_", "Free": "device.free_", "Write": "device.write", "Read": "device.read",
+	"AllocHost": "device.alloc_host", "FreeHost": "device.free_host", "HostWrite": "device.host_write",
+	"HostRead": "device.host_read", "CreateStream": "device.create_stream", "DestroyStream": "device.destroy_stream",
+	"CreateEvent": "device.create_event", "DestroyEvent": "device.destroy_event", "Fill": "device.fill",
+	"Copy": "device.copy", "Axpy": "device.axpy", "Record": "device.record", "Wait": "device.wait",
+	"SyncStream": "device.sync_stream", "SyncDevice": "device.sync_device", "QueryEvent": "device.query_event",
+	"SyncEvent": "device.sync_event", "ExchangeCaptureMode": "device.exchange_capture_mode",
+	"BeginCapture": "device.begin_capture", "EndCapture": "device.end_capture", "CaptureInfo": "device.capture_info",
+	"Launch": "device.launch", "DestroyGraph": "device.destroy_graph",
+	"Provision": "provision", "Release": "release", "Holds": "holds", "SlotsChangedSince": "slots_changed",
+	"CommitBank": "commit_bank", "ReservePool": "reserve_pool", "PoolAlloc": "pool_alloc", "PoolFree": "pool_free",
+	"Retire": "retire", "rc_runtime_open": "rc_runtime_open", "rc_runtime_close": "rc_runtime_close",
+}
+
+// entryOf is the ABI's name of the call the loader names op.
+func entryOf(op string) string {
+	if e, ok := entries[op]; ok {
+		return e
+	}
+	return op
 }
 
 // misuse is an error of replaycheck's side of the seam, found before the plugin is called.

@@ -23,18 +23,30 @@ import (
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
-// state is what the inner table's self names: the Go device, and the inner failures of the outer
-// call in progress (calls are serialised per Runtime, so no lock: the callbacks run while the
-// outer call waits for them, on its thread or on one of the plugin's that it waits for).
+// state is what the inner table's self names: the Go device, the plugin, and the outer call in
+// progress: its name, the inner failures it saw, and the first rule of the ABI an inner call broke
+// (calls are serialised per Runtime, so no lock: the callbacks run while the outer call waits for
+// them, on its thread or on one of the plugin's that it waits for).
 type state struct {
-	dev      runtime.Device
-	failures []innerFailure
+	dev          runtime.Device
+	plugin, path string // the plugin's Name and Path, for the errors of the rules it breaks
+	op           string // the outer call in progress (its Go name), "" between calls
+	// query: the call in progress is holds or slots_changed, which make no inner call.
+	query     bool
+	failures  []innerFailure
+	violation error
 }
 
-// inner runs one inner call: f with the Go device. A failure is written into err and remembered
-// for the pass-through; a panic (a device bug, or self naming a closed Runtime) is an internal
-// error, never a crash of the process through C.
-func inner(self C.uintptr_t, err *C.rc_error, op string, f func(dev runtime.Device) error) (status C.int32_t) {
+// noThreadArg stands for the thread of an inner call that takes none (host_write, host_read).
+const noThreadArg = ^C.uint32_t(0)
+
+// inner runs one inner call, named op, for thread t (noThreadArg: one that takes none): f with the
+// Go device. A failure is written into err and remembered for the pass-through; a panic (a device
+// bug, or self naming a closed Runtime) is an internal error, never a crash of the process through
+// C. An inner call that breaks a rule of the ABI (a thread that is none; any inner call from holds
+// or slots_changed) is not made: it fails with the runtime's error naming the rule, which is also
+// the outer call's error whatever the plugin answers (Runtime.do).
+func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(dev runtime.Device) error) (status C.int32_t) {
 	var st *state
 	defer func() {
 		if v := recover(); v != nil {
@@ -44,10 +56,45 @@ func inner(self C.uintptr_t, err *C.rc_error, op string, f func(dev runtime.Devi
 		}
 	}()
 	st = cgo.Handle(self).Value().(*state)
+	if v := st.broken(t, op); v != nil {
+		if st.violation == nil {
+			st.violation = v
+		}
+		if err != nil {
+			writeError(err, toC(v))
+		}
+		return statusError
+	}
 	if e := f(st.dev); e != nil {
 		return fail(st, err, e)
 	}
 	return statusOK
+}
+
+// broken is the rule of the ABI an inner call named op for thread t breaks, or nil.
+func (st *state) broken(t C.uint32_t, op string) error {
+	field := op
+	if op == "malloc" || op == "free" {
+		field += "_" // the table's names
+	}
+	switch {
+	case st.query:
+		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: st.op, Class: runtime.ClassInternal,
+			Detail: fmt.Sprintf("%s: %s made a device call (the inner device's %s): holds and slots_changed answer from the runtime's own state, make no inner call and never change anything (runtime.h: rc_runtime.holds, slots_changed); the call was not made",
+				st.path, entryOf(st.op), field)}
+	case t != noThreadArg && t != C.uint32_t(runtime.Main) && t != C.uint32_t(runtime.Other):
+		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: st.op, Class: runtime.ClassInternal,
+			Detail: fmt.Sprintf("%s: %s passed thread %d to the inner device's %s, which is neither RC_THREAD_MAIN (0) nor RC_THREAD_OTHER (1): a runtime passes the inner device the t of the call it forwards (runtime.h, Threads); the call was not made",
+				st.path, entryOf(st.op), uint32(t), field)}
+	}
+	return nil
+}
+
+// takeViolation returns the rule of the ABI broken since it was last asked, if any, and forgets it.
+func (st *state) takeViolation() error {
+	v := st.violation
+	st.violation = nil
+	return v
 }
 
 // fail writes e into err and remembers it for the outer call's pass-through.
@@ -127,7 +174,7 @@ func th(t C.uint32_t) runtime.Thread { return runtime.Thread(t) }
 
 //export rcpInnerMalloc
 func rcpInnerMalloc(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, out *C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, err, "malloc", func(d runtime.Device) error {
+	return inner(self, t, err, "malloc", func(d runtime.Device) error {
 		p, e := d.Malloc(th(t), int64(bytes))
 		if e == nil {
 			setPtr(out, p)
@@ -138,12 +185,12 @@ func rcpInnerMalloc(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, out *C.rc_p
 
 //export rcpInnerFree
 func rcpInnerFree(self C.uintptr_t, t C.uint32_t, p C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, err, "free", func(d runtime.Device) error { return d.Free(th(t), goPtr(p)) })
+	return inner(self, t, err, "free", func(d runtime.Device) error { return d.Free(th(t), goPtr(p)) })
 }
 
 //export rcpInnerWrite
 func rcpInnerWrite(self C.uintptr_t, t C.uint32_t, dst C.rc_ptr, src unsafe.Pointer, err *C.rc_error) C.int32_t {
-	return inner(self, err, "write", func(d runtime.Device) error {
+	return inner(self, t, err, "write", func(d runtime.Device) error {
 		b, e := cBytes(src, goPtr(dst))
 		if e != nil {
 			return e
@@ -154,7 +201,7 @@ func rcpInnerWrite(self C.uintptr_t, t C.uint32_t, dst C.rc_ptr, src unsafe.Poin
 
 //export rcpInnerRead
 func rcpInnerRead(self C.uintptr_t, t C.uint32_t, dst unsafe.Pointer, src C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, err, "read", func(d runtime.Device) error {
+	return inner(self, t, err, "read", func(d runtime.Device) error {
 		b, e := cBytes(dst, goPtr(src))
 		if e != nil {
 			return e
@@ -165,7 +212,7 @@ func rcpInnerRead(self C.uintptr_t, t C.uint32_t, dst unsafe.Pointer, src C.rc_p
 
 //export rcpInnerAllocHost
 func rcpInnerAllocHost(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, kind C.uint32_t, out *C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, err, "alloc_host", func(d runtime.Device) error {
+	return inner(self, t, err, "alloc_host", func(d runtime.Device) error {
 		p, e := d.AllocHost(th(t), int64(bytes), runtime.HostMemory(kind))
 		if e == nil {
 			setPtr(out, p)
@@ -176,12 +223,12 @@ func rcpInnerAllocHost(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, kind C.u
 
 //export rcpInnerFreeHost
 func rcpInnerFreeHost(self C.uintptr_t, t C.uint32_t, p C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, err, "free_host", func(d runtime.Device) error { return d.FreeHost(th(t), goPtr(p)) })
+	return inner(self, t, err, "free_host", func(d runtime.Device) error { return d.FreeHost(th(t), goPtr(p)) })
 }
 
 //export rcpInnerHostWrite
 func rcpInnerHostWrite(self C.uintptr_t, dst C.rc_ptr, src unsafe.Pointer, err *C.rc_error) C.int32_t {
-	return inner(self, err, "host_write", func(d runtime.Device) error {
+	return inner(self, noThreadArg, err, "host_write", func(d runtime.Device) error {
 		b, e := cBytes(src, goPtr(dst))
 		if e != nil {
 			return e
@@ -192,7 +239,7 @@ func rcpInnerHostWrite(self C.uintptr_t, dst C.rc_ptr, src unsafe.Pointer, err *
 
 //export rcpInnerHostRead
 func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, err, "host_read", func(d runtime.Device) error {
+	return inner(self, noThreadArg, err, "host_read", func(d runtime.Device) error {
 		b, e := cBytes(dst, goPtr(src))
 		if e != nil {
 			return e
@@ -203,7 +250,7 @@ func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C
 
 //export rcpInnerCreateStream
 func rcpInnerCreateStream(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "create_stream", func(d runtime.Device) error {
+	return inner(self, t, err, "create_stream", func(d runtime.Device) error {
 		s, e := d.CreateStream(th(t))
 		if e == nil && out != nil {
 			*out = C.uint64_t(s)
@@ -214,12 +261,12 @@ func rcpInnerCreateStream(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *
 
 //export rcpInnerDestroyStream
 func rcpInnerDestroyStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "destroy_stream", func(d runtime.Device) error { return d.DestroyStream(th(t), runtime.Stream(s)) })
+	return inner(self, t, err, "destroy_stream", func(d runtime.Device) error { return d.DestroyStream(th(t), runtime.Stream(s)) })
 }
 
 //export rcpInnerCreateEvent
 func rcpInnerCreateEvent(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "create_event", func(d runtime.Device) error {
+	return inner(self, t, err, "create_event", func(d runtime.Device) error {
 		ev, e := d.CreateEvent(th(t))
 		if e == nil && out != nil {
 			*out = C.uint64_t(ev)
@@ -230,57 +277,57 @@ func rcpInnerCreateEvent(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C
 
 //export rcpInnerDestroyEvent
 func rcpInnerDestroyEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "destroy_event", func(d runtime.Device) error { return d.DestroyEvent(th(t), runtime.Event(ev)) })
+	return inner(self, t, err, "destroy_event", func(d runtime.Device) error { return d.DestroyEvent(th(t), runtime.Event(ev)) })
 }
 
 //export rcpInnerFill
 func rcpInnerFill(self C.uintptr_t, t C.uint32_t, s C.uint64_t, dst C.rc_ptr, value C.uint8_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "fill", func(d runtime.Device) error {
+	return inner(self, t, err, "fill", func(d runtime.Device) error {
 		return d.Fill(th(t), runtime.Stream(s), goPtr(dst), byte(value))
 	})
 }
 
 //export rcpInnerCopy
 func rcpInnerCopy(self C.uintptr_t, t C.uint32_t, s C.uint64_t, dst, src C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, err, "copy", func(d runtime.Device) error {
+	return inner(self, t, err, "copy", func(d runtime.Device) error {
 		return d.Copy(th(t), runtime.Stream(s), goPtr(dst), goPtr(src))
 	})
 }
 
 //export rcpInnerAxpy
 func rcpInnerAxpy(self C.uintptr_t, t C.uint32_t, s C.uint64_t, y, x C.rc_ptr, a C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "axpy", func(d runtime.Device) error {
+	return inner(self, t, err, "axpy", func(d runtime.Device) error {
 		return d.Axpy(th(t), runtime.Stream(s), goPtr(y), goPtr(x), uint32(a))
 	})
 }
 
 //export rcpInnerRecord
 func rcpInnerRecord(self C.uintptr_t, t C.uint32_t, ev, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "record", func(d runtime.Device) error {
+	return inner(self, t, err, "record", func(d runtime.Device) error {
 		return d.Record(th(t), runtime.Event(ev), runtime.Stream(s))
 	})
 }
 
 //export rcpInnerWait
 func rcpInnerWait(self C.uintptr_t, t C.uint32_t, s, ev C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "wait", func(d runtime.Device) error {
+	return inner(self, t, err, "wait", func(d runtime.Device) error {
 		return d.Wait(th(t), runtime.Stream(s), runtime.Event(ev))
 	})
 }
 
 //export rcpInnerSyncStream
 func rcpInnerSyncStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "sync_stream", func(d runtime.Device) error { return d.SyncStream(th(t), runtime.Stream(s)) })
+	return inner(self, t, err, "sync_stream", func(d runtime.Device) error { return d.SyncStream(th(t), runtime.Stream(s)) })
 }
 
 //export rcpInnerSyncDevice
 func rcpInnerSyncDevice(self C.uintptr_t, t C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "sync_device", func(d runtime.Device) error { return d.SyncDevice(th(t)) })
+	return inner(self, t, err, "sync_device", func(d runtime.Device) error { return d.SyncDevice(th(t)) })
 }
 
 //export rcpInnerQueryEvent
 func rcpInnerQueryEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, complete *C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "query_event", func(d runtime.Device) error {
+	return inner(self, t, err, "query_event", func(d runtime.Device) error {
 		done, e := d.QueryEvent(th(t), runtime.Event(ev))
 		if e == nil && complete != nil {
 			*complete = 0
@@ -294,12 +341,12 @@ func rcpInnerQueryEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, complete 
 
 //export rcpInnerSyncEvent
 func rcpInnerSyncEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "sync_event", func(d runtime.Device) error { return d.SyncEvent(th(t), runtime.Event(ev)) })
+	return inner(self, t, err, "sync_event", func(d runtime.Device) error { return d.SyncEvent(th(t), runtime.Event(ev)) })
 }
 
 //export rcpInnerExchangeCaptureMode
 func rcpInnerExchangeCaptureMode(self C.uintptr_t, t C.uint32_t, mode C.uint32_t, old *C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "exchange_capture_mode", func(d runtime.Device) error {
+	return inner(self, t, err, "exchange_capture_mode", func(d runtime.Device) error {
 		m, e := d.ExchangeCaptureMode(th(t), runtime.CaptureMode(mode))
 		if e == nil && old != nil {
 			*old = C.uint32_t(m)
@@ -310,14 +357,14 @@ func rcpInnerExchangeCaptureMode(self C.uintptr_t, t C.uint32_t, mode C.uint32_t
 
 //export rcpInnerBeginCapture
 func rcpInnerBeginCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, mode C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "begin_capture", func(d runtime.Device) error {
+	return inner(self, t, err, "begin_capture", func(d runtime.Device) error {
 		return d.BeginCapture(th(t), runtime.Stream(s), runtime.CaptureMode(mode))
 	})
 }
 
 //export rcpInnerEndCapture
 func rcpInnerEndCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "end_capture", func(d runtime.Device) error {
+	return inner(self, t, err, "end_capture", func(d runtime.Device) error {
 		g, e := d.EndCapture(th(t), runtime.Stream(s))
 		if out != nil {
 			// A failed end may still name a graph on some platforms; the graph is what the device said.
@@ -329,7 +376,7 @@ func rcpInnerEndCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.uin
 
 //export rcpInnerCaptureInfo
 func rcpInnerCaptureInfo(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.rc_capture_info, err *C.rc_error) C.int32_t {
-	return inner(self, err, "capture_info", func(d runtime.Device) error {
+	return inner(self, t, err, "capture_info", func(d runtime.Device) error {
 		info, e := d.CaptureInfo(th(t), runtime.Stream(s))
 		if e == nil && out != nil {
 			*out = C.rc_capture_info{status: C.uint32_t(info.Status), mode: C.uint32_t(info.Mode), id: C.uint64_t(info.ID), origin: C.rc_stream(info.Origin)}
@@ -340,12 +387,12 @@ func rcpInnerCaptureInfo(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.rc
 
 //export rcpInnerLaunch
 func rcpInnerLaunch(self C.uintptr_t, t C.uint32_t, g, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "launch", func(d runtime.Device) error {
+	return inner(self, t, err, "launch", func(d runtime.Device) error {
 		return d.Launch(th(t), runtime.Graph(g), runtime.Stream(s))
 	})
 }
 
 //export rcpInnerDestroyGraph
 func rcpInnerDestroyGraph(self C.uintptr_t, t C.uint32_t, g C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, err, "destroy_graph", func(d runtime.Device) error { return d.DestroyGraph(th(t), runtime.Graph(g)) })
+	return inner(self, t, err, "destroy_graph", func(d runtime.Device) error { return d.DestroyGraph(th(t), runtime.Graph(g)) })
 }

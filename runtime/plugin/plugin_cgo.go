@@ -4,9 +4,12 @@ package plugin
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../include
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "replaycheck/runtime.h"
 
 // The inner device's Go functions (inner_cgo.go), as _cgo_export.h declares them; that header
@@ -107,12 +110,114 @@ static void rcp_fill_inner(rc_device *d, uintptr_t self) {
 	d->destroy_graph = in_destroy_graph;
 }
 
+// --- Calls in flight, for the exit handler. ---
+//
+// A plugin that calls exit() inside a call would end replaycheck with the plugin's status (0: a CI
+// job reads a pass) and no report. Every call into the plugin is made through a wrapper below that
+// notes it in flight: in rcp_flight (any thread) and in rcp_here (the thread making it). The
+// handler the loader registers with atexit, run by exit(), writes which plugin and entry were in
+// flight to stderr and _exits 2 when the thread calling exit is inside a call into a plugin, or,
+// when strict, when any call into a plugin is in flight (a plugin's own thread). Go never ends the
+// process through exit() itself, except a race-enabled build's exit(0) (racefini), where calls given
+// up on a timeout may still be in flight on other threads: that build is not strict.
+
+// rcp_box is an rc_runtime and what the wrappers note about the call being made into it. The
+// rc_runtime comes first: a *rcp_box is the *rc_runtime the wrappers take.
+typedef struct {
+	rc_runtime rt;
+	const char *desc; // "runtime plugin P was inside its entry E", C memory: set before each call
+	// holds' key and answer (rt_holds_box): C memory, so that the hottest call allocates nothing.
+	const char *hkey;
+	int32_t held;
+	uint32_t hslot;
+	rc_ptr hptr;
+} rcp_box;
+
+#define RCP_FLIGHT 64
+static _Atomic(const char *) rcp_flight[RCP_FLIGHT];
+static atomic_int rcp_flight_more; // calls in flight that found no free entry in rcp_flight
+static _Thread_local const char *rcp_here;
+static int rcp_strict;
+
+static const char *rcp_desc(const rc_runtime *r) {
+	const char *d = ((const rcp_box *)r)->desc;
+	return d ? d : "a runtime plugin was inside a call";
+}
+
+static int rcp_flight_enter(const char *d) {
+	for (int i = 0; i < RCP_FLIGHT; i++) {
+		const char *none = NULL;
+		if (atomic_compare_exchange_strong(&rcp_flight[i], &none, d)) return i;
+	}
+	atomic_fetch_add(&rcp_flight_more, 1);
+	return -1;
+}
+
+static void rcp_flight_leave(int k) {
+	if (k >= 0) atomic_store(&rcp_flight[k], NULL);
+	else atomic_fetch_sub(&rcp_flight_more, 1);
+}
+
+static void rcp_say(const char *d) {
+	char line[1536];
+	int n = snprintf(line, sizeof line,
+	                 "replaycheck: exit() was called while %s, a call replaycheck made: a runtime plugin must return from every call and never end the process (docs/runtime-abi.md, Results); replaycheck exits with status 2, its reports unwritten\n", d);
+	if (n > 0) {
+		size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+		ssize_t w = write(2, line, len);
+		(void)w;
+	}
+}
+
+static void rcp_at_exit(void) {
+	int said = 0;
+	if (rcp_here) {
+		rcp_say(rcp_here);
+		said = 1;
+	} else if (rcp_strict) {
+		for (int i = 0; i < RCP_FLIGHT; i++) {
+			const char *d = atomic_load(&rcp_flight[i]);
+			if (d) {
+				rcp_say(d);
+				said = 1;
+			}
+		}
+		if (atomic_load(&rcp_flight_more) > 0) {
+			rcp_say("more runtime plugin calls were in flight");
+			said = 1;
+		}
+	}
+	if (said) _exit(2);
+}
+
+static int rcp_register_exit(int strict) {
+	rcp_strict = strict;
+	return atexit(rcp_at_exit);
+}
+
+// RCP_CALL makes the call expr, of type T, into the runtime r, noted in flight, and returns it.
+#define RCP_CALL(r, T, ...)                                                    \
+	const char *d_ = rcp_desc(r), *was_ = rcp_here;                         \
+	int k_ = rcp_flight_enter(d_);                                          \
+	rcp_here = d_;                                                          \
+	T v_ = (__VA_ARGS__);                                                   \
+	rcp_here = was_;                                                        \
+	rcp_flight_leave(k_);                                                   \
+	return v_;
+
 // The entry points, called through the addresses dl resolved.
 static uint32_t rcp_abi(void *f) { return ((uint32_t (*)(void))f)(); }
 static int32_t rcp_open(void *f, uint32_t v, uint32_t mode, const rc_device *in, rc_runtime *out, rc_error *e) {
-	return ((int32_t (*)(uint32_t, rc_mode, const rc_device *, rc_runtime *, rc_error *))f)(v, (rc_mode)mode, in, out, e);
+	RCP_CALL(out, int32_t, ((int32_t (*)(uint32_t, rc_mode, const rc_device *, rc_runtime *, rc_error *))f)(v, (rc_mode)mode, in, out, e))
 }
-static void rcp_close(void *f, void *self) { ((void (*)(void *))f)(self); }
+static void rcp_close(void *f, const rc_runtime *r) {
+	const char *d_ = rcp_desc(r), *was_ = rcp_here;
+	int k_ = rcp_flight_enter(d_);
+	rcp_here = d_;
+	((void (*)(void *))f)(r->self);
+	rcp_here = was_;
+	rcp_flight_leave(k_);
+}
 
 // The names of the entries of *r the plugin left NULL, comma-separated, into buf.
 static void rcp_missing(const rc_runtime *r, char *buf, size_t n) {
@@ -137,61 +242,75 @@ static void rcp_missing(const rc_runtime *r, char *buf, size_t n) {
 
 // Calls into the runtime's table.
 #define D(r) (r)->device
-static int32_t rt_malloc(const rc_runtime *r, uint32_t t, int64_t n, rc_ptr *o, rc_error *e) { return D(r).malloc_(D(r).self, (rc_thread)t, n, o, e); }
-static int32_t rt_free(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error *e) { return D(r).free_(D(r).self, (rc_thread)t, p, e); }
-static int32_t rt_write(const rc_runtime *r, uint32_t t, rc_ptr d, const void *src, rc_error *e) { return D(r).write(D(r).self, (rc_thread)t, d, src, e); }
-static int32_t rt_read(const rc_runtime *r, uint32_t t, void *d, rc_ptr src, rc_error *e) { return D(r).read(D(r).self, (rc_thread)t, d, src, e); }
-static int32_t rt_alloc_host(const rc_runtime *r, uint32_t t, int64_t n, uint32_t k, rc_ptr *o, rc_error *e) { return D(r).alloc_host(D(r).self, (rc_thread)t, n, (rc_host_memory)k, o, e); }
-static int32_t rt_free_host(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error *e) { return D(r).free_host(D(r).self, (rc_thread)t, p, e); }
-static int32_t rt_host_write(const rc_runtime *r, rc_ptr d, const void *src, rc_error *e) { return D(r).host_write(D(r).self, d, src, e); }
-static int32_t rt_host_read(const rc_runtime *r, void *d, rc_ptr src, rc_error *e) { return D(r).host_read(D(r).self, d, src, e); }
-static int32_t rt_create_stream(const rc_runtime *r, uint32_t t, rc_stream *o, rc_error *e) { return D(r).create_stream(D(r).self, (rc_thread)t, o, e); }
-static int32_t rt_destroy_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_error *e) { return D(r).destroy_stream(D(r).self, (rc_thread)t, s, e); }
-static int32_t rt_create_event(const rc_runtime *r, uint32_t t, rc_event *o, rc_error *e) { return D(r).create_event(D(r).self, (rc_thread)t, o, e); }
-static int32_t rt_destroy_event(const rc_runtime *r, uint32_t t, rc_event x, rc_error *e) { return D(r).destroy_event(D(r).self, (rc_thread)t, x, e); }
-static int32_t rt_fill(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr d, uint8_t v, rc_error *e) { return D(r).fill(D(r).self, (rc_thread)t, s, d, v, e); }
-static int32_t rt_copy(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr d, rc_ptr src, rc_error *e) { return D(r).copy(D(r).self, (rc_thread)t, s, d, src, e); }
-static int32_t rt_axpy(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr y, rc_ptr x, uint32_t a, rc_error *e) { return D(r).axpy(D(r).self, (rc_thread)t, s, y, x, a, e); }
-static int32_t rt_record(const rc_runtime *r, uint32_t t, rc_event ev, rc_stream s, rc_error *e) { return D(r).record(D(r).self, (rc_thread)t, ev, s, e); }
-static int32_t rt_wait(const rc_runtime *r, uint32_t t, rc_stream s, rc_event ev, rc_error *e) { return D(r).wait(D(r).self, (rc_thread)t, s, ev, e); }
-static int32_t rt_sync_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_error *e) { return D(r).sync_stream(D(r).self, (rc_thread)t, s, e); }
-static int32_t rt_sync_device(const rc_runtime *r, uint32_t t, rc_error *e) { return D(r).sync_device(D(r).self, (rc_thread)t, e); }
-static int32_t rt_query_event(const rc_runtime *r, uint32_t t, rc_event ev, uint32_t *c, rc_error *e) { return D(r).query_event(D(r).self, (rc_thread)t, ev, c, e); }
-static int32_t rt_sync_event(const rc_runtime *r, uint32_t t, rc_event ev, rc_error *e) { return D(r).sync_event(D(r).self, (rc_thread)t, ev, e); }
+static int32_t rt_malloc(const rc_runtime *r, uint32_t t, int64_t n, rc_ptr *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).malloc_(D(r).self, (rc_thread)t, n, o, e)) }
+static int32_t rt_free(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error *e) { RCP_CALL(r, int32_t, D(r).free_(D(r).self, (rc_thread)t, p, e)) }
+static int32_t rt_write(const rc_runtime *r, uint32_t t, rc_ptr d, const void *src, rc_error *e) { RCP_CALL(r, int32_t, D(r).write(D(r).self, (rc_thread)t, d, src, e)) }
+static int32_t rt_read(const rc_runtime *r, uint32_t t, void *d, rc_ptr src, rc_error *e) { RCP_CALL(r, int32_t, D(r).read(D(r).self, (rc_thread)t, d, src, e)) }
+static int32_t rt_alloc_host(const rc_runtime *r, uint32_t t, int64_t n, uint32_t k, rc_ptr *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).alloc_host(D(r).self, (rc_thread)t, n, (rc_host_memory)k, o, e)) }
+static int32_t rt_free_host(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error *e) { RCP_CALL(r, int32_t, D(r).free_host(D(r).self, (rc_thread)t, p, e)) }
+static int32_t rt_host_write(const rc_runtime *r, rc_ptr d, const void *src, rc_error *e) { RCP_CALL(r, int32_t, D(r).host_write(D(r).self, d, src, e)) }
+static int32_t rt_host_read(const rc_runtime *r, void *d, rc_ptr src, rc_error *e) { RCP_CALL(r, int32_t, D(r).host_read(D(r).self, d, src, e)) }
+static int32_t rt_create_stream(const rc_runtime *r, uint32_t t, rc_stream *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).create_stream(D(r).self, (rc_thread)t, o, e)) }
+static int32_t rt_destroy_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_error *e) { RCP_CALL(r, int32_t, D(r).destroy_stream(D(r).self, (rc_thread)t, s, e)) }
+static int32_t rt_create_event(const rc_runtime *r, uint32_t t, rc_event *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).create_event(D(r).self, (rc_thread)t, o, e)) }
+static int32_t rt_destroy_event(const rc_runtime *r, uint32_t t, rc_event x, rc_error *e) { RCP_CALL(r, int32_t, D(r).destroy_event(D(r).self, (rc_thread)t, x, e)) }
+static int32_t rt_fill(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr d, uint8_t v, rc_error *e) { RCP_CALL(r, int32_t, D(r).fill(D(r).self, (rc_thread)t, s, d, v, e)) }
+static int32_t rt_copy(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr d, rc_ptr src, rc_error *e) { RCP_CALL(r, int32_t, D(r).copy(D(r).self, (rc_thread)t, s, d, src, e)) }
+static int32_t rt_axpy(const rc_runtime *r, uint32_t t, rc_stream s, rc_ptr y, rc_ptr x, uint32_t a, rc_error *e) { RCP_CALL(r, int32_t, D(r).axpy(D(r).self, (rc_thread)t, s, y, x, a, e)) }
+static int32_t rt_record(const rc_runtime *r, uint32_t t, rc_event ev, rc_stream s, rc_error *e) { RCP_CALL(r, int32_t, D(r).record(D(r).self, (rc_thread)t, ev, s, e)) }
+static int32_t rt_wait(const rc_runtime *r, uint32_t t, rc_stream s, rc_event ev, rc_error *e) { RCP_CALL(r, int32_t, D(r).wait(D(r).self, (rc_thread)t, s, ev, e)) }
+static int32_t rt_sync_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_error *e) { RCP_CALL(r, int32_t, D(r).sync_stream(D(r).self, (rc_thread)t, s, e)) }
+static int32_t rt_sync_device(const rc_runtime *r, uint32_t t, rc_error *e) { RCP_CALL(r, int32_t, D(r).sync_device(D(r).self, (rc_thread)t, e)) }
+static int32_t rt_query_event(const rc_runtime *r, uint32_t t, rc_event ev, uint32_t *c, rc_error *e) { RCP_CALL(r, int32_t, D(r).query_event(D(r).self, (rc_thread)t, ev, c, e)) }
+static int32_t rt_sync_event(const rc_runtime *r, uint32_t t, rc_event ev, rc_error *e) { RCP_CALL(r, int32_t, D(r).sync_event(D(r).self, (rc_thread)t, ev, e)) }
+static int32_t rt_exchange_capture_mode_(const rc_runtime *r, uint32_t t, uint32_t m, rc_capture_mode *o, rc_error *e) {
+	RCP_CALL(r, int32_t, D(r).exchange_capture_mode(D(r).self, (rc_thread)t, (rc_capture_mode)m, o, e))
+}
 static int32_t rt_exchange_capture_mode(const rc_runtime *r, uint32_t t, uint32_t m, uint32_t *old, rc_error *e) {
 	rc_capture_mode o = RC_CAPTURE_GLOBAL;
-	int32_t rc = D(r).exchange_capture_mode(D(r).self, (rc_thread)t, (rc_capture_mode)m, &o, e);
+	int32_t rc = rt_exchange_capture_mode_(r, t, m, &o, e);
 	*old = (uint32_t)o;
 	return rc;
 }
-static int32_t rt_begin_capture(const rc_runtime *r, uint32_t t, rc_stream s, uint32_t m, rc_error *e) { return D(r).begin_capture(D(r).self, (rc_thread)t, s, (rc_capture_mode)m, e); }
-static int32_t rt_end_capture(const rc_runtime *r, uint32_t t, rc_stream s, rc_graph *o, rc_error *e) { return D(r).end_capture(D(r).self, (rc_thread)t, s, o, e); }
-static int32_t rt_capture_info(const rc_runtime *r, uint32_t t, rc_stream s, rc_capture_info *o, rc_error *e) { return D(r).capture_info(D(r).self, (rc_thread)t, s, o, e); }
-static int32_t rt_launch(const rc_runtime *r, uint32_t t, rc_graph g, rc_stream s, rc_error *e) { return D(r).launch(D(r).self, (rc_thread)t, g, s, e); }
-static int32_t rt_destroy_graph(const rc_runtime *r, uint32_t t, rc_graph g, rc_error *e) { return D(r).destroy_graph(D(r).self, (rc_thread)t, g, e); }
+static int32_t rt_begin_capture(const rc_runtime *r, uint32_t t, rc_stream s, uint32_t m, rc_error *e) { RCP_CALL(r, int32_t, D(r).begin_capture(D(r).self, (rc_thread)t, s, (rc_capture_mode)m, e)) }
+static int32_t rt_end_capture(const rc_runtime *r, uint32_t t, rc_stream s, rc_graph *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).end_capture(D(r).self, (rc_thread)t, s, o, e)) }
+static int32_t rt_capture_info(const rc_runtime *r, uint32_t t, rc_stream s, rc_capture_info *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).capture_info(D(r).self, (rc_thread)t, s, o, e)) }
+static int32_t rt_launch(const rc_runtime *r, uint32_t t, rc_graph g, rc_stream s, rc_error *e) { RCP_CALL(r, int32_t, D(r).launch(D(r).self, (rc_thread)t, g, s, e)) }
+static int32_t rt_destroy_graph(const rc_runtime *r, uint32_t t, rc_graph g, rc_error *e) { RCP_CALL(r, int32_t, D(r).destroy_graph(D(r).self, (rc_thread)t, g, e)) }
 #undef D
 
+static int32_t rt_provision_(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr cur, int64_t n, rc_ptr *o, rc_served *s, rc_error *e) {
+	RCP_CALL(r, int32_t, r->provision(r->self, (rc_thread)t, (rc_slot)slot, key, cur, n, o, s, e))
+}
 static int32_t rt_provision(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr cur, int64_t n, rc_ptr *o, uint32_t *served, rc_error *e) {
 	rc_served s = RC_NOT_SERVED;
-	int32_t rc = r->provision(r->self, (rc_thread)t, (rc_slot)slot, key, cur, n, o, &s, e);
+	int32_t rc = rt_provision_(r, t, slot, key, cur, n, o, &s, e);
 	*served = (uint32_t)s;
 	return rc;
 }
-static int32_t rt_release(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr p, rc_error *e) { return r->release(r->self, (rc_thread)t, (rc_slot)slot, key, p, e); }
+static int32_t rt_release(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr p, rc_error *e) { RCP_CALL(r, int32_t, r->release(r->self, (rc_thread)t, (rc_slot)slot, key, p, e)) }
+static int32_t rt_holds_(const rc_runtime *r, const char *key, rc_slot *s, rc_ptr *p) {
+	RCP_CALL(r, int32_t, r->holds(r->self, key, s, p))
+}
 static int32_t rt_holds(const rc_runtime *r, const char *key, uint32_t *slot, rc_ptr *p) {
 	rc_slot s = RC_SLOT_PLAIN;
-	int32_t rc = r->holds(r->self, key, &s, p);
+	int32_t rc = rt_holds_(r, key, &s, p);
 	*slot = (uint32_t)s;
 	return rc;
 }
-static int64_t rt_slots_changed(const rc_runtime *r, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
-	return r->slots_changed(r->self, since, keys, cap, now);
+static void rt_holds_box(rc_runtime *r) {
+	rcp_box *b = (rcp_box *)r;
+	b->hptr = (rc_ptr){0, 0};
+	b->held = rt_holds(r, b->hkey, &b->hslot, &b->hptr);
 }
-static int32_t rt_commit_bank(const rc_runtime *r, uint32_t t, const rc_region *regions, size_t n, rc_ptr *o, rc_error *e) { return r->commit_bank(r->self, (rc_thread)t, regions, n, o, e); }
-static int32_t rt_reserve_pool(const rc_runtime *r, uint32_t t, const char *name, int64_t n, uint32_t host, rc_error *e) { return r->reserve_pool(r->self, (rc_thread)t, name, n, host, e); }
-static int32_t rt_pool_alloc(const rc_runtime *r, uint32_t t, const char *name, int64_t n, rc_ptr *o, rc_error *e) { return r->pool_alloc(r->self, (rc_thread)t, name, n, o, e); }
-static int32_t rt_pool_free(const rc_runtime *r, uint32_t t, const char *name, rc_ptr p, rc_error *e) { return r->pool_free(r->self, (rc_thread)t, name, p, e); }
-static int32_t rt_retire(const rc_runtime *r, uint32_t t, rc_error *e) { return r->retire(r->self, (rc_thread)t, e); }
+static int64_t rt_slots_changed(const rc_runtime *r, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
+	RCP_CALL(r, int64_t, r->slots_changed(r->self, since, keys, cap, now))
+}
+static int32_t rt_commit_bank(const rc_runtime *r, uint32_t t, const rc_region *regions, size_t n, rc_ptr *o, rc_error *e) { RCP_CALL(r, int32_t, r->commit_bank(r->self, (rc_thread)t, regions, n, o, e)) }
+static int32_t rt_reserve_pool(const rc_runtime *r, uint32_t t, const char *name, int64_t n, uint32_t host, rc_error *e) { RCP_CALL(r, int32_t, r->reserve_pool(r->self, (rc_thread)t, name, n, host, e)) }
+static int32_t rt_pool_alloc(const rc_runtime *r, uint32_t t, const char *name, int64_t n, rc_ptr *o, rc_error *e) { RCP_CALL(r, int32_t, r->pool_alloc(r->self, (rc_thread)t, name, n, o, e)) }
+static int32_t rt_pool_free(const rc_runtime *r, uint32_t t, const char *name, rc_ptr p, rc_error *e) { RCP_CALL(r, int32_t, r->pool_free(r->self, (rc_thread)t, name, p, e)) }
+static int32_t rt_retire(const rc_runtime *r, uint32_t t, rc_error *e) { RCP_CALL(r, int32_t, r->retire(r->self, (rc_thread)t, e)) }
 */
 import "C"
 
@@ -225,6 +344,9 @@ type Plugin struct {
 	path, name          string
 	abi, open, closeFns unsafe.Pointer
 	version             uint32 // the ABI version the plugin reported: MinABIVersion to ABIVersion
+	// descs are, for each call the loader makes (by its Go name), what the exit handler says was
+	// in flight: "runtime plugin P was inside its entry E". C memory, read-only after Load.
+	descs map[string]*C.char
 
 	mu       sync.Mutex
 	runtimes map[*Runtime]bool // opened and not closed
@@ -253,13 +375,41 @@ func Load(path string) (*Plugin, error) {
 		_ = lib.Close()
 		return nil, fmt.Errorf("runtime plugin: %w", err)
 	}
+	registerExit()
 	p.version = uint32(C.rcp_abi(p.abi))
 	if p.version < MinABIVersion || p.version > ABIVersion {
 		_ = lib.Close()
 		return nil, fmt.Errorf("runtime plugin %s: it implements ABI version %d, but this replaycheck implements ABI version %d (RC_ABI_VERSION of include/replaycheck/runtime.h) and loads versions %d to %d: rebuild the plugin against replaycheck's header",
 			path, p.version, ABIVersion, MinABIVersion, ABIVersion)
 	}
+	p.descs = make(map[string]*C.char, len(entries)+1)
+	for op, entry := range entries {
+		p.descs[op] = C.CString(fmt.Sprintf("runtime plugin %s was inside its entry %s", path, entry))
+	}
+	p.descs[""] = C.CString(fmt.Sprintf("runtime plugin %s was inside a call", path))
 	return p, nil
+}
+
+var exitOnce sync.Once
+
+// registerExit registers the exit handler (see the preamble), once per process: a plugin that
+// calls exit() inside a call makes the process exit 2, saying so, not with the plugin's status.
+func registerExit() {
+	exitOnce.Do(func() {
+		strict := C.int(1)
+		if raceBuild {
+			strict = 0
+		}
+		C.rcp_register_exit(strict)
+	})
+}
+
+// desc is what the exit handler says of a call named op in flight.
+func (p *Plugin) desc(op string) *C.char {
+	if d, ok := p.descs[op]; ok {
+		return d
+	}
+	return p.descs[""]
 }
 
 // Name is the library's base name without its extension: "reference" for reference.so.
@@ -321,6 +471,11 @@ func (p *Plugin) Close() error {
 	if len(p.runtimes) > 0 {
 		return errors.Join(err, fmt.Errorf("runtime plugin %s: the library stays loaded, since its code may still run in those calls", p.path))
 	}
+	// No call is in flight, and none will be made: the exit handler's texts can go.
+	for _, d := range p.descs {
+		C.free(unsafe.Pointer(d))
+	}
+	p.descs = nil
 	return errors.Join(err, p.lib.Close())
 }
 
@@ -338,7 +493,8 @@ type Runtime struct {
 	st     *state
 	h      cgo.Handle
 	inner  *C.rc_device  // C memory: the plugin may keep the pointer until rc_runtime_close
-	rt     *C.rc_runtime // C memory: what rc_runtime_open filled
+	box    *C.rcp_box    // C memory: rt, and the call in flight for the exit handler
+	rt     *C.rc_runtime // &box.rt: what rc_runtime_open filled
 	// bv is the device's batch view, when it has one: a call for t it runs inline is made into
 	// the plugin where it is (on t's thread already); any other goes to workers[t], the locked OS
 	// thread of the Runtime's own for t, started on first use.
@@ -347,6 +503,9 @@ type Runtime struct {
 	// has one (runtime.CallWatcher): code of the plugin's that never returns ends the instance.
 	watcher runtime.CallWatcher
 	workers [2]*runtime.Worker
+	// holdsCall asks holds about box.hkey into box's answer (Holds): made once, as a closure made
+	// per question would be allocated per question.
+	holdsCall func()
 	// logged: the runtime has a slot log (ABI 2's slots_changed); keys is C memory for its
 	// answers, room for keysCap keys.
 	logged  bool
@@ -366,10 +525,12 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	if closed {
 		return nil, fmt.Errorf("runtime plugin %s: closed", p.path)
 	}
-	r := &Runtime{p: p, dev: dev, guarded: guarded, st: &state{dev: dev}}
+	r := &Runtime{p: p, dev: dev, guarded: guarded, st: &state{dev: dev, plugin: p.name, path: p.path}}
 	r.h = cgo.NewHandle(r.st)
 	r.inner = (*C.rc_device)(C.calloc(1, C.sizeof_rc_device))
-	r.rt = (*C.rc_runtime)(C.calloc(1, C.sizeof_rc_runtime))
+	r.box = (*C.rcp_box)(C.calloc(1, C.sizeof_rcp_box))
+	r.rt = &r.box.rt
+	r.holdsCall = func() { C.rt_holds_box(r.rt) }
 	C.rcp_fill_inner(r.inner, C.uintptr_t(r.h))
 	r.bv, _ = runtime.As[runtime.BatchView](dev)
 	r.watcher, _ = runtime.As[runtime.CallWatcher](dev)
@@ -377,17 +538,23 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	if guarded {
 		mode = C.RC_MODE_KERNEL
 	}
+	opened := false
 	err := r.do(runtime.Main, "rc_runtime_open", func(e *C.rc_error) C.int32_t {
-		return C.rcp_open(p.open, C.uint32_t(p.version), mode, r.inner, r.rt, e)
+		status := C.rcp_open(p.open, C.uint32_t(p.version), mode, r.inner, r.rt, e)
+		opened = status == statusOK
+		return status
 	})
 	if err != nil {
+		if opened { // RC_OK, but it broke a rule of the ABI on the way (Runtime.do)
+			r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(p.closeFns, r.rt) })
+		}
 		r.release()
 		return nil, err
 	}
 	var buf [1024]C.char
 	C.rcp_missing(r.rt, &buf[0], C.size_t(len(buf)))
 	if missing := C.GoString(&buf[0]); missing != "" {
-		r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(p.closeFns, r.rt.self) })
+		r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(p.closeFns, r.rt) })
 		r.release()
 		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
 	}
@@ -411,10 +578,10 @@ func (r *Runtime) release() {
 	}
 	r.h.Delete()
 	C.free(unsafe.Pointer(r.inner))
-	C.free(unsafe.Pointer(r.rt))
+	C.free(unsafe.Pointer(r.box))
 	C.free(unsafe.Pointer(r.keys))
 	C.free(r.scratch)
-	r.inner, r.rt, r.keys, r.keysCap, r.scratch, r.scratchCap = nil, nil, nil, 0, nil, 0
+	r.inner, r.box, r.rt, r.keys, r.keysCap, r.scratch, r.scratchCap = nil, nil, nil, nil, 0, nil, 0
 }
 
 // Close ends the runtime: rc_runtime_close, then the handle, the table and the threads are
@@ -427,12 +594,16 @@ func (r *Runtime) Close() error {
 	}
 	r.closed = true
 	r.inCall.Store("rc_runtime_close")
-	r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(r.p.closeFns, r.rt.self) })
+	r.st.op = "rc_runtime_close"
+	r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(r.p.closeFns, r.rt) })
+	r.st.op = ""
 	r.release()
 	r.p.mu.Lock()
 	delete(r.p.runtimes, r)
 	r.p.mu.Unlock()
-	return nil
+	// A rule the plugin broke in a call whose answer could carry no error (holds, slots_changed)
+	// and that no later call reported.
+	return r.st.takeViolation()
 }
 
 // Finish closes the runtime at the end of an instance (capture.Runtime): the engine lets go of it
@@ -442,7 +613,10 @@ func (r *Runtime) Finish() error { return r.Close() }
 // Guarded reports whether the runtime was opened in kernel mode.
 func (r *Runtime) Guarded() bool { return r.guarded }
 
-// call makes one call into the plugin for thread t, on t's OS thread, one at a time.
+// call makes one call into the plugin for thread t, on t's OS thread, one at a time. A rule of the
+// ABI the plugin broke during the call (an inner call for a thread that is none), or in a query
+// before it that could not say so (holds, slots_changed), is the call's error, whatever the
+// plugin answered.
 func (r *Runtime) call(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -479,13 +653,35 @@ func (r *Runtime) usable(op string, t runtime.Thread) error {
 
 // do runs f (one call into the plugin) and maps its status; r.mu is held, or r is not shared yet.
 func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
-	r.st.failures = nil
+	r.st.failures, r.st.op = nil, op
 	var cerr C.rc_error
 	var status C.int32_t
 	r.enter(t, op, func() { status = f(&cerr) })
 	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.failures)
-	r.st.failures = nil
+	r.st.failures, r.st.op = nil, ""
+	if v := r.st.takeViolation(); v != nil {
+		return v
+	}
 	return err
+}
+
+// queryOps are the names of the queries, boxed once: holds is asked about every buffer before
+// every call of a guarded instance, and a string stored in inCall would be boxed every time.
+var queryOps = map[string]any{"Holds": "Holds", "SlotsChangedSince": "SlotsChangedSince"}
+
+// query makes f, a call into the plugin named op that takes no thread, cannot fail and must change
+// nothing (holds, slots_changed), from the caller's goroutine under the device's watch, as every
+// other call: a query that never returns ends the instance in a timeout naming it. r.mu is held.
+// An inner call the plugin makes during it is not made, and is the next call's error (see call).
+func (r *Runtime) query(op string, f func()) {
+	boxed, ok := queryOps[op]
+	if !ok {
+		boxed = op
+	}
+	r.inCall.Store(boxed)
+	r.st.op, r.st.query = op, true
+	defer func() { r.st.op, r.st.query = "", false }()
+	r.enter(noThread, op, f)
 }
 
 // enter makes f, one call into the plugin named op, under the watch of the device when it has one
@@ -493,6 +689,7 @@ func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t)
 // calls inline (the engine's batch on the simulator's thread for t, so the plugin's call and its
 // inner calls cost no hand-off), else on the Runtime's worker for t; noThread: where it is.
 func (r *Runtime) enter(t runtime.Thread, op string, f func()) {
+	r.box.desc = r.p.desc(op)
 	call := f
 	if t != noThread && (r.bv == nil || !r.bv.InBatch(t)) {
 		if r.workers[t] == nil {
@@ -758,7 +955,35 @@ func (r *Runtime) Provision(t runtime.Thread, slot guard.Slot, key string, cur r
 	case err != nil:
 		return goPtr(out), guard.NotServed, err
 	}
+	if err := r.servedAsPromised(key, cur, bytes, goPtr(out), uint32(served)); err != nil {
+		return goPtr(out), guard.NotServed, err
+	}
 	return goPtr(out), guard.Served(served), nil
+}
+
+// servedAsPromised checks what a provision that returned RC_OK says it served against the
+// contract (runtime.h, rc_runtime.provision and rc_served): an answer that breaks it is the
+// runtime's error, naming the rule, never a buffer the engine goes on with.
+func (r *Runtime) servedAsPromised(key string, cur runtime.Ptr, bytes int64, out runtime.Ptr, served uint32) error {
+	var rule string
+	switch {
+	case served < uint32(guard.InPlace) || served > uint32(guard.Rebased):
+		rule = fmt.Sprintf("*served is %d: a provision that returns RC_OK served the request RC_IN_PLACE (1), RC_ALLOCATED (2) or RC_REBASED (3)", served)
+	case bytes > 0 && out == (runtime.Ptr{}):
+		rule = "*out is {0,0}: a provision that returns RC_OK names the buffer it served"
+	case guard.Served(served) == guard.InPlace && out != cur:
+		rule = fmt.Sprintf("RC_IN_PLACE with *out %v: a request served in place leaves the slot's address and size as they were, *out = cur", out)
+	case out.Bytes < bytes && guard.Served(served) == guard.InPlace:
+		rule = fmt.Sprintf("RC_IN_PLACE, but the slot holds %d bytes: a request that does not fit what the slot holds is re-based (RC_REBASED) or refused, never served in place", out.Bytes)
+	case out.Bytes < bytes:
+		rule = fmt.Sprintf("*out %v holds %d bytes, fewer than the %d asked for", out, out.Bytes, bytes)
+	case out.Bytes > 0 && out.Addr == 0:
+		rule = fmt.Sprintf("*out %v is at address 0", out)
+	default:
+		return nil
+	}
+	return misuse(r.p.name, "Provision", runtime.ClassInternal, "%s: provision of %d bytes for slot %q (holding %v) returned RC_OK, but %s (runtime.h: rc_runtime.provision, rc_served)",
+		r.p.path, bytes, key, cur, rule)
 }
 
 // Release gives back the buffer the slot named key holds (rc_runtime.release).
@@ -779,12 +1004,13 @@ func (r *Runtime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
 	if r.closed {
 		return 0, runtime.Ptr{}, false
 	}
-	var slot C.uint32_t
-	var p C.rc_ptr
-	if C.rt_holds(r.rt, ckey, &slot, &p) == 0 {
+	r.box.hkey = ckey
+	r.query("Holds", r.holdsCall)
+	r.box.hkey = nil
+	if r.box.held == 0 {
 		return 0, runtime.Ptr{}, false
 	}
-	return guard.Slot(slot), goPtr(p), true
+	return guard.Slot(r.box.hslot), goPtr(r.box.hptr), true
 }
 
 // maxLoggedKeys bounds one answer of a slot log: a plugin that says it logged more is answered as
@@ -811,7 +1037,11 @@ func (r *Runtime) SlotsChangedSince(v uint64) (keys []string, now uint64, ok boo
 	// Twice at most: a count above the room given asks for a second call with room for it all.
 	for range 2 {
 		var cnow C.uint64_t
-		n := int64(C.rt_slots_changed(r.rt, C.uint64_t(v), (**C.char)(unsafe.Pointer(r.keys)), C.size_t(r.keysCap), &cnow))
+		var cn C.int64_t
+		r.query("SlotsChangedSince", func() {
+			cn = C.rt_slots_changed(r.rt, C.uint64_t(v), (**C.char)(unsafe.Pointer(r.keys)), C.size_t(r.keysCap), &cnow)
+		})
+		n := int64(cn)
 		now = uint64(cnow)
 		switch {
 		case n < 0 || n > maxLoggedKeys:
@@ -821,7 +1051,7 @@ func (r *Runtime) SlotsChangedSince(v uint64) (keys []string, now uint64, ok boo
 		case int(n) <= r.keysCap:
 			keys = make([]string, n)
 			for i, k := range unsafe.Slice(r.keys, n) {
-				keys[i] = C.GoString(k)
+				keys[i] = clean(C.GoString(k)) // a key no buffer has, when the plugin's was not text
 			}
 			return keys, now, true
 		}

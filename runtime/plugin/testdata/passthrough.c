@@ -14,8 +14,23 @@
  *                                      rc_runtime_open itself
  *   RC_TEST_LOG=path                   every inner call forwarded is appended to path as
  *                                      "inner=<call> t=<0|1|-> tid=<gettid>"
+ *                                      (both messages: \xHH is the byte HH, for messages that are
+ *                                      not text)
  *   RC_TEST_HANG=call                  the call never returns, making no device call (a deadlocked
- *                                      runtime)
+ *                                      runtime); holds and slots_changed too
+ *   RC_TEST_EXIT=call                  the call calls exit(0), as a runtime that gives up on the
+ *                                      process would; holds and slots_changed too
+ *   RC_TEST_SLOT_LOG=1                 slots_changed is filled: a log that never reaches back
+ *                                      (-1, *now 0), so replaycheck asks holds about every slot
+ *   RC_TEST_QUERY_CALLS=call           holds or slots_changed makes an inner malloc_ of 64 bytes
+ *                                      every time it is called, and keeps it (a query that changes
+ *                                      the device)
+ *   RC_TEST_BAD_THREAD=call            malloc, launch or provision forwards its inner call for
+ *                                      thread 7, not the t it was called for
+ *   RC_TEST_PROVISION_LIE=how          a provision that succeeds answers against the contract:
+ *                                      short (*out holds half the bytes asked), empty (*out
+ *                                      {0,0}), served (*served 99), in-place (a growth of a held
+ *                                      slot answered RC_IN_PLACE with *out = cur, nothing done)
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
@@ -27,6 +42,7 @@
  *   -DRC_TEST_NULL_ENTRIES             rc_runtime_open leaves device.launch and retire NULL
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,6 +92,10 @@ typedef struct {
 	char log[1024];
 	int from_thread;
 	char hang[64];
+	char exit_in[64];
+	char query_calls[64];
+	char bad_thread[64];
+	char lie[64];
 } pt;
 
 static int zero(rc_ptr p) { return p.addr == 0 && p.bytes == 0; }
@@ -103,7 +123,40 @@ static int32_t knob(pt *p, const char *call, rc_error *e) {
 	if (p->hang[0] && strcmp(p->hang, call) == 0)
 		for (;;)
 			pause();
+	if (p->exit_in[0] && strcmp(p->exit_in, call) == 0)
+		exit(0);
 	return RC_OK;
+}
+
+/* query applies the hang, exit and query-calls knobs to holds or slots_changed. */
+static void query(pt *p, const char *call) {
+	rc_error e;
+	(void)knob(p, call, &e);
+	if (p->query_calls[0] && strcmp(p->query_calls, call) == 0) {
+		rc_ptr kept;
+		p->in.malloc_(p->in.self, RC_THREAD_MAIN, 64, &kept, &e);
+	}
+}
+
+/* thr is the thread call forwards its inner call for: t, or 7 under RC_TEST_BAD_THREAD. */
+static rc_thread thr(pt *p, const char *call, rc_thread t) {
+	return p->bad_thread[0] && strcmp(p->bad_thread, call) == 0 ? (rc_thread)7 : t;
+}
+
+/* unescape decodes \xHH in s, in place. */
+static void unescape(char *s) {
+	char *w = s;
+	for (const char *r = s; *r;) {
+		unsigned v;
+		if (r[0] == '\\' && r[1] == 'x' && isxdigit((unsigned char)r[2]) && isxdigit((unsigned char)r[3]) &&
+		    sscanf(r + 2, "%2x", &v) == 1 && v != 0) {
+			*w++ = (char)v;
+			r += 4;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
 }
 
 static void logcall(pt *p, const char *call, int t) {
@@ -245,6 +298,9 @@ static int32_t commit(void *self, rc_thread t, const rc_region *regions, size_t 
 	return result;
 }
 
+static int32_t provide(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes, slot_t *st,
+                       rc_ptr *out, rc_served *served, rc_error *err);
+
 static int32_t pt_provision(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes, rc_ptr *out,
                             rc_served *served, rc_error *err) {
 	KNOB("provision");
@@ -257,6 +313,20 @@ static int32_t pt_provision(void *self, rc_thread t, rc_slot slot, const char *k
 	}
 	slot_t *st;
 	if (lookup(P, "provision", slot, key, cur, &st, err)) return RC_ERROR;
+	if (strcmp(P->lie, "in-place") == 0 && st && bytes > st->ptr.bytes) {
+		*served = RC_IN_PLACE; /* *out = cur: the growth was never made */
+		return RC_OK;
+	}
+	int32_t rc = provide(self, t, slot, key, cur, bytes, st, out, served, err);
+	if (rc == RC_OK && strcmp(P->lie, "short") == 0) out->bytes /= 2;
+	if (rc == RC_OK && strcmp(P->lie, "empty") == 0) *out = (rc_ptr){0, 0};
+	if (rc == RC_OK && strcmp(P->lie, "served") == 0) *served = (rc_served)99;
+	return rc;
+}
+
+/* provide serves a provision the checks passed. */
+static int32_t provide(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes, slot_t *st,
+                       rc_ptr *out, rc_served *served, rc_error *err) {
 	if (slot == RC_SLOT_ARENA) {
 		rc_region r = {key, bytes};
 		rc_ptr p = cur;
@@ -285,7 +355,7 @@ static int32_t pt_provision(void *self, rc_thread t, rc_slot slot, const char *k
 	}
 	rc_ptr p;
 	if (!st) {
-		if (FWD("malloc", t, malloc_, t, bytes, &p, err) != RC_OK) {
+		if (FWD("malloc", t, malloc_, thr(P, "provision", t), bytes, &p, err) != RC_OK) {
 			*out = (rc_ptr){0, 0};
 			return RC_ERROR;
 		}
@@ -318,6 +388,7 @@ static int32_t pt_release(void *self, rc_thread t, rc_slot slot, const char *key
 }
 
 static int32_t pt_holds(void *self, const char *key, rc_slot *slot, rc_ptr *p) {
+	query(P, "holds");
 	slot_t *st = find_slot(P, key);
 	if (!st) return 0;
 	*slot = st->slot;
@@ -493,7 +564,7 @@ static int32_t pt_retire(void *self, rc_thread t, rc_error *err) {
 
 static int32_t pt_malloc(void *self, rc_thread t, int64_t bytes, rc_ptr *out, rc_error *err) {
 	KNOB("malloc");
-	return FWD("malloc", t, malloc_, t, bytes, out, err);
+	return FWD("malloc", t, malloc_, thr(P, "malloc", t), bytes, out, err);
 }
 static int32_t pt_free(void *self, rc_thread t, rc_ptr p, rc_error *err) {
 	KNOB("free");
@@ -634,11 +705,18 @@ static int32_t pt_capture_info(void *self, rc_thread t, rc_stream s, rc_capture_
 static int32_t pt_launch(void *self, rc_thread t, rc_graph g, rc_stream s, rc_error *err) {
 	KNOB("launch");
 	if (P->from_thread) return elsewhere((job_t){.p = P, .op = J_LAUNCH, .t = t, .g = g, .s = s, .err = err});
-	return FWD("launch", t, launch, t, g, s, err);
+	return FWD("launch", t, launch, thr(P, "launch", t), g, s, err);
 }
 static int32_t pt_destroy_graph(void *self, rc_thread t, rc_graph g, rc_error *err) {
 	KNOB("destroy_graph");
 	return FWD("destroy_graph", t, destroy_graph, t, g, err);
+}
+
+static int64_t pt_slots_changed(void *self, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
+	(void)since, (void)keys, (void)cap;
+	query(P, "slots_changed");
+	*now = 0;
+	return -1;
 }
 
 /* --- Entry points. --- */
@@ -669,6 +747,13 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 		if (split(v, p->fail, sizeof p->fail, rest, sizeof rest))
 			split(rest, p->fail_class, sizeof p->fail_class, p->fail_msg, sizeof p->fail_msg);
 	}
+	unescape(p->refuse_msg);
+	unescape(p->fail_msg);
+	if ((v = getenv("RC_TEST_EXIT")) && *v) snprintf(p->exit_in, sizeof p->exit_in, "%s", v);
+	if ((v = getenv("RC_TEST_QUERY_CALLS")) && *v) snprintf(p->query_calls, sizeof p->query_calls, "%s", v);
+	if ((v = getenv("RC_TEST_BAD_THREAD")) && *v) snprintf(p->bad_thread, sizeof p->bad_thread, "%s", v);
+	if ((v = getenv("RC_TEST_PROVISION_LIE")) && *v) snprintf(p->lie, sizeof p->lie, "%s", v);
+	int slot_log = (v = getenv("RC_TEST_SLOT_LOG")) && strcmp(v, "1") == 0;
 	if ((v = getenv("RC_TEST_LOG")) && *v) snprintf(p->log, sizeof p->log, "%s", v);
 	if ((v = getenv("RC_TEST_HANG")) && *v) snprintf(p->hang, sizeof p->hang, "%s", v);
 	p->from_thread = (v = getenv("RC_TEST_FORWARD_FROM_THREAD")) && strcmp(v, "1") == 0;
@@ -717,6 +802,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	out->pool_alloc = pt_pool_alloc;
 	out->pool_free = pt_pool_free;
 	out->retire = pt_retire;
+	if (slot_log) out->slots_changed = pt_slots_changed; /* a version 1 replaycheck would not read it */
 #ifdef RC_TEST_NULL_ENTRIES
 	d->launch = NULL;
 	out->retire = NULL;

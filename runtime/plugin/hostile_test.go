@@ -1,0 +1,271 @@
+//go:build cgo
+
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+	"github.com/replaycheck/replaycheck/runtime/plugin"
+	"github.com/replaycheck/replaycheck/runtime/sim"
+)
+
+// A plugin is a team's code, and may break the ABI's contract in any way: each rule it breaks is
+// the runtime's error, naming the plugin, the entry point and the rule, never replaycheck's nor the
+// platform's, and never a hang or a silent pass.
+
+// simpleReplay is the catalog's basic/simple-replay in global mode.
+func simpleReplay(guarded bool) probes.Instance {
+	GinkgoHelper()
+	return probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Guarded: guarded, Replays: 2}
+}
+
+// Queries that never return are timed like every other call into the plugin.
+var _ = Describe("a plugin whose holds or slots_changed never returns", func() {
+	for _, c := range []struct{ call, named, log string }{{"holds", "Holds", ""}, {"slots_changed", "SlotsChangedSince", "1"}} {
+		It("ends the guarded instance in a timeout naming its "+c.call, func() {
+			p, err := plugin.Load(build("passthrough"))
+			Expect(err).NotTo(HaveOccurred())
+			setenv("RC_TEST_HANG", c.call)
+			setenv("RC_TEST_SLOT_LOG", c.log)
+			// Not openSim: the device is abandoned with the call (see "a plugin whose own code
+			// never returns").
+			b, err := sim.New(sim.Options{Profile: "cann"})
+			Expect(err).NotTo(HaveOccurred())
+			dev, err := b.Open(context.Background(), 0)
+			Expect(err).NotTo(HaveOccurred())
+			done := make(chan *capture.Result, 1)
+			in := simpleReplay(true) // only a guarded instance asks: its snapshots
+			go func() {
+				done <- capture.Run(context.Background(), dev, in, capture.Options{Runtime: rut(p), Timeout: 300 * time.Millisecond})
+			}()
+			var res *capture.Result
+			Eventually(done, 10*time.Second).Should(Receive(&res), "the run waited for the plugin's "+c.call+" for good")
+			Expect(dev.Close()).To(Succeed())
+			Expect(res.Outcome).To(Equal(probes.Errored))
+			Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout))
+			Expect(res.Reason).To(MatchRegexp(`^timeout in %s: .* inside the runtime under test's own code; device .* abandoned$`, c.named))
+			Expect(p.Close()).To(MatchError(ContainSubstring(c.named + " x1")))
+		})
+	}
+})
+
+var _ = Describe("a provision that answers RC_OK against the contract", func() {
+	var (
+		p   *plugin.Plugin
+		dev runtime.Device
+	)
+	BeforeEach(func() {
+		p = load()
+		dev = openSim("cann")
+	})
+
+	DescribeTable("is the runtime's error, naming the plugin, provision and the rule",
+		func(lie string, grow bool, rule string) {
+			setenv("RC_TEST_PROVISION_LIE", lie)
+			rt, err := p.Open(dev, false)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(rt.Close)
+			cur := runtime.Ptr{}
+			if grow {
+				cur, _, err = rt.Provision(runtime.Main, guard.Plain, "buf", runtime.Ptr{}, 4096)
+				Expect(err).NotTo(HaveOccurred())
+			}
+			_, served, err := rt.Provision(runtime.Main, guard.Plain, "buf", cur, 8192)
+			e, ok := runtime.AsError(err)
+			Expect(ok).To(BeTrue(), "%v (served %v)", err, served)
+			Expect(e.Backend).To(Equal("runtime:passthrough"))
+			Expect(e.Op).To(Equal("Provision"))
+			Expect(e.Class).To(Equal(runtime.ClassInternal))
+			Expect(e.Detail).To(SatisfyAll(ContainSubstring(p.Path()+": provision of 8192 bytes"), ContainSubstring(rule),
+				ContainSubstring("runtime.h: rc_runtime.provision, rc_served")))
+			Expect(served).To(Equal(guard.NotServed))
+			Expect(rt.Retire(runtime.Main)).To(Succeed())
+		},
+		Entry("fewer bytes than asked", "short", false, "holds 4096 bytes, fewer than the 8192 asked for"),
+		Entry("an empty *out", "empty", false, "*out is {0,0}"),
+		Entry("a *served that is none", "served", false, "*served is 99"),
+		Entry("growth answered in place", "in-place", true, "RC_IN_PLACE, but the slot holds 4096 bytes"),
+	)
+
+	It("ends the instance in error of kind runtime, not harness", func() {
+		setenv("RC_TEST_PROVISION_LIE", "served")
+		res := run(p, dev, simpleReplay(false))
+		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime), res.Reason)
+		Expect(res.Reason).To(SatisfyAll(ContainSubstring("runtime:passthrough: Provision: internal"), ContainSubstring("*served is 99")))
+	})
+})
+
+var _ = Describe("an inner call for a thread that is none", func() {
+	It("is not made, and is the runtime's error naming the plugin, the entry and the rule", func() {
+		setenv("RC_TEST_BAD_THREAD", "malloc")
+		p, dev := load(), openSim("cann")
+		rt, err := p.Open(dev, false)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
+		_, err = rt.Malloc(runtime.Main, 64)
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue(), "%v", err)
+		Expect(e.Backend).To(Equal("runtime:passthrough"), "the runtime's error, not the platform's")
+		Expect(e.Op).To(Equal("Malloc"))
+		Expect(e.Class).To(Equal(runtime.ClassInternal))
+		Expect(e.Detail).To(SatisfyAll(ContainSubstring(p.Path()+": device.malloc_ passed thread 7 to the inner device's malloc_"),
+			ContainSubstring("a runtime passes the inner device the t of the call it forwards")))
+		Expect(dev.Counters().Mallocs).To(BeZero(), "the inner call was not made")
+	})
+
+	It("ends the instance in error of kind runtime, not as the platform's rejection", func() {
+		setenv("RC_TEST_BAD_THREAD", "launch")
+		res := run(load(), openSim("cann"), simpleReplay(false))
+		Expect(res.Rejection).To(BeNil(), res.Reason)
+		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))
+		Expect(res.Reason).To(ContainSubstring("device.launch passed thread 7 to the inner device's launch"))
+	})
+})
+
+var _ = Describe("a device call made from holds or slots_changed", func() {
+	for _, c := range []struct{ call, named, log string }{{"holds", "Holds", ""}, {"slots_changed", "SlotsChangedSince", "1"}} {
+		It("is not made, and ends the instance in error naming "+c.call+" and the rule, with nothing leaked", func() {
+			setenv("RC_TEST_QUERY_CALLS", c.call)
+			setenv("RC_TEST_SLOT_LOG", c.log)
+			res := run(load(), openSim("cann"), simpleReplay(true))
+			Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+			Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime), res.Reason)
+			Expect(res.Reason).To(SatisfyAll(ContainSubstring("runtime:passthrough: "+c.named+": internal"),
+				ContainSubstring(c.call+" made a device call (the inner device's malloc_)"), ContainSubstring("never change anything")))
+			Expect(res.Leaks).To(BeEmpty())
+		})
+	}
+
+	It("fails the next call when its answer cannot carry the error, or Close", func() {
+		setenv("RC_TEST_QUERY_CALLS", "holds")
+		p, dev := load(), openSim("cann")
+		rt, err := p.Open(dev, true)
+		Expect(err).NotTo(HaveOccurred())
+		_, _, ok := rt.Holds("x")
+		Expect(ok).To(BeFalse())
+		Expect(dev.Counters().Mallocs).To(BeZero(), "the inner call was not made")
+		_, err = rt.CreateStream(runtime.Main)
+		Expect(err).To(MatchError(ContainSubstring("holds made a device call")))
+		s, err := rt.CreateStream(runtime.Main)
+		Expect(err).NotTo(HaveOccurred(), "reported once")
+		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
+		rt.Holds("x")
+		Expect(rt.Close()).To(MatchError(ContainSubstring("holds made a device call")))
+	})
+})
+
+// hostile is a message no report may print as it is: an escape sequence that clears the screen,
+// a newline that starts a forged line, a byte that is not UTF-8 and a C1 control (CSI).
+const hostile = "evil\x1b[2J\nFAIL forged\xff\xc2\x9b31m"
+
+// hostileShown is hostile as every report shows it.
+const hostileShown = `evil\x1b[2J\nFAIL forged` + "\uFFFD" + `\u009b31m`
+
+var _ = Describe("strings a plugin writes", func() {
+	shown := func(s string) {
+		GinkgoHelper()
+		Expect(utf8.ValidString(s)).To(BeTrue(), "%q", s)
+		Expect(strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) })).To(Equal(-1), "%q", s)
+	}
+
+	It("reach the result cleaned: not UTF-8 as U+FFFD, control characters as escapes", func() {
+		setenv("RC_TEST_FAIL", "launch:internal:"+hostile)
+		res := run(load(), openSim("cann"), simpleReplay(false))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime), res.Reason)
+		shown(res.Reason)
+		shown(res.Error.Message)
+		Expect(res.Reason).To(ContainSubstring(hostileShown))
+	})
+
+	It("are cleaned in a refusal, a class and a name too", func() {
+		setenv("RC_TEST_REFUSE", "launch:"+hostile)
+		res := run(load(), openSim("cann"), simpleReplay(true))
+		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
+		shown(res.Refusal.Detail)
+		shown(res.Reason)
+		Expect(res.Refusal.Detail).To(Equal(hostileShown))
+
+		setenv("RC_TEST_REFUSE", "")
+		setenv("RC_TEST_FAIL", "sync_device:\x1b[31mred:x")
+		rt, err := load().Open(openSim("cann"), false)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
+		err = rt.SyncDevice(runtime.Main)
+		shown(err.Error())
+		Expect(err).To(MatchError(ContainSubstring(`unknown class "\x1b[31mred"`)))
+	})
+})
+
+// exitChildEnv names the plugin TestExitChild runs an instance through; unset, it is skipped.
+const exitChildEnv = "RC_TEST_EXIT_CHILD_PLUGIN"
+
+// TestExitChild is the process the specs below start: it runs basic/simple-replay through the
+// plugin, whose RC_TEST_EXIT calls exit(0) inside a call.
+func TestExitChild(t *testing.T) {
+	path := os.Getenv(exitChildEnv)
+	if path == "" {
+		t.Skip("run by the specs of a plugin that calls exit")
+	}
+	p, err := plugin.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sim.New(sim.Options{Profile: "cann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := b.Open(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, err := probes.Load(probes.DefaultLimits(), "../../specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets {
+		for _, pr := range s.Probes {
+			if pr.ID() == "basic/simple-replay" {
+				res := capture.Run(context.Background(), dev, probes.Instance{Probe: pr, Mode: runtime.Global, Guarded: true, Replays: 2},
+					capture.Options{Runtime: &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+						return p.Open(dev, guarded)
+					}}})
+				fmt.Println("the instance ended:", res.Outcome, res.Reason)
+			}
+		}
+	}
+}
+
+var _ = Describe("a plugin that calls exit() inside a call", func() {
+	for call, entry := range map[string]string{"launch": "device.launch", "provision": "provision", "holds": "holds"} {
+		It("makes the process exit 2, naming the plugin and the entry in flight: in "+call, func() {
+			path := build("passthrough")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestExitChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), exitChildEnv+"="+path, "RC_TEST_EXIT="+call)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			Expect(err).To(BeAssignableToTypeOf(exit), "exit status 0: stdout %s\nstderr %s", stdout.String(), stderr.String())
+			Expect(err.(*exec.ExitError).ExitCode()).To(Equal(2), stderr.String())
+			Expect(stderr.String()).To(Equal(fmt.Sprintf("replaycheck: exit() was called while runtime plugin %s was inside its entry %s, a call replaycheck made: a runtime plugin must return from every call and never end the process (docs/runtime-abi.md, Results); replaycheck exits with status 2, its reports unwritten\n", path, entry)))
+			Expect(stdout.String()).NotTo(ContainSubstring("the instance ended"))
+		})
+	}
+})
