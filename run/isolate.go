@@ -257,7 +257,7 @@ var (
 	// goSignal is how the Go runtime reports a signal it could not handle (one in C code: a driver
 	// library or a plugin) before it exits with status 2.
 	goSignal  = regexp.MustCompile(`(?m)^(SIG[A-Z]+): `)
-	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|replaycheck worker: .*)$`)
+	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|replaycheck worker: .*|replaycheck: exit\(\) was called while .*)$`)
 )
 
 // signal is the signal the Go runtime said killed the worker, or "".
