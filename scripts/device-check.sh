@@ -65,8 +65,14 @@ if ! command -v "${CC:-cc}" > /dev/null; then
 fi
 
 step "devices"
-"$rc" devices > "$out/devices.txt"
-"$rc" devices --format json > "$out/devices.json"
+# Opening a driver runs its initialisation, which a broken device can hang in: bounded like every
+# step, and killed if it does not end on SIGTERM (a thread inside the driver holds the process).
+if ! timeout -k 5 "$STEP_TIMEOUT" "$rc" devices > "$out/devices.txt" ||
+	! timeout -k 5 "$STEP_TIMEOUT" "$rc" devices --format json > "$out/devices.json"; then
+	sed 's/^/    /' "$out/devices.txt" | tee -a "$out/summary.md"
+	log "replaycheck devices failed or did not end within ${STEP_TIMEOUT}s: a driver that hangs while it initialises cannot be checked"
+	exit 1
+fi
 sed 's/^/    /' "$out/devices.txt" | tee -a "$out/summary.md"
 
 backend=${BACKEND:-}
@@ -97,8 +103,10 @@ else
 	tail -40 "$out/conformance.log" | sed 's/^/    /' | tee -a "$out/summary.md"
 fi
 hw=$(grep -Eo 'hardware specs: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out/conformance.log" | tail -1 || true)
+on_device=yes
 if [ -z "$hw" ] || echo "$hw" | grep -q '^hardware specs: 0 passed'; then
 	log "no spec passed on the hardware (${hw:-no count}): the run above did not check the device"
+	on_device=
 else
 	log "$hw"
 fi
@@ -126,6 +134,13 @@ else
 fi
 
 step "baseline"
+# A baseline records a device: not one written over a fake library (its platform key says
+# replaycheck-fake) or from a run whose conformance suite checked nothing on the hardware.
+key=$(grep -Eo '"platform": *"[^"]*"' "$out/devices.json" | sed 's/.*"\([^"]*\)"$/\1/' | grep "^$backend/" | head -1 || true)
+if [ -z "$on_device" ] || [[ "$key" == *replaycheck-fake* ]]; then
+	log "not written: ${key:-the platform} is not a device this run checked (see the conformance suite above)"
+	exit 1
+fi
 timeout "$STEP_TIMEOUT" "$rc" baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
 
 log ""

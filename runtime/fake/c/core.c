@@ -124,6 +124,15 @@ static void read_env(void) {
 		fail_malloc = strtol(v, NULL, 0);
 }
 
+/* Unloading the library closes its call log: a process that loads the fake again and again (one
+ * backend per instance, the conformance suite) would otherwise keep a descriptor per load. */
+__attribute__((destructor)) static void close_log(void) {
+	if (call_log) {
+		fclose(call_log);
+		call_log = NULL;
+	}
+}
+
 /* The calling thread as the kernel names it (gettid): what the log records, and what Go's
  * syscall.Gettid returns on that thread. */
 static long thread_id(void) { return (long)syscall(SYS_gettid); }

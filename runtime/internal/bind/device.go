@@ -168,7 +168,8 @@ type Device struct {
 
 var _ runtime.Device = (*Device)(nil)
 
-// NewDevice starts the two workers and binds the device on each. A failed bind stops them.
+// NewDevice starts the two workers and binds the device on each. A failed bind undoes the binds
+// that took (aclrtSetDevice holds the device until its aclrtResetDevice) and stops the workers.
 func NewDevice(codes Codes, drv Driver, caps runtime.Capabilities) (*Device, error) {
 	d := &Device{
 		codes: codes, drv: drv, caps: caps,
@@ -179,6 +180,7 @@ func NewDevice(codes Codes, drv Driver, caps runtime.Capabilities) (*Device, err
 		kept:       map[hostKey][]*allocation{},
 	}
 	var errs []error
+	var bound []runtime.Thread
 	for _, t := range []runtime.Thread{runtime.Main, runtime.Other} {
 		var code int
 		var detail string
@@ -189,9 +191,14 @@ func NewDevice(codes Codes, drv Driver, caps runtime.Capabilities) (*Device, err
 		})
 		if code != 0 {
 			errs = append(errs, d.codes.Error("Open", code, fmt.Sprintf("binding the device on the %v thread: %s", t, detail)))
+		} else {
+			bound = append(bound, t)
 		}
 	}
 	if len(errs) > 0 {
+		for _, t := range bound {
+			d.workers[t].Do(func() { drv.Unbind(t) }) // the bind's error is the one to report
+		}
 		for _, w := range d.workers {
 			w.Stop()
 		}

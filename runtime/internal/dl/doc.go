@@ -104,8 +104,12 @@ func Tried(attempts []Attempt) string {
 	for _, a := range attempts {
 		switch {
 		case a.Err == "":
-		case strings.Contains(a.Err, "No such file or directory"):
+		case strings.HasPrefix(a.Err, a.Path+": ") && strings.Contains(a.Err, "No such file or directory"):
+			// The library itself is absent. A dependency it needs that is absent is named in
+			// the error instead, and is another failure: the file is there.
 			absent = append(absent, a.Path)
+		case !strings.Contains(a.Err, a.Path):
+			other = append(other, a.Path+": "+a.Err)
 		default:
 			other = append(other, a.Err)
 		}
