@@ -35,6 +35,24 @@ func (f Fault) String() string { return fmt.Sprintf("%s@%d", f.Kind, f.At) }
 // Replay reports whether the fault fires at a replay round (every kind but alloc-fail).
 func (f Fault) Replay() bool { return f.Kind != runtime.FaultAllocFail }
 
+// FaultCall is the device call a fault fires at: the At-th allocation, or the first launch of
+// replay round At. Only one fault can fire at a call: of two there, the second never would.
+type FaultCall struct {
+	Replay bool
+	At     int
+}
+
+// Call is the call f fires at.
+func (f Fault) Call() FaultCall { return FaultCall{f.Replay(), f.At} }
+
+// String names the kind of call, as "one fault per ..." says it.
+func (c FaultCall) String() string {
+	if c.Replay {
+		return "replay round"
+	}
+	return "allocation"
+}
+
 // MaxFaultIndex bounds N and K.
 const MaxFaultIndex = 1000000
 
@@ -90,25 +108,16 @@ func (l *loader) faults(n *yaml.Node) []Fault {
 // checkFaults checks a probe's faults against the probe: a replay round it has, and no two faults
 // that fire at the same call (the same allocation, or a launch of the same round).
 func (l *loader) checkFaults(p *Probe) {
-	type key struct {
-		replay bool
-		at     int
-	}
-	seen := map[key]Fault{}
+	seen := map[FaultCall]Fault{}
 	for _, f := range p.Faults {
 		if f.Replay() && f.At > p.Replays {
 			l.errorf(f.Pos, RuleFault, "fault %s: the probe replays %d round(s): want a round from 1 to %d", f, p.Replays, p.Replays)
 			continue
 		}
-		k := key{f.Replay(), f.At}
-		if first, dup := seen[k]; dup {
-			what := "replay round"
-			if !f.Replay() {
-				what = "allocation"
-			}
-			l.errorf(f.Pos, RuleFault, "fault %s fires at the same call as %s (line %d): one fault per %s", f, first, first.Pos.Line, what)
+		if first, dup := seen[f.Call()]; dup {
+			l.errorf(f.Pos, RuleFault, "fault %s fires at the same call as %s (line %d): one fault per %s", f, first, first.Pos.Line, f.Call())
 			continue
 		}
-		seen[k] = f
+		seen[f.Call()] = f
 	}
 }

@@ -118,10 +118,7 @@ func Defaults(getenv func(string) string) Config {
 	str := func(key, setting string, dst *string) {
 		if v := getenv(key); v != "" {
 			*dst = v
-			if c.fromEnv == nil {
-				c.fromEnv = map[string]string{}
-			}
-			c.fromEnv[setting] = key
+			c.fromVar(setting, key)
 		}
 	}
 	str(EnvBackend, "backend", &c.Backend)
@@ -191,6 +188,14 @@ func (f numberFlag[T]) Set(v string) error {
 	return nil
 }
 
+// fromVar records that variable gave setting's value (see fromEnv).
+func (c *Config) fromVar(setting, variable string) {
+	if c.fromEnv == nil {
+		c.fromEnv = map[string]string{}
+	}
+	c.fromEnv[setting] = variable
+}
+
 func (c *Config) envErr(setting string, err error) {
 	if c.envErrs == nil {
 		c.envErrs = map[string]error{}
@@ -222,24 +227,22 @@ func (e *SettingError) Error() string {
 
 func (e *SettingError) Unwrap() error { return e.Err }
 
-// Invalid is the SettingError of setting's value for a front end's own check of it (the CLI's
-// load of --runtime), blamed on its variable when it came from one.
-func (c *Config) Invalid(setting string, err error) error { return c.settingErr(setting, err) }
-
-// settingErr is the SettingError of setting's value, blamed on its variable when it came from one.
-func (c *Config) settingErr(setting string, err error) error {
+// Invalid is the SettingError of setting's value, blamed on its variable when it came from one:
+// Check's, and a front end's own check of a setting (the CLI's load of --runtime).
+func (c *Config) Invalid(setting string, err error) error {
 	return &SettingError{Setting: setting, Env: c.fromEnv[setting], Err: err}
 }
 
 func (c *Config) settingErrf(setting string, format string, args ...any) error {
-	return c.settingErr(setting, fmt.Errorf(format, args...))
+	return c.Invalid(setting, fmt.Errorf(format, args...))
 }
 
 // Check reports a malformed environment default (the first by setting name) and every setting
 // that cannot be used: replays outside 0..MaxReplays, a timeout that is not positive, unknown
 // modes or guard settings, a --run pattern that does not compile, a shard that is not K/N with
-// 1 <= K <= N, timelines other than failed or all, a --fault that is not KIND@N or names a replay
-// round --replays never reaches. It opens nothing (see CheckBackend).
+// 1 <= K <= N, timelines other than failed or all, a memory size for a backend other than the
+// simulator, a --fault that is not KIND@N, names a replay round --replays never reaches or fires at
+// the same call as another. It opens nothing (see CheckBackend).
 func (c *Config) Check() error {
 	if len(c.envErrs) > 0 {
 		keys := make([]string, 0, len(c.envErrs))
@@ -266,6 +269,10 @@ func (c *Config) Check() error {
 	}
 	if c.Timeout <= 0 {
 		return c.settingErrf("timeout", "%v is not a positive duration", c.Timeout)
+	}
+	if c.Memory != 0 && c.Backend != "sim" {
+		// Only the simulator's memory has a size to choose: a device backend's is the card's.
+		return fmt.Errorf("--memory sizes the simulator's device memory; backend %s's device has its own (leave --memory out)", c.Backend)
 	}
 	return c.checkFaults()
 }
@@ -313,10 +320,10 @@ func (c *Config) Matrix() (probes.Matrix, error) {
 	m := probes.Matrix{Replays: c.Replays}
 	var err error
 	if m.Modes, err = probes.ParseModes(c.Modes); err != nil {
-		return m, c.settingErr("modes", err)
+		return m, c.Invalid("modes", err)
 	}
 	if m.Guards, err = probes.ParseGuards(c.Guards); err != nil {
-		return m, c.settingErr("guards", err)
+		return m, c.Invalid("guards", err)
 	}
 	return m, nil
 }
@@ -327,7 +334,7 @@ func (c *Config) pattern() (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(c.Run)
 	if err != nil {
-		return nil, c.settingErr("run", err)
+		return nil, c.Invalid("run", err)
 	}
 	return re, nil
 }

@@ -324,7 +324,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 	if c.RuntimeUnderTest == nil && c.Runtime != "" {
 		rut, rel, err := LoadRuntime(c.Runtime)
 		if err != nil {
-			return nil, c.settingErr("runtime", err)
+			return nil, c.Invalid("runtime", err)
 		}
 		release, c.RuntimeUnderTest = rel, rut
 	}

@@ -33,10 +33,7 @@ func (c *Config) faultsFromEnv(getenv func(string) string) {
 		return
 	}
 	c.Faults = splitFaults(v)
-	if c.fromEnv == nil {
-		c.fromEnv = map[string]string{}
-	}
-	c.fromEnv["fault"] = EnvFault // a value Check rejects is the variable's, until --fault is given
+	c.fromVar("fault", EnvFault) // a value Check rejects is the variable's, until --fault is given
 	if _, err := parseFaults(c.Faults); err != nil {
 		c.envErr("fault", fmt.Errorf("%s=%q: %w", EnvFault, v, err))
 	}
@@ -61,35 +58,19 @@ func parseFaults(texts []string) ([]probes.Fault, error) {
 func (c *Config) checkFaults() error {
 	fs, err := parseFaults(c.Faults)
 	if err != nil {
-		return c.settingErr("fault", err)
+		return c.Invalid("fault", err)
 	}
-	seen := map[faultCall]probes.Fault{}
+	seen := map[probes.FaultCall]probes.Fault{}
 	for _, f := range fs {
-		if first, dup := seen[callOf(f)]; dup {
-			return c.settingErrf("fault", "%s fires at the same call as %s: one fault per %s", f, first, callOf(f))
+		if first, dup := seen[f.Call()]; dup {
+			return c.settingErrf("fault", "%s fires at the same call as %s: one fault per %s", f, first, f.Call())
 		}
-		seen[callOf(f)] = f
+		seen[f.Call()] = f
 		if f.Replay() && c.Replays > 0 && f.At > c.Replays {
 			return c.settingErrf("fault", "%s: --replays %d runs %d round(s) per instance, so round %d never comes", f, c.Replays, c.Replays, f.At)
 		}
 	}
 	return nil
-}
-
-// faultCall is the device call a fault fires at: the N-th allocation, or the first launch of
-// replay round K. Only one fault can fire at a call, as the probe loader rules for a probe's own.
-type faultCall struct {
-	replay bool
-	at     int
-}
-
-func callOf(f probes.Fault) faultCall { return faultCall{f.Replay(), f.At} }
-
-func (k faultCall) String() string {
-	if k.replay {
-		return "replay round"
-	}
-	return "allocation"
 }
 
 // CheckFaults refuses a selection in which one of the run's faults (--fault, REPLAYCHECK_FAULT)
@@ -123,7 +104,7 @@ func (c Config) faultClash(p *probes.Probe) error {
 	}
 	for _, f := range c.faults() {
 		for _, own := range p.Faults {
-			if callOf(own) != callOf(f) {
+			if own.Call() != f.Call() {
 				continue
 			}
 			where := ""
@@ -131,7 +112,7 @@ func (c Config) faultClash(p *probes.Probe) error {
 				where = fmt.Sprintf(" (%s:%d)", display(own.Pos.File), own.Pos.Line)
 			}
 			return c.settingErrf("fault", "%s fires at the same call as %s, probe %s's own fault%s: one fault per %s; leave it out, or leave the probe out of the selection (--run, --probe)",
-				f, own, p.ID(), where, callOf(f))
+				f, own, p.ID(), where, f.Call())
 		}
 	}
 	return nil

@@ -69,17 +69,7 @@ func (f *runFlags) given(name string) bool {
 // check validates the flags that need more than their type (run.Config.Check for the run's own).
 func (f *runFlags) check() error {
 	f.fs.Visit(func(fl *flag.Flag) { f.cfg.Set(fl.Name) })
-	if err := f.cfg.Check(); err != nil {
-		return err
-	}
-	if err := f.checkFormat(); err != nil {
-		return err
-	}
 	if f.given("memory") {
-		// Only the simulator's memory has a size to choose: a device backend's is the card's.
-		if f.cfg.Backend != "sim" {
-			return fmt.Errorf("--memory sizes the simulator's device memory; backend %s's device has its own (leave --memory out)", f.cfg.Backend)
-		}
 		var err error
 		if f.cfg.Memory, err = bytesize.Parse(f.memory); err != nil {
 			return fmt.Errorf("--memory: %w", err)
@@ -88,7 +78,10 @@ func (f *runFlags) check() error {
 			return fmt.Errorf("--memory: %q: want a size above zero (leave --memory out for the simulator's default)", f.memory)
 		}
 	}
-	return nil
+	if err := f.cfg.Check(); err != nil {
+		return err
+	}
+	return f.checkFormat()
 }
 
 // checkFormat checks --format.
