@@ -144,19 +144,17 @@ var AbandonWait = 250 * time.Millisecond
 // it either.
 var ErrAbandonedInCall = errors.New("abandoned inside a call")
 
-// abandoned is the channel of ctx's abandon context (AbandonWith); nil, never ready, without one.
-func abandoned(ctx context.Context) <-chan struct{} {
-	if a, ok := ctx.Value(abandonKey{}).(context.Context); ok {
-		return a.Done()
-	}
-	return nil
+// abandonOf is ctx's abandon context (AbandonWith); nil without one.
+func abandonOf(ctx context.Context) context.Context {
+	a, _ := ctx.Value(abandonKey{}).(context.Context)
+	return a
 }
 
 // instanceContext is the context one instance runs under: ctx's values without its cancellation,
 // cancelled when the abandon context is done.
 func instanceContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	inst, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if a, ok := ctx.Value(abandonKey{}).(context.Context); ok {
+	if a := abandonOf(ctx); a != nil {
 		stop := context.AfterFunc(a, cancel)
 		return inst, func() { stop(); cancel() }
 	}
@@ -169,10 +167,14 @@ func instanceContext(ctx context.Context) (context.Context, context.CancelFunc) 
 func await(ctx context.Context, wait time.Duration, instance func() reports.Entry) (e reports.Entry, ok bool, left <-chan reports.Entry) {
 	ch := make(chan reports.Entry, 1)
 	go func() { ch <- instance() }()
+	var abandon <-chan struct{} // nil, never ready, without an abandon context
+	if a := abandonOf(ctx); a != nil {
+		abandon = a.Done()
+	}
 	select {
 	case e = <-ch:
 		return e, true, nil
-	case <-abandoned(ctx):
+	case <-abandon:
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
