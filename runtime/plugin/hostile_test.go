@@ -69,10 +69,7 @@ var _ = Describe("a provision that answers RC_OK against the contract", func() {
 		p   *plugin.Plugin
 		dev runtime.Device
 	)
-	BeforeEach(func() {
-		p = load()
-		dev = openSim("cann")
-	})
+	loadEach(&p, &dev)
 
 	DescribeTable("is the runtime's error, naming the plugin, provision and the rule",
 		func(lie string, grow bool, rule string) {
@@ -243,9 +240,7 @@ func TestExitChild(t *testing.T) {
 		for _, pr := range s.Probes {
 			if pr.ID() == "basic/simple-replay" {
 				res := capture.Run(context.Background(), dev, probes.Instance{Probe: pr, Mode: runtime.Global, Guarded: true, Replays: 2},
-					capture.Options{Runtime: &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
-						return p.Open(dev, guarded)
-					}}})
+					capture.Options{Runtime: rut(p)})
 				fmt.Println("the instance ended:", res.Outcome, res.Reason)
 			}
 		}

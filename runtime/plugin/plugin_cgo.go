@@ -195,14 +195,29 @@ static int rcp_register_exit(int strict) {
 	return atexit(rcp_at_exit);
 }
 
+// rcp_in notes a call into the runtime r in flight, until rcp_out of what it returns.
+typedef struct {
+	const char *was; // rcp_here before the call: a call made inside another's restores it
+	int k;           // its entry in rcp_flight, -1 when counted in rcp_flight_more
+} rcp_note;
+
+static rcp_note rcp_in(const rc_runtime *r) {
+	const char *d = rcp_desc(r);
+	rcp_note n = {rcp_here, rcp_flight_enter(d)};
+	rcp_here = d;
+	return n;
+}
+
+static void rcp_out(rcp_note n) {
+	rcp_here = n.was;
+	rcp_flight_leave(n.k);
+}
+
 // RCP_CALL makes the call expr, of type T, into the runtime r, noted in flight, and returns it.
 #define RCP_CALL(r, T, ...)                                                    \
-	const char *d_ = rcp_desc(r), *was_ = rcp_here;                         \
-	int k_ = rcp_flight_enter(d_);                                          \
-	rcp_here = d_;                                                          \
+	rcp_note n_ = rcp_in(r);                                                \
 	T v_ = (__VA_ARGS__);                                                   \
-	rcp_here = was_;                                                        \
-	rcp_flight_leave(k_);                                                   \
+	rcp_out(n_);                                                            \
 	return v_;
 
 // The entry points, called through the addresses dl resolved.
@@ -211,12 +226,9 @@ static int32_t rcp_open(void *f, uint32_t v, uint32_t mode, const rc_device *in,
 	RCP_CALL(out, int32_t, ((int32_t (*)(uint32_t, rc_mode, const rc_device *, rc_runtime *, rc_error *))f)(v, (rc_mode)mode, in, out, e))
 }
 static void rcp_close(void *f, const rc_runtime *r) {
-	const char *d_ = rcp_desc(r), *was_ = rcp_here;
-	int k_ = rcp_flight_enter(d_);
-	rcp_here = d_;
+	rcp_note n = rcp_in(r);
 	((void (*)(void *))f)(r->self);
-	rcp_here = was_;
-	rcp_flight_leave(k_);
+	rcp_out(n);
 }
 
 // The names of the entries of *r the plugin left NULL, comma-separated, into buf.
@@ -263,12 +275,11 @@ static int32_t rt_sync_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_e
 static int32_t rt_sync_device(const rc_runtime *r, uint32_t t, rc_error *e) { RCP_CALL(r, int32_t, D(r).sync_device(D(r).self, (rc_thread)t, e)) }
 static int32_t rt_query_event(const rc_runtime *r, uint32_t t, rc_event ev, uint32_t *c, rc_error *e) { RCP_CALL(r, int32_t, D(r).query_event(D(r).self, (rc_thread)t, ev, c, e)) }
 static int32_t rt_sync_event(const rc_runtime *r, uint32_t t, rc_event ev, rc_error *e) { RCP_CALL(r, int32_t, D(r).sync_event(D(r).self, (rc_thread)t, ev, e)) }
-static int32_t rt_exchange_capture_mode_(const rc_runtime *r, uint32_t t, uint32_t m, rc_capture_mode *o, rc_error *e) {
-	RCP_CALL(r, int32_t, D(r).exchange_capture_mode(D(r).self, (rc_thread)t, (rc_capture_mode)m, o, e))
-}
 static int32_t rt_exchange_capture_mode(const rc_runtime *r, uint32_t t, uint32_t m, uint32_t *old, rc_error *e) {
 	rc_capture_mode o = RC_CAPTURE_GLOBAL;
-	int32_t rc = rt_exchange_capture_mode_(r, t, m, &o, e);
+	rcp_note n = rcp_in(r);
+	int32_t rc = D(r).exchange_capture_mode(D(r).self, (rc_thread)t, (rc_capture_mode)m, &o, e);
+	rcp_out(n);
 	*old = (uint32_t)o;
 	return rc;
 }
@@ -279,29 +290,24 @@ static int32_t rt_launch(const rc_runtime *r, uint32_t t, rc_graph g, rc_stream 
 static int32_t rt_destroy_graph(const rc_runtime *r, uint32_t t, rc_graph g, rc_error *e) { RCP_CALL(r, int32_t, D(r).destroy_graph(D(r).self, (rc_thread)t, g, e)) }
 #undef D
 
-static int32_t rt_provision_(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr cur, int64_t n, rc_ptr *o, rc_served *s, rc_error *e) {
-	RCP_CALL(r, int32_t, r->provision(r->self, (rc_thread)t, (rc_slot)slot, key, cur, n, o, s, e))
-}
 static int32_t rt_provision(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr cur, int64_t n, rc_ptr *o, uint32_t *served, rc_error *e) {
 	rc_served s = RC_NOT_SERVED;
-	int32_t rc = rt_provision_(r, t, slot, key, cur, n, o, &s, e);
+	rcp_note in = rcp_in(r);
+	int32_t rc = r->provision(r->self, (rc_thread)t, (rc_slot)slot, key, cur, n, o, &s, e);
+	rcp_out(in);
 	*served = (uint32_t)s;
 	return rc;
 }
 static int32_t rt_release(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr p, rc_error *e) { RCP_CALL(r, int32_t, r->release(r->self, (rc_thread)t, (rc_slot)slot, key, p, e)) }
-static int32_t rt_holds_(const rc_runtime *r, const char *key, rc_slot *s, rc_ptr *p) {
-	RCP_CALL(r, int32_t, r->holds(r->self, key, s, p))
-}
-static int32_t rt_holds(const rc_runtime *r, const char *key, uint32_t *slot, rc_ptr *p) {
-	rc_slot s = RC_SLOT_PLAIN;
-	int32_t rc = rt_holds_(r, key, &s, p);
-	*slot = (uint32_t)s;
-	return rc;
-}
+// rt_holds_box asks holds about the box's hkey into its held, hslot and hptr.
 static void rt_holds_box(rc_runtime *r) {
 	rcp_box *b = (rcp_box *)r;
+	rc_slot s = RC_SLOT_PLAIN;
 	b->hptr = (rc_ptr){0, 0};
-	b->held = rt_holds(r, b->hkey, &b->hslot, &b->hptr);
+	rcp_note n = rcp_in(r);
+	b->held = r->holds(r->self, b->hkey, &s, &b->hptr);
+	rcp_out(n);
+	b->hslot = (uint32_t)s;
 }
 static int64_t rt_slots_changed(const rc_runtime *r, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
 	RCP_CALL(r, int64_t, r->slots_changed(r->self, since, keys, cap, now))

@@ -60,6 +60,15 @@ func setenv(key, value string) {
 	DeferCleanup(os.Unsetenv, key)
 }
 
+// loadEach sets *p and *dev, before each spec of the container it is called in, to the loaded
+// passthrough plugin (load) and a fresh cann simulator (openSim).
+func loadEach(p **plugin.Plugin, dev *runtime.Device) {
+	BeforeEach(func() {
+		*p = load()
+		*dev = openSim("cann")
+	})
+}
+
 func openSim(profile string) runtime.Device {
 	GinkgoHelper()
 	b, err := sim.New(sim.Options{Profile: profile})
@@ -202,10 +211,7 @@ var _ = Describe("a Runtime", func() {
 		p   *plugin.Plugin
 		dev runtime.Device
 	)
-	BeforeEach(func() {
-		p = load()
-		dev = openSim("cann")
-	})
+	loadEach(&p, &dev)
 	open := func(guarded bool) *plugin.Runtime {
 		GinkgoHelper()
 		rt, err := p.Open(dev, guarded)
