@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/replaycheck/replaycheck/capture"
 )
@@ -114,34 +113,38 @@ func decodeError(data []byte, err error) error {
 		// A report with a value of the wrong type: outside the schema, not "not a report".
 		return &ReadError{Line: lineAt(data, typ.Offset), Path: typ.Field, Err: err}
 	}
-	if i, off, ok := failingResult(data); ok {
+	if i, off, raw := failingResult(data); raw != nil {
 		var id struct {
 			ID string `json:"id"`
 		}
-		_ = json.Unmarshal(rawAt(data, off), &id)
+		_ = json.Unmarshal(raw, &id)
 		return &ReadError{Line: lineAt(data, off), ID: id.ID, Path: pathString([]any{"results", i}), Err: err}
 	}
 	return &ReadError{Err: err}
 }
 
 // failingResult finds the first element of data's top-level "results" that does not decode as an
-// Entry on its own: its index and offset.
-func failingResult(data []byte) (int, int64, bool) {
+// Entry on its own: its index, offset and text (nil when every one decodes).
+func failingResult(data []byte) (int, int64, json.RawMessage) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if !enter(dec, "results") {
-		return 0, 0, false
+		return 0, 0, nil
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return 0, 0, false
+		return 0, 0, nil
 	}
 	for i := 0; dec.More(); i++ {
 		off := valueStart(data, dec.InputOffset())
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			return 0, 0, nil
+		}
 		var e Entry
-		if err := dec.Decode(&e); err != nil {
-			return i, off, true
+		if json.Unmarshal(raw, &e) != nil {
+			return i, off, raw
 		}
 	}
-	return 0, 0, false
+	return 0, 0, nil
 }
 
 // enter moves dec, at the start of an object, to the value of its member key.
@@ -205,13 +208,6 @@ func valueStart(data []byte, off int64) int64 {
 	return off
 }
 
-// rawAt is the JSON value that begins at off.
-func rawAt(data []byte, off int64) json.RawMessage {
-	var raw json.RawMessage
-	_ = json.NewDecoder(bytes.NewReader(data[min(off, int64(len(data))):])).Decode(&raw)
-	return raw
-}
-
 func lineAt(data []byte, off int64) int {
 	off = min(max(off, 0), int64(len(data)))
 	return 1 + bytes.Count(data[:off], []byte("\n"))
@@ -260,59 +256,6 @@ func CheckEntry(e *Entry) error {
 	return checkValue(reflect.ValueOf(e).Elem(), nil)
 }
 
-// enumSets are the schema's enums as sets, by type.
-var enumSets = sync.OnceValue(func() map[reflect.Type]map[string]bool {
-	out := make(map[reflect.Type]map[string]bool, len(enums))
-	for t, vs := range enums {
-		out[t] = map[string]bool{}
-		for _, v := range vs {
-			out[t][v] = true
-		}
-	}
-	return out
-})
-
-// jsonField is a struct field as JSON writes it.
-type jsonField struct {
-	index    []int
-	name     string
-	optional bool // omitempty or omitzero: may be left out
-}
-
-var fieldCache sync.Map // reflect.Type -> []jsonField
-
-// jsonFields are t's JSON fields in order, embedded structs' inlined, as Schema sees them.
-func jsonFields(t reflect.Type) []jsonField {
-	if fs, ok := fieldCache.Load(t); ok {
-		return fs.([]jsonField)
-	}
-	var out []jsonField
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if !f.IsExported() || tag == "-" {
-				continue
-			}
-			at := append(slices.Clone(index), i)
-			name, opts, _ := strings.Cut(tag, ",")
-			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-				walk(f.Type, at)
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			out = append(out, jsonField{index: at, name: name,
-				optional: strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")})
-		}
-	}
-	walk(t, nil)
-	fieldCache.Store(t, out)
-	return out
-}
-
 var (
 	timelineType    = reflect.TypeFor[capture.Timeline]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -322,17 +265,17 @@ var (
 // checkValue checks v, found at path, against the schema's enums.
 func checkValue(v reflect.Value, path []any) error {
 	t := v.Type()
-	if set, ok := enumSets()[t]; ok {
+	if want, ok := enums[t]; ok {
 		s := v.String()
 		if v.Kind() != reflect.String {
 			text, err := v.Interface().(encoding.TextMarshaler).MarshalText()
 			if err != nil {
-				return &FieldError{Path: slices.Clone(path), Value: err.Error(), Want: enums[t]}
+				return &FieldError{Path: slices.Clone(path), Value: err.Error(), Want: want}
 			}
 			s = string(text)
 		}
-		if !set[s] {
-			return &FieldError{Path: slices.Clone(path), Value: s, Want: enums[t]}
+		if !slices.Contains(want, s) {
+			return &FieldError{Path: slices.Clone(path), Value: s, Want: want}
 		}
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
@@ -138,36 +139,58 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 func (g *schemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			if f.Anonymous && name == "" {
-				walk(f.Type)
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			props[name] = g.of(f.Type)
-			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
-				required = append(required, name)
-			}
+	for _, f := range jsonFields(t) {
+		props[f.name] = g.of(t.FieldByIndex(f.index).Type)
+		if !f.optional {
+			required = append(required, f.name)
 		}
 	}
-	walk(t)
 	slices.Sort(required)
 	out := map[string]any{"type": "object", "additionalProperties": false, "properties": props}
 	if len(required) > 0 {
 		out["required"] = required
 	}
+	return out
+}
+
+// jsonField is a struct field as JSON writes it.
+type jsonField struct {
+	index    []int
+	name     string
+	optional bool // omitempty or omitzero: may be left out
+}
+
+var fieldCache sync.Map // reflect.Type -> []jsonField
+
+// jsonFields are t's JSON fields in order, embedded structs' inlined, as Schema writes them and CheckEntry
+// reads them.
+func jsonFields(t reflect.Type) []jsonField {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]jsonField)
+	}
+	var out []jsonField
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if !f.IsExported() || tag == "-" {
+				continue
+			}
+			at := append(slices.Clone(index), i)
+			name, opts, _ := strings.Cut(tag, ",")
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, at)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			out = append(out, jsonField{index: at, name: name,
+				optional: strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")})
+		}
+	}
+	walk(t, nil)
+	fieldCache.Store(t, out)
 	return out
 }

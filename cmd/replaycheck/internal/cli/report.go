@@ -134,17 +134,18 @@ func readReportFile(path string) ([]*reports.Report, error) {
 		return j.Reports(), nil
 	}
 	doc, err := reports.ReadDocument(data)
-	var re *reports.ReadError
-	switch {
-	case err == nil:
-	case errors.As(err, &re) && re.NotReport && re.Line == 0:
-		return nil, fmt.Errorf("%s: neither a report (JSON: %v) nor a journal (no \"journal\" header)", path, re.Err)
-	case errors.As(err, &re) && re.NotReport:
-		return nil, fmt.Errorf("%s: neither a report (JSON) nor a journal: line %d: %v", path, re.Line, re.Err)
-	case errors.As(err, &re) && re.Line > 0:
-		// FILE:LINE: instance ID: PATH: what is wrong, as checkJournal's errors read.
-		return nil, fmt.Errorf("%s:%d: %s", path, re.Line, re.Detail())
-	default:
+	if re := (*reports.ReadError)(nil); errors.As(err, &re) {
+		switch {
+		case re.NotReport && re.Line == 0:
+			return nil, fmt.Errorf("%s: neither a report (JSON: %v) nor a journal (no \"journal\" header)", path, re.Err)
+		case re.NotReport:
+			return nil, fmt.Errorf("%s: neither a report (JSON) nor a journal: line %d: %v", path, re.Line, re.Err)
+		case re.Line > 0:
+			// FILE:LINE: instance ID: PATH: what is wrong, as run.ReadJournalFile's errors read.
+			return nil, fmt.Errorf("%s:%d: %s", path, re.Line, re.Detail())
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	runs, err := doc.Reports()
