@@ -21,6 +21,10 @@ import (
 // twice). Unknown fields are ignored: a newer writer may add some (docs/report-format.md,
 // Stability).
 
+// OnceEach says why a report or journal naming an instance twice is refused, and where such files
+// came from.
+const OnceEach = "a run holds each instance once (builds before 2026-12-04 ran a probe given twice to --probe, or a profile to --profile, twice)"
+
 // ReadError is what is wrong with a JSON report, and where: Line (1-based), ID, the instance of
 // the result at fault, and Path, the JSON path of the value at fault ("results[3].verdict.status";
 // "" when the JSON itself does not parse). Line is 0 and ID "" where they cannot be told.
@@ -92,8 +96,8 @@ func ReadDocument(data []byte) (*Document, error) {
 		}
 		k := key{e.Platform, e.ID}
 		if j, dup := first[k]; dup {
-			return nil, at(e.ID, []any{"results", i}, fmt.Errorf("again on %s (first at results[%d], line %d): a run holds each instance once (builds before 2026-12-04 ran a probe given twice to --probe, or a profile to --profile, twice)",
-				e.Platform, j, lineOf(data, []any{"results", j})))
+			return nil, at(e.ID, []any{"results", i}, fmt.Errorf("again on %s (first at results[%d], line %d): %s",
+				e.Platform, j, lineOf(data, []any{"results", j}), OnceEach))
 		}
 		first[k] = i
 	}

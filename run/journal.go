@@ -273,7 +273,7 @@ func (j *Journal) readLine(line []byte, n int) error {
 	}
 	r := j.Runs[len(j.Runs)-1]
 	if at, dup := r.lines[e.ID]; dup {
-		return &badEntryError{fmt.Errorf("instance %s: again (first on line %d): a run holds each instance once (builds before 2026-12-04 ran a probe given twice to --probe, or a profile to --profile, twice)", e.ID, at)}
+		return &badEntryError{fmt.Errorf("instance %s: again (first on line %d): %s", e.ID, at, reports.OnceEach)}
 	}
 	if r.lines == nil {
 		r.lines = map[string]int{}
