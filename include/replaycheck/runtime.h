@@ -184,9 +184,10 @@ typedef struct rc_runtime {
 	 * before the call. On RC_REFUSED the slot holds cur still; on RC_ERROR *out is what the slot
 	 * holds afterwards (a zero rc_ptr when a re-base freed the old buffer and the new allocation
 	 * failed). On RC_OK replaycheck checks the answer: *served is RC_IN_PLACE, RC_ALLOCATED or
-	 * RC_REBASED; a request of more than 0 bytes names a buffer, of at least those bytes; and
-	 * RC_IN_PLACE leaves *out = cur (a growth is re-based or refused). An answer that breaks one
-	 * fails the instance as the runtime's error. */
+	 * RC_REBASED; a request of more than 0 bytes names a buffer, of at least those bytes, not at
+	 * address 0 and ending inside the address space; and RC_IN_PLACE leaves *out = cur (a growth
+	 * is re-based or refused). An answer that breaks one fails the instance as the runtime's
+	 * error. */
 	int32_t (*provision)(void *self, rc_thread t, rc_slot slot, const char *key, rc_ptr cur, int64_t bytes,
 	                     rc_ptr *out, rc_served *served, rc_error *err);
 	/* release gives back the buffer the slot named key holds. */
@@ -195,7 +196,11 @@ typedef struct rc_runtime {
 	 * it is empty. It never fails and changes nothing: it makes no inner call (one it makes is not
 	 * made, and fails the next call into the runtime with the runtime's error). */
 	int32_t (*holds)(void *self, const char *key, rc_slot *slot, rc_ptr *p);
-	/* commit_bank commits arena regions at once; out[i] is region i's buffer. */
+	/* commit_bank commits arena regions at once; out[i] is region i's buffer. replaycheck sets every
+	 * out[i] to {UINT64_MAX, -1}, which no buffer is, before the call. On RC_OK replaycheck checks
+	 * the answer: every out[i] is written; each answers its region's bytes as provision's *out
+	 * answers a request; and no two regions' buffers share a byte. An answer that breaks one fails
+	 * the call as the runtime's error. */
 	int32_t (*commit_bank)(void *self, rc_thread t, const rc_region *regions, size_t n, rc_ptr *out, rc_error *err);
 	/* Pools: one segment reserved per named pool, blocks served from it with no driver call. host is
 	 * 0 for a segment of device memory, an rc_host_memory for one of host memory. */

@@ -50,7 +50,11 @@
 //
 //   - provision that returns RC_OK with *served not RC_IN_PLACE, RC_ALLOCATED or RC_REBASED, an
 //     empty *out (or one at address 0) for a request of more than 0 bytes, RC_IN_PLACE with *out
-//     not cur or cur too small, or *out smaller than the request (Runtime.Provision);
+//     not cur or cur too small, *out smaller than the request, or *out past the end of the address
+//     space (Runtime.Provision);
+//   - commit_bank that returns RC_OK with an out[i] left unwritten (the loader sets each to
+//     {UINT64_MAX, -1}), an out[i] that breaks what provision's *out must keep for its region's
+//     bytes, or two regions' buffers sharing a byte (Runtime.CommitBank);
 //   - an inner call for a thread that is neither RC_THREAD_MAIN nor RC_THREAD_OTHER: not made, it
 //     fails, and the outer call returns the rule's error whatever the plugin returns;
 //   - an inner call from holds or slots_changed, which must change nothing: not made, it fails, and

@@ -97,6 +97,7 @@ var _ = Describe("a provision that answers RC_OK against the contract", func() {
 		Entry("an empty *out", "empty", false, "*out is {0,0}"),
 		Entry("a *served that is none", "served", false, "*served is 99"),
 		Entry("growth answered in place", "in-place", true, "RC_IN_PLACE, but the slot holds 4096 bytes"),
+		Entry("a buffer past the end of the address space", "wrap", false, "*out 0xfffffffffffffff0+8192 runs past the end of the address space"),
 	)
 
 	It("ends the instance in error of kind runtime, not harness", func() {
@@ -105,6 +106,54 @@ var _ = Describe("a provision that answers RC_OK against the contract", func() {
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime), res.Reason)
 		Expect(res.Reason).To(SatisfyAll(ContainSubstring("runtime:passthrough: Provision: internal"), ContainSubstring("*served is 99")))
+	})
+})
+
+var _ = Describe("a commit_bank that answers RC_OK against the contract", func() {
+	var (
+		p   *plugin.Plugin
+		dev runtime.Device
+	)
+	loadEach(&p, &dev)
+
+	DescribeTable("is the runtime's error, naming the plugin, commit_bank and the rule",
+		func(lie, rule string) {
+			setenv("RC_TEST_BANK_LIE", lie)
+			rt, err := p.Open(dev, false)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(rt.Close)
+			bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 4096}})
+			e, ok := runtime.AsError(err)
+			Expect(ok).To(BeTrue(), "%v (bank %v)", err, bank)
+			Expect(e.Backend).To(Equal("runtime:passthrough"))
+			Expect(e.Op).To(Equal("CommitBank"))
+			Expect(e.Class).To(Equal(runtime.ClassInternal))
+			Expect(e.Detail).To(SatisfyAll(ContainSubstring(p.Path()+`: commit_bank of 2 regions returned RC_OK, but for region "scratch" (4096 bytes), out[1]`),
+				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime.commit_bank)")))
+			Expect(bank).To(BeNil())
+			Expect(rt.Retire(runtime.Main)).To(Succeed())
+			Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+		},
+		Entry("a buffer left unwritten", "unwritten", "out[1] is {UINT64_MAX,-1} as replaycheck set it: a commit_bank that returns RC_OK writes every region's buffer"),
+		Entry("an empty buffer", "empty", "out[1] is {0,0}: a commit_bank that returns RC_OK names the buffer it served"),
+		Entry("fewer bytes than asked", "short", "holds 2048 bytes, fewer than the 4096 asked for"),
+		Entry("a buffer at address 0", "null", "out[1] 0x0+4096 is at address 0"),
+		Entry("a buffer past the end of the address space", "wrap", "out[1] 0xfffffffffffffff0+4096 runs past the end of the address space"),
+		Entry("another region's buffer", "duplicate", `shares bytes with out[0]`),
+		Entry("a buffer overlapping another region's", "overlap", `shares bytes with out[0]`),
+	)
+
+	It("passes a bank that keeps the contract, an empty region included", func() {
+		rt, err := p.Open(dev, false)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
+		bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "none", Bytes: 0}, {Key: "scratch", Bytes: 4096}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bank[1]).To(Equal(runtime.Ptr{}))
+		again, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 0}, {Key: "scratch", Bytes: 1}})
+		Expect(err).NotTo(HaveOccurred(), "regions committed before answer in place")
+		Expect(again).To(Equal([]runtime.Ptr{bank[0], bank[2]}))
+		Expect(rt.Retire(runtime.Main)).To(Succeed())
 	})
 })
 

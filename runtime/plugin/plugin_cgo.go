@@ -975,21 +975,36 @@ func (r *Runtime) servedAsPromised(key string, cur runtime.Ptr, bytes int64, out
 	switch {
 	case served < uint32(guard.InPlace) || served > uint32(guard.Rebased):
 		rule = fmt.Sprintf("*served is %d: a provision that returns RC_OK served the request RC_IN_PLACE (1), RC_ALLOCATED (2) or RC_REBASED (3)", served)
-	case bytes > 0 && out == (runtime.Ptr{}):
-		rule = "*out is {0,0}: a provision that returns RC_OK names the buffer it served"
 	case guard.Served(served) == guard.InPlace && out != cur:
 		rule = fmt.Sprintf("RC_IN_PLACE with *out %v: a request served in place leaves the slot's address and size as they were, *out = cur", out)
 	case out.Bytes < bytes && guard.Served(served) == guard.InPlace:
 		rule = fmt.Sprintf("RC_IN_PLACE, but the slot holds %d bytes: a request that does not fit what the slot holds is re-based (RC_REBASED) or refused, never served in place", out.Bytes)
-	case out.Bytes < bytes:
-		rule = fmt.Sprintf("*out %v holds %d bytes, fewer than the %d asked for", out, out.Bytes, bytes)
-	case out.Bytes > 0 && out.Addr == 0:
-		rule = fmt.Sprintf("*out %v is at address 0", out)
 	default:
+		rule = bufferBroken("provision", "*out", bytes, out)
+	}
+	if rule == "" {
 		return nil
 	}
 	return misuse(r.p.name, "Provision", runtime.ClassInternal, "%s: provision of %d bytes for slot %q (holding %v) returned RC_OK, but %s (runtime.h: rc_runtime.provision, rc_served)",
 		r.p.path, bytes, key, cur, rule)
+}
+
+// bufferBroken is the rule that p, the buffer entry answered RC_OK with for a request of bytes
+// (named as name: "*out", "out[2]"), breaks, or "" when it keeps them all: a request of more than 0
+// bytes names a buffer, which holds at least the bytes asked for, is not at address 0, and ends
+// inside the address space.
+func bufferBroken(entry, name string, bytes int64, p runtime.Ptr) string {
+	switch {
+	case bytes > 0 && p.IsZero():
+		return fmt.Sprintf("%s is {0,0}: a %s that returns RC_OK names the buffer it served", name, entry)
+	case p.Bytes < bytes:
+		return fmt.Sprintf("%s %v holds %d bytes, fewer than the %d asked for", name, p, p.Bytes, bytes)
+	case p.Bytes > 0 && p.Addr == 0:
+		return fmt.Sprintf("%s %v is at address 0", name, p)
+	case p.End() < p.Addr:
+		return fmt.Sprintf("%s %v runs past the end of the address space", name, p)
+	}
+	return ""
 }
 
 // Release gives back the buffer the slot named key holds (rc_runtime.release).
@@ -1078,6 +1093,10 @@ func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtim
 	defer C.free(unsafe.Pointer(cregions))
 	cout := (*C.rc_ptr)(C.calloc(C.size_t(max(n, 1)), C.sizeof_rc_ptr))
 	defer C.free(unsafe.Pointer(cout))
+	outs := unsafe.Slice(cout, max(n, 1))[:n]
+	for i := range outs {
+		outs[i] = cPtr(unwritten)
+	}
 	rs := unsafe.Slice(cregions, max(n, 1))
 	for i, reg := range regions {
 		rs[i].key = C.CString(reg.Key)
@@ -1095,10 +1114,39 @@ func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtim
 		return nil, err
 	}
 	out := make([]runtime.Ptr, n)
-	for i, p := range unsafe.Slice(cout, max(n, 1))[:n] {
+	for i, p := range outs {
 		out[i] = goPtr(p)
 	}
+	if err := r.bankAsPromised(regions, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// unwritten is what CommitBank sets every out[i] to before the call: a buffer no answer can be.
+var unwritten = runtime.Ptr{Addr: ^uint64(0), Bytes: -1}
+
+// bankAsPromised checks what a commit_bank that returned RC_OK says each region holds against the
+// contract (runtime.h, rc_runtime.commit_bank): every out[i] written, each a buffer for its region
+// as provision's *out is for its request (bufferBroken), and no two regions' buffers sharing a byte.
+// An answer that breaks it is the runtime's error, naming the rule, never a bank the caller goes on
+// with.
+func (r *Runtime) bankAsPromised(regions []guard.Region, out []runtime.Ptr) error {
+	for i, p := range out {
+		rule := bufferBroken("commit_bank", fmt.Sprintf("out[%d]", i), regions[i].Bytes, p)
+		j := slices.IndexFunc(out[:i], func(q runtime.Ptr) bool { return q.Bytes > 0 && p.Bytes > 0 && q.Overlaps(p) })
+		switch {
+		case p == unwritten:
+			rule = fmt.Sprintf("out[%d] is {UINT64_MAX,-1} as replaycheck set it: a commit_bank that returns RC_OK writes every region's buffer", i)
+		case rule == "" && j >= 0:
+			rule = fmt.Sprintf("out[%d] %v shares bytes with out[%d] %v, region %q's: every region has a buffer of its own", i, p, j, out[j], regions[j].Key)
+		case rule == "":
+			continue
+		}
+		return misuse(r.p.name, "CommitBank", runtime.ClassInternal, "%s: commit_bank of %d regions returned RC_OK, but for region %q (%d bytes), %s (runtime.h: rc_runtime.commit_bank)",
+			r.p.path, len(regions), regions[i].Key, regions[i].Bytes, rule)
+	}
+	return nil
 }
 
 // ReservePool reserves the named pool's segment (rc_runtime.reserve_pool): device memory when host

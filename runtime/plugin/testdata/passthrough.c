@@ -30,7 +30,14 @@
  *   RC_TEST_PROVISION_LIE=how          a provision that succeeds answers against the contract:
  *                                      short (*out holds half the bytes asked), empty (*out
  *                                      {0,0}), served (*served 99), in-place (a growth of a held
- *                                      slot answered RC_IN_PLACE with *out = cur, nothing done)
+ *                                      slot answered RC_IN_PLACE with *out = cur, nothing done),
+ *                                      wrap (*out's address 16 bytes below the end of the address
+ *                                      space)
+ *   RC_TEST_BANK_LIE=how               a commit_bank that succeeds answers its last region against
+ *                                      the contract: unwritten (out[n-1] left as replaycheck set
+ *                                      it), empty ({0,0}), short (half the bytes asked), null
+ *                                      (address 0), wrap (as provision's), duplicate (out[0]),
+ *                                      overlap (one byte into out[0])
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
@@ -96,6 +103,7 @@ typedef struct {
 	char query_calls[64];
 	char bad_thread[64];
 	char lie[64];
+	char bank_lie[64];
 } pt;
 
 static int zero(rc_ptr p) { return p.addr == 0 && p.bytes == 0; }
@@ -321,6 +329,7 @@ static int32_t pt_provision(void *self, rc_thread t, rc_slot slot, const char *k
 	if (rc == RC_OK && strcmp(P->lie, "short") == 0) out->bytes /= 2;
 	if (rc == RC_OK && strcmp(P->lie, "empty") == 0) *out = (rc_ptr){0, 0};
 	if (rc == RC_OK && strcmp(P->lie, "served") == 0) *served = (rc_served)99;
+	if (rc == RC_OK && strcmp(P->lie, "wrap") == 0) out->addr = UINT64_MAX - 15;
 	return rc;
 }
 
@@ -396,6 +405,19 @@ static int32_t pt_holds(void *self, const char *key, rc_slot *slot, rc_ptr *p) {
 	return 1;
 }
 
+/* bank_lie makes the last region's buffer of a bank that succeeded answer against the contract
+ * (RC_TEST_BANK_LIE): before is what out[n-1] held before the call. The slot holds the buffer made. */
+static void bank_lie(const char *how, rc_ptr *out, size_t n, rc_ptr before) {
+	rc_ptr *last = &out[n - 1];
+	if (strcmp(how, "unwritten") == 0) *last = before;
+	if (strcmp(how, "empty") == 0) *last = (rc_ptr){0, 0};
+	if (strcmp(how, "short") == 0) last->bytes /= 2;
+	if (strcmp(how, "null") == 0) last->addr = 0;
+	if (strcmp(how, "wrap") == 0) last->addr = UINT64_MAX - 15;
+	if (strcmp(how, "duplicate") == 0) *last = out[0];
+	if (strcmp(how, "overlap") == 0) last->addr = out[0].addr + 1;
+}
+
 static int32_t pt_commit_bank(void *self, rc_thread t, const rc_region *regions, size_t n, rc_ptr *out, rc_error *err) {
 	KNOB("commit_bank");
 	for (size_t i = 0; i < n; i++) {
@@ -411,8 +433,10 @@ static int32_t pt_commit_bank(void *self, rc_thread t, const rc_region *regions,
 		return RC_ERROR;
 	}
 	rc_served *served = calloc(n ? n : 1, sizeof *served);
+	rc_ptr before = n ? out[n - 1] : (rc_ptr){0, 0};
 	int32_t rc = commit(self, t, regions, n, out, served, err);
 	free(served);
+	if (rc == RC_OK && n > 0) bank_lie(P->bank_lie, out, n, before);
 	return rc;
 }
 
@@ -753,6 +777,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	if ((v = getenv("RC_TEST_QUERY_CALLS")) && *v) snprintf(p->query_calls, sizeof p->query_calls, "%s", v);
 	if ((v = getenv("RC_TEST_BAD_THREAD")) && *v) snprintf(p->bad_thread, sizeof p->bad_thread, "%s", v);
 	if ((v = getenv("RC_TEST_PROVISION_LIE")) && *v) snprintf(p->lie, sizeof p->lie, "%s", v);
+	if ((v = getenv("RC_TEST_BANK_LIE")) && *v) snprintf(p->bank_lie, sizeof p->bank_lie, "%s", v);
 	int slot_log = (v = getenv("RC_TEST_SLOT_LOG")) && strcmp(v, "1") == 0;
 	if ((v = getenv("RC_TEST_LOG")) && *v) snprintf(p->log, sizeof p->log, "%s", v);
 	if ((v = getenv("RC_TEST_HANG")) && *v) snprintf(p->hang, sizeof p->hang, "%s", v);
