@@ -6,7 +6,8 @@
 #   BACKEND=acl make device-check      # a given one
 #   scripts/device-check.sh            # on a host without Go: runs the binaries that
 #                                      # `make device-bundle` put in build/device-bundle/ on a
-#                                      # build host (same clone, x86-64 Linux, glibc as old or older)
+#                                      # build host (same clone, x86-64 Linux, glibc as old or older);
+#                                      # BUNDLE, if set, is relative to the clone
 #
 # STEP_TIMEOUT (seconds, default 1800) bounds each step, so a device that hangs ends the step, not
 # the check.
@@ -16,9 +17,9 @@
 # with guards off and on, writes the reports, measures the verification's read-back throughput
 # against a plain device-to-host read, and records the platform's baseline under
 # specs/baselines/ named after the device's platform key. Everything it writes lands in
-# build/device-check/<time>/ (reports, logs, summary.md); the baseline is the one file it writes
-# into the repository, for review and commit. Exit status: non-zero when a step broke; a failing
-# verdict is a finding, reported in summary.md, not a broken run.
+# build/device-check/<time>/ (reports, logs, summary.md), and with Go the CLI in bin/replaycheck;
+# the baseline is the one tracked file it writes, for review and commit. Exit status: non-zero
+# when a step broke; a failing verdict is a finding, reported in summary.md, not a broken run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,7 +101,7 @@ if REPLAYCHECK_HARDWARE=$backend gotest "runtime/$backend" -count=1 -timeout "${
 	log "passed ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/conformance.log" | tail -1))"
 else
 	log "FAILED: see conformance.log"
-	tail -40 "$out/conformance.log" | sed 's/^/    /' | tee -a "$out/summary.md"
+	tail -40 "$out/conformance.log" | sed 's/\x1b\[[0-9;]*m//g; s/^/    /' | tee -a "$out/summary.md"
 fi
 hw=$(grep -Eo 'hardware specs: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out/conformance.log" | tail -1 || true)
 on_device=yes
@@ -112,11 +113,21 @@ else
 fi
 
 step "the catalog, every mode, guards off and on"
+# A device call that hangs holds replaycheck past SIGTERM (it waits for the instance in flight):
+# killed 5 s later, as the devices step is.
 set +e
-timeout "$STEP_TIMEOUT" "$rc" run --backend "$backend" --format json --timelines failed specs > "$out/run.json" 2> "$out/run.stderr"
+timeout -k 5 "$STEP_TIMEOUT" "$rc" run --backend "$backend" --format json --timelines failed specs > "$out/run.json" 2> "$out/run.stderr"
 run_rc=$?
-timeout "$STEP_TIMEOUT" "$rc" run --backend "$backend" specs > "$out/run.txt" 2>> "$out/run.stderr"
+timeout -k 5 "$STEP_TIMEOUT" "$rc" run --backend "$backend" specs > "$out/run.txt" 2>> "$out/run.stderr"
+text_rc=$?
 set -e
+if [ "$run_rc" -gt 1 ] || [ "$text_rc" -gt 1 ]; then
+	# 0 and 1 are verdicts; anything else is a run that broke (2), was stopped (130, 143) or
+	# timed out (124, 137): its report says nothing about the device.
+	log "BROKEN: replaycheck run exited $run_rc (json) and $text_rc (text); see run.stderr"
+	tail -20 "$out/run.stderr" | sed 's/^/    /' | tee -a "$out/summary.md"
+	exit 1
+fi
 # The text report ends with the enforcement table.
 sed -n '/^enforcement:/,$p' "$out/run.txt" > "$out/table.txt"
 grep -E '^[0-9]+ instances?:' "$out/run.txt" | tail -1 | tee -a "$out/summary.md" || true
@@ -128,7 +139,9 @@ step "verification throughput"
 # The engine's read-back verification of 256 MiB on the device (chunks read while the previous one
 # is compared) against one plain device-to-host read of the same bytes (docs/performance.md).
 if REPLAYCHECK_HARDWARE=$backend gotest capture -run '^$' -bench '^BenchmarkVerifyReadBack256MiB$' -benchtime 5x -count 3 -timeout "${STEP_TIMEOUT}s" > "$out/verify-bench.txt" 2>&1; then
-	grep -E '^BenchmarkVerifyReadBack' "$out/verify-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md"
+	# A benchmark that skipped (no device to read back from) prints no result line.
+	grep -E '^BenchmarkVerifyReadBack' "$out/verify-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
+		log "no result: the benchmark printed none (skipped?); see verify-bench.txt"
 else
 	log "FAILED: see verify-bench.txt"
 fi
@@ -141,7 +154,7 @@ if [ -z "$on_device" ] || [[ "$key" == *replaycheck-fake* ]]; then
 	log "not written: ${key:-the platform} is not a device this run checked (see the conformance suite above)"
 	exit 1
 fi
-timeout "$STEP_TIMEOUT" "$rc" baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
+timeout -k 5 "$STEP_TIMEOUT" "$rc" baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
 
 log ""
 log "took $(( $(date +%s) - started )) s; everything is in $out"
