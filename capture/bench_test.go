@@ -475,7 +475,7 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = dev.FreeHost(runtime.Main, pinned) })
-	s, err := dev.CreateStream(runtime.Main)
+	s, err := dev.CreateStream(runtime.Main, runtime.Blocking)
 	if err != nil {
 		b.Fatal(err)
 	}

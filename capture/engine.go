@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,11 +165,9 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	defer func() { res.Duration = time.Since(start) }()
 
 	caps := dev.Capabilities()
-	for _, need := range p.Requires {
-		if !caps.Has(need) {
-			res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %q", dev.Backend(), need)
-			return res
-		}
+	if why := lacking(p, caps); why != "" {
+		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %s", dev.Backend(), why)
+		return res
 	}
 	faults := instanceFaults(p, opt)
 	for _, f := range faults {
@@ -228,6 +228,15 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 		res.Error = &RunError{Kind: ErrSetup, Message: fmt.Sprintf("opening runtime %s: %v", rut.Name, err)}
 		return
 	}
+	if why := lacking(r.p, rt.Capabilities()); why != "" {
+		// The runtime in front of the device can do less than the device (a plugin's streams).
+		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("runtime %s lacks capability %s", rut.Name, why)
+		if err := rt.Finish(); err != nil {
+			res.Outcome, res.Reason = probes.Errored, err.Error()
+			res.Error = &RunError{Kind: ErrRuntime, Message: fmt.Sprintf("finishing runtime %s: %v", rut.Name, err)}
+		}
+		return
+	}
 	r.dev = rt
 	r.cmp, r.walker = comparerOf(dev, r.opt.Runtime == nil), walkerOf(dev, r.opt.Runtime == nil)
 	base := dev.Counters()
@@ -259,6 +268,20 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	res.Timeline = r.tl.log()
 	res.Timings = r.times.timings()
 	r.classify(err)
+}
+
+// lacking names the first capability p needs that caps lacks, quoted, and why where the probe does
+// not list it in requires; "" when caps has all.
+func lacking(p *probes.Probe, caps runtime.Capabilities) string {
+	for _, need := range p.Requires {
+		if !caps.Has(need) {
+			return strconv.Quote(need)
+		}
+	}
+	if len(p.NonBlocking) > 0 && !caps.NonBlockingStreams {
+		return fmt.Sprintf("%q, which the probe's non-blocking streams need (%s)", "non-blocking-streams", strings.Join(p.NonBlocking, ", "))
+	}
+	return ""
 }
 
 // expectedEvents is about how many events an instance of p records when every call succeeds, and
@@ -379,14 +402,18 @@ func (r *run) setupObjects() error {
 	r.tl.enter(PhaseSetup)
 	for _, name := range r.p.Streams {
 		var s runtime.Stream
-		if err := r.must("CreateStream "+name, func() (err error) { s, err = r.dev.CreateStream(runtime.Main); return }); err != nil {
+		call, kind := "CreateStream "+name, runtime.Blocking
+		if slices.Contains(r.p.NonBlocking, name) {
+			call, kind = call+" (non-blocking)", runtime.NonBlocking
+		}
+		if err := r.must(call, func() (err error) { s, err = r.dev.CreateStream(runtime.Main, kind); return }); err != nil {
 			return err
 		}
 		r.streams[name] = s
 	}
 	// The default stream is the platform's: never created, never destroyed.
 	r.streams[probes.DefaultStream] = runtime.DefaultStream
-	if err := r.must("CreateStream (engine setup stream)", func() (err error) { r.setup, err = r.dev.CreateStream(runtime.Main); return }); err != nil {
+	if err := r.must("CreateStream (engine setup stream)", func() (err error) { r.setup, err = r.dev.CreateStream(runtime.Main, runtime.Blocking); return }); err != nil {
 		return err
 	}
 	for _, pl := range r.p.Pools {

@@ -361,8 +361,8 @@ func (d watched) HostRead(dst []byte, src runtime.Ptr) (err error) {
 	d.w.do("HostRead", func() { err = d.Device.HostRead(dst, src) })
 	return
 }
-func (d watched) CreateStream(t runtime.Thread) (s runtime.Stream, err error) {
-	d.w.do("CreateStream", func() { s, err = d.Device.CreateStream(t) })
+func (d watched) CreateStream(t runtime.Thread, f runtime.StreamFlags) (s runtime.Stream, err error) {
+	d.w.do("CreateStream", func() { s, err = d.Device.CreateStream(t, f) })
 	return
 }
 func (d watched) DestroyStream(t runtime.Thread, s runtime.Stream) (err error) {

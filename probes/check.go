@@ -55,8 +55,8 @@ func newTracker(l *loader, p *Probe) *tracker {
 	return t
 }
 
-// references checks the streams the captures and the replay name, and the captures the replay
-// order launches.
+// references checks the streams the captures, the replay and the non-blocking list name, and the
+// captures the replay order launches.
 func (t *tracker) references() {
 	l, p := t.l, t.p
 	for _, c := range p.Captures {
@@ -64,6 +64,11 @@ func (t *tracker) references() {
 		t.stream(c.EndStream, l.where(c, "end-stream", l.where(c, "stream", c.Pos)))
 	}
 	t.stream(p.Replay.Stream, l.where(&p.Replay, "stream", p.Replay.Pos))
+	for i, name := range p.NonBlocking {
+		if name != DefaultStream { // reported as it was read
+			t.stream(name, l.where(p, "non-blocking."+strconv.Itoa(i), p.Pos))
+		}
+	}
 	var names []string
 	for _, c := range p.Captures {
 		names = append(names, c.Name)

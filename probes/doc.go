@@ -30,8 +30,9 @@
 // one use of the value is reported at the alias that makes that use, the innermost alias within the
 // probe: a probe, buffer, pool, stream, event, label, capture, platform family, checked buffer or
 // key given again by an alias of an earlier one (at the alias, naming the first's line), and what
-// the checks after decoding find in the ops, captures, buffers, replay, check, expect and faults
-// it reaches (a freed, undeclared or still-live buffer, a range, a race, an undeclared stream...).
+// the checks after decoding find in the ops, captures, buffers, replay, check, non-blocking,
+// expect and faults it reaches (a freed, undeclared or still-live buffer, a range, a race, an
+// undeclared stream...).
 // A probe written as an alias of another (`- *base`) is only reported as a duplicate there: every
 // other problem it has is its anchor's. Merge keys (<<) are not part of the language and are
 // unknown keys.
@@ -62,30 +63,33 @@
 //	                      captures entry's name; a replay order entry's capture; expect.guarded,
 //	                      unless the probe runs with guards off only; an op's required fields.
 //	bad-name              a set, probe, buffer, pool, stream, event, capture name or a label that is
-//	                      not [a-z0-9][a-z0-9-]*; a declared stream named "default".
+//	                      not [a-z0-9][a-z0-9-]*; a declared stream named "default"; "default" in
+//	                      non-blocking (the legacy stream is never non-blocking).
 //	bad-value             a value of the wrong shape or outside its closed set: hazard, requires,
 //	                      modes, guards (on/off), thread and end-thread (main/other), slot, host
 //	                      (pageable/pinned), intent (replay/once), exchange-mode's mode, expect
 //	                      outcomes, rejected-by classes, fill value (0..255), axpy a (uint32), a
 //	                      replay count that is not an integer (ParseUint: decimal without a
 //	                      leading 0, or 0x hex; fill values and a are written so too); an op
-//	                      that is not a one-key map; an empty streams, modes, guards, captures,
-//	                      check or replay order list; intent outside a capture's ops; a slot other
-//	                      than plain on a pooled or host buffer; host on a pooled buffer; an
-//	                      expect.platforms that is not a mapping, or an entry of it that gives none
-//	                      of guarded, unguarded and rejected-by.
+//	                      that is not a one-key map; an empty streams, non-blocking, modes,
+//	                      guards, captures, check or replay order list; intent outside a
+//	                      capture's ops; a slot other than plain on a pooled or host buffer; host
+//	                      on a pooled buffer; an expect.platforms that is not a mapping, or an
+//	                      entry of it that gives none of guarded, unguarded and rejected-by.
 //	bad-size              a size or offset that is not a non-negative decimal integer of bytes,
 //	                      without a leading 0, or such an integer with KiB, MiB, GiB, TiB (KB, MB,
 //	                      k, hex, a leading 0, signs, fractions, overflow: ParseSize), a buffer
 //	                      (declared or alloc) below 1 byte, a pool below 512 bytes.
 //	bad-pattern           an init or write value that is not a pattern (ParsePattern).
 //	duplicate             a repeated key in one mapping; a buffer, stream, event, probe or capture
-//	                      name given twice; an alloc of a buffer that is still live (alloc after its
-//	                      free is allowed); a set name already loaded from another file; a repeated
-//	                      label, capability, mode, guard setting, class or checked buffer.
-//	undeclared            an op, capture, end-stream or replay naming a stream, an op naming an
-//	                      event, a buffer naming a pool, or an op or check naming a buffer that the
-//	                      probe does not declare (or has not allocated yet at that point).
+//	                      name given twice; an alloc of a buffer that is still live (alloc after
+//	                      its free is allowed); a set name already loaded from another file; a
+//	                      repeated label, capability, non-blocking stream, mode, guard setting,
+//	                      class or checked buffer.
+//	undeclared            an op, capture, end-stream, replay or the non-blocking list naming a
+//	                      stream, an op naming an event, a buffer naming a pool, or an op or check
+//	                      naming a buffer that the probe does not declare (or has not allocated
+//	                      yet at that point).
 //	range                 an op's offset and byte count leave its buffer, at the size the buffer
 //	                      has when the op is issued.
 //	axpy-size             axpy with x and y of different sizes, or not a multiple of 4 bytes.

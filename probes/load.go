@@ -346,8 +346,9 @@ func (l *loader) nonEmpty(n *yaml.Node, what string) {
 }
 
 var (
-	probeKeys = []string{"name", "description", "hazard", "labels", "requires", "pools", "buffers", "streams", "events",
-		"prepare", "capture", "captures", "between", "replay", "check", "expect", "replays", "modes", "guards", "faults"}
+	probeKeys = []string{"name", "description", "hazard", "labels", "requires", "pools", "buffers", "streams",
+		"non-blocking", "events", "prepare", "capture", "captures", "between", "replay", "check", "expect", "replays",
+		"modes", "guards", "faults"}
 	bufferKeys       = []string{"bytes", "init", "slot", "host", "pool"}
 	poolKeys         = []string{"bytes", "host"}
 	launchKeys       = []string{"capture", "stream"}
@@ -414,6 +415,9 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 			}
 		}
 	}
+	if e, ok := f["non-blocking"]; ok {
+		l.through(e.val, func() { l.nonBlocking(p, e.val) })
+	}
 	if e, ok := f["events"]; ok {
 		p.Events, _ = l.names(e.val, "event", l.name)
 	}
@@ -452,6 +456,21 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	l.check(p)
 	l.checkFaults(p)
 	return p
+}
+
+// nonBlocking reads the non-empty list of streams created non-blocking. Its names refer to declared
+// streams, as the check list's to buffers: one the probe does not declare, a badly formed one
+// included, is reported by the checks after decoding (references), where it is used.
+func (l *loader) nonBlocking(p *Probe, n *yaml.Node) {
+	var at []*yaml.Node
+	p.NonBlocking, at = l.names(n, "non-blocking stream", l.scalar)
+	l.nonEmpty(n, "non-blocking")
+	for i, name := range p.NonBlocking {
+		if name == DefaultStream {
+			l.errorf(l.at(deref(at[i])), RuleBadName, "non-blocking stream %q: the platform's default stream is the legacy stream, which is never non-blocking; name a declared stream", name)
+		}
+		l.mark(p, "non-blocking."+strconv.Itoa(i), at[i])
+	}
 }
 
 // firstSeen remembers where each name was first given, to report one given again.

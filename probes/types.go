@@ -95,7 +95,12 @@ type Probe struct {
 	Pools   []*Pool   // reserved in declaration order, before the buffers
 	Buffers []*Buffer // in declaration (allocation) order
 	Streams []string  // in declaration order; Streams[0] is the stream ops default to
-	Events  []string
+	// NonBlocking names the declared streams created non-blocking (runtime.NonBlocking: CUDA's
+	// CU_STREAM_NON_BLOCKING, which the legacy default stream does not synchronise with), in the
+	// order written; nil: every stream is blocking. A backend without the non-blocking-streams
+	// capability skips the probe.
+	NonBlocking []string
+	Events      []string
 
 	Prepare  []*Op
 	Captures []*Capture // `capture:` becomes one capture named "main"

@@ -80,9 +80,9 @@ func (d *tracedDevice) HostRead(dst []byte, src runtime.Ptr) error {
 	return d.Device.HostRead(dst, src)
 }
 
-func (d *tracedDevice) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+func (d *tracedDevice) CreateStream(t runtime.Thread, f runtime.StreamFlags) (runtime.Stream, error) {
 	d.w.call("CreateStream")
-	return d.Device.CreateStream(t)
+	return d.Device.CreateStream(t, f)
 }
 
 func (d *tracedDevice) DestroyStream(t runtime.Thread, s runtime.Stream) error {

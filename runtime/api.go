@@ -87,6 +87,21 @@ const (
 	Pinned
 )
 
+// StreamFlags are how a stream is created.
+type StreamFlags uint32
+
+const (
+	// Blocking is a platform's default stream kind (cuStreamCreate flags 0): on CUDA it synchronises
+	// with the legacy default stream, so work on the legacy stream while a blocking stream captures
+	// is rejected.
+	Blocking StreamFlags = 0
+	// NonBlocking does not synchronise with the platform's default stream (CUDA's
+	// CU_STREAM_NON_BLOCKING, the kind PyTorch captures on): work on the legacy stream while only
+	// non-blocking streams capture runs at once, outside every graph. Every Ascend stream is
+	// non-blocking, whatever the flags.
+	NonBlocking StreamFlags = 1
+)
+
 var hostMemoryNames = enum.New("host memory", "host-memory", enum.Name(Pageable, "pageable"), enum.Name(Pinned, "pinned"))
 
 // HostMemories lists every host memory kind, in a fresh slice.
@@ -154,6 +169,7 @@ type Capabilities struct {
 	GraphIntrospection bool // GraphNodes works
 	ThreadRules        bool // capture modes are enforced per OS thread
 	FaultInjection     bool // faults can be injected (the Device is a FaultInjector)
+	NonBlockingStreams bool // CreateStream takes NonBlocking
 }
 
 // Has reports whether the capability with the probe-language name is present.
@@ -167,11 +183,13 @@ func (c Capabilities) Has(name string) bool {
 		return c.ThreadRules
 	case "fault-injection":
 		return c.FaultInjection
+	case "non-blocking-streams":
+		return c.NonBlockingStreams
 	}
 	return false
 }
 
-var capabilityNames = []string{"kernels", "graph-introspection", "thread-rules", "fault-injection"}
+var capabilityNames = []string{"kernels", "graph-introspection", "thread-rules", "fault-injection", "non-blocking-streams"}
 
 // CapabilityNames lists the names Has understands, in a fresh slice.
 func CapabilityNames() []string { return slices.Clone(capabilityNames) }
@@ -309,7 +327,9 @@ type Device interface {
 	HostWrite(dst Ptr, src []byte) error
 	HostRead(dst []byte, src Ptr) error
 
-	CreateStream(t Thread) (Stream, error)
+	// CreateStream creates a stream of the given kind; NonBlocking needs the non-blocking-streams
+	// capability.
+	CreateStream(t Thread, f StreamFlags) (Stream, error)
 	DestroyStream(t Thread, s Stream) error
 	CreateEvent(t Thread) (Event, error)
 	DestroyEvent(t Thread, e Event) error

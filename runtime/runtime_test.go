@@ -119,7 +119,7 @@ var _ = Describe("Capabilities", func() {
 		Expect(c.Has("thread-rules")).To(BeFalse())
 		Expect(c.Has("warp-drive")).To(BeFalse())
 		for _, n := range runtime.CapabilityNames() {
-			Expect(runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true}.Has(n)).To(BeTrue(), n)
+			Expect(runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true, NonBlockingStreams: true}.Has(n)).To(BeTrue(), n)
 		}
 	})
 })

@@ -316,7 +316,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 			return nil, nil, err
 		}
 		drv := &driverImpl{FakeFaults: bind.FakeFaults{Entries: &b.fn.faults}, fn: &b.fn, index: int32(index)}
-		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present()}
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present(), NonBlockingStreams: true}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
 			return nil, nil, err
@@ -405,7 +405,9 @@ func (d *driverImpl) Kernels() (bool, string) {
 	return false, "the ACL binding has no kernel: ACL launches only compiled operator binaries"
 }
 
-func (d *driverImpl) CreateStream() (unsafe.Pointer, int) {
+// CreateStream makes a stream: every ACL stream is non-blocking (the default stream never
+// synchronises with it implicitly), so there is nothing to ask for.
+func (d *driverImpl) CreateStream(bool) (unsafe.Pointer, int) {
 	var s unsafe.Pointer
 	code := int(C.rc_call_outptr(d.fn.aclrtCreateStream, &s))
 	return s, code

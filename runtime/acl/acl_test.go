@@ -215,7 +215,7 @@ var _ = Describe("a device", func() {
 		Expect(err).NotTo(HaveOccurred())
 		y, err := d.Malloc(runtime.Other, 64)
 		Expect(err).NotTo(HaveOccurred())
-		s, err := d.CreateStream(runtime.Main)
+		s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.Write(runtime.Main, x, bytes.Repeat([]byte{3}, 64))).To(Succeed())
 		Expect(d.Fill(runtime.Main, s, x.Slice(0, 16), 9)).To(Succeed())
@@ -247,7 +247,7 @@ var _ = Describe("a device", func() {
 
 	for _, m := range runtime.CaptureModes() {
 		It("captures, reports and replays in "+m.String()+" mode", func() {
-			s, _ := d.CreateStream(runtime.Main)
+			s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 			x, _ := d.Malloc(runtime.Main, 16)
 			Expect(d.Write(runtime.Main, x, make([]byte, 16))).To(Succeed())
 			Expect(d.BeginCapture(runtime.Main, s, m)).To(Succeed())
@@ -271,7 +271,7 @@ var _ = Describe("a device", func() {
 	}
 
 	It("maps a platform code to its name and class, with aclGetRecentErrMsg as the detail", func() {
-		s, _ := d.CreateStream(runtime.Main)
+		s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 		x, _ := d.Malloc(runtime.Main, 16)
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
 		Expect(d.Fill(runtime.Main, s, x, 1)).To(Succeed())
@@ -322,7 +322,7 @@ var _ = Describe("a device", func() {
 var _ = Describe("threads", func() {
 	It("issues every call from the OS thread its Thread names", func(ctx SpecContext) {
 		d, log := openLogged(ctx)
-		s, _ := d.CreateStream(runtime.Main)
+		s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 		x, _ := d.Malloc(runtime.Other, 16)
 		Expect(d.Fill(runtime.Other, s, x, 1)).To(Succeed())
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Relaxed)).To(Succeed())

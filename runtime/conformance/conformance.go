@@ -198,10 +198,12 @@ func (h *harness) hostRead(p runtime.Ptr) []byte {
 
 // --- Streams, events, graphs ---
 
-func (h *harness) stream() runtime.Stream {
+func (h *harness) stream() runtime.Stream { g.GinkgoHelper(); return h.streamOf(runtime.Blocking) }
+
+func (h *harness) streamOf(f runtime.StreamFlags) runtime.Stream {
 	g.GinkgoHelper()
-	s, err := h.dev.CreateStream(main)
-	Expect(err).NotTo(HaveOccurred(), "CreateStream")
+	s, err := h.dev.CreateStream(main, f)
+	Expect(err).NotTo(HaveOccurred(), "CreateStream(%#x)", uint32(f))
 	Expect(s).NotTo(Equal(runtime.DefaultStream), "a created stream is never the default stream")
 	return s
 }

@@ -157,7 +157,7 @@ func lifecycleSpecs(h *harness) {
 			Expect(h.dev.Close()).To(Succeed())
 			_, err := h.dev.Malloc(main, 512)
 			h.failed(err)
-			_, err = h.dev.CreateStream(other)
+			_, err = h.dev.CreateStream(other, runtime.Blocking)
 			h.failed(err)
 			h.failed(h.dev.SyncDevice(main))
 		})

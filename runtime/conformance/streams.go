@@ -73,7 +73,7 @@ func streamSpecs(h *harness) {
 		})
 
 		g.It("take work issued from either thread, on streams created on either thread", func() {
-			s, err := h.dev.CreateStream(other)
+			s, err := h.dev.CreateStream(other, runtime.Blocking)
 			Expect(err).NotTo(HaveOccurred())
 			t := h.stream()
 			Expect(s).NotTo(Equal(t), "two live streams have distinct handles")
@@ -137,6 +137,29 @@ func streamSpecs(h *harness) {
 			Expect(h.dev.Counters().LiveStreams-base.LiveStreams).To(Equal(int64(1)), "only the created stream is counted")
 			Expect(h.dev.DestroyStream(main, s)).To(Succeed())
 			Expect(h.dev.Counters().LiveStreams).To(Equal(base.LiveStreams))
+		})
+
+		g.It("takes work at once while only a non-blocking stream captures, outside its graph", func() {
+			// CUDA's legacy stream does not synchronise with a non-blocking stream, so nothing ties
+			// its work to the capture (libuipc#472); every Ascend stream is non-blocking.
+			h.need("non-blocking-streams")
+			s := h.streamOf(runtime.NonBlocking)
+			x, y := h.malloc(4*kib), h.malloc(4*kib)
+			h.zeroed(x)
+			h.zeroed(y)
+			h.begin(main, s, runtime.Global)
+			h.fill(s, x, 1)
+			h.fill(runtime.DefaultStream, y, 2)
+			Expect(h.status(s)).To(Equal(runtime.CaptureActive), "the default stream's work left the capture as it was")
+			graph := h.end(main, s)
+			h.sync(runtime.DefaultStream)
+			Expect(h.read(y)).To(Equal(filled(y.Bytes, 2)), "the default stream's work ran at once")
+			Expect(h.read(x)).To(Equal(make([]byte, x.Bytes)), "the captured fill has not run")
+			h.zeroed(y)
+			h.launch(graph, s)
+			h.sync(s)
+			Expect(h.read(x)).To(Equal(filled(x.Bytes, 1)))
+			Expect(h.read(y)).To(Equal(make([]byte, y.Bytes)), "the default stream's work is not in the graph")
 		})
 
 		g.It("orders with other streams through events", func() {

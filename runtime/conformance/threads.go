@@ -41,7 +41,7 @@ func threadSpecs(h *harness) {
 			bad := runtime.Thread(7)
 			_, err := h.dev.Malloc(bad, 512)
 			h.failed(err)
-			_, err = h.dev.CreateStream(bad)
+			_, err = h.dev.CreateStream(bad, runtime.Blocking)
 			h.failed(err)
 			_, err = h.dev.ExchangeCaptureMode(bad, runtime.Relaxed)
 			h.failed(err)
@@ -51,7 +51,7 @@ func threadSpecs(h *harness) {
 
 		g.It("share one device: memory, streams and events made on one thread serve the other", func() {
 			p := h.mallocOn(other, 4*kib)
-			s, err := h.dev.CreateStream(other)
+			s, err := h.dev.CreateStream(other, runtime.Blocking)
 			Expect(err).NotTo(HaveOccurred())
 			e, err := h.dev.CreateEvent(other)
 			Expect(err).NotTo(HaveOccurred())
@@ -74,7 +74,7 @@ func threadSpecs(h *harness) {
 					defer g.GinkgoRecover()
 					defer wg.Done()
 					t := []runtime.Thread{main, other}[w%2]
-					s, err := h.dev.CreateStream(t)
+					s, err := h.dev.CreateStream(t, runtime.Blocking)
 					Expect(err).NotTo(HaveOccurred())
 					for r := range rounds {
 						p, err := h.dev.Malloc(t, int64(512*(1+(w+r)%5)))

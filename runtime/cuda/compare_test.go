@@ -80,7 +80,7 @@ var _ = Describe("Equal, the verification's comparison (runtime.Comparer)", func
 	})
 
 	It("answers as a synchronous Read would while a capture is in progress", func() {
-		s, err := d.CreateStream(runtime.Main)
+		s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
 		_, cmpErr := cmp.Equal(runtime.Main, p, want)

@@ -215,6 +215,7 @@ import (
 
 const (
 	eventDisableTiming = 2 // CU_EVENT_DISABLE_TIMING
+	streamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING
 	axpyBlock          = 256
 	// KernelName is the entry point of the axpy kernel in AxpyPTX.
 	KernelName = "replaycheck_axpy"
@@ -479,7 +480,7 @@ func (b *backend) Open(ctx context.Context, index int) (runtime.Device, error) {
 			return nil, nil, driverError("Open", code, b.errorString(code))
 		}
 		release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
-		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present()}
+		caps := runtime.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present(), NonBlockingStreams: true}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
 			release()
@@ -608,11 +609,15 @@ func (d *driverImpl) Axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) 
 		C.unsigned(grid), axpyBlock))
 }
 
-// createStream makes a blocking stream (flags 0): it synchronises with the legacy default stream,
-// as the capture rules about that stream assume.
-func (d *driverImpl) CreateStream() (unsafe.Pointer, int) {
+// CreateStream makes a blocking stream (flags 0), which synchronises with the legacy default
+// stream, or with nonBlocking one that does not (CU_STREAM_NON_BLOCKING).
+func (d *driverImpl) CreateStream(nonBlocking bool) (unsafe.Pointer, int) {
 	var s unsafe.Pointer
-	code := int(C.rc_create_flags(d.fn.cuStreamCreate, &s, 0))
+	flags := C.unsigned(0)
+	if nonBlocking {
+		flags = streamNonBlocking
+	}
+	code := int(C.rc_create_flags(d.fn.cuStreamCreate, &s, flags))
 	return s, code
 }
 

@@ -198,7 +198,7 @@ var _ = Describe("a device", func() {
 		Expect(err).NotTo(HaveOccurred())
 		y, err := d.Malloc(runtime.Other, 64)
 		Expect(err).NotTo(HaveOccurred())
-		s, err := d.CreateStream(runtime.Main)
+		s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.Write(runtime.Main, x, bytes.Repeat([]byte{3}, 64))).To(Succeed())
 		Expect(d.Fill(runtime.Main, s, x.Slice(0, 16), 9)).To(Succeed())
@@ -228,7 +228,7 @@ var _ = Describe("a device", func() {
 	})
 
 	It("maps codes to name and class with cuGetErrorString's text, and says when the capture was invalidated", func() {
-		s, _ := d.CreateStream(runtime.Main)
+		s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 		x, _ := d.Malloc(runtime.Main, 16)
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
 		err := d.SyncStream(runtime.Main, s)
@@ -291,7 +291,7 @@ var _ = Describe("a device", func() {
 
 	for _, m := range runtime.CaptureModes() {
 		It("captures, reports and replays in "+m.String()+" mode", func() {
-			s, _ := d.CreateStream(runtime.Main)
+			s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 			x, _ := d.Malloc(runtime.Main, 16)
 			Expect(d.Write(runtime.Main, x, make([]byte, 16))).To(Succeed())
 			Expect(d.BeginCapture(runtime.Main, s, m)).To(Succeed())
@@ -325,7 +325,7 @@ var _ = Describe("the kernel and threads", func() {
 		xs[n-1] = 0xffffffff
 		x, _ := d.Malloc(runtime.Main, 4*n)
 		y, _ := d.Malloc(runtime.Main, 4*n)
-		s, _ := d.CreateStream(runtime.Main)
+		s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(d.Write(runtime.Main, x, lanes(xs...))).To(Succeed())
 		Expect(d.Write(runtime.Main, y, lanes(ys...))).To(Succeed())
 		Expect(d.Axpy(runtime.Other, s, y, x, 3)).To(Succeed())
@@ -359,7 +359,7 @@ var _ = Describe("the kernel and threads", func() {
 
 	It("issues every call from the OS thread its Thread names, with the context current there", func(ctx SpecContext) {
 		d, log := openLogged(ctx)
-		s, _ := d.CreateStream(runtime.Main)
+		s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 		x, _ := d.Malloc(runtime.Other, 16)
 		Expect(d.Fill(runtime.Other, s, x, 1)).To(Succeed())
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Relaxed)).To(Succeed())
@@ -384,7 +384,7 @@ var _ = Describe("graph introspection", func() {
 	// capture captures work on a fresh stream and returns the graph, destroyed when the spec ends.
 	capture := func(work func(s runtime.Stream)) runtime.Graph {
 		GinkgoHelper()
-		s, err := d.CreateStream(runtime.Main)
+		s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
 		work(s)
@@ -460,7 +460,7 @@ var _ = Describe("graph introspection", func() {
 		Expect(d.Capabilities().GraphIntrospection).To(BeFalse())
 		Expect(d.Capabilities().Kernels).To(BeTrue())
 		x, _ := d.Malloc(runtime.Main, 64)
-		s, _ := d.CreateStream(runtime.Main)
+		s, _ := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
 		Expect(d.Fill(runtime.Main, s, x, 1)).To(Succeed())
 		g, err := d.EndCapture(runtime.Main, s)
@@ -544,9 +544,10 @@ var _ = conformance.Describe("cuda fake", func(ctx context.Context) (runtime.Dev
 
 // With REPLAYCHECK_HARDWARE=cuda: the conformance suite on device 0 of the driver the binding's
 // own search finds (Options{}: $REPLAYCHECK_CUDA_LIB, else libcuda.so.1), opened by BeforeSuite.
-// The binding's streams are blocking, so its synchronous copies are legacy-stream work (measured on
-// an H200, driver 13.0: 906 during any capture), and the fake's too. Its EndCapture instantiates the
-// graph (cuGraphInstantiateWithFlags), an unsafe call the other captures in progress may refuse
+// The suite's captures are of Blocking streams but for its non-blocking spec, so its synchronous
+// copies are legacy-stream work (measured on an H200, driver 13.0: 906 during any capture of a
+// blocking stream), and the fake's too. The binding's EndCapture instantiates the graph
+// (cuGraphInstantiateWithFlags), an unsafe call the other captures in progress may refuse
 // (measured on the same H200: 900), in the fake too.
 var _ = onHardware && conformance.Describe("cuda hardware", func(ctx context.Context) (runtime.Device, error) {
 	if hardware == nil {

@@ -25,7 +25,7 @@ var _ = onHardware && Describe("the hardware's answers", Label("hardware"), func
 	})
 	stream := func() runtime.Stream {
 		GinkgoHelper()
-		s, err := d.CreateStream(runtime.Main)
+		s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		return s
 	}

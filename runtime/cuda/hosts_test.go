@@ -26,7 +26,7 @@ var _ = Describe("host memory a graph names", func() {
 	BeforeEach(func(ctx SpecContext) {
 		d, log = openLogged(ctx)
 		var err error
-		s, err = d.CreateStream(runtime.Main)
+		s, err = d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		dev, err = d.Malloc(runtime.Main, 4096)
 		Expect(err).NotTo(HaveOccurred())
@@ -155,9 +155,9 @@ var _ = Describe("host memory a graph names", func() {
 	}
 	freeInCapture := func(d runtime.Device, sit situation) string {
 		GinkgoHelper()
-		s, err := d.CreateStream(runtime.Main)
+		s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
-		other, err := d.CreateStream(runtime.Main)
+		other, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		dev, err := d.Malloc(runtime.Main, 4096)
 		Expect(err).NotTo(HaveOccurred())
@@ -218,7 +218,7 @@ var _ = Describe("host memory a graph names", func() {
 	It("lets the free through when the driver's answer to the question is out of memory, and gives back a question it could not free", func() {
 		stage := alloc(runtime.Pinned, 0x11)
 		upload(stage)
-		other, err := d.CreateStream(runtime.Main)
+		other, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.BeginCapture(runtime.Main, other, runtime.Global)).To(Succeed())
 		Expect(d.Fill(runtime.Main, other, dev, 1)).To(Succeed())
@@ -252,7 +252,7 @@ var _ = Describe("host memory a graph names", func() {
 		g := upload(stage)
 		Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
 
-		other, err := d.CreateStream(runtime.Main)
+		other, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.BeginCapture(runtime.Main, other, runtime.Global)).To(Succeed())
 		Expect(d.Fill(runtime.Main, other, dev, 1)).To(Succeed())
@@ -268,7 +268,7 @@ var _ = Describe("host memory a graph names", func() {
 		_, err = d.EndCapture(runtime.Main, other)
 		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassCaptureInvalidated))
 
-		again, err := d.CreateStream(runtime.Main)
+		again, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.BeginCapture(runtime.Main, again, runtime.Global)).To(Succeed())
 		Expect(d.Fill(runtime.Main, again, dev, 1)).To(Succeed())

@@ -43,7 +43,8 @@ var scenarios = map[fake.Library][]struct {
 		{"instantiate", "ends a capture while another is in progress and refuses the instantiation with 900, invalidating the other, where the caller's mode minds it", nil},
 		{"capture", "begins, queries and ends captures, running captured work only when launched", nil},
 		{"sync", "invalidates a capture on 900 and 907, then fails its work and its end with 901", nil},
-		{"threads", "rejects a wrong-thread end with 908 and every synchronous copy during a capture with 906, and applies the cuMemAlloc rules per thread mode", nil},
+		{"threads", "rejects a wrong-thread end with 908 and every synchronous copy during a capture of a blocking stream with 906, and applies the cuMemAlloc rules per thread mode", nil},
+		{"nonblocking", "runs legacy-stream work and synchronous copies at once, outside the graph, while only non-blocking streams capture, and rejects them with 906, invalidating only the captures holding a blocking stream, otherwise", nil},
 		{"kernel", "loads PTX and runs the axpy kernel eagerly and captured", nil},
 		{"errors", "names error codes and counts devices", nil},
 		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, touching nothing", nil},
@@ -89,8 +90,9 @@ var _ = Describe("the fakes' behaviour", func() {
 	}
 
 	// Negative controls: the cuda fake built without the profile's rows for a replay over a freed
-	// allocation of 2 MiB or more, or for the instantiation at an end, fails their scenarios.
-	DescribeTable("libcuda.so.1 fails the scenario of each measured row it is built without",
+	// allocation of 2 MiB or more, for the instantiation at an end, or for legacy-stream work while a
+	// blocking stream captures, fails their scenarios.
+	DescribeTable("libcuda.so.1 fails the scenario of each row it is built without",
 		func(situation, name string, fails []string) {
 			p, err := sim.LoadProfile("cuda")
 			Expect(err).NotTo(HaveOccurred())
@@ -115,6 +117,10 @@ var _ = Describe("the fakes' behaviour", func() {
 			[]string{"end_and_instantiate(s1) = 0, want 900", "= 0, want 901"}),
 		Entry("another thread's GLOBAL capture at an end", "end a capture while another thread's GLOBAL capture is in progress, in GLOBAL", "instantiate",
 			[]string{"end_and_instantiate(s1) = 0, want 900", "other_result = 0, want 901"}),
+		Entry("legacy-stream work while a blocking stream captures", "work on, or a synchronisation of, the legacy default stream while a blocking stream captures", "nonblocking",
+			[]string{"legacy-stream call 0 during a blocking capture = 0, want 906", "cu.cuMemsetD8Async(y, 4, 64, NULL) = 0, want 906"}),
+		Entry("a synchronous copy while a blocking stream captures", "synchronous copy while a blocking stream captures", "nonblocking",
+			[]string{"legacy-stream call 2 during a blocking capture = 0, want 906", "cu.cuMemcpyDtoH_v2(&b1, y, 1) = 0, want 906"}),
 	)
 
 	It("libascendcl.so answers capture-fill-freed at the end that makes the model, where a profile has it", func() {
@@ -128,6 +134,41 @@ var _ = Describe("the fakes' behaviour", func() {
 		Expect(st.ExitCode()).To(Equal(0), out)
 		out, st = scenario(fake.ACL, built.full[fake.ACL], "freefill")
 		Expect(st.ExitCode()).To(Equal(1), "without the rule the end makes the model: %s", out)
+	})
+
+	// Every ACL stream is non-blocking: a rule on the captures holding a blocking stream never
+	// applies, where the same rule on any capture does (the threads scenario's RELAXED copy from a
+	// second thread during a GLOBAL capture, which the cann profile allows).
+	It("libascendcl.so makes every stream non-blocking, so that a profile's blocking-capture rule never applies", func() {
+		for when, exit := range map[string]int{"blocking-capture": 0, "any-capture": 1} {
+			p, err := sim.LoadProfile("cann")
+			Expect(err).NotTo(HaveOccurred())
+			p.Rules = slices.Insert(p.Rules, 0, sim.Rule{Situation: "a synchronous copy during a capture", Source: "verify", Calls: []string{"Write", "Read"},
+				When: when, Code: 107031, Name: "ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT", Class: runtime.ClassCaptureImplicit})
+			lib, err := fake.BuildProfile(GinkgoT().TempDir(), fake.ACL, p)
+			Expect(err).NotTo(HaveOccurred())
+			out, st := scenario(fake.ACL, lib, "threads")
+			Expect(st.ExitCode()).To(Equal(exit), "a rule on %s: %s", when, out)
+		}
+	})
+
+	It("logs cuStreamCreate's flags, and refuses flags other than CU_STREAM_NON_BLOCKING", func() {
+		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+		out, st := scenario(fake.CUDA, built.full[fake.CUDA], "nonblocking", "REPLAYCHECK_FAKE_LOG="+log)
+		Expect(st.ExitCode()).To(Equal(0), out)
+		entries, err := fake.ReadLog(log)
+		Expect(err).NotTo(HaveOccurred())
+		var creates []string
+		for _, e := range entries {
+			switch {
+			case e.Entry != "cuStreamCreate":
+			case e.Kind == "call":
+				creates = append(creates, e.Args)
+			default:
+				creates = append(creates, fmt.Sprintf("%s %d", e.Kind, e.Code))
+			}
+		}
+		Expect(creates).To(Equal([]string{"flags=2", "fail 1", "flags=4294967295", "fail 1", "flags=1", "flags=0"}))
 	})
 
 	It("logs the calls to REPLAYCHECK_FAKE_LOG", func() {
@@ -176,9 +217,9 @@ func simRace(profile string, seed uint64) string {
 	defer dev.Close()
 	must := func(err error) { GinkgoHelper(); Expect(err).NotTo(HaveOccurred()) }
 	m := runtime.Main
-	origin, err := dev.CreateStream(m)
+	origin, err := dev.CreateStream(m, runtime.Blocking)
 	must(err)
-	side, err := dev.CreateStream(m)
+	side, err := dev.CreateStream(m, runtime.Blocking)
 	must(err)
 	x, err := dev.Malloc(m, 1024)
 	must(err)

@@ -16,6 +16,9 @@ type LogEntry struct {
 	Kind string
 	// Entry is the entry point; empty for a hang.
 	Entry string
+	// Args are the arguments a call line records after the entry point, for the entry points
+	// whose arguments the library logs (cuStreamCreate: "flags=1"); empty otherwise.
+	Args string
 	// Code and Detail are a failure's.
 	Code   int
 	Detail string
@@ -43,7 +46,7 @@ func ReadLog(path string) ([]LogEntry, error) {
 		}
 		e, ok := parseLogLine(line)
 		if !ok {
-			return out, fmt.Errorf("fake: call log %s:%d: %q is not \"<tid> call <entry>\", \"<tid> fail <entry> <code>: <detail>\" or \"<tid> hang\"", path, i+1, line)
+			return out, fmt.Errorf("fake: call log %s:%d: %q is not \"<tid> call <entry>[ <args>]\", \"<tid> fail <entry> <code>: <detail>\" or \"<tid> hang\"", path, i+1, line)
 		}
 		out = append(out, e)
 	}
@@ -62,8 +65,9 @@ func parseLogLine(line string) (LogEntry, bool) {
 	case "hang":
 		return e, rest == ""
 	case "call":
-		e.Entry = rest
-		return e, rest != "" && !strings.Contains(rest, " ")
+		var hasArgs bool
+		e.Entry, e.Args, hasArgs = strings.Cut(rest, " ")
+		return e, e.Entry != "" && (!hasArgs || e.Args != "")
 	case "fail":
 		var code string
 		var detailed bool

@@ -14,8 +14,10 @@
 // rounded size, bump pointer, the smallest larger cached block when the bump pointer is exhausted,
 // out-of-memory when nothing fits) over real, reserved host memory, so the bytes can be copied and
 // the re-base hazard shows at the same addresses relative to the heap's base; pinned host memory
-// (aclrtMallocHost, cuMemAllocHost_v2) from a second allocator of the same kind; streams, events,
-// the capture DAG with fork and join through events; replay of launched graphs, settled at any
+// (aclrtMallocHost, cuMemAllocHost_v2) from a second allocator of the same kind; streams, blocking
+// or non-blocking (cuStreamCreate's flags 0 or CU_STREAM_NON_BLOCKING, any other bit
+// CUDA_ERROR_INVALID_VALUE; every ACL stream is non-blocking), events, the capture DAG with fork and
+// join through events; replay of launched graphs, settled at any
 // call but another launch or a capture-state question (aclmdlRICaptureGetInfo,
 // cuStreamIsCapturing), interleaving one node of each launched stream in turn; a seeded replay
 // order (REPLAYCHECK_FAKE_SEED) drawn exactly as the simulator draws it (Go's PCG and Rand.IntN);
@@ -105,7 +107,8 @@
 //
 // The call log has one line per call entered and one more per failure, each starting with the
 // calling OS thread's kernel thread id (gettid(2), what Go's syscall.Gettid returns on that thread;
-// the main thread's is the process id): "<tid> call <entry point>" and "<tid> fail <entry point>
+// the main thread's is the process id): "<tid> call <entry point>" ("<tid> call cuStreamCreate
+// flags=<flags>": the one entry point whose argument is logged) and "<tid> fail <entry point>
 // <code>: <detail>", and "<tid> hang" when an injected hang fault stops a call for good. Lines are
 // written whole as they end (line-buffered, appended), so the file can be read while the library
 // is loaded; ReadLog reads it.

@@ -74,11 +74,13 @@ const AxpyKernel = "replaycheck_axpy"
 // (c/core.h): RC_COND_ and the name in upper case with '-' as '_'.
 var Conditions = []string{
 	"any-capture",
+	"blocking-capture",
 	"caller-began-capture",
 	"caller-began-other-capture",
 	"capture-fill-freed",
 	"capture-invalidated",
 	"default-stream",
+	"default-stream-during-blocking-capture",
 	"default-stream-during-capture",
 	"default-stream-joins-capture",
 	"end-from-other-thread",

@@ -38,6 +38,13 @@ var _ = Describe("the rule generator", func() {
 			want = append(want, fake.CondEnum(c))
 		}
 		Expect(cEnum("c/core.h", "rc_cond", "RC_COND_")).To(Equal(want))
+		core, err := os.ReadFile("c/core.c")
+		Expect(err).NotTo(HaveOccurred())
+		eval := regexp.MustCompile(`(?s)\nstatic int eval\(.*?\n\}\n`).Find(core)
+		Expect(eval).NotTo(BeNil(), "eval in c/core.c")
+		for _, c := range want {
+			Expect(string(eval)).To(ContainSubstring("\tcase "+c+":"), "the C core's eval has a case for %s", c)
+		}
 	})
 
 	It("knows every call a condition is evaluated for, in the order of the C enum", func() {

@@ -117,8 +117,8 @@ func (d *Device) HostRead(dst []byte, src runtime.Ptr) error  { return d.inner.H
 func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
 	return d.inner.ExchangeCaptureMode(t, mode)
 }
-func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
-	return d.inner.CreateStream(t)
+func (d *Device) CreateStream(t runtime.Thread, f runtime.StreamFlags) (runtime.Stream, error) {
+	return d.inner.CreateStream(t, f)
 }
 func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
 	return d.inner.Write(t, dst, src)

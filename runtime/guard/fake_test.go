@@ -185,7 +185,7 @@ func (f *fake) Read(_ runtime.Thread, dst []byte, src runtime.Ptr) error {
 	return nil
 }
 
-func (f *fake) CreateStream(runtime.Thread) (runtime.Stream, error) {
+func (f *fake) CreateStream(runtime.Thread, runtime.StreamFlags) (runtime.Stream, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handle++

@@ -78,7 +78,7 @@ func filled(p runtime.Ptr, value byte) []byte { return bytes.Repeat([]byte{value
 
 func stream(d runtime.Device) runtime.Stream {
 	GinkgoHelper()
-	s, err := d.CreateStream(runtime.Main)
+	s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 	Expect(err).NotTo(HaveOccurred())
 	return s
 }

@@ -251,7 +251,7 @@ func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C
 //export rcpInnerCreateStream
 func rcpInnerCreateStream(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
 	return inner(self, t, err, "create_stream", func(d runtime.Device) error {
-		s, e := d.CreateStream(th(t))
+		s, e := d.CreateStream(th(t), runtime.Blocking)
 		if e == nil && out != nil {
 			*out = C.uint64_t(s)
 		}

@@ -756,11 +756,18 @@ func ct(t runtime.Thread) C.uint32_t { return C.uint32_t(t) }
 
 // --- runtime.Device: forwarded to the inner device, which the plugin does not see. ---
 
-func (r *Runtime) Backend() string                    { return r.dev.Backend() }
-func (r *Runtime) Describe() string                   { return r.dev.Describe() }
-func (r *Runtime) Platform() string                   { return r.dev.Platform() }
-func (r *Runtime) Capabilities() runtime.Capabilities { return r.dev.Capabilities() }
-func (r *Runtime) Counters() runtime.Counters         { return r.dev.Counters() }
+func (r *Runtime) Backend() string  { return r.dev.Backend() }
+func (r *Runtime) Describe() string { return r.dev.Describe() }
+func (r *Runtime) Platform() string { return r.dev.Platform() }
+
+// Capabilities are the inner device's, less non-blocking streams: the ABI's create_stream takes no
+// flags, so a plugin creates the platform's default kind.
+func (r *Runtime) Capabilities() runtime.Capabilities {
+	c := r.dev.Capabilities()
+	c.NonBlockingStreams = false
+	return c
+}
+func (r *Runtime) Counters() runtime.Counters { return r.dev.Counters() }
 func (r *Runtime) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
 	return r.dev.GraphNodes(t, g)
 }
@@ -827,7 +834,10 @@ func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 	})
 }
 
-func (r *Runtime) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+func (r *Runtime) CreateStream(t runtime.Thread, f runtime.StreamFlags) (runtime.Stream, error) {
+	if f != runtime.Blocking {
+		return 0, misuse(r.p.name, "CreateStream", runtime.ClassNotSupported, "the ABI's create_stream takes no flags: a plugin creates blocking streams only (capability non-blocking-streams)")
+	}
 	var out C.rc_stream
 	err := r.call(t, "CreateStream", func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) })
 	if err != nil {

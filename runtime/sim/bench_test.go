@@ -88,7 +88,7 @@ func benchCopy64KiB(b *testing.B, batched bool) {
 	dev := openBench(b)
 	src, _ := dev.Malloc(runtime.Main, n)
 	dst, _ := dev.Malloc(runtime.Main, n)
-	s, _ := dev.CreateStream(runtime.Main)
+	s, _ := dev.CreateStream(runtime.Main, runtime.Blocking)
 	if err := dev.Write(runtime.Main, src, bytes.Repeat([]byte{7}, n)); err != nil {
 		b.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func benchSimCapture(b *testing.B, record func(i int), reset func()) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := d.CreateStream(runtime.Main)
+		s, err := d.CreateStream(runtime.Main, runtime.Blocking)
 		if err != nil {
 			b.Fatal(err)
 		}

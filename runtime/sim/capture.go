@@ -12,7 +12,9 @@ import (
 type stream struct {
 	id      runtime.Stream
 	capture *capture // the capture the stream belongs to, nil when it runs eagerly
-	tail    []int    // while capturing: the nodes the next op on the stream depends on
+	// nonBlocking: created NonBlocking, so the legacy default stream does not synchronise with it.
+	nonBlocking bool
+	tail        []int // while capturing: the nodes the next op on the stream depends on
 }
 
 type event struct {

@@ -100,7 +100,7 @@ var _ = Describe("in-place memory paths", func() {
 		rng := rand.New(rand.NewPCG(1, 2))
 		p, err := dev.Malloc(runtime.Main, n)
 		Expect(err).NotTo(HaveOccurred())
-		s, err := dev.CreateStream(runtime.Main)
+		s, err := dev.CreateStream(runtime.Main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		host := make([]byte, n)
 		for i := range host {

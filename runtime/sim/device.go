@@ -120,7 +120,7 @@ func (d *Device) Describe() string {
 func (d *Device) Platform() string { return "sim/" + d.profile.Name }
 
 func (d *Device) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true}
+	return runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true, NonBlockingStreams: true}
 }
 
 // Counters reports the allocator and live-object counters. Mallocs, Frees, Launches and
@@ -564,14 +564,17 @@ func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 	})
 }
 
-func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+func (d *Device) CreateStream(t runtime.Thread, f runtime.StreamFlags) (runtime.Stream, error) {
 	if w := d.away(t); w != nil {
-		return handOff(d, w, "CreateStream", func() (runtime.Stream, error) { return d.CreateStream(t) })
+		return handOff(d, w, "CreateStream", func() (runtime.Stream, error) { return d.CreateStream(t, f) })
 	}
 	var s runtime.Stream
 	err := d.call(t, "CreateStream", func() error {
+		if f&^runtime.NonBlocking != 0 {
+			return d.fail("CreateStream", runtime.ClassInvalidValue, "unknown stream flags %#x", uint32(f))
+		}
 		s = runtime.Stream(d.newHandle())
-		d.streams[s] = &stream{id: s}
+		d.streams[s] = &stream{id: s, nonBlocking: f&runtime.NonBlocking != 0}
 		return nil
 	})
 	return s, err

@@ -46,7 +46,7 @@ func malloc(d *sim.Device, n int64) runtime.Ptr {
 
 func newStream(d *sim.Device) runtime.Stream {
 	GinkgoHelper()
-	s, err := d.CreateStream(main)
+	s, err := d.CreateStream(main, runtime.Blocking)
 	Expect(err).NotTo(HaveOccurred())
 	return s
 }

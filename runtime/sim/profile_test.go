@@ -33,7 +33,7 @@ var _ = Describe("the backend", func() {
 		d := onProfile("")
 		Expect(d.Describe()).To(Equal("sim device 0 (profile cann: Ascend ACL, CANN 9.0 a2a3 rules; 16GiB)"))
 		Expect(d.Backend()).To(Equal("sim"))
-		Expect(d.Capabilities()).To(Equal(runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true}))
+		Expect(d.Capabilities()).To(Equal(runtime.Capabilities{Kernels: true, GraphIntrospection: true, ThreadRules: true, FaultInjection: true, NonBlockingStreams: true}))
 		Expect(openDevice(sim.Options{Profile: "cuda", Memory: 3 * MiB}).Describe()).
 			To(Equal("sim device 0 (profile cuda: NVIDIA CUDA driver API stream-capture rules; 3MiB)"))
 	})

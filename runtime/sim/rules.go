@@ -174,6 +174,33 @@ var conditions = map[string]condition{
 			return slices.Clone(d.captures), fmt.Sprintf("the default stream was named while %v is in progress", d.captures[0]), true
 		},
 	},
+	"default-stream-during-blocking-capture": {
+		doc:    "work on, or a synchronisation of, the default stream while a capture in progress holds a blocking stream (its origin, or a stream that joined it)",
+		calls:  append(slices.Clone(enqueueCalls), "SyncStream"),
+		scoped: true,
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
+			if c.stream.id != runtime.DefaultStream || c.stream.capture != nil {
+				return nil, "", false
+			}
+			caps, s := blockingCaptures(d)
+			if len(caps) == 0 {
+				return nil, "", false
+			}
+			return caps, fmt.Sprintf("the default stream was named while %v, blocking, is in %v", s.id, s.capture), true
+		},
+	},
+	"blocking-capture": {
+		doc:    "a capture in progress holds a blocking stream (its origin, or a stream that joined it)",
+		calls:  unsafeCalls,
+		scoped: true,
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
+			caps, s := blockingCaptures(d)
+			if len(caps) == 0 {
+				return nil, "", false
+			}
+			return caps, fmt.Sprintf("%v, blocking, is in %v", s.id, s.capture), true
+		},
+	},
 	"default-stream-joins-capture": {
 		doc:    "the default stream waits on an event recorded in a capture in progress, which would fork it into the capture",
 		calls:  []string{"Wait"},
@@ -348,6 +375,24 @@ func capturesWhere(d *Device, keep func(*capture) bool) []*capture {
 		}
 	}
 	return out
+}
+
+// blockingCaptures are the captures in progress that hold a blocking stream, and the first such
+// stream (of the first capture, origin first): CUDA's legacy stream synchronises with it, so
+// legacy-stream work then would depend on the capture.
+func blockingCaptures(d *Device) (caps []*capture, first *stream) {
+	for _, c := range d.captures {
+		for _, s := range c.members {
+			if s.capture == c && !s.nonBlocking {
+				if first == nil {
+					first = s
+				}
+				caps = append(caps, c)
+				break
+			}
+		}
+	}
+	return caps, first
 }
 
 // enforce applies the profile to one call: the first rejecting rule whose call and condition match

@@ -32,7 +32,10 @@ type stage struct {
 // situation of its condition; a condition without one fails the coverage spec below.
 var situations = map[string]func(st *stage){
 	"stream-capturing": func(st *stage) { st.begin(main) },
-	"any-capture":      func(st *stage) { st.begin(main) },
+	// A capture of non-blocking streams only: on CUDA the legacy stream's own rules do not apply
+	// then (blocking-capture does).
+	"any-capture":      func(st *stage) { st.beginNonBlocking(main) },
+	"blocking-capture": func(st *stage) { st.begin(main) },
 	"caller-began-capture": func(st *stage) {
 		st.begin(main)
 	},
@@ -126,6 +129,10 @@ var situations = map[string]func(st *stage){
 		st.target = runtime.DefaultStream
 	},
 	"default-stream-during-capture": func(st *stage) {
+		st.beginNonBlocking(main)
+		st.target = runtime.DefaultStream
+	},
+	"default-stream-during-blocking-capture": func(st *stage) {
 		st.begin(main)
 		st.target = runtime.DefaultStream
 	},
@@ -179,6 +186,16 @@ func (st *stage) beginAlso(t runtime.Thread) {
 	st.also = newStream(st.d)
 	Expect(st.d.BeginCapture(t, st.also, st.mode)).To(Succeed())
 	Expect(st.d.Fill(t, st.also, st.y, 2)).To(Succeed())
+}
+
+// beginNonBlocking starts the watched capture from thread t on a new non-blocking stream, the
+// target from then on.
+func (st *stage) beginNonBlocking(t runtime.Thread) {
+	GinkgoHelper()
+	s, err := st.d.CreateStream(main, runtime.NonBlocking)
+	Expect(err).NotTo(HaveOccurred())
+	st.target = s
+	st.begin(t)
 }
 
 // begin starts the watched capture on the target stream from thread t.
@@ -445,7 +462,10 @@ var _ = Describe("docs/platforms.md, row by row", func() {
 		Entry("replay over an allocation of 4 KiB freed with cuMemFree: silent (measured)", fact{"cuda", runtime.Global, "graph-range-freed", "Launch", 0, "", none}),
 		Entry("replay over an allocation of 2 MiB freed with cuMemFree: 700 (measured)", fact{"cuda", runtime.Global, "graph-range-freed, 2 MiB", "Launch", 700, runtime.ClassIllegalAddress, none}),
 		Entry("pageable copy on the capturing stream: captured (verify)", fact{"cuda", runtime.Relaxed, "pageable-copy-in-capture", "Copy", 0, "", active}),
-		Entry("work on the legacy stream during a capture: 906", fact{"cuda", runtime.Relaxed, "default-stream-during-capture", "Fill", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("work on the legacy stream during a capture of a blocking stream: 906", fact{"cuda", runtime.Relaxed, "default-stream-during-blocking-capture", "Fill", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("work on the legacy stream during a capture of non-blocking streams: runs", fact{"cuda", runtime.Global, "default-stream-during-capture", "Fill", 0, "", active}),
+		Entry("a synchronous copy during a capture of a blocking stream: 906", fact{"cuda", runtime.Relaxed, "blocking-capture", "Write", 906, runtime.ClassCaptureImplicit, invalidated}),
+		Entry("a synchronous copy during a capture of non-blocking streams: runs", fact{"cuda", runtime.Global, "any-capture", "Write", 0, "", active}),
 	)
 })
 

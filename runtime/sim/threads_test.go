@@ -44,7 +44,7 @@ var _ = Describe("device threads", func() {
 			go func() {
 				defer GinkgoRecover()
 				defer wg.Done()
-				s, err := d.CreateStream(t)
+				s, err := d.CreateStream(t, runtime.Blocking)
 				Expect(err).NotTo(HaveOccurred())
 				p, err := d.Malloc(t, 4*KiB)
 				Expect(err).NotTo(HaveOccurred())
@@ -117,7 +117,7 @@ var _ = Describe("device threads", func() {
 		}()
 		<-inBatch
 		go func() {
-			_, err := d.CreateStream(main)
+			_, err := d.CreateStream(main, runtime.Blocking)
 			outside <- err
 		}()
 		close(release)
@@ -157,7 +157,7 @@ var _ = Describe("device threads", func() {
 		go func() {
 			goruntime.LockOSThread()
 			defer goruntime.UnlockOSThread()
-			_, err := on.CreateStream(main)
+			_, err := on.CreateStream(main, runtime.Blocking)
 			made <- answer{syscall.Gettid(), err}
 		}()
 		var got answer
@@ -170,9 +170,9 @@ var _ = Describe("device threads", func() {
 
 		// Once the batch is over the view is the device again: its call is handed off to Main.
 		log.tids[main] = map[int]bool{}
-		_, err := on.CreateStream(main)
+		_, err := on.CreateStream(main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
-		_, err = d.CreateStream(main)
+		_, err = d.CreateStream(main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(log.tids[main]).To(HaveLen(1))
 		Expect(log.tids[main]).NotTo(HaveKey(syscall.Gettid()))
@@ -197,7 +197,7 @@ var _ = Describe("OnThread", func() {
 			return nil
 		}()
 		Expect(recovered).To(Equal("batch exploded"))
-		_, err := d.CreateStream(main)
+		_, err := d.CreateStream(main, runtime.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 	})
 
@@ -213,7 +213,7 @@ var _ = Describe("OnThread", func() {
 				// Close is waiting for the batch (or has not begun): a call on Other must not
 				// wait for Close, which waits for this batch.
 				for {
-					_, after = d.CreateStream(other)
+					_, after = d.CreateStream(other, runtime.Blocking)
 					if after != nil {
 						return
 					}

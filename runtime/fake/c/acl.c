@@ -229,7 +229,7 @@ RC_API aclError aclrtCreateStream(aclrtStream *stream) {
 	uint64_t h;
 	if (!err && !stream)
 		err = null_arg("stream");
-	if (!err && !(err = rc_create_stream(c.d, &h)))
+	if (!err && !(err = rc_create_stream(c.d, 1, &h))) /* every ACL stream is non-blocking */
 		*stream = P(h);
 	return end(&c, err);
 }

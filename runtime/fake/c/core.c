@@ -137,7 +137,7 @@ __attribute__((destructor)) static void close_log(void) {
  * syscall.Gettid returns on that thread. */
 static long thread_id(void) { return (long)syscall(SYS_gettid); }
 
-void rc_trace(const char *entry) {
+static void trace(const char *entry, const char *args) {
 	pthread_once(&env_once, read_env);
 	if (crash_entry[0] && strcmp(crash_entry, entry) == 0) {
 		/* A real fault, as a crashing driver raises it: the kernel's SIGSEGV, which a Go process
@@ -147,8 +147,10 @@ void rc_trace(const char *entry) {
 		abort();
 	}
 	if (call_log)
-		fprintf(call_log, "%ld call %s\n", thread_id(), entry);
+		fprintf(call_log, "%ld call %s%s%s\n", thread_id(), entry, args ? " " : "", args ? args : "");
 }
+
+void rc_trace(const char *entry) { trace(entry, NULL); }
 
 /* injected answers REPLAYCHECK_FAKE_FAIL="<entry point>=<code>" for entry: the code when the
  * variable names entry and a non-zero code, else 0. Unlike the rest of the environment it is read
@@ -167,8 +169,10 @@ static int injected(const char *entry) {
 	return (int)code;
 }
 
-int rc_enter(const char *entry) {
-	rc_trace(entry);
+int rc_enter(const char *entry) { return rc_enter_args(entry, NULL); }
+
+int rc_enter_args(const char *entry, const char *args) {
+	trace(entry, args);
 	return injected(entry);
 }
 
@@ -379,6 +383,7 @@ typedef struct {
 	uint64_t h;
 	struct capture *cap;
 	ints tail;
+	int nonblocking; /* the default stream does not synchronise with it */
 } stream_t;
 
 typedef struct {
@@ -528,11 +533,12 @@ uint64_t rc_memory_size(void) {
 	return memory_size;
 }
 
-static stream_t *new_stream(uint64_t h) {
+static stream_t *new_stream(uint64_t h, int nonblocking) {
 	stream_t *s = calloc(1, sizeof *s);
 	if (!s)
 		abort();
 	s->h = h;
+	s->nonblocking = nonblocking;
 	return s;
 }
 
@@ -555,7 +561,7 @@ int rc_device_retain(int index) {
 	}
 	d->index = index;
 	d->refs = 1;
-	ptrs_push(&d->streams, new_stream(0));
+	ptrs_push(&d->streams, new_stream(0, 0));
 	if (seed) {
 		d->seeded = 1;
 		d->rng_hi = seed;
@@ -869,14 +875,37 @@ static size_t all_caps(rc_device *d, capture_t **out) {
 	return d->caps.n;
 }
 
+/* sim blockingCaptures: the captures in progress that hold a blocking stream (the origin, or a
+ * stream that joined by waiting on an event recorded in it, still in it), and the first such
+ * stream (of the first capture, origin first): CUDA's legacy stream synchronises with it, so
+ * legacy-stream work then would depend on the capture. */
+static size_t blocking_caps(rc_device *d, capture_t **out, stream_t **first) {
+	size_t n = 0;
+	*first = NULL;
+	for (size_t i = 0; i < d->caps.n; i++) {
+		capture_t *c = d->caps.v[i];
+		for (size_t m = 0; m < c->members.n; m++) {
+			stream_t *s = c->members.v[m];
+			if (s->cap == c && !s->nonblocking) {
+				if (!*first)
+					*first = s;
+				out[n++] = c;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 /* eval evaluates rule r's condition: whether it holds, the captures it names and a detail. */
 static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **caps, size_t *ncaps, char *det, size_t ndet) {
-	int cond = r->cond;
+	enum rc_cond cond = (enum rc_cond)r->cond;
 	stream_t *st = c->stream;
 	event_t *ev = c->event;
 	pthread_t self = pthread_self();
+	stream_t *blocking;
 	*ncaps = 0;
-	switch (cond) {
+	switch (cond) { /* an enum: -Wswitch (-Wall) names a condition without its case */
 	case RC_COND_STREAM_CAPTURING:
 		if (!st || !st->cap)
 			return 0;
@@ -888,6 +917,11 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 			return 0;
 		*ncaps = all_caps(d, caps);
 		snprintf(det, ndet, "%s is in progress", cap_str(caps[0]));
+		return 1;
+	case RC_COND_BLOCKING_CAPTURE:
+		if ((*ncaps = blocking_caps(d, caps, &blocking)) == 0)
+			return 0;
+		snprintf(det, ndet, "stream %#llx, blocking, is in %s", (unsigned long long)blocking->h, cap_str(blocking->cap));
 		return 1;
 	case RC_COND_CALLER_BEGAN_CAPTURE:
 	case RC_COND_OTHER_THREAD_BEGAN_CAPTURE: {
@@ -969,6 +1003,12 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 			return 0;
 		*ncaps = all_caps(d, caps);
 		snprintf(det, ndet, "the default stream was named while %s is in progress", cap_str(caps[0]));
+		return 1;
+	case RC_COND_DEFAULT_STREAM_DURING_BLOCKING_CAPTURE:
+		if (!st || st->h != 0 || st->cap || (*ncaps = blocking_caps(d, caps, &blocking)) == 0)
+			return 0;
+		snprintf(det, ndet, "the default stream was named while stream %#llx, blocking, is in %s",
+			 (unsigned long long)blocking->h, cap_str(blocking->cap));
 		return 1;
 	case RC_COND_DEFAULT_STREAM_JOINS_CAPTURE:
 		if (!st || !ev || st->h != 0 || !ev->cap)
@@ -1054,6 +1094,8 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 			 cond == RC_COND_GRAPH_RANGE_STALE ? "changed owner" : "were freed", desc);
 		return 1;
 	}
+	case RC_COND_COUNT:
+		break;
 	}
 	return 0;
 }
@@ -1356,9 +1398,9 @@ int rc_read(rc_device *d, void *dst, uint64_t src, uint64_t n) {
 	return 0;
 }
 
-int rc_create_stream(rc_device *d, uint64_t *s) {
+int rc_create_stream(rc_device *d, int nonblocking, uint64_t *s) {
 	*s = new_handle(d);
-	ptrs_push(&d->streams, new_stream(*s));
+	ptrs_push(&d->streams, new_stream(*s, nonblocking != 0));
 	return 0;
 }
 

@@ -48,11 +48,13 @@ enum rc_op {
  * Conditions list (a test parses this enum and compares). */
 enum rc_cond {
 	RC_COND_ANY_CAPTURE,
+	RC_COND_BLOCKING_CAPTURE,
 	RC_COND_CALLER_BEGAN_CAPTURE,
 	RC_COND_CALLER_BEGAN_OTHER_CAPTURE,
 	RC_COND_CAPTURE_FILL_FREED,
 	RC_COND_CAPTURE_INVALIDATED,
 	RC_COND_DEFAULT_STREAM,
+	RC_COND_DEFAULT_STREAM_DURING_BLOCKING_CAPTURE,
 	RC_COND_DEFAULT_STREAM_DURING_CAPTURE,
 	RC_COND_DEFAULT_STREAM_JOINS_CAPTURE,
 	RC_COND_END_FROM_OTHER_THREAD,
@@ -127,9 +129,12 @@ void rc_unlock(void);
  * thread's kernel thread id, when REPLAYCHECK_FAKE_LOG is set. rc_enter, the first thing every
  * entry point that returns a status does, also answers REPLAYCHECK_FAKE_FAIL: it returns the code
  * injected for the entry point, with a detail naming the injection, or 0; a non-zero answer is the
- * entry point's result, and the call touches nothing else. */
+ * entry point's result, and the call touches nothing else. rc_enter_args is rc_enter for an entry
+ * point whose arguments the log records after its name (args, one word: "flags=1"); NULL for
+ * none. */
 void rc_trace(const char *entry);
 int rc_enter(const char *entry);
+int rc_enter_args(const char *entry, const char *args);
 void rc_log_result(const char *entry, int code);
 /* Error detail of the calling thread's last failure ("" when none). */
 const char *rc_detail(void);
@@ -166,7 +171,9 @@ int rc_free_host(rc_device *d, uint64_t addr);
 int rc_write(rc_device *d, uint64_t dst, const void *src, uint64_t n);
 int rc_read(rc_device *d, void *dst, uint64_t src, uint64_t n);
 
-int rc_create_stream(rc_device *d, uint64_t *s);
+/* nonblocking: the default stream (handle 0, CUDA's legacy stream) does not synchronise with the
+ * stream (CU_STREAM_NON_BLOCKING; every ACL stream). The default stream itself is blocking. */
+int rc_create_stream(rc_device *d, int nonblocking, uint64_t *s);
 int rc_destroy_stream(rc_device *d, uint64_t s);
 int rc_create_event(rc_device *d, uint64_t *e);
 int rc_destroy_event(rc_device *d, uint64_t e);

@@ -45,6 +45,9 @@ typedef void *CUgraphNode;
 #define CUDA_ERROR_INVALID_HANDLE 400
 #define CUDA_ERROR_NOT_FOUND 500
 
+/* cuStreamCreate's flags: the default stream kind (0) synchronises with the legacy stream. */
+#define CU_STREAM_NON_BLOCKING 0x1
+
 /* Graph introspection as NVIDIA's cuda.h declares it (matched against CUDA 12.6's, CUDA_VERSION
  * 12060): CUgraphNodeType and CUmemorytype are int enums, CUDA_MEMSET_NODE_PARAMS is
  * CUDA_MEMSET_NODE_PARAMS_v1 (width counts elements of elementSize bytes) and CUDA_MEMCPY3D is
@@ -119,9 +122,10 @@ typedef struct {
 
 /* begin_lib enters an entry point that needs cuInit; begin also needs a current context and
  * settles launched graph work first when settle is set (every call but a launch and a
- * capture-state question). */
-static int begin_lib(cu_call *c, const char *entry) {
-	int err = rc_enter(entry);
+ * capture-state question). begin_args is begin for an entry point whose arguments the call log
+ * records (rc_enter_args). */
+static int begin_lib_args(cu_call *c, const char *entry, const char *args) {
+	int err = rc_enter_args(entry, args);
 	c->entry = entry;
 	c->d = NULL;
 	c->locked = 0;
@@ -141,8 +145,10 @@ static int begin_lib(cu_call *c, const char *entry) {
 #endif
 }
 
-static int begin(cu_call *c, const char *entry, int settle) {
-	int err = begin_lib(c, entry);
+static int begin_lib(cu_call *c, const char *entry) { return begin_lib_args(c, entry, NULL); }
+
+static int begin_args(cu_call *c, const char *entry, const char *args, int settle) {
+	int err = begin_lib_args(c, entry, args);
 	if (err)
 		return err;
 	c->d = rc_current();
@@ -156,6 +162,8 @@ static int begin(cu_call *c, const char *entry, int settle) {
 		rc_settle(c->d);
 	return 0;
 }
+
+static int begin(cu_call *c, const char *entry, int settle) { return begin_args(c, entry, NULL, settle); }
 
 static CUresult end(cu_call *c, int err) {
 	if (c->locked)
@@ -405,14 +413,20 @@ RC_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, 
 	return end(&c, err);
 }
 
+/* flags: 0 (CU_STREAM_DEFAULT), a blocking stream the legacy stream synchronises with, or
+ * CU_STREAM_NON_BLOCKING; any other bit is CUDA_ERROR_INVALID_VALUE, as the driver answers. The log
+ * records them ("cuStreamCreate flags=1"). */
 RC_API CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
-	(void)flags;
 	cu_call c;
-	int err = begin(&c, "cuStreamCreate", 1);
+	char args[32];
+	snprintf(args, sizeof args, "flags=%u", flags);
+	int err = begin_args(&c, "cuStreamCreate", args, 1);
 	uint64_t h;
 	if (!err && !stream)
 		err = null_arg("stream");
-	if (!err && !(err = rc_create_stream(c.d, &h)))
+	if (!err && (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
+		err = rc_fail("invalid-value", "cuStreamCreate: unknown flags %#x (CU_STREAM_DEFAULT 0 or CU_STREAM_NON_BLOCKING 1)", flags);
+	if (!err && !(err = rc_create_stream(c.d, (flags & CU_STREAM_NON_BLOCKING) != 0, &h)))
 		*stream = P(h);
 	return end(&c, err);
 }

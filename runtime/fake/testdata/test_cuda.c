@@ -77,11 +77,12 @@ static dptr dmalloc(size_t n) {
 	OK(cu.cuMemAlloc_v2(&p, n));
 	return p;
 }
-static void *stream(void) {
+static void *stream_flags(unsigned flags) {
 	void *s = NULL;
-	OK(cu.cuStreamCreate(&s, 0));
+	OK(cu.cuStreamCreate(&s, flags));
 	return s;
 }
+static void *stream(void) { return stream_flags(0); }
 static void *event(void) {
 	void *e = NULL;
 	OK(cu.cuEventCreate(&e, 0));
@@ -420,8 +421,9 @@ static void scenario_threads(void) {
 	EQ(other_result, 908);
 	EQ(status(s), 1);
 	OK(cu.cuStreamEndCapture(s, &g));
-	/* A synchronous copy is legacy-stream work: 906 during any capture, whatever the capture and
-	 * interaction modes, from either thread, and the capture is invalidated (measured on an H200). */
+	/* A synchronous copy is legacy-stream work: 906 during any capture of a blocking stream, whatever
+	 * the capture and interaction modes, from either thread, and the capture is invalidated
+	 * (measured on an H200). scenario_nonblocking has non-blocking streams. */
 	unsafe_target = dmalloc(64);
 	OK(cu.cuStreamBeginCapture_v2(s, THREAD_LOCAL));
 	on_other_thread(copy_there, (void *)(intptr_t)GLOBAL);
@@ -450,6 +452,85 @@ static void scenario_threads(void) {
 	EQ(other_result, 0);
 	EQ(status(s), 1);
 	OK(cu.cuStreamEndCapture(s, &g));
+}
+
+/* Non-blocking streams (cuStreamCreate flags CU_STREAM_NON_BLOCKING, 1): the legacy stream does not
+ * synchronise with them. While only non-blocking streams capture, work on the legacy stream (NULL)
+ * and synchronous copies run at once, outside every graph; while a capture holds a blocking stream,
+ * its origin or one that joined it through an event, they fail 906 and invalidate that capture, and
+ * only that one. Other flag bits are CUDA_ERROR_INVALID_VALUE. */
+static void scenario_nonblocking(void) {
+	void *bad = (void *)1, *g = NULL;
+	EQ(cu.cuStreamCreate(&bad, 2), 1);
+	EQ(cu.cuStreamCreate(&bad, 0xffffffffu), 1);
+	CHECK(bad == (void *)1, "a refused cuStreamCreate returns no stream");
+	void *nb = stream_flags(1), *b = stream(), *e = event();
+	dptr x = dmalloc(64), y = dmalloc(64);
+	unsigned char zero[64] = {0}, b1 = 1;
+	OK(cu.cuMemcpyHtoD_v2(x, zero, 64));
+	OK(cu.cuMemcpyHtoD_v2(y, zero, 64));
+
+	/* only a non-blocking stream captures: the legacy stream's work runs at once, not captured */
+	for (int mode = GLOBAL; mode <= RELAXED; mode++) {
+		OK(cu.cuStreamBeginCapture_v2(nb, mode));
+		OK(cu.cuMemsetD8Async(x, 1, 64, nb));
+		OK(cu.cuMemsetD8Async(y, 2, 64, NULL));
+		OK(cu.cuEventRecord(e, NULL));
+		OK(cu.cuStreamSynchronize(NULL));
+		EQ(first_byte(y), 2); /* cuMemcpyDtoH_v2, a synchronous copy, allowed too */
+		EQ(first_byte(x), 0);
+		OK(cu.cuMemcpyHtoD_v2(y, zero, 64));
+		EQ(status(nb), 1);
+		OK(cu.cuStreamEndCapture(nb, &g));
+		void *exec = instantiate(g);
+		OK(cu.cuGraphLaunch(exec, nb));
+		OK(cu.cuStreamSynchronize(nb));
+		EQ(first_byte(x), 1);
+		EQ(first_byte(y), 0); /* the legacy stream's fill is not in the graph */
+		OK(cu.cuMemcpyHtoD_v2(x, zero, 64));
+		OK(cu.cuGraphExecDestroy(exec));
+		OK(cu.cuGraphDestroy(g));
+	}
+	/* synchronising the device is refused during any capture */
+	OK(cu.cuStreamBeginCapture_v2(nb, RELAXED));
+	EQ(cu.cuCtxSynchronize(), 900);
+	EQ(status(nb), 2);
+	EQ(cu.cuStreamEndCapture(nb, &g), 901);
+
+	/* a blocking stream captures: 906, the capture invalidated, nothing run */
+	for (int op = 0; op < 4; op++) {
+		OK(cu.cuStreamBeginCapture_v2(b, op % 2 ? RELAXED : GLOBAL));
+		int got = op == 0 ? cu.cuMemsetD8Async(y, 3, 64, NULL)
+			: op == 1 ? cu.cuStreamSynchronize(NULL)
+			: op == 2 ? cu.cuMemcpyHtoD_v2(y, &b1, 1)
+				  : cu.cuEventRecord(e, NULL);
+		CHECK(got == 906, "legacy-stream call %d during a blocking capture = %d, want 906", op, got);
+		EQ(status(b), 2);
+		EQ(cu.cuStreamEndCapture(b, &g), 901);
+	}
+	EQ(first_byte(y), 0);
+
+	/* a blocking stream that joined a non-blocking capture makes it a blocking one */
+	OK(cu.cuStreamBeginCapture_v2(nb, GLOBAL));
+	OK(cu.cuEventRecord(e, nb));
+	OK(cu.cuStreamWaitEvent(b, e, 0));
+	EQ(cu.cuMemsetD8Async(y, 4, 64, NULL), 906);
+	EQ(status(nb), 2);
+	EQ(status(b), 2);
+	EQ(cu.cuStreamEndCapture(nb, &g), 901);
+	EQ(status(b), 0);
+
+	/* of two captures only the one holding a blocking stream is invalidated */
+	OK(cu.cuStreamBeginCapture_v2(nb, RELAXED));
+	OK(cu.cuStreamBeginCapture_v2(b, RELAXED));
+	EQ(cu.cuMemcpyDtoH_v2(&b1, y, 1), 906);
+	EQ(status(b), 2);
+	EQ(status(nb), 1);
+	EQ(cu.cuStreamEndCapture(b, &g), 901);
+	OK(cu.cuMemsetD8Async(y, 5, 64, NULL));
+	EQ(first_byte(y), 5);
+	OK(cu.cuStreamEndCapture(nb, &g));
+	OK(cu.cuGraphDestroy(g));
 }
 
 static const char ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
@@ -626,6 +707,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "capture") == 0) scenario_capture();
 		else if (strcmp(sc, "sync") == 0) scenario_sync();
 		else if (strcmp(sc, "threads") == 0) scenario_threads();
+		else if (strcmp(sc, "nonblocking") == 0) scenario_nonblocking();
 		else if (strcmp(sc, "freed") == 0) scenario_freed();
 		else if (strcmp(sc, "host") == 0) scenario_host();
 		else if (strcmp(sc, "freefill") == 0) scenario_freefill();

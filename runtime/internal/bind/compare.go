@@ -117,7 +117,7 @@ func (d *Device) readbackChunks() *readback {
 	}
 	rb := &readback{size: compareChunk, none: true}
 	d.readback = rb
-	s, code := d.drv.CreateStream()
+	s, code := d.drv.CreateStream(false)
 	if code != 0 {
 		return rb
 	}

@@ -54,7 +54,9 @@ type Driver interface {
 	// axpy enqueues the kernel; kernels says whether it exists, and why not.
 	Axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int
 	Kernels() (bool, string)
-	CreateStream() (unsafe.Pointer, int)
+	// CreateStream makes a stream; nonBlocking: one the platform's default stream does not
+	// synchronise with.
+	CreateStream(nonBlocking bool) (unsafe.Pointer, int)
 	DestroyStream(s unsafe.Pointer) int
 	CreateEvent() (unsafe.Pointer, int)
 	DestroyEvent(e unsafe.Pointer) int
@@ -635,10 +637,13 @@ func (d *Device) hostAccess(op string, body func() error) error {
 
 // --- Streams and events ---
 
-func (d *Device) CreateStream(t runtime.Thread) (runtime.Stream, error) {
+func (d *Device) CreateStream(t runtime.Thread, f runtime.StreamFlags) (runtime.Stream, error) {
 	var s runtime.Stream
 	err := d.call(t, "CreateStream", func() error {
-		h, code := d.drv.CreateStream()
+		if f&^runtime.NonBlocking != 0 {
+			return d.codes.Invalid("CreateStream", "unknown stream flags %#x", uint32(f))
+		}
+		h, code := d.drv.CreateStream(f&runtime.NonBlocking != 0)
 		if code != 0 {
 			return d.failed("CreateStream", code)
 		}

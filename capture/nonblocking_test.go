@@ -1,0 +1,95 @@
+package capture_test
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+)
+
+// blockingOnly is a device, or a runtime, that cannot create non-blocking streams.
+type blockingOnly struct{ runtime.Device }
+
+func (d blockingOnly) Capabilities() runtime.Capabilities {
+	c := d.Device.Capabilities()
+	c.NonBlockingStreams = false
+	return c
+}
+
+// blockingRuntime is the reference guards behind a front that cannot create non-blocking streams,
+// as a runtime plugin's (the ABI's create_stream takes no flags).
+type blockingRuntime struct {
+	*guard.Device
+	finished *int
+}
+
+func (r blockingRuntime) Capabilities() runtime.Capabilities {
+	return blockingOnly{r.Device}.Capabilities()
+}
+
+func (r blockingRuntime) Finish() error { *r.finished++; return r.Device.Finish() }
+
+var _ = Describe("non-blocking streams", func() {
+	const text = `
+version: replaycheck/v1
+set: t
+probes:
+  - name: legacy-beside-non-blocking
+    hazard: default-stream
+    buffers:
+      a: {bytes: 4KiB}
+      b: {bytes: 4KiB}
+    streams: [main, side]
+    non-blocking: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 0x3E}
+        - fill: {dst: b, value: 0x3F, stream: default}
+    replay:
+      each:
+        - fill: {dst: b, value: 0}
+    expect: {guarded: refused}
+`
+
+	It("are created as the probe declares: CUDA lets legacy-stream work through beside them, and it escapes the graph", func() {
+		dev := openSim("cuda")
+		DeferCleanup(dev.Close)
+		res := runOn(dev, parseProbe(text), runtime.Global, 3)
+		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
+		var calls []string
+		for _, e := range res.Timeline.Events() {
+			calls = append(calls, e.Call)
+		}
+		Expect(calls).To(ContainElement("CreateStream main (non-blocking)"))
+		Expect(calls).To(ContainElement("CreateStream side"))
+	})
+
+	It("skip the instance on a backend that cannot create them, saying which streams need them", func() {
+		dev := openSim("cuda")
+		DeferCleanup(dev.Close)
+		res := runOn(blockingOnly{dev}, parseProbe(text), runtime.Global, 3)
+		Expect(res.Outcome).To(Equal(probes.Skipped))
+		Expect(res.Reason).To(Equal(`backend sim lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main)`))
+	})
+
+	It("skip the instance when the runtime under test cannot create them, and finish the runtime", func() {
+		dev := openSim("cuda")
+		DeferCleanup(dev.Close)
+		base := dev.Counters()
+		finished := 0
+		rut := &capture.RuntimeUnderTest{Name: "plugin-like", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+			g, err := guard.New(d, guard.Program)
+			return blockingRuntime{g, &finished}, err
+		}}
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 3}, capture.Options{Runtime: rut})
+		Expect(res.Outcome).To(Equal(probes.Skipped))
+		Expect(res.Reason).To(Equal(`runtime plugin-like lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main)`))
+		Expect(finished).To(Equal(1))
+		Expect(dev.Counters().Leaks(base)).To(BeEmpty())
+	})
+})
