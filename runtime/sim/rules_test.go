@@ -3,256 +3,31 @@ package sim_test
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/sim"
+	"github.com/replaycheck/replaycheck/runtime/sim/situations"
 )
 
-// stage is a device prepared so that one call meets one situation. watch is the stream whose
-// capture the call concerns (0 when none).
-type stage struct {
-	d         *sim.Device
-	x, y      runtime.Ptr
-	pinned    runtime.Ptr // a pinned host buffer, allocated before any capture
-	watch     runtime.Stream
-	also      runtime.Stream // the origin of another capture in progress the call concerns (0 when none)
-	target    runtime.Stream
-	event     runtime.Event
-	graph     runtime.Graph
-	caller    runtime.Thread
-	mode      runtime.CaptureMode
-	wasStatus runtime.CaptureStatus
-}
-
-// situations set a stage up for each condition of the simulator, by name. A rule's spec uses the
-// situation of its condition; a condition without one fails the coverage spec below.
-var situations = map[string]func(st *stage){
-	"stream-capturing": func(st *stage) { st.begin(main) },
-	// A capture of non-blocking streams only: on CUDA the legacy stream's own rules do not apply
-	// then (blocking-capture does).
-	"any-capture":      func(st *stage) { st.beginNonBlocking(main) },
-	"blocking-capture": func(st *stage) { st.begin(main) },
-	"caller-began-capture": func(st *stage) {
-		st.begin(main)
-	},
-	"other-thread-began-capture": func(st *stage) {
-		st.begin(other)
-	},
-	"event-captured": func(st *stage) {
-		st.begin(main)
-		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
-		Expect(st.d.Record(main, st.event, st.watch)).To(Succeed())
-	},
-	"event-recorded-outside": func(st *stage) {
-		side := newStream(st.d)
-		Expect(st.d.Fill(main, side, st.x, 1)).To(Succeed())
-		Expect(st.d.Record(main, st.event, side)).To(Succeed())
-		st.begin(main)
-	},
-	"event-in-other-capture": func(st *stage) {
-		elsewhere := newStream(st.d)
-		Expect(st.d.BeginCapture(main, elsewhere, runtime.Relaxed)).To(Succeed())
-		Expect(st.d.Record(main, st.event, elsewhere)).To(Succeed())
-		st.begin(main)
-	},
-	"capture-invalidated": func(st *stage) {
-		st.begin(main)
-		Expect(st.d.Record(main, st.event, st.watch)).To(Succeed())
-		Expect(st.d.InvalidateCapture(st.watch)).To(BeTrue())
-		st.wasStatus = runtime.CaptureInvalidated
-	},
-	"stream-outside-capture": func(st *stage) {
-		st.begin(main)
-		st.target = newStream(st.d)
-		Expect(st.d.Record(main, st.event, st.target)).To(Succeed()) // an eager record
-	},
-	"default-stream": func(st *stage) { st.target = 0 },
-	"stream-not-capturing": func(st *stage) {
-		st.target = newStream(st.d)
-	},
-	"stream-not-origin": func(st *stage) {
-		st.begin(main)
-		Expect(st.d.Record(main, st.event, st.watch)).To(Succeed())
-		st.target = newStream(st.d)
-		Expect(st.d.Wait(main, st.target, st.event)).To(Succeed())
-	},
-	"end-from-other-thread": func(st *stage) {
-		st.begin(main)
-		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
-		st.caller = other
-	},
-	"fork-unjoined": func(st *stage) {
-		st.begin(main)
-		Expect(st.d.Record(main, st.event, st.watch)).To(Succeed())
-		side := newStream(st.d)
-		Expect(st.d.Wait(main, side, st.event)).To(Succeed())
-		Expect(st.d.Fill(main, side, st.y, 1)).To(Succeed())
-	},
-	"graph-range-freed": func(st *stage) {
-		st.captureFillOfX()
-		Expect(st.d.Free(main, st.x)).To(Succeed()) // returned to the driver, not handed out again
-	},
-	// Not a condition: graph-range-freed over an allocation of 2 MiB, for the facts below.
-	"graph-range-freed, 2 MiB": func(st *stage) {
-		st.x = malloc(st.d, 2*MiB)
-		st.captureFillOfX()
-		Expect(st.d.Free(main, st.x)).To(Succeed())
-	},
-	"capture-fill-freed": func(st *stage) {
-		st.begin(main)
-		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
-		// Freed by a thread whose RELAXED interaction mode lets it free during any capture.
-		old, err := st.d.ExchangeCaptureMode(other, runtime.Relaxed)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(st.d.Free(other, st.x)).To(Succeed())
-		_, err = st.d.ExchangeCaptureMode(other, old)
-		Expect(err).NotTo(HaveOccurred())
-	},
-	"caller-began-other-capture": func(st *stage) {
-		st.beginAlso(main)
-		st.begin(main)
-		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
-	},
-	"other-thread-began-other-capture": func(st *stage) {
-		st.beginAlso(other)
-		st.begin(main)
-		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
-	},
-	"default-stream-joins-capture": func(st *stage) {
-		st.begin(main)
-		Expect(st.d.Fill(main, st.watch, st.x, 1)).To(Succeed())
-		Expect(st.d.Record(main, st.event, st.watch)).To(Succeed())
-		st.target = runtime.DefaultStream
-	},
-	"default-stream-during-capture": func(st *stage) {
-		st.beginNonBlocking(main)
-		st.target = runtime.DefaultStream
-	},
-	"default-stream-during-blocking-capture": func(st *stage) {
-		st.begin(main)
-		st.target = runtime.DefaultStream
-	},
-	"pageable-copy-in-capture": func(st *stage) {
-		h, err := st.d.AllocHost(main, st.x.Bytes, runtime.Pageable)
-		Expect(err).NotTo(HaveOccurred())
-		st.x = h // the copy's source
-		st.begin(main)
-	},
-	"graph-range-stale": func(st *stage) {
-		st.captureFillOfX()
-		Expect(st.d.Free(main, st.x)).To(Succeed())
-		malloc(st.d, 2*st.x.Bytes)
-		st.x = malloc(st.d, st.x.Bytes) // the bystander on the captured address
-	},
-}
-
-func newStage(d *sim.Device, mode runtime.CaptureMode) *stage {
+// stage prepares d for one situation, with the simulator's own invalidation of a capture, so that
+// the rules on invalidated captures are exercised on every profile.
+func stage(d *sim.Device, mode runtime.CaptureMode, when string) *situations.Stage {
 	GinkgoHelper()
-	st := &stage{d: d, x: malloc(d, 4*KiB), y: malloc(d, 4*KiB), event: newEvent(d), caller: main, mode: mode}
-	st.target = newStream(d)
-	var err error
-	st.pinned, err = d.AllocHost(main, 4*KiB, runtime.Pinned)
-	Expect(err).NotTo(HaveOccurred())
+	st := situations.New(d, mode, situations.Flags(when))
+	st.Invalidate = func(s runtime.Stream) { Expect(d.InvalidateCapture(s)).To(BeTrue()) }
 	return st
 }
 
-// sizeWithin is an allocation size at the edge of r: its lower bound, or just below its upper one.
-func sizeWithin(r sim.ByteRange) int64 {
-	if r.AtLeast > 0 {
-		return int64(r.AtLeast)
-	}
-	return int64(r.Below) - sim.Granularity
-}
-
-// captureFillOfX captures a fill of x on a new stream, which becomes the target, and keeps the
-// graph for a Launch.
-func (st *stage) captureFillOfX() {
-	GinkgoHelper()
-	s := newStream(st.d)
-	Expect(st.d.BeginCapture(main, s, st.mode)).To(Succeed())
-	Expect(st.d.Fill(main, s, st.x, 1)).To(Succeed())
-	g, err := st.d.EndCapture(main, s)
-	Expect(err).NotTo(HaveOccurred())
-	st.graph, st.target = g, s
-}
-
-// beginAlso starts another capture, in the stage's mode, on a stream of its own from thread t.
-func (st *stage) beginAlso(t runtime.Thread) {
-	GinkgoHelper()
-	st.also = newStream(st.d)
-	Expect(st.d.BeginCapture(t, st.also, st.mode)).To(Succeed())
-	Expect(st.d.Fill(t, st.also, st.y, 2)).To(Succeed())
-}
-
-// beginNonBlocking starts the watched capture from thread t on a new non-blocking stream, the
-// target from then on.
-func (st *stage) beginNonBlocking(t runtime.Thread) {
-	GinkgoHelper()
-	s, err := st.d.CreateStream(main, runtime.NonBlocking)
-	Expect(err).NotTo(HaveOccurred())
-	st.target = s
-	st.begin(t)
-}
-
-// begin starts the watched capture on the target stream from thread t.
-func (st *stage) begin(t runtime.Thread) {
-	GinkgoHelper()
-	Expect(st.d.BeginCapture(t, st.target, st.mode)).To(Succeed())
-	st.watch = st.target
-	st.wasStatus = runtime.CaptureActive
-}
-
-// do issues call from the stage's caller with the stage's objects.
-func (st *stage) do(call string) error {
-	d, t, s := st.d, st.caller, st.target
-	switch call {
-	case "Malloc":
-		_, err := d.Malloc(t, 4*KiB)
-		return err
-	case "Free":
-		return d.Free(t, st.y)
-	case "AllocHost":
-		_, err := d.AllocHost(t, 4*KiB, runtime.Pinned)
-		return err
-	case "FreeHost":
-		return d.FreeHost(t, st.pinned)
-	case "Write":
-		return d.Write(t, st.y, make([]byte, st.y.Bytes))
-	case "Read":
-		return d.Read(t, make([]byte, st.y.Bytes), st.y)
-	case "Fill":
-		return d.Fill(t, s, st.y, 3)
-	case "Copy":
-		return d.Copy(t, s, st.y, st.x)
-	case "Axpy":
-		return d.Axpy(t, s, st.y, st.x, 3)
-	case "Record":
-		return d.Record(t, st.event, s)
-	case "Wait":
-		return d.Wait(t, s, st.event)
-	case "SyncStream":
-		return d.SyncStream(t, s)
-	case "SyncDevice":
-		return d.SyncDevice(t)
-	case "QueryEvent":
-		_, err := d.QueryEvent(t, st.event)
-		return err
-	case "SyncEvent":
-		return d.SyncEvent(t, st.event)
-	case "BeginCapture":
-		return d.BeginCapture(t, s, st.mode)
-	case "EndCapture":
-		_, err := d.EndCapture(t, s)
-		return err
-	case "Launch":
-		return d.Launch(t, st.graph, s)
-	}
-	Fail("no way to issue " + call)
-	return nil
+// variants are stage set-ups that are not a condition's, for the facts below.
+var variants = map[string]func(st *situations.Stage){
+	// graph-range-freed over an allocation of 2 MiB.
+	"graph-range-freed, 2 MiB": func(st *situations.Stage) {
+		st.X = st.Malloc(2 * MiB)
+		situations.ByCondition["graph-range-freed"](st)
+	},
 }
 
 // ruleEntries makes one table entry per profile rule, call and capture mode.
@@ -265,25 +40,13 @@ func ruleEntries() []TableEntry {
 			continue
 		}
 		for i, r := range p.Rules {
-			modes := r.Modes
-			if len(modes) == 0 {
-				modes = runtime.CaptureModes()
+			verdict := "allowed"
+			if !r.Allow {
+				verdict = fmt.Sprintf("%d %s", r.Code, r.Class)
 			}
-			callers := r.CallerModes
-			if len(callers) == 0 {
-				callers = []runtime.CaptureMode{runtime.Global}
-			}
-			for _, call := range r.Calls {
-				for _, m := range modes {
-					for _, cm := range callers {
-						verdict := "allowed"
-						if !r.Allow {
-							verdict = fmt.Sprintf("%d %s", r.Code, r.Class)
-						}
-						out = append(out, Entry(fmt.Sprintf("%s rule %d [%s, %s, %v, caller %v]: %s -> %s", name, i+1, r.Source, call, m, cm, r.Situation, verdict),
-							name, i, call, m, cm))
-					}
-				}
+			for _, c := range situations.Cases(r) {
+				out = append(out, Entry(fmt.Sprintf("%s rule %d [%s, %s, %v, caller %v]: %s -> %s", name, i+1, r.Source, c.Call, c.Mode, c.CallerMode, r.Situation, verdict),
+					name, i, c.Call, c.Mode, c.CallerMode))
 			}
 		}
 	}
@@ -296,33 +59,18 @@ var _ = Describe("profile rules, as the device applies them", func() {
 			p, err := sim.LoadProfile(profile)
 			Expect(err).NotTo(HaveOccurred())
 			r := p.Rules[index]
-			setup, ok := situations[r.When]
-			Expect(ok).To(BeTrue(), "no test situation for condition %q", r.When)
-
 			d := onProfile(profile)
-			st := newStage(d, mode)
-			if !r.FreedBytes.IsZero() {
-				st.x = malloc(d, sizeWithin(r.FreedBytes))
-			}
-			setup(st)
-			if r.Pageable {
-				// A pageable copy on a stream outside the capture: the platform turns it into a
-				// synchronous copy, which the capture's rules then judge.
-				st.x, err = d.AllocHost(main, st.x.Bytes, runtime.Pageable)
-				Expect(err).NotTo(HaveOccurred())
-				st.target = newStream(d)
-			}
-			_, err = d.ExchangeCaptureMode(st.caller, callerMode)
-			Expect(err).NotTo(HaveOccurred())
-			err = st.do(call)
+			st := stage(d, mode, r.When)
+			st.Meet(r, callerMode)
+			err = st.Do(call)
 
-			if st.also != 0 {
+			if st.Also != 0 {
 				// Another capture the call concerns: invalidated by a rule that says so, else as it was.
 				want := runtime.CaptureActive
 				if !r.Allow && r.Invalidates {
 					want = runtime.CaptureInvalidated
 				}
-				Expect(status(d, st.also)).To(Equal(want), "the other capture after the call")
+				Expect(status(d, st.Also)).To(Equal(want), "the other capture after the call")
 			}
 			if r.Allow {
 				Expect(err).NotTo(HaveOccurred(), "the platform lets %s through: %s", call, r.Situation)
@@ -332,30 +80,34 @@ var _ = Describe("profile rules, as the device applies them", func() {
 			Expect(e.Name).To(Equal(r.Name))
 			Expect(e.Op).To(Equal(call))
 			Expect(e.Detail).To(ContainSubstring(r.Situation))
-			Expect(e.Invalidated).To(Equal(r.Invalidates && st.wasStatus == runtime.CaptureActive))
-			if st.watch == 0 {
+			Expect(e.Invalidated).To(Equal(r.Invalidates && st.WasStatus == runtime.CaptureActive))
+			if st.Watch == 0 {
 				return
 			}
-			want := st.wasStatus
+			want := st.WasStatus
 			switch {
 			case r.EndsCapture:
 				want = runtime.CaptureNone
 			case r.Invalidates:
 				want = runtime.CaptureInvalidated
 			}
-			Expect(status(d, st.watch)).To(Equal(want), "capture state after the rejection")
+			Expect(status(d, st.Watch)).To(Equal(want), "capture state after the rejection")
 		},
 		ruleEntries(),
 	)
 
 	It("has a test situation for every condition the simulator knows", func() {
-		for c := range situations {
-			if !strings.Contains(c, ", ") {
-				Expect(sim.Conditions()).To(ContainElement(c), "a situation named like a condition is one")
-			}
+		for c := range situations.ByCondition {
+			Expect(sim.Conditions()).To(ContainElement(c))
+		}
+		for c := range variants {
+			Expect(sim.Conditions()).NotTo(ContainElement(c), "a variant is no condition")
+		}
+		for _, c := range situations.NonBlocking {
+			Expect(sim.Conditions()).To(ContainElement(c))
 		}
 		for _, c := range sim.Conditions() {
-			Expect(situations).To(HaveKey(c))
+			Expect(situations.ByCondition).To(HaveKey(c))
 			Expect(sim.ConditionDoc(c)).NotTo(BeEmpty())
 		}
 	})
@@ -374,17 +126,21 @@ type fact struct {
 
 func checkFact(f fact) {
 	d := onProfile(f.profile)
-	st := newStage(d, f.mode)
-	situations[f.when](st)
-	err := st.do(f.call)
+	st := stage(d, f.mode, f.when)
+	setup, ok := situations.ByCondition[f.when]
+	if !ok {
+		setup = variants[f.when]
+	}
+	setup(st)
+	err := st.Do(f.call)
 	if f.code == 0 {
 		Expect(err).NotTo(HaveOccurred())
 	} else {
 		e := expectError(err, f.code, f.class)
-		Expect(e.Invalidated).To(Equal(f.after == runtime.CaptureInvalidated && st.wasStatus == runtime.CaptureActive))
+		Expect(e.Invalidated).To(Equal(f.after == runtime.CaptureInvalidated && st.WasStatus == runtime.CaptureActive))
 	}
-	if st.watch != 0 {
-		Expect(status(d, st.watch)).To(Equal(f.after))
+	if st.Watch != 0 {
+		Expect(status(d, st.Watch)).To(Equal(f.after))
 	}
 }
 
