@@ -60,7 +60,11 @@
  * allocator call or a node it slipped into a graph.
  *
  * Memory. Buffers (device or host) are rc_ptr ranges: the address the inner device returned and
- * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes.
+ * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes. An
+ * allocation's answer is checked as it returns: replaycheck sets *out of malloc_, alloc_host and
+ * pool_alloc to {UINT64_MAX, -1}, which no buffer is, before the call, and an RC_OK that left it,
+ * or names {0,0}, an address 0, fewer bytes than asked or a range that wraps past the end of the
+ * address space, fails the call as the runtime's error (the rule named), never a buffer used.
  *
  * All strings are NUL-terminated UTF-8. replaycheck cleans each string it reads from the runtime
  * before it reaches a report: a byte that is not UTF-8 becomes U+FFFD, a control character

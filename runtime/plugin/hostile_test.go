@@ -157,6 +157,85 @@ var _ = Describe("a commit_bank that answers RC_OK against the contract", func()
 	})
 })
 
+var _ = Describe("an allocation that answers RC_OK against the contract", func() {
+	var (
+		p   *plugin.Plugin
+		dev runtime.Device
+	)
+	loadEach(&p, &dev)
+
+	// allocate makes the call named call (a table entry of the ABI) for 4096 bytes.
+	allocate := func(rt *plugin.Runtime, call string) (runtime.Ptr, error) {
+		switch call {
+		case "malloc":
+			return rt.Malloc(runtime.Main, 4096)
+		case "alloc_host":
+			return rt.AllocHost(runtime.Main, 4096, runtime.Pinned)
+		}
+		Expect(rt.ReservePool(runtime.Main, "cache", 64<<10, 0)).To(Succeed())
+		return rt.PoolAlloc(runtime.Main, "cache", 4096)
+	}
+	entries := []TableEntry{}
+	for _, c := range []struct{ call, op, entry, what string }{
+		{"malloc", "Malloc", "device.malloc_", ""},
+		{"alloc_host", "AllocHost", "device.alloc_host", " of pinned memory"},
+		{"pool_alloc", "PoolAlloc", "pool_alloc", ` from pool "cache"`},
+	} {
+		for _, l := range []struct{ lie, rule string }{
+			{"unwritten", "*out is {UINT64_MAX,-1} as replaycheck set it: a " + c.entry + " that returns RC_OK writes the buffer it served"},
+			{"empty", "*out is {0,0}: a " + c.entry + " that returns RC_OK names the buffer it served"},
+			{"short", "holds 2048 bytes, fewer than the 4096 asked for"},
+			{"null", "*out 0x0+4096 is at address 0"},
+			{"wrap", "*out 0xfffffffffffffff0+4096 runs past the end of the address space"},
+		} {
+			entries = append(entries, Entry(nil, c.call, c.op, c.entry, c.what, l.lie, l.rule))
+		}
+	}
+
+	DescribeTable("is the runtime's error, naming the plugin, the entry and the rule",
+		func(call, op, entry, what, lie, rule string) {
+			setenv("RC_TEST_ALLOC_LIE", call+":"+lie)
+			rt, err := p.Open(dev, false)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(rt.Close)
+			ptr, err := allocate(rt, call)
+			e, ok := runtime.AsError(err)
+			Expect(ok).To(BeTrue(), "%v (buffer %v)", err, ptr)
+			Expect(e.Backend).To(Equal("runtime:passthrough"))
+			Expect(e.Op).To(Equal(op))
+			Expect(e.Class).To(Equal(runtime.ClassInternal))
+			Expect(e.Detail).To(SatisfyAll(HavePrefix(p.Path()+": "+entry+" of 4096 bytes"+what+" returned RC_OK, but "),
+				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime."+entry+")")))
+			Expect(ptr).To(Equal(runtime.Ptr{}), "no buffer for the engine to go on with")
+		},
+		func(call, op, entry, what, lie, rule string) string { return entry + ", " + lie },
+		entries,
+	)
+
+	It("passes the same calls untouched when they keep the contract", func() {
+		setenv("RC_TEST_ALLOC_LIE", "")
+		rt, err := p.Open(dev, false)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
+		for _, call := range []string{"malloc", "alloc_host", "pool_alloc"} {
+			ptr, err := allocate(rt, call)
+			Expect(err).NotTo(HaveOccurred(), call)
+			Expect(ptr.Bytes).To(Equal(int64(4096)), call)
+			Expect(ptr.Addr).NotTo(BeZero(), call)
+		}
+	})
+
+	It("ends an instance whose pool block is a lie in error of kind runtime", func() {
+		setenv("RC_TEST_ALLOC_LIE", "pool_alloc:null")
+		in := probes.Instance{Probe: loadCatalog().find("basic/concurrent-replay-ordered"), Mode: runtime.Global, Replays: 2}
+		res := run(p, dev, in)
+		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime), res.Reason)
+		Expect(res.Reason).To(SatisfyAll(ContainSubstring("runtime:passthrough: PoolAlloc: internal"),
+			ContainSubstring(`pool_alloc of 8192 bytes from pool "cache" returned RC_OK, but *out 0x0+8192 is at address 0`)))
+	})
+})
+
 var _ = Describe("an inner call for a thread that is none", func() {
 	It("is not made, and is the runtime's error naming the plugin, the entry and the rule", func() {
 		setenv("RC_TEST_BAD_THREAD", "malloc")

@@ -775,12 +775,12 @@ func (r *Runtime) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.Graph
 // --- runtime.Device: calls into the plugin's table. ---
 
 func (r *Runtime) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
-	var out C.rc_ptr
+	out := cPtr(unwritten)
 	err := r.call(t, "Malloc", func(e *C.rc_error) C.int32_t { return C.rt_malloc(r.rt, ct(t), C.int64_t(bytes), &out, e) })
 	if err != nil {
 		return runtime.Ptr{}, err
 	}
-	return goPtr(out), nil
+	return r.allocated("Malloc", "device.malloc_", "", bytes, goPtr(out))
 }
 
 func (r *Runtime) Free(t runtime.Thread, p runtime.Ptr) error {
@@ -804,14 +804,14 @@ func (r *Runtime) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 }
 
 func (r *Runtime) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
-	var out C.rc_ptr
+	out := cPtr(unwritten)
 	err := r.call(t, "AllocHost", func(e *C.rc_error) C.int32_t {
 		return C.rt_alloc_host(r.rt, ct(t), C.int64_t(bytes), C.uint32_t(kind), &out, e)
 	})
 	if err != nil {
 		return runtime.Ptr{}, err
 	}
-	return goPtr(out), nil
+	return r.allocated("AllocHost", "device.alloc_host", fmt.Sprintf(" of %s memory", kind), bytes, goPtr(out))
 }
 
 func (r *Runtime) FreeHost(t runtime.Thread, p runtime.Ptr) error {
@@ -1017,6 +1017,22 @@ func bufferBroken(entry, name string, bytes int64, p runtime.Ptr) string {
 	return ""
 }
 
+// allocated checks the buffer an allocation entry (device.malloc_, device.alloc_host, pool_alloc)
+// answered RC_OK with for a request of bytes (from says of what, or is ""): written (replaycheck
+// sets *out to unwritten before the call) and a buffer as bufferBroken says. An answer that breaks
+// it is the runtime's error, never a buffer the engine writes to or frees.
+func (r *Runtime) allocated(op, entry, from string, bytes int64, p runtime.Ptr) (runtime.Ptr, error) {
+	rule := bufferBroken(entry, "*out", bytes, p)
+	if p == unwritten {
+		rule = fmt.Sprintf("*out is {UINT64_MAX,-1} as replaycheck set it: a %s that returns RC_OK writes the buffer it served", entry)
+	}
+	if rule == "" {
+		return p, nil
+	}
+	return runtime.Ptr{}, misuse(r.p.name, op, runtime.ClassInternal, "%s: %s of %d bytes%s returned RC_OK, but %s (runtime.h: rc_runtime.%s)",
+		r.p.path, entry, bytes, from, rule, entry)
+}
+
 // Release gives back the buffer the slot named key holds (rc_runtime.release).
 func (r *Runtime) Release(t runtime.Thread, slot guard.Slot, key string, p runtime.Ptr) error {
 	ckey := C.CString(key)
@@ -1173,14 +1189,14 @@ func (r *Runtime) ReservePool(t runtime.Thread, name string, bytes int64, host r
 func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.Ptr, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	var out C.rc_ptr
+	out := cPtr(unwritten)
 	err := r.call(t, "PoolAlloc", func(e *C.rc_error) C.int32_t {
 		return C.rt_pool_alloc(r.rt, ct(t), cname, C.int64_t(bytes), &out, e)
 	})
 	if err != nil {
 		return runtime.Ptr{}, err
 	}
-	return goPtr(out), nil
+	return r.allocated("PoolAlloc", "pool_alloc", fmt.Sprintf(" from pool %q", name), bytes, goPtr(out))
 }
 
 // PoolFree returns a block to the named pool (rc_runtime.pool_free).

@@ -38,6 +38,9 @@
  *                                      it), empty ({0,0}), short (half the bytes asked), null
  *                                      (address 0), wrap (as provision's), duplicate (out[0]),
  *                                      overlap (one byte into out[0])
+ *   RC_TEST_ALLOC_LIE=call:how         a malloc, alloc_host or pool_alloc (call) that succeeds
+ *                                      answers *out against the contract, as RC_TEST_BANK_LIE
+ *                                      says of a region: unwritten, empty, short, null or wrap
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
@@ -104,6 +107,7 @@ typedef struct {
 	char bad_thread[64];
 	char lie[64];
 	char bank_lie[64];
+	char alloc_lie[64], alloc_lie_how[64];
 } pt;
 
 static int zero(rc_ptr p) { return p.addr == 0 && p.bytes == 0; }
@@ -405,17 +409,24 @@ static int32_t pt_holds(void *self, const char *key, rc_slot *slot, rc_ptr *p) {
 	return 1;
 }
 
-/* bank_lie makes the last region's buffer of a bank that succeeded answer against the contract
- * (RC_TEST_BANK_LIE): before is what out[n-1] held before the call. The slot holds the buffer made. */
-static void bank_lie(const char *how, rc_ptr *out, size_t n, rc_ptr before) {
-	rc_ptr *last = &out[n - 1];
-	if (strcmp(how, "unwritten") == 0) *last = before;
-	if (strcmp(how, "empty") == 0) *last = (rc_ptr){0, 0};
-	if (strcmp(how, "short") == 0) last->bytes /= 2;
-	if (strcmp(how, "null") == 0) last->addr = 0;
-	if (strcmp(how, "wrap") == 0) last->addr = UINT64_MAX - 15;
-	if (strcmp(how, "duplicate") == 0) *last = out[0];
-	if (strcmp(how, "overlap") == 0) last->addr = out[0].addr + 1;
+/* lie makes *p, a buffer an allocator call answered RC_OK with, answer against the contract as how
+ * says (RC_TEST_BANK_LIE, RC_TEST_ALLOC_LIE): before is what *p held before the call, first another
+ * buffer of the same answer. What was allocated stays allocated. */
+static void lie(const char *how, rc_ptr *p, rc_ptr before, rc_ptr first) {
+	if (strcmp(how, "unwritten") == 0) *p = before;
+	if (strcmp(how, "empty") == 0) *p = (rc_ptr){0, 0};
+	if (strcmp(how, "short") == 0) p->bytes /= 2;
+	if (strcmp(how, "null") == 0) p->addr = 0;
+	if (strcmp(how, "wrap") == 0) p->addr = UINT64_MAX - 15;
+	if (strcmp(how, "duplicate") == 0) *p = first;
+	if (strcmp(how, "overlap") == 0) p->addr = first.addr + 1;
+}
+
+/* alloc_lie applies RC_TEST_ALLOC_LIE to call's answer *out (rc its result, before what *out held
+ * before the call), and returns rc. */
+static int32_t alloc_lie(pt *p, const char *call, int32_t rc, rc_ptr *out, rc_ptr before) {
+	if (rc == RC_OK && strcmp(p->alloc_lie, call) == 0) lie(p->alloc_lie_how, out, before, *out);
+	return rc;
 }
 
 static int32_t pt_commit_bank(void *self, rc_thread t, const rc_region *regions, size_t n, rc_ptr *out, rc_error *err) {
@@ -436,7 +447,7 @@ static int32_t pt_commit_bank(void *self, rc_thread t, const rc_region *regions,
 	rc_ptr before = n ? out[n - 1] : (rc_ptr){0, 0};
 	int32_t rc = commit(self, t, regions, n, out, served, err);
 	free(served);
-	if (rc == RC_OK && n > 0) bank_lie(P->bank_lie, out, n, before);
+	if (rc == RC_OK && n > 0) lie(P->bank_lie, &out[n - 1], before, out[0]);
 	return rc;
 }
 
@@ -503,6 +514,7 @@ static int32_t pt_pool_alloc(void *self, rc_thread t, const char *name, int64_t 
 		return RC_ERROR;
 	}
 	block_t b = pl->blocks[best];
+	rc_ptr before = *out;
 	*out = (rc_ptr){b.addr, bytes};
 	pl->blocks[best] = (block_t){b.addr, need, *out};
 	if (b.size > need) {
@@ -511,7 +523,7 @@ static int32_t pt_pool_alloc(void *self, rc_thread t, const char *name, int64_t 
 		pl->blocks[best + 1] = (block_t){b.addr + (uint64_t)need, b.size - need, {0, 0}};
 		pl->n++;
 	}
-	return RC_OK;
+	return alloc_lie(P, "pool_alloc", RC_OK, out, before);
 }
 
 static void remove_block(pool_t *pl, size_t i) {
@@ -588,7 +600,8 @@ static int32_t pt_retire(void *self, rc_thread t, rc_error *err) {
 
 static int32_t pt_malloc(void *self, rc_thread t, int64_t bytes, rc_ptr *out, rc_error *err) {
 	KNOB("malloc");
-	return FWD("malloc", t, malloc_, thr(P, "malloc", t), bytes, out, err);
+	rc_ptr before = *out;
+	return alloc_lie(P, "malloc", FWD("malloc", t, malloc_, thr(P, "malloc", t), bytes, out, err), out, before);
 }
 static int32_t pt_free(void *self, rc_thread t, rc_ptr p, rc_error *err) {
 	KNOB("free");
@@ -607,7 +620,8 @@ static int32_t pt_read(void *self, rc_thread t, void *dst, rc_ptr src, rc_error 
 }
 static int32_t pt_alloc_host(void *self, rc_thread t, int64_t bytes, rc_host_memory kind, rc_ptr *out, rc_error *err) {
 	KNOB("alloc_host");
-	return FWD("alloc_host", t, alloc_host, t, bytes, kind, out, err);
+	rc_ptr before = *out;
+	return alloc_lie(P, "alloc_host", FWD("alloc_host", t, alloc_host, t, bytes, kind, out, err), out, before);
 }
 static int32_t pt_free_host(void *self, rc_thread t, rc_ptr p, rc_error *err) {
 	KNOB("free_host");
@@ -778,6 +792,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	if ((v = getenv("RC_TEST_BAD_THREAD")) && *v) snprintf(p->bad_thread, sizeof p->bad_thread, "%s", v);
 	if ((v = getenv("RC_TEST_PROVISION_LIE")) && *v) snprintf(p->lie, sizeof p->lie, "%s", v);
 	if ((v = getenv("RC_TEST_BANK_LIE")) && *v) snprintf(p->bank_lie, sizeof p->bank_lie, "%s", v);
+	if ((v = getenv("RC_TEST_ALLOC_LIE")) && *v) split(v, p->alloc_lie, sizeof p->alloc_lie, p->alloc_lie_how, sizeof p->alloc_lie_how);
 	int slot_log = (v = getenv("RC_TEST_SLOT_LOG")) && strcmp(v, "1") == 0;
 	if ((v = getenv("RC_TEST_LOG")) && *v) snprintf(p->log, sizeof p->log, "%s", v);
 	if ((v = getenv("RC_TEST_HANG")) && *v) snprintf(p->hang, sizeof p->hang, "%s", v);
