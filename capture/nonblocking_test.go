@@ -22,7 +22,7 @@ func (d blockingOnly) Capabilities() runtime.Capabilities {
 }
 
 // blockingRuntime is the reference guards behind a front that cannot create non-blocking streams,
-// as a runtime plugin's (the ABI's create_stream takes no flags).
+// as a runtime plugin's without create_stream_with_flags (ABI version 2, or the entry NULL).
 type blockingRuntime struct {
 	*guard.Device
 	finished *int

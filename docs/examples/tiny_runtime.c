@@ -2,7 +2,7 @@
 
 /*
  * tiny_runtime.c: a small runtime under replaycheck's probes, written against the plugin ABI
- * (include/replaycheck/runtime.h, version 2; it leaves the optional slots_changed NULL). It is the
+ * (include/replaycheck/runtime.h, version 3; it leaves the optional slots_changed NULL). It is the
  * worked example of docs/runtime-abi.md.
  *
  *   cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -I include -o tiny_runtime.so docs/examples/tiny_runtime.c
@@ -60,6 +60,8 @@ typedef struct {
 typedef struct {
 	rc_mode mode;
 	rc_device in; /* the inner device: every call we do not refuse goes here */
+	/* ...and its one call outside rc_device: inner is the first member of an rc_inner (version 3) */
+	int32_t (*in_create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
 	slot *slots;
 	size_t nslots;
 	pool *pools;
@@ -140,6 +142,9 @@ static int32_t d_free_host(void *self, rc_thread t, rc_ptr p, rc_error *err) { r
 static int32_t d_host_write(void *self, rc_ptr d, const void *src, rc_error *err) { return IN(self).host_write(IN(self).self, d, src, err); }
 static int32_t d_host_read(void *self, void *d, rc_ptr src, rc_error *err) { return IN(self).host_read(IN(self).self, d, src, err); }
 static int32_t d_create_stream(void *self, rc_thread t, rc_stream *out, rc_error *err) { return IN(self).create_stream(IN(self).self, t, out, err); }
+static int32_t r_create_stream_with_flags(void *self, rc_thread t, uint32_t f, rc_stream *out, rc_error *err) {
+	return ((tiny *)self)->in_create_stream_with_flags(IN(self).self, t, f, out, err);
+}
 static int32_t d_destroy_stream(void *self, rc_thread t, rc_stream s, rc_error *err) { return IN(self).destroy_stream(IN(self).self, t, s, err); }
 static int32_t d_create_event(void *self, rc_thread t, rc_event *out, rc_error *err) { return IN(self).create_event(IN(self).self, t, out, err); }
 static int32_t d_destroy_event(void *self, rc_thread t, rc_event e, rc_error *err) { return IN(self).destroy_event(IN(self).self, t, e, err); }
@@ -462,6 +467,7 @@ EXPORT int32_t rc_runtime_open(uint32_t abi, rc_mode mode, const rc_device *inne
 		return FAIL(err, "out-of-memory", "no memory for the runtime's state");
 	T->mode = mode;
 	T->in = *inner; /* a copy; keeping the pointer would do too: *inner lives until rc_runtime_close */
+	T->in_create_stream_with_flags = ((const rc_inner *)inner)->create_stream_with_flags;
 	memset(out, 0, sizeof *out);
 	out->self = T;
 	out->device = (rc_device){
@@ -482,5 +488,6 @@ EXPORT int32_t rc_runtime_open(uint32_t abi, rc_mode mode, const rc_device *inne
 	out->pool_alloc = r_pool_alloc;
 	out->pool_free = r_pool_free;
 	out->retire = r_retire;
+	out->create_stream_with_flags = r_create_stream_with_flags; /* non-blocking streams, as PyTorch's */
 	return RC_OK;
 }

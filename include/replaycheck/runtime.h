@@ -1,5 +1,5 @@
 /*
- * replaycheck runtime plugin ABI, version 2.
+ * replaycheck runtime plugin ABI, version 3.
  *
  * A team puts its own runtime (its allocator and its capture guards) under replaycheck's probes by
  * building a shared library that implements this ABI and running `replaycheck run --runtime
@@ -12,10 +12,11 @@
  *
  * Loading. replaycheck dlopens the library and resolves rc_runtime_abi_version, rc_runtime_open
  * and rc_runtime_close; a missing one fails the load and is named. rc_runtime_abi_version() must
- * return RC_ABI_VERSION as the plugin was compiled. replaycheck loads plugins of version 2 (this
- * header) and of version 1 (the same tables without rc_runtime.slots_changed, which replaycheck
- * then treats as NULL); any other version is refused at load with the numbers. rc_runtime_open
- * receives the version the plugin reported. Then, for every probe instance, rc_runtime_open is
+ * return RC_ABI_VERSION as the plugin was compiled. replaycheck loads plugins of version 3 (this
+ * header), of version 2 (without rc_runtime.create_stream_with_flags, which replaycheck then treats
+ * as NULL) and of version 1 (without rc_runtime.slots_changed either, NULL too); any other version
+ * is refused at load with the numbers. rc_runtime_open receives the version the plugin reported;
+ * from version 3, its inner points to the device member of an rc_inner (below). Then, for every probe instance, rc_runtime_open is
  * called with the instance's execution mode (program: guards off, kernel: guards on) and a fresh rc_device table over the
  * run's device (one device serves every instance of a run, so its memory and counters carry over
  * from one instance to the next), and the runtime fills *out. rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
@@ -81,7 +82,7 @@
 extern "C" {
 #endif
 
-#define RC_ABI_VERSION 2u
+#define RC_ABI_VERSION 3u
 
 typedef enum { RC_OK = 0, RC_REFUSED = 1, RC_ERROR = 2 } rc_status;
 
@@ -112,6 +113,11 @@ typedef struct {
 	uint64_t addr;
 	int64_t bytes;
 } rc_ptr;
+
+/* How a stream is created (version 3). A blocking stream synchronises with the platform's default
+ * stream (CUDA's legacy stream), the kind create_stream makes; a non-blocking one does not
+ * (cudaStreamNonBlocking: the kind PyTorch captures on). Every ACL stream is non-blocking. */
+typedef enum { RC_STREAM_BLOCKING = 0, RC_STREAM_NON_BLOCKING = 1 } rc_stream_flags;
 
 /* Opaque handles issued by the inner device; stream 0 is the platform's default stream. */
 typedef uint64_t rc_stream;
@@ -170,6 +176,16 @@ typedef struct rc_device {
 	int32_t (*launch)(void *self, rc_thread t, rc_graph g, rc_stream s, rc_error *err);
 	int32_t (*destroy_graph)(void *self, rc_thread t, rc_graph g, rc_error *err);
 } rc_device;
+
+/* The inner device of version 3: rc_runtime_open's inner points to the device member of an
+ * rc_inner, its first member, so a plugin of version 1 or 2 reads the rc_device it always did, and
+ * a plugin that opened with version 3 reads the whole as (const rc_inner *)inner. */
+typedef struct rc_inner {
+	rc_device device;
+	/* create_stream_with_flags creates a stream of the kind flags says (rc_stream_flags); unknown
+	 * bits, or a kind the platform lacks, fail with the platform's error. Never NULL. */
+	int32_t (*create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
+} rc_inner;
 
 /* One region of an arena bank commit: its key and the capacity asked for. */
 typedef struct {
@@ -233,6 +249,14 @@ typedef struct rc_runtime {
 	 * is then reported as a side effect. `replaycheck run --check-slot-log` reads every slot as
 	 * well and fails the instance naming the first change the log missed. */
 	int64_t (*slots_changed)(void *self, uint64_t since, const char **keys, size_t cap, uint64_t *now);
+
+	/* Version 3. create_stream_with_flags creates a stream of the kind flags says (rc_stream_flags),
+	 * as device.create_stream creates a blocking one; a runtime forwards it to the inner device's
+	 * (rc_inner) with the same t. It may be NULL: the runtime then creates blocking streams only,
+	 * and replaycheck skips the instances of probes that list streams under `non-blocking`, saying
+	 * that the runtime lacks the capability non-blocking-streams. replaycheck calls it only for
+	 * RC_STREAM_NON_BLOCKING; device.create_stream makes every blocking stream. */
+	int32_t (*create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
 } rc_runtime;
 
 /* The three entry points a plugin exports. */

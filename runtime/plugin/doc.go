@@ -4,11 +4,12 @@
 //
 // Load opens the library (runtime/internal/dl), resolves rc_runtime_abi_version, rc_runtime_open
 // and rc_runtime_close (a missing one fails the load and is named) and refuses a library whose
-// version is not MinABIVersion (1) to ABIVersion (2), naming the file and the versions; version 1
-// is version 2 without rc_runtime.slots_changed, and rc_runtime_open gets the version the plugin
-// reported. Plugin.Open puts the runtime
-// in front of one device for one probe instance: it hands the plugin the device as the INNER
-// rc_device table, calls rc_runtime_open in RC_MODE_KERNEL (guarded) or RC_MODE_PROGRAM, and
+// version is not MinABIVersion (1) to ABIVersion (3), naming the file and the versions; each
+// version's tables are the next one's without its last entries (version 2 added
+// rc_runtime.slots_changed, version 3 rc_runtime.create_stream_with_flags and the inner
+// rc_inner around rc_device), and rc_runtime_open gets the version the plugin reported.
+// Plugin.Open puts the runtime in front of one device for one probe instance: it hands the plugin
+// the device as the INNER rc_device table (the first member of an rc_inner), calls rc_runtime_open in RC_MODE_KERNEL (guarded) or RC_MODE_PROGRAM, and
 // returns a *Runtime: a runtime.Device and the allocator calls the engine drives
 // (capture.Runtime), every one of them a call into the plugin's rc_runtime table. capture's
 // RuntimeUnderTest is built over it by the front ends (replaycheck run --runtime, the suite's
@@ -55,6 +56,8 @@
 //   - commit_bank that returns RC_OK with an out[i] left unwritten (the loader sets each to
 //     {UINT64_MAX, -1}), an out[i] that breaks what provision's *out must keep for its region's
 //     bytes, or two regions' buffers sharing a byte (Runtime.CommitBank);
+//   - device.malloc_, device.alloc_host or pool_alloc that returns RC_OK with *out left unwritten
+//     (preset as commit_bank's), or breaking what provision's *out must keep (Runtime.allocated);
 //   - an inner call for a thread that is neither RC_THREAD_MAIN nor RC_THREAD_OTHER: not made, it
 //     fails, and the outer call returns the rule's error whatever the plugin returns;
 //   - an inner call from holds or slots_changed, which must change nothing: not made, it fails, and

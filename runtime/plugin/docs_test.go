@@ -21,4 +21,13 @@ var _ = Describe("docs/examples/tiny_runtime.c", func() {
 		Expect(m).NotTo(BeNil(), "the example's header comment names no version")
 		Expect(string(m[1])).To(Equal(fmt.Sprint(plugin.ABIVersion)))
 	})
+
+	// A build without cgo states the version as a constant of its own.
+	It("and ABIVersion are the header's RC_ABI_VERSION, in this build", func() {
+		h, err := os.ReadFile("../../include/replaycheck/runtime.h")
+		Expect(err).NotTo(HaveOccurred())
+		m := regexp.MustCompile(`(?m)^#define RC_ABI_VERSION (\d+)u$`).FindSubmatch(h)
+		Expect(m).NotTo(BeNil())
+		Expect(string(m[1])).To(Equal(fmt.Sprint(plugin.ABIVersion)))
+	})
 })

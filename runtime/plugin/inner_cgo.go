@@ -259,6 +259,22 @@ func rcpInnerCreateStream(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *
 	})
 }
 
+//export rcpInnerCreateStreamWithFlags
+func rcpInnerCreateStreamWithFlags(self C.uintptr_t, t C.uint32_t, flags C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
+	return inner(self, t, err, "create_stream_with_flags", func(d runtime.Device) error {
+		f := runtime.StreamFlags(flags)
+		if f != runtime.Blocking && f != runtime.NonBlocking {
+			return &runtime.Error{Backend: "replaycheck", Op: "CreateStream", Class: runtime.ClassInvalidValue,
+				Detail: fmt.Sprintf("stream flags %#x: rc_stream_flags are RC_STREAM_BLOCKING (0) and RC_STREAM_NON_BLOCKING (1)", uint32(flags))}
+		}
+		s, e := d.CreateStream(th(t), f)
+		if e == nil && out != nil {
+			*out = C.uint64_t(s)
+		}
+		return e
+	})
+}
+
 //export rcpInnerDestroyStream
 func rcpInnerDestroyStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
 	return inner(self, t, err, "destroy_stream", func(d runtime.Device) error { return d.DestroyStream(th(t), runtime.Stream(s)) })

@@ -23,6 +23,7 @@ extern int32_t rcpInnerFreeHost(uintptr_t, uint32_t, rc_ptr, rc_error *);
 extern int32_t rcpInnerHostWrite(uintptr_t, rc_ptr, void *, rc_error *);
 extern int32_t rcpInnerHostRead(uintptr_t, void *, rc_ptr, rc_error *);
 extern int32_t rcpInnerCreateStream(uintptr_t, uint32_t, uint64_t *, rc_error *);
+extern int32_t rcpInnerCreateStreamWithFlags(uintptr_t, uint32_t, uint32_t, uint64_t *, rc_error *);
 extern int32_t rcpInnerDestroyStream(uintptr_t, uint32_t, uint64_t, rc_error *);
 extern int32_t rcpInnerCreateEvent(uintptr_t, uint32_t, uint64_t *, rc_error *);
 extern int32_t rcpInnerDestroyEvent(uintptr_t, uint32_t, uint64_t, rc_error *);
@@ -53,6 +54,7 @@ static int32_t in_free_host(void *s, rc_thread t, rc_ptr p, rc_error *e) { retur
 static int32_t in_host_write(void *s, rc_ptr d, const void *src, rc_error *e) { return rcpInnerHostWrite(H(s), d, (void *)src, e); }
 static int32_t in_host_read(void *s, void *d, rc_ptr src, rc_error *e) { return rcpInnerHostRead(H(s), d, src, e); }
 static int32_t in_create_stream(void *s, rc_thread t, rc_stream *o, rc_error *e) { return rcpInnerCreateStream(H(s), t, o, e); }
+static int32_t in_create_stream_with_flags(void *s, rc_thread t, uint32_t f, rc_stream *o, rc_error *e) { return rcpInnerCreateStreamWithFlags(H(s), t, f, o, e); }
 static int32_t in_destroy_stream(void *s, rc_thread t, rc_stream x, rc_error *e) { return rcpInnerDestroyStream(H(s), t, x, e); }
 static int32_t in_create_event(void *s, rc_thread t, rc_event *o, rc_error *e) { return rcpInnerCreateEvent(H(s), t, o, e); }
 static int32_t in_destroy_event(void *s, rc_thread t, rc_event x, rc_error *e) { return rcpInnerDestroyEvent(H(s), t, x, e); }
@@ -78,8 +80,10 @@ static int32_t in_launch(void *s, rc_thread t, rc_graph g, rc_stream st, rc_erro
 static int32_t in_destroy_graph(void *s, rc_thread t, rc_graph g, rc_error *e) { return rcpInnerDestroyGraph(H(s), t, g, e); }
 #undef H
 
-static void rcp_fill_inner(rc_device *d, uintptr_t self) {
-	memset(d, 0, sizeof *d);
+static void rcp_fill_inner(rc_inner *in, uintptr_t self) {
+	memset(in, 0, sizeof *in);
+	in->create_stream_with_flags = in_create_stream_with_flags;
+	rc_device *d = &in->device;
 	d->self = (void *)self;
 	d->malloc_ = in_malloc;
 	d->free_ = in_free;
@@ -263,6 +267,7 @@ static int32_t rt_free_host(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error 
 static int32_t rt_host_write(const rc_runtime *r, rc_ptr d, const void *src, rc_error *e) { RCP_CALL(r, int32_t, D(r).host_write(D(r).self, d, src, e)) }
 static int32_t rt_host_read(const rc_runtime *r, void *d, rc_ptr src, rc_error *e) { RCP_CALL(r, int32_t, D(r).host_read(D(r).self, d, src, e)) }
 static int32_t rt_create_stream(const rc_runtime *r, uint32_t t, rc_stream *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).create_stream(D(r).self, (rc_thread)t, o, e)) }
+static int32_t rt_create_stream_with_flags(const rc_runtime *r, uint32_t t, uint32_t f, rc_stream *o, rc_error *e) { RCP_CALL(r, int32_t, r->create_stream_with_flags(r->self, (rc_thread)t, f, o, e)) }
 static int32_t rt_destroy_stream(const rc_runtime *r, uint32_t t, rc_stream s, rc_error *e) { RCP_CALL(r, int32_t, D(r).destroy_stream(D(r).self, (rc_thread)t, s, e)) }
 static int32_t rt_create_event(const rc_runtime *r, uint32_t t, rc_event *o, rc_error *e) { RCP_CALL(r, int32_t, D(r).create_event(D(r).self, (rc_thread)t, o, e)) }
 static int32_t rt_destroy_event(const rc_runtime *r, uint32_t t, rc_event x, rc_error *e) { RCP_CALL(r, int32_t, D(r).destroy_event(D(r).self, (rc_thread)t, x, e)) }
@@ -340,8 +345,10 @@ import (
 const ABIVersion = uint32(C.RC_ABI_VERSION)
 
 // MinABIVersion is the oldest ABI version Load accepts. Version 1 is version 2 without
-// rc_runtime.slots_changed: its tables are a prefix of version 2's, so a version 1 plugin runs as
-// it did, asked holds about every buffer before every call of a guarded instance.
+// rc_runtime.slots_changed, and version 2 is version 3 without rc_runtime.create_stream_with_flags:
+// each version's tables are a prefix of the next one's, so an older plugin runs as it did (version
+// 1 asked holds about every buffer before every call of a guarded instance, versions 1 and 2
+// create blocking streams only).
 const MinABIVersion = uint32(1)
 
 // Plugin is a loaded runtime plugin library.
@@ -498,7 +505,7 @@ type Runtime struct {
 	closed bool
 	st     *state
 	h      cgo.Handle
-	inner  *C.rc_device  // C memory: the plugin may keep the pointer until rc_runtime_close
+	inner  *C.rc_inner   // C memory: the plugin may keep the pointer until rc_runtime_close
 	box    *C.rcp_box    // C memory: rt, and the call in flight for the exit handler
 	rt     *C.rc_runtime // &box.rt: what rc_runtime_open filled
 	// bv is the device's batch view, when it has one: a call for t it runs inline is made into
@@ -514,7 +521,9 @@ type Runtime struct {
 	holdsCall func()
 	// logged: the runtime has a slot log (ABI 2's slots_changed); keys is C memory for its
 	// answers, room for keysCap keys.
-	logged  bool
+	logged bool
+	// flagged: the runtime creates non-blocking streams (ABI 3's create_stream_with_flags).
+	flagged bool
 	keys    **C.char
 	keysCap int
 	// scratch is C memory for the bytes of writes and reads, scratchCap bytes (scratchOf).
@@ -533,7 +542,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	}
 	r := &Runtime{p: p, dev: dev, guarded: guarded, st: &state{dev: dev, plugin: p.name, path: p.path}}
 	r.h = cgo.NewHandle(r.st)
-	r.inner = (*C.rc_device)(C.calloc(1, C.sizeof_rc_device))
+	r.inner = (*C.rc_inner)(C.calloc(1, C.sizeof_rc_inner))
 	r.box = (*C.rcp_box)(C.calloc(1, C.sizeof_rcp_box))
 	r.rt = &r.box.rt
 	r.holdsCall = func() { C.rt_holds_box(r.rt) }
@@ -546,7 +555,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	}
 	opened := false
 	err := r.do(runtime.Main, "rc_runtime_open", func(e *C.rc_error) C.int32_t {
-		status := C.rcp_open(p.open, C.uint32_t(p.version), mode, r.inner, r.rt, e)
+		status := C.rcp_open(p.open, C.uint32_t(p.version), mode, &r.inner.device, r.rt, e)
 		opened = status == statusOK
 		return status
 	})
@@ -564,7 +573,9 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 		r.release()
 		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
 	}
-	// A version 1 plugin's table ends before slots_changed: the entry is Open's zeroed memory.
+	// An older plugin's table ends before the entries of later versions: they are Open's zeroed
+	// memory.
+	r.flagged = p.version >= 3 && r.rt.create_stream_with_flags != nil
 	if r.logged = p.version >= 2 && r.rt.slots_changed != nil; r.logged {
 		r.keysCap = 64
 		r.keys = (**C.char)(C.malloc(C.size_t(r.keysCap) * C.size_t(unsafe.Sizeof(uintptr(0)))))
@@ -760,11 +771,11 @@ func (r *Runtime) Backend() string  { return r.dev.Backend() }
 func (r *Runtime) Describe() string { return r.dev.Describe() }
 func (r *Runtime) Platform() string { return r.dev.Platform() }
 
-// Capabilities are the inner device's, less non-blocking streams: the ABI's create_stream takes no
-// flags, so a plugin creates the platform's default kind.
+// Capabilities are the inner device's, less non-blocking streams unless the runtime creates them
+// (create_stream_with_flags, ABI version 3).
 func (r *Runtime) Capabilities() runtime.Capabilities {
 	c := r.dev.Capabilities()
-	c.NonBlockingStreams = false
+	c.NonBlockingStreams = c.NonBlockingStreams && r.flagged
 	return c
 }
 func (r *Runtime) Counters() runtime.Counters { return r.dev.Counters() }
@@ -834,12 +845,23 @@ func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 	})
 }
 
-func (r *Runtime) CreateStream(t runtime.Thread, f runtime.StreamFlags) (runtime.Stream, error) {
-	if f != runtime.Blocking {
-		return 0, misuse(r.p.name, "CreateStream", runtime.ClassNotSupported, "the ABI's create_stream takes no flags: a plugin creates blocking streams only (capability non-blocking-streams)")
-	}
+func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (runtime.Stream, error) {
 	var out C.rc_stream
-	err := r.call(t, "CreateStream", func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) })
+	f := func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) }
+	switch {
+	case flags == runtime.Blocking:
+	case !r.flagged:
+		why := "its create_stream_with_flags is NULL"
+		if r.p.version < 3 {
+			why = fmt.Sprintf("it implements ABI version %d, which has no create_stream_with_flags", r.p.version)
+		}
+		return 0, misuse(r.p.name, "CreateStream", runtime.ClassNotSupported, "%s: the runtime creates blocking streams only: %s (capability non-blocking-streams)", r.p.path, why)
+	default:
+		f = func(e *C.rc_error) C.int32_t {
+			return C.rt_create_stream_with_flags(r.rt, ct(t), C.uint32_t(flags), &out, e)
+		}
+	}
+	err := r.call(t, "CreateStream", f)
 	if err != nil {
 		return 0, err
 	}

@@ -140,13 +140,13 @@ var _ = Describe("Load", func() {
 	})
 
 	It("refuses a plugin built for an ABI version it does not load, naming the file and the versions", func() {
-		Expect(plugin.ABIVersion).To(BeEquivalentTo(2))
-		for _, v := range []string{"0", "3"} {
+		Expect(plugin.ABIVersion).To(BeEquivalentTo(3))
+		for _, v := range []string{"0", "4"} {
 			path := build("v"+v, "-DRC_TEST_ABI="+v)
 			_, err := plugin.Load(path)
 			Expect(err).To(MatchError(SatisfyAll(
 				ContainSubstring(path), ContainSubstring("it implements ABI version "+v),
-				ContainSubstring("implements ABI version 2"), ContainSubstring("loads versions 1 to 2"))), v)
+				ContainSubstring("implements ABI version 3"), ContainSubstring("loads versions 1 to 3"))), v)
 		}
 	})
 
@@ -168,9 +168,38 @@ var _ = Describe("Load", func() {
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 	})
 
-	It("answers without a slot log for a version 2 plugin whose slots_changed is NULL", func() {
+	DescribeTable("runs a plugin without create_stream_with_flags with blocking streams only, and skips the instances that need non-blocking ones, saying why",
+		func(defs []string, env string, version int, why string) {
+			setenv("RC_TEST_BLOCKING_ONLY", env)
+			p, err := plugin.Load(build("blocking", defs...))
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(p.Close)
+			Expect(p.Version()).To(BeEquivalentTo(version))
+			dev := openSim("cuda")
+			rt, err := p.Open(dev, false)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rt.Capabilities().NonBlockingStreams).To(BeFalse())
+			base := dev.Counters()
+			_, err = rt.CreateStream(runtime.Main, runtime.NonBlocking)
+			e, ok := runtime.AsError(err)
+			Expect(ok).To(BeTrue(), "%v", err)
+			Expect(e.Class).To(Equal(runtime.ClassNotSupported))
+			Expect(e.Detail).To(Equal(p.Path() + ": the runtime creates blocking streams only: " + why + " (capability non-blocking-streams)"))
+			Expect(dev.Counters()).To(Equal(base), "nothing reached the inner device")
+			Expect(rt.Close()).To(Succeed())
+
+			in := probes.Instance{Probe: loadCatalog().find("incidents/libuipc-472-legacy-stream-beside-non-blocking-capture"), Mode: runtime.Global, Replays: 2}
+			res := run(p, dev, in)
+			Expect(res.Outcome).To(Equal(probes.Skipped))
+			Expect(res.Reason).To(HavePrefix(`runtime blocking lacks capability "non-blocking-streams"`))
+		},
+		Entry("version 2", []string{"-DRC_TEST_ABI=2"}, "", 2, "it implements ABI version 2, which has no create_stream_with_flags"),
+		Entry("version 3, the entry NULL", nil, "1", 3, "its create_stream_with_flags is NULL"),
+	)
+
+	It("answers without a slot log for a version 3 plugin whose slots_changed is NULL", func() {
 		p := load()
-		Expect(p.Version()).To(BeEquivalentTo(2))
+		Expect(p.Version()).To(BeEquivalentTo(3))
 		rt, err := p.Open(openSim("cann"), true)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rt.Close)
@@ -219,16 +248,44 @@ var _ = Describe("a Runtime", func() {
 		return rt
 	}
 
-	It("creates blocking streams only: the ABI's create_stream takes no flags", func() {
+	It("creates non-blocking streams through create_stream_with_flags, blocking ones through create_stream", func() {
+		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
+		setenv("RC_TEST_LOG", log)
 		rt := open(false)
-		Expect(dev.Capabilities().NonBlockingStreams).To(BeTrue())
+		DeferCleanup(rt.Close)
+		Expect(rt.Capabilities().NonBlockingStreams).To(BeTrue())
+		for _, f := range []runtime.StreamFlags{runtime.NonBlocking, runtime.Blocking} {
+			s, err := rt.CreateStream(runtime.Other, f)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rt.DestroyStream(runtime.Other, s)).To(Succeed())
+		}
+		calls, err := os.ReadFile(log)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(calls)).To(MatchRegexp(`^inner=create_stream_with_flags t=1 tid=\d+\ninner=destroy_stream t=1 tid=\d+\ninner=create_stream t=1 tid=\d+\ninner=destroy_stream t=1 tid=\d+\n$`))
+	})
+
+	It("has the capability only where the inner device has it", func() {
+		ref, err := sim.New(sim.Options{Profile: "cann"})
+		Expect(err).NotTo(HaveOccurred())
+		inner, err := ref.Open(context.Background(), 0)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(inner.Close)
+		rt, err := p.Open(blockingOnly{inner}, false)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
 		Expect(rt.Capabilities().NonBlockingStreams).To(BeFalse())
+	})
+
+	It("refuses stream flags the ABI does not name before they reach the inner device", func() {
+		setenv("RC_TEST_STREAM_FLAGS", "6")
+		rt := open(false)
+		DeferCleanup(rt.Close)
 		base := dev.Counters()
 		_, err := rt.CreateStream(runtime.Main, runtime.NonBlocking)
 		e, ok := runtime.AsError(err)
 		Expect(ok).To(BeTrue(), "%v", err)
-		Expect(e.Class).To(Equal(runtime.ClassNotSupported))
-		Expect(e.Detail).To(ContainSubstring("create_stream takes no flags"))
+		Expect(e.Class).To(Equal(runtime.ClassInvalidValue))
+		Expect(e.Detail).To(Equal("stream flags 0x6: rc_stream_flags are RC_STREAM_BLOCKING (0) and RC_STREAM_NON_BLOCKING (1)"))
 		Expect(dev.Counters()).To(Equal(base), "nothing reached the inner device")
 	})
 
@@ -586,11 +643,6 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 				got := run(p, viaPlugin, in)
 				want := capture.Run(context.Background(), builtin, in, capture.Options{})
 				Expect(got.Runtime).To(Equal("passthrough"))
-				if len(in.Probe.NonBlocking) > 0 { // a plugin creates blocking streams only: the ABI's create_stream takes no flags
-					Expect(got.Outcome).To(Equal(probes.Skipped), in.ID())
-					Expect(got.Reason).To(HavePrefix(`runtime %s lacks capability "non-blocking-streams"`, "passthrough"), in.ID())
-					continue
-				}
 				if d := differ(got, want); d != "" {
 					diffs = append(diffs, in.ID()+": "+d)
 				}
@@ -618,11 +670,6 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 		for _, in := range loadCatalog().unguarded() {
 			got := capture.Run(context.Background(), viaPlugin, in, capture.Options{Runtime: rut(p), Timeout: 5 * time.Second})
 			Expect(p.CloseRuntimes()).To(Succeed())
-			if len(in.Probe.NonBlocking) > 0 { // a plugin creates blocking streams only: the ABI's create_stream takes no flags
-				Expect(got.Outcome).To(Equal(probes.Skipped), in.ID())
-				Expect(got.Reason).To(HavePrefix(`runtime %s lacks capability "non-blocking-streams"`, "passthrough"), in.ID())
-				continue
-			}
 			Expect(differ(got, capture.Run(context.Background(), builtin, in, capture.Options{}))).To(BeEmpty(), in.ID())
 		}
 		tids, _ := loggedThreads(log)
@@ -635,6 +682,15 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 		Expect(others).To(BeNumerically(">", 100), "inner calls for main from threads other than the simulator's")
 	})
 })
+
+// blockingOnly is a device without the capability non-blocking-streams.
+type blockingOnly struct{ runtime.Device }
+
+func (d blockingOnly) Capabilities() runtime.Capabilities {
+	c := d.Device.Capabilities()
+	c.NonBlockingStreams = false
+	return c
+}
 
 // loggedThreads reads the passthrough's RC_TEST_LOG: for each thread named ("0", "1", "-"), how
 // many inner calls each OS thread made; and how many lines there were.

@@ -190,11 +190,12 @@ provision after retire: error not-served mallocs+0 frees+0 same-address=1 held=0
 done retire
 `,
 	"opens": `
-abi version=2
+abi version=3
 a retained: ok allocated mallocs+1 frees+0 same-address=0 held=1
 b holds a's slot=0
 b retained: ok allocated mallocs+1 frees+0 same-address=0 held=1
 b retained growth: ok rebased mallocs+1 frees+1 same-address=0 held=1
+a non-blocking stream: ok flags=1
 open with another ABI version: error invalid-value
 open with an unknown mode: error invalid-value
 done opens

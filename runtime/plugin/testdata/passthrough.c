@@ -41,13 +41,19 @@
  *   RC_TEST_ALLOC_LIE=call:how         a malloc, alloc_host or pool_alloc (call) that succeeds
  *                                      answers *out against the contract, as RC_TEST_BANK_LIE
  *                                      says of a region: unwritten, empty, short, null or wrap
+ *   RC_TEST_BLOCKING_ONLY=1            create_stream_with_flags is left NULL (a version 3 runtime
+ *                                      that creates blocking streams only)
+ *   RC_TEST_STREAM_FLAGS=n             create_stream_with_flags forwards the flags n (decimal), not
+ *                                      the ones it was called with
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
  * Compile-time variants:
  *   -DRC_TEST_ABI=N                    rc_runtime_abi_version() returns N, and rc_runtime_open
  *                                      accepts only N (1: a plugin built against the version 1
- *                                      header, which ends rc_runtime before slots_changed)
+ *                                      header, which ends rc_runtime before slots_changed; 2: the
+ *                                      version 2 header, which ends it before
+ *                                      create_stream_with_flags and reads inner as an rc_device)
  *   -DRC_TEST_NO_CLOSE                 rc_runtime_close is not exported
  *   -DRC_TEST_NULL_ENTRIES             rc_runtime_open leaves device.launch and retire NULL
  */
@@ -91,6 +97,8 @@ typedef struct {
 
 typedef struct {
 	rc_device in;
+	/* The inner rc_inner's entry, version 3; NULL before. */
+	int32_t (*in_create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
 	rc_mode mode;
 	slot_t *slots;
 	size_t nslots;
@@ -108,6 +116,7 @@ typedef struct {
 	char lie[64];
 	char bank_lie[64];
 	char alloc_lie[64], alloc_lie_how[64];
+	long stream_flags; /* RC_TEST_STREAM_FLAGS, -1 when unset */
 } pt;
 
 static int zero(rc_ptr p) { return p.addr == 0 && p.bytes == 0; }
@@ -639,6 +648,12 @@ static int32_t pt_create_stream(void *self, rc_thread t, rc_stream *out, rc_erro
 	KNOB("create_stream");
 	return FWD("create_stream", t, create_stream, t, out, err);
 }
+static int32_t pt_create_stream_with_flags(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err) {
+	KNOB("create_stream_with_flags");
+	logcall(P, "create_stream_with_flags", (int)t);
+	if (P->stream_flags >= 0) flags = (uint32_t)P->stream_flags;
+	return P->in_create_stream_with_flags(P->in.self, t, flags, out, err);
+}
 static int32_t pt_destroy_stream(void *self, rc_thread t, rc_stream s, rc_error *err) {
 	KNOB("destroy_stream");
 	return FWD("destroy_stream", t, destroy_stream, t, s, err);
@@ -777,6 +792,9 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	}
 	pt *p = calloc(1, sizeof *p);
 	p->in = *inner;
+#if RC_TEST_ABI >= 3
+	p->in_create_stream_with_flags = ((const rc_inner *)inner)->create_stream_with_flags;
+#endif
 	p->mode = mode;
 	const char *v;
 	if ((v = getenv("RC_TEST_REFUSE")) && *v) split(v, p->refuse, sizeof p->refuse, p->refuse_msg, sizeof p->refuse_msg);
@@ -793,6 +811,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	if ((v = getenv("RC_TEST_PROVISION_LIE")) && *v) snprintf(p->lie, sizeof p->lie, "%s", v);
 	if ((v = getenv("RC_TEST_BANK_LIE")) && *v) snprintf(p->bank_lie, sizeof p->bank_lie, "%s", v);
 	if ((v = getenv("RC_TEST_ALLOC_LIE")) && *v) split(v, p->alloc_lie, sizeof p->alloc_lie, p->alloc_lie_how, sizeof p->alloc_lie_how);
+	p->stream_flags = (v = getenv("RC_TEST_STREAM_FLAGS")) && *v ? strtol(v, NULL, 10) : -1;
 	int slot_log = (v = getenv("RC_TEST_SLOT_LOG")) && strcmp(v, "1") == 0;
 	if ((v = getenv("RC_TEST_LOG")) && *v) snprintf(p->log, sizeof p->log, "%s", v);
 	if ((v = getenv("RC_TEST_HANG")) && *v) snprintf(p->hang, sizeof p->hang, "%s", v);
@@ -843,6 +862,8 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	out->pool_free = pt_pool_free;
 	out->retire = pt_retire;
 	if (slot_log) out->slots_changed = pt_slots_changed; /* a version 1 replaycheck would not read it */
+	if (p->in_create_stream_with_flags && !((v = getenv("RC_TEST_BLOCKING_ONLY")) && strcmp(v, "1") == 0))
+		out->create_stream_with_flags = pt_create_stream_with_flags;
 #ifdef RC_TEST_NULL_ENTRIES
 	d->launch = NULL;
 	out->retire = NULL;

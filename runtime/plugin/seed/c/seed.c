@@ -173,6 +173,8 @@ typedef struct {
 typedef struct {
 	rc_mode mode;
 	rc_device in;
+	/* The inner device's entry outside rc_device: inner is the first member of an rc_inner. */
+	int32_t (*in_create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
 	VEC(slot_state) slots;
 	/* index: each slot's position in slots plus one (0: an empty cell), by key; open addressing
 	 * with linear probing, index_cap a power of two at least four times the slots (slot_index_*). */
@@ -855,6 +857,11 @@ static int32_t d_host_read(void *self, void *dst, rc_ptr src, rc_error *err) {
 }
 static int32_t d_create_stream(void *self, rc_thread t, rc_stream *out, rc_error *err) {
 	return S_->in.create_stream(S_->in.self, t, out, err);
+}
+/* A non-blocking stream (rc_runtime.create_stream_with_flags) is watched as any other: work on the
+ * default stream beside a capture is refused whether the platform would order it or not. */
+static int32_t r_create_stream_with_flags(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err) {
+	return S_->in_create_stream_with_flags(S_->in.self, t, flags, out, err);
 }
 static int32_t d_create_event(void *self, rc_thread t, rc_event *out, rc_error *err) {
 	return S_->in.create_event(S_->in.self, t, out, err);
@@ -1821,6 +1828,7 @@ EXPORT int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_devi
 		return own(err, "out-of-memory", "no host memory for the runtime's state");
 	S->mode = mode;
 	S->in = *inner;
+	S->in_create_stream_with_flags = ((const rc_inner *)inner)->create_stream_with_flags;
 
 	memset(out, 0, sizeof *out);
 	out->self = S;
@@ -1863,5 +1871,6 @@ EXPORT int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_devi
 	out->pool_free = r_pool_free;
 	out->retire = r_retire;
 	out->slots_changed = r_slots_changed;
+	out->create_stream_with_flags = r_create_stream_with_flags;
 	return RC_OK;
 }

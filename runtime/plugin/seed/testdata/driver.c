@@ -181,6 +181,14 @@ static int32_t t_create_stream(void *self, rc_thread t, rc_stream *out, rc_error
 	d->stream_live[*out] = 1;
 	return RC_OK;
 }
+/* The toy's streams are all alike; it keeps the flags of the last one made, for a scenario to show. */
+static uint32_t last_stream_flags = UINT32_MAX;
+static int32_t t_create_stream_with_flags(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err) {
+	if (flags > RC_STREAM_NON_BLOCKING)
+		return derr(err, "invalid-value", "toy device: stream flags %u", (unsigned)flags);
+	last_stream_flags = flags;
+	return t_create_stream(self, t, out, err);
+}
 static int32_t t_destroy_stream(void *self, rc_thread t, rc_stream s, rc_error *err) {
 	(void)t;
 	dev *d = self;
@@ -374,7 +382,7 @@ static int32_t t_destroy_graph(void *self, rc_thread t, rc_graph g, rc_error *er
 	return RC_OK;
 }
 
-static rc_device inner_of(dev *d) {
+static rc_inner inner_of(dev *d) {
 	rc_device x = {
 	    .self = d, .malloc_ = t_malloc, .free_ = t_free, .write = t_write, .read = t_read,
 	    .alloc_host = t_alloc_host, .free_host = t_free_host, .host_write = t_host_write, .host_read = t_host_read,
@@ -384,7 +392,7 @@ static rc_device inner_of(dev *d) {
 	    .sync_event = t_sync_event, .exchange_capture_mode = t_exchange, .begin_capture = t_begin,
 	    .end_capture = t_end, .capture_info = t_info, .launch = t_launch, .destroy_graph = t_destroy_graph,
 	};
-	return x;
+	return (rc_inner){.device = x, .create_stream_with_flags = t_create_stream_with_flags};
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -416,9 +424,9 @@ static void open_env(env *e, rc_mode mode) {
 	e->d = calloc(1, sizeof *e->d);
 	if (!e->d)
 		fatal("calloc");
-	rc_device inner = inner_of(e->d);
+	rc_inner inner = inner_of(e->d);
 	rc_error err;
-	if (open_rt(RC_ABI_VERSION, mode, &inner, &e->rt, &err) != RC_OK)
+	if (open_rt(RC_ABI_VERSION, mode, &inner.device, &e->rt, &err) != RC_OK)
 		fatal("open: %s", err.message);
 	memset(&inner, 0, sizeof inner);
 	e->x = &e->rt.device;
@@ -805,14 +813,17 @@ static void opens(void) {
 	printf("b holds a's slot=%d\n", b.rt.holds(b.rt.self, "kv", &s, &p));
 	rc_ptr kv = provision(&b, "b retained", RC_SLOT_RETAINED, "kv", (rc_ptr){0, 0}, 1024);
 	provision(&b, "b retained growth", RC_SLOT_RETAINED, "kv", kv, 2048);
+	rc_stream nb;
+	rc_error err;
+	int32_t st = a.rt.create_stream_with_flags ? a.rt.create_stream_with_flags(a.rt.self, RC_THREAD_MAIN, RC_STREAM_NON_BLOCKING, &nb, &err) : -1;
+	printf("a non-blocking stream: %s flags=%u\n", st == -1 ? "no entry" : status_name(st), (unsigned)last_stream_flags);
 	close_env(&a);
 	close_env(&b);
 	dev d = {0};
-	rc_device inner = inner_of(&d);
+	rc_inner inner = inner_of(&d);
 	rc_runtime rt;
-	rc_error err;
-	outcome("open with another ABI version", open_rt(RC_ABI_VERSION + 1, RC_MODE_KERNEL, &inner, &rt, &err), &err);
-	outcome("open with an unknown mode", open_rt(RC_ABI_VERSION, (rc_mode)7, &inner, &rt, &err), &err);
+	outcome("open with another ABI version", open_rt(RC_ABI_VERSION + 1, RC_MODE_KERNEL, &inner.device, &rt, &err), &err);
+	outcome("open with an unknown mode", open_rt(RC_ABI_VERSION, (rc_mode)7, &inner.device, &rt, &err), &err);
 }
 
 int main(int argc, char **argv) {
