@@ -231,9 +231,8 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	if why := lacking(r.p, rt.Capabilities()); why != "" {
 		// The runtime in front of the device can do less than the device (a plugin's streams).
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("runtime %s lacks capability %s", rut.Name, why)
-		if err := rt.Finish(); err != nil {
-			res.Outcome, res.Reason = probes.Errored, err.Error()
-			res.Error = &RunError{Kind: ErrRuntime, Message: fmt.Sprintf("finishing runtime %s: %v", rut.Name, err)}
+		if err := finish(rt, rut.Name); err != nil {
+			res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 		}
 		return
 	}
@@ -252,8 +251,8 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	} else if terr := r.safely(r.teardown); err == nil {
 		err = terr
 	}
-	if ferr := rt.Finish(); ferr != nil && err == nil {
-		err = fail(ErrRuntime, nil, fmt.Errorf("finishing runtime %s: %w", rut.Name, ferr))
+	if ferr := finish(rt, rut.Name); ferr != nil && err == nil {
+		err = ferr
 	}
 	if !lost {
 		res.Leaks = dev.Counters().Leaks(base)
@@ -268,6 +267,14 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	res.Timeline = r.tl.log()
 	res.Timings = r.times.timings()
 	r.classify(err)
+}
+
+// finish ends the runtime under test, named name, whose failure to end is its own error.
+func finish(rt Runtime, name string) error {
+	if err := rt.Finish(); err != nil {
+		return fail(ErrRuntime, nil, fmt.Errorf("finishing runtime %s: %w", name, err))
+	}
+	return nil
 }
 
 // lacking names the first capability p needs that caps lacks, quoted, and why where the probe does

@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"context"
+	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -26,13 +27,20 @@ func (d blockingOnly) Capabilities() runtime.Capabilities {
 type blockingRuntime struct {
 	*guard.Device
 	finished *int
+	fails    error // what Finish returns after finishing
 }
 
 func (r blockingRuntime) Capabilities() runtime.Capabilities {
 	return blockingOnly{r.Device}.Capabilities()
 }
 
-func (r blockingRuntime) Finish() error { *r.finished++; return r.Device.Finish() }
+func (r blockingRuntime) Finish() error {
+	*r.finished++
+	if err := r.Device.Finish(); err != nil {
+		return err
+	}
+	return r.fails
+}
 
 var _ = Describe("non-blocking streams", func() {
 	const text = `
@@ -84,12 +92,27 @@ probes:
 		finished := 0
 		rut := &capture.RuntimeUnderTest{Name: "plugin-like", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
 			g, err := guard.New(d, guard.Program)
-			return blockingRuntime{g, &finished}, err
+			return blockingRuntime{g, &finished, nil}, err
 		}}
 		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 3}, capture.Options{Runtime: rut})
 		Expect(res.Outcome).To(Equal(probes.Skipped))
 		Expect(res.Reason).To(Equal(`runtime plugin-like lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main)`))
 		Expect(finished).To(Equal(1))
 		Expect(dev.Counters().Leaks(base)).To(BeEmpty())
+	})
+
+	It("end the skipped instance in error of kind runtime when the runtime fails to finish, as any instance", func() {
+		dev := openSim("cuda")
+		DeferCleanup(dev.Close)
+		finished := 0
+		rut := &capture.RuntimeUnderTest{Name: "plugin-like", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+			g, err := guard.New(d, guard.Program)
+			return blockingRuntime{g, &finished, errors.New("close: 2 slots still held")}, err
+		}}
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 3}, capture.Options{Runtime: rut})
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Reason).To(Equal("finishing runtime plugin-like: close: 2 slots still held"))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))
+		Expect(finished).To(Equal(1))
 	})
 })
