@@ -18,8 +18,13 @@
 # against a plain device-to-host read, and records the platform's baseline under
 # specs/baselines/ named after the device's platform key. Everything it writes lands in
 # build/device-check/<time>/ (reports, logs, summary.md), and with Go the CLI in bin/replaycheck;
-# the baseline is the one tracked file it writes, for review and commit. Exit status: non-zero
-# when a step broke; a failing verdict is a finding, reported in summary.md, not a broken run.
+# the baseline is the one tracked file it writes, for review and commit.
+#
+# Exit status: 1 when a step failed. A failed conformance suite or benchmark, or a baseline not
+# written, does not stop the steps after it (device time is scarce: every step's evidence counts);
+# a check that cannot go on (no binaries, no usable device, a hung driver, a catalog run that broke)
+# stops there. Either way summary.md ends with a result section naming each failed step and why.
+# A failing catalog verdict is a finding, reported in summary.md, not a failed step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,9 +34,40 @@ STEP_TIMEOUT=${STEP_TIMEOUT:-1800}
 out="build/device-check/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 log() { printf '%s\n' "$*" | tee -a "$out/summary.md"; }
-step() { printf '\n## %s\n\n' "$*" | tee -a "$out/summary.md"; }
+step() { current=$*; printf '\n## %s\n\n' "$*" | tee -a "$out/summary.md"; }
+
+# fail WHY: the step running failed, for the result section. stop WHY: and the check cannot go on.
+failed=()
+current=start
+stopped=
+fail() { failed+=("$current: $*"); }
+stop() { fail "$*; the steps after it did not run"; stopped=yes; exit 1; }
+# The result section, on every exit: a stop, the end, or a command that broke under set -e.
+finish() {
+	local status=$? f
+	trap - EXIT
+	if [ "$status" -ne 0 ] && [ -z "$stopped" ]; then
+		fail "broke (exit status $status; see the output above); the steps after it did not run"
+	fi
+	step "result"
+	if [ "${#failed[@]}" -eq 0 ]; then
+		if [ "${run_rc:-0}" -eq 1 ]; then
+			log "no step failed; a catalog verdict failed, a finding (listed in run.txt)"
+		else
+			log "no step failed"
+		fi
+	else
+		if [ "${#failed[@]}" -eq 1 ]; then log "1 step failed:"; else log "${#failed[@]} steps failed:"; fi
+		for f in "${failed[@]}"; do log "- $f"; done
+	fi
+	log ""
+	log "took $(( $(date +%s) - started )) s; everything is in $out"
+	if [ "${#failed[@]}" -ne 0 ]; then exit 1; fi
+	exit 0
+}
 
 started=$(date +%s)
+trap finish EXIT
 log "# replaycheck device check, $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
 
 step "build"
@@ -58,7 +94,7 @@ elif [ -x "$BUNDLE/replaycheck" ]; then
 else
 	log "no Go toolchain here ($GO not found) and no $BUNDLE/replaycheck: run make device-bundle on a"
 	log "host with Go and gcc, copy the clone with $BUNDLE/ here, and run scripts/device-check.sh again"
-	exit 1
+	stop "FAILED (no Go toolchain and no $BUNDLE/replaycheck)"
 fi
 "$rc" version | tee -a "$out/summary.md"
 if ! command -v "${CC:-cc}" > /dev/null; then
@@ -72,7 +108,7 @@ if ! timeout -k 5 "$STEP_TIMEOUT" "$rc" devices > "$out/devices.txt" ||
 	! timeout -k 5 "$STEP_TIMEOUT" "$rc" devices --format json > "$out/devices.json"; then
 	sed 's/^/    /' "$out/devices.txt" | tee -a "$out/summary.md"
 	log "replaycheck devices failed or did not end within ${STEP_TIMEOUT}s: a driver that hangs while it initialises cannot be checked"
-	exit 1
+	stop "FAILED (replaycheck devices failed or did not end within ${STEP_TIMEOUT}s); see devices.txt"
 fi
 sed 's/^/    /' "$out/devices.txt" | tee -a "$out/summary.md"
 
@@ -84,11 +120,11 @@ if [ -z "$backend" ]; then
 fi
 if [ -z "$backend" ]; then
 	log "no usable device backend on this host (see devices above): nothing to check"
-	exit 1
+	stop "FAILED (no usable device backend); see devices.txt"
 fi
 if ! grep -Eq "^$backend +usable" "$out/devices.txt"; then
 	log "backend $backend is not usable here (see devices above)"
-	exit 1
+	stop "FAILED (backend $backend is not usable here); see devices.txt"
 fi
 log ""
 log "backend: $backend"
@@ -97,9 +133,11 @@ step "conformance suite on the real driver"
 # The binding's whole suite: its specs on the fake driver library (runtime/fake, built with cc) and,
 # with REPLAYCHECK_HARDWARE set, the conformance suite on the driver the binding's own search finds.
 # The suite prints one line counting the specs labelled hardware.
+conformance_ok=yes
 if REPLAYCHECK_HARDWARE=$backend gotest "runtime/$backend" -count=1 -timeout "${STEP_TIMEOUT}s" -v > "$out/conformance.log" 2>&1; then
 	log "passed ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/conformance.log" | tail -1))"
 else
+	conformance_ok=
 	log "FAILED: see conformance.log"
 	tail -40 "$out/conformance.log" | sed 's/\x1b\[[0-9;]*m//g; s/^/    /' | tee -a "$out/summary.md"
 fi
@@ -110,6 +148,9 @@ if [ -z "$hw" ] || echo "$hw" | grep -q '^hardware specs: 0 passed'; then
 	on_device=
 else
 	log "$hw"
+fi
+if [ -z "$conformance_ok" ]; then
+	fail "FAILED (${hw:-no count of hardware specs}); see conformance.log"
 fi
 
 step "the catalog, every mode, guards off and on"
@@ -126,7 +167,7 @@ if [ "$run_rc" -gt 1 ] || [ "$text_rc" -gt 1 ]; then
 	# timed out (124, 137): its report says nothing about the device.
 	log "BROKEN: replaycheck run exited $run_rc (json) and $text_rc (text); see run.stderr"
 	tail -20 "$out/run.stderr" | sed 's/^/    /' | tee -a "$out/summary.md"
-	exit 1
+	stop "BROKEN (replaycheck run exited $run_rc for json, $text_rc for text); see run.stderr"
 fi
 # The text report ends with the enforcement table.
 sed -n '/^enforcement:/,$p' "$out/run.txt" > "$out/table.txt"
@@ -143,7 +184,9 @@ if REPLAYCHECK_HARDWARE=$backend gotest capture -run '^$' -bench '^BenchmarkVeri
 	grep -E '^BenchmarkVerifyReadBack' "$out/verify-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
 		log "no result: the benchmark printed none (skipped?); see verify-bench.txt"
 else
+	bench_rc=$?
 	log "FAILED: see verify-bench.txt"
+	fail "FAILED (the benchmark exited $bench_rc); see verify-bench.txt"
 fi
 
 step "baseline"
@@ -151,10 +194,12 @@ step "baseline"
 # replaycheck-fake) or from a run whose conformance suite checked nothing on the hardware.
 key=$(grep -Eo '"platform": *"[^"]*"' "$out/devices.json" | sed 's/.*"\([^"]*\)"$/\1/' | grep "^$backend/" | head -1 || true)
 if [ -z "$on_device" ] || [[ "$key" == *replaycheck-fake* ]]; then
-	log "not written: ${key:-the platform} is not a device this run checked (see the conformance suite above)"
-	exit 1
+	why="not written: ${key:-the platform} is not a device this run checked (see the conformance suite above)"
+	log "$why"
+	fail "$why"
+else
+	timeout -k 5 "$STEP_TIMEOUT" "$rc" baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
+	if [ -z "$conformance_ok" ]; then
+		log "this baseline was recorded from a device whose conformance suite failed ($hw; see conformance.log): review it before it is committed"
+	fi
 fi
-timeout -k 5 "$STEP_TIMEOUT" "$rc" baseline write --backend "$backend" --out specs/baselines/ specs | tee -a "$out/summary.md"
-
-log ""
-log "took $(( $(date +%s) - started )) s; everything is in $out"

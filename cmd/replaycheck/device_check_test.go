@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	goruntime "runtime"
 	"slices"
 	"strconv"
@@ -28,7 +29,9 @@ import (
 // names a device that is not the fake. What the script promises a host with a broken or a fake
 // driver: `replaycheck devices` ends within STEP_TIMEOUT even when the driver hangs in its
 // initialisation, killed if SIGTERM does not end it, and no baseline is written for the fake
-// library or from a run whose conformance suite passed nothing on the hardware.
+// library or from a run whose conformance suite passed nothing on the hardware; a failed conformance
+// suite or benchmark does not stop the steps after it; and summary.md and the output end with a
+// result section naming every step that failed, the script exiting 1 when one did.
 //
 // Each run has a root of its own, a temporary directory holding what the script reads: a copy of
 // scripts/device-check.sh (the script cds to the directory above its own), a copy of the catalog
@@ -39,12 +42,16 @@ import (
 //
 // The bundle's replaycheck is this package's CLI built with cgo. Its cuda.test and capture.test are
 // stand-ins: cuda.test prints the count of hardware specs the script decides on (as runtime/cuda's
-// suite prints it), capture.test one result line of the benchmark. So a run takes about a second,
+// suite prints it), capture.test one result line of the benchmark, each exiting with the status a
+// spec gives it. So a run takes about a second,
 // not the suites' time (they have specs of their own), and the script's devices, catalog and
-// baseline steps run the real CLI over the driver library.
+// baseline steps run the real CLI over the driver library. For the runs that write a baseline, the
+// bundle's replaycheck is a wrapper of that CLI whose `replaycheck devices` gives the fake library
+// a platform key of a device (disguisedSource).
 var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, ContinueOnFailure, func() {
-	// The CLI, the fake libcuda, a shim whose cuInit hangs, and a shim naming a device "Shim GPU".
-	var replaycheck, fakeCUDA, hangCUDA, shimCUDA string
+	// The CLI, the fake libcuda, a shim whose cuInit hangs, and a shim naming a device "Shim GPU";
+	// disguised wraps the CLI (disguisedSource).
+	var replaycheck, disguised, fakeCUDA, hangCUDA, shimCUDA string
 
 	BeforeAll(func() {
 		if goruntime.GOOS != "linux" {
@@ -78,16 +85,20 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		wg.Go(func() { shimCUDA, errs[3] = buildShim(filepath.Join(dir, "shim"), false) })
 		wg.Wait()
 		Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+		disguised = filepath.Join(dir, "replaycheck-disguised")
+		Expect(os.WriteFile(disguised, fmt.Appendf(nil, disguisedSource, replaycheck), 0o755)).To(Succeed())
 	})
 
 	It("ends `replaycheck devices` within STEP_TIMEOUT, killing a driver that hangs in cuInit, and exits 1 saying why", func() {
-		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0)
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
 		r := runDeviceCheck(root, 30*time.Second, "STEP_TIMEOUT=1", "REPLAYCHECK_CUDA_LIB="+hangCUDA)
 		Expect(r.exit).To(Equal(1), r.output)
 		const why = "replaycheck devices failed or did not end within 1s: a driver that hangs while it initialises cannot be checked"
 		Expect(r.output).To(ContainSubstring(why))
 		Expect(r.summary).To(ContainSubstring(why))
 		Expect(r.summary).NotTo(ContainSubstring("## conformance"), "the check went on past devices")
+		Expect(r.result()).To(Equal("1 step failed:\n" +
+			"- devices: FAILED (replaycheck devices failed or did not end within 1s); see devices.txt; the steps after it did not run\n"))
 		// SIGTERM at 1 s, which the hung call outlives; SIGKILL 5 s later (timeout -k 5); slack for a
 		// loaded machine.
 		Expect(r.took).To(BeNumerically("<", 20*time.Second), "the script took %v", r.took)
@@ -95,7 +106,7 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 	})
 
 	It("writes no baseline for the fake library, though its conformance suite passed specs, and exits 1 saying why", func() {
-		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0)
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
 		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
 		r.unchanged()
 		Expect(r.exit).To(Equal(1), r.output)
@@ -105,10 +116,11 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		Expect(r.summary).NotTo(ContainSubstring("no spec passed on the hardware"))
 		Expect(r.summary).To(ContainSubstring("not written: cuda/12.4-replaycheck-fake is not a device this run checked"))
 		Expect(r.files).To(ContainElements("devices.txt", "devices.json", "conformance.log", "run.json", "run.txt", "summary.md"))
+		Expect(r.result()).To(Equal("1 step failed:\n" + baselineNotWritten))
 	})
 
 	It("stops at a catalog run that broke (the shim opens no device for it), after saying no conformance spec passed on the hardware, and writes no baseline", func() {
-		root := newCheckRoot(replaycheck, "hardware specs: 0 passed, 3 failed, 0 skipped", 1)
+		root := newCheckRoot(replaycheck, "hardware specs: 0 passed, 3 failed, 0 skipped", 1, 0)
 		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+shimCUDA)
 		r.unchanged()
 		Expect(r.exit).To(Equal(1), r.output)
@@ -117,8 +129,120 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		Expect(r.summary).To(ContainSubstring("no spec passed on the hardware (hardware specs: 0 passed, 3 failed, 0 skipped): the run above did not check the device"))
 		Expect(r.summary).To(ContainSubstring("BROKEN: replaycheck run exited 2 (json) and 2 (text); see run.stderr"))
 		Expect(r.summary).NotTo(ContainSubstring("## baseline"))
+		Expect(r.result()).To(Equal("2 steps failed:\n" +
+			"- conformance suite on the real driver: FAILED (hardware specs: 0 passed, 3 failed, 0 skipped); see conformance.log\n" +
+			"- the catalog, every mode, guards off and on: BROKEN (replaycheck run exited 2 for json, 2 for text); see run.stderr; the steps after it did not run\n"))
+	})
+
+	It("goes on past a failed conformance suite to every later step, then names it, with its count, and the baseline not written, and exits 1", func() {
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 2 failed, 0 skipped", 1, 0)
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		r.unchanged()
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).To(ContainSubstring("FAILED: see conformance.log"))
+		Expect(r.summary).To(ContainSubstring("\nhardware specs: 3 passed, 2 failed, 0 skipped\n"))
+		for _, section := range []string{"the catalog, every mode, guards off and on", "verification throughput", "baseline"} {
+			Expect(r.summary).To(ContainSubstring("\n## "+section+"\n"), "the check stopped before %s", section)
+		}
+		Expect(r.files).To(ContainElements("run.json", "run.txt", "table.txt", "verify-bench.txt"))
+		Expect(r.summary).To(ContainSubstring("    BenchmarkVerifyReadBack256MiB/pinned-copy-2"))
+		Expect(r.result()).To(Equal("2 steps failed:\n" +
+			"- conformance suite on the real driver: FAILED (hardware specs: 3 passed, 2 failed, 0 skipped); see conformance.log\n" +
+			baselineNotWritten))
+	})
+
+	It("goes on past a failed benchmark to the baseline, then names it, and exits 1", func() {
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 2)
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		r.unchanged()
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).To(ContainSubstring("\n## verification throughput\n\nFAILED: see verify-bench.txt\n"))
+		Expect(r.summary).To(ContainSubstring("\n## baseline\n"))
+		Expect(r.result()).To(Equal("2 steps failed:\n" +
+			"- verification throughput: FAILED (the benchmark exited 2); see verify-bench.txt\n" +
+			baselineNotWritten))
+	})
+
+	It("writes the baseline from a device whose conformance suite failed but passed hardware specs, says right after it that it must be reviewed, and exits 1", func() {
+		root := newCheckRoot(disguised, "hardware specs: 3 passed, 2 failed, 0 skipped", 1, 0)
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		Expect(r.changed()).To(Equal([]string{fakeBaseline}))
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).To(MatchRegexp(`\n## baseline\n\nwrote specs/baselines/cuda-12\.4-replaycheck-fake\.yaml: [0-9]+ instances of cuda/12\.4-replaycheck-fake\n` +
+			`this baseline was recorded from a device whose conformance suite failed \(hardware specs: 3 passed, 2 failed, 0 skipped; see conformance\.log\): review it before it is committed\n`))
+		Expect(r.result()).To(Equal("1 step failed:\n" +
+			"- conformance suite on the real driver: FAILED (hardware specs: 3 passed, 2 failed, 0 skipped); see conformance.log\n"))
+	})
+
+	It("writes the baseline from a device whose every step passed, says no step failed, and exits 0", func() {
+		root := newCheckRoot(disguised, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		Expect(r.changed()).To(Equal([]string{fakeBaseline}))
+		Expect(r.exit).To(Equal(0), r.output)
+		Expect(r.summary).To(ContainSubstring("wrote specs/baselines/cuda-12.4-replaycheck-fake.yaml"))
+		Expect(r.summary).NotTo(ContainSubstring("review it"))
+		Expect(r.result()).To(Equal("no step failed\n"))
+	})
+
+	It("stops at the build step without Go or the bundle's replaycheck, saying so in the result", func() {
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
+		Expect(os.Remove(filepath.Join(root, "build", "device-bundle", "replaycheck"))).To(Succeed())
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		r.unchanged()
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).NotTo(ContainSubstring("## devices"))
+		Expect(r.result()).To(Equal("1 step failed:\n" +
+			"- build: FAILED (no Go toolchain and no build/device-bundle/replaycheck); the steps after it did not run\n"))
+	})
+
+	It("names the step in which a command broke (set -e), with its exit status, in the result", func() {
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
+		// A replaycheck whose `replaycheck version` exits 3.
+		cli := filepath.Join(root, "build", "device-bundle", "replaycheck")
+		Expect(os.Remove(cli)).To(Succeed())
+		Expect(os.WriteFile(cli, []byte("#!/bin/sh\nexit 3\n"), 0o755)).To(Succeed())
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		r.unchanged()
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).NotTo(ContainSubstring("## devices"))
+		Expect(r.result()).To(Equal("1 step failed:\n" +
+			"- build: broke (exit status 3; see the output above); the steps after it did not run\n"))
 	})
 })
+
+// baselineNotWritten is the result's line for the baseline step over the fake library; fakeBaseline
+// the baseline a run over the disguised CLI writes.
+const (
+	baselineNotWritten = "- baseline: not written: cuda/12.4-replaycheck-fake is not a device this run checked (see the conformance suite above)\n"
+	fakeBaseline       = "specs/baselines/cuda-12.4-replaycheck-fake.yaml"
+)
+
+// disguisedSource is a replaycheck (a format: the CLI's path fills %[1]q) whose `replaycheck
+// devices` names the fake library's platform as a device's is named, so that the script writes its
+// baseline (named after the fake's key all the same: baseline write opens the driver itself).
+const disguisedSource = `#!/bin/sh
+# A stand-in for the bundle's replaycheck (cmd/replaycheck/device_check_test.go).
+if [ "$1" = devices ]; then
+	out=$(%[1]q "$@") || exit
+	printf '%%s\n' "$out" | sed 's/replaycheck-fake/disguised-gpu/g'
+	exit
+fi
+exec %[1]q "$@"
+`
+
+// result checks that the run's summary.md and output end with the same result section, its last
+// line saying how long the run took and where its files are, and returns the section between its
+// title and that line.
+func (r checkRun) result() string {
+	GinkgoHelper()
+	_, section, found := strings.Cut(r.summary, "\n## result\n\n")
+	Expect(found).To(BeTrue(), "no result section in summary.md:\n%s", r.summary)
+	Expect(r.output).To(HaveSuffix("\n## result\n\n"+section), "the output does not end with summary.md's result section")
+	took := regexp.MustCompile(`\n\ntook [0-9]+ s; everything is in build/device-check/[0-9]{8}T[0-9]{6}Z\n$`)
+	loc := took.FindStringIndex(section)
+	Expect(loc).NotTo(BeNil(), "the result section does not end with the took line:\n%s", section)
+	return section[:loc[0]+1]
+}
 
 // checkRun is one run of scripts/device-check.sh in a root of its own.
 type checkRun struct {
@@ -133,8 +257,9 @@ type checkRun struct {
 }
 
 // newCheckRoot makes a root for one run (see the Describe above) whose stand-in conformance suite
-// prints hardware, its count of hardware specs, and exits with status.
-func newCheckRoot(replaycheck, hardware string, status int) string {
+// prints hardware, its count of hardware specs, and exits with status, and whose stand-in benchmark
+// exits with benchStatus.
+func newCheckRoot(replaycheck, hardware string, status, benchStatus int) string {
 	GinkgoHelper()
 	root := GinkgoT().TempDir()
 	repo := filepath.Join("..", "..")
@@ -154,7 +279,7 @@ func newCheckRoot(replaycheck, hardware string, status int) string {
 		Expect(os.WriteFile(filepath.Join(bundle, name), []byte(text), 0o755)).To(Succeed())
 	}
 	standIn("cuda.test", "Ran 3 of 3 Specs in 0.001 seconds\n"+hardware+"\n", status)
-	standIn("capture.test", "BenchmarkVerifyReadBack256MiB/pinned-copy-2 \t 5 \t 16604713 ns/op\n", 0)
+	standIn("capture.test", "BenchmarkVerifyReadBack256MiB/pinned-copy-2 \t 5 \t 16604713 ns/op\n", benchStatus)
 	return root
 }
 
@@ -228,6 +353,12 @@ func runDeviceCheck(root string, limit time.Duration, env ...string) checkRun {
 // no baseline written under specs/baselines/, nothing else either.
 func (r checkRun) unchanged() {
 	GinkgoHelper()
+	Expect(r.changed()).To(BeEmpty(), "the run changed the worktree; summary.md:\n%s", r.summary)
+}
+
+// changed lists the root's paths outside build/ that the run added, changed or removed, sorted.
+func (r checkRun) changed() []string {
+	GinkgoHelper()
 	after := tree(r.root)
 	var changed []string
 	for p, v := range after {
@@ -241,7 +372,7 @@ func (r checkRun) unchanged() {
 		}
 	}
 	slices.Sort(changed)
-	Expect(changed).To(BeEmpty(), "the run changed the worktree; summary.md:\n%s", r.summary)
+	return changed
 }
 
 // tree maps every path under root but build/ to its content, directories to "dir".
