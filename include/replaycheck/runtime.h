@@ -60,6 +60,12 @@
  * nodes) goes to the inner device directly, never through the runtime: a runtime cannot hide an
  * allocator call or a node it slipped into a graph.
  *
+ * Handles. A stream, event or graph a call makes (device.create_stream, create_stream_with_flags,
+ * device.create_event, device.end_capture) is checked as it returns: replaycheck sets *out to
+ * UINT64_MAX before the call, and an RC_OK that left it, a stream 0 (the default stream), or a
+ * handle of that kind the runtime answered before and has not destroyed fails the call as the
+ * runtime's error (the rule named), never a handle used.
+ *
  * Memory. Buffers (device or host) are rc_ptr ranges: the address the inner device returned and
  * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes. An
  * allocation's answer is checked as it returns: replaycheck sets *out of malloc_, alloc_host and

@@ -58,6 +58,10 @@
 //     bytes, or two regions' buffers sharing a byte (Runtime.CommitBank);
 //   - device.malloc_, device.alloc_host or pool_alloc that returns RC_OK with *out left unwritten
 //     (preset as commit_bank's), or breaking what provision's *out must keep (Runtime.allocated);
+//   - device.create_stream, create_stream_with_flags, device.create_event or device.end_capture
+//     that returns RC_OK with *out left unwritten (preset to UINT64_MAX), a stream 0 (the default
+//     stream), or a handle of its kind the runtime answered before and has not destroyed
+//     (Runtime.issued);
 //   - an inner call for a thread that is neither RC_THREAD_MAIN nor RC_THREAD_OTHER: not made, it
 //     fails, and the outer call returns the rule's error whatever the plugin returns;
 //   - an inner call from holds or slots_changed, which must change nothing: not made, it fails, and

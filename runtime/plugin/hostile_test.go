@@ -236,6 +236,95 @@ var _ = Describe("an allocation that answers RC_OK against the contract", func()
 	})
 })
 
+var _ = Describe("a stream, event or graph answered against the contract", func() {
+	var (
+		p   *plugin.Plugin
+		dev runtime.Device
+	)
+	loadEach(&p, &dev)
+
+	// issue makes the call that answers a handle of the kind entry names, and returns what it
+	// answered.
+	issue := func(rt *plugin.Runtime, entry string) (uint64, error) {
+		switch entry {
+		case "device.create_stream":
+			s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+			return uint64(s), err
+		case "create_stream_with_flags":
+			s, err := rt.CreateStream(runtime.Main, runtime.NonBlocking)
+			return uint64(s), err
+		case "device.create_event":
+			ev, err := rt.CreateEvent(runtime.Main)
+			return uint64(ev), err
+		}
+		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+		g, err := rt.EndCapture(runtime.Main, s)
+		return uint64(g), err
+	}
+	entries := []TableEntry{}
+	for _, c := range []struct{ call, entry, op, kind string }{
+		{"create_stream", "device.create_stream", "CreateStream", "stream"},
+		{"create_stream_with_flags", "create_stream_with_flags", "CreateStream", "stream"},
+		{"create_event", "device.create_event", "CreateEvent", "event"},
+		{"end_capture", "device.end_capture", "EndCapture", "graph"},
+	} {
+		entries = append(entries, Entry(nil, c.call, c.entry, c.op, "unwritten",
+			"*out is UINT64_MAX as replaycheck set it: a "+c.entry+" that returns RC_OK writes the "+c.kind+" it made"))
+		entries = append(entries, Entry(nil, c.call, c.entry, c.op, "again",
+			"which it answered before and has not destroyed: every "+c.kind+" it makes is a new one"))
+	}
+	entries = append(entries, Entry(nil, "create_stream", "device.create_stream", "CreateStream", "default",
+		"*out is 0, the default stream: a stream it makes is a new one, never the default stream"))
+
+	DescribeTable("is the runtime's error, naming the plugin, the entry and the rule",
+		func(call, entry, op, lie, rule string) {
+			setenv("RC_TEST_HANDLE_LIE", call+":"+lie)
+			rt, err := p.Open(dev, false)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(rt.Close)
+			if lie == "again" {
+				_, err := issue(rt, entry)
+				Expect(err).NotTo(HaveOccurred(), "the first answer keeps the contract")
+			}
+			h, err := issue(rt, entry)
+			e, ok := runtime.AsError(err)
+			Expect(ok).To(BeTrue(), "%v (handle %d)", err, h)
+			Expect(e.Backend).To(Equal("runtime:passthrough"))
+			Expect(e.Op).To(Equal(op))
+			Expect(e.Class).To(Equal(runtime.ClassInternal))
+			Expect(e.Detail).To(SatisfyAll(HavePrefix(p.Path()+": "+entry+" returned RC_OK, but "),
+				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime."+entry+")")))
+			Expect(h).To(BeZero(), "no handle for the engine to go on with")
+		},
+		func(call, entry, op, lie, rule string) string { return entry + ", " + lie },
+		entries,
+	)
+
+	It("takes a handle again once the runtime destroyed it", func() {
+		setenv("RC_TEST_HANDLE_LIE", "create_event:again")
+		rt, err := p.Open(dev, false)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
+		ev, err := rt.CreateEvent(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.DestroyEvent(runtime.Main, ev)).To(Succeed())
+		again, err := rt.CreateEvent(runtime.Main)
+		Expect(err).NotTo(HaveOccurred(), "the handle answered again was destroyed in between")
+		Expect(again).To(Equal(ev))
+	})
+
+	It("ends an instance whose stream is the default one in error of kind runtime, before any work reaches it", func() {
+		setenv("RC_TEST_HANDLE_LIE", "create_stream:default")
+		res := run(p, dev, simpleReplay(false))
+		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime), res.Reason)
+		Expect(res.Reason).To(ContainSubstring("runtime:passthrough: CreateStream: internal: " + p.Path() + ": device.create_stream returned RC_OK, but *out is 0, the default stream"))
+		Expect(dev.Counters().Launches).To(BeZero())
+	})
+})
+
 var _ = Describe("an inner call for a thread that is none", func() {
 	It("is not made, and is the runtime's error naming the plugin, the entry and the rule", func() {
 		setenv("RC_TEST_BAD_THREAD", "malloc")

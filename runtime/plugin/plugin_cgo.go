@@ -526,6 +526,8 @@ type Runtime struct {
 	flagged bool
 	keys    **C.char
 	keysCap int
+	// live are the streams, events and graphs the runtime made and has not destroyed (issued).
+	live liveHandles
 	// scratch is C memory for the bytes of writes and reads, scratchCap bytes (scratchOf).
 	scratch    unsafe.Pointer
 	scratchCap int
@@ -846,7 +848,8 @@ func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 }
 
 func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (runtime.Stream, error) {
-	var out C.rc_stream
+	out := C.rc_stream(unissued)
+	entry := "device.create_stream"
 	f := func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) }
 	switch {
 	case flags == runtime.Blocking:
@@ -857,32 +860,106 @@ func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (run
 		}
 		return 0, misuse(r.p.name, "CreateStream", runtime.ClassNotSupported, "%s: the runtime creates blocking streams only: %s (capability non-blocking-streams)", r.p.path, why)
 	default:
+		entry = "create_stream_with_flags"
 		f = func(e *C.rc_error) C.int32_t {
 			return C.rt_create_stream_with_flags(r.rt, ct(t), C.uint32_t(flags), &out, e)
 		}
 	}
-	err := r.call(t, "CreateStream", f)
-	if err != nil {
+	if err := r.call(t, "CreateStream", f); err != nil {
+		return 0, err
+	}
+	if err := r.issued("CreateStream", entry, handleStream, uint64(out)); err != nil {
 		return 0, err
 	}
 	return runtime.Stream(out), nil
 }
 
 func (r *Runtime) DestroyStream(t runtime.Thread, s runtime.Stream) error {
-	return r.call(t, "DestroyStream", func(e *C.rc_error) C.int32_t { return C.rt_destroy_stream(r.rt, ct(t), C.rc_stream(s), e) })
+	err := r.call(t, "DestroyStream", func(e *C.rc_error) C.int32_t { return C.rt_destroy_stream(r.rt, ct(t), C.rc_stream(s), e) })
+	r.live.end(err, handleStream, uint64(s))
+	return err
 }
 
 func (r *Runtime) CreateEvent(t runtime.Thread) (runtime.Event, error) {
-	var out C.rc_event
-	err := r.call(t, "CreateEvent", func(e *C.rc_error) C.int32_t { return C.rt_create_event(r.rt, ct(t), &out, e) })
-	if err != nil {
+	out := C.rc_event(unissued)
+	if err := r.call(t, "CreateEvent", func(e *C.rc_error) C.int32_t { return C.rt_create_event(r.rt, ct(t), &out, e) }); err != nil {
+		return 0, err
+	}
+	if err := r.issued("CreateEvent", "device.create_event", handleEvent, uint64(out)); err != nil {
 		return 0, err
 	}
 	return runtime.Event(out), nil
 }
 
 func (r *Runtime) DestroyEvent(t runtime.Thread, ev runtime.Event) error {
-	return r.call(t, "DestroyEvent", func(e *C.rc_error) C.int32_t { return C.rt_destroy_event(r.rt, ct(t), C.rc_event(ev), e) })
+	err := r.call(t, "DestroyEvent", func(e *C.rc_error) C.int32_t { return C.rt_destroy_event(r.rt, ct(t), C.rc_event(ev), e) })
+	r.live.end(err, handleEvent, uint64(ev))
+	return err
+}
+
+// unissued is what replaycheck sets the handle a create call or end_capture answers to before the
+// call: UINT64_MAX, which no inner device issues.
+const unissued = ^uint64(0)
+
+// The kinds of handle a runtime issues, as runtime.h names them.
+const (
+	handleStream = "stream"
+	handleEvent  = "event"
+	handleGraph  = "graph"
+)
+
+// liveHandles are the handles a runtime issued and has not destroyed, by kind; calls for two
+// threads may answer at once.
+type liveHandles struct {
+	mu   sync.Mutex
+	live map[string]map[uint64]bool
+}
+
+// begin notes id issued; it reports false when id of that kind is live already.
+func (l *liveHandles) begin(kind string, id uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.live == nil {
+		l.live = map[string]map[uint64]bool{}
+	}
+	if l.live[kind] == nil {
+		l.live[kind] = map[uint64]bool{}
+	}
+	if l.live[kind][id] {
+		return false
+	}
+	l.live[kind][id] = true
+	return true
+}
+
+// end notes id destroyed, when err (the destroy call's) is nil.
+func (l *liveHandles) end(err error, kind string, id uint64) {
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.live[kind], id)
+}
+
+// issued checks the handle, of kind, that entry answered RC_OK with (runtime.h, rc_runtime's create
+// calls and end_capture): written, not the default stream for a stream, and not one the runtime
+// issued before and has not destroyed. An answer that breaks one is the runtime's error, never a
+// handle the engine uses: work sent to the default stream, or to another stream or graph of the
+// instance's, would be reported as the platform's or the probe's.
+func (r *Runtime) issued(op, entry, kind string, id uint64) error {
+	var rule string
+	switch {
+	case id == unissued:
+		rule = fmt.Sprintf("*out is UINT64_MAX as replaycheck set it: a %s that returns RC_OK writes the %s it made", entry, kind)
+	case kind == handleStream && id == 0:
+		rule = "*out is 0, the default stream: a stream it makes is a new one, never the default stream"
+	case !r.live.begin(kind, id):
+		rule = fmt.Sprintf("*out is %s %d, which it answered before and has not destroyed: every %s it makes is a new one", kind, id, kind)
+	default:
+		return nil
+	}
+	return misuse(r.p.name, op, runtime.ClassInternal, "%s: %s returned RC_OK, but %s (runtime.h: rc_runtime.%s)", r.p.path, entry, rule, entry)
 }
 
 func (r *Runtime) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
@@ -951,9 +1028,14 @@ func (r *Runtime) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.
 }
 
 func (r *Runtime) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
-	var out C.rc_graph
-	err := r.call(t, "EndCapture", func(e *C.rc_error) C.int32_t { return C.rt_end_capture(r.rt, ct(t), C.rc_stream(s), &out, e) })
-	return runtime.Graph(out), err
+	out := C.rc_graph(unissued)
+	if err := r.call(t, "EndCapture", func(e *C.rc_error) C.int32_t { return C.rt_end_capture(r.rt, ct(t), C.rc_stream(s), &out, e) }); err != nil {
+		return 0, err
+	}
+	if err := r.issued("EndCapture", "device.end_capture", handleGraph, uint64(out)); err != nil {
+		return 0, err
+	}
+	return runtime.Graph(out), nil
 }
 
 func (r *Runtime) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
@@ -971,7 +1053,9 @@ func (r *Runtime) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) er
 }
 
 func (r *Runtime) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
-	return r.call(t, "DestroyGraph", func(e *C.rc_error) C.int32_t { return C.rt_destroy_graph(r.rt, ct(t), C.rc_graph(g), e) })
+	err := r.call(t, "DestroyGraph", func(e *C.rc_error) C.int32_t { return C.rt_destroy_graph(r.rt, ct(t), C.rc_graph(g), e) })
+	r.live.end(err, handleGraph, uint64(g))
+	return err
 }
 
 // --- The allocator calls of capture.Runtime. ---

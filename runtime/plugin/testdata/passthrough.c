@@ -41,6 +41,10 @@
  *   RC_TEST_ALLOC_LIE=call:how         a malloc, alloc_host or pool_alloc (call) that succeeds
  *                                      answers *out against the contract, as RC_TEST_BANK_LIE
  *                                      says of a region: unwritten, empty, short, null or wrap
+ *   RC_TEST_HANDLE_LIE=call:how        a create_stream, create_stream_with_flags, create_event or
+ *                                      end_capture (call) that succeeds answers *out against the
+ *                                      contract: unwritten (as replaycheck set it), default (0),
+ *                                      again (the first handle that call answered)
  *   RC_TEST_BLOCKING_ONLY=1            create_stream_with_flags is left NULL (a version 3 runtime
  *                                      that creates blocking streams only)
  *   RC_TEST_STREAM_FLAGS=n             create_stream_with_flags forwards the flags n (decimal), not
@@ -117,6 +121,9 @@ typedef struct {
 	char bank_lie[64];
 	char alloc_lie[64], alloc_lie_how[64];
 	long stream_flags; /* RC_TEST_STREAM_FLAGS, -1 when unset */
+	char handle_lie[64], handle_lie_how[64];
+	int handle_seen;    /* RC_TEST_HANDLE_LIE=...:again: the call answered before */
+	uint64_t handle_first;
 } pt;
 
 static int zero(rc_ptr p) { return p.addr == 0 && p.bytes == 0; }
@@ -460,6 +467,21 @@ static int32_t pt_commit_bank(void *self, rc_thread t, const rc_region *regions,
 	return rc;
 }
 
+/* handle_lie applies RC_TEST_HANDLE_LIE to call's answer *out (rc its result, before what *out held
+ * before the call), and returns rc. What was made stays made. */
+static int32_t handle_lie(pt *p, const char *call, int32_t rc, uint64_t *out, uint64_t before) {
+	if (rc != RC_OK || strcmp(p->handle_lie, call) != 0) return rc;
+	const char *how = p->handle_lie_how;
+	if (strcmp(how, "unwritten") == 0) *out = before;
+	if (strcmp(how, "default") == 0) *out = 0;
+	if (strcmp(how, "again") == 0) {
+		if (p->handle_seen) *out = p->handle_first;
+		p->handle_first = *out;
+		p->handle_seen = 1;
+	}
+	return rc;
+}
+
 /* --- Pools: best fit over GRANULE-rounded blocks, merged on free. --- */
 
 static pool_t *find_pool(pt *p, const char *name) {
@@ -646,13 +668,15 @@ static int32_t pt_host_read(void *self, void *dst, rc_ptr src, rc_error *err) {
 }
 static int32_t pt_create_stream(void *self, rc_thread t, rc_stream *out, rc_error *err) {
 	KNOB("create_stream");
-	return FWD("create_stream", t, create_stream, t, out, err);
+	uint64_t before = *out;
+	return handle_lie(P, "create_stream", FWD("create_stream", t, create_stream, t, out, err), out, before);
 }
 static int32_t pt_create_stream_with_flags(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err) {
 	KNOB("create_stream_with_flags");
 	logcall(P, "create_stream_with_flags", (int)t);
 	if (P->stream_flags >= 0) flags = (uint32_t)P->stream_flags;
-	return P->in_create_stream_with_flags(P->in.self, t, flags, out, err);
+	uint64_t before = *out;
+	return handle_lie(P, "create_stream_with_flags", P->in_create_stream_with_flags(P->in.self, t, flags, out, err), out, before);
 }
 static int32_t pt_destroy_stream(void *self, rc_thread t, rc_stream s, rc_error *err) {
 	KNOB("destroy_stream");
@@ -660,7 +684,8 @@ static int32_t pt_destroy_stream(void *self, rc_thread t, rc_stream s, rc_error 
 }
 static int32_t pt_create_event(void *self, rc_thread t, rc_event *out, rc_error *err) {
 	KNOB("create_event");
-	return FWD("create_event", t, create_event, t, out, err);
+	uint64_t before = *out;
+	return handle_lie(P, "create_event", FWD("create_event", t, create_event, t, out, err), out, before);
 }
 static int32_t pt_destroy_event(void *self, rc_thread t, rc_event e, rc_error *err) {
 	KNOB("destroy_event");
@@ -749,7 +774,8 @@ static int32_t pt_begin_capture(void *self, rc_thread t, rc_stream s, rc_capture
 }
 static int32_t pt_end_capture(void *self, rc_thread t, rc_stream s, rc_graph *out, rc_error *err) {
 	KNOB("end_capture");
-	return FWD("end_capture", t, end_capture, t, s, out, err);
+	uint64_t before = *out;
+	return handle_lie(P, "end_capture", FWD("end_capture", t, end_capture, t, s, out, err), out, before);
 }
 static int32_t pt_capture_info(void *self, rc_thread t, rc_stream s, rc_capture_info *out, rc_error *err) {
 	KNOB("capture_info");
@@ -810,6 +836,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	if ((v = getenv("RC_TEST_BAD_THREAD")) && *v) snprintf(p->bad_thread, sizeof p->bad_thread, "%s", v);
 	if ((v = getenv("RC_TEST_PROVISION_LIE")) && *v) snprintf(p->lie, sizeof p->lie, "%s", v);
 	if ((v = getenv("RC_TEST_BANK_LIE")) && *v) snprintf(p->bank_lie, sizeof p->bank_lie, "%s", v);
+	if ((v = getenv("RC_TEST_HANDLE_LIE")) && *v) split(v, p->handle_lie, sizeof p->handle_lie, p->handle_lie_how, sizeof p->handle_lie_how);
 	if ((v = getenv("RC_TEST_ALLOC_LIE")) && *v) split(v, p->alloc_lie, sizeof p->alloc_lie, p->alloc_lie_how, sizeof p->alloc_lie_how);
 	p->stream_flags = (v = getenv("RC_TEST_STREAM_FLAGS")) && *v ? strtol(v, NULL, 10) : -1;
 	int slot_log = (v = getenv("RC_TEST_SLOT_LOG")) && strcmp(v, "1") == 0;
