@@ -28,6 +28,19 @@ import (
 // the runtime's error, naming the plugin, the entry point and the rule, never replaycheck's nor the
 // platform's, and never a hang or a silent pass.
 
+// brokeContract checks that err is the passthrough's error for an answer of op that broke the
+// ABI's contract (a runtime.ClassInternal *runtime.Error of the plugin's, op its Op) and returns
+// its Detail; answer says what the call answered, for the failure message.
+func brokeContract(err error, op, answer string) string {
+	GinkgoHelper()
+	e, ok := runtime.AsError(err)
+	Expect(ok).To(BeTrue(), "%v (%s)", err, answer)
+	Expect(e.Backend).To(Equal("runtime:passthrough"))
+	Expect(e.Op).To(Equal(op))
+	Expect(e.Class).To(Equal(runtime.ClassInternal))
+	return e.Detail
+}
+
 // simpleReplay is the catalog's basic/simple-replay in global mode.
 func simpleReplay(guarded bool) probes.Instance {
 	GinkgoHelper()
@@ -83,12 +96,8 @@ var _ = Describe("a provision that answers RC_OK against the contract", func() {
 				Expect(err).NotTo(HaveOccurred())
 			}
 			_, served, err := rt.Provision(runtime.Main, guard.Plain, "buf", cur, 8192)
-			e, ok := runtime.AsError(err)
-			Expect(ok).To(BeTrue(), "%v (served %v)", err, served)
-			Expect(e.Backend).To(Equal("runtime:passthrough"))
-			Expect(e.Op).To(Equal("Provision"))
-			Expect(e.Class).To(Equal(runtime.ClassInternal))
-			Expect(e.Detail).To(SatisfyAll(ContainSubstring(p.Path()+": provision of 8192 bytes"), ContainSubstring(rule),
+			detail := brokeContract(err, "Provision", fmt.Sprintf("served %v", served))
+			Expect(detail).To(SatisfyAll(ContainSubstring(p.Path()+": provision of 8192 bytes"), ContainSubstring(rule),
 				ContainSubstring("runtime.h: rc_runtime.provision, rc_served")))
 			Expect(served).To(Equal(guard.NotServed))
 			Expect(rt.Retire(runtime.Main)).To(Succeed())
@@ -123,12 +132,8 @@ var _ = Describe("a commit_bank that answers RC_OK against the contract", func()
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(rt.Close)
 			bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 4096}})
-			e, ok := runtime.AsError(err)
-			Expect(ok).To(BeTrue(), "%v (bank %v)", err, bank)
-			Expect(e.Backend).To(Equal("runtime:passthrough"))
-			Expect(e.Op).To(Equal("CommitBank"))
-			Expect(e.Class).To(Equal(runtime.ClassInternal))
-			Expect(e.Detail).To(SatisfyAll(ContainSubstring(p.Path()+`: commit_bank of 2 regions returned RC_OK, but for region "scratch" (4096 bytes), out[1]`),
+			detail := brokeContract(err, "CommitBank", fmt.Sprintf("bank %v", bank))
+			Expect(detail).To(SatisfyAll(ContainSubstring(p.Path()+`: commit_bank of 2 regions returned RC_OK, but for region "scratch" (4096 bytes), out[1]`),
 				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime.commit_bank)")))
 			Expect(bank).To(BeNil())
 			Expect(rt.Retire(runtime.Main)).To(Succeed())
@@ -199,12 +204,8 @@ var _ = Describe("an allocation that answers RC_OK against the contract", func()
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(rt.Close)
 			ptr, err := allocate(rt, call)
-			e, ok := runtime.AsError(err)
-			Expect(ok).To(BeTrue(), "%v (buffer %v)", err, ptr)
-			Expect(e.Backend).To(Equal("runtime:passthrough"))
-			Expect(e.Op).To(Equal(op))
-			Expect(e.Class).To(Equal(runtime.ClassInternal))
-			Expect(e.Detail).To(SatisfyAll(HavePrefix(p.Path()+": "+entry+" of 4096 bytes"+what+" returned RC_OK, but "),
+			detail := brokeContract(err, op, fmt.Sprintf("buffer %v", ptr))
+			Expect(detail).To(SatisfyAll(HavePrefix(p.Path()+": "+entry+" of 4096 bytes"+what+" returned RC_OK, but "),
 				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime."+entry+")")))
 			Expect(ptr).To(Equal(runtime.Ptr{}), "no buffer for the engine to go on with")
 		},
@@ -289,12 +290,8 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 				Expect(err).NotTo(HaveOccurred(), "the first answer keeps the contract")
 			}
 			h, err := issue(rt, entry)
-			e, ok := runtime.AsError(err)
-			Expect(ok).To(BeTrue(), "%v (handle %d)", err, h)
-			Expect(e.Backend).To(Equal("runtime:passthrough"))
-			Expect(e.Op).To(Equal(op))
-			Expect(e.Class).To(Equal(runtime.ClassInternal))
-			Expect(e.Detail).To(SatisfyAll(HavePrefix(p.Path()+": "+entry+" returned RC_OK, but "),
+			detail := brokeContract(err, op, fmt.Sprintf("handle %d", h))
+			Expect(detail).To(SatisfyAll(HavePrefix(p.Path()+": "+entry+" returned RC_OK, but "),
 				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime."+entry+")")))
 			Expect(h).To(BeZero(), "no handle for the engine to go on with")
 		},

@@ -793,7 +793,7 @@ func (r *Runtime) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 	if err != nil {
 		return runtime.Ptr{}, err
 	}
-	return r.allocated("Malloc", "device.malloc_", "", bytes, goPtr(out))
+	return r.allocated("Malloc", "", bytes, goPtr(out))
 }
 
 func (r *Runtime) Free(t runtime.Thread, p runtime.Ptr) error {
@@ -824,7 +824,7 @@ func (r *Runtime) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemo
 	if err != nil {
 		return runtime.Ptr{}, err
 	}
-	return r.allocated("AllocHost", "device.alloc_host", fmt.Sprintf(" of %s memory", kind), bytes, goPtr(out))
+	return r.allocated("AllocHost", fmt.Sprintf(" of %s memory", kind), bytes, goPtr(out))
 }
 
 func (r *Runtime) FreeHost(t runtime.Thread, p runtime.Ptr) error {
@@ -908,27 +908,30 @@ const (
 	handleGraph  = "graph"
 )
 
-// liveHandles are the handles a runtime issued and has not destroyed, by kind; calls for two
-// threads may answer at once.
+// liveHandles are the handles a runtime issued and has not destroyed; calls for two threads may
+// answer at once.
 type liveHandles struct {
 	mu   sync.Mutex
-	live map[string]map[uint64]bool
+	live map[handle]bool
+}
+
+// handle is one issued handle: its kind and its id.
+type handle struct {
+	kind string
+	id   uint64
 }
 
 // begin notes id issued; it reports false when id of that kind is live already.
 func (l *liveHandles) begin(kind string, id uint64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.live == nil {
-		l.live = map[string]map[uint64]bool{}
-	}
-	if l.live[kind] == nil {
-		l.live[kind] = map[uint64]bool{}
-	}
-	if l.live[kind][id] {
+	if l.live[handle{kind, id}] {
 		return false
 	}
-	l.live[kind][id] = true
+	if l.live == nil {
+		l.live = map[handle]bool{}
+	}
+	l.live[handle{kind, id}] = true
 	return true
 }
 
@@ -939,7 +942,7 @@ func (l *liveHandles) end(err error, kind string, id uint64) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.live[kind], id)
+	delete(l.live, handle{kind, id})
 }
 
 // issued checks the handle, of kind, that entry answered RC_OK with (runtime.h, rc_runtime's create
@@ -1123,11 +1126,13 @@ func bufferBroken(entry, name string, bytes int64, p runtime.Ptr) string {
 	return ""
 }
 
-// allocated checks the buffer an allocation entry (device.malloc_, device.alloc_host, pool_alloc)
-// answered RC_OK with for a request of bytes (from says of what, or is ""): written (replaycheck
-// sets *out to unwritten before the call) and a buffer as bufferBroken says. An answer that breaks
-// it is the runtime's error, never a buffer the engine writes to or frees.
-func (r *Runtime) allocated(op, entry, from string, bytes int64, p runtime.Ptr) (runtime.Ptr, error) {
+// allocated checks the buffer the allocation op (Malloc, AllocHost, PoolAlloc: the entries
+// device.malloc_, device.alloc_host, pool_alloc) answered RC_OK with for a request of bytes (from
+// says of what, or is ""): written (replaycheck sets *out to unwritten before the call) and a
+// buffer as bufferBroken says. An answer that breaks it is the runtime's error, never a buffer the
+// engine writes to or frees.
+func (r *Runtime) allocated(op, from string, bytes int64, p runtime.Ptr) (runtime.Ptr, error) {
+	entry := entryOf(op)
 	rule := bufferBroken(entry, "*out", bytes, p)
 	if p == unwritten {
 		rule = fmt.Sprintf("*out is {UINT64_MAX,-1} as replaycheck set it: a %s that returns RC_OK writes the buffer it served", entry)
@@ -1302,7 +1307,7 @@ func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime
 	if err != nil {
 		return runtime.Ptr{}, err
 	}
-	return r.allocated("PoolAlloc", "pool_alloc", fmt.Sprintf(" from pool %q", name), bytes, goPtr(out))
+	return r.allocated("PoolAlloc", fmt.Sprintf(" from pool %q", name), bytes, goPtr(out))
 }
 
 // PoolFree returns a block to the named pool (rc_runtime.pool_free).
