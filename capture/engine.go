@@ -165,7 +165,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	defer func() { res.Duration = time.Since(start) }()
 
 	caps := dev.Capabilities()
-	if why := lacking(p, caps); why != "" {
+	if _, why := lacking(p, caps); why != "" {
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %s", dev.Backend(), why)
 		return res
 	}
@@ -228,9 +228,14 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 		res.Error = &RunError{Kind: ErrSetup, Message: fmt.Sprintf("opening runtime %s: %v", rut.Name, err)}
 		return
 	}
-	if why := lacking(r.p, rt.Capabilities()); why != "" {
+	if capability, why := lacking(r.p, rt.Capabilities()); why != "" {
 		// The runtime in front of the device can do less than the device (a plugin's streams).
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("runtime %s lacks capability %s", rut.Name, why)
+		if l, ok := rt.(Lacker); ok {
+			if because := l.Lacks(capability); because != "" {
+				res.Reason += ": " + because
+			}
+		}
 		if err := finish(rt, rut.Name); err != nil {
 			res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 		}
@@ -277,18 +282,26 @@ func finish(rt Runtime, name string) error {
 	return nil
 }
 
-// lacking names the first capability p needs that caps lacks, quoted, and why where the probe does
-// not list it in requires; "" when caps has all.
-func lacking(p *probes.Probe, caps runtime.Capabilities) string {
+// lacking names the first capability p needs that caps lacks (capability), and says so: quoted,
+// and why where the probe does not list it in requires; "" when caps has all.
+func lacking(p *probes.Probe, caps runtime.Capabilities) (capability, why string) {
 	for _, need := range p.Requires {
 		if !caps.Has(need) {
-			return strconv.Quote(need)
+			return need, strconv.Quote(need)
 		}
 	}
 	if len(p.NonBlocking) > 0 && !caps.NonBlockingStreams {
-		return fmt.Sprintf("%q, which the probe's non-blocking streams need (%s)", "non-blocking-streams", strings.Join(p.NonBlocking, ", "))
+		const c = "non-blocking-streams"
+		return c, fmt.Sprintf("%q, which the probe's non-blocking streams need (%s)", c, strings.Join(p.NonBlocking, ", "))
 	}
-	return ""
+	return "", ""
+}
+
+// Lacker is a runtime under test that can say why it lacks a capability its device has (a
+// plugin's ABI version, or an entry it left NULL); the skip reason ends with it.
+type Lacker interface {
+	// Lacks says why the runtime lacks capability, "" when it cannot say.
+	Lacks(capability string) string
 }
 
 // expectedEvents is about how many events an instance of p records when every call succeeds, and

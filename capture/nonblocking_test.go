@@ -34,6 +34,11 @@ func (r blockingRuntime) Capabilities() runtime.Capabilities {
 	return blockingOnly{r.Device}.Capabilities()
 }
 
+// sayingWhy is a blockingRuntime that says which capability it was asked about (capture.Lacker).
+type sayingWhy struct{ blockingRuntime }
+
+func (r sayingWhy) Lacks(capability string) string { return "asked about " + capability }
+
 func (r blockingRuntime) Finish() error {
 	*r.finished++
 	if err := r.Device.Finish(); err != nil {
@@ -99,6 +104,19 @@ probes:
 		Expect(res.Reason).To(Equal(`runtime plugin-like lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main)`))
 		Expect(finished).To(Equal(1))
 		Expect(dev.Counters().Leaks(base)).To(BeEmpty())
+	})
+
+	It("end the skip reason with the runtime's own why, where it can say (capture.Lacker)", func() {
+		dev := openSim("cuda")
+		DeferCleanup(dev.Close)
+		finished := 0
+		rut := &capture.RuntimeUnderTest{Name: "plugin-like", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+			g, err := guard.New(d, guard.Program)
+			return sayingWhy{blockingRuntime{g, &finished, nil}}, err
+		}}
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 3}, capture.Options{Runtime: rut})
+		Expect(res.Outcome).To(Equal(probes.Skipped))
+		Expect(res.Reason).To(Equal(`runtime plugin-like lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main): asked about non-blocking-streams`))
 	})
 
 	It("end the skipped instance in error of kind runtime when the runtime fails to finish, as any instance", func() {

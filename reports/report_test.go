@@ -555,6 +555,44 @@ var _ = Describe("the text report", func() {
 	)
 })
 
+var _ = Describe("the text report's skipped instances", func() {
+	skipped := func(probe, reason string) *capture.Result {
+		r := skippedResult()
+		r.ID, r.Probe, r.Reason = probe+"@global/guards-on", probe, reason
+		return r
+	}
+	text := func(results ...*capture.Result) string {
+		rep := reports.New("replaycheck", "v0.0.0-test", reports.Options{})
+		for _, r := range results {
+			rep.Add(r)
+		}
+		return string(writeText(rep, reports.TextOptions{}))
+	}
+	long := `runtime mine lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main): its create_stream_with_flags is NULL`
+
+	It("lists each reason whole, with how many instances it skipped, in the order they came", func() {
+		out := text(skipped("a/x", long), exactResult(), skipped("a/y", "other"), skipped("a/z", long+"\nsecond line"))
+		Expect(out).To(ContainSubstring("...\n"), "the table cuts the reason short")
+		Expect(out).To(HaveSuffix("\nskipped: 2 instances: " + long + "\nskipped: 1 instance: other\n"))
+	})
+
+	It("lists the first reasons, and counts the rest", func() {
+		var rs []*capture.Result
+		for i := range 10 {
+			rs = append(rs, skipped(fmt.Sprintf("a/p%d", i), fmt.Sprintf("reason %d", i)), skipped(fmt.Sprintf("b/p%d", i), fmt.Sprintf("reason %d", i)))
+		}
+		out := text(rs...)
+		Expect(out).To(ContainSubstring("skipped: 2 instances: reason 7\nskipped: 4 instances for 2 other reasons (the JSON report has each)\n"))
+		Expect(out).NotTo(ContainSubstring("skipped: 2 instances: reason 8"))
+	})
+
+	It("says a run that skipped every instance verified nothing, and one that ran any does not", func() {
+		Expect(text(skipped("a/x", "r"))).To(HaveSuffix("skipped: 1 instance: r\nnothing was verified: every instance was skipped\n"))
+		Expect(text(skipped("a/x", "r"), exactResult())).NotTo(ContainSubstring("nothing was verified"))
+		Expect(text()).NotTo(ContainSubstring("nothing was verified"))
+	})
+})
+
 type failingWriter struct{ n int }
 
 func (f *failingWriter) Write(p []byte) (int, error) {

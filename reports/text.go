@@ -107,6 +107,9 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	}
 	tw.sets(rep.Results)
 	tw.printf("%s\n", summaryLine(rep.Summary))
+	for _, line := range skipReasons(rep.Results, rep.Summary) {
+		tw.printf("%s\n", line)
+	}
 	if len(rep.NotRun) > 0 {
 		// Not passed and not in error: the run stopped before them (an interrupt), one id a line.
 		tw.printf("not run: %s (the run was interrupted)\n", pluralInstances(len(rep.NotRun)))
@@ -164,6 +167,43 @@ func hasFinding(e Entry) bool {
 		}
 	}
 	return false
+}
+
+// maxSkipReasons is how many distinct reasons for skipping the text report lists in full.
+const maxSkipReasons = 8
+
+// skipReasons lists why instances were skipped, whole (the table cuts a reason short), one line
+// per reason with how many instances it skipped, in the order they first appear; and says so when
+// the run skipped every instance, which verified nothing.
+func skipReasons(results []Entry, s Summary) []string {
+	var order []string
+	count := map[string]int{}
+	for _, e := range results {
+		if e.Outcome != probes.Skipped {
+			continue
+		}
+		why, _, _ := strings.Cut(e.Reason, "\n")
+		if count[why] == 0 {
+			order = append(order, why)
+		}
+		count[why]++
+	}
+	var lines []string
+	for i, why := range order {
+		if i == maxSkipReasons {
+			rest := 0
+			for _, w := range order[i:] {
+				rest += count[w]
+			}
+			lines = append(lines, fmt.Sprintf("skipped: %s for %d other reasons (the JSON report has each)", pluralInstances(rest), len(order)-i))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("skipped: %s: %s", pluralInstances(count[why]), why))
+	}
+	if s.Total > 0 && s.Skip == s.Total {
+		lines = append(lines, "nothing was verified: every instance was skipped")
+	}
+	return lines
 }
 
 // uncharacterisedHint says how to give an uncharacterised instance a verdict.

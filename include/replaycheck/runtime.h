@@ -15,11 +15,12 @@
  * return RC_ABI_VERSION as the plugin was compiled. replaycheck loads plugins of version 3 (this
  * header), of version 2 (without rc_runtime.create_stream_with_flags, which replaycheck then treats
  * as NULL) and of version 1 (without rc_runtime.slots_changed either, NULL too); any other version
- * is refused at load with the numbers. rc_runtime_open receives the version the plugin reported;
- * from version 3, its inner points to the device member of an rc_inner (below). Then, for every probe instance, rc_runtime_open is
- * called with the instance's execution mode (program: guards off, kernel: guards on) and a fresh rc_device table over the
- * run's device (one device serves every instance of a run, so its memory and counters carry over
- * from one instance to the next), and the runtime fills *out. rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
+ * is refused at load with the numbers. For every probe instance, rc_runtime_open is called with
+ * the version the plugin reported, the instance's execution mode (program: guards off, kernel:
+ * guards on) and a fresh inner table over the run's device (one device serves every instance of a
+ * run, so its memory and counters carry over from one instance to the next): from version 3, inner
+ * points to the device member of an rc_inner (below). The runtime fills *out, and
+ * rc_runtime_close(out->self) ends the instance, after replaycheck retired it.
  * *inner, and the calls it points to, stay valid until rc_runtime_close returns: the runtime may
  * keep the pointer rather than copy the table. An rc_runtime_open that does not return RC_OK gets
  * no rc_runtime_close (the runtime frees what it made itself); one that returns RC_OK with an
@@ -64,7 +65,9 @@
  * device.create_event, device.end_capture) is checked as it returns: replaycheck sets *out to
  * UINT64_MAX before the call, and an RC_OK that left it, a stream 0 (the default stream), or a
  * handle of that kind the runtime answered before and has not destroyed fails the call as the
- * runtime's error (the rule named), never a handle used.
+ * runtime's error (the rule named), never a handle used. So does a stream the runtime made through
+ * the inner table of another kind than the call asked for (rc_stream_flags: create_stream makes
+ * blocking streams, create_stream_with_flags the kind its flags say).
  *
  * Memory. Buffers (device or host) are rc_ptr ranges: the address the inner device returned and
  * the length asked for. host_write/host_read/write/read move exactly ptr.bytes bytes. An
@@ -188,8 +191,10 @@ typedef struct rc_device {
  * a plugin that opened with version 3 reads the whole as (const rc_inner *)inner. */
 typedef struct rc_inner {
 	rc_device device;
-	/* create_stream_with_flags creates a stream of the kind flags says (rc_stream_flags); unknown
-	 * bits, or a kind the platform lacks, fail with the platform's error. Never NULL. */
+	/* create_stream_with_flags creates a stream of the kind flags says (rc_stream_flags). Flags
+	 * that are neither RC_STREAM_BLOCKING nor RC_STREAM_NON_BLOCKING break the ABI: the call is
+	 * not made, and the runtime's call that made it fails with the runtime's error, as for a
+	 * thread that is none. Never NULL. */
 	int32_t (*create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
 } rc_inner;
 

@@ -62,8 +62,13 @@
 //     that returns RC_OK with *out left unwritten (preset to UINT64_MAX), a stream 0 (the default
 //     stream), or a handle of its kind the runtime answered before and has not destroyed
 //     (Runtime.issued);
-//   - an inner call for a thread that is neither RC_THREAD_MAIN nor RC_THREAD_OTHER: not made, it
-//     fails, and the outer call returns the rule's error whatever the plugin returns;
+//   - device.create_stream or create_stream_with_flags that returns RC_OK with a stream the
+//     runtime made through the inner table of the other kind (the loader notes the flags of every
+//     inner stream until it is destroyed);
+//   - an inner call for a thread that is neither RC_THREAD_MAIN nor RC_THREAD_OTHER, or an inner
+//     create_stream_with_flags with flags that are neither RC_STREAM_BLOCKING nor
+//     RC_STREAM_NON_BLOCKING: not made, it fails, and the outer call returns the rule's error
+//     whatever the plugin returns;
 //   - an inner call from holds or slots_changed, which must change nothing: not made, it fails, and
 //     as neither can return an error, the next call into the plugin returns it (Runtime.Close,
 //     when none follows).

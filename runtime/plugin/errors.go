@@ -166,8 +166,9 @@ func control(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
 var entries = map[string]string{
 	"Malloc": "device.malloc_", "Free": "device.free_", "Write": "device.write", "Read": "device.read",
 	"AllocHost": "device.alloc_host", "FreeHost": "device.free_host", "HostWrite": "device.host_write",
-	"HostRead": "device.host_read", "CreateStream": "device.create_stream", "DestroyStream": "device.destroy_stream",
-	"CreateEvent": "device.create_event", "DestroyEvent": "device.destroy_event", "Fill": "device.fill",
+	"HostRead": "device.host_read", "CreateStream": "device.create_stream", "CreateStreamWithFlags": "create_stream_with_flags",
+	"DestroyStream": "device.destroy_stream",
+	"CreateEvent":   "device.create_event", "DestroyEvent": "device.destroy_event", "Fill": "device.fill",
 	"Copy": "device.copy", "Axpy": "device.axpy", "Record": "device.record", "Wait": "device.wait",
 	"SyncStream": "device.sync_stream", "SyncDevice": "device.sync_device", "QueryEvent": "device.query_event",
 	"SyncEvent": "device.sync_event", "ExchangeCaptureMode": "device.exchange_capture_mode",

@@ -267,7 +267,7 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 	entries := []TableEntry{}
 	for _, c := range []struct{ call, entry, op, kind string }{
 		{"create_stream", "device.create_stream", "CreateStream", "stream"},
-		{"create_stream_with_flags", "create_stream_with_flags", "CreateStream", "stream"},
+		{"create_stream_with_flags", "create_stream_with_flags", "CreateStreamWithFlags", "stream"},
 		{"create_event", "device.create_event", "CreateEvent", "event"},
 		{"end_capture", "device.end_capture", "EndCapture", "graph"},
 	} {
@@ -425,20 +425,22 @@ var _ = Describe("strings a plugin writes", func() {
 })
 
 // exitChildEnv names the plugin TestExitChild runs an instance through; unset, it is skipped.
-const exitChildEnv = "RC_TEST_EXIT_CHILD_PLUGIN"
+// exitProbeEnv names the probe and the profile it runs on (profile:probe).
+const exitChildEnv, exitProbeEnv = "RC_TEST_EXIT_CHILD_PLUGIN", "RC_TEST_EXIT_CHILD_PROBE"
 
-// TestExitChild is the process the specs below start: it runs basic/simple-replay through the
-// plugin, whose RC_TEST_EXIT calls exit(0) inside a call.
+// TestExitChild is the process the specs below start: it runs a probe through the plugin, whose
+// RC_TEST_EXIT calls exit(0) inside a call.
 func TestExitChild(t *testing.T) {
 	path := os.Getenv(exitChildEnv)
 	if path == "" {
 		t.Skip("run by the specs of a plugin that calls exit")
 	}
+	profile, probe, _ := strings.Cut(os.Getenv(exitProbeEnv), ":")
 	p, err := plugin.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := sim.New(sim.Options{Profile: "cann"})
+	b, err := sim.New(sim.Options{Profile: profile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +454,7 @@ func TestExitChild(t *testing.T) {
 	}
 	for _, s := range sets {
 		for _, pr := range s.Probes {
-			if pr.ID() == "basic/simple-replay" {
+			if pr.ID() == probe {
 				res := capture.Run(context.Background(), dev, probes.Instance{Probe: pr, Mode: runtime.Global, Guarded: true, Replays: 2},
 					capture.Options{Runtime: rut(p)})
 				fmt.Println("the instance ended:", res.Outcome, res.Reason)
@@ -462,11 +464,16 @@ func TestExitChild(t *testing.T) {
 }
 
 var _ = Describe("a plugin that calls exit() inside a call", func() {
-	for call, entry := range map[string]string{"launch": "device.launch", "provision": "provision", "holds": "holds"} {
+	simple, nonBlocking := "cann:basic/simple-replay", "cuda:incidents/libuipc-472-legacy-stream-beside-non-blocking-capture"
+	for _, c := range []struct{ call, entry, probe string }{
+		{"launch", "device.launch", simple}, {"provision", "provision", simple}, {"holds", "holds", simple},
+		{"create_stream", "device.create_stream", nonBlocking}, {"create_stream_with_flags", "create_stream_with_flags", nonBlocking},
+	} {
+		call, entry := c.call, c.entry
 		It("makes the process exit 2, naming the plugin and the entry in flight: in "+call, func() {
 			path := build("passthrough")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestExitChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), exitChildEnv+"="+path, "RC_TEST_EXIT="+call)
+			cmd.Env = append(os.Environ(), exitChildEnv+"="+path, exitProbeEnv+"="+c.probe, "RC_TEST_EXIT="+call)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()

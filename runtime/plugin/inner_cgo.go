@@ -35,6 +35,9 @@ type state struct {
 	query     bool
 	failures  []innerFailure
 	violation error
+	// streams are the inner streams made through this table and not destroyed, with the flags
+	// they were made with: what a stream the runtime answers was asked to be (Runtime.CreateStream).
+	streams map[uint64]runtime.StreamFlags
 }
 
 // noThreadArg stands for the thread of an inner call that takes none (host_write, host_read).
@@ -44,9 +47,15 @@ const noThreadArg = ^C.uint32_t(0)
 // Go device. A failure is written into err and remembered for the pass-through; a panic (a device
 // bug, or self naming a closed Runtime) is an internal error, never a crash of the process through
 // C. An inner call that breaks a rule of the ABI (a thread that is none; any inner call from holds
-// or slots_changed) is not made: it fails with the runtime's error naming the rule, which is also
+// or slots_changed; stream flags rc_stream_flags does not name) is not made: it fails with the runtime's error naming the rule, which is also
 // the outer call's error whatever the plugin answers (Runtime.do).
-func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(dev runtime.Device) error) (status C.int32_t) {
+func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(dev runtime.Device) error) C.int32_t {
+	return innerOf(self, t, err, op, nil, func(st *state) error { return f(st.dev) })
+}
+
+// innerOf is inner for a call with a rule of its own (rule returns the violation, or nil; it is
+// asked after the rules of every call) and that keeps state of its own (f gets the state).
+func innerOf(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, rule func(st *state) error, f func(st *state) error) (status C.int32_t) {
 	var st *state
 	defer func() {
 		if v := recover(); v != nil {
@@ -56,7 +65,11 @@ func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(de
 		}
 	}()
 	st = cgo.Handle(self).Value().(*state)
-	if v := st.broken(t, op); v != nil {
+	v := st.broken(t, op)
+	if v == nil && rule != nil {
+		v = rule(st)
+	}
+	if v != nil {
 		if st.violation == nil {
 			st.violation = v
 		}
@@ -65,7 +78,7 @@ func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(de
 		}
 		return statusError
 	}
-	if e := f(st.dev); e != nil {
+	if e := f(st); e != nil {
 		return fail(st, err, e)
 	}
 	return statusOK
@@ -250,34 +263,51 @@ func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C
 
 //export rcpInnerCreateStream
 func rcpInnerCreateStream(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "create_stream", func(d runtime.Device) error {
-		s, e := d.CreateStream(th(t), runtime.Blocking)
-		if e == nil && out != nil {
-			*out = C.uint64_t(s)
-		}
-		return e
+	return innerOf(self, t, err, "create_stream", nil, func(st *state) error {
+		return st.createStream(t, runtime.Blocking, out)
 	})
 }
 
 //export rcpInnerCreateStreamWithFlags
 func rcpInnerCreateStreamWithFlags(self C.uintptr_t, t C.uint32_t, flags C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "create_stream_with_flags", func(d runtime.Device) error {
-		f := runtime.StreamFlags(flags)
-		if f != runtime.Blocking && f != runtime.NonBlocking {
-			return &runtime.Error{Backend: "replaycheck", Op: "CreateStream", Class: runtime.ClassInvalidValue,
-				Detail: fmt.Sprintf("stream flags %#x: rc_stream_flags are RC_STREAM_BLOCKING (0) and RC_STREAM_NON_BLOCKING (1)", uint32(flags))}
+	f := runtime.StreamFlags(flags)
+	known := func(st *state) error {
+		if f == runtime.Blocking || f == runtime.NonBlocking {
+			return nil
 		}
-		s, e := d.CreateStream(th(t), f)
-		if e == nil && out != nil {
-			*out = C.uint64_t(s)
-		}
+		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: st.op, Class: runtime.ClassInternal,
+			Detail: fmt.Sprintf("%s: %s passed stream flags %#x to the inner device's create_stream_with_flags, which are neither RC_STREAM_BLOCKING (0) nor RC_STREAM_NON_BLOCKING (1) (runtime.h: rc_stream_flags); the call was not made",
+				st.path, entryOf(st.op), uint32(flags))}
+	}
+	return innerOf(self, t, err, "create_stream_with_flags", known, func(st *state) error { return st.createStream(t, f, out) })
+}
+
+// createStream makes an inner stream with flags for thread t, answers it in out, and keeps its
+// flags.
+func (st *state) createStream(t C.uint32_t, f runtime.StreamFlags, out *C.uint64_t) error {
+	s, e := st.dev.CreateStream(th(t), f)
+	if e != nil {
 		return e
-	})
+	}
+	if out != nil {
+		*out = C.uint64_t(s)
+	}
+	if st.streams == nil {
+		st.streams = map[uint64]runtime.StreamFlags{}
+	}
+	st.streams[uint64(s)] = f
+	return nil
 }
 
 //export rcpInnerDestroyStream
 func rcpInnerDestroyStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "destroy_stream", func(d runtime.Device) error { return d.DestroyStream(th(t), runtime.Stream(s)) })
+	return innerOf(self, t, err, "destroy_stream", nil, func(st *state) error {
+		e := st.dev.DestroyStream(th(t), runtime.Stream(s))
+		if e == nil {
+			delete(st.streams, uint64(s))
+		}
+		return e
+	})
 }
 
 //export rcpInnerCreateEvent

@@ -849,29 +849,68 @@ func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 
 func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (runtime.Stream, error) {
 	out := C.rc_stream(unissued)
-	entry := "device.create_stream"
-	f := func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) }
+	op := "CreateStream"
+	var create func(*C.rc_error) C.int32_t
+	var made runtime.StreamFlags
+	var known bool
 	switch {
 	case flags == runtime.Blocking:
+		create = func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) }
 	case !r.flagged:
-		why := "its create_stream_with_flags is NULL"
-		if r.p.version < 3 {
-			why = fmt.Sprintf("it implements ABI version %d, which has no create_stream_with_flags", r.p.version)
-		}
-		return 0, misuse(r.p.name, "CreateStream", runtime.ClassNotSupported, "%s: the runtime creates blocking streams only: %s (capability non-blocking-streams)", r.p.path, why)
+		return 0, misuse(r.p.name, "CreateStreamWithFlags", runtime.ClassNotSupported, "%s: the runtime creates blocking streams only: %s (capability non-blocking-streams)", r.p.path, r.blockingOnly())
 	default:
-		entry = "create_stream_with_flags"
-		f = func(e *C.rc_error) C.int32_t {
+		op = "CreateStreamWithFlags"
+		create = func(e *C.rc_error) C.int32_t {
 			return C.rt_create_stream_with_flags(r.rt, ct(t), C.uint32_t(flags), &out, e)
 		}
 	}
-	if err := r.call(t, "CreateStream", f); err != nil {
+	err := r.call(t, op, func(e *C.rc_error) C.int32_t {
+		status := create(e)
+		made, known = r.st.streams[uint64(out)] // read under the call's lock: the inner calls' record
+		return status
+	})
+	if err != nil {
 		return 0, err
 	}
-	if err := r.issued("CreateStream", entry, handleStream, uint64(out)); err != nil {
+	if err := r.issued(op, entryOf(op), handleStream, uint64(out)); err != nil {
 		return 0, err
+	}
+	if known && made != flags {
+		// A stream the runtime made itself through the inner device: of the kind it was asked for,
+		// or the probe's ordering against the default stream is not the one it declares.
+		r.live.end(nil, handleStream, uint64(out))
+		return 0, misuse(r.p.name, op, runtime.ClassInternal, "%s: %s returned RC_OK with stream %d, which the runtime made %s through the inner device, asked for a %s one (runtime.h: rc_stream_flags)",
+			r.p.path, entryOf(op), uint64(out), kindOf(made), kindOf(flags))
 	}
 	return runtime.Stream(out), nil
+}
+
+// kindOf names a stream's flags as rc_stream_flags documents them.
+func kindOf(f runtime.StreamFlags) string {
+	if f == runtime.NonBlocking {
+		return "non-blocking"
+	}
+	return "blocking"
+}
+
+// Lacks says why the runtime lacks a capability its inner device has (capture.Lacker): for
+// non-blocking-streams, the version it implements or the entry it left NULL.
+func (r *Runtime) Lacks(capability string) string {
+	if capability != "non-blocking-streams" || !r.dev.Capabilities().NonBlockingStreams {
+		return ""
+	}
+	return r.blockingOnly()
+}
+
+// blockingOnly says why the runtime creates blocking streams only ("" when it creates both).
+func (r *Runtime) blockingOnly() string {
+	switch {
+	case r.flagged:
+		return ""
+	case r.p.version < 3:
+		return fmt.Sprintf("it implements ABI version %d, which has no create_stream_with_flags", r.p.version)
+	}
+	return "its create_stream_with_flags is NULL"
 }
 
 func (r *Runtime) DestroyStream(t runtime.Thread, s runtime.Stream) error {

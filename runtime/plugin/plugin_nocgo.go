@@ -66,3 +66,4 @@ func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime
 func (r *Runtime) PoolFree(t runtime.Thread, name string, p runtime.Ptr) error { return errNoCgo }
 func (r *Runtime) Retire(t runtime.Thread) error                               { return errNoCgo }
 func (r *Runtime) Finish() error                                               { return errNoCgo }
+func (r *Runtime) Lacks(capability string) string                              { return "" }

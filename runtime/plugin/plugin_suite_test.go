@@ -13,7 +13,10 @@ import (
 )
 
 // A *plugin.Runtime is what the engine drives, in every build.
-var _ capture.Runtime = (*plugin.Runtime)(nil)
+var (
+	_ capture.Runtime = (*plugin.Runtime)(nil)
+	_ capture.Lacker  = (*plugin.Runtime)(nil)
+)
 
 func TestPlugin(t *testing.T) {
 	RegisterFailHandler(Fail)

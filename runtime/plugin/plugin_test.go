@@ -191,7 +191,7 @@ var _ = Describe("Load", func() {
 			in := probes.Instance{Probe: loadCatalog().find("incidents/libuipc-472-legacy-stream-beside-non-blocking-capture"), Mode: runtime.Global, Replays: 2}
 			res := run(p, dev, in)
 			Expect(res.Outcome).To(Equal(probes.Skipped))
-			Expect(res.Reason).To(HavePrefix(`runtime blocking lacks capability "non-blocking-streams"`))
+			Expect(res.Reason).To(Equal(`runtime blocking lacks capability "non-blocking-streams", which the probe's non-blocking streams need (solver): ` + why))
 		},
 		Entry("version 2", []string{"-DRC_TEST_ABI=2"}, "", 2, "it implements ABI version 2, which has no create_stream_with_flags"),
 		Entry("version 3, the entry NULL", nil, "1", 3, "its create_stream_with_flags is NULL"),
@@ -276,7 +276,7 @@ var _ = Describe("a Runtime", func() {
 		Expect(rt.Capabilities().NonBlockingStreams).To(BeFalse())
 	})
 
-	It("refuses stream flags the ABI does not name before they reach the inner device", func() {
+	It("fails a call that passes the inner device stream flags the ABI does not name, as the runtime's error, before they reach it", func() {
 		setenv("RC_TEST_STREAM_FLAGS", "6")
 		rt := open(false)
 		DeferCleanup(rt.Close)
@@ -284,9 +284,45 @@ var _ = Describe("a Runtime", func() {
 		_, err := rt.CreateStream(runtime.Main, runtime.NonBlocking)
 		e, ok := runtime.AsError(err)
 		Expect(ok).To(BeTrue(), "%v", err)
-		Expect(e.Class).To(Equal(runtime.ClassInvalidValue))
-		Expect(e.Detail).To(Equal("stream flags 0x6: rc_stream_flags are RC_STREAM_BLOCKING (0) and RC_STREAM_NON_BLOCKING (1)"))
+		Expect(e.Backend).To(Equal("runtime:passthrough"))
+		Expect(e.Op).To(Equal("CreateStreamWithFlags"))
+		Expect(e.Class).To(Equal(runtime.ClassInternal))
+		Expect(e.Detail).To(Equal(p.Path() + ": create_stream_with_flags passed stream flags 0x6 to the inner device's create_stream_with_flags, which are neither RC_STREAM_BLOCKING (0) nor RC_STREAM_NON_BLOCKING (1) (runtime.h: rc_stream_flags); the call was not made"))
 		Expect(dev.Counters()).To(Equal(base), "nothing reached the inner device")
+	})
+
+	DescribeTable("fails a stream the runtime made through the inner device of another kind than it was asked for, as the runtime's error",
+		func(knob, value string, asked runtime.StreamFlags, want string) {
+			setenv(knob, value)
+			rt := open(false)
+			DeferCleanup(rt.Close)
+			_, err := rt.CreateStream(runtime.Main, asked)
+			e, ok := runtime.AsError(err)
+			Expect(ok).To(BeTrue(), "%v", err)
+			Expect(e.Backend).To(Equal("runtime:passthrough"))
+			Expect(e.Class).To(Equal(runtime.ClassInternal))
+			Expect(e.Detail).To(MatchRegexp("^" + regexp.QuoteMeta(p.Path()+": "+want) + "$"))
+			// The check does not stand in the way of the streams a runtime makes right.
+			Expect(os.Unsetenv(knob)).To(Succeed())
+			right := open(false)
+			DeferCleanup(right.Close)
+			s, err := right.CreateStream(runtime.Main, asked)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(right.DestroyStream(runtime.Main, s)).To(Succeed())
+		},
+		Entry("non-blocking asked, blocking made", "RC_TEST_STREAM_FLAGS", "0", runtime.NonBlocking,
+			"create_stream_with_flags returned RC_OK with stream 1, which the runtime made blocking through the inner device, asked for a non-blocking one (runtime.h: rc_stream_flags)"),
+		Entry("blocking asked, non-blocking made", "RC_TEST_CREATE_STREAM_FLAGS", "1", runtime.Blocking,
+			"device.create_stream returned RC_OK with stream 1, which the runtime made non-blocking through the inner device, asked for a blocking one (runtime.h: rc_stream_flags)"),
+	)
+
+	It("takes a blocking stream made with the inner create_stream_with_flags", func() {
+		setenv("RC_TEST_CREATE_STREAM_FLAGS", "0")
+		rt := open(false)
+		DeferCleanup(rt.Close)
+		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
 	})
 
 	It("forwards device calls and moves bytes both ways", func() {

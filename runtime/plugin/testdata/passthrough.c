@@ -49,6 +49,8 @@
  *                                      that creates blocking streams only)
  *   RC_TEST_STREAM_FLAGS=n             create_stream_with_flags forwards the flags n (decimal), not
  *                                      the ones it was called with
+ *   RC_TEST_CREATE_STREAM_FLAGS=n      create_stream makes its stream with the inner
+ *                                      create_stream_with_flags and the flags n (decimal)
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
@@ -120,7 +122,8 @@ typedef struct {
 	char lie[64];
 	char bank_lie[64];
 	char alloc_lie[64], alloc_lie_how[64];
-	long stream_flags; /* RC_TEST_STREAM_FLAGS, -1 when unset */
+	long stream_flags;        /* RC_TEST_STREAM_FLAGS, -1 when unset */
+	long create_stream_flags; /* RC_TEST_CREATE_STREAM_FLAGS, -1 when unset */
 	char handle_lie[64], handle_lie_how[64];
 	int handle_seen;    /* RC_TEST_HANDLE_LIE=...:again: the call answered before */
 	uint64_t handle_first;
@@ -669,6 +672,11 @@ static int32_t pt_host_read(void *self, void *dst, rc_ptr src, rc_error *err) {
 static int32_t pt_create_stream(void *self, rc_thread t, rc_stream *out, rc_error *err) {
 	KNOB("create_stream");
 	uint64_t before = *out;
+	if (P->create_stream_flags >= 0 && P->in_create_stream_with_flags) {
+		logcall(P, "create_stream_with_flags", (int)t);
+		return handle_lie(P, "create_stream",
+		                  P->in_create_stream_with_flags(P->in.self, t, (uint32_t)P->create_stream_flags, out, err), out, before);
+	}
 	return handle_lie(P, "create_stream", FWD("create_stream", t, create_stream, t, out, err), out, before);
 }
 static int32_t pt_create_stream_with_flags(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err) {
@@ -839,6 +847,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	if ((v = getenv("RC_TEST_HANDLE_LIE")) && *v) split(v, p->handle_lie, sizeof p->handle_lie, p->handle_lie_how, sizeof p->handle_lie_how);
 	if ((v = getenv("RC_TEST_ALLOC_LIE")) && *v) split(v, p->alloc_lie, sizeof p->alloc_lie, p->alloc_lie_how, sizeof p->alloc_lie_how);
 	p->stream_flags = (v = getenv("RC_TEST_STREAM_FLAGS")) && *v ? strtol(v, NULL, 10) : -1;
+	p->create_stream_flags = (v = getenv("RC_TEST_CREATE_STREAM_FLAGS")) && *v ? strtol(v, NULL, 10) : -1;
 	int slot_log = (v = getenv("RC_TEST_SLOT_LOG")) && strcmp(v, "1") == 0;
 	if ((v = getenv("RC_TEST_LOG")) && *v) snprintf(p->log, sizeof p->log, "%s", v);
 	if ((v = getenv("RC_TEST_HANG")) && *v) snprintf(p->hang, sizeof p->hang, "%s", v);
