@@ -40,8 +40,10 @@
  *     call: an rc_error changed in any field is the runtime's own failure. A runtime's own failure
  *     (out of pool memory, a bad key) sets class and message (and code 0); a class_name that is
  *     not one of replaycheck's classes, or "refused" with RC_ERROR, is reported as "internal".
- *   Every call returns: a runtime that calls exit() inside a call makes replaycheck exit with
- *   status 2, naming the plugin and the entry point in flight (an atexit handler of the loader's).
+ *   Every call returns, and the runtime never ends the process: one that calls exit() or
+ *   quick_exit(), inside a call or between calls, makes replaycheck exit with status 2, naming
+ *   the plugin and the entry point in flight, if any (atexit and at_quick_exit handlers of the
+ *   loader's).
  *
  * Threads. A device has two threads, RC_THREAD_MAIN and RC_THREAD_OTHER (replaycheck runs each on
  * a locked OS thread of its own). Every call names the thread it is made for in `t`; a runtime

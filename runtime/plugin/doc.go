@@ -73,12 +73,12 @@
 //     as neither can return an error, the next call into the plugin returns it (Runtime.Close,
 //     when none follows).
 //
-// A plugin that calls exit() while one of the loader's calls into it is in flight would end the
-// process with the plugin's status. The loader registers an atexit handler (once, at the first
-// Load) that writes which plugin and entry point were in flight to stderr and _exits 2: when the
-// thread calling exit() is inside a call into a plugin, or, except in a race-enabled build (whose
-// own exit(0) runs atexit handlers while calls given up on a timeout may be in flight), when any
-// call is in flight.
+// A plugin that calls exit() or quick_exit() would end the process with the plugin's status. The
+// loader registers an atexit and an at_quick_exit handler (once, at the first Load) that write
+// which plugin and entry point were in flight to stderr and _exit 2: when the thread ending the
+// process is inside a call into a plugin; or, except for exit() in a race-enabled build (whose own
+// exit(0) runs atexit handlers while calls given up on a timeout may be in flight), when any call
+// is in flight, or else when a plugin is loaded and not closed (an exit between calls).
 //
 // # Threads
 //

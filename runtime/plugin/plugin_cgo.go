@@ -116,14 +116,15 @@ static void rcp_fill_inner(rc_inner *in, uintptr_t self) {
 
 // --- Calls in flight, for the exit handler. ---
 //
-// A plugin that calls exit() inside a call would end replaycheck with the plugin's status (0: a CI
-// job reads a pass) and no report. Every call into the plugin is made through a wrapper below that
-// notes it in flight: in rcp_flight (any thread) and in rcp_here (the thread making it). The
-// handler the loader registers with atexit, run by exit(), writes which plugin and entry were in
-// flight to stderr and _exits 2 when the thread calling exit is inside a call into a plugin, or,
-// when strict, when any call into a plugin is in flight (a plugin's own thread). Go never ends the
-// process through exit() itself, except a race-enabled build's exit(0) (racefini), where calls given
-// up on a timeout may still be in flight on other threads: that build is not strict.
+// A plugin that calls exit() or quick_exit() would end replaycheck with the plugin's status (0: a
+// CI job reads a pass) and no report. Every call into the plugin is made through a wrapper below
+// that notes it in flight: in rcp_flight (any thread) and in rcp_here (the thread making it). The
+// handlers the loader registers with atexit and at_quick_exit write which plugin and entry were in
+// flight to stderr and _exit 2 when the thread ending the process is inside a call into a plugin,
+// or, when strict, when any call into a plugin is in flight (a plugin's own thread), or else when
+// a plugin is loaded (an exit between calls). Go never ends the process through either itself,
+// except a race-enabled build's exit(0) (racefini), where calls given up on a timeout may still be
+// in flight on other threads: its exit handler is not strict. _exit() runs no handler.
 
 // rcp_box is an rc_runtime and what the wrappers note about the call being made into it. The
 // rc_runtime comes first: a *rcp_box is the *rc_runtime the wrappers take.
@@ -162,10 +163,29 @@ static void rcp_flight_leave(int k) {
 	else atomic_fetch_sub(&rcp_flight_more, 1);
 }
 
-static void rcp_say(const char *d) {
+// rcp_loaded: what the handler says of each plugin loaded and not closed (C memory, the
+// Plugin's), for an exit() that no call in flight explains.
+#define RCP_LOADED 16
+static _Atomic(const char *) rcp_loaded[RCP_LOADED];
+
+static void rcp_loaded_add(const char *d) {
+	for (int i = 0; i < RCP_LOADED; i++) {
+		const char *none = NULL;
+		if (atomic_compare_exchange_strong(&rcp_loaded[i], &none, d)) return;
+	}
+}
+
+static void rcp_loaded_remove(const char *d) {
+	for (int i = 0; i < RCP_LOADED; i++) {
+		const char *was = d;
+		if (atomic_compare_exchange_strong(&rcp_loaded[i], &was, NULL)) return;
+	}
+}
+
+static void rcp_say(const char *fn, const char *d) {
 	char line[1536];
 	int n = snprintf(line, sizeof line,
-	                 "replaycheck: exit() was called while %s, a call replaycheck made: a runtime plugin must return from every call and never end the process (docs/runtime-abi.md, Results); replaycheck exits with status 2, its reports unwritten\n", d);
+	                 "replaycheck: %s() was called while %s: a runtime plugin must return from every call and never end the process (docs/runtime-abi.md, Results); replaycheck exits with status 2, its reports unwritten\n", fn, d);
 	if (n > 0) {
 		size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
 		ssize_t w = write(2, line, len);
@@ -173,29 +193,43 @@ static void rcp_say(const char *d) {
 	}
 }
 
-static void rcp_at_exit(void) {
+// rcp_ended is the handler of exit() (fn "exit", registered with atexit) and of quick_exit()
+// (at_quick_exit). Go ends the process with exit_group, never through either, but for a
+// race-enabled build's exit(0): strict is whether any call of either is C code's.
+static void rcp_ended(const char *fn, int strict) {
 	int said = 0;
 	if (rcp_here) {
-		rcp_say(rcp_here);
+		rcp_say(fn, rcp_here);
 		said = 1;
-	} else if (rcp_strict) {
+	} else if (strict) {
 		for (int i = 0; i < RCP_FLIGHT; i++) {
 			const char *d = atomic_load(&rcp_flight[i]);
 			if (d) {
-				rcp_say(d);
+				rcp_say(fn, d);
 				said = 1;
 			}
 		}
 		if (atomic_load(&rcp_flight_more) > 0) {
-			rcp_say("more runtime plugin calls were in flight");
+			rcp_say(fn, "more runtime plugin calls were in flight");
 			said = 1;
+		}
+		for (int i = 0; !said && i < RCP_LOADED; i++) {
+			const char *d = atomic_load(&rcp_loaded[i]);
+			if (d) {
+				rcp_say(fn, d);
+				said = 1;
+			}
 		}
 	}
 	if (said) _exit(2);
 }
 
+static void rcp_at_exit(void) { rcp_ended("exit", rcp_strict); }
+static void rcp_at_quick_exit(void) { rcp_ended("quick_exit", 1); }
+
 static int rcp_register_exit(int strict) {
 	rcp_strict = strict;
+	if (at_quick_exit(rcp_at_quick_exit) != 0) return -1;
 	return atexit(rcp_at_exit);
 }
 
@@ -395,13 +429,19 @@ func Load(path string) (*Plugin, error) {
 		return nil, fmt.Errorf("runtime plugin %s: it implements ABI version %d, but this replaycheck implements ABI version %d (RC_ABI_VERSION of include/replaycheck/runtime.h) and loads versions %d to %d: rebuild the plugin against replaycheck's header",
 			path, p.version, ABIVersion, MinABIVersion, ABIVersion)
 	}
-	p.descs = make(map[string]*C.char, len(entries)+1)
+	p.descs = make(map[string]*C.char, len(entries)+2)
 	for op, entry := range entries {
-		p.descs[op] = C.CString(fmt.Sprintf("runtime plugin %s was inside its entry %s", path, entry))
+		p.descs[op] = C.CString(fmt.Sprintf("runtime plugin %s was inside its entry %s, a call replaycheck made", path, entry))
 	}
-	p.descs[""] = C.CString(fmt.Sprintf("runtime plugin %s was inside a call", path))
+	p.descs[""] = C.CString(fmt.Sprintf("runtime plugin %s was inside a call replaycheck made", path))
+	p.descs[loadedDesc] = C.CString(fmt.Sprintf("runtime plugin %s was loaded, between replaycheck's calls into it (from a thread of the plugin's own, or other C code)", path))
+	C.rcp_loaded_add(p.descs[loadedDesc])
 	return p, nil
 }
+
+// loadedDesc keys, in Plugin.descs, what the exit handler says of the plugin when no call into it
+// is in flight.
+const loadedDesc = " loaded"
 
 var exitOnce sync.Once
 
@@ -485,6 +525,7 @@ func (p *Plugin) Close() error {
 		return errors.Join(err, fmt.Errorf("runtime plugin %s: the library stays loaded, since its code may still run in those calls", p.path))
 	}
 	// No call is in flight, and none will be made: the exit handler's texts can go.
+	C.rcp_loaded_remove(p.descs[loadedDesc])
 	for _, d := range p.descs {
 		C.free(unsafe.Pointer(d))
 	}

@@ -18,8 +18,11 @@
  *                                      not text)
  *   RC_TEST_HANG=call                  the call never returns, making no device call (a deadlocked
  *                                      runtime); holds and slots_changed too
- *   RC_TEST_EXIT=call                  the call calls exit(0), as a runtime that gives up on the
- *                                      process would; holds and slots_changed too
+ *   RC_TEST_EXIT=call[:quick]          the call calls exit(0), as a runtime that gives up on the
+ *                                      process would (quick_exit(0) with :quick); holds and
+ *                                      slots_changed too
+ *   RC_TEST_EXIT_BETWEEN=1             rc_runtime_close starts a thread that calls exit(0) after
+ *                                      it returned: between replaycheck's calls
  *   RC_TEST_SLOT_LOG=1                 slots_changed is filled: a log that never reaches back
  *                                      (-1, *now 0), so replaycheck asks holds about every slot
  *   RC_TEST_QUERY_CALLS=call           holds or slots_changed makes an inner malloc_ of 64 bytes
@@ -154,8 +157,9 @@ static int32_t knob(pt *p, const char *call, rc_error *e) {
 	if (p->hang[0] && strcmp(p->hang, call) == 0)
 		for (;;)
 			pause();
-	if (p->exit_in[0] && strcmp(p->exit_in, call) == 0)
-		exit(0);
+	if (p->exit_in[0] && strcmp(p->exit_in, call) == 0) exit(0);
+	if (p->exit_in[0] && strncmp(p->exit_in, call, strlen(call)) == 0 && strcmp(p->exit_in + strlen(call), ":quick") == 0)
+		quick_exit(0);
 	return RC_OK;
 }
 
@@ -908,7 +912,19 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 }
 
 #ifndef RC_TEST_NO_CLOSE
+/* exit_later waits for the close that started it to return, then ends the process. */
+static void *exit_later(void *arg) {
+	(void)arg;
+	usleep(20000);
+	exit(0);
+}
+
 void rc_runtime_close(void *self) {
+	const char *v = getenv("RC_TEST_EXIT_BETWEEN");
+	if (v && strcmp(v, "1") == 0) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, exit_later, NULL) == 0) pthread_detach(th);
+	}
 	for (size_t i = 0; i < P->nslots; i++) free(P->slots[i].key);
 	for (size_t i = 0; i < P->npools; i++) {
 		free(P->pools[i].name);
