@@ -277,7 +277,18 @@ var _ = Describe("the Markdown summary", func() {
 		Entry("the detail in a fenced block", "```text\nverdict   the run ended in error (leak)\n"),
 		Entry("a long detail folded", "<details><summary>detail (16 lines)</summary>"),
 		Entry("the enforcement table with WriteTable's cells", "| sync-in-capture | sync/sync-in-capture | - | 107027 | - | - | 900+inv | - |"),
+		Entry("why instances were skipped, a line per run and reason", "## ⏭️ Skipped (2)\n\n- 1 instance on sim/cann: guards on needs runtime/guard, which this build does not have yet\n"),
 	)
+
+	It("marks a run that skipped every instance ⚠️, never ✅, saying it verified nothing", func() {
+		rep := reports.New("replaycheck", "v0.0.0-test", reports.Options{})
+		rep.Backend, rep.Platform, rep.Profile = "sim", "sim/cann", "cann"
+		rep.Add(skippedResult())
+		md := string(writeMarkdown(rep))
+		Expect(md).To(ContainSubstring("- ⚠️ **sim/cann**: 1 instance: 0 pass, 0 fail, 1 skip (skipped 1); **nothing was verified: every instance was skipped**<br>"))
+		Expect(md).NotTo(ContainSubstring("✅ **"))
+		Expect(out).NotTo(ContainSubstring("nothing was verified"), "a run that ran any instance")
+	})
 
 	It("has a row per probe with a cell per column", func() {
 		var rows []string

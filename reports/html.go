@@ -47,6 +47,8 @@ type htmlRun struct {
 	// Incomplete says how many selected instances the run did not reach, NotRun lists them.
 	Incomplete string
 	NotRun     []string
+	// Skipped says why instances were skipped, a line per reason (skipReasons).
+	Skipped []string
 }
 
 type htmlInstance struct {
@@ -68,7 +70,8 @@ func anchorOf(platform, id string) string {
 }
 
 func htmlRunOf(r *Report) htmlRun {
-	run := htmlRun{Name: RunName(r), Summary: summaryLine(r.Summary), Device: r.Device, Runtime: r.runtime()}
+	run := htmlRun{Name: RunName(r), Summary: summaryLine(r.Summary), Device: r.Device, Runtime: r.runtime(),
+		Skipped: skipReasons(r.Results, r.Summary)}
 	run.Matrix = matrixSVG(r)
 	if n := len(r.NotRun); n > 0 {
 		run.Incomplete = fmt.Sprintf("the run was interrupted: %d of %d instances not run, listed below; they have no verdict", n, n+len(r.Results))
@@ -155,7 +158,7 @@ func matrixSVG(r *Report) template.HTML {
 			}
 			rect := fmt.Sprintf(`<rect class="cell" x="%d" y="%d" width="%d" height="%d" fill="%s"%s><title>%s</title></rect>`,
 				x+1, y+1, size-2, size-2, outcomeColours[e.Outcome], stroke,
-				template.HTMLEscapeString(fmt.Sprintf("%s: %s (%s)", e.ID, e.Outcome, e.Verdict.Status)))
+				template.HTMLEscapeString(cellTitle(e)))
 			if hasSection(e) { // a clean pass has nothing below to link to
 				rect = fmt.Sprintf(`<a href="#%s">%s</a>`, anchorOf(RunName(r), e.ID), rect)
 			}
@@ -228,7 +231,10 @@ table.bytes td { font-family: monospace; padding: 0 0.8em; }
 <h2>{{.Name}}</h2>
 {{if .Incomplete}}<p class="incomplete" role="alert">Incomplete: {{.Incomplete}}.</p>
 {{end}}<p>{{.Summary}}<br/>device {{.Device}}, runtime {{.Runtime}}</p>
-{{.Matrix}}
+{{if .Skipped}}<ul class="skipped">{{range .Skipped}}
+<li>{{.}}</li>{{end}}
+</ul>
+{{end}}{{.Matrix}}
 {{range .Instances}}
 <details class="instance" id="{{.Anchor}}"{{if eq .Mark "FAIL"}} open="open"{{end}}>
 <summary><b>{{.Mark}}</b> {{.ID}}: {{.Outcome}}{{if .Verdict}}, {{.Verdict}}{{end}}</summary>
@@ -251,3 +257,14 @@ table.bytes td { font-family: monospace; padding: 0 0.8em; }
 </body>
 </html>
 `))
+
+// cellTitle is what a matrix cell says on hover: the instance, its outcome and verdict, and why
+// when it was skipped (a skipped instance has no section below).
+func cellTitle(e Entry) string {
+	t := fmt.Sprintf("%s: %s (%s)", e.ID, e.Outcome, e.Verdict.Status)
+	if e.Outcome == probes.Skipped {
+		why, _, _ := strings.Cut(e.Reason, "\n")
+		t += ": " + why
+	}
+	return t
+}

@@ -35,7 +35,8 @@ const mdDetailOpenLines = 12
 // line per run, the outcome matrix (a row per probe, a column per run, mode and guard setting),
 // a section per failing instance with its verdict and the text report's detail block (WriteDetail)
 // in a fenced code block, the instances an interrupted run did not reach (its verdict line is then
-// marked ⚠️, or ❌ when a verdict failed, never ✅), and the enforcement table (EnforcementTable) with WriteTable's cells.
+// marked ⚠️, or ❌ when a verdict failed, never ✅; so is a run that skipped every instance), why
+// instances were skipped, and the enforcement table (EnforcementTable) with WriteTable's cells.
 // Text from results is escaped: it never turns into markup, a table cell or HTML.
 func WriteMarkdown(w io.Writer, runs ...*Report) error {
 	tw := &textWriter{w: w}
@@ -65,6 +66,11 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 			// Never ✅: a run that stopped early passed nothing about the instances it did not reach.
 			mark = mdIncomplete
 			incomplete = "; **incomplete**: " + mdText(fmt.Sprintf("%d of %d instances not run (the run was interrupted)", n, n+len(r.Results)))
+		}
+		if skippedAll(r.Summary) {
+			// Never ✅ either: a run that skipped everything verified nothing.
+			mark = mdIncomplete
+			incomplete += "; **" + nothingVerified + "**"
 		}
 		if r.Summary.Failed() {
 			mark = mdMarks[verdict.Fail]
@@ -103,6 +109,7 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 	}
 
 	writeMarkdownNotRun(tw, runs)
+	writeMarkdownSkipped(tw, runs)
 
 	tw.printf("\n## Enforcement\n\n")
 	if tw.err == nil {
@@ -238,6 +245,35 @@ func writeMarkdownNotRun(tw *textWriter, runs []*Report) {
 	tw.printf("The run was interrupted before these instances: they have no verdict, and the run is incomplete.\n\n")
 	if len(lines) > mdDetailOpenLines {
 		tw.printf("<details><summary>%s</summary>\n\n%s\n</details>\n", pluralInstances(len(lines)), strings.Join(lines, ""))
+		return
+	}
+	tw.printf("%s", strings.Join(lines, ""))
+}
+
+// writeMarkdownSkipped writes why instances were skipped: a line per run and reason, with how
+// many instances it skipped (the matrix says only "skipped").
+func writeMarkdownSkipped(tw *textWriter, runs []*Report) {
+	var lines []string
+	total := 0
+	for _, r := range runs {
+		groups := skipGroups(r.Results)
+		for i, g := range groups {
+			total += g.n
+			if i >= maxSkipReasons {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("- %s on %s: %s\n", pluralInstances(g.n), mdText(RunName(r)), mdText(g.reason)))
+		}
+		if n := len(groups) - maxSkipReasons; n > 0 {
+			lines = append(lines, fmt.Sprintf("- on %s, %d other reasons (the JSON report has each)\n", mdText(RunName(r)), n))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	tw.printf("\n## %s Skipped (%d)\n\n", mdMarks[verdict.Skip], total)
+	if len(lines) > mdDetailOpenLines {
+		tw.printf("<details><summary>%d reasons</summary>\n\n%s\n</details>\n", len(lines), strings.Join(lines, ""))
 		return
 	}
 	tw.printf("%s", strings.Join(lines, ""))

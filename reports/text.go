@@ -169,39 +169,61 @@ func hasFinding(e Entry) bool {
 	return false
 }
 
-// maxSkipReasons is how many distinct reasons for skipping the text report lists in full.
+// maxSkipReasons is how many distinct reasons for skipping a report lists in full.
 const maxSkipReasons = 8
 
-// skipReasons lists why instances were skipped, whole (the table cuts a reason short), one line
-// per reason with how many instances it skipped, in the order they first appear; and says so when
-// the run skipped every instance, which verified nothing.
-func skipReasons(results []Entry, s Summary) []string {
-	var order []string
-	count := map[string]int{}
+// skipGroup is one reason for skipping instances (its first line), and how many it skipped.
+type skipGroup struct {
+	reason string
+	n      int
+}
+
+// skipGroups groups the skipped instances of results by reason, in the order the reasons first
+// appear.
+func skipGroups(results []Entry) []skipGroup {
+	var groups []skipGroup
+	at := map[string]int{}
 	for _, e := range results {
 		if e.Outcome != probes.Skipped {
 			continue
 		}
 		why, _, _ := strings.Cut(e.Reason, "\n")
-		if count[why] == 0 {
-			order = append(order, why)
+		i, ok := at[why]
+		if !ok {
+			i = len(groups)
+			at[why] = i
+			groups = append(groups, skipGroup{reason: why})
 		}
-		count[why]++
+		groups[i].n++
 	}
+	return groups
+}
+
+// skippedAll reports whether a run skipped every instance it has: it verified nothing.
+func skippedAll(s Summary) bool { return s.Total > 0 && s.Skip == s.Total }
+
+// nothingVerified says a run skipped every instance.
+const nothingVerified = "nothing was verified: every instance was skipped"
+
+// skipReasons lists why instances were skipped, whole (the table cuts a reason short), one line
+// per reason with how many instances it skipped (the first maxSkipReasons, then a count of the
+// rest); and says so when the run skipped every instance.
+func skipReasons(results []Entry, s Summary) []string {
+	groups := skipGroups(results)
 	var lines []string
-	for i, why := range order {
+	for i, g := range groups {
 		if i == maxSkipReasons {
 			rest := 0
-			for _, w := range order[i:] {
-				rest += count[w]
+			for _, g := range groups[i:] {
+				rest += g.n
 			}
-			lines = append(lines, fmt.Sprintf("skipped: %s for %d other reasons (the JSON report has each)", pluralInstances(rest), len(order)-i))
+			lines = append(lines, fmt.Sprintf("skipped: %s for %d other reasons (the JSON report has each)", pluralInstances(rest), len(groups)-i))
 			break
 		}
-		lines = append(lines, fmt.Sprintf("skipped: %s: %s", pluralInstances(count[why]), why))
+		lines = append(lines, fmt.Sprintf("skipped: %s: %s", pluralInstances(g.n), g.reason))
 	}
-	if s.Total > 0 && s.Skip == s.Total {
-		lines = append(lines, "nothing was verified: every instance was skipped")
+	if skippedAll(s) {
+		lines = append(lines, nothingVerified)
 	}
 	return lines
 }
