@@ -65,8 +65,9 @@
  *
  * Handles. A stream, event or graph a call makes (device.create_stream, create_stream_with_flags,
  * device.create_event, device.end_capture) is checked as it returns: replaycheck sets *out to
- * UINT64_MAX before the call, and an RC_OK that left it, a stream 0 (the default stream), or a
- * handle of that kind the runtime answered before and has not destroyed fails the call as the
+ * UINT64_MAX before the call, and an RC_OK that left it, a stream 0 (the default stream), a
+ * handle the inner device has not made through the runtime's inner table (or has destroyed), or
+ * a handle of that kind the runtime answered before and has not destroyed fails the call as the
  * runtime's error (the rule named), never a handle used. So does a stream the runtime made through
  * the inner table of another kind than the call asked for (rc_stream_flags: create_stream makes
  * blocking streams, create_stream_with_flags the kind its flags say).

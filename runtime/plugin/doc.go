@@ -60,11 +60,11 @@
 //     (preset as commit_bank's), or breaking what provision's *out must keep (Runtime.allocated);
 //   - device.create_stream, create_stream_with_flags, device.create_event or device.end_capture
 //     that returns RC_OK with *out left unwritten (preset to UINT64_MAX), a stream 0 (the default
-//     stream), or a handle of its kind the runtime answered before and has not destroyed
-//     (Runtime.issued);
+//     stream), a handle the inner device has not made through the runtime's inner table or has
+//     destroyed (the loader notes what the inner calls make and destroy), or a handle of its kind
+//     the runtime answered before and has not destroyed (Runtime.issued);
 //   - device.create_stream or create_stream_with_flags that returns RC_OK with a stream the
-//     runtime made through the inner table of the other kind (the loader notes the flags of every
-//     inner stream until it is destroyed);
+//     runtime made through the inner table of the other kind;
 //   - an inner call for a thread that is neither RC_THREAD_MAIN nor RC_THREAD_OTHER, or an inner
 //     create_stream_with_flags with flags that are neither RC_STREAM_BLOCKING nor
 //     RC_STREAM_NON_BLOCKING: not made, it fails, and the outer call returns the rule's error

@@ -275,6 +275,8 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 			"*out is UINT64_MAX as replaycheck set it: a "+c.entry+" that returns RC_OK writes the "+c.kind+" it made"))
 		entries = append(entries, Entry(nil, c.call, c.entry, c.op, "again",
 			"which it answered before and has not destroyed: every "+c.kind+" it makes is a new one"))
+		entries = append(entries, Entry(nil, c.call, c.entry, c.op, "invented",
+			"*out is "+c.kind+" 4242, which the inner device has not made through this runtime's inner table, or has destroyed since: every "+c.kind+" it answers is one the inner device made for it"))
 	}
 	entries = append(entries, Entry(nil, "create_stream", "device.create_stream", "CreateStream", "default",
 		"*out is 0, the default stream: a stream it makes is a new one, never the default stream"))
@@ -299,7 +301,7 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 		entries,
 	)
 
-	It("takes a handle again once the runtime destroyed it", func() {
+	It("is the runtime's error when it answers a handle it destroyed: the inner device's new one is left to it", func() {
 		setenv("RC_TEST_HANDLE_LIE", "create_event:again")
 		rt, err := p.Open(dev, false)
 		Expect(err).NotTo(HaveOccurred())
@@ -307,9 +309,24 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 		ev, err := rt.CreateEvent(runtime.Main)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rt.DestroyEvent(runtime.Main, ev)).To(Succeed())
+		_, err = rt.CreateEvent(runtime.Main)
+		Expect(brokeContract(err, "CreateEvent", "the event destroyed")).To(ContainSubstring(
+			fmt.Sprintf("*out is event %d, which the inner device has not made through this runtime's inner table, or has destroyed since", ev)))
+	})
+
+	It("takes a handle again that the inner device made again after the runtime destroyed it", func() {
+		setenv("RC_TEST_HANDLE_LIE", "create_event:again")
+		reuse := &reusingEvents{Device: dev}
+		rt, err := p.Open(reuse, false)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(rt.Close)
+		ev, err := rt.CreateEvent(runtime.Main)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rt.DestroyEvent(runtime.Main, ev)).To(Succeed())
 		again, err := rt.CreateEvent(runtime.Main)
-		Expect(err).NotTo(HaveOccurred(), "the handle answered again was destroyed in between")
+		Expect(err).NotTo(HaveOccurred(), "the inner device made that event again")
 		Expect(again).To(Equal(ev))
+		Expect(rt.DestroyEvent(runtime.Main, again)).To(Succeed())
 	})
 
 	It("ends an instance whose stream is the default one in error of kind runtime, before any work reaches it", func() {
@@ -512,3 +529,34 @@ var _ = Describe("a plugin that ends the process", func() {
 		Expect(stdout).To(ContainSubstring("the instance ended: exact"), "the instance ran whole first")
 	})
 })
+
+// reusingEvents is an inner device that numbers its events from 1, giving the lowest number free
+// again after a destroy, as a driver may reuse a handle: only CreateEvent and DestroyEvent know.
+type reusingEvents struct {
+	runtime.Device
+	ids map[runtime.Event]runtime.Event // ours to the device's
+}
+
+func (d *reusingEvents) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+	ev, err := d.Device.CreateEvent(t)
+	if err != nil {
+		return 0, err
+	}
+	if d.ids == nil {
+		d.ids = map[runtime.Event]runtime.Event{}
+	}
+	id := runtime.Event(1)
+	for d.ids[id] != 0 {
+		id++
+	}
+	d.ids[id] = ev
+	return id, nil
+}
+
+func (d *reusingEvents) DestroyEvent(t runtime.Thread, ev runtime.Event) error {
+	if err := d.Device.DestroyEvent(t, d.ids[ev]); err != nil {
+		return err
+	}
+	delete(d.ids, ev)
+	return nil
+}

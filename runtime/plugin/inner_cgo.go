@@ -35,9 +35,26 @@ type state struct {
 	query     bool
 	failures  []innerFailure
 	violation error
-	// streams are the inner streams made through this table and not destroyed, with the flags
-	// they were made with: what a stream the runtime answers was asked to be (Runtime.CreateStream).
-	streams map[uint64]runtime.StreamFlags
+	// made are the streams, events and graphs the inner device made through this table and has
+	// not destroyed, a stream's with the flags it was made with: what a handle the runtime answers
+	// must be (Runtime.issued).
+	made map[handle]runtime.StreamFlags
+}
+
+// note keeps a handle the inner device made, with a stream's flags.
+func (st *state) note(kind string, id uint64, f runtime.StreamFlags) {
+	if st.made == nil {
+		st.made = map[handle]runtime.StreamFlags{}
+	}
+	st.made[handle{kind, id}] = f
+}
+
+// forget drops a handle the inner device destroyed, when e (the destroy's error) is nil.
+func (st *state) forget(e error, kind string, id uint64) error {
+	if e == nil {
+		delete(st.made, handle{kind, id})
+	}
+	return e
 }
 
 // noThreadArg stands for the thread of an inner call that takes none (host_write, host_read).
@@ -292,38 +309,37 @@ func (st *state) createStream(t C.uint32_t, f runtime.StreamFlags, out *C.uint64
 	if out != nil {
 		*out = C.uint64_t(s)
 	}
-	if st.streams == nil {
-		st.streams = map[uint64]runtime.StreamFlags{}
-	}
-	st.streams[uint64(s)] = f
+	st.note(handleStream, uint64(s), f)
 	return nil
 }
 
 //export rcpInnerDestroyStream
 func rcpInnerDestroyStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
 	return innerOf(self, t, err, "destroy_stream", nil, func(st *state) error {
-		e := st.dev.DestroyStream(th(t), runtime.Stream(s))
-		if e == nil {
-			delete(st.streams, uint64(s))
-		}
-		return e
+		return st.forget(st.dev.DestroyStream(th(t), runtime.Stream(s)), handleStream, uint64(s))
 	})
 }
 
 //export rcpInnerCreateEvent
 func rcpInnerCreateEvent(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "create_event", func(d runtime.Device) error {
-		ev, e := d.CreateEvent(th(t))
-		if e == nil && out != nil {
+	return innerOf(self, t, err, "create_event", nil, func(st *state) error {
+		ev, e := st.dev.CreateEvent(th(t))
+		if e != nil {
+			return e
+		}
+		if out != nil {
 			*out = C.uint64_t(ev)
 		}
-		return e
+		st.note(handleEvent, uint64(ev), 0)
+		return nil
 	})
 }
 
 //export rcpInnerDestroyEvent
 func rcpInnerDestroyEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "destroy_event", func(d runtime.Device) error { return d.DestroyEvent(th(t), runtime.Event(ev)) })
+	return innerOf(self, t, err, "destroy_event", nil, func(st *state) error {
+		return st.forget(st.dev.DestroyEvent(th(t), runtime.Event(ev)), handleEvent, uint64(ev))
+	})
 }
 
 //export rcpInnerFill
@@ -410,11 +426,14 @@ func rcpInnerBeginCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, mode C.u
 
 //export rcpInnerEndCapture
 func rcpInnerEndCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "end_capture", func(d runtime.Device) error {
-		g, e := d.EndCapture(th(t), runtime.Stream(s))
+	return innerOf(self, t, err, "end_capture", nil, func(st *state) error {
+		g, e := st.dev.EndCapture(th(t), runtime.Stream(s))
 		if out != nil {
 			// A failed end may still name a graph on some platforms; the graph is what the device said.
 			*out = C.uint64_t(g)
+		}
+		if e == nil {
+			st.note(handleGraph, uint64(g), 0)
 		}
 		return e
 	})
@@ -440,5 +459,7 @@ func rcpInnerLaunch(self C.uintptr_t, t C.uint32_t, g, s C.uint64_t, err *C.rc_e
 
 //export rcpInnerDestroyGraph
 func rcpInnerDestroyGraph(self C.uintptr_t, t C.uint32_t, g C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "destroy_graph", func(d runtime.Device) error { return d.DestroyGraph(th(t), runtime.Graph(g)) })
+	return innerOf(self, t, err, "destroy_graph", nil, func(st *state) error {
+		return st.forget(st.dev.DestroyGraph(th(t), runtime.Graph(g)), handleGraph, uint64(g))
+	})
 }

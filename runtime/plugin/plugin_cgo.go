@@ -891,12 +891,9 @@ func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (runtime.Stream, error) {
 	out := C.rc_stream(unissued)
 	op := "CreateStream"
-	var create func(*C.rc_error) C.int32_t
-	var made runtime.StreamFlags
-	var known bool
+	create := func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) }
 	switch {
 	case flags == runtime.Blocking:
-		create = func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) }
 	case !r.flagged:
 		return 0, misuse(r.p.name, "CreateStreamWithFlags", runtime.ClassNotSupported, "%s: the runtime creates blocking streams only: %s (capability non-blocking-streams)", r.p.path, r.blockingOnly())
 	default:
@@ -905,23 +902,19 @@ func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (run
 			return C.rt_create_stream_with_flags(r.rt, ct(t), C.uint32_t(flags), &out, e)
 		}
 	}
-	err := r.call(t, op, func(e *C.rc_error) C.int32_t {
-		status := create(e)
-		made, known = r.st.streams[uint64(out)] // read under the call's lock: the inner calls' record
-		return status
-	})
+	made, err := r.issuing(t, op, handleStream, func() uint64 { return uint64(out) }, create)
 	if err != nil {
 		return 0, err
 	}
-	if err := r.issued(op, entryOf(op), handleStream, uint64(out)); err != nil {
+	if err := r.issued(op, entryOf(op), handleStream, uint64(out), made); err != nil {
 		return 0, err
 	}
-	if known && made != flags {
-		// A stream the runtime made itself through the inner device: of the kind it was asked for,
-		// or the probe's ordering against the default stream is not the one it declares.
+	if made.flags != flags {
+		// A stream of the other kind orders the probe's work against the default stream otherwise
+		// than the probe declares.
 		r.live.end(nil, handleStream, uint64(out))
 		return 0, misuse(r.p.name, op, runtime.ClassInternal, "%s: %s returned RC_OK with stream %d, which the runtime made %s through the inner device, asked for a %s one (runtime.h: rc_stream_flags)",
-			r.p.path, entryOf(op), uint64(out), kindOf(made), kindOf(flags))
+			r.p.path, entryOf(op), uint64(out), kindOf(made.flags), kindOf(flags))
 	}
 	return runtime.Stream(out), nil
 }
@@ -962,10 +955,12 @@ func (r *Runtime) DestroyStream(t runtime.Thread, s runtime.Stream) error {
 
 func (r *Runtime) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 	out := C.rc_event(unissued)
-	if err := r.call(t, "CreateEvent", func(e *C.rc_error) C.int32_t { return C.rt_create_event(r.rt, ct(t), &out, e) }); err != nil {
+	made, err := r.issuing(t, "CreateEvent", handleEvent, func() uint64 { return uint64(out) },
+		func(e *C.rc_error) C.int32_t { return C.rt_create_event(r.rt, ct(t), &out, e) })
+	if err != nil {
 		return 0, err
 	}
-	if err := r.issued("CreateEvent", "device.create_event", handleEvent, uint64(out)); err != nil {
+	if err := r.issued("CreateEvent", "device.create_event", handleEvent, uint64(out), made); err != nil {
 		return 0, err
 	}
 	return runtime.Event(out), nil
@@ -1025,18 +1020,40 @@ func (l *liveHandles) end(err error, kind string, id uint64) {
 	delete(l.live, handle{kind, id})
 }
 
+// madeHandle is what the inner table recorded of a handle a runtime answered: whether the inner
+// device made it through the runtime's table and has not destroyed it, and a stream's flags.
+type madeHandle struct {
+	ok    bool
+	flags runtime.StreamFlags
+}
+
+// issuing makes f, a call named op that answers a handle of kind (answer reads it), and returns
+// what the inner table recorded of that handle, read before the call's lock is let go.
+func (r *Runtime) issuing(t runtime.Thread, op, kind string, answer func() uint64, f func(*C.rc_error) C.int32_t) (madeHandle, error) {
+	var made madeHandle
+	err := r.call(t, op, func(e *C.rc_error) C.int32_t {
+		status := f(e)
+		made.flags, made.ok = r.st.made[handle{kind, answer()}]
+		return status
+	})
+	return made, err
+}
+
 // issued checks the handle, of kind, that entry answered RC_OK with (runtime.h, rc_runtime's create
-// calls and end_capture): written, not the default stream for a stream, and not one the runtime
-// issued before and has not destroyed. An answer that breaks one is the runtime's error, never a
-// handle the engine uses: work sent to the default stream, or to another stream or graph of the
-// instance's, would be reported as the platform's or the probe's.
-func (r *Runtime) issued(op, entry, kind string, id uint64) error {
+// calls and end_capture): written, not the default stream for a stream, one the inner device made
+// through the runtime's inner table and has not destroyed (made), and not one the runtime issued
+// before and has not destroyed. An answer that breaks one is the runtime's error, never a handle
+// the engine uses: work sent to the default stream, to another stream or graph of the instance's,
+// or to a handle that names nothing would be reported as the platform's or the probe's.
+func (r *Runtime) issued(op, entry, kind string, id uint64, made madeHandle) error {
 	var rule string
 	switch {
 	case id == unissued:
 		rule = fmt.Sprintf("*out is UINT64_MAX as replaycheck set it: a %s that returns RC_OK writes the %s it made", entry, kind)
 	case kind == handleStream && id == 0:
 		rule = "*out is 0, the default stream: a stream it makes is a new one, never the default stream"
+	case !made.ok:
+		rule = fmt.Sprintf("*out is %s %d, which the inner device has not made through this runtime's inner table, or has destroyed since: every %s it answers is one the inner device made for it", kind, id, kind)
 	case !r.live.begin(kind, id):
 		rule = fmt.Sprintf("*out is %s %d, which it answered before and has not destroyed: every %s it makes is a new one", kind, id, kind)
 	default:
@@ -1112,10 +1129,12 @@ func (r *Runtime) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.
 
 func (r *Runtime) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
 	out := C.rc_graph(unissued)
-	if err := r.call(t, "EndCapture", func(e *C.rc_error) C.int32_t { return C.rt_end_capture(r.rt, ct(t), C.rc_stream(s), &out, e) }); err != nil {
+	made, err := r.issuing(t, "EndCapture", handleGraph, func() uint64 { return uint64(out) },
+		func(e *C.rc_error) C.int32_t { return C.rt_end_capture(r.rt, ct(t), C.rc_stream(s), &out, e) })
+	if err != nil {
 		return 0, err
 	}
-	if err := r.issued("EndCapture", "device.end_capture", handleGraph, uint64(out)); err != nil {
+	if err := r.issued("EndCapture", "device.end_capture", handleGraph, uint64(out), made); err != nil {
 		return 0, err
 	}
 	return runtime.Graph(out), nil

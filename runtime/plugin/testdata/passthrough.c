@@ -47,7 +47,8 @@
  *   RC_TEST_HANDLE_LIE=call:how        a create_stream, create_stream_with_flags, create_event or
  *                                      end_capture (call) that succeeds answers *out against the
  *                                      contract: unwritten (as replaycheck set it), default (0),
- *                                      again (the first handle that call answered)
+ *                                      again (the first handle that call answered), invented
+ *                                      (4242, which the inner device never made)
  *   RC_TEST_BLOCKING_ONLY=1            create_stream_with_flags is left NULL (a version 3 runtime
  *                                      that creates blocking streams only)
  *   RC_TEST_STREAM_FLAGS=n             create_stream_with_flags forwards the flags n (decimal), not
@@ -481,6 +482,7 @@ static int32_t handle_lie(pt *p, const char *call, int32_t rc, uint64_t *out, ui
 	const char *how = p->handle_lie_how;
 	if (strcmp(how, "unwritten") == 0) *out = before;
 	if (strcmp(how, "default") == 0) *out = 0;
+	if (strcmp(how, "invented") == 0) *out = 4242;
 	if (strcmp(how, "again") == 0) {
 		if (p->handle_seen) *out = p->handle_first;
 		p->handle_first = *out;
