@@ -18,9 +18,9 @@
  *                                      not text)
  *   RC_TEST_HANG=call                  the call never returns, making no device call (a deadlocked
  *                                      runtime); holds and slots_changed too
- *   RC_TEST_EXIT=call[:quick]          the call calls exit(0), as a runtime that gives up on the
- *                                      process would (quick_exit(0) with :quick); holds and
- *                                      slots_changed too
+ *   RC_TEST_EXIT=call[:quick|:_exit]   the call calls exit(0), as a runtime that gives up on the
+ *                                      process would (quick_exit(0) with :quick, _exit(0) with
+ *                                      :_exit); holds and slots_changed too
  *   RC_TEST_EXIT_BETWEEN=1             rc_runtime_close starts a thread that calls exit(0) after
  *                                      it returned: between replaycheck's calls
  *   RC_TEST_SLOT_LOG=1                 slots_changed is filled: a log that never reaches back
@@ -159,8 +159,10 @@ static int32_t knob(pt *p, const char *call, rc_error *e) {
 		for (;;)
 			pause();
 	if (p->exit_in[0] && strcmp(p->exit_in, call) == 0) exit(0);
-	if (p->exit_in[0] && strncmp(p->exit_in, call, strlen(call)) == 0 && strcmp(p->exit_in + strlen(call), ":quick") == 0)
-		quick_exit(0);
+	if (p->exit_in[0] && strncmp(p->exit_in, call, strlen(call)) == 0) {
+		if (strcmp(p->exit_in + strlen(call), ":quick") == 0) quick_exit(0);
+		if (strcmp(p->exit_in + strlen(call), ":_exit") == 0) _exit(0);
+	}
 	return RC_OK;
 }
 
