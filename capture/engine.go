@@ -222,6 +222,9 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 			res.Error = &RunError{Kind: ErrHarness, Message: res.Reason}
 		}
 	}()
+	// What the device holds before the runtime is opened: a runtime that makes streams or buffers
+	// when it opens, and releases them when it finishes, leaves it as it found it.
+	base := dev.Counters()
 	rt, err := rut.Open(dev, r.in.Guarded)
 	if err != nil {
 		res.Outcome, res.Reason = probes.Errored, err.Error()
@@ -236,14 +239,18 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 				res.Reason += ": " + because
 			}
 		}
-		if err := finish(rt, rut.Name); err != nil {
+		err := finish(rt, rut.Name)
+		if leaks := dev.Counters().Leaks(base); err == nil && len(leaks) > 0 {
+			res.Leaks = leaks
+			err = failf(ErrLeak, nil, "leaked after the runtime finished: %s", strings.Join(leaks, "; "))
+		}
+		if err != nil {
 			res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 		}
 		return
 	}
 	r.dev = rt
 	r.cmp, r.walker = comparerOf(dev, r.opt.Runtime == nil), walkerOf(dev, r.opt.Runtime == nil)
-	base := dev.Counters()
 	err = r.safely(r.body)
 	if len(r.faults) > 0 {
 		r.disarmFaults(err)

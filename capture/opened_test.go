@@ -1,0 +1,99 @@
+package capture_test
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
+)
+
+// streamHolder is the reference guards behind a front that makes a stream of its own when it
+// opens and destroys it when it finishes (unless keeps), as a runtime that pools streams may; with
+// blocking it creates no non-blocking streams.
+type streamHolder struct {
+	*guard.Device
+	s               runtime.Stream
+	keeps, blocking bool
+}
+
+func (h streamHolder) Capabilities() runtime.Capabilities {
+	if h.blocking {
+		return blockingOnly{h.Device}.Capabilities()
+	}
+	return h.Device.Capabilities()
+}
+
+func (h streamHolder) Finish() error {
+	if !h.keeps {
+		if err := h.Device.DestroyStream(runtime.Main, h.s); err != nil {
+			return err
+		}
+	}
+	return h.Device.Finish()
+}
+
+// holding is a runtime under test that opens a streamHolder.
+func holding(keeps, blocking bool) *capture.RuntimeUnderTest {
+	return &capture.RuntimeUnderTest{Name: "holder", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+		g, err := guard.New(d, guard.Program)
+		if err != nil {
+			return nil, err
+		}
+		s, err := g.CreateStream(runtime.Main, runtime.Blocking)
+		return streamHolder{g, s, keeps, blocking}, err
+	}}
+}
+
+var _ = Describe("what a runtime under test makes when it opens", func() {
+	const text = `
+version: replaycheck/v1
+set: t
+probes:
+  - name: fill
+    hazard: none
+    buffers:
+      a: {bytes: 64}
+    streams: [main]
+    non-blocking: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 7}
+    expect: {guarded: exact, unguarded: exact}
+`
+	run := func(rut *capture.RuntimeUnderTest) (*capture.Result, runtime.Device) {
+		dev := openSim("cuda")
+		DeferCleanup(dev.Close)
+		in := probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 2}
+		return capture.Run(context.Background(), dev, in, capture.Options{Runtime: rut}), dev
+	}
+
+	It("is no leak when it releases it when it finishes", func() {
+		res, _ := run(holding(false, false))
+		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
+		Expect(res.Leaks).To(BeEmpty())
+	})
+
+	It("is a leak when it keeps it past its finish", func() {
+		res, _ := run(holding(true, false))
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Reason).To(Equal("leaked after teardown: streams: 1 live, 0 before"))
+	})
+
+	It("is a leak when it keeps it past its finish in an instance skipped for what it lacks", func() {
+		res, _ := run(holding(true, true))
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrLeak))
+		Expect(res.Reason).To(Equal("leaked after the runtime finished: streams: 1 live, 0 before"))
+		Expect(res.Leaks).To(Equal([]string{"streams: 1 live, 0 before"}))
+	})
+
+	It("leaves a skipped instance skipped when it releases it", func() {
+		res, _ := run(holding(false, true))
+		Expect(res.Outcome).To(Equal(probes.Skipped), res.Reason)
+	})
+})
