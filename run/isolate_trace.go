@@ -230,6 +230,15 @@ func (d *tracedRuntime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
 	return log.SlotsChangedSince(v)
 }
 
+// Lacks passes on why the runtime lacks a capability (capture.Lacker): an isolated skip says what
+// one in process says. It makes no call into the runtime's code.
+func (d *tracedRuntime) Lacks(capability string) string {
+	if l, ok := d.rt.(capture.Lacker); ok {
+		return l.Lacks(capability)
+	}
+	return ""
+}
+
 func (d *tracedRuntime) ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error {
 	d.w.call("ReservePool")
 	return d.rt.ReservePool(t, name, bytes, host)

@@ -483,10 +483,60 @@ func TestExitChild(t *testing.T) {
 	}
 }
 
+// manyChildEnv names the plugin TestManyLoadedChild loads; unset, it is skipped.
+const manyChildEnv = "RC_TEST_MANY_CHILD_PLUGIN"
+
+// TestManyLoadedChild is the process a spec below starts: it loads the plugin more times than the
+// exit handler has room to name, closes all but the last, and opens and closes a runtime of the
+// last, whose RC_TEST_EXIT_BETWEEN then calls exit(0) from a thread of its own.
+func TestManyLoadedChild(t *testing.T) {
+	path := os.Getenv(manyChildEnv)
+	if path == "" {
+		t.Skip("run by the spec of many plugins loaded")
+	}
+	var ps []*plugin.Plugin
+	for range 17 {
+		p, err := plugin.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	for _, p := range ps[:16] {
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := sim.New(sim.Options{Profile: "cann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := b.Open(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := ps[16].Open(dev, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("closed")
+	time.Sleep(10 * time.Second) // the plugin's thread ends the process first
+}
+
 // exitChild runs TestExitChild with env added and returns its exit status, stdout and stderr.
 func exitChild(env ...string) (code int, stdout, stderr string) {
 	GinkgoHelper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestExitChild$", "-test.count=1")
+	return child("TestExitChild", env...)
+}
+
+// child runs the test named test of this binary, alone, with env added, and returns its exit
+// status, stdout and stderr; it must not exit 0.
+func child(test string, env ...string) (code int, stdout, stderr string) {
+	GinkgoHelper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), env...)
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
@@ -503,17 +553,21 @@ func endedLine(fn, what string) string {
 
 var _ = Describe("a plugin that ends the process", func() {
 	simple, nonBlocking := "cann:basic/simple-replay", "cuda:incidents/libuipc-472-legacy-stream-beside-non-blocking-capture"
-	for _, c := range []struct{ knob, fn, entry, probe string }{
-		{"launch", "exit", "device.launch", simple}, {"provision", "exit", "provision", simple}, {"holds", "exit", "holds", simple},
-		{"create_stream", "exit", "device.create_stream", nonBlocking},
-		{"create_stream_with_flags", "exit", "create_stream_with_flags", nonBlocking},
-		{"launch:quick", "quick_exit", "device.launch", simple}, {"holds:quick", "quick_exit", "holds", simple},
+	for _, c := range []struct{ knob, fn, entry, probe, where string }{
+		{"launch", "exit", "device.launch", simple, ""}, {"provision", "exit", "provision", simple, ""}, {"holds", "exit", "holds", simple, ""},
+		{"create_stream", "exit", "device.create_stream", nonBlocking, ""},
+		{"create_stream_with_flags", "exit", "create_stream_with_flags", nonBlocking, ""},
+		{"launch:quick", "quick_exit", "device.launch", simple, ""}, {"holds:quick", "quick_exit", "holds", simple, ""},
+		{"launch:thread", "exit", "device.launch", simple, " (on a thread other than the call's)"},
 	} {
-		It("inside a call makes the process exit 2, naming the plugin and the entry in flight: "+c.fn+"() in "+c.entry, func() {
+		It("inside a call makes the process exit 2, naming the plugin and the entry in flight: "+c.fn+"() in "+c.entry+c.where, func() {
+			if c.where != "" && plugin.RaceBuild {
+				Skip("a race-enabled build ends through exit() itself: its handler judges only the thread of a call")
+			}
 			path := build("passthrough")
 			code, stdout, stderr := exitChild(exitChildEnv+"="+path, exitProbeEnv+"="+c.probe, "RC_TEST_EXIT="+c.knob)
 			Expect(code).To(Equal(2), stderr)
-			Expect(stderr).To(Equal(endedLine(c.fn, fmt.Sprintf("runtime plugin %s was inside its entry %s, a call replaycheck made", path, c.entry))))
+			Expect(stderr).To(Equal(endedLine(c.fn, fmt.Sprintf("runtime plugin %s was inside its entry %s, a call replaycheck made%s", path, c.entry, c.where))))
 			Expect(stdout).NotTo(ContainSubstring("the instance ended"))
 		})
 	}
@@ -527,6 +581,16 @@ var _ = Describe("a plugin that ends the process", func() {
 		Expect(code).To(Equal(2), stderr)
 		Expect(stderr).To(Equal(endedLine("exit", fmt.Sprintf("runtime plugin %s was loaded, between replaycheck's calls into it (from a thread of the plugin's own, or other C code)", path))))
 		Expect(stdout).To(ContainSubstring("the instance ended: exact"), "the instance ran whole first")
+	})
+
+	It("between calls, with more plugins loaded than the handler has room to name, still makes the process exit 2", func() {
+		if plugin.RaceBuild {
+			Skip("a race-enabled build ends through exit() itself: its handler judges only the thread of a call")
+		}
+		code, stdout, stderr := child("TestManyLoadedChild", manyChildEnv+"="+build("passthrough"), "RC_TEST_EXIT_BETWEEN=1")
+		Expect(code).To(Equal(2), stderr)
+		Expect(stderr).To(Equal(endedLine("exit", "a runtime plugin was loaded, between replaycheck's calls into it (from a thread of the plugin's own, or other C code)")))
+		Expect(stdout).To(ContainSubstring("closed"))
 	})
 })
 

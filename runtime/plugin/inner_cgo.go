@@ -18,21 +18,25 @@ import "C"
 import (
 	"fmt"
 	"runtime/cgo"
+	"sync"
 	"unsafe"
 
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // state is what the inner table's self names: the Go device, the plugin, and the outer call in
-// progress: its name, the inner failures it saw, and the first rule of the ABI an inner call broke
-// (calls are serialised per Runtime, so no lock: the callbacks run while the outer call waits for
-// them, on its thread or on one of the plugin's that it waits for).
+// progress: its name, the inner failures it saw, and the first rule of the ABI an inner call broke.
+// Outer calls are serialised per Runtime, and op and query change only between them; the inner
+// calls of one outer call may come from several of the plugin's threads at once (threads of its
+// own that the call waits for), so what they record is under mu.
 type state struct {
 	dev          runtime.Device
 	plugin, path string // the plugin's Name and Path, for the errors of the rules it breaks
 	op           string // the outer call in progress (its Go name), "" between calls
 	// query: the call in progress is holds or slots_changed, which make no inner call.
-	query     bool
+	query bool
+
+	mu        sync.Mutex
 	failures  []innerFailure
 	violation error
 	// made are the streams, events and graphs the inner device made through this table and has
@@ -43,6 +47,8 @@ type state struct {
 
 // note keeps a handle the inner device made, with a stream's flags.
 func (st *state) note(kind string, id uint64, f runtime.StreamFlags) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.made == nil {
 		st.made = map[handle]runtime.StreamFlags{}
 	}
@@ -52,9 +58,36 @@ func (st *state) note(kind string, id uint64, f runtime.StreamFlags) {
 // forget drops a handle the inner device destroyed, when e (the destroy's error) is nil.
 func (st *state) forget(e error, kind string, id uint64) error {
 	if e == nil {
+		st.mu.Lock()
 		delete(st.made, handle{kind, id})
+		st.mu.Unlock()
 	}
 	return e
+}
+
+// madeAs says whether the inner device made the handle through this table and has not destroyed
+// it, and a stream's flags.
+func (st *state) madeAs(kind string, id uint64) (runtime.StreamFlags, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	f, ok := st.made[handle{kind, id}]
+	return f, ok
+}
+
+// begin starts an outer call named op: no inner failure seen yet.
+func (st *state) begin(op string) {
+	st.mu.Lock()
+	st.failures, st.op = nil, op
+	st.mu.Unlock()
+}
+
+// end ends the outer call and returns the inner failures it saw, oldest first.
+func (st *state) end() []innerFailure {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	f := st.failures
+	st.failures, st.op = nil, ""
+	return f
 }
 
 // noThreadArg stands for the thread of an inner call that takes none (host_write, host_read).
@@ -87,9 +120,11 @@ func innerOf(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, rule fu
 		v = rule(st)
 	}
 	if v != nil {
+		st.mu.Lock()
 		if st.violation == nil {
 			st.violation = v
 		}
+		st.mu.Unlock()
 		if err != nil {
 			writeError(err, toC(v))
 		}
@@ -122,6 +157,8 @@ func (st *state) broken(t C.uint32_t, op string) error {
 
 // takeViolation returns the rule of the ABI broken since it was last asked, if any, and forgets it.
 func (st *state) takeViolation() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	v := st.violation
 	st.violation = nil
 	return v
@@ -134,7 +171,9 @@ func fail(st *state, err *C.rc_error, e error) C.int32_t {
 		writeError(err, c)
 	}
 	if st != nil {
+		st.mu.Lock()
 		st.failures = append(st.failures, innerFailure{c: c, err: e})
+		st.mu.Unlock()
 	}
 	return statusError
 }

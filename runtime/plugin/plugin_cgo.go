@@ -167,12 +167,14 @@ static void rcp_flight_leave(int k) {
 // Plugin's), for an exit() that no call in flight explains.
 #define RCP_LOADED 16
 static _Atomic(const char *) rcp_loaded[RCP_LOADED];
+static atomic_int rcp_loaded_more; // plugins loaded that found no free entry in rcp_loaded
 
 static void rcp_loaded_add(const char *d) {
 	for (int i = 0; i < RCP_LOADED; i++) {
 		const char *none = NULL;
 		if (atomic_compare_exchange_strong(&rcp_loaded[i], &none, d)) return;
 	}
+	atomic_fetch_add(&rcp_loaded_more, 1);
 }
 
 static void rcp_loaded_remove(const char *d) {
@@ -180,12 +182,14 @@ static void rcp_loaded_remove(const char *d) {
 		const char *was = d;
 		if (atomic_compare_exchange_strong(&rcp_loaded[i], &was, NULL)) return;
 	}
+	atomic_fetch_sub(&rcp_loaded_more, 1);
 }
 
-static void rcp_say(const char *fn, const char *d) {
+// rcp_say writes what fn() ended the process during: d, and where.
+static void rcp_say(const char *fn, const char *d, const char *where) {
 	char line[1536];
 	int n = snprintf(line, sizeof line,
-	                 "replaycheck: %s() was called while %s: a runtime plugin must return from every call and never end the process (docs/runtime-abi.md, Results); replaycheck exits with status 2, its reports unwritten\n", fn, d);
+	                 "replaycheck: %s() was called while %s%s: a runtime plugin must return from every call and never end the process (docs/runtime-abi.md, Results); replaycheck exits with status 2, its reports unwritten\n", fn, d, where);
 	if (n > 0) {
 		size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
 		ssize_t w = write(2, line, len);
@@ -199,26 +203,31 @@ static void rcp_say(const char *fn, const char *d) {
 static void rcp_ended(const char *fn, int strict) {
 	int said = 0;
 	if (rcp_here) {
-		rcp_say(fn, rcp_here);
+		rcp_say(fn, rcp_here, "");
 		said = 1;
 	} else if (strict) {
+		const char *other = " (on a thread other than the call's)";
 		for (int i = 0; i < RCP_FLIGHT; i++) {
 			const char *d = atomic_load(&rcp_flight[i]);
 			if (d) {
-				rcp_say(fn, d);
+				rcp_say(fn, d, other);
 				said = 1;
 			}
 		}
 		if (atomic_load(&rcp_flight_more) > 0) {
-			rcp_say(fn, "more runtime plugin calls were in flight");
+			rcp_say(fn, "more runtime plugin calls were in flight", other);
 			said = 1;
 		}
 		for (int i = 0; !said && i < RCP_LOADED; i++) {
 			const char *d = atomic_load(&rcp_loaded[i]);
 			if (d) {
-				rcp_say(fn, d);
+				rcp_say(fn, d, "");
 				said = 1;
 			}
+		}
+		if (!said && atomic_load(&rcp_loaded_more) > 0) {
+			rcp_say(fn, "a runtime plugin was loaded, between replaycheck's calls into it (from a thread of the plugin's own, or other C code)", "");
+			said = 1;
 		}
 	}
 	if (said) _exit(2);
@@ -227,10 +236,13 @@ static void rcp_ended(const char *fn, int strict) {
 static void rcp_at_exit(void) { rcp_ended("exit", rcp_strict); }
 static void rcp_at_quick_exit(void) { rcp_ended("quick_exit", 1); }
 
+// rcp_register_exit registers both handlers, each whether or not the other could be: 0 when both
+// are.
 static int rcp_register_exit(int strict) {
 	rcp_strict = strict;
-	if (at_quick_exit(rcp_at_quick_exit) != 0) return -1;
-	return atexit(rcp_at_exit);
+	int quick = at_quick_exit(rcp_at_quick_exit);
+	int plain = atexit(rcp_at_exit);
+	return quick != 0 || plain != 0 ? -1 : 0;
 }
 
 // rcp_in notes a call into the runtime r in flight, until rcp_out of what it returns.
@@ -453,6 +465,8 @@ func registerExit() {
 		if raceBuild {
 			strict = 0
 		}
+		// A failure (the C library out of room for handlers) leaves the process as it was without
+		// them: a plugin's exit() then ends it with the plugin's status.
 		C.rcp_register_exit(strict)
 	})
 }
@@ -524,10 +538,14 @@ func (p *Plugin) Close() error {
 	if len(p.runtimes) > 0 {
 		return errors.Join(err, fmt.Errorf("runtime plugin %s: the library stays loaded, since its code may still run in those calls", p.path))
 	}
-	// No call is in flight, and none will be made: the exit handler's texts can go.
+	// No call is in flight, and none will be made: the exit handler's texts can go, but for the
+	// one it says of a loaded plugin, which a handler already running on a thread of the plugin's
+	// may be reading (a few hundred bytes kept for each Load).
 	C.rcp_loaded_remove(p.descs[loadedDesc])
-	for _, d := range p.descs {
-		C.free(unsafe.Pointer(d))
+	for op, d := range p.descs {
+		if op != loadedDesc {
+			C.free(unsafe.Pointer(d))
+		}
 	}
 	p.descs = nil
 	return errors.Join(err, p.lib.Close())
@@ -713,12 +731,11 @@ func (r *Runtime) usable(op string, t runtime.Thread) error {
 
 // do runs f (one call into the plugin) and maps its status; r.mu is held, or r is not shared yet.
 func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
-	r.st.failures, r.st.op = nil, op
+	r.st.begin(op)
 	var cerr C.rc_error
 	var status C.int32_t
 	r.enter(t, op, func() { status = f(&cerr) })
-	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.failures)
-	r.st.failures, r.st.op = nil, ""
+	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.end())
 	if v := r.st.takeViolation(); v != nil {
 		return v
 	}
@@ -1033,10 +1050,14 @@ func (r *Runtime) issuing(t runtime.Thread, op, kind string, answer func() uint6
 	var made madeHandle
 	err := r.call(t, op, func(e *C.rc_error) C.int32_t {
 		status := f(e)
-		made.flags, made.ok = r.st.made[handle{kind, answer()}]
+		made.flags, made.ok = r.st.madeAs(kind, answer())
 		return status
 	})
-	return made, err
+	if err != nil {
+		// A call given up on a timeout may still write made: read it only after a call that returned.
+		return madeHandle{}, err
+	}
+	return made, nil
 }
 
 // issued checks the handle, of kind, that entry answered RC_OK with (runtime.h, rc_runtime's create

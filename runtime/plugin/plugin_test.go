@@ -325,6 +325,17 @@ var _ = Describe("a Runtime", func() {
 		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
 	})
 
+	It("takes inner calls from several of the plugin's threads at once during one call", func() {
+		setenv("RC_TEST_INNER_THREADS", "8")
+		base := dev.Counters()
+		rt := open(true) // rc_runtime_open makes and destroys 4,000 streams and 4,000 events on 8 threads
+		Expect(dev.Counters().Leaks(base)).To(BeEmpty())
+		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		Expect(err).NotTo(HaveOccurred(), "the record of what the inner device made is whole")
+		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
+		Expect(rt.Close()).To(Succeed())
+	})
+
 	It("forwards device calls and moves bytes both ways", func() {
 		rt := open(false)
 		Expect(rt.Backend()).To(Equal("sim"))

@@ -18,9 +18,10 @@
  *                                      not text)
  *   RC_TEST_HANG=call                  the call never returns, making no device call (a deadlocked
  *                                      runtime); holds and slots_changed too
- *   RC_TEST_EXIT=call[:quick|:_exit]   the call calls exit(0), as a runtime that gives up on the
- *                                      process would (quick_exit(0) with :quick, _exit(0) with
- *                                      :_exit); holds and slots_changed too
+ *   RC_TEST_EXIT=call[:how]            the call calls exit(0), as a runtime that gives up on the
+ *                                      process would; holds and slots_changed too. how: quick
+ *                                      (quick_exit(0)), _exit (_exit(0)), thread (exit(0) from a
+ *                                      thread the call starts and waits for)
  *   RC_TEST_EXIT_BETWEEN=1             rc_runtime_close starts a thread that calls exit(0) after
  *                                      it returned: between replaycheck's calls
  *   RC_TEST_SLOT_LOG=1                 slots_changed is filled: a log that never reaches back
@@ -55,6 +56,10 @@
  *                                      the ones it was called with
  *   RC_TEST_CREATE_STREAM_FLAGS=n      create_stream makes its stream with the inner
  *                                      create_stream_with_flags and the flags n (decimal)
+ *   RC_TEST_INNER_THREADS=n            rc_runtime_open starts n threads that each create and
+ *                                      destroy 500 inner streams and events at once, and joins
+ *                                      them: inner calls from several threads of the plugin's own
+ *                                      during one call of replaycheck's
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
@@ -145,6 +150,12 @@ static void seterr(rc_error *e, const char *cls, const char *fmt, ...) {
 	va_end(ap);
 }
 
+/* exit_now ends the process, from the thread it runs on. */
+static void *exit_now(void *arg) {
+	(void)arg;
+	exit(0);
+}
+
 /* knob applies the refuse and fail knobs to call; non-zero: return it. */
 static int32_t knob(pt *p, const char *call, rc_error *e) {
 	if (p->refuse[0] && strcmp(p->refuse, call) == 0) {
@@ -160,8 +171,11 @@ static int32_t knob(pt *p, const char *call, rc_error *e) {
 			pause();
 	if (p->exit_in[0] && strcmp(p->exit_in, call) == 0) exit(0);
 	if (p->exit_in[0] && strncmp(p->exit_in, call, strlen(call)) == 0) {
-		if (strcmp(p->exit_in + strlen(call), ":quick") == 0) quick_exit(0);
-		if (strcmp(p->exit_in + strlen(call), ":_exit") == 0) _exit(0);
+		const char *how = p->exit_in + strlen(call);
+		if (strcmp(how, ":quick") == 0) quick_exit(0);
+		if (strcmp(how, ":_exit") == 0) _exit(0);
+		pthread_t th;
+		if (strcmp(how, ":thread") == 0 && pthread_create(&th, NULL, exit_now, NULL) == 0) pthread_join(th, NULL);
 	}
 	return RC_OK;
 }
@@ -827,6 +841,38 @@ static int split(const char *s, char *a, size_t na, char *b, size_t nb) {
 	return 1;
 }
 
+/* churn creates and destroys inner streams and events for thread (t) arg, 500 of each. */
+typedef struct {
+	pt *p;
+	rc_thread t;
+} churn_arg;
+
+static void *churn(void *arg) {
+	churn_arg *a = arg;
+	for (int i = 0; i < 500; i++) {
+		rc_stream s;
+		rc_event ev;
+		rc_error e;
+		if (a->p->in.create_stream(a->p->in.self, a->t, &s, &e) == RC_OK) a->p->in.destroy_stream(a->p->in.self, a->t, s, &e);
+		if (a->p->in.create_event(a->p->in.self, a->t, &ev, &e) == RC_OK) a->p->in.destroy_event(a->p->in.self, a->t, ev, &e);
+	}
+	return NULL;
+}
+
+/* inner_threads runs churn on n threads at once (at most 16) and waits for them. */
+static void inner_threads(pt *p, int n) {
+	pthread_t th[16];
+	churn_arg args[16];
+	if (n > 16) n = 16;
+	int started[16] = {0};
+	for (int i = 0; i < n; i++) {
+		args[i] = (churn_arg){p, (rc_thread)(i % 2)};
+		started[i] = pthread_create(&th[i], NULL, churn, &args[i]) == 0;
+	}
+	for (int i = 0; i < n; i++)
+		if (started[i]) pthread_join(th[i], NULL);
+}
+
 int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inner, rc_runtime *out, rc_error *err) {
 	if (abi_version != RC_TEST_ABI) {
 		seterr(err, "invalid-value", "passthrough speaks ABI %u, asked for %u", (unsigned)RC_TEST_ABI, (unsigned)abi_version);
@@ -912,6 +958,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	d->launch = NULL;
 	out->retire = NULL;
 #endif
+	if ((v = getenv("RC_TEST_INNER_THREADS")) && *v) inner_threads(p, (int)strtol(v, NULL, 10));
 	return RC_OK;
 }
 
