@@ -256,16 +256,14 @@ func writeMarkdownSkipped(tw *textWriter, runs []*Report) {
 	var lines []string
 	total := 0
 	for _, r := range runs {
-		groups := skipGroups(r.Results)
-		for i, g := range groups {
+		shown, rest, instances := listedSkips(skipGroups(r.Results))
+		total += instances
+		for _, g := range shown {
 			total += g.n
-			if i >= maxSkipReasons {
-				continue
-			}
 			lines = append(lines, fmt.Sprintf("- %s on %s: %s\n", pluralInstances(g.n), mdText(RunName(r)), mdText(g.reason)))
 		}
-		if n := len(groups) - maxSkipReasons; n > 0 {
-			lines = append(lines, fmt.Sprintf("- on %s, %d other reasons (the JSON report has each)\n", mdText(RunName(r)), n))
+		if rest > 0 {
+			lines = append(lines, fmt.Sprintf("- on %s, %d other reasons (the JSON report has each)\n", mdText(RunName(r)), rest))
 		}
 	}
 	if len(lines) == 0 {

@@ -199,6 +199,18 @@ func skipGroups(results []Entry) []skipGroup {
 	return groups
 }
 
+// listedSkips splits groups into the first maxSkipReasons, listed, and the rest: how many reasons
+// and instances they count.
+func listedSkips(groups []skipGroup) (shown []skipGroup, rest, instances int) {
+	if len(groups) <= maxSkipReasons {
+		return groups, 0, 0
+	}
+	for _, g := range groups[maxSkipReasons:] {
+		instances += g.n
+	}
+	return groups[:maxSkipReasons], len(groups) - maxSkipReasons, instances
+}
+
 // skippedAll reports whether a run skipped every instance it has: it verified nothing.
 func skippedAll(s Summary) bool { return s.Total > 0 && s.Skip == s.Total }
 
@@ -209,18 +221,13 @@ const nothingVerified = "nothing was verified: every instance was skipped"
 // per reason with how many instances it skipped (the first maxSkipReasons, then a count of the
 // rest); and says so when the run skipped every instance.
 func skipReasons(results []Entry, s Summary) []string {
-	groups := skipGroups(results)
+	shown, rest, instances := listedSkips(skipGroups(results))
 	var lines []string
-	for i, g := range groups {
-		if i == maxSkipReasons {
-			rest := 0
-			for _, g := range groups[i:] {
-				rest += g.n
-			}
-			lines = append(lines, fmt.Sprintf("skipped: %s for %d other reasons (the JSON report has each)", pluralInstances(rest), len(groups)-i))
-			break
-		}
+	for _, g := range shown {
 		lines = append(lines, fmt.Sprintf("skipped: %s: %s", pluralInstances(g.n), g.reason))
+	}
+	if rest > 0 {
+		lines = append(lines, fmt.Sprintf("skipped: %s for %d other reasons (the JSON report has each)", pluralInstances(instances), rest))
 	}
 	if skippedAll(s) {
 		lines = append(lines, nothingVerified)

@@ -457,14 +457,7 @@ func TestExitChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := sim.New(sim.Options{Profile: profile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := b.Open(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := childDevice(t, profile)
 	sets, err := probes.Load(probes.DefaultLimits(), "../../specs")
 	if err != nil {
 		t.Fatal(err)
@@ -481,6 +474,19 @@ func TestExitChild(t *testing.T) {
 			}
 		}
 	}
+}
+
+// childDevice opens a simulator of profile for a child process's test (no Ginkgo there).
+func childDevice(t *testing.T, profile string) runtime.Device {
+	b, err := sim.New(sim.Options{Profile: profile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := b.Open(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev
 }
 
 // manyChildEnv names the plugin TestManyLoadedChild loads; unset, it is skipped.
@@ -507,15 +513,7 @@ func TestManyLoadedChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, err := sim.New(sim.Options{Profile: "cann"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := b.Open(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := ps[16].Open(dev, false)
+	rt, err := ps[16].Open(childDevice(t, "cann"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,8 +97,9 @@ const noThreadArg = ^C.uint32_t(0)
 // Go device. A failure is written into err and remembered for the pass-through; a panic (a device
 // bug, or self naming a closed Runtime) is an internal error, never a crash of the process through
 // C. An inner call that breaks a rule of the ABI (a thread that is none; any inner call from holds
-// or slots_changed; stream flags rc_stream_flags does not name) is not made: it fails with the runtime's error naming the rule, which is also
-// the outer call's error whatever the plugin answers (Runtime.do).
+// or slots_changed; stream flags rc_stream_flags does not name) is not made: it fails with the
+// runtime's error naming the rule, which is also the outer call's error whatever the plugin
+// answers (Runtime.do).
 func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(dev runtime.Device) error) C.int32_t {
 	return innerOf(self, t, err, op, nil, func(st *state) error { return f(st.dev) })
 }
