@@ -227,8 +227,11 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	base := dev.Counters()
 	rt, err := rut.Open(dev, r.in.Guarded)
 	if err != nil {
-		res.Outcome, res.Reason = probes.Errored, err.Error()
-		res.Error = &RunError{Kind: ErrSetup, Message: fmt.Sprintf("opening runtime %s: %v", rut.Name, err)}
+		// A runtime that fails to open must leave nothing behind either.
+		err = fail(ErrSetup, nil, fmt.Errorf("opening runtime %s: %w", rut.Name, err))
+		res.Leaks = dev.Counters().Leaks(base)
+		err = withLeaks(err, res.Leaks, "after the runtime failed to open")
+		res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 		return
 	}
 	if capability, why := lacking(r.p, rt.Capabilities()); why != "" {
@@ -240,10 +243,8 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 			}
 		}
 		err := finish(rt, rut.Name)
-		if leaks := dev.Counters().Leaks(base); err == nil && len(leaks) > 0 {
-			res.Leaks = leaks
-			err = failf(ErrLeak, nil, "leaked after the runtime finished: %s", strings.Join(leaks, "; "))
-		}
+		res.Leaks = dev.Counters().Leaks(base)
+		err = withLeaks(err, res.Leaks, "after the runtime finished")
 		if err != nil {
 			res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 		}
@@ -268,17 +269,24 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	}
 	if !lost {
 		res.Leaks = dev.Counters().Leaks(base)
-		switch {
-		case len(res.Leaks) == 0:
-		case err == nil:
-			err = failf(ErrLeak, nil, "leaked after teardown: %s", strings.Join(res.Leaks, "; "))
-		default:
-			err = fmt.Errorf("%w; and leaked after teardown: %s", err, strings.Join(res.Leaks, "; "))
-		}
+		err = withLeaks(err, res.Leaks, "after teardown")
 	}
 	res.Timeline = r.tl.log()
 	res.Timings = r.times.timings()
 	r.classify(err)
+}
+
+// withLeaks is err with the leaks found at the point when names: a leak error of its own when err
+// is nil, else appended to err, whose kind stays (the earlier failure is the cause to look at; what
+// it left behind follows from it).
+func withLeaks(err error, leaks []string, when string) error {
+	switch {
+	case len(leaks) == 0:
+		return err
+	case err == nil:
+		return failf(ErrLeak, nil, "leaked %s: %s", when, strings.Join(leaks, "; "))
+	}
+	return fmt.Errorf("%w; and leaked %s: %s", err, when, strings.Join(leaks, "; "))
 }
 
 // finish ends the runtime under test, named name, whose failure to end is its own error.

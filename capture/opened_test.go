@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"context"
+	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -14,11 +15,11 @@ import (
 
 // streamHolder is the reference guards behind a front that makes a stream of its own when it
 // opens and destroys it when it finishes (unless keeps), as a runtime that pools streams may; with
-// blocking it creates no non-blocking streams.
+// blocking it creates no non-blocking streams; with failsFinish its finish fails.
 type streamHolder struct {
 	*guard.Device
-	s               runtime.Stream
-	keeps, blocking bool
+	s                            runtime.Stream
+	keeps, blocking, failsFinish bool
 }
 
 func (h streamHolder) Capabilities() runtime.Capabilities {
@@ -29,6 +30,9 @@ func (h streamHolder) Capabilities() runtime.Capabilities {
 }
 
 func (h streamHolder) Finish() error {
+	if h.failsFinish {
+		return errors.New("the pool would not drain")
+	}
 	if !h.keeps {
 		if err := h.Device.DestroyStream(runtime.Main, h.s); err != nil {
 			return err
@@ -39,13 +43,25 @@ func (h streamHolder) Finish() error {
 
 // holding is a runtime under test that opens a streamHolder.
 func holding(keeps, blocking bool) *capture.RuntimeUnderTest {
+	return holdingAs(streamHolder{keeps: keeps, blocking: blocking}, false)
+}
+
+// holdingAs is holding with h's settings, and an open that fails after making the stream when
+// failsOpen.
+func holdingAs(h streamHolder, failsOpen bool) *capture.RuntimeUnderTest {
 	return &capture.RuntimeUnderTest{Name: "holder", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
 		g, err := guard.New(d, guard.Program)
 		if err != nil {
 			return nil, err
 		}
-		s, err := g.CreateStream(runtime.Main, runtime.Blocking)
-		return streamHolder{g, s, keeps, blocking}, err
+		if h.s, err = g.CreateStream(runtime.Main, runtime.Blocking); err != nil {
+			return nil, err
+		}
+		if failsOpen {
+			return nil, errors.New("no device memory for the pool")
+		}
+		h.Device = g
+		return h, nil
 	}}
 }
 
@@ -89,6 +105,23 @@ probes:
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrLeak))
 		Expect(res.Reason).To(Equal("leaked after the runtime finished: streams: 1 live, 0 before"))
+		Expect(res.Leaks).To(Equal([]string{"streams: 1 live, 0 before"}))
+	})
+
+	It("is a leak after an open that fails, told after the open's error, whose kind it keeps", func() {
+		res, _ := run(holdingAs(streamHolder{}, true))
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrSetup))
+		Expect(res.Reason).To(Equal("opening runtime holder: no device memory for the pool; and leaked after the runtime failed to open: streams: 1 live, 0 before"))
+		Expect(res.Error.Message).To(Equal(res.Reason))
+		Expect(res.Leaks).To(Equal([]string{"streams: 1 live, 0 before"}))
+	})
+
+	It("is a leak after a skipped instance's finish fails", func() {
+		res, _ := run(holdingAs(streamHolder{blocking: true, failsFinish: true}, false))
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))
+		Expect(res.Reason).To(Equal("finishing runtime holder: the pool would not drain; and leaked after the runtime finished: streams: 1 live, 0 before"))
 		Expect(res.Leaks).To(Equal([]string{"streams: 1 live, 0 before"}))
 	})
 
