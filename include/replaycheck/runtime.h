@@ -57,7 +57,9 @@
  * thread: the first two are the CPU's own stores and loads, the last two questions about the
  * runtime's own state. Make inner calls while a call of replaycheck's into the runtime is in
  * progress: from the thread it was made on, or from a thread of the runtime's own that the call
- * waits for. An inner call made between replaycheck's calls is not supported.
+ * waits for. An inner call made between replaycheck's calls is not made: it fails, and
+ * replaycheck's next call into the runtime (or its close) fails with the runtime's error naming
+ * the rule.
  *
  * Queries. What replaycheck asks to judge a run (the device's capabilities and counters, a graph's
  * nodes) goes to the inner device directly, never through the runtime: a runtime cannot hide an

@@ -71,7 +71,10 @@
 //     whatever the plugin returns;
 //   - an inner call from holds or slots_changed, which must change nothing: not made, it fails, and
 //     as neither can return an error, the next call into the plugin returns it (Runtime.Close,
-//     when none follows).
+//     when none follows);
+//   - an inner call while no call into the plugin is in progress (a thread of the plugin's on its
+//     own schedule): not made, it fails, and the next call into the plugin returns the rule's
+//     error (Runtime.Close, when none follows).
 //
 // A plugin that calls exit() or quick_exit() would end the process with the plugin's status. The
 // loader registers an atexit and an at_quick_exit handler (once, at the first Load) that write
@@ -119,6 +122,10 @@
 // straight into the plugin's buffer (after a failed one its contents are unspecified). Exactly
 // ptr.bytes bytes move, and a Go slice whose length differs from its Ptr's Bytes is refused before
 // the plugin is called (runtime.ClassInvalidValue).
+//
+// Plugin.Close frees the loader's C memory but for the few hundred bytes that tell the exit
+// handler which plugin was loaded: a handler already running on a thread of the plugin's may be
+// reading them. An embedder that loads and closes plugins in a loop keeps that much per Load.
 //
 // Without cgo the package still builds: Load fails with an error wrapping dl.ErrNoCgo.
 package plugin

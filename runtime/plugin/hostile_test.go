@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -364,6 +365,87 @@ var _ = Describe("an inner call for a thread that is none", func() {
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))
 		Expect(res.Reason).To(ContainSubstring("device.launch passed thread 7 to the inner device's launch"))
+	})
+})
+
+var _ = Describe("an inner call between replaycheck's calls", func() {
+	// stray opens the passthrough with a thread that makes an inner create_stream once go exists,
+	// and returns the runtime, its device and a function that lets the thread call and waits for
+	// the status it got, and the plugin's path.
+	stray := func() (*plugin.Runtime, runtime.Device, func() string, string) {
+		dir := GinkgoT().TempDir()
+		setenv("RC_TEST_STRAY", filepath.Join(dir, "go"))
+		p, dev := load(), openSim("cann")
+		rt, err := p.Open(dev, false)
+		Expect(err).NotTo(HaveOccurred())
+		let := func() string {
+			Expect(os.WriteFile(filepath.Join(dir, "go"), nil, 0o600)).To(Succeed())
+			var status []byte
+			Eventually(func() (err error) { status, err = os.ReadFile(filepath.Join(dir, "go.done")); return }).
+				WithTimeout(10 * time.Second).WithPolling(time.Millisecond).Should(Succeed())
+			return strings.TrimSpace(string(status))
+		}
+		return rt, dev, let, p.Path()
+	}
+	rule := func(err error, p string) {
+		e, ok := runtime.AsError(err)
+		Expect(ok).To(BeTrue(), "%v", err)
+		Expect(e.Backend).To(Equal("runtime:passthrough"))
+		Expect(e.Op).To(Equal("between calls"))
+		Expect(e.Class).To(Equal(runtime.ClassInternal))
+		Expect(e.Detail).To(SatisfyAll(HavePrefix(p+": a thread of the runtime made a device call (the inner device's create_stream) while no call of replaycheck's into the runtime was in progress"),
+			HaveSuffix("the call was not made")))
+	}
+
+	It("is not made, and fails the next call as the runtime's error naming the rule", func() {
+		rt, dev, let, path := stray()
+		DeferCleanup(rt.Close)
+		buf, err := rt.Malloc(runtime.Main, 64)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(let()).To(Equal("2"), "RC_ERROR")
+		Expect(dev.Counters().LiveStreams).To(BeZero(), "the inner call was not made")
+		rule(rt.Free(runtime.Main, buf), path)
+		Expect(dev.Counters().LiveAllocs).To(BeZero(), "the free itself was made")
+		_, err = rt.Malloc(runtime.Main, 64)
+		Expect(err).NotTo(HaveOccurred(), "the rule is told once")
+	})
+
+	It("never upsets the engine when the thread calls as soon as it starts, whenever that is", func() {
+		// Each instance's runtime starts a thread at open that calls at once, 20 times: inside
+		// the open (where a call is made, and the stream it makes is a leak) or after it (where
+		// it is not, and a later call fails). Before the loader put a call in progress only inside the
+		// engine's watch, a device call that slipped into the moment between made the engine
+		// unlock a lock it did not hold: a fatal error of the whole process.
+		p, dev := load(), openSim("cann")
+		// simple-replay's calls are Main's; the incident's are Other's too, which are handed to a
+		// worker of the Runtime's: a longer moment between.
+		other := probes.Instance{Probe: loadCatalog().find("incidents/aws-ofi-nccl-1342-alloc-beside-capture"), Mode: runtime.Global, Replays: 2}
+		var done []string
+		for i := range 40 {
+			dir := GinkgoT().TempDir()
+			Expect(os.WriteFile(filepath.Join(dir, "go"), nil, 0o600)).To(Succeed())
+			setenv("RC_TEST_STRAY", filepath.Join(dir, "go")+":20")
+			done = append(done, filepath.Join(dir, "go.done"))
+			in := simpleReplay(i%4 == 0)
+			if i%2 == 1 {
+				in = other
+				in.Guarded = i%4 == 1
+			}
+			res := run(p, dev, in)
+			Expect(res.Outcome).To(BeElementOf(probes.Exact, probes.Refused, probes.Rejected, probes.Corrupted, probes.Errored), res.Reason)
+			if res.Outcome == probes.Errored {
+				Expect(res.Reason).To(Or(ContainSubstring("between calls"), ContainSubstring("leaked after teardown: streams:")), res.Reason)
+			}
+		}
+		for _, f := range done { // no thread of the plugin's may outlive its library
+			Eventually(func() error { _, err := os.Stat(f); return err }).WithTimeout(10 * time.Second).Should(Succeed())
+		}
+	})
+
+	It("fails Close when no call follows it", func() {
+		rt, _, let, path := stray()
+		Expect(let()).To(Equal("2"), "RC_ERROR")
+		rule(rt.Close(), path)
 	})
 })
 

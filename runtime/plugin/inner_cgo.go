@@ -26,17 +26,22 @@ import (
 
 // state is what the inner table's self names: the Go device, the plugin, and the outer call in
 // progress: its name, the inner failures it saw, and the first rule of the ABI an inner call broke.
-// Outer calls are serialised per Runtime, and op and query change only between them; the inner
-// calls of one outer call may come from several of the plugin's threads at once (threads of its
-// own that the call waits for), so what they record is under mu.
+// Outer calls are serialised per Runtime; the inner calls of one outer call may come from several
+// of the plugin's threads at once (threads of its own that the call waits for), and a thread of
+// the plugin's may call in between calls (which the ABI forbids, and the rules report), so all but
+// the fixed fields are under mu.
 type state struct {
 	dev          runtime.Device
 	plugin, path string // the plugin's Name and Path, for the errors of the rules it breaks
-	op           string // the outer call in progress (its Go name), "" between calls
-	// query: the call in progress is holds or slots_changed, which make no inner call.
-	query bool
 
-	mu        sync.Mutex
+	// inner is held shared by every inner call while it runs, and whole by settle, which ends the
+	// outer call for them: an inner call is made inside the call it serves or not at all.
+	inner sync.RWMutex
+
+	mu sync.Mutex
+	op string // the outer call in progress (its Go name), "" between calls
+	// query: the call in progress is holds or slots_changed, which make no inner call.
+	query     bool
 	failures  []innerFailure
 	violation error
 	// made are the streams, events and graphs the inner device made through this table and has
@@ -74,19 +79,41 @@ func (st *state) madeAs(kind string, id uint64) (runtime.StreamFlags, bool) {
 	return f, ok
 }
 
-// begin starts an outer call named op: no inner failure seen yet.
-func (st *state) begin(op string) {
+// calling records the outer call in progress: op ("" for none), and whether it is a query.
+func (st *state) calling(op string, query bool) {
 	st.mu.Lock()
-	st.failures, st.op = nil, op
+	st.op, st.query = op, query
 	st.mu.Unlock()
 }
 
-// end ends the outer call and returns the inner failures it saw, oldest first.
+// settle ends the outer call for the inner calls: it waits for those in flight, and a later one
+// finds no call in progress.
+func (st *state) settle() {
+	st.inner.Lock()
+	defer st.inner.Unlock()
+	st.calling("", false)
+}
+
+// current is the outer call in progress, and whether it is a query.
+func (st *state) current() (op string, query bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.op, st.query
+}
+
+// begin starts an outer call: no inner failure seen yet (Runtime.enter makes it in progress).
+func (st *state) begin() {
+	st.mu.Lock()
+	st.failures = nil
+	st.mu.Unlock()
+}
+
+// end returns the inner failures the outer call saw, oldest first, and forgets them.
 func (st *state) end() []innerFailure {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	f := st.failures
-	st.failures, st.op = nil, ""
+	st.failures = nil
 	return f
 }
 
@@ -116,6 +143,8 @@ func innerOf(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, rule fu
 		}
 	}()
 	st = cgo.Handle(self).Value().(*state)
+	st.inner.RLock()
+	defer st.inner.RUnlock()
 	v := st.broken(t, op)
 	if v == nil && rule != nil {
 		v = rule(st)
@@ -143,15 +172,20 @@ func (st *state) broken(t C.uint32_t, op string) error {
 	if op == "malloc" || op == "free" {
 		field += "_" // the table's names
 	}
+	outer, query := st.current()
 	switch {
-	case st.query:
-		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: st.op, Class: runtime.ClassInternal,
+	case outer == "":
+		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: "between calls", Class: runtime.ClassInternal,
+			Detail: fmt.Sprintf("%s: a thread of the runtime made a device call (the inner device's %s) while no call of replaycheck's into the runtime was in progress: a runtime makes inner calls inside the call they serve, from its thread or a thread the call waits for (runtime.h, Threads); the call was not made",
+				st.path, field)}
+	case query:
+		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: runtime.ClassInternal,
 			Detail: fmt.Sprintf("%s: %s made a device call (the inner device's %s): holds and slots_changed answer from the runtime's own state, make no inner call and never change anything (runtime.h: rc_runtime.holds, slots_changed); the call was not made",
-				st.path, entryOf(st.op), field)}
+				st.path, entryOf(outer), field)}
 	case t != noThreadArg && t != C.uint32_t(runtime.Main) && t != C.uint32_t(runtime.Other):
-		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: st.op, Class: runtime.ClassInternal,
+		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: runtime.ClassInternal,
 			Detail: fmt.Sprintf("%s: %s passed thread %d to the inner device's %s, which is neither RC_THREAD_MAIN (0) nor RC_THREAD_OTHER (1): a runtime passes the inner device the t of the call it forwards (runtime.h, Threads); the call was not made",
-				st.path, entryOf(st.op), uint32(t), field)}
+				st.path, entryOf(outer), uint32(t), field)}
 	}
 	return nil
 }
@@ -332,9 +366,10 @@ func rcpInnerCreateStreamWithFlags(self C.uintptr_t, t C.uint32_t, flags C.uint3
 		if f == runtime.Blocking || f == runtime.NonBlocking {
 			return nil
 		}
-		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: st.op, Class: runtime.ClassInternal,
+		outer, _ := st.current()
+		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: runtime.ClassInternal,
 			Detail: fmt.Sprintf("%s: %s passed stream flags %#x to the inner device's create_stream_with_flags, which are neither RC_STREAM_BLOCKING (0) nor RC_STREAM_NON_BLOCKING (1) (runtime.h: rc_stream_flags); the call was not made",
-				st.path, entryOf(st.op), uint32(flags))}
+				st.path, entryOf(outer), uint32(flags))}
 	}
 	return innerOf(self, t, err, "create_stream_with_flags", known, func(st *state) error { return st.createStream(t, f, out) })
 }

@@ -622,7 +622,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	})
 	if err != nil {
 		if opened { // RC_OK, but it broke a rule of the ABI on the way (Runtime.do)
-			r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(p.closeFns, r.rt) })
+			r.closeRuntime()
 		}
 		r.release()
 		return nil, err
@@ -630,7 +630,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	var buf [1024]C.char
 	C.rcp_missing(r.rt, &buf[0], C.size_t(len(buf)))
 	if missing := C.GoString(&buf[0]); missing != "" {
-		r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(p.closeFns, r.rt) })
+		r.closeRuntime()
 		r.release()
 		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
 	}
@@ -672,9 +672,7 @@ func (r *Runtime) Close() error {
 	}
 	r.closed = true
 	r.inCall.Store("rc_runtime_close")
-	r.st.op = "rc_runtime_close"
-	r.enter(runtime.Main, "rc_runtime_close", func() { C.rcp_close(r.p.closeFns, r.rt) })
-	r.st.op = ""
+	r.closeRuntime()
 	r.release()
 	r.p.mu.Lock()
 	delete(r.p.runtimes, r)
@@ -682,6 +680,12 @@ func (r *Runtime) Close() error {
 	// A rule the plugin broke in a call whose answer could carry no error (holds, slots_changed)
 	// and that no later call reported.
 	return r.st.takeViolation()
+}
+
+// closeRuntime makes the plugin's rc_runtime_close, a call in progress for its inner calls (a
+// runtime releases there what it made when it opened).
+func (r *Runtime) closeRuntime() {
+	r.enter(runtime.Main, "rc_runtime_close", false, func() { C.rcp_close(r.p.closeFns, r.rt) })
 }
 
 // Finish closes the runtime at the end of an instance (capture.Runtime): the engine lets go of it
@@ -731,10 +735,10 @@ func (r *Runtime) usable(op string, t runtime.Thread) error {
 
 // do runs f (one call into the plugin) and maps its status; r.mu is held, or r is not shared yet.
 func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
-	r.st.begin(op)
+	r.st.begin()
 	var cerr C.rc_error
 	var status C.int32_t
-	r.enter(t, op, func() { status = f(&cerr) })
+	r.enter(t, op, false, func() { status = f(&cerr) })
 	err := mapStatus(r.p.name, op, int32(status), readError(&cerr), r.st.end())
 	if v := r.st.takeViolation(); v != nil {
 		return v
@@ -756,23 +760,31 @@ func (r *Runtime) query(op string, f func()) {
 		boxed = op
 	}
 	r.inCall.Store(boxed)
-	r.st.op, r.st.query = op, true
-	defer func() { r.st.op, r.st.query = "", false }()
-	r.enter(noThread, op, f)
+	r.enter(noThread, op, true, f)
 }
 
 // enter makes f, one call into the plugin named op, under the watch of the device when it has one
 // (runtime.CallWatcher), and on t's OS thread: where it is when the device's batch view runs t's
 // calls inline (the engine's batch on the simulator's thread for t, so the plugin's call and its
 // inner calls cost no hand-off), else on the Runtime's worker for t; noThread: where it is.
-func (r *Runtime) enter(t runtime.Thread, op string, f func()) {
+func (r *Runtime) enter(t runtime.Thread, op string, query bool, f func()) {
 	r.box.desc = r.p.desc(op)
-	call := f
+	// For its inner calls, the call is in progress only inside the watch, where an inner call is
+	// watched nested in it (and outside it, a device call from a thread of the plugin's would take
+	// the engine's place); and it is over when the plugin has returned and every inner call in
+	// flight has (from a thread the call did not wait for). An inner call at any other time is not
+	// made (state.broken).
+	call := func() {
+		r.st.calling(op, query)
+		defer r.st.settle()
+		f()
+	}
 	if t != noThread && (r.bv == nil || !r.bv.InBatch(t)) {
 		if r.workers[t] == nil {
 			r.workers[t] = runtime.StartWorker(nil)
 		}
-		call = func() { r.workers[t].Do(f) }
+		inPlugin := call
+		call = func() { r.workers[t].Do(inPlugin) }
 	}
 	if r.watcher != nil {
 		r.watcher.WatchCall(op, call)

@@ -60,6 +60,11 @@
  *                                      destroy 500 inner streams and events at once, and joins
  *                                      them: inner calls from several threads of the plugin's own
  *                                      during one call of replaycheck's
+ *   RC_TEST_STRAY=path[:n]             rc_runtime_open starts a thread that waits for the file
+ *                                      path to exist, then makes n (default 1) inner
+ *                                      create_stream calls for RC_THREAD_MAIN, 50 us apart, and
+ *                                      writes the last one's status to path.done: inner calls
+ *                                      between replaycheck's calls, when the test says
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
@@ -873,6 +878,35 @@ static void inner_threads(pt *p, int n) {
 		if (started[i]) pthread_join(th[i], NULL);
 }
 
+/* stray_arg is a stray thread's own copy of what it needs: it may outlive the runtime. */
+typedef struct {
+	rc_device in;
+	char path[512];
+	int n;
+} stray_arg;
+
+/* stray waits for its file, makes one inner call and reports its status in <file>.done. */
+static void *stray(void *arg) {
+	stray_arg *a = arg;
+	while (access(a->path, F_OK) != 0) usleep(1000);
+	int32_t status = RC_OK;
+	for (int i = 0; i < a->n; i++) {
+		rc_stream s;
+		rc_error e;
+		if (i > 0) usleep(50);
+		status = a->in.create_stream(a->in.self, RC_THREAD_MAIN, &s, &e);
+	}
+	char done[600];
+	snprintf(done, sizeof done, "%s.done", a->path);
+	FILE *f = fopen(done, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)status);
+		fclose(f);
+	}
+	free(a);
+	return NULL;
+}
+
 int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inner, rc_runtime *out, rc_error *err) {
 	if (abi_version != RC_TEST_ABI) {
 		seterr(err, "invalid-value", "passthrough speaks ABI %u, asked for %u", (unsigned)RC_TEST_ABI, (unsigned)abi_version);
@@ -959,6 +993,18 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	out->retire = NULL;
 #endif
 	if ((v = getenv("RC_TEST_INNER_THREADS")) && *v) inner_threads(p, (int)strtol(v, NULL, 10));
+	if ((v = getenv("RC_TEST_STRAY")) && *v) {
+		stray_arg *a = calloc(1, sizeof *a);
+		a->in = *inner;
+		char n[32] = "";
+		if (!split(v, a->path, sizeof a->path, n, sizeof n)) snprintf(a->path, sizeof a->path, "%s", v);
+		a->n = *n ? (int)strtol(n, NULL, 10) : 1;
+		pthread_t th;
+		if (pthread_create(&th, NULL, stray, a) == 0)
+			pthread_detach(th);
+		else
+			free(a);
+	}
 	return RC_OK;
 }
 
