@@ -19,4 +19,4 @@ import (
 	"github.com/replaycheck/replaycheck/cmd/replaycheck/internal/cli"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(cli.Command(os.Args[1:])) }

@@ -6,7 +6,7 @@ package main_test
 // "replaycheck scripts NAME".
 //
 // replaycheck runs as a real process: TestMain registers it with testscript.Main, which puts a copy
-// of this test binary named replaycheck on the scripts' PATH and runs cli.Main when it is started
+// of this test binary named replaycheck on the scripts' PATH and runs cli.Command when it is started
 // under that name, as main.go does. Exit statuses are the process's, and a crash (a fault in cgo
 // code, an unrecovered panic in any goroutine) fails the one script that ran it, not the test
 // binary. Scripts see only testscript's environment (PATH, HOME=/no-home, TMPDIR=$WORK/.tmp,
@@ -88,7 +88,7 @@ var scriptDeadline time.Time
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		// Exactly what main.go runs.
-		"replaycheck": func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		"replaycheck": func() { os.Exit(cli.Command(os.Args[1:])) },
 		// For the negative controls below only: a process that dies of a segmentation fault.
 		"replaycheck-test-segfault": segfault,
 	})

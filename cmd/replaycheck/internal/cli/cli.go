@@ -18,7 +18,9 @@
 //	   that could not be opened (nothing was judged); or a report that could not be written to
 //	   stdout or to a file of run --out (every other one is written). The Go runtime also exits 2
 //	   when the process crashes (a SIGSEGV inside a driver library or a runtime plugin, without
-//	   --isolate), after printing the signal and the stacks to stderr.
+//	   --isolate), after printing the signal and the stacks to stderr; and `run` (Command) exits 2
+//	   when its supervised child ended before the run finished (a plugin's _exit(0)), or 128
+//	   plus the signal that killed the child.
 package cli
 
 import (
