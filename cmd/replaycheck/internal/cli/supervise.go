@@ -21,8 +21,9 @@ import (
 // again as a child (EnvSupervised set) and waits: the child does the run and, as it returns,
 // writes its exit status on file descriptor 3; a child that ends without writing it ended
 // unfinished, and the supervisor says so and exits 2 (or 128 plus the signal that killed it).
-// The supervisor forwards SIGINT, SIGTERM and SIGHUP to the child, which is in a process group of
-// its own so that a Ctrl-C reaches it once (run.ChildAttr), and dies with the supervisor.
+// The supervisor forwards SIGINT, SIGTERM, SIGHUP and SIGCONT to the child, which is in a process
+// group of its own so that a Ctrl-C reaches it once (run.ChildAttr), and dies with the supervisor;
+// a Ctrl-Z (SIGTSTP) stops the child, then the supervisor.
 
 // EnvSupervised is set in the environment of the child a supervisor starts: its value is the file
 // descriptor of the status pipe.
@@ -75,7 +76,7 @@ func supervise(args []string, stderr io.Writer) int {
 	}
 	defer pr.Close()
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGCONT)
 	defer signal.Stop(sigs)
 	unlock := run.LockStarter()
 	defer unlock()
@@ -95,7 +96,15 @@ func supervise(args []string, stderr io.Writer) int {
 		for {
 			select {
 			case sig := <-sigs:
-				cmd.Process.Signal(sig)
+				switch sig {
+				case syscall.SIGTSTP:
+					// Ctrl-Z stops the terminal's process group, which the child is not in: stop
+					// it, then this process, as the terminal would have.
+					cmd.Process.Signal(syscall.SIGSTOP)
+					syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+				default: // SIGCONT (fg, bg) continues the child as well
+					cmd.Process.Signal(sig)
+				}
 			case <-done:
 				return
 			}
