@@ -10,4 +10,9 @@
 // it runs nothing again, and holds over the instances the run selected.
 // Specs are generated while the tree is built (Register is called from the suite's TestX before
 // RunSpecs), never in BeforeSuite, as Ginkgo requires for specs generated from data.
+//
+// A suite's test binary calls ServeWorker (it is the worker of -replaycheck.isolate) and Supervise
+// (the suite runs in a supervised child of the binary, so that a runtime plugin's _exit(0) is no
+// pass) from an init function, and runs its specs with RunSpecs, which says that the suite
+// finished. See specs/specs_suite_test.go.
 package harness

@@ -70,6 +70,16 @@ var _ = Describe("the catalog suite through a runtime plugin", Ordered, func() {
 		Expect(out).To(ContainSubstring("hazards/rebase-after-capture@global/guards-on"))
 	})
 
+	It("fails, not passes, when the plugin ends the process with _exit(0) in a call", func() {
+		// The suite runs in a supervised child of the test binary (harness.Supervise): before, the
+		// binary exited 0 and go test printed ok.
+		DeferCleanup(os.Unsetenv, "RC_TEST_EXIT")
+		Expect(os.Setenv("RC_TEST_EXIT", "launch:_exit")).To(Succeed())
+		s := run("-replaycheck.run=^basic/simple-replay@global/")
+		Expect(s).To(gexec.Exit(2))
+		Expect(string(s.Err.Contents())).To(ContainSubstring("replaycheck suite: the run's process exited with status 0 before the run finished, which only code that runs no exit handler does (a runtime plugin or driver library calling _exit(0)): "))
+	})
+
 	It("fails at once on a runtime plugin that does not load", func() {
 		cmd := exec.Command(suite, "-replaycheck.runtime=/nonexistent/runtime.so")
 		cmd.Dir = filepath.Join("..", "specs")

@@ -50,6 +50,9 @@ type suite struct {
 // here, or the built-in guards. Call it from TestX before RunSpecs; it fails at once on a bad
 // configuration, a runtime plugin that cannot be loaded or a backend that cannot be opened.
 func Register(cfg *Config, sets []*probes.Set, dir string) error {
+	if suiteFinished != nil {
+		suiteFinished(run.Started) // from here a run is under way: Supervise
+	}
 	if err := cfg.Check(); err != nil {
 		return err
 	}

@@ -12,3 +12,6 @@ func StoreLastCall(name string) error {
 	m.store(name)
 	return nil
 }
+
+// SupervisedStatus is supervisedStatus, for the specs of a supervisor's reading of its child.
+var SupervisedStatus = supervisedStatus

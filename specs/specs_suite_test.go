@@ -17,8 +17,12 @@ import (
 
 var cfg = harness.RegisterFlags(flag.CommandLine)
 
-// -replaycheck.isolate starts this test binary again as the worker of each instance.
-func init() { harness.ServeWorker() }
+// -replaycheck.isolate starts this test binary again as the worker of each instance; and the suite
+// runs in a supervised child of this binary (harness.Supervise).
+func init() {
+	harness.ServeWorker()
+	harness.Supervise()
+}
 
 // TestCatalog runs every probe of specs/*.yaml on the configured backend (default sim/cann):
 // one spec per instance, passing when the outcome matches the probe's expectation.
@@ -34,5 +38,5 @@ func TestCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	leakcheck.Suite(t)
-	RunSpecs(t, "replaycheck catalog")
+	harness.RunSpecs(t, "replaycheck catalog")
 }

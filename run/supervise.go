@@ -1,0 +1,169 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A run under a supervisor. A runtime plugin or driver library that ends the process from inside
+// without an exit handler (_exit(), or a kill of its own) leaves nothing to say so, and its status,
+// 0 for _exit(0), reads as a pass. So a front (the CLI's run, the Ginkgo suite) starts itself
+// again as a child (EnvSupervised set) and waits (Supervise): the child says on a pipe when it
+// begins the run and when it has finished it (SupervisedChild); a child that began and ends
+// without saying it finished ended unfinished, and the supervisor says that and exits 2, or 128 plus the signal that killed it. The
+// supervisor forwards SIGINT, SIGTERM, SIGHUP and SIGCONT to the child, which is in a process group
+// of its own so that a Ctrl-C at the terminal reaches it once (ChildAttr) and dies with the
+// supervisor; a Ctrl-Z (SIGTSTP) stops the child, then the supervisor.
+
+// EnvSupervised is set in the environment of the child a supervisor starts: its value is the file
+// descriptor of the pipe the child reports on.
+const EnvSupervised = "REPLAYCHECK_SUPERVISED"
+
+// Finished is what a supervised child reports: its exit status, or, where the child's exit status
+// is decided after it can report (a test binary), only that it finished (AnyStatus).
+type Finished func(code int)
+
+// AnyStatus is the code a child reports to Finished when whatever status it exits with is its own.
+const AnyStatus = -1
+
+// Started is what a supervised child reports as it begins its run, before it loads or opens
+// anything: from then on only a Finished ends the run whole. A child that exits having said
+// nothing began no run (a test binary whose -run selected no suite), and its status is passed on.
+const Started = -2
+
+// SupervisedChild reports whether this process is a supervised child and returns what it says
+// that it finished with. It forgets EnvSupervised, so that the processes the run starts (workers
+// of --isolate) are not taken for supervised children; call it once, early.
+func SupervisedChild() (Finished, bool) {
+	v, ok := os.LookupEnv(EnvSupervised)
+	if !ok {
+		return nil, false
+	}
+	os.Unsetenv(EnvSupervised)
+	fd, err := strconv.Atoi(v)
+	if err != nil {
+		return func(int) {}, true // the supervisor will say the run did not finish
+	}
+	syscall.CloseOnExec(fd) // processes the run starts must not hold the pipe open
+	pipe := os.NewFile(uintptr(fd), "replaycheck-finished")
+	return func(code int) {
+		switch code {
+		case Started:
+			fmt.Fprintln(pipe, "started")
+			return
+		case AnyStatus:
+			fmt.Fprintln(pipe, "finished")
+		default:
+			fmt.Fprintf(pipe, "finished %d\n", code)
+		}
+		pipe.Close()
+	}, true
+}
+
+// Supervise starts argv (this executable, and the arguments that make it do the run) as a
+// supervised child, forwards signals to it and returns its exit status when it said it finished;
+// otherwise it tells stderr, each line prefixed with who ("replaycheck run"), that the run did not
+// finish (naming the front's isolate flag, isolate, as the cure), and returns 2, or 128 plus the
+// signal that killed the child.
+func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: a pipe for the run's process: %v\n", who, err)
+		return 2
+	}
+	defer pr.Close()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGCONT)
+	defer signal.Stop(sigs)
+	unlock := LockStarter()
+	defer unlock()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{pw}
+	cmd.Env = append(os.Environ(), EnvSupervised+"=3")
+	cmd.SysProcAttr = ChildAttr()
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: starting the run's process: %v\n", who, err)
+		return 2
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				switch sig {
+				case syscall.SIGTSTP:
+					// Ctrl-Z stops the terminal's process group, which the child is not in: stop
+					// it, then this process, as the terminal would have.
+					cmd.Process.Signal(syscall.SIGSTOP)
+					syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+				default: // SIGCONT (fg, bg) continues the child as well
+					cmd.Process.Signal(sig)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	// The child said it finished before it exited, if it did: what the pipe holds now is all.
+	pr.SetReadDeadline(time.Now().Add(time.Second))
+	said, _ := io.ReadAll(pr)
+	return supervisedStatus(cmd.ProcessState, werr, string(said), stderr, who, isolate)
+}
+
+// supervisedStatus is the supervisor's exit status for a child that ended in state (werr: Wait's
+// error) having said said on its pipe.
+func supervisedStatus(state *os.ProcessState, werr error, said string, stderr io.Writer, who, isolate string) int {
+	if state == nil {
+		fmt.Fprintf(stderr, "%s: waiting for the run's process: %v\n", who, werr)
+		return 2
+	}
+	if state.Exited() && (strings.TrimSpace(said) == "" || finished(said, state.ExitCode())) {
+		return state.ExitCode() // it began no run, or finished the one it began
+	}
+	unfinished := "nothing after the last line above was done and no report was written; " + isolate + " runs each instance in a process of its own, so that one ending it ends only that instance"
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		fmt.Fprintf(stderr, "%s: the run's process was killed by signal %s before the run finished: %s\n", who, SignalName(ws.Signal()), unfinished)
+		return 128 + int(ws.Signal())
+	}
+	var exit *exec.ExitError
+	if werr != nil && !errors.As(werr, &exit) {
+		fmt.Fprintf(stderr, "%s: waiting for the run's process: %v\n", who, werr)
+		return 2
+	}
+	if state.ExitCode() == 0 {
+		// No exit of replaycheck's own comes before it said it finished: code in it ended the
+		// process without an exit handler (which would have said which plugin).
+		fmt.Fprintf(stderr, "%s: the run's process exited with status 0 before the run finished, which only code that runs no exit handler does (a runtime plugin or driver library calling _exit(0)): %s\n", who, unfinished)
+	} else {
+		fmt.Fprintf(stderr, "%s: the run's process exited with status %d before the run finished: %s\n", who, state.ExitCode(), unfinished)
+	}
+	return 2
+}
+
+// finished reports whether a child that said said (its lines) and exited with code finished: it
+// said so last, with that status if it said one.
+func finished(said string, code int) bool {
+	lines := strings.Split(strings.TrimSpace(said), "\n")
+	f := strings.Fields(lines[len(lines)-1])
+	switch {
+	case len(f) == 1 && f[0] == "finished":
+		return true
+	case len(f) == 2 && f[0] == "finished":
+		said, err := strconv.Atoi(f[1])
+		return err == nil && said == code
+	}
+	return false
+}
