@@ -133,7 +133,7 @@ func supervisedStatus(state *os.ProcessState, werr error, said string, stderr io
 	if state.Exited() && (strings.TrimSpace(said) == "" || finished(said, state.ExitCode())) {
 		return state.ExitCode() // it began no run, or finished the one it began
 	}
-	unfinished := "nothing after the last line above was done and no report was written; " + isolate + " runs each instance in a process of its own, so that one ending it ends only that instance"
+	unfinished := "what it had not printed or written by then, reports included, was not done; " + isolate + " runs each instance in a process of its own, so that one ending it ends only that instance"
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		fmt.Fprintf(stderr, "%s: the run's process was killed by signal %s before the run finished: %s\n", who, SignalName(ws.Signal()), unfinished)
 		return 128 + int(ws.Signal())

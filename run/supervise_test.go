@@ -43,7 +43,7 @@ var _ = Describe("the supervisor of a run's process", func() {
 	It("fails a process whose status differs from the one it said", func() {
 		code, msg := ended("exit 1", "started\nfinished 0\n")
 		Expect(code).To(Equal(2))
-		Expect(msg).To(HavePrefix("replaycheck run: the run's process exited with status 1 before the run finished: nothing after the last line above was done"))
+		Expect(msg).To(HavePrefix("replaycheck run: the run's process exited with status 1 before the run finished: what it had not printed or written by then, reports included, was not done"))
 	})
 
 	It("names the signal that killed the process, and exits as a shell would say", func() {
