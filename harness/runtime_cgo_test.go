@@ -77,7 +77,7 @@ var _ = Describe("the catalog suite through a runtime plugin", Ordered, func() {
 		Expect(os.Setenv("RC_TEST_EXIT", "launch:_exit")).To(Succeed())
 		s := run("-replaycheck.run=^basic/simple-replay@global/")
 		Expect(s).To(gexec.Exit(2))
-		Expect(string(s.Err.Contents())).To(ContainSubstring("replaycheck suite: the run's process exited with status 0 before the run finished, which only code that runs no exit handler does (a runtime plugin or driver library calling _exit(0)): "))
+		Expect(string(s.Err.Contents())).To(ContainSubstring("replaycheck suite: the run's process exited with status 0 before the run finished, which only code that ends it without replaycheck's exit handlers does (a runtime plugin or driver library calling _exit(0), say): "))
 	})
 
 	It("fails at once on a runtime plugin that does not load", func() {

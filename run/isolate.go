@@ -227,7 +227,8 @@ func failedEntry(in probes.Instance, c Config, p *Platform, baseline *verdict.Ba
 var signalNames = map[syscall.Signal]string{
 	syscall.SIGSEGV: "SIGSEGV", syscall.SIGBUS: "SIGBUS", syscall.SIGABRT: "SIGABRT", syscall.SIGILL: "SIGILL",
 	syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT",
-	syscall.SIGTRAP: "SIGTRAP", syscall.SIGSYS: "SIGSYS",
+	syscall.SIGTRAP: "SIGTRAP", syscall.SIGSYS: "SIGSYS", syscall.SIGPIPE: "SIGPIPE", syscall.SIGHUP: "SIGHUP",
+	syscall.SIGQUIT: "SIGQUIT",
 }
 
 // SignalName is a signal's name as replaycheck's messages give it: SIGSEGV, SIGKILL.
@@ -235,7 +236,7 @@ func SignalName(s syscall.Signal) string {
 	if n, ok := signalNames[s]; ok {
 		return n
 	}
-	return fmt.Sprintf("signal %d (%v)", int(s), s)
+	return fmt.Sprintf("%d (%v)", int(s), s)
 }
 
 // stderrHead keeps the first 64 KiB a worker wrote to stderr: where the Go runtime says why it

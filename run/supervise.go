@@ -18,10 +18,15 @@ import (
 // 0 for _exit(0), reads as a pass. So a front (the CLI's run, the Ginkgo suite) starts itself
 // again as a child (EnvSupervised set) and waits (Supervise): the child says on a pipe when it
 // begins the run and when it has finished it (SupervisedChild); a child that began and ends
-// without saying it finished ended unfinished, and the supervisor says that and exits 2, or 128 plus the signal that killed it. The
-// supervisor forwards SIGINT, SIGTERM, SIGHUP and SIGCONT to the child, which is in a process group
-// of its own so that a Ctrl-C at the terminal reaches it once (ChildAttr) and dies with the
-// supervisor; a Ctrl-Z (SIGTSTP) stops the child, then the supervisor.
+// without saying it finished ended unfinished, and the supervisor says that and exits 2, or 128
+// plus the signal that killed it.
+//
+// The child stays in the supervisor's process group, so the terminal treats the two as one job:
+// a Ctrl-C, Ctrl-Z or hangup reaches both, the child may write to the terminal as before (a child
+// in a group of its own is stopped by its first write under `stty tostop`), and job control needs
+// nothing from the supervisor. The supervisor passes on SIGTERM, and SIGINT, SIGHUP or SIGQUIT when
+// its group is not the terminal's foreground (the signal was sent to it alone, by kill), so that
+// the child gets each signal once. On Linux the child dies with the supervisor.
 
 // EnvSupervised is set in the environment of the child a supervisor starts: its value is the file
 // descriptor of the pipe the child reports on.
@@ -48,12 +53,13 @@ func SupervisedChild() (Finished, bool) {
 		return nil, false
 	}
 	os.Unsetenv(EnvSupervised)
-	fd, err := strconv.Atoi(v)
-	if err != nil {
-		return func(int) {}, true // the supervisor will say the run did not finish
+	// Only what a supervisor passes: descriptor 3, a pipe. A value from elsewhere (the user's
+	// environment) is ignored, and this process is not a supervised child.
+	pipe := os.NewFile(3, "replaycheck-finished")
+	if st, err := pipe.Stat(); v != "3" || err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return nil, false
 	}
-	syscall.CloseOnExec(fd) // processes the run starts must not hold the pipe open
-	pipe := os.NewFile(uintptr(fd), "replaycheck-finished")
+	syscall.CloseOnExec(3) // processes the run starts must not hold the pipe open
 	return func(code int) {
 		switch code {
 		case Started:
@@ -81,7 +87,7 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 	}
 	defer pr.Close()
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGTSTP, syscall.SIGCONT)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	unlock := LockStarter()
 	defer unlock()
@@ -89,7 +95,7 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{pw}
 	cmd.Env = append(os.Environ(), EnvSupervised+"=3")
-	cmd.SysProcAttr = ChildAttr()
+	cmd.SysProcAttr = supervisedAttr()
 	err = cmd.Start()
 	pw.Close()
 	if err != nil {
@@ -101,13 +107,8 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 		for {
 			select {
 			case sig := <-sigs:
-				switch sig {
-				case syscall.SIGTSTP:
-					// Ctrl-Z stops the terminal's process group, which the child is not in: stop
-					// it, then this process, as the terminal would have.
-					cmd.Process.Signal(syscall.SIGSTOP)
-					syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-				default: // SIGCONT (fg, bg) continues the child as well
+				// The terminal signals its whole foreground group, the child with it.
+				if sig == syscall.SIGTERM || !foreground() {
 					cmd.Process.Signal(sig)
 				}
 			case <-done:
@@ -120,7 +121,29 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 	// The child said it finished before it exited, if it did: what the pipe holds now is all.
 	pr.SetReadDeadline(time.Now().Add(time.Second))
 	said, _ := io.ReadAll(pr)
-	return supervisedStatus(cmd.ProcessState, werr, string(said), stderr, who, isolate)
+	code := supervisedStatus(cmd.ProcessState, werr, string(said), stderr, who, isolate)
+	if s, ok := stoppedBy(cmd.ProcessState, string(said)); ok && s != syscall.SIGPIPE { // Go ignores a SIGPIPE sent
+		// Die the way the child did, as the process the user started: a shell, or a parent that
+		// looks for a death by signal, sees what it saw before there was a supervisor.
+		signal.Stop(sigs)
+		signal.Reset(s)
+		syscall.Kill(os.Getpid(), s)
+		time.Sleep(100 * time.Millisecond) // the signal is delivered; should it not be, the status says it
+	}
+	return code
+}
+
+// stopSignals are the signals that stop a run from outside (a user, a job control, a closed
+// pipe): a child they killed did not crash.
+var stopSignals = map[syscall.Signal]bool{syscall.SIGINT: true, syscall.SIGTERM: true, syscall.SIGHUP: true, syscall.SIGPIPE: true}
+
+// stoppedBy is the stop signal that killed a child that did not say it finished, if one did.
+func stoppedBy(state *os.ProcessState, said string) (syscall.Signal, bool) {
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || !stopSignals[ws.Signal()] || lastFinished(said) {
+		return 0, false
+	}
+	return ws.Signal(), true
 }
 
 // supervisedStatus is the supervisor's exit status for a child that ended in state (werr: Wait's
@@ -130,8 +153,21 @@ func supervisedStatus(state *os.ProcessState, werr error, said string, stderr io
 		fmt.Fprintf(stderr, "%s: waiting for the run's process: %v\n", who, werr)
 		return 2
 	}
-	if state.Exited() && (strings.TrimSpace(said) == "" || finished(said, state.ExitCode())) {
-		return state.ExitCode() // it began no run, or finished the one it began
+	if code, ok := finished(said); ok {
+		switch {
+		case code != AnyStatus && (!state.Exited() || code == state.ExitCode()):
+			// As it said; a signal that came after it said so (a SIGINT once the run had stopped
+			// listening) changes nothing.
+			return code
+		case code == AnyStatus && state.Exited():
+			return state.ExitCode()
+		}
+	}
+	if state.Exited() && strings.TrimSpace(said) == "" {
+		return state.ExitCode() // it began no run
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() && stopSignals[ws.Signal()] {
+		return 128 + int(ws.Signal()) // stopped from outside, not a crash: nothing to add
 	}
 	unfinished := "what it had not printed or written by then, reports included, was not done; " + isolate + " runs each instance in a process of its own, so that one ending it ends only that instance"
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -146,24 +182,30 @@ func supervisedStatus(state *os.ProcessState, werr error, said string, stderr io
 	if state.ExitCode() == 0 {
 		// No exit of replaycheck's own comes before it said it finished: code in it ended the
 		// process without an exit handler (which would have said which plugin).
-		fmt.Fprintf(stderr, "%s: the run's process exited with status 0 before the run finished, which only code that runs no exit handler does (a runtime plugin or driver library calling _exit(0)): %s\n", who, unfinished)
+		fmt.Fprintf(stderr, "%s: the run's process exited with status 0 before the run finished, which only code that ends it without replaycheck's exit handlers does (a runtime plugin or driver library calling _exit(0), say): %s\n", who, unfinished)
 	} else {
 		fmt.Fprintf(stderr, "%s: the run's process exited with status %d before the run finished: %s\n", who, state.ExitCode(), unfinished)
 	}
 	return 2
 }
 
-// finished reports whether a child that said said (its lines) and exited with code finished: it
-// said so last, with that status if it said one.
-func finished(said string, code int) bool {
+// finished is the status a child that said said (its lines) said it finished with, AnyStatus for
+// one that said only that it finished; false when its last line is no finish.
+func finished(said string) (int, bool) {
 	lines := strings.Split(strings.TrimSpace(said), "\n")
 	f := strings.Fields(lines[len(lines)-1])
 	switch {
 	case len(f) == 1 && f[0] == "finished":
-		return true
+		return AnyStatus, true
 	case len(f) == 2 && f[0] == "finished":
-		said, err := strconv.Atoi(f[1])
-		return err == nil && said == code
+		code, err := strconv.Atoi(f[1])
+		return code, err == nil && code >= 0
 	}
-	return false
+	return 0, false
+}
+
+// lastFinished reports whether said ends in a finish.
+func lastFinished(said string) bool {
+	_, ok := finished(said)
+	return ok
 }

@@ -37,7 +37,7 @@ var _ = Describe("the supervisor of a run's process", func() {
 	It("fails a process that began its run and exited 0 without saying it finished, as unfinished", func() {
 		code, msg := ended("exit 0", "started\n")
 		Expect(code).To(Equal(2))
-		Expect(msg).To(HavePrefix("replaycheck run: the run's process exited with status 0 before the run finished, which only code that runs no exit handler does"))
+		Expect(msg).To(HavePrefix("replaycheck run: the run's process exited with status 0 before the run finished, which only code that ends it without replaycheck's exit handlers does"))
 	})
 
 	It("fails a process whose status differs from the one it said", func() {
@@ -53,6 +53,36 @@ var _ = Describe("the supervisor of a run's process", func() {
 		code, msg = ended("kill -KILL $$", "started\n")
 		Expect(code).To(Equal(128 + 9))
 		Expect(msg).To(HavePrefix("replaycheck run: the run's process was killed by signal SIGKILL before the run finished: "))
+	})
+
+	It("says nothing of a process a stop signal ended (a Ctrl-C, a closed pipe), and exits as a shell would say", func() {
+		for _, c := range []struct {
+			sig  string
+			code int
+		}{{"INT", 130}, {"TERM", 143}, {"HUP", 129}, {"PIPE", 141}} {
+			code, msg := ended("kill -"+c.sig+" $$", "started\n")
+			Expect(code).To(Equal(c.code), c.sig)
+			Expect(msg).To(BeEmpty(), c.sig)
+		}
+	})
+
+	It("passes on the status a process said it finished with when a signal killed it after", func() {
+		code, msg := ended("kill -INT $$", "started\nfinished 130\n")
+		Expect(code).To(Equal(130))
+		Expect(msg).To(BeEmpty())
+		code, msg = ended("kill -KILL $$", "started\nfinished 1\n")
+		Expect(code).To(Equal(1))
+		Expect(msg).To(BeEmpty())
+	})
+
+	It("takes no REPLAYCHECK_SUPERVISED but a supervisor's for a supervised child", func() {
+		for _, v := range []string{"1", "2", "abc", ""} {
+			GinkgoT().Setenv(run.EnvSupervised, v)
+			_, ok := run.SupervisedChild()
+			Expect(ok).To(BeFalse(), v)
+			_, set := os.LookupEnv(run.EnvSupervised)
+			Expect(set).To(BeFalse(), "forgotten: the processes it starts do not see it")
+		}
 	})
 
 	It("runs the child with a pipe it reports on, and passes its status on", func() {
