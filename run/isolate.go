@@ -152,9 +152,9 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 	var stderr stderrHead
 	cmd.Stdin, cmd.Stderr, cmd.ExtraFiles = bytes.NewReader(req), &stderr, []*os.File{pw, page}
 	cmd.WaitDelay = workerWaitDelay
-	cmd.SysProcAttr = ChildAttr()
+	cmd.SysProcAttr = workerAttr()
 	// The thread that starts the child must outlive it: its end is the parent's death to Linux.
-	unlock := LockStarter()
+	unlock := lockStarter()
 	defer unlock()
 	err = cmd.Start()
 	pw.Close() // the child holds the write end now
@@ -198,7 +198,7 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", SignalName(ws.Signal()), during))
+			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", signalName(ws.Signal()), during))
 		}
 		if sig := stderr.signal(); sig != "" && ee.ExitCode() == 2 {
 			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", sig, during))
@@ -231,8 +231,8 @@ var signalNames = map[syscall.Signal]string{
 	syscall.SIGQUIT: "SIGQUIT",
 }
 
-// SignalName is a signal's name as replaycheck's messages give it: SIGSEGV, SIGKILL.
-func SignalName(s syscall.Signal) string {
+// signalName is a signal's name as replaycheck's messages give it: SIGSEGV, SIGKILL.
+func signalName(s syscall.Signal) string {
 	if n, ok := signalNames[s]; ok {
 		return n
 	}

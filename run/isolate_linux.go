@@ -9,7 +9,7 @@ import (
 // handle: the instance in flight finishes, a second abandons it and the context kills the child)
 // and has the kernel kill it when the parent dies, so a parent killed outright (SIGKILL, the OOM
 // killer) leaves no worker behind holding a device.
-func ChildAttr() *syscall.SysProcAttr {
+func workerAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
@@ -17,7 +17,7 @@ func ChildAttr() *syscall.SysProcAttr {
 // the parent-death signal when the thread that forked the child ends, not the process, and the Go
 // runtime ends a thread whose goroutine exits locked to it (a device's worker thread does). While
 // this goroutine holds the thread no other can end it.
-func LockStarter() (unlock func()) {
+func lockStarter() (unlock func()) {
 	goruntime.LockOSThread()
 	return goruntime.UnlockOSThread
 }

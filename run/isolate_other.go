@@ -7,7 +7,7 @@ import "syscall"
 // workerAttr puts a worker in its own process group (a Ctrl-C at the terminal is the parent's to
 // handle). Only Linux has a parent-death signal: elsewhere a worker whose parent was killed
 // outright finishes its one instance (bounded by its timeout) and exits.
-func ChildAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+func workerAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // lockStarter does nothing where there is no parent-death signal to tie to a thread.
-func LockStarter() (unlock func()) { return func() {} }
+func lockStarter() (unlock func()) { return func() {} }

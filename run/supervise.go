@@ -89,7 +89,7 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	unlock := LockStarter()
+	unlock := lockStarter()
 	defer unlock()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -171,7 +171,7 @@ func supervisedStatus(state *os.ProcessState, werr error, said string, stderr io
 	}
 	unfinished := "what it had not printed or written by then, reports included, was not done; " + isolate + " runs each instance in a process of its own, so that one ending it ends only that instance"
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		fmt.Fprintf(stderr, "%s: the run's process was killed by signal %s before the run finished: %s\n", who, SignalName(ws.Signal()), unfinished)
+		fmt.Fprintf(stderr, "%s: the run's process was killed by signal %s before the run finished: %s\n", who, signalName(ws.Signal()), unfinished)
 		return 128 + int(ws.Signal())
 	}
 	var exit *exec.ExitError

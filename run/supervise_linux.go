@@ -6,7 +6,7 @@ import (
 )
 
 // supervisedAttr keeps the supervised child in the supervisor's process group (see Supervise) and
-// has the kernel kill it when the supervisor dies (the thread that started it: LockStarter).
+// has the kernel kill it when the supervisor dies (the thread that started it: lockStarter).
 func supervisedAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
