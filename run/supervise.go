@@ -87,7 +87,14 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 	}
 	defer pr.Close()
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		// One this process was started ignoring (nohup's SIGHUP) stays ignored, and the child
+		// inherits that: a handler here would leave the child its default, and the hangup would
+		// end it.
+		if !signal.Ignored(s) {
+			signal.Notify(sigs, s)
+		}
+	}
 	defer signal.Stop(sigs)
 	unlock := lockStarter()
 	defer unlock()

@@ -60,7 +60,13 @@ var _ = Describe("the supervisor of a run's process", func() {
 			sig  string
 			code int
 		}{{"INT", 130}, {"TERM", 143}, {"HUP", 129}, {"PIPE", 141}} {
-			code, msg := ended("kill -"+c.sig+" $$", "started\n")
+			// A signal this process was started ignoring (nohup: SIGHUP; a background job:
+			// SIGINT) is ignored by its children too, and cannot kill sh: 99 says so.
+			code, msg := ended("kill -"+c.sig+" $$; exit 99", "started\n")
+			if code == 2 && strings.Contains(msg, "exited with status 99") {
+				By("SIG" + c.sig + " is ignored where this test runs: not checked")
+				continue
+			}
 			Expect(code).To(Equal(c.code), c.sig)
 			Expect(msg).To(BeEmpty(), c.sig)
 		}
