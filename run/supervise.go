@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -25,8 +26,12 @@ import (
 // a Ctrl-C, Ctrl-Z or hangup reaches both, the child may write to the terminal as before (a child
 // in a group of its own is stopped by its first write under `stty tostop`), and job control needs
 // nothing from the supervisor. The supervisor passes on SIGTERM, and SIGINT, SIGHUP or SIGQUIT when
-// its group is not the terminal's foreground (the signal was sent to it alone, by kill), so that
-// the child gets each signal once. On Linux the child dies with the supervisor.
+// its group is not the foreground of its controlling terminal, guessing that a signal it alone got
+// was sent to it alone. The guess fails both ways: a signal sent to the whole group (timeout(1),
+// kill -TERM -PGID) reaches the child twice, which a run reads as a second signal (abandon the
+// instance in flight); and a SIGINT, SIGHUP or SIGQUIT sent to the supervisor alone while the job
+// is in the foreground is not passed on. A process ended after the supervisor got a stop signal
+// gets no line calling it a crash. On Linux the child dies with the supervisor.
 
 // EnvSupervised is set in the environment of the child a supervisor starts: its value is the file
 // descriptor of the pipe the child reports on.
@@ -110,10 +115,12 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 		return 2
 	}
 	done := make(chan struct{})
+	var stopped atomic.Bool // a stop signal came: the child's end is the user's doing, not a crash
 	go func() {
 		for {
 			select {
 			case sig := <-sigs:
+				stopped.Store(true)
 				// The terminal signals its whole foreground group, the child with it.
 				if sig == syscall.SIGTERM || !foreground() {
 					cmd.Process.Signal(sig)
@@ -128,6 +135,11 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 	// The child said it finished before it exited, if it did: what the pipe holds now is all.
 	pr.SetReadDeadline(time.Now().Add(time.Second))
 	said, _ := io.ReadAll(pr)
+	if stopped.Load() && !lastFinished(string(said)) && cmd.ProcessState != nil {
+		// Stopped from outside (a Ctrl-\ dumps the child's goroutines and exits 2): its status,
+		// and no line calling it a crash.
+		stderr = io.Discard
+	}
 	code := supervisedStatus(cmd.ProcessState, werr, string(said), stderr, who, isolate)
 	if s, ok := stoppedBy(cmd.ProcessState, string(said)); ok && s != syscall.SIGPIPE { // Go ignores a SIGPIPE sent
 		// Die the way the child did, as the process the user started: a shell, or a parent that
