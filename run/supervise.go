@@ -59,12 +59,14 @@ func SupervisedChild() (Finished, bool) {
 	}
 	os.Unsetenv(EnvSupervised)
 	// Only what a supervisor passes: descriptor 3, a pipe. A value from elsewhere (the user's
-	// environment) is ignored, and this process is not a supervised child.
-	pipe := os.NewFile(3, "replaycheck-finished")
-	if st, err := pipe.Stat(); v != "3" || err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+	// environment) is ignored, and this process is not a supervised child. Asked before the
+	// descriptor is wrapped in an *os.File, whose finalizer would close one that is not ours.
+	var st syscall.Stat_t
+	if v != "3" || syscall.Fstat(3, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
 		return nil, false
 	}
 	syscall.CloseOnExec(3) // processes the run starts must not hold the pipe open
+	pipe := os.NewFile(3, "replaycheck-finished")
 	return func(code int) {
 		switch code {
 		case Started:
