@@ -885,7 +885,7 @@ typedef struct {
 	int n;
 } stray_arg;
 
-/* stray waits for its file, makes one inner call and reports its status in <file>.done. */
+/* stray waits for its file, makes its inner calls and reports the last one's status in <file>.done. */
 static void *stray(void *arg) {
 	stray_arg *a = arg;
 	while (access(a->path, F_OK) != 0) usleep(1000);
@@ -896,12 +896,15 @@ static void *stray(void *arg) {
 		if (i > 0) usleep(50);
 		status = a->in.create_stream(a->in.self, RC_THREAD_MAIN, &s, &e);
 	}
-	char done[600];
+	/* Written whole under another name, then renamed: a reader never sees it half written. */
+	char done[600], part[610];
 	snprintf(done, sizeof done, "%s.done", a->path);
-	FILE *f = fopen(done, "w");
+	snprintf(part, sizeof part, "%s.part", done);
+	FILE *f = fopen(part, "w");
 	if (f) {
 		fprintf(f, "%d\n", (int)status);
 		fclose(f);
+		rename(part, done);
 	}
 	free(a);
 	return NULL;
