@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/onsi/ginkgo/v2"
@@ -16,8 +15,8 @@ var suiteFinished run.Finished
 // its status: a runtime plugin or driver library that ends the process from inside without an
 // exit handler (_exit(0)) would otherwise end `go test` with "ok". The child says it began when
 // Register builds the tree and that it finished when RunSpecs returns; one that began and ended
-// without finishing makes the binary exit 2 (or 128 plus the signal that killed it), saying so. Call
-// it from an init function after ServeWorker (or first in TestMain), and run the suite with
+// without finishing makes the binary exit 2 (or 128 plus the signal that killed it), saying so.
+// Call it from an init function after ServeWorker (or first in TestMain), and run the suite with
 // harness.RunSpecs. In the child, and in a worker of -replaycheck.isolate, it returns at once.
 func Supervise() {
 	if os.Getenv(run.EnvWorker) != "" {
@@ -27,12 +26,7 @@ func Supervise() {
 		suiteFinished = f
 		return
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "replaycheck suite: finding this test binary to start the suite's process: %v\n", err)
-		os.Exit(2)
-	}
-	os.Exit(run.Supervise(append([]string{exe}, os.Args[1:]...), os.Stderr, "replaycheck suite", "-replaycheck.isolate"))
+	os.Exit(run.SuperviseSelf(os.Args[1:], os.Stderr, "replaycheck suite", "-replaycheck.isolate"))
 }
 
 // RunSpecs is ginkgo.RunSpecs, and says, in a supervised test binary (Supervise), that the suite

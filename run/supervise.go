@@ -81,6 +81,16 @@ func SupervisedChild() (Finished, bool) {
 	}, true
 }
 
+// SuperviseSelf is Supervise of this executable started again with args.
+func SuperviseSelf(args []string, stderr io.Writer, who, isolate string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: finding this executable to start the run's process: %v\n", who, err)
+		return 2
+	}
+	return Supervise(append([]string{exe}, args...), stderr, who, isolate)
+}
+
 // Supervise starts argv (this executable, and the arguments that make it do the run) as a
 // supervised child, forwards signals to it and returns its exit status when it said it finished;
 // otherwise it tells stderr, each line prefixed with who ("replaycheck run"), that the run did not
@@ -143,13 +153,14 @@ func Supervise(argv []string, stderr io.Writer, who, isolate string) int {
 		stderr = io.Discard
 	}
 	code := supervisedStatus(cmd.ProcessState, werr, string(said), stderr, who, isolate)
-	if s, ok := stoppedBy(cmd.ProcessState, string(said)); ok && s != syscall.SIGPIPE { // Go ignores a SIGPIPE sent
-		// Die the way the child did, as the process the user started: a shell, or a parent that
-		// looks for a death by signal, sees what it saw before there was a supervisor.
+	// Die the way the child did, as the process the user started: a shell, or a parent that looks
+	// for a death by signal, sees what it saw before there was a supervisor. Not of SIGPIPE, which
+	// Go ignores when it is sent; should a signal not arrive, the status says it.
+	if s, ok := stoppedBy(cmd.ProcessState, string(said)); ok && s != syscall.SIGPIPE {
 		signal.Stop(sigs)
 		signal.Reset(s)
 		syscall.Kill(os.Getpid(), s)
-		time.Sleep(100 * time.Millisecond) // the signal is delivered; should it not be, the status says it
+		time.Sleep(100 * time.Millisecond)
 	}
 	return code
 }

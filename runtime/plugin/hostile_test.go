@@ -413,9 +413,9 @@ var _ = Describe("an inner call between replaycheck's calls", func() {
 	It("never upsets the engine when the thread calls as soon as it starts, whenever that is", func() {
 		// Each instance's runtime starts a thread at open that calls at once, 20 times: inside
 		// the open (where a call is made, and the stream it makes is a leak) or after it (where
-		// it is not, and a later call fails). Before the loader put a call in progress only inside the
-		// engine's watch, a device call that slipped into the moment between made the engine
-		// unlock a lock it did not hold: a fatal error of the whole process.
+		// it is not, and a later call fails). Before the loader put a call in progress only
+		// inside the engine's watch, a device call that slipped into the moment between made the
+		// engine unlock a lock it did not hold: a fatal error of the whole process.
 		p, dev := load(), openSim("cann")
 		// simple-replay's calls are Main's; the incident's are Other's too, which are handed to a
 		// worker of the Runtime's: a longer moment between.

@@ -101,14 +101,8 @@ func (st *state) current() (op string, query bool) {
 	return st.op, st.query
 }
 
-// begin starts an outer call: no inner failure seen yet (Runtime.enter makes it in progress).
-func (st *state) begin() {
-	st.mu.Lock()
-	st.failures = nil
-	st.mu.Unlock()
-}
-
-// end returns the inner failures the outer call saw, oldest first, and forgets them.
+// end returns the inner failures the outer call saw, oldest first, and forgets them: the next
+// call starts with none, since an inner call fails only inside a call (state.broken).
 func (st *state) end() []innerFailure {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -735,7 +735,6 @@ func (r *Runtime) usable(op string, t runtime.Thread) error {
 
 // do runs f (one call into the plugin) and maps its status; r.mu is held, or r is not shared yet.
 func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
-	r.st.begin()
 	var cerr C.rc_error
 	var status C.int32_t
 	r.enter(t, op, false, func() { status = f(&cerr) })

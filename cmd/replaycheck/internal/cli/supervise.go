@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/replaycheck/replaycheck/run"
@@ -21,12 +20,7 @@ func Command(args []string) int {
 		return code
 	}
 	if len(args) > 0 && args[0] == "run" {
-		exe, err := os.Executable()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "replaycheck run: finding this executable to start the run's process: %v\n", err)
-			return ExitUsage
-		}
-		return run.Supervise(append([]string{exe}, args...), os.Stderr, "replaycheck run", "--isolate")
+		return run.SuperviseSelf(args, os.Stderr, "replaycheck run", "--isolate")
 	}
 	return Main(args, os.Stdout, os.Stderr)
 }
