@@ -46,12 +46,25 @@ func (r *run) setBuf(name string, a *allocation) {
 	r.bufs[name] = a
 	r.resolved = r.resolved[:0]
 	r.noteChanged(name)
+	r.holdByID(name, a)
 }
 
 func (r *run) dropBuf(name string) {
 	delete(r.bufs, name)
 	r.resolved = r.resolved[:0]
 	r.noteChanged(name)
+	r.holdByID(name, nil)
+}
+
+// holdByID keeps what name holds by its id in the probe's name table too (byID), where a run of
+// planned ops finds it (runs.go).
+func (r *run) holdByID(name string, a *allocation) {
+	if id, ok := r.p.BufferID(name); ok {
+		if int(id) >= len(r.byID) {
+			r.byID = append(r.byID, make([]*allocation, int(id)+1-len(r.byID))...)
+		}
+		r.byID[id] = a
+	}
 }
 
 func (r *run) noteChanged(name string) {

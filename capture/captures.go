@@ -46,8 +46,9 @@ func (r *run) runCapture(c *probes.Capture) error {
 	// meanwhile is initialised on the engine's own stream.
 	r.capture, r.captureID, r.captured = c.Name, info.ID, 0
 	from := len(r.res.Ledger) // the capture's entries follow: captures run one at a time
-	defer func() { r.capture = "" }()
+	defer func() { r.capture, r.runs = "", nil }()
 	r.tl.capture(c)
+	r.startRuns(c)
 	if err := r.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
 		return r.abandonAfter(c, err)
 	}
@@ -153,17 +154,21 @@ func (r *run) entriesOf(capture string) []Residency {
 // noteCaptured enters the buffers an op captured into the capture in progress touches into the
 // residency ledger.
 func (r *run) noteCaptured(acc probes.Access) {
-	note := func(spans []probes.Span, how Access) {
-		for _, sp := range spans {
-			a := r.live(sp.Buffer)
-			if a.ledgerOf == r.capture {
-				r.res.Ledger[a.inLedger].Access = r.res.Ledger[a.inLedger].Access.With(how)
-				continue
-			}
-			a.ledgerOf, a.inLedger = r.capture, len(r.res.Ledger)
-			r.res.Ledger = append(r.res.Ledger, Residency{Capture: r.capture, Buffer: sp.Buffer, Range: a.ptr, Generation: a.gen, Access: how})
-		}
+	for _, sp := range acc.Writes {
+		r.noteAccess(r.live(sp.Buffer), AccessWrite)
 	}
-	note(acc.Writes, AccessWrite)
-	note(acc.Reads, AccessRead)
+	for _, sp := range acc.Reads {
+		r.noteAccess(r.live(sp.Buffer), AccessRead)
+	}
+}
+
+// noteAccess enters a's access into the ledger of the capture in progress: a new entry the first
+// time the capture touches a, a wider access after.
+func (r *run) noteAccess(a *allocation, how Access) {
+	if a.ledgerOf == r.capture {
+		r.res.Ledger[a.inLedger].Access = r.res.Ledger[a.inLedger].Access.With(how)
+		return
+	}
+	a.ledgerOf, a.inLedger = r.capture, len(r.res.Ledger)
+	r.res.Ledger = append(r.res.Ledger, Residency{Capture: r.capture, Buffer: a.name, Range: a.ptr, Generation: a.gen, Access: how})
 }

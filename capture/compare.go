@@ -28,6 +28,33 @@ type verifier struct {
 	scratch []byte           // the read-back chunks, two of them, reused across rounds
 }
 
+// scratchPool keeps the read-back chunks of instances that finished (releaseScratch) for the next
+// one: two 4 MiB chunks made new for every instance are 8 MiB of memory the OS faults in page by
+// page, and a collection every few instances of a probe with large buffers.
+var scratchPool sync.Pool // of *[]byte
+
+// chunks returns the run's two chunks of n bytes each, one after the other.
+func (v *verifier) chunks(n int64) []byte {
+	if int64(cap(v.scratch)) < 2*n {
+		if s, _ := scratchPool.Get().(*[]byte); s != nil && int64(cap(*s)) >= 2*n {
+			v.scratch = *s
+		} else {
+			v.scratch = make([]byte, 2*n)
+		}
+	}
+	return v.scratch[:2*n]
+}
+
+// releaseScratch gives the chunks back for the next instance. Only a finished instance does: one
+// given up may still be inside a read into them.
+func (v *verifier) releaseScratch() {
+	if v.scratch != nil {
+		s := v.scratch[:cap(v.scratch)]
+		scratchPool.Put(&s)
+		v.scratch = nil
+	}
+}
+
 // comparerOf returns the in-place comparison of dev's device (runtime.Comparer, found through any
 // wrapper) when the runtime under test is the built-in one (its Read passes straight to the
 // device; a runtime of the user's own reads through itself). It goes through the watch like every
@@ -64,10 +91,8 @@ func (r *run) equal(a *allocation, want []byte) (bool, error) {
 func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 	n := int64(len(want))
 	chunk := min(n, int64(readChunk))
-	if int64(cap(r.scratch)) < 2*chunk {
-		r.scratch = make([]byte, 2*chunk)
-	}
-	bufs := [2][]byte{r.scratch[:chunk], r.scratch[chunk : 2*chunk]}
+	scratch := r.chunks(chunk)
+	bufs := [2][]byte{scratch[:chunk], scratch[chunk : 2*chunk]}
 	read := func(into []byte, off int64) error {
 		m := min(chunk, n-off)
 		if a.host {
@@ -338,10 +363,7 @@ func (r *run) writeInit(p runtime.Ptr, init probes.Pattern) error {
 		return r.dev.Write(runtime.Main, p, init.Bytes(p.Bytes))
 	}
 	chunk := min(p.Bytes, int64(readChunk))
-	if int64(cap(r.scratch)) < chunk {
-		r.scratch = make([]byte, 2*chunk)
-	}
-	buf := r.scratch[:chunk]
+	buf := r.chunks(chunk)[:chunk]
 	init.Fill(buf)
 	for off := int64(0); off < p.Bytes; off += chunk {
 		m := min(chunk, p.Bytes-off)

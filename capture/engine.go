@@ -97,8 +97,10 @@ type run struct {
 	streams map[string]runtime.Stream
 	events  map[string]runtime.Event
 	bufs    map[string]*allocation
-	gen     uint64
-	graphs  map[string]runtime.Graph
+	// byID is what bufs holds, by the id of the name in the probe's name table (probes.Plan).
+	byID   []*allocation
+	gen    uint64
+	graphs map[string]runtime.Graph
 	// setup is the engine's own stream, never part of a capture, used to initialise buffers
 	// allocated while a capture is active without making a synchronous (unsafe) call.
 	setup runtime.Stream
@@ -141,6 +143,8 @@ type run struct {
 	armed  []bool
 	// cur is the engine call being made: what a timeout in a device call names.
 	cur deviceCall
+	// runs issues the capture in progress's ops in runs where it can (runs.go); nil when not.
+	runs *runner
 	// walker is the backend device's walk of a graph's nodes under the watch, nil where the run
 	// walks through the runtime under test (walkerOf, walkGraph).
 	walker runtime.GraphWalker
@@ -274,6 +278,7 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	res.Timeline = r.tl.log()
 	res.Timings = r.times.timings()
 	r.classify(err)
+	r.releaseScratch()
 }
 
 // withLeaks is err with the leaks found at the point when names: a leak error of its own when err

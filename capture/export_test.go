@@ -134,7 +134,7 @@ func LedgerHolds(ledger []Residency, capture string, p runtime.Ptr, how Access) 
 type Snapshots struct{ r *run }
 
 func NewSnapshots(rt Runtime) *Snapshots {
-	return &Snapshots{r: &run{dev: rt, bufs: map[string]*allocation{}, in: probes.Instance{Guarded: true}}}
+	return &Snapshots{r: &run{dev: rt, bufs: map[string]*allocation{}, in: probes.Instance{Guarded: true}, p: &probes.Probe{}}}
 }
 
 // Set makes the engine hold p for name (an allocation, or a growth); Drop frees name.
@@ -168,4 +168,19 @@ func CompactCalls(tl Timeline) int {
 		return 0
 	}
 	return tl.log.kernels.Len()
+}
+
+// SetRuns sets the fewest ops a run of a capture's ops holds, or turns runs off (least 0), and
+// sets the hook told of every run issued (nil: none); it returns what restores both.
+func SetRuns(least int, hook func(from, ops, took int)) (restore func()) {
+	oldMin, oldOff, oldHook := minRun, noRuns, runHook
+	minRun, noRuns, runHook = least, least == 0, hook
+	return func() { minRun, noRuns, runHook = oldMin, oldOff, oldHook }
+}
+
+// SkewRuns has the oracle record every run one op short (the equivalence spec's negative
+// control) and returns what restores it.
+func SkewRuns() (restore func()) {
+	skewRuns = true
+	return func() { skewRuns = false }
 }

@@ -111,9 +111,14 @@ func (g watchedWalker) WalkGraph(t runtime.Thread, gr runtime.Graph, visit func(
 // node's range would take O(n²).
 type ledgerIndex struct {
 	reads, writes runtime.Ranges
+	// readList and writeList are the ranges indexed; hitRead and hitWrite the last of them that
+	// held a range asked about: a graph's consecutive nodes mostly lie in the same buffer, and a
+	// graph of 100,000 nodes then costs no search per node.
+	readList, writeList []runtime.Ptr
+	hitRead, hitWrite   runtime.Ptr
 }
 
-func newLedgerIndex(entries []Residency) ledgerIndex {
+func newLedgerIndex(entries []Residency) *ledgerIndex {
 	var reads, writes []runtime.Ptr
 	for _, l := range entries {
 		if l.Access == AccessRead || l.Access == AccessReadWrite {
@@ -123,15 +128,27 @@ func newLedgerIndex(entries []Residency) ledgerIndex {
 			writes = append(writes, l.Range)
 		}
 	}
-	return ledgerIndex{reads: runtime.NewRanges(reads), writes: runtime.NewRanges(writes)}
+	return &ledgerIndex{reads: runtime.NewRanges(reads), writes: runtime.NewRanges(writes), readList: reads, writeList: writes}
 }
 
 // holds reports whether p lies inside an entry that allows how (AccessRead or AccessWrite).
-func (x ledgerIndex) holds(p runtime.Ptr, how Access) bool {
+func (x *ledgerIndex) holds(p runtime.Ptr, how Access) bool {
+	set, list, hit := &x.reads, x.readList, &x.hitRead
 	if how == AccessWrite {
-		return x.writes.Contains(p)
+		set, list, hit = &x.writes, x.writeList, &x.hitWrite
 	}
-	return x.reads.Contains(p)
+	if hit.Bytes > 0 && hit.Contains(p) {
+		return true
+	}
+	if !set.Contains(p) {
+		return false
+	}
+	set.Overlapping(p, func(i int) {
+		if list[i].Contains(p) {
+			*hit = list[i]
+		}
+	})
+	return true
 }
 
 // unfaithful returns the first graph check that found something, nil when none did.

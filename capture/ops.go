@@ -162,7 +162,18 @@ func rejectionOf(step probes.Step, e *runtime.Error) *Rejection {
 }
 
 func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
-	for i, op := range ops {
+	for i := 0; i < len(ops); i++ {
+		if r.runs != nil && capture != "" {
+			n, err := r.issueRun(capture, ops, i)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				i += n - 1
+				continue
+			}
+		}
+		op := ops[i]
 		step := probes.OpStep(phase, capture, i)
 		acc, why := r.resolve(op)
 		if why != "" {

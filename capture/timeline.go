@@ -25,6 +25,10 @@ type callLog struct {
 	events   []Event
 	kernels  chunk.Log[kernelEvent]
 	captures []*probes.Capture
+	// runs are the runs of a capture's ops issued in one call each (runs.go), which one
+	// kernelEvent stands for each; calls is how many calls the kernelEvents stand for.
+	runs  []kernelRun
+	calls int
 }
 
 // kernelEvent is a fill, copy or axpy of a capture that took: everything its Event says, kept as
@@ -39,6 +43,40 @@ type kernelEvent struct {
 	capture  int32 // in callLog.captures
 	index    int32 // of the op in its capture's list
 	captured bool
+	// run is 0 for one op, else the record stands for callLog.runs[run-1], whose first op is
+	// index and first call seq (w and x are then unused).
+	run int32
+}
+
+// kernelRun is a run of a capture's ops issued in one call (runs.go): n ops, their ranges those
+// of its plan at the buffers ids held then, ptrs.
+type kernelRun struct {
+	n    int
+	plan *probes.Plan
+	ids  []uint32
+	ptrs []runtime.Ptr
+}
+
+// bases returns the buffers' ranges by id (in table, grown as needed): what ranges reads.
+func (k *kernelRun) bases(table []runtime.Ptr) []runtime.Ptr {
+	for j, id := range k.ids {
+		if int(id) >= len(table) {
+			table = append(table, make([]runtime.Ptr, int(id)+1-len(table))...)
+		}
+		table[id] = k.ptrs[j]
+	}
+	return table
+}
+
+// ranges returns the ranges op i of the run's capture was issued over (w, and where x begins),
+// with bases the run's (bases).
+func (k *kernelRun) ranges(bases []runtime.Ptr, i int) (w runtime.Ptr, x uint64) {
+	pk := k.plan.Kernel(i)
+	w = bases[pk.W().ID].Slice(pk.W().Off, pk.W().Len)
+	if pk.Kind() != runtime.KernelFill {
+		x = bases[pk.X().ID].Slice(pk.X().Off, pk.X().Len).Addr
+	}
+	return w, x
 }
 
 // TimelineOf is a timeline of events, in order.
@@ -54,7 +92,7 @@ func (tl Timeline) Len() int {
 	if tl.log == nil {
 		return 0
 	}
-	return len(tl.log.events) + tl.log.kernels.Len()
+	return len(tl.log.events) + tl.log.calls
 }
 
 // IsZero reports whether the timeline is empty (the JSON field is then left out).
@@ -67,12 +105,13 @@ func (tl Timeline) Events() []Event {
 		return nil
 	}
 	l := tl.log
-	if l.kernels.Len() == 0 {
+	if l.calls == 0 {
 		return slices.Clip(l.events)
 	}
 	out := make([]Event, 0, tl.Len())
-	steps := make([]probes.Step, 0, l.kernels.Len())
+	steps := make([]probes.Step, 0, l.calls)
 	var text []byte
+	var bases []runtime.Ptr
 	evs := l.events
 	for block := range l.kernels.Blocks() {
 		for _, k := range block {
@@ -80,11 +119,23 @@ func (tl Timeline) Events() []Event {
 				out, evs = append(out, evs[0]), evs[1:]
 			}
 			c := l.captures[k.capture]
-			op := c.Ops[k.index]
-			steps = append(steps, probes.OpStep(probes.PhaseCapture, c.Name, int(k.index)))
-			text = describeKernel(text[:0], op, k.w, runtime.Ptr{Addr: k.x, Bytes: k.w.Bytes})
-			out = append(out, Event{Seq: k.seq, Phase: PhaseCapture, Step: &steps[len(steps)-1], Call: string(text), Thread: op.Thread,
-				Captured: k.captured, Eager: !k.captured})
+			add := func(seq, index int, w runtime.Ptr, x uint64) {
+				op := c.Ops[index]
+				steps = append(steps, probes.OpStep(probes.PhaseCapture, c.Name, index))
+				text = describeKernel(text[:0], op, w, runtime.Ptr{Addr: x, Bytes: w.Bytes})
+				out = append(out, Event{Seq: seq, Phase: PhaseCapture, Step: &steps[len(steps)-1], Call: string(text), Thread: op.Thread,
+					Captured: k.captured, Eager: !k.captured})
+			}
+			if k.run == 0 {
+				add(k.seq, int(k.index), k.w, k.x)
+				continue
+			}
+			run := &l.runs[k.run-1]
+			bases = run.bases(bases)
+			for i := range run.n {
+				w, x := run.ranges(bases, int(k.index)+i)
+				add(k.seq+i, int(k.index)+i, w, x)
+			}
 		}
 	}
 	return append(out, evs...)
@@ -170,7 +221,7 @@ type timeline struct {
 
 // log is the timeline recorded so far, as a Result holds it.
 func (t *timeline) log() Timeline {
-	if len(t.events) == 0 && t.kernels.Len() == 0 {
+	if len(t.events) == 0 && t.calls == 0 {
 		return Timeline{}
 	}
 	l := t.callLog // a copy: a view of what was recorded until now (chunk.Log)
@@ -204,6 +255,18 @@ func (t *timeline) kernel(c *deviceCall, captured bool) {
 	t.captured = captured
 	t.kernels.Add(kernelEvent{seq: t.seq, w: c.w, x: c.x.Addr, capture: int32(len(t.captures) - 1),
 		index: int32(c.step.Index), captured: captured})
+	t.calls++
+}
+
+// run records a run of the capture in progress's ops from op index from that took, issued in one
+// call (runs.go): one record for all of them, their events rebuilt from run when read.
+func (t *timeline) run(from int, captured bool, run kernelRun) {
+	t.runs = append(t.runs, run)
+	t.kernels.Add(kernelEvent{seq: t.seq + 1, capture: int32(len(t.captures) - 1), index: int32(from), captured: captured,
+		run: int32(len(t.runs))})
+	t.seq += run.n
+	t.calls += run.n
+	t.captured = captured
 }
 
 // stepBlock and textBlock are how many steps and bytes of call text one allocation holds.

@@ -47,6 +47,9 @@ type Oracle struct {
 	patterns []Pattern
 	// opsIn is how many ops each capture lists: the hint of its graph's log (chunk.Log).
 	opsIn map[string]int
+	// probe is the probe the oracle runs: its name table gives the first ids, and its plans
+	// (Plan) hold graph ops that mean the same buffers here.
+	probe *Probe
 }
 
 // oracleBuffer is what a name holds besides its bytes: nothing while made is false (the name
@@ -90,6 +93,10 @@ func NewOracle(p *Probe) *Oracle {
 		refused: map[string]bool{},
 		graphs:  map[string]*chunk.Log[graphOp]{},
 		opsIn:   map[string]int{},
+		probe:   p,
+	}
+	for _, name := range p.bufferNames() {
+		o.id(name) // the probe's ids, in every oracle of it (Plan)
 	}
 	for _, c := range p.Captures {
 		o.opsIn[c.Name] = len(c.Ops)
@@ -212,15 +219,20 @@ func (o *Oracle) Capture(capture string, op *Op, took bool) {
 			gop.a = uint32(len(o.patterns))
 			o.patterns = append(o.patterns, op.Pattern)
 		}
-		if o.recordingOf != capture {
-			o.recording, o.recordingOf = o.graphs[capture], capture
-			if o.recording == nil {
-				o.recording = &chunk.Log[graphOp]{Hint: o.opsIn[capture]}
-				o.graphs[capture] = o.recording
-			}
-		}
-		o.recording.Add(gop)
+		o.graphOf(capture).Add(gop)
 	}
+}
+
+// graphOf is the graph capture's ops are recorded into, made on first use.
+func (o *Oracle) graphOf(capture string) *chunk.Log[graphOp] {
+	if o.recordingOf != capture {
+		o.recording, o.recordingOf = o.graphs[capture], capture
+		if o.recording == nil {
+			o.recording = &chunk.Log[graphOp]{Hint: o.opsIn[capture]}
+			o.graphs[capture] = o.recording
+		}
+	}
+	return o.recording
 }
 
 // graphOp resolves a data op's ranges at the buffers' sizes now; false when they do not fit. A

@@ -116,6 +116,9 @@ type Probe struct {
 	// Faults are injected into every instance's device (see Fault); a backend without the
 	// fault-injection capability skips the probe.
 	Faults []Fault
+
+	// names is the probe's buffer name table and its capture plans (plan.go), made on first use.
+	names *names
 }
 
 // ID is "set/name".

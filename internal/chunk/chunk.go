@@ -43,6 +43,21 @@ func (l *Log[T]) grow() {
 	l.last = make([]T, 0, min(size, Block))
 }
 
+// Share appends the values of vs without copying them: vs becomes a block of the log, which the
+// caller must never change afterwards (a plan's values, shared by every log that replays it). The
+// next Add starts a block of its own.
+func (l *Log[T]) Share(vs []T) {
+	if len(vs) == 0 {
+		return
+	}
+	if len(l.last) > 0 {
+		l.full = append(l.full, l.last)
+	}
+	l.full = append(l.full, vs[:len(vs):len(vs)])
+	l.last = nil
+	l.n += len(vs)
+}
+
 // Len is how many values the log holds.
 func (l *Log[T]) Len() int { return l.n }
 

@@ -83,4 +83,18 @@ var _ = Describe("a log in blocks", func() {
 		Expect(values(&view)).To(Equal([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))
 		Expect(slices.Equal(values(&l)[:10], values(&view))).To(BeTrue())
 	})
+
+	It("keeps shared values in order among added ones, without copying them", func() {
+		var l chunk.Log[int]
+		l.Add(1)
+		shared := []int{2, 3, 4}
+		l.Share(shared[:2])
+		l.Share(nil)
+		l.Add(5)
+		Expect(values(&l)).To(Equal([]int{1, 2, 3, 5}))
+		Expect(l.Len()).To(Equal(4))
+		shared[0] = 9 // the log holds the caller's values, not a copy
+		Expect(values(&l)).To(Equal([]int{1, 9, 3, 5}))
+		Expect(shared[2]).To(Equal(4), "adding after a shared block never writes into it")
+	})
 })

@@ -544,6 +544,18 @@ func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 	return nil
 }
 
+var _ runtime.KernelEnqueuer = (*Device)(nil)
+
+// EnqueueKernels enqueues a run of fills, copies and axpys (runtime.KernelEnqueuer). Program mode
+// passes the run on as it passes each kernel on, untouched; kernel mode watches each kernel as its
+// own call (Fill, Copy, Axpy).
+func (d *Device) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime.Kernel) (int, error) {
+	if !d.tracksWork() {
+		return runtime.EnqueueKernels(d.inner, t, s, ks)
+	}
+	return runtime.EnqueueEach(d, t, s, ks)
+}
+
 // Record records e on s; in kernel mode it is refused on a stream outside an active capture. An
 // event recorded inside a capture can fork another stream into it (see Wait).
 func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) error {

@@ -637,11 +637,7 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 		if err != nil {
 			return err
 		}
-		da, err := d.checkRange("Fill", "destination", dst, false)
-		if err != nil {
-			return err
-		}
-		return d.enqueue(&call{op: "Fill", thread: t, stream: st}, work{kind: kindMemset, dst: dst, value: value}, [3]*allocation{da})
+		return d.fill(t, st, dst, value)
 	})
 }
 
@@ -654,20 +650,7 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 		if err != nil {
 			return err
 		}
-		da, err := d.checkRange("Copy", "destination", dst, true)
-		if err != nil {
-			return err
-		}
-		sa, err := d.checkRange("Copy", "source", src, true)
-		if err != nil {
-			return err
-		}
-		if da.host != 0 && sa.host != 0 {
-			return d.fail("Copy", runtime.ClassInvalidValue, "destination %v and source %v are both host memory: a copy between host buffers is the CPU's, not a stream's", dst, src)
-		}
-		n := min(dst.Bytes, src.Bytes)
-		c := &call{op: "Copy", thread: t, stream: st, pageable: da.host == runtime.Pageable || sa.host == runtime.Pageable}
-		return d.enqueue(c, work{kind: kindMemcpy, dst: dst.Slice(0, n), src: src.Addr}, [3]*allocation{sa, da})
+		return d.copy(t, st, dst, src)
 	})
 }
 
@@ -680,19 +663,102 @@ func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 		if err != nil {
 			return err
 		}
-		if x.Bytes != y.Bytes || y.Bytes%4 != 0 {
-			return d.fail("Axpy", runtime.ClassInvalidValue, "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
-		}
-		ya, err := d.checkRange("Axpy", "y", y, false)
-		if err != nil {
-			return err
-		}
-		xa, err := d.checkRange("Axpy", "x", x, false)
-		if err != nil {
-			return err
-		}
-		return d.enqueue(&call{op: "Axpy", thread: t, stream: st}, work{kind: kindKernel, dst: y, src: x.Addr, a: a}, [3]*allocation{xa, ya, ya})
+		return d.axpy(t, st, y, x, a)
 	})
+}
+
+var _ runtime.KernelEnqueuer = (*Device)(nil)
+
+// EnqueueKernels enqueues a run of fills, copies and axpys (runtime.KernelEnqueuer) under one
+// hand-off and one hold of the device lock: each kernel is checked, and recorded or run, exactly
+// as its own call would be, and the run stops at the first that fails. Of what call does before a
+// call, only what can change between two kernels of a run is done again for each: the device-lost
+// check and a test's hook (nothing in a run launches, so nothing needs settling again).
+func (d *Device) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime.Kernel) (int, error) {
+	if len(ks) == 0 {
+		return 0, nil
+	}
+	if w := d.away(t); w != nil {
+		return handOff(d, w, ks[0].Kind.String(), func() (int, error) { return d.EnqueueKernels(t, s, ks) })
+	}
+	n := 0
+	err := d.call(t, ks[0].Kind.String(), func() error {
+		// The stream is looked up once: nothing in a run can destroy it.
+		st, err := d.lookupStream(ks[0].Kind.String(), s)
+		if err != nil {
+			return err
+		}
+		for i := range ks {
+			k := &ks[i]
+			if i > 0 {
+				op := k.Kind.String()
+				if err, _ := d.preempt(op); err != nil {
+					return err
+				}
+				if d.hook != nil {
+					d.hook(op, t)
+				}
+			}
+			var err error
+			switch k.Kind {
+			case runtime.KernelFill:
+				err = d.fill(t, st, k.Dst, k.Value)
+			case runtime.KernelCopy:
+				err = d.copy(t, st, k.Dst, k.Src)
+			case runtime.KernelAxpy:
+				err = d.axpy(t, st, k.Dst, k.Src, k.A)
+			default:
+				err = d.fail("EnqueueKernels", runtime.ClassInvalidValue, "unknown kernel kind %v", k.Kind)
+			}
+			if err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// fill, copy and axpy are the bodies of Fill, Copy and Axpy on stream st, under the device lock.
+func (d *Device) fill(t runtime.Thread, st *stream, dst runtime.Ptr, value byte) error {
+	da, err := d.checkRange("Fill", "destination", dst, false)
+	if err != nil {
+		return err
+	}
+	return d.enqueue(&call{op: "Fill", thread: t, stream: st}, work{kind: kindMemset, dst: dst, value: value}, [3]*allocation{da})
+}
+
+func (d *Device) copy(t runtime.Thread, st *stream, dst, src runtime.Ptr) error {
+	da, err := d.checkRange("Copy", "destination", dst, true)
+	if err != nil {
+		return err
+	}
+	sa, err := d.checkRange("Copy", "source", src, true)
+	if err != nil {
+		return err
+	}
+	if da.host != 0 && sa.host != 0 {
+		return d.fail("Copy", runtime.ClassInvalidValue, "destination %v and source %v are both host memory: a copy between host buffers is the CPU's, not a stream's", dst, src)
+	}
+	n := min(dst.Bytes, src.Bytes)
+	c := &call{op: "Copy", thread: t, stream: st, pageable: da.host == runtime.Pageable || sa.host == runtime.Pageable}
+	return d.enqueue(c, work{kind: kindMemcpy, dst: dst.Slice(0, n), src: src.Addr}, [3]*allocation{sa, da})
+}
+
+func (d *Device) axpy(t runtime.Thread, st *stream, y, x runtime.Ptr, a uint32) error {
+	if x.Bytes != y.Bytes || y.Bytes%4 != 0 {
+		return d.fail("Axpy", runtime.ClassInvalidValue, "y %v and x %v must have the same size, a multiple of 4 bytes", y, x)
+	}
+	ya, err := d.checkRange("Axpy", "y", y, false)
+	if err != nil {
+		return err
+	}
+	xa, err := d.checkRange("Axpy", "x", x, false)
+	if err != nil {
+		return err
+	}
+	return d.enqueue(&call{op: "Axpy", thread: t, stream: st}, work{kind: kindKernel, dst: y, src: x.Addr, a: a}, [3]*allocation{xa, ya, ya})
 }
 
 // enqueue records w into the capture the stream belongs to, or runs it now: a stream executes its

@@ -1,0 +1,208 @@
+package capture
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Runs: the bulk of a capture is fills, copies and axpys one after another on one stream. Where
+// the runtime under test takes them as a run (runtime.KernelEnqueuer), the engine issues them from
+// the capture's plan (probes.Plan: resolved once for the probe) in one call per run, records one
+// timeline entry per run, and has the oracle record the plan's ops instead of its own. A run has
+// exactly the effect, the records and the outcome of the same ops issued one by one (ops.go); the
+// equivalence spec runs the catalog both ways and compares every result.
+//
+// An instance issues runs only where nothing needs to see each op on its own: no fault is
+// injected (a fault is charged to the call it fired in), and refusals are not checked for side
+// effects (a guarded instance snapshots the state before every call). Every other op, and every
+// op a plan did not resolve or whose buffers no longer have the plan's sizes, goes one by one.
+
+// maxRun is the most ops one run holds: enough to spread a run's own costs thin, few enough that
+// an instance's deadline is looked at every few hundred microseconds.
+const maxRun = 4096
+
+// minRun is the fewest ops worth a run; fewer go one by one. A variable for the equivalence spec,
+// which makes a run of every op that can be one.
+var minRun = 8
+
+// noRuns turns runs off: every op goes one by one (the equivalence spec's other side); runHook,
+// when set, is told of every run issued: its first op, how many ops it held, how many took.
+// skewRuns has the oracle record each run one op short: the equivalence spec's negative control.
+var (
+	noRuns   = false
+	runHook  func(from, ops, took int)
+	skewRuns = false
+)
+
+// runner is the state of the runs of the capture in progress.
+type runner struct {
+	plan *probes.Plan
+	enq  runtime.KernelEnqueuer
+	// ks is the run being formed. ids, ptrs and how are the buffers its ops name, in the order
+	// they first touch them, their ranges, and how the ops touch them all together; the buffer
+	// with id has its place in them at at[id] when mark[id] == stamp. All reused from run to run.
+	ks    []runtime.Kernel
+	ids   []uint32
+	ptrs  []runtime.Ptr
+	how   []Access
+	at    []int32
+	mark  []uint32
+	stamp uint32
+}
+
+// startRuns decides whether capture c's ops may go in runs, and plans them.
+func (r *run) startRuns(c *probes.Capture) {
+	r.runs = nil
+	if noRuns || len(r.faults) > 0 || r.checksRefusals() {
+		return
+	}
+	enq, ok := r.dev.(runtime.KernelEnqueuer) // not As: a runtime that wraps one must see every call
+	if !ok {
+		return
+	}
+	n := r.p.BufferIDs()
+	r.runs = &runner{plan: r.oracle.Plan(c), enq: enq, at: make([]int32, n), mark: make([]uint32, n),
+		ks: make([]runtime.Kernel, 0, min(len(c.Ops), maxRun))}
+}
+
+// planned is the allocation of a planned range's buffer and the range, false when the buffer is
+// not held at the size the plan resolved it at.
+func (r *run) planned(br probes.BufferRange) (*allocation, runtime.Ptr, bool) {
+	if int(br.ID) >= len(r.byID) {
+		return nil, runtime.Ptr{}, false
+	}
+	a := r.byID[br.ID]
+	if a == nil || a.ptr.Bytes != r.runs.plan.Size(br.ID) {
+		return nil, runtime.Ptr{}, false
+	}
+	return a, a.ptr.Slice(br.Off, br.Len), true
+}
+
+// touch notes that an op of the run touches buffer id, held by a, as how.
+func (rn *runner) touch(id uint32, a *allocation, how Access) {
+	if rn.mark[id] == rn.stamp {
+		i := rn.at[id]
+		rn.how[i] = rn.how[i].With(how)
+		return
+	}
+	rn.mark[id], rn.at[id] = rn.stamp, int32(len(rn.ids))
+	rn.ids, rn.ptrs, rn.how = append(rn.ids, id), append(rn.ptrs, a.ptr), append(rn.how, how)
+}
+
+// issueRun issues the run of ops that begins at ops[from] of the capture in progress, when one
+// does, and returns how many ops it dealt with (0: none, the op goes on its own). A run stops
+// before an op on another stream or thread, one the plan did not resolve, one whose buffers no
+// longer have the plan's sizes, and after maxRun ops. When the runtime fails an op of the run,
+// the ops before it took, and the failed op is recorded and judged as on its own.
+func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) {
+	rn, first := r.runs, ops[from]
+	step := probes.OpStep(probes.PhaseCapture, capture, from)
+	if r.ctx.Err() != nil || r.watch.hasFired() || !r.tl.compact(step, first) {
+		return 0, nil // on its own: a timeout is reported there
+	}
+	rn.ks, rn.ids, rn.ptrs, rn.how = rn.ks[:0], rn.ids[:0], rn.ptrs[:0], rn.how[:0]
+	if rn.stamp++; rn.stamp == 0 { // wrapped: forget every mark
+		clear(rn.mark)
+		rn.stamp = 1
+	}
+	for j := from; j < len(ops) && j-from < maxRun; j++ {
+		if j > from && !rn.plan.Follows(j) { // the plan knows: the op itself is not read
+			break
+		}
+		pk := rn.plan.Kernel(j)
+		if pk.Kind() == 0 || !r.oracle.Fits(rn.plan, j) {
+			break
+		}
+		wa, w, ok := r.planned(pk.W())
+		var xa *allocation
+		var x runtime.Ptr
+		if ok && pk.Kind() != runtime.KernelFill {
+			xa, x, ok = r.planned(pk.X())
+		}
+		if !ok {
+			break
+		}
+		rn.ks = append(rn.ks, runtime.Kernel{Kind: pk.Kind(), Dst: w, Src: x, Value: pk.Value(), A: pk.A()})
+		// As noteCaptured enters them: the write, then the reads (an axpy reads x, then y).
+		switch pk.Kind() {
+		case runtime.KernelFill:
+			rn.touch(pk.W().ID, wa, AccessWrite)
+		case runtime.KernelCopy:
+			rn.touch(pk.W().ID, wa, AccessWrite)
+			rn.touch(pk.X().ID, xa, AccessRead)
+		case runtime.KernelAxpy:
+			rn.touch(pk.W().ID, wa, AccessReadWrite)
+			rn.touch(pk.X().ID, xa, AccessRead)
+		}
+	}
+	if len(rn.ks) < max(minRun, 1) {
+		return 0, nil
+	}
+	r.cur = deviceCall{step: step, desc: fmt.Sprintf("EnqueueKernels(ops %d to %d of capture %s) on %s", from, from+len(rn.ks)-1, capture, first.Stream),
+		thread: first.Thread}
+	n, runErr := rn.enq.EnqueueKernels(first.Thread, r.streams[first.Stream], rn.ks)
+	if runHook != nil {
+		runHook(from, len(rn.ks), n)
+	}
+	if n < 0 || n > len(rn.ks) || (n == len(rn.ks)) != (runErr == nil) {
+		return 0, failf(ErrHarness, stepRef(step), "%s: the runtime under test answered %d of %d kernels taken, error %v: EnqueueKernels must stop at the first kernel that fails",
+			step, n, len(rn.ks), runErr)
+	}
+	if n > 0 {
+		captured, err := r.inCapture(first.Stream, true)
+		if err != nil {
+			return 0, fail(ErrSetup, stepRef(step), err)
+		}
+		r.tl.run(from, captured, kernelRun{n: n, plan: rn.plan, ids: append([]uint32(nil), rn.ids...), ptrs: append([]runtime.Ptr(nil), rn.ptrs...)})
+		if captured {
+			r.captured += n
+			r.noteRun(from, n)
+		}
+		r.oracle.CaptureRun(rn.plan, from, from+n-btoi(skewRuns))
+	}
+	if runErr == nil {
+		return n, nil
+	}
+	// The op the runtime failed, recorded and judged as on its own (call), with the error it got.
+	j, k := from+n, &rn.ks[n]
+	op := ops[j]
+	took, err := r.call(deviceCall{step: probes.OpStep(probes.PhaseCapture, capture, j), thread: op.Thread, enqueues: op.Stream, op: op, w: k.Dst, x: k.Src},
+		func() (string, error) { return "", runErr })
+	if err != nil {
+		return 0, err
+	}
+	r.oracle.Capture(capture, op, took)
+	return n + 1, nil
+}
+
+// noteRun is noteCaptured for the first n ops of the run, from op from: what the run noted
+// (touch) when all of them took, else each op's entries in turn.
+func (r *run) noteRun(from, n int) {
+	rn := r.runs
+	if n == len(rn.ks) {
+		for i, id := range rn.ids {
+			r.noteAccess(r.byID[id], rn.how[i])
+		}
+		return
+	}
+	for j := from; j < from+n; j++ {
+		pk := rn.plan.Kernel(j)
+		r.noteAccess(r.byID[pk.W().ID], AccessWrite)
+		switch pk.Kind() {
+		case runtime.KernelCopy:
+			r.noteAccess(r.byID[pk.X().ID], AccessRead)
+		case runtime.KernelAxpy:
+			r.noteAccess(r.byID[pk.X().ID], AccessRead)
+			r.noteAccess(r.byID[pk.W().ID], AccessRead)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,140 @@
+package capture_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/progen"
+	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
+)
+
+// Runs of a capture's ops (runs.go) are an optimisation only: the same instance run with every op
+// that can go in a run and with none must give the same result, byte for byte, timeline, ledger,
+// graph checks and outcome included (timings aside).
+var _ = Describe("runs of a capture's ops", func() {
+	// comparable is res as JSON with what the clock decides left out.
+	comparable := func(res *capture.Result) string {
+		c := *res
+		c.Duration, c.Timings = 0, capture.Timings{}
+		b, err := json.MarshalIndent(&c, "", " ")
+		Expect(err).NotTo(HaveOccurred())
+		return string(b)
+	}
+	type tally struct{ runs, ops, broken int }
+	// both runs in on a fresh device of profile twice: with runs of every op that can go in one
+	// (counted in t), then with none.
+	both := func(profile string, in probes.Instance, opt capture.Options, t *tally) (runs, single *capture.Result) {
+		restore := capture.SetRuns(1, func(_, ops, took int) {
+			t.runs++
+			t.ops += ops
+			if took < ops {
+				t.broken++
+			}
+		})
+		dev := openSim(profile)
+		runs = capture.Run(ctx(), dev, in, opt)
+		Expect(dev.Close()).To(Succeed())
+		restore()
+		restore = capture.SetRuns(0, nil)
+		defer restore()
+		dev = openSim(profile)
+		defer dev.Close()
+		return runs, capture.Run(ctx(), dev, in, opt)
+	}
+
+	It("give every instance of the catalog the result it has op by op, on both profiles", func() {
+		cat, err := loadCatalog()
+		Expect(err).NotTo(HaveOccurred())
+		var t tally
+		instances := 0
+		for _, profile := range []string{"cann", "cuda"} {
+			for _, s := range cat.sets {
+				for _, p := range s.Probes {
+					for _, mode := range runtime.CaptureModes() {
+						// Unguarded, and guarded without the side-effect check (kernel-mode guards
+						// take a run op by op): a guarded instance that checks refusals issues none.
+						for _, guarded := range []bool{false, true} {
+							in := probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: 3}
+							runs, single := both(profile, in, capture.Options{NoSideEffectCheck: guarded}, &t)
+							Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", in.ID(), profile)
+							instances++
+						}
+					}
+				}
+			}
+		}
+		By(fmt.Sprintf("%d instances, %d runs of %d ops, %d of them stopped by a failed op", instances, t.runs, t.ops, t.broken))
+		Expect(t.runs).To(BeNumerically(">", 100), "the catalog's captures went in runs")
+		Expect(t.broken).To(BeNumerically(">", 0), "a run stopped at an op the platform or a guard failed")
+	})
+
+	It("give random programs and a generated capture of copies, axpys and fills over several buffers and streams their result op by op", func() {
+		var t tally
+		for seed := uint64(1); seed <= 150; seed++ {
+			text := progen.YAML(progen.Seed(seed))
+			set, err := probes.Parse(fmt.Sprintf("program-%d.yaml", seed), []byte(text), probes.DefaultLimits())
+			Expect(err).NotTo(HaveOccurred())
+			in := probes.Instance{Probe: set.Probes[0], Mode: runtime.CaptureModes()[seed%3], Replays: 2}
+			runs, single := both("cann", in, capture.Options{}, &t)
+			Expect(comparable(runs)).To(Equal(comparable(single)), "seed %d:\n%s", seed, text)
+		}
+		Expect(t.runs).To(BeNumerically(">", 100), "the random programs' captures went in runs")
+
+		var b strings.Builder
+		b.WriteString(`version: replaycheck/v1
+set: runs
+probes:
+  - name: mixed
+    hazard: none
+    replays: 5
+    buffers:
+`)
+		for i := range 6 {
+			fmt.Fprintf(&b, "      b%d: {bytes: 256, init: fill:0x%02X}\n", i, i+1)
+		}
+		b.WriteString("      own: {bytes: 256, init: zero}\n    streams: [main, side]\n    events: [e]\n    capture:\n      stream: main\n      ops:\n")
+		for i := range 300 {
+			switch {
+			case i == 150:
+				b.WriteString("        - record: {event: e, stream: main}\n        - wait: {event: e, stream: side}\n")
+			case i > 150 && i < 170:
+				fmt.Fprintf(&b, "        - fill: {dst: own, value: %d, offset: %d, bytes: 32, stream: side}\n", i%250+1, (i*32)%224)
+			case i%5 == 0:
+				fmt.Fprintf(&b, "        - copy: {dst: b%d, src: b%d, dst-offset: %d, bytes: 16}\n", i%6, (i+1)%6, (i*8)%240)
+			case i%7 == 0:
+				fmt.Fprintf(&b, "        - axpy: {y: b%d, x: b%d, a: %d}\n", i%6, (i+2)%6, i%9+1)
+			default:
+				fmt.Fprintf(&b, "        - fill: {dst: b%d, value: %d, offset: %d, bytes: 32}\n", i%6, i%250+1, (i*32)%224)
+			}
+		}
+		b.WriteString("        - record: {event: e, stream: side}\n        - wait: {event: e, stream: main}\n")
+		b.WriteString("    expect: {guarded: exact, unguarded: exact}\n")
+		p := parseProbe(b.String())
+		t = tally{}
+		for _, profile := range []string{"cann", "cuda"} {
+			runs, single := both(profile, probes.Instance{Probe: p, Mode: runtime.Global, Replays: 5}, capture.Options{}, &t)
+			Expect(runs.Outcome).To(Equal(probes.Exact), runs.Reason)
+			Expect(comparable(runs)).To(Equal(comparable(single)))
+		}
+		Expect(t.runs).To(Equal(2*3), "a run before the record, one on side, one after")
+		Expect(t.ops).To(Equal(2*299), "every fill, copy and axpy: op 150 is the record and the wait")
+	})
+
+	It("differ when a run is recorded wrong (the comparison's negative control)", func() {
+		p := parseProbe(progen.Fills(100, 2))
+		restore := capture.SkewRuns()
+		defer restore()
+		var t tally
+		runs, single := both("cann", probes.Instance{Probe: p, Mode: runtime.Global, Replays: 2}, capture.Options{}, &t)
+		Expect(t.runs).To(Equal(1))
+		Expect(runs.Outcome).To(Equal(probes.Corrupted), "the oracle lacks the run's last fill")
+		Expect(single.Outcome).To(Equal(probes.Exact))
+		Expect(comparable(runs)).NotTo(Equal(comparable(single)))
+	})
+})
