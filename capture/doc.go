@@ -24,6 +24,10 @@
 // engine captured (graphs.go): a graph holding work or memory the probe never asked for is
 // corrupted.
 //
+// A capture's fills, copies and axpys go to a runtime under test that takes runs
+// (runtime.KernelEnqueuer) a run at a time, from the capture's plan (probes.Plan), where no op
+// needs to be seen on its own (runs.go): the result is the one the same ops give one by one.
+//
 // Every call goes through the runtime under test (Options.Runtime; by default replaycheck's
 // reference guards, runtime/guard, in kernel mode for a guarded instance). A refusal must change
 // nothing: after each one the engine compares what a refusable call can touch (the device's

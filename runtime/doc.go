@@ -11,7 +11,8 @@
 // a different OS thread, on hardware and on the simulator alike. Handing a call to a locked thread
 // costs OS thread wake-ups; a device that implements ThreadRunner lets a caller run a batch of calls
 // on the thread as one hand-off, through a view of the device that need not find out which thread
-// each call comes from.
+// each call comes from. A device that implements KernelEnqueuer takes a run of fills, copies and
+// axpys on one stream in one call, with exactly the effect of their own calls.
 //
 // Every failure is a *Error carrying the platform's own code and a portable Class. A guard refusal
 // is an *Error of class ClassRefused. Handles (Stream, Event, Graph) are small opaque numbers owned by

@@ -172,16 +172,15 @@ type (
 	callRecord struct{ seq, addr, bytes, x, place uint64 }
 )
 
-// BenchmarkCaptureFloor: the floor under the engine's Capture100kOps with no engine at all: the
-// simulator's capture of BenchmarkSimCapture100k, and for each fill the two records any capture
-// that keeps an account of its own per op writes (an oracle's op, a timeline's record), against
-// the same replay. Sub-benchmarks:
+// BenchmarkCaptureFloor: what a capture that keeps an account of its own per op would cost with
+// no engine at all: the simulator's capture of BenchmarkSimCapture100k, and for each fill the two
+// records such a capture writes (an oracle's op, a timeline's record), against the same replay.
+// It is why the engine records a run of ops once (capture/runs.go) instead. Sub-benchmarks:
 //   - fresh: the records in blocks made for each capture (internal/chunk), as the engine's are: a
 //     result keeps its timeline, and a graph's program lives as long as the graph;
 //   - reused: the records in two slices reused by every capture, the best a recorder could do.
 //
-// What it shows is whether a target for the engine's capture against its replay lies above this
-// floor at all (docs/performance.md).
+// What it shows is the price of per-op records in new memory on this machine (docs/performance.md).
 func BenchmarkCaptureFloor(b *testing.B) {
 	b.Run("fresh", func(b *testing.B) {
 		var ops chunk.Log[oracleOp]
