@@ -41,8 +41,9 @@ type runner struct {
 	plan *probes.Plan
 	enq  runtime.KernelEnqueuer
 	// ks is the run being formed. ids, ptrs and how are the buffers its ops name, in the order
-	// they first touch them, their ranges, and how the ops touch them all together; the buffer
-	// with id has its place in them at at[id] when mark[id] == stamp. All reused from run to run.
+	// they first touch them, their ranges, and how the ops touch them all together (""
+	// for a buffer named only by the op that ended the run); the buffer with id has its place in
+	// them at at[id] when mark[id] == stamp. All reused from run to run.
 	ks    []runtime.Kernel
 	ids   []uint32
 	ptrs  []runtime.Ptr
@@ -67,28 +68,27 @@ func (r *run) startRuns(c *probes.Capture) {
 		ks: make([]runtime.Kernel, 0, min(len(c.Ops), maxRun))}
 }
 
-// planned is the allocation of a planned range's buffer and the range, false when the buffer is
-// not held at the size the plan resolved it at.
-func (r *run) planned(br probes.BufferRange) (*allocation, runtime.Ptr, bool) {
-	if int(br.ID) >= len(r.byID) {
-		return nil, runtime.Ptr{}, false
-	}
-	a := r.byID[br.ID]
-	if a == nil || a.ptr.Bytes != r.runs.plan.Size(br.ID) {
-		return nil, runtime.Ptr{}, false
-	}
-	return a, a.ptr.Slice(br.Off, br.Len), true
-}
-
-// touch notes that an op of the run touches buffer id, held by a, as how.
-func (rn *runner) touch(id uint32, a *allocation, how Access) {
+// base is the range of the buffer a planned range lies in, and its place among the run's buffers,
+// false when the engine or the oracle does not hold the buffer at the size the plan resolved it
+// at. Both are asked the first time the run names the buffer only: nothing in a run changes a
+// buffer.
+func (r *run) base(id uint32) (runtime.Ptr, int32, bool) {
+	rn := r.runs
 	if rn.mark[id] == rn.stamp {
 		i := rn.at[id]
-		rn.how[i] = rn.how[i].With(how)
-		return
+		return rn.ptrs[i], i, true
 	}
-	rn.mark[id], rn.at[id] = rn.stamp, int32(len(rn.ids))
-	rn.ids, rn.ptrs, rn.how = append(rn.ids, id), append(rn.ptrs, a.ptr), append(rn.how, how)
+	if int(id) >= len(r.byID) {
+		return runtime.Ptr{}, 0, false
+	}
+	a := r.byID[id]
+	if a == nil || a.ptr.Bytes != rn.plan.Size(id) || !r.oracle.Holds(rn.plan, id) {
+		return runtime.Ptr{}, 0, false
+	}
+	i := int32(len(rn.ids))
+	rn.mark[id], rn.at[id] = rn.stamp, i
+	rn.ids, rn.ptrs, rn.how = append(rn.ids, id), append(rn.ptrs, a.ptr), append(rn.how, "")
+	return a.ptr, i, true
 }
 
 // issueRun issues the run of ops that begins at ops[from] of the capture in progress, when one
@@ -112,30 +112,33 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 			break
 		}
 		pk := rn.plan.Kernel(j)
-		if pk.Kind() == 0 || !r.oracle.Fits(rn.plan, j) {
+		kind := pk.Kind()
+		if kind == 0 {
 			break
 		}
-		wa, w, ok := r.planned(pk.W())
-		var xa *allocation
+		// How noteCaptured enters an op's buffers: the write, then the reads (an axpy reads x,
+		// then y); the buffers in the order the ops first touch them.
+		wr := pk.W()
+		wb, wi, ok := r.base(wr.ID)
 		var x runtime.Ptr
-		if ok && pk.Kind() != runtime.KernelFill {
-			xa, x, ok = r.planned(pk.X())
+		if ok && kind != runtime.KernelFill {
+			xr := pk.X()
+			var xb runtime.Ptr
+			var xi int32
+			if xb, xi, ok = r.base(xr.ID); ok {
+				x = xb.Slice(xr.Off, xr.Len)
+				rn.how[xi] = rn.how[xi].With(AccessRead)
+			}
 		}
 		if !ok {
 			break
 		}
-		rn.ks = append(rn.ks, runtime.Kernel{Kind: pk.Kind(), Dst: w, Src: x, Value: pk.Value(), A: pk.A()})
-		// As noteCaptured enters them: the write, then the reads (an axpy reads x, then y).
-		switch pk.Kind() {
-		case runtime.KernelFill:
-			rn.touch(pk.W().ID, wa, AccessWrite)
-		case runtime.KernelCopy:
-			rn.touch(pk.W().ID, wa, AccessWrite)
-			rn.touch(pk.X().ID, xa, AccessRead)
-		case runtime.KernelAxpy:
-			rn.touch(pk.W().ID, wa, AccessReadWrite)
-			rn.touch(pk.X().ID, xa, AccessRead)
+		how := AccessWrite
+		if kind == runtime.KernelAxpy {
+			how = AccessReadWrite
 		}
+		rn.how[wi] = rn.how[wi].With(how)
+		rn.ks = append(rn.ks, runtime.Kernel{Kind: kind, Dst: wb.Slice(wr.Off, wr.Len), Src: x, Value: pk.Value(), A: pk.A()})
 	}
 	if len(rn.ks) < max(minRun, 1) {
 		return 0, nil
@@ -183,7 +186,9 @@ func (r *run) noteRun(from, n int) {
 	rn := r.runs
 	if n == len(rn.ks) {
 		for i, id := range rn.ids {
-			r.noteAccess(r.byID[id], rn.how[i])
+			if rn.how[i] != "" { // "": named only by the op that ended the run, not in it
+				r.noteAccess(r.byID[id], rn.how[i])
+			}
 		}
 		return
 	}

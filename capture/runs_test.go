@@ -137,4 +137,43 @@ probes:
 		Expect(single.Outcome).To(Equal(probes.Exact))
 		Expect(comparable(runs)).NotTo(Equal(comparable(single)))
 	})
+
+	It("give a capture whose buffer is allocated again, larger, before a run its result op by op", func() {
+		// The plan resolves the copy at b's declared size; b is 512 bytes by the time the copy
+		// comes, so the copy ends the run of fills before it (having named c, which no op of the
+		// run touches) and goes on its own.
+		p := parseProbe(`version: replaycheck/v1
+set: runs
+probes:
+  - name: realloc
+    hazard: none
+    replays: 2
+    buffers:
+      a: {bytes: 256, init: zero}
+      b: {bytes: 256, init: fill:0x11}
+      c: {bytes: 256, init: zero}
+    streams: [main]
+    capture:
+      stream: main
+      ops:
+        - free: {buffer: b}
+        - alloc: {buffer: b, bytes: 512, init: fill:0x22}
+        - fill: {dst: a, value: 1, bytes: 16}
+        - fill: {dst: a, value: 2, offset: 16, bytes: 16}
+        - fill: {dst: a, value: 3, offset: 32, bytes: 16}
+        - copy: {dst: c, src: b, bytes: 64}
+        - fill: {dst: c, value: 4, offset: 128, bytes: 16}
+    expect: {guarded: exact, unguarded: exact}
+`)
+		for _, profile := range []string{"cann", "cuda"} {
+			for _, mode := range runtime.CaptureModes() {
+				var t tally
+				runs, single := both(profile, probes.Instance{Probe: p, Mode: mode, Replays: 2}, capture.Options{}, &t)
+				Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", mode, profile)
+				if runs.Rejection == nil {
+					Expect(t.runs).To(BeNumerically(">=", 1), "%s on sim/%s: the fills went in a run", mode, profile)
+				}
+			}
+		}
+	})
 })

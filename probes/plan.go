@@ -188,26 +188,18 @@ find:
 	return p
 }
 
-// Fits reports whether op i of plan p may be recorded as planned (CaptureRun) instead of on its
-// own (Capture): it is planned, and the buffers it names are live here at the sizes it was
-// resolved at, none of them refused.
-func (o *Oracle) Fits(p *Plan, i int) bool {
-	g := &p.ops[i]
-	if g.kind < codeFill || !o.holds(p, g.w) {
-		return false
-	}
-	return g.kind == codeFill || o.holds(p, g.r)
-}
-
-// holds reports whether buffer id is live at the size plan p resolved it at, its name not refused.
-func (o *Oracle) holds(p *Plan, id uint32) bool {
+// Holds reports whether buffer id is live here at the size plan p resolved it at, its name not
+// refused: a planned op whose buffers all are may be recorded as planned (CaptureRun) instead of
+// on its own (Capture).
+func (o *Oracle) Holds(p *Plan, id uint32) bool {
 	if int(id) >= len(o.bufs) || !o.bufs[id].live || int64(len(o.data[id])) != p.size[id] {
 		return false
 	}
 	return len(o.refused) == 0 || !o.refused[o.probe.names.list[id]]
 }
 
-// CaptureRun records ops [from, to) of plan p, each of which took effect and Fits, into the graph
+// CaptureRun records ops [from, to) of plan p, each of which took effect and is planned over
+// buffers the oracle Holds, into the graph
 // of p's capture: what Capture would record for each, shared with the plan instead of copied.
 func (o *Oracle) CaptureRun(p *Plan, from, to int) {
 	o.graphOf(p.capture.Name).Share(p.ops[from:to])
