@@ -168,6 +168,10 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 	if runErr == nil {
 		return n, nil
 	}
+	// The rest of the capture goes op by op: after a failure the ops that follow mostly fail too
+	// (an invalidated capture fails all of them), and a run formed at each of them, to stop at
+	// its first, would cost as many ops as the run could hold for every op.
+	r.runs = nil
 	// The op the runtime failed, recorded and judged as on its own (call), with the error it got.
 	j, k := from+n, &rn.ks[n]
 	op := ops[j]

@@ -138,10 +138,13 @@ probes:
 		Expect(comparable(runs)).NotTo(Equal(comparable(single)))
 	})
 
-	It("give a capture whose buffer is allocated again, larger, before a run its result op by op", func() {
-		// The plan resolves the copy at b's declared size; b is 512 bytes by the time the copy
-		// comes, so the copy ends the run of fills before it (having named c, which no op of the
-		// run touches) and goes on its own.
+	It("give a capture whose buffer is allocated again, smaller, before a run its result op by op", func() {
+		// The plan resolves the copy at b's declared size; b is 32 bytes by the time the copy
+		// comes, so the copy ends the run of fills before it, having named c, which no op of the
+		// run touches, and on its own it is skipped (its range no longer fits): c must not enter
+		// the ledger. The loader would refuse the copy of 64 bytes from a buffer of 32 written
+		// so (the alloc is made smaller after loading); a refused alloc or grow leaves an op so
+		// at run time.
 		p := parseProbe(`version: replaycheck/v1
 set: runs
 probes:
@@ -162,18 +165,33 @@ probes:
         - fill: {dst: a, value: 2, offset: 16, bytes: 16}
         - fill: {dst: a, value: 3, offset: 32, bytes: 16}
         - copy: {dst: c, src: b, bytes: 64}
-        - fill: {dst: c, value: 4, offset: 128, bytes: 16}
     expect: {guarded: exact, unguarded: exact}
 `)
+		small := int64(32)
+		p.Captures[0].Ops[1].Bytes = &small
 		for _, profile := range []string{"cann", "cuda"} {
 			for _, mode := range runtime.CaptureModes() {
 				var t tally
 				runs, single := both(profile, probes.Instance{Probe: p, Mode: mode, Replays: 2}, capture.Options{}, &t)
 				Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", mode, profile)
 				if runs.Rejection == nil {
-					Expect(t.runs).To(BeNumerically(">=", 1), "%s on sim/%s: the fills went in a run", mode, profile)
+					Expect(t.runs).To(Equal(1), "%s on sim/%s: the fills went in a run", mode, profile)
+					Expect(runs.Skipped).To(HaveLen(1), "%s on sim/%s: the copy", mode, profile)
+					Expect(runs.Ledger).NotTo(ContainElement(HaveField("Buffer", "c")))
 				}
 			}
 		}
+	})
+
+	It("go op by op for the rest of a capture after a run stopped at a failed op", func() {
+		// On CUDA in global mode the free invalidates the capture: every op after it fails.
+		p := parseProbe(progen.Fills(2000, 1))
+		p.Captures[0].Ops = append([]*probes.Op{{Kind: probes.OpFree, Buffer: "b", Thread: runtime.Main}}, p.Captures[0].Ops...)
+		var t tally
+		runs, single := both("cuda", probes.Instance{Probe: p, Mode: runtime.Global, Replays: 1}, capture.Options{}, &t)
+		Expect(runs.Outcome).To(Equal(probes.Rejected), runs.Reason)
+		Expect(comparable(runs)).To(Equal(comparable(single)))
+		Expect(t.runs).To(Equal(1), "one run, stopped at its first op; the others went on their own")
+		Expect(t.broken).To(Equal(1))
 	})
 })
