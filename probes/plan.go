@@ -15,8 +15,9 @@ import (
 // hold ids that mean the same buffer in every oracle. A plan is made by an oracle (Oracle.Plan)
 // at the buffer sizes it has then, by the very resolution a single op gets (Oracle.graphOp), and
 // is kept with the probe for those sizes. An op of a plan may be used in place of that resolution
-// only while the buffers it names still have those sizes (Oracle.Fits, and the engine's own check
-// of its allocations): anything else goes op by op.
+// only while the buffers it names still have those sizes (Oracle.Holds, and the engine's own check
+// of its allocations): anything else goes op by op. A probe must not be changed once an oracle of
+// it was made: its name table and plans are kept with it.
 
 // Plan is one capture's data ops resolved at given buffer sizes. It is never changed once made.
 type Plan struct {
@@ -31,7 +32,8 @@ type Plan struct {
 	// buffer): the key the plan is kept under.
 	used []uint32
 	at   []int64
-	// size is by id (0 past used): what Fits compares a buffer's size with.
+	// size is by id (0 for an id no op names): what Holds and the engine compare a buffer's size
+	// with.
 	size []int64
 }
 
