@@ -14,10 +14,11 @@ import (
 // exactly the effect, the records and the outcome of the same ops issued one by one (ops.go); the
 // equivalence spec runs the catalog both ways and compares every result.
 //
-// An instance issues runs only where nothing needs to see each op on its own: no fault is
-// injected (a fault is charged to the call it fired in), and refusals are not checked for side
-// effects (a guarded instance snapshots the state before every call). Every other op, and every
-// op a plan did not resolve or whose buffers no longer have the plan's sizes, goes one by one.
+// An instance issues runs only where nothing needs to see each op on its own: the runtime under
+// test is the built-in one, no fault is injected (a fault is charged to the call it fired in), and
+// refusals are not checked for side effects (a guarded instance snapshots the state before every
+// call). Every other op, and every op a plan did not resolve or whose buffers no longer have the
+// plan's sizes, goes one by one.
 
 // maxRun is the most ops one run holds: enough to spread a run's own costs thin, few enough that
 // an instance's deadline is looked at every few hundred microseconds.
@@ -53,10 +54,12 @@ type runner struct {
 	stamp uint32
 }
 
-// startRuns decides whether capture c's ops may go in runs, and plans them.
+// startRuns decides whether capture c's ops may go in runs, and plans them. Only the built-in
+// runtime is given runs: a runtime of the user's own in Go that embeds the reference guards would
+// inherit their EnqueueKernels, and a Fill of its own would never see the run.
 func (r *run) startRuns(c *probes.Capture) {
 	r.runs = nil
-	if noRuns || len(r.faults) > 0 || r.checksRefusals() {
+	if noRuns || r.opt.Runtime != nil || len(r.faults) > 0 || r.checksRefusals() {
 		return
 	}
 	enq, ok := r.dev.(runtime.KernelEnqueuer) // not As: a runtime that wraps one must see every call

@@ -12,6 +12,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // Runs of a capture's ops (runs.go) are an optimisation only: the same instance run with every op
@@ -194,4 +195,33 @@ probes:
 		Expect(t.runs).To(Equal(1), "one run, stopped at its first op; the others went on their own")
 		Expect(t.broken).To(Equal(1))
 	})
+
+	It("are not given to a runtime of the user's own, whose Fill would not see them", func() {
+		// countingFills embeds the reference guards, and so inherits their EnqueueKernels: given
+		// runs, the fills would reach the guards without passing its Fill.
+		p := parseProbe(progen.Fills(100, 1))
+		var fills int
+		rut := &capture.RuntimeUnderTest{Name: "counting", Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+			g, err := guard.New(dev, guard.Program)
+			return &countingFills{Device: g, n: &fills}, err
+		}}
+		var t tally
+		runs, single := both("cann", probes.Instance{Probe: p, Mode: runtime.Global, Replays: 1}, capture.Options{Runtime: rut}, &t)
+		Expect(runs.Outcome).To(Equal(probes.Exact), runs.Reason)
+		Expect(comparable(runs)).To(Equal(comparable(single)))
+		Expect(t.runs).To(Equal(0))
+		Expect(fills).To(Equal(2*100), "every fill of both instances went through the runtime's Fill")
+	})
 })
+
+// countingFills is a runtime of the user's own built on the reference guards that counts the
+// fills made through it.
+type countingFills struct {
+	*guard.Device
+	n *int
+}
+
+func (c *countingFills) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, v byte) error {
+	*c.n++
+	return c.Device.Fill(t, s, dst, v)
+}
