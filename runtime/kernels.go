@@ -62,15 +62,15 @@ func EnqueueKernels(d Device, t Thread, s Stream, ks []Kernel) (int, error) {
 // that fails: the meaning of KernelEnqueuer, for a device with no faster way.
 func EnqueueEach(d Device, t Thread, s Stream, ks []Kernel) (int, error) {
 	for i := range ks {
-		if err := EnqueueOne(d, t, s, &ks[i]); err != nil {
+		if err := enqueueOne(d, t, s, &ks[i]); err != nil {
 			return i, err
 		}
 	}
 	return len(ks), nil
 }
 
-// EnqueueOne makes the call k stands for on d.
-func EnqueueOne(d Device, t Thread, s Stream, k *Kernel) error {
+// enqueueOne makes the call k stands for on d.
+func enqueueOne(d Device, t Thread, s Stream, k *Kernel) error {
 	switch k.Kind {
 	case KernelFill:
 		return d.Fill(t, s, k.Dst, k.Value)
