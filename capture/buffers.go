@@ -60,9 +60,6 @@ func (r *run) dropBuf(name string) {
 // planned ops finds it (runs.go).
 func (r *run) holdByID(name string, a *allocation) {
 	if id, ok := r.p.BufferID(name); ok {
-		if int(id) >= len(r.byID) {
-			r.byID = append(r.byID, make([]*allocation, int(id)+1-len(r.byID))...)
-		}
 		r.byID[id] = a
 	}
 }

@@ -189,7 +189,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	r := &run{
 		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
 		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, graphs: map[string]runtime.Graph{}, entries: map[string]span{},
+		bufs: map[string]*allocation{}, byID: make([]*allocation, p.BufferIDs()), graphs: map[string]runtime.Graph{}, entries: map[string]span{},
 		staleSeen: map[staleKey]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}

@@ -167,7 +167,7 @@ func CompactCalls(tl Timeline) int {
 	if tl.log == nil {
 		return 0
 	}
-	return tl.log.kernels.Len()
+	return tl.log.calls
 }
 
 // SetRuns sets the fewest ops a run of a capture's ops holds, or turns runs off (least 0), and

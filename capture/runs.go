@@ -81,10 +81,7 @@ func (r *run) base(id uint32) (runtime.Ptr, int32, bool) {
 		i := rn.at[id]
 		return rn.ptrs[i], i, true
 	}
-	if int(id) >= len(r.byID) {
-		return runtime.Ptr{}, 0, false
-	}
-	a := r.byID[id]
+	a := r.byID[id] // sized for the probe's name table, as the plan's ids are (Run)
 	if a == nil || a.ptr.Bytes != rn.plan.Size(id) || !r.oracle.Holds(rn.plan, id) {
 		return runtime.Ptr{}, 0, false
 	}
@@ -166,7 +163,11 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 			r.captured += n
 			r.noteRun(from, n)
 		}
-		r.oracle.CaptureRun(rn.plan, from, from+n-btoi(skewRuns))
+		to := from + n
+		if skewRuns {
+			to--
+		}
+		r.oracle.CaptureRun(rn.plan, from, to)
 	}
 	if runErr == nil {
 		return n, nil
@@ -187,8 +188,8 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 	return n + 1, nil
 }
 
-// noteRun is noteCaptured for the first n ops of the run, from op from: what the run noted
-// (touch) when all of them took, else each op's entries in turn.
+// noteRun is noteCaptured for the first n ops of the run, from op from: the buffers and accesses
+// the run gathered as it was formed when all of them took, else each op's entries in turn.
 func (r *run) noteRun(from, n int) {
 	rn := r.runs
 	if n == len(rn.ks) {
@@ -210,11 +211,4 @@ func (r *run) noteRun(from, n int) {
 			r.noteAccess(r.byID[pk.W().ID], AccessRead)
 		}
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

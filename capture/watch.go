@@ -381,19 +381,19 @@ func (d watched) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, v byt
 	d.w.do("Fill", func() { err = d.Device.Fill(t, s, dst, v) })
 	return
 }
-
-// EnqueueKernels is one watched call for the whole run (runtime.KernelEnqueuer): the backend's
-// own run where it has one, else a call per kernel, all under the one watch.
-func (d watched) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime.Kernel) (n int, err error) {
-	d.w.do("EnqueueKernels", func() { n, err = runtime.EnqueueKernels(d.Device, t, s, ks) })
-	return
-}
 func (d watched) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) (err error) {
 	d.w.do("Copy", func() { err = d.Device.Copy(t, s, dst, src) })
 	return
 }
 func (d watched) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) (err error) {
 	d.w.do("Axpy", func() { err = d.Device.Axpy(t, s, y, x, a) })
+	return
+}
+
+// EnqueueKernels is one watched call for the whole run (runtime.KernelEnqueuer): the backend's
+// own run where it has one, else a call per kernel, all under the one watch.
+func (d watched) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime.Kernel) (n int, err error) {
+	d.w.do("EnqueueKernels", func() { n, err = runtime.EnqueueKernels(d.Device, t, s, ks) })
 	return
 }
 func (d watched) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) (err error) {

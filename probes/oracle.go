@@ -151,7 +151,7 @@ func (o *Oracle) Skips(op *Op) bool {
 	if op.Kind == OpAlloc || len(o.refused) == 0 {
 		return false
 	}
-	for _, name := range [...]string{op.Dst, op.Src, op.Y, op.X, op.Buffer} {
+	for _, name := range op.buffers() {
 		if name != "" && o.refused[name] {
 			return true
 		}

@@ -28,12 +28,10 @@ type Plan struct {
 	// follows[i]: op i is on the thread and stream of op i-1, so a run may go on through it
 	// without looking at the op itself.
 	follows []bool
-	// used are the ids of the buffers the capture's ops name, and at the sizes each had (-1: no
-	// buffer): the key the plan is kept under.
+	// used are the ids of the buffers the capture's ops name; size is by id the size each had (-1:
+	// no buffer; 0 for an id no op names). The sizes of used are the key the plan is kept under,
+	// and what Holds and the engine compare a buffer's size with.
 	used []uint32
-	at   []int64
-	// size is by id (0 for an id no op names): what Holds and the engine compare a buffer's size
-	// with.
 	size []int64
 }
 
@@ -61,9 +59,6 @@ type BufferRange struct {
 	ID       uint32
 	Off, Len int64
 }
-
-// Capture is the capture the plan resolves.
-func (p *Plan) Capture() *Capture { return p.capture }
 
 // Kernel returns op i of the capture as planned, its Kind 0 when it is not planned (a plan's
 // caller then issues it on its own). It is the plan's own: not to be changed.
@@ -112,7 +107,7 @@ func (p *Probe) table() *names {
 	lists = append(lists, p.Between, p.Replay.Each)
 	for _, ops := range lists {
 		for _, op := range ops {
-			for _, n := range [...]string{op.Buffer, op.Dst, op.Src, op.Y, op.X} {
+			for _, n := range op.buffers() {
 				add(n)
 			}
 		}
@@ -155,8 +150,8 @@ func (o *Oracle) Plan(c *Capture) *Plan {
 	kept := t.plans[c]
 find:
 	for _, p := range kept {
-		for i, id := range p.used {
-			if sizeNow(id) != p.at[i] {
+		for _, id := range p.used {
+			if sizeNow(id) != p.size[id] {
 				continue find
 			}
 		}
@@ -167,14 +162,14 @@ find:
 	seen := make([]bool, len(t.list))
 	last := ""
 	for i, op := range c.Ops {
-		for _, n := range [...]string{op.Buffer, op.Dst, op.Src, op.Y, op.X} {
+		for _, n := range op.buffers() {
 			if n == "" || n == last {
 				continue // ops mostly name the buffer the op before named: no hashing
 			}
 			last = n
 			if id, ok := t.ids[n]; ok && !seen[id] {
 				seen[id] = true
-				p.used, p.at = append(p.used, id), append(p.at, sizeNow(id))
+				p.used = append(p.used, id)
 				p.size[id] = sizeNow(id)
 			}
 		}
@@ -201,8 +196,8 @@ func (o *Oracle) Holds(p *Plan, id uint32) bool {
 }
 
 // CaptureRun records ops [from, to) of plan p, each of which took effect and is planned over
-// buffers the oracle Holds, into the graph
-// of p's capture: what Capture would record for each, shared with the plan instead of copied.
+// buffers the oracle Holds, into the graph of p's capture: what Capture would record for each,
+// shared with the plan instead of copied.
 func (o *Oracle) CaptureRun(p *Plan, from, to int) {
 	o.graphOf(p.capture.Name).Share(p.ops[from:to])
 }

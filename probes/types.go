@@ -396,6 +396,9 @@ type Op struct {
 // fields: kept in the op, they cost no map entry each.
 type fieldsAt [maxOpKeys]struct{ line, col int32 }
 
+// buffers are the buffer names op's fields hold, "" where a field holds none.
+func (op *Op) buffers() [5]string { return [...]string{op.Buffer, op.Dst, op.Src, op.Y, op.X} }
+
 // Replays reports whether the probe means the op, issued inside a capture's ops list, to take
 // effect on every replay: its Intent, or by default when it is enqueued data work.
 func (op *Op) Replays() bool {

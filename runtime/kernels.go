@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/replaycheck/replaycheck/internal/enum"
+
 // Kernel is one fill, copy or axpy of a run handed to a device at once (KernelEnqueuer): the
 // arguments its own call (Fill, Copy or Axpy) takes.
 type Kernel struct {
@@ -22,18 +24,11 @@ const (
 	KernelAxpy
 )
 
+var kernelKindNames = enum.New("kernel kind", "kernel",
+	enum.Name(KernelFill, "Fill"), enum.Name(KernelCopy, "Copy"), enum.Name(KernelAxpy, "Axpy"))
+
 // String is the name of the call the kind stands for.
-func (k KernelKind) String() string {
-	switch k {
-	case KernelFill:
-		return "Fill"
-	case KernelCopy:
-		return "Copy"
-	case KernelAxpy:
-		return "Axpy"
-	}
-	return "kernel?"
-}
+func (k KernelKind) String() string { return kernelKindNames.String(k) }
 
 // KernelEnqueuer is an optional capability of a Device: enqueuing a run of fills, copies and axpys
 // on one stream from one thread in one call. A capture of 100,000 ops otherwise pays every layer's

@@ -690,7 +690,9 @@ func (d *Device) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime
 		}
 		for i := range ks {
 			k := &ks[i]
-			if i > 0 {
+			// preempt answers a kernel only on a lost device: the name is made only then, or for
+			// a hook.
+			if i > 0 && (d.lost() || d.hook != nil) {
 				op := k.Kind.String()
 				if err, _ := d.preempt(op); err != nil {
 					return err
