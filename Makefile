@@ -62,14 +62,14 @@ device-check:
 device-bundle:
 	@mkdir -p build/device-bundle
 	CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o build/device-bundle/replaycheck ./cmd/replaycheck
-	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/cuda.test ./runtime/cuda
-	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/acl.test ./runtime/acl
+	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/cuda.test ./device/cuda
+	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/acl.test ./device/acl
 	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/capture.test ./capture
 
 ## fakes: the fake driver libraries (C, built with $$CC or cc) into build/fake/: libascendcl.so,
 ## libcuda.so.1, stub/ and missing-<symbol>/ variants, for the cgo bindings' tests without hardware
 fakes:
-	@$(GO) run ./runtime/fake/cmd/mkfakes build/fake
+	@$(GO) run ./device/fake/cmd/mkfakes build/fake
 
 ## plugins: the seed runtime plugins (C, built with $$CC or cc) into build/plugins/: reference.so, the
 ## built-in guards' rules for `replaycheck run --runtime`, and one .so per defective variant

@@ -6,8 +6,8 @@ import (
 	. "github.com/onsi/gomega/gstruct"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // gpuFaults reports a launch's fault as a GPU does: the launch returns, and the fault surfaces at
@@ -15,17 +15,17 @@ import (
 // returned from cuGraphLaunch, and cuCtxSynchronize answered 700). sticky makes every later call
 // answer it too, as CUDA's 700 does.
 type gpuFaults struct {
-	runtime.Device
+	device.Device
 	sticky  bool
-	pending *runtime.Error
+	pending *device.Error
 }
 
-func (d *gpuFaults) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+func (d *gpuFaults) Launch(t device.Thread, g device.Graph, s device.Stream) error {
 	if d.pending != nil {
 		return d.answer("Launch")
 	}
 	err := d.Device.Launch(t, g, s)
-	if e, ok := runtime.AsError(err); ok && e.Class == runtime.ClassIllegalAddress {
+	if e, ok := device.AsError(err); ok && e.Class == device.ClassIllegalAddress {
 		c := *e
 		c.Sticky = d.sticky
 		d.pending = &c
@@ -34,7 +34,7 @@ func (d *gpuFaults) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) 
 	return err
 }
 
-func (d *gpuFaults) SyncDevice(t runtime.Thread) error {
+func (d *gpuFaults) SyncDevice(t device.Thread) error {
 	if d.pending != nil {
 		return d.answer("SyncDevice")
 	}
@@ -78,12 +78,12 @@ var _ = Describe("a replay the device faults after its launch returned", func() 
 	It("is the launch's rejection, reported by the round's synchronisation, as the launch's own would be", func() {
 		sync := openSim("cuda")
 		DeferCleanup(sync.Close)
-		want := runOn(sync, p, runtime.Global, 3)
+		want := runOn(sync, p, device.Global, 3)
 		Expect(want.Outcome).To(Equal(probes.Rejected), want.Reason)
 
 		dev := &gpuFaults{Device: openSim("cuda"), sticky: true}
 		DeferCleanup(dev.Close)
-		res := runOn(dev, p, runtime.Global, 3)
+		res := runOn(dev, p, device.Global, 3)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection).To(PointTo(MatchFields(IgnoreExtras, Fields{
 			"Step": Equal(probes.LaunchStep(1, "main")), "Op": Equal("SyncDevice"),
@@ -104,7 +104,7 @@ var _ = Describe("a replay the device faults after its launch returned", func() 
 	It("leaves a device whose fault was not sticky in use: teardown runs and nothing leaks", func() {
 		dev := &gpuFaults{Device: openSim("cuda")}
 		DeferCleanup(dev.Close)
-		res := runOn(dev, p, runtime.Global, 3)
+		res := runOn(dev, p, device.Global, 3)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection.Asynchronous).To(BeTrue())
 		Expect(res.Rejection.Sticky).To(BeFalse())
@@ -115,9 +115,9 @@ var _ = Describe("a replay the device faults after its launch returned", func() 
 	It("stays a setup error when no launch of the round took: nothing to charge it to", func() {
 		// The guards refuse the launch over freed memory, so the round launched nothing; a sync
 		// failure then is the device's, not a replay's.
-		dev := &gpuFaults{Device: openSim("cuda"), sticky: true, pending: &runtime.Error{Backend: "cuda", Code: 700, Name: "CUDA_ERROR_ILLEGAL_ADDRESS", Class: runtime.ClassIllegalAddress, Sticky: true}}
+		dev := &gpuFaults{Device: openSim("cuda"), sticky: true, pending: &device.Error{Backend: "cuda", Code: 700, Name: "CUDA_ERROR_ILLEGAL_ADDRESS", Class: device.ClassIllegalAddress, Sticky: true}}
 		DeferCleanup(dev.Close)
-		res := runInstance(dev, p, runtime.Global, true, 3)
+		res := runInstance(dev, p, device.Global, true, 3)
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 	})
 })

@@ -1,7 +1,6 @@
 package capture_test
 
 import (
-	goruntime "runtime"
 	"sync/atomic"
 	"time"
 
@@ -9,76 +8,66 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// batchSpy wraps a device and counts the batches the engine runs on it (runtime.ThreadRunner),
+// batchSpy wraps a device and counts the batches the engine runs on it (device.ThreadRunner),
 // passing them on.
 type batchSpy struct {
-	runtime.Device
+	device.Device
 	batches atomic.Int32
 }
 
-func (s *batchSpy) Unwrap() runtime.Device { return s.Device }
-func (s *batchSpy) OnThread(t runtime.Thread, f func(runtime.Device)) error {
+func (s *batchSpy) Unwrap() device.Device { return s.Device }
+func (s *batchSpy) OnThread(t device.Thread, f func(device.Device)) error {
 	s.batches.Add(1)
 	// The view f gets must be the spy's: the device's own view would bypass it.
-	return s.Device.(runtime.ThreadRunner).OnThread(t, func(runtime.Device) { f(s) })
+	return s.Device.(device.ThreadRunner).OnThread(t, func(device.Device) { f(s) })
 }
 
 // userRuntime is the reference guards opened as a runtime of the user's own: the engine cannot
 // know where such a runtime makes its calls from.
-var userRuntime = &capture.RuntimeUnderTest{Name: "user", Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+var userRuntime = &runtime.UnderTest{Name: "user", Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 	return guard.New(dev, guard.Program)
 }}
 
-// elsewhere runs f on a goroutine of its own, locked to an OS thread of its own, and waits for it.
-func elsewhere(f func()) {
-	done := make(chan struct{})
-	go func() {
-		goruntime.LockOSThread() // the thread exits with the goroutine
-		defer close(done)
-		f()
-	}()
-	<-done
-}
-
 // fromOwnThreads is a device as a runtime of the user's own may use it: every allocation, copy,
 // launch and sync made from a thread of the runtime's own while the caller waits.
-type fromOwnThreads struct{ runtime.Device }
+type fromOwnThreads struct{ device.Device }
 
-func (d fromOwnThreads) Malloc(t runtime.Thread, n int64) (p runtime.Ptr, err error) {
+func (d fromOwnThreads) Malloc(t device.Thread, n int64) (p device.Ptr, err error) {
 	elsewhere(func() { p, err = d.Device.Malloc(t, n) })
 	return
 }
-func (d fromOwnThreads) Free(t runtime.Thread, p runtime.Ptr) (err error) {
+func (d fromOwnThreads) Free(t device.Thread, p device.Ptr) (err error) {
 	elsewhere(func() { err = d.Device.Free(t, p) })
 	return
 }
-func (d fromOwnThreads) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) (err error) {
+func (d fromOwnThreads) Copy(t device.Thread, s device.Stream, dst, src device.Ptr) (err error) {
 	elsewhere(func() { err = d.Device.Copy(t, s, dst, src) })
 	return
 }
-func (d fromOwnThreads) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) (err error) {
+func (d fromOwnThreads) Launch(t device.Thread, g device.Graph, s device.Stream) (err error) {
 	elsewhere(func() { err = d.Device.Launch(t, g, s) })
 	return
 }
-func (d fromOwnThreads) SyncStream(t runtime.Thread, s runtime.Stream) (err error) {
+func (d fromOwnThreads) SyncStream(t device.Thread, s device.Stream) (err error) {
 	elsewhere(func() { err = d.Device.SyncStream(t, s) })
 	return
 }
 
 // threadedRuntime is the reference guards as a runtime of the user's own that makes its device
 // calls from threads of its own; batched records whether it was opened inside the engine's batch
-// (the device it was handed runs Main calls inline: runtime.BatchView).
-func threadedRuntime(batched *atomic.Bool) *capture.RuntimeUnderTest {
-	return &capture.RuntimeUnderTest{Name: "threaded", Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
-		bv, ok := runtime.As[runtime.BatchView](dev)
-		batched.Store(ok && bv.InBatch(runtime.Main))
+// (the device it was handed runs Main calls inline: device.BatchView).
+func threadedRuntime(batched *atomic.Bool) *runtime.UnderTest {
+	return &runtime.UnderTest{Name: "threaded", Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
+		bv, ok := device.As[device.BatchView](dev)
+		batched.Store(ok && bv.InBatch(device.Main))
 		return guard.New(fromOwnThreads{dev}, guard.Program)
 	}}
 }
@@ -172,15 +161,15 @@ var _ = Describe("the watched device after its instance is over", func() {
 	It("passes a runtime's late calls straight to the device", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		var kept runtime.Device
-		keeper := &capture.RuntimeUnderTest{Name: "keeper", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+		var kept device.Device
+		keeper := &runtime.UnderTest{Name: "keeper", Open: func(d device.Device, guarded bool) (runtime.Runtime, error) {
 			kept = d
 			return guard.New(d, guard.Program)
 		}}
 		res := runFaulted(dev, capture.Options{Runtime: keeper})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		p, err := kept.Malloc(runtime.Main, 4096)
+		p, err := kept.Malloc(device.Main, 4096)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(kept.Free(runtime.Main, p)).To(Succeed())
+		Expect(kept.Free(device.Main, p)).To(Succeed())
 	})
 })

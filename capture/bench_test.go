@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,15 +15,15 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // Benchmarks of the issue-13 figures: each reports its cost as a ratio ("x-...") against a
@@ -44,7 +45,7 @@ func benchProbe(b *testing.B, text string) *probes.Probe {
 
 // simDevice opens a simulated device with profile for a benchmark or a fuzz target, closed when
 // tb ends.
-func simDevice(tb testing.TB, profile string) runtime.Device {
+func simDevice(tb testing.TB, profile string) device.Device {
 	tb.Helper()
 	be, err := sim.New(sim.Options{Profile: profile})
 	if err != nil {
@@ -60,13 +61,13 @@ func simDevice(tb testing.TB, profile string) runtime.Device {
 
 // runExact runs p once in global mode, guards off, and fails the benchmark unless it came out
 // exact.
-func runExact(b *testing.B, dev runtime.Device, p *probes.Probe, replays int) *capture.Result {
-	return runAsExpected(b, dev, probes.Instance{Probe: p, Mode: runtime.Global, Replays: replays})
+func runExact(b *testing.B, dev device.Device, p *probes.Probe, replays int) *capture.Result {
+	return runAsExpected(b, dev, probes.Instance{Probe: p, Mode: device.Global, Replays: replays})
 }
 
 // runAsExpected runs the instance once and fails the benchmark unless it came out as its probe
 // expects: exact, for every probe a benchmark runs but the re-based one of BenchmarkScaling.
-func runAsExpected(b *testing.B, dev runtime.Device, in probes.Instance) *capture.Result {
+func runAsExpected(b *testing.B, dev device.Device, in probes.Instance) *capture.Result {
 	res := capture.Run(context.Background(), dev, in, capture.Options{})
 	if res.Outcome != in.Expected() {
 		b.Fatalf("%s: %s, want %s (%s)", in.ID(), res.Outcome, in.Expected(), res.Reason)
@@ -233,14 +234,14 @@ func BenchmarkPluginBuffers(b *testing.B) {
 		b.Skip(err) // a binary without cgo loads no plugin
 	}
 	defer pl.Close()
-	ref := &capture.RuntimeUnderTest{Name: pl.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+	ref := &runtime.UnderTest{Name: pl.Name(), Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 		return pl.Open(dev, guarded)
 	}}
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("buffers=%d", n), func(b *testing.B) {
 			dev := simDevice(b, "cann")
-			in := probes.Instance{Probe: benchProbe(b, buffersProbe(n, 3)), Mode: runtime.Global, Guarded: true, Replays: 3}
-			through := func(rt *capture.RuntimeUnderTest) func() {
+			in := probes.Instance{Probe: benchProbe(b, buffersProbe(n, 3)), Mode: device.Global, Guarded: true, Replays: 3}
+			through := func(rt *runtime.UnderTest) func() {
 				return func() {
 					if res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: rt}); res.Outcome != probes.Exact {
 						b.Fatalf("%s: %s (%s)", in.ID(), res.Outcome, res.Reason)
@@ -351,7 +352,7 @@ func benchCapture100k(b *testing.B, guarded bool) {
 	const nodes = 100000
 	p := benchProbe(b, progen.Fills(nodes, 3))
 	dev := simDevice(b, "cann")
-	in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: 3}
+	in := probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: 3}
 	first := runAsExpected(b, dev, in)
 	var capt, replay time.Duration
 	b.ResetTimer()
@@ -422,7 +423,7 @@ func benchLocalise(b *testing.B, want, got []byte) (ranges int) {
 func BenchmarkVerify256MiBEqual(b *testing.B) {
 	const n = 256 << 20
 	dev := simDevice(b, "cann")
-	p, err := dev.Malloc(runtime.Main, n)
+	p, err := dev.Malloc(device.Main, n)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -430,15 +431,15 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 	for i := range want {
 		want[i] = byte(i*7 + 1)
 	}
-	if err := dev.Write(runtime.Main, p, want); err != nil {
+	if err := dev.Write(device.Main, p, want); err != nil {
 		b.Fatal(err)
 	}
-	cmp := dev.(runtime.Comparer)
+	cmp := dev.(device.Comparer)
 	same := bytes.Clone(want)
 	b.SetBytes(n)
 	b.ResetTimer()
 	took, base := interleaved(b, func() {
-		if eq, err := cmp.Equal(runtime.Main, p, want); err != nil || !eq {
+		if eq, err := cmp.Equal(device.Main, p, want); err != nil || !eq {
 			b.Fatal("not equal", err)
 		}
 	}, func() { _ = bytes.Equal(want, same) })
@@ -449,7 +450,7 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 // in-place comparison, as on a real device, against one plain device-to-host read of the same
 // bytes into the program's memory (the ratio is the plain read's time over the measured one's).
 // Sub-benchmarks:
-//   - comparer: the backend's runtime.Comparer, which the engine uses when the device has one (the
+//   - comparer: the backend's device.Comparer, which the engine uses when the device has one (the
 //     CUDA and ACL bindings: asynchronous copies into two pinned chunks, each compared while the
 //     next is in flight);
 //   - read-back/in-batch and read-back/from-goroutine: the engine's fallback, reads in 4 MiB
@@ -458,35 +459,35 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 //   - pinned-copy: not a verification but the link's yardstick, one asynchronous copy of the 256
 //     MiB into pinned host memory, synchronised.
 //
-// The device is the fake CUDA driver library (runtime/fake, built with cc; the benchmark is
+// The device is the fake CUDA driver library (device/fake, built with cc; the benchmark is
 // skipped without cgo), whose device memory is host memory, or with REPLAYCHECK_HARDWARE=cuda
 // (or acl) the real driver on this host (make device-check).
 func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 	const n = 256 << 20
 	dev := readBackDevice(b)
-	p, err := dev.Malloc(runtime.Main, n)
+	p, err := dev.Malloc(device.Main, n)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = dev.Free(runtime.Main, p) })
+	b.Cleanup(func() { _ = dev.Free(device.Main, p) })
 	want := make([]byte, n)
 	for i := range want {
 		want[i] = byte(i*7 + 1)
 	}
-	if err := dev.Write(runtime.Main, p, want); err != nil {
+	if err := dev.Write(device.Main, p, want); err != nil {
 		b.Fatal(err)
 	}
-	pinned, err := dev.AllocHost(runtime.Main, n, runtime.Pinned)
+	pinned, err := dev.AllocHost(device.Main, n, device.Pinned)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = dev.FreeHost(runtime.Main, pinned) })
-	s, err := dev.CreateStream(runtime.Main, runtime.Blocking)
+	b.Cleanup(func() { _ = dev.FreeHost(device.Main, pinned) })
+	s, err := dev.CreateStream(device.Main, device.Blocking)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = dev.DestroyStream(runtime.Main, s) })
-	verify := func(equal func(runtime.Device, runtime.Ptr, []byte) (bool, error)) func() error {
+	b.Cleanup(func() { _ = dev.DestroyStream(device.Main, s) })
+	verify := func(equal func(device.Device, device.Ptr, []byte) (bool, error)) func() error {
 		return func() error {
 			eq, err := equal(dev, p, want)
 			if err == nil && !eq {
@@ -500,19 +501,19 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 		run  func() error
 	}
 	var ways []way
-	if cmp, ok := dev.(runtime.Comparer); ok {
-		ways = append(ways, way{"comparer", verify(func(_ runtime.Device, p runtime.Ptr, want []byte) (bool, error) {
-			return cmp.Equal(runtime.Main, p, want)
+	if cmp, ok := dev.(device.Comparer); ok {
+		ways = append(ways, way{"comparer", verify(func(_ device.Device, p device.Ptr, want []byte) (bool, error) {
+			return cmp.Equal(device.Main, p, want)
 		})})
 	}
 	ways = append(ways,
 		way{"read-back/in-batch", verify(capture.EqualByReadingOnThread)},
 		way{"read-back/from-goroutine", verify(capture.EqualByReading)},
 		way{"pinned-copy", func() error {
-			if err := dev.Copy(runtime.Main, s, pinned, p); err != nil {
+			if err := dev.Copy(device.Main, s, pinned, p); err != nil {
 				return err
 			}
-			return dev.SyncStream(runtime.Main, s)
+			return dev.SyncStream(device.Main, s)
 		}},
 	)
 	host := make([]byte, n)
@@ -524,7 +525,7 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 					b.Fatal(err)
 				}
 			}, func() {
-				if err := dev.Read(runtime.Main, host, p); err != nil {
+				if err := dev.Read(device.Main, host, p); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -538,7 +539,7 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 // readBackDevice opens device 0 of the backend REPLAYCHECK_HARDWARE names, with its driver library
 // found as the CLI finds it, or else of the CUDA binding over the fake driver library; it skips
 // the benchmark where this binary has no such backend (CGO_ENABLED=0).
-func readBackDevice(b *testing.B) runtime.Device {
+func readBackDevice(b *testing.B) device.Device {
 	backend, cfg := os.Getenv("REPLAYCHECK_HARDWARE"), backends.Config{}
 	hardware := backend != ""
 	if !hardware {
@@ -603,7 +604,7 @@ func TestHelperPeakProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := capture.Run(context.Background(), dev, probes.Instance{Probe: set.Probes[0], Mode: runtime.Global, Replays: 3}, capture.Options{})
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: set.Probes[0], Mode: device.Global, Replays: 3}, capture.Options{})
 		if res.Outcome != probes.Exact {
 			t.Fatalf("%s: %s", res.Outcome, res.Reason)
 		}
@@ -704,7 +705,7 @@ func scaleFamily(b *testing.B, name, unit string, sizes []int, guarded bool, pro
 			text, replays := probe(n)
 			p := benchProbe(b, text)
 			dev := simDevice(b, "cann")
-			in := probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: replays}
+			in := probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: replays}
 			b.ResetTimer()
 			took := timeIt(b.N, func() { runAsExpected(b, dev, in) })
 			b.ReportMetric(float64(took)/float64(b.N)/float64(n), unit)

@@ -3,11 +3,11 @@ package capture
 import (
 	"cmp"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"slices"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // Buffers and their slots: each probe buffer name maps to the allocation the engine holds for it,
@@ -16,10 +16,10 @@ import (
 // allocation is a live buffer the engine holds for a probe buffer name.
 type allocation struct {
 	name  string // the probe buffer name
-	ptr   runtime.Ptr
+	ptr   device.Ptr
 	gen   uint64 // the engine's allocation generation: a free and re-allocation is a new one
 	init  probes.Pattern
-	slot  guard.Slot
+	slot  runtime.Slot
 	place probes.Place
 	host  bool // host memory: the CPU reads and writes it, no driver call
 	// ledgerOf is the capture whose residency ledger has an entry for this allocation, at index
@@ -111,12 +111,12 @@ func (r *run) liveNames() []string {
 
 // allocate provisions a buffer where its place says (its slot, its pool, or host memory) and
 // writes its init pattern. step is nil for a declared buffer: setup, whose failure is fatal.
-func (r *run) allocate(step *probes.Step, t runtime.Thread, name string, n int64, init probes.Pattern, slot probes.Slot, place probes.Place) (bool, error) {
-	gs, err := guard.ParseSlot(string(slot))
+func (r *run) allocate(step *probes.Step, t device.Thread, name string, n int64, init probes.Pattern, slot probes.Slot, place probes.Place) (bool, error) {
+	gs, err := runtime.ParseSlot(string(slot))
 	if err != nil {
 		return false, fail(ErrHarness, step, err)
 	}
-	var ptr runtime.Ptr
+	var ptr device.Ptr
 	var desc string
 	var f func() error
 	switch {
@@ -128,7 +128,7 @@ func (r *run) allocate(step *probes.Step, t runtime.Thread, name string, n int64
 		f = func() (err error) { ptr, err = r.dev.AllocHost(t, n, place.Host); return }
 	default:
 		desc = fmt.Sprintf("Provision(%s %s, %d)", slot, name, n)
-		f = func() (err error) { ptr, _, err = r.dev.Provision(t, gs, name, runtime.Ptr{}, n); return }
+		f = func() (err error) { ptr, _, err = r.dev.Provision(t, gs, name, device.Ptr{}, n); return }
 	}
 	do := func() (string, error) {
 		if err := f(); err != nil {
@@ -158,7 +158,7 @@ func (r *run) isHost(place probes.Place) bool {
 }
 
 // release returns the call that frees a buffer where its place says, and its description.
-func (r *run) release(t runtime.Thread, name string, a *allocation) (string, func() error) {
+func (r *run) release(t device.Thread, name string, a *allocation) (string, func() error) {
 	switch {
 	case a.place.Pool != "":
 		return fmt.Sprintf("PoolFree(%s %s %v)", a.place.Pool, name, a.ptr), func() error { return r.dev.PoolFree(t, a.place.Pool, a.ptr) }
@@ -189,7 +189,7 @@ func (r *run) initialise(name string, init probes.Pattern) error {
 		return failf(ErrHarness, nil, "buffer %q is allocated inside a capture with init %s: only zero and fill:B can be initialised there without a synchronous copy", name, init)
 	}
 	return r.must(fmt.Sprintf("Fill(%s %v, %#02x) (init, engine stream)", name, a.ptr, value), func() error {
-		return r.dev.Fill(runtime.Main, r.setup, a.ptr, value)
+		return r.dev.Fill(device.Main, r.setup, a.ptr, value)
 	})
 }
 
@@ -206,8 +206,8 @@ func (r *run) grow(step probes.Step, op *probes.Op) (bool, error) {
 	if a.place != (probes.Place{}) {
 		return r.regrow(step, t, op, a)
 	}
-	var ptr runtime.Ptr
-	var served guard.Served
+	var ptr device.Ptr
+	var served runtime.Served
 	took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("Provision(%s %s %v, %d) (grow)", a.slot, op.Buffer, a.ptr, *op.Bytes), thread: t},
 		func() (string, error) {
 			var err error
@@ -225,7 +225,7 @@ func (r *run) grow(step probes.Step, op *probes.Op) (bool, error) {
 		}
 		return false, nil
 	}
-	if served == guard.InPlace {
+	if served == runtime.InPlace {
 		return true, nil
 	}
 	r.gen++
@@ -235,7 +235,7 @@ func (r *run) grow(step probes.Step, op *probes.Op) (bool, error) {
 
 // regrow grows a pooled or host buffer: in place when the request fits, else free, then allocate at
 // the new size and initialise again.
-func (r *run) regrow(step probes.Step, t runtime.Thread, op *probes.Op, a *allocation) (bool, error) {
+func (r *run) regrow(step probes.Step, t device.Thread, op *probes.Op, a *allocation) (bool, error) {
 	n := *op.Bytes
 	if n <= a.ptr.Bytes {
 		r.tl.record(Event{Step: &step, Call: fmt.Sprintf("grow(%s %v, %d)", op.Buffer, a.ptr, n), Returned: "in place [no call]", Thread: t}, nil)
@@ -266,5 +266,5 @@ func (r *run) contents(a *allocation) ([]byte, error) {
 	if a.host {
 		return data, r.dev.HostRead(data, a.ptr)
 	}
-	return data, r.dev.Read(runtime.Main, data, a.ptr)
+	return data, r.dev.Read(device.Main, data, a.ptr)
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Captures and the residency ledger: begin, the capture's ops, end, and cleaning up a capture the
@@ -19,7 +19,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 	defer func(start time.Time) { r.times.capture += time.Since(start) }(time.Now())
 	origin := r.streams[c.Stream]
 	took, err := r.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepBegin), desc: fmt.Sprintf("BeginCapture(%s, %s)", c.Stream, r.in.Mode),
-		thread: runtime.Main}, exec(func() error { return r.dev.BeginCapture(runtime.Main, origin, r.in.Mode) }))
+		thread: device.Main}, exec(func() error { return r.dev.BeginCapture(device.Main, origin, r.in.Mode) }))
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 		r.oracle.EndCapture(c.Name, false)
 		return nil
 	}
-	info, err := r.dev.CaptureInfo(runtime.Main, origin)
+	info, err := r.dev.CaptureInfo(device.Main, origin)
 	if err != nil {
 		return r.abandonAfter(c, fail(ErrSetup, nil, fmt.Errorf("CaptureInfo after BeginCapture(%s): %w", c.Stream, err)))
 	}
@@ -53,7 +53,7 @@ func (r *run) runCapture(c *probes.Capture) error {
 		return r.abandonAfter(c, err)
 	}
 
-	var g runtime.Graph
+	var g device.Graph
 	took, err = r.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepEnd), desc: fmt.Sprintf("EndCapture(%s) from %s", c.EndStream, c.EndThread),
 		thread: c.EndThread}, exec(func() (err error) { g, err = r.dev.EndCapture(c.EndThread, r.streams[c.EndStream]); return }))
 	if err != nil {
@@ -88,26 +88,26 @@ func (r *run) abandonAfter(c *probes.Capture, err error) error {
 // streams are usable again; the graph, if any, is destroyed and never replayed.
 func (r *run) abandonCapture(c *probes.Capture) error {
 	origin := r.streams[c.Stream]
-	info, err := r.dev.CaptureInfo(runtime.Main, origin)
+	info, err := r.dev.CaptureInfo(device.Main, origin)
 	if err != nil {
 		return fail(ErrSetup, nil, fmt.Errorf("CaptureInfo(%s) after capture %s: %w", c.Stream, c.Name, err))
 	}
-	if info.Status == runtime.CaptureNone {
+	if info.Status == device.CaptureNone {
 		return nil
 	}
 	defer r.tl.enter(r.tl.enter(PhaseCleanup))
-	var g runtime.Graph
-	g, err = r.dev.EndCapture(runtime.Main, origin)
+	var g device.Graph
+	g, err = r.dev.EndCapture(device.Main, origin)
 	if err == nil {
-		r.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup: the probe left the capture active)", c.Stream), Thread: runtime.Main}, nil)
-		return r.must("DestroyGraph (cleanup)", func() error { return r.dev.DestroyGraph(runtime.Main, g) })
+		r.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup: the probe left the capture active)", c.Stream), Thread: device.Main}, nil)
+		return r.must("DestroyGraph (cleanup)", func() error { return r.dev.DestroyGraph(device.Main, g) })
 	}
-	r.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup)", c.Stream), Thread: runtime.Main}, err)
-	info, ierr := r.dev.CaptureInfo(runtime.Main, origin)
+	r.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup)", c.Stream), Thread: device.Main}, err)
+	info, ierr := r.dev.CaptureInfo(device.Main, origin)
 	switch {
 	case ierr != nil:
 		return fail(ErrSetup, nil, fmt.Errorf("CaptureInfo(%s) after cleanup of capture %s: %w", c.Stream, c.Name, ierr))
-	case info.Status != runtime.CaptureNone:
+	case info.Status != device.CaptureNone:
 		return failf(ErrSetup, nil, "capture %s is still %s after cleanup: %w", c.Name, info.Status, err)
 	}
 	return nil
@@ -121,11 +121,11 @@ func (r *run) inCapture(stream string, kernel bool) (bool, error) {
 	if m := r.member; kernel && m.known && m.stream == stream && m.capture == r.captureID {
 		return m.in, nil
 	}
-	info, err := r.dev.CaptureInfo(runtime.Main, r.streams[stream])
+	info, err := r.dev.CaptureInfo(device.Main, r.streams[stream])
 	if err != nil {
 		return false, fmt.Errorf("CaptureInfo(%s) during capture %s: %w", stream, r.capture, err)
 	}
-	in := info.Status == runtime.CaptureActive && info.ID == r.captureID
+	in := info.Status == device.CaptureActive && info.ID == r.captureID
 	if kernel {
 		r.member = membership{known: true, stream: stream, capture: r.captureID, in: in}
 	}

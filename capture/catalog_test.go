@@ -5,9 +5,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -21,13 +21,13 @@ var _ = Describe("the catalog on sim/cann", func() {
 		return
 	}
 	sets, find := cat.sets, cat.find
-	var dev runtime.Device
+	var dev device.Device
 	BeforeEach(func() {
 		dev = openSim("cann")
 		DeferCleanup(dev.Close)
 	})
 
-	for _, mode := range runtime.CaptureModes() {
+	for _, mode := range device.CaptureModes() {
 		Context("in "+mode.String()+" mode", func() {
 			It("replays every positive probe exactly", func() {
 				for _, s := range sets {
@@ -82,7 +82,7 @@ var _ = Describe("the catalog on sim/cann", func() {
 			for _, s := range sets {
 				for _, p := range s.Probes {
 					if p.Hazard == "none" {
-						res := runOn(d, p, runtime.Global, 3)
+						res := runOn(d, p, device.Global, 3)
 						Expect(res.Outcome).To(Equal(probes.Exact), "seed %d, %s: %s", seed, p.ID(), res.Reason)
 					}
 				}

@@ -6,26 +6,26 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	goruntime "runtime"
+	"runtime"
 	"sync"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Verification at memory speed: a buffer is compared with the oracle where it lies when the
-// backend can (runtime.Comparer, the simulator's pages), and otherwise read back in chunks through
+// backend can (device.Comparer, the simulator's pages), and otherwise read back in chunks through
 // one host buffer the run reuses, the read of chunk i+1 overlapping the comparison of chunk i.
 // Only the first corrupted round reads a differing buffer back whole, to localise its ranges.
 
-// readChunk is the read-back chunk of a backend without runtime.Comparer (a variable so tests
+// readChunk is the read-back chunk of a backend without device.Comparer (a variable so tests
 // can make it smaller than a buffer).
 var readChunk = 4 << 20
 
 // verifier is the run's way to the device's bytes for verification.
 type verifier struct {
-	cmp     runtime.Comparer // nil: read back
-	scratch []byte           // the read-back chunks, two of them, reused across rounds
+	cmp     device.Comparer // nil: read back
+	scratch []byte          // the read-back chunks, two of them, reused across rounds
 }
 
 // scratchPool keeps the read-back chunks of instances that finished (releaseScratch) for the next
@@ -55,24 +55,24 @@ func (v *verifier) releaseScratch() {
 	}
 }
 
-// comparerOf returns the in-place comparison of dev's device (runtime.Comparer, found through any
+// comparerOf returns the in-place comparison of dev's device (device.Comparer, found through any
 // wrapper) when the runtime under test is the built-in one (its Read passes straight to the
 // device; a runtime of the user's own reads through itself). It goes through the watch like every
 // other device call.
-func comparerOf(dev watched, builtin bool) runtime.Comparer {
-	if c, ok := runtime.As[runtime.Comparer](dev.Device); ok && builtin {
+func comparerOf(dev watched, builtin bool) device.Comparer {
+	if c, ok := device.As[device.Comparer](dev.Device); ok && builtin {
 		return watchedComparer{c: c, w: dev.w}
 	}
 	return nil
 }
 
-// watchedComparer is a runtime.Comparer whose calls the watch times (watch.go).
+// watchedComparer is a device.Comparer whose calls the watch times (watch.go).
 type watchedComparer struct {
-	c runtime.Comparer
+	c device.Comparer
 	w *watch
 }
 
-func (c watchedComparer) Equal(t runtime.Thread, src runtime.Ptr, want []byte) (eq bool, err error) {
+func (c watchedComparer) Equal(t device.Thread, src device.Ptr, want []byte) (eq bool, err error) {
 	c.w.do("Equal", func() { eq, err = c.c.Equal(t, src, want) })
 	return
 }
@@ -80,7 +80,7 @@ func (c watchedComparer) Equal(t runtime.Thread, src runtime.Ptr, want []byte) (
 // equal reports whether buffer a holds want, as a synchronous read of it would see.
 func (r *run) equal(a *allocation, want []byte) (bool, error) {
 	if r.cmp != nil && !a.host {
-		return r.cmp.Equal(runtime.Main, a.ptr, want)
+		return r.cmp.Equal(device.Main, a.ptr, want)
 	}
 	return r.equalByReading(a, want)
 }
@@ -98,7 +98,7 @@ func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 		if a.host {
 			return r.dev.HostRead(into[:m], a.ptr.Slice(off, m))
 		}
-		return r.dev.Read(runtime.Main, into[:m], a.ptr.Slice(off, m))
+		return r.dev.Read(device.Main, into[:m], a.ptr.Slice(off, m))
 	}
 	if err := read(bufs[0], 0); err != nil {
 		return false, err
@@ -184,7 +184,7 @@ func localise(want, got []byte, limit int) localisation {
 		panic(fmt.Sprintf("localise: %d bytes wanted, %d got", n, len(got)))
 	}
 	var cuts []int
-	if parts := min(goruntime.GOMAXPROCS(0), n/segmentBytes); parts > 1 {
+	if parts := min(runtime.GOMAXPROCS(0), n/segmentBytes); parts > 1 {
 		per := (n / parts) &^ (localiseChunk - 1)
 		for k := 1; k < parts; k++ {
 			cuts = append(cuts, k*per)
@@ -358,16 +358,16 @@ func differingBytes(x uint64) int {
 
 // writeInit writes pattern init over p: a uniform pattern (zero, fill:B) a chunk at a time from
 // one reused host chunk, so a large buffer costs no host copy of its size; any other whole.
-func (r *run) writeInit(p runtime.Ptr, init probes.Pattern) error {
+func (r *run) writeInit(p device.Ptr, init probes.Pattern) error {
 	if k := init.Kind; k != probes.PatZero && k != "" && k != probes.PatFill {
-		return r.dev.Write(runtime.Main, p, init.Bytes(p.Bytes))
+		return r.dev.Write(device.Main, p, init.Bytes(p.Bytes))
 	}
 	chunk := min(p.Bytes, int64(readChunk))
 	buf := r.chunks(chunk)[:chunk]
 	init.Fill(buf)
 	for off := int64(0); off < p.Bytes; off += chunk {
 		m := min(chunk, p.Bytes-off)
-		if err := r.dev.Write(runtime.Main, p.Slice(off, m), buf[:m]); err != nil {
+		if err := r.dev.Write(device.Main, p.Slice(off, m), buf[:m]); err != nil {
 			return err
 		}
 	}

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // naiveRanges is the localisation's meaning, a byte at a time: differing runs separated by fewer
@@ -180,8 +180,8 @@ var _ = Describe("verification's fast paths", func() {
 
 	It("scans a buffer of many segments on several goroutines and joins them as one scan", func() {
 		defer capture.SetSegmentBytes(4096)()
-		prev := goruntime.GOMAXPROCS(4)
-		defer goruntime.GOMAXPROCS(prev)
+		prev := runtime.GOMAXPROCS(4)
+		defer runtime.GOMAXPROCS(prev)
 		rng := rand.New(rand.NewPCG(9, 10))
 		for _, size := range []int{8192, 16384 + 100, 40000} {
 			want := make([]byte, size)
@@ -199,13 +199,13 @@ var _ = Describe("verification's fast paths", func() {
 		DeferCleanup(dev.Close)
 		defer capture.SetReadChunk(4096)()
 		const n = 5*4096 + 300 // the last chunk is partial
-		p, err := dev.Malloc(runtime.Main, n)
+		p, err := dev.Malloc(device.Main, n)
 		Expect(err).NotTo(HaveOccurred())
 		want := make([]byte, n)
 		for i := range want {
 			want[i] = byte(i * 7)
 		}
-		Expect(dev.Write(runtime.Main, p, want)).To(Succeed())
+		Expect(dev.Write(device.Main, p, want)).To(Succeed())
 		eq, err := capture.EqualByReading(opaque{dev}, p, want)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(eq).To(BeTrue())
@@ -223,10 +223,10 @@ var _ = Describe("verification's fast paths", func() {
 		DeferCleanup(dev.Close)
 		defer capture.SetReadChunk(4096)()
 		const n = 5*4096 + 300
-		p, err := dev.Malloc(runtime.Main, n)
+		p, err := dev.Malloc(device.Main, n)
 		Expect(err).NotTo(HaveOccurred())
 		want := bytes.Repeat([]byte{9}, n)
-		Expect(dev.Write(runtime.Main, p, want)).To(Succeed())
+		Expect(dev.Write(device.Main, p, want)).To(Succeed())
 		// A read from another goroutine would wait for the batch, and the batch for it: the reads
 		// stay on the thread, and every chunk's comparison still counts.
 		eq, err := capture.EqualByReadingOnThread(dev, p, want)

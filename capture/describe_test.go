@@ -7,14 +7,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Kernel calls are described without fmt (a capture of 100,000 ops describes 100,000 of them):
 // the text must stay what fmt wrote, which reports and baselines quote.
 var _ = Describe("The description of a fill, copy or axpy", func() {
-	w, x := runtime.Ptr{Addr: 0x100000000, Bytes: 65536}, runtime.Ptr{Addr: 0xabc0, Bytes: 8}
+	w, x := device.Ptr{Addr: 0x100000000, Bytes: 65536}, device.Ptr{Addr: 0xabc0, Bytes: 8}
 	It("is what fmt writes, for every fill value", func() {
 		for v := range 256 {
 			op := &probes.Op{Kind: probes.OpFill, Dst: "dst", Value: byte(v), Stream: "main"}

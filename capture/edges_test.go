@@ -8,19 +8,19 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Edge paths where an earlier op did not take effect, so later ops cannot run as written.
 var _ = Describe("after an op that did not take effect", func() {
-	var dev runtime.Device
+	var dev device.Device
 	BeforeEach(func() {
 		dev = openSim("cann")
 		DeferCleanup(dev.Close)
 	})
 	guarded := func(p *probes.Probe) *capture.Result {
-		return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Guarded: true, Replays: 2}, capture.Options{})
+		return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: true, Replays: 2}, capture.Options{})
 	}
 
 	It("skips the re-allocation of a buffer whose free was refused, and keeps using the buffer", func() {
@@ -77,7 +77,7 @@ var _ = Describe("after an op that did not take effect", func() {
     streams: [main, side]
     capture: {end-thread: other, ops: [fill: {dst: a, value: 1}, fill: {dst: b, value: 2, stream: side}]}
     expect: {guarded: rejected}
-`), runtime.Global, 2)
+`), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Reason).To(ContainSubstring("capture main op 2 ran eagerly outside the capture, once, though the capture yielded no graph to run it"))
 		Expect(res.Reason).NotTo(ContainSubstring("replays do not repeat it"))
@@ -90,13 +90,13 @@ var _ = Describe("after an op that did not take effect", func() {
     capture: {ops: [fill: {dst: a, value: 1}, fill: {dst: b, value: 2, stream: side}]}
     between: [fill: {dst: b, value: 0}]
     expect: {guarded: exact}
-`), runtime.Global, 2)
+`), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Reason).To(ContainSubstring("capture main op 2 ran eagerly outside the capture, so replays do not repeat it"))
 	})
 
 	It("ends a guard API misuse in error rather than calling it a platform rejection", func() {
-		res := runOn(misusedGuard{dev}, parseProbe(simple), runtime.Global, 1)
+		res := runOn(misusedGuard{dev}, parseProbe(simple), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Rejection).To(BeNil())
 		Expect(res.Reason).To(ContainSubstring("invalid-state"))
@@ -117,7 +117,7 @@ var _ = Describe("after an op that did not take effect", func() {
       ops:
         - sync-device: {}
     expect: {guarded: rejected}
-`), Mode: runtime.Global, Replays: 1000000}, capture.Options{Timeout: 100 * time.Millisecond})
+`), Mode: device.Global, Replays: 1000000}, capture.Options{Timeout: 100 * time.Millisecond})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("deadline"))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout))
@@ -151,7 +151,7 @@ var _ = Describe("after an op that did not take effect", func() {
       each:
         - fill: {dst: side-out, value: 0, stream: other}
     expect: {guarded: refused}
-`), runtime.Global, 2)
+`), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Stale).To(BeEmpty())
 		Expect(res.Ledger).NotTo(ContainElement(HaveField("Capture", "a")))
@@ -180,7 +180,7 @@ var _ = Describe("after an op that did not take effect", func() {
 		counts := func(guarded bool) map[string]int {
 			dev := &callCounter{Device: openSim("cann"), calls: map[string]int{}}
 			defer dev.Close()
-			res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: 2}, capture.Options{})
+			res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: 2}, capture.Options{})
 			Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 			return dev.calls
 		}
@@ -190,28 +190,28 @@ var _ = Describe("after an op that did not take effect", func() {
 
 // callCounter counts the synchronising and reading calls the engine makes.
 type callCounter struct {
-	runtime.Device
+	device.Device
 	calls map[string]int
 }
 
-func (c *callCounter) SyncDevice(t runtime.Thread) error {
+func (c *callCounter) SyncDevice(t device.Thread) error {
 	c.calls["SyncDevice"]++
 	return c.Device.SyncDevice(t)
 }
 
-func (c *callCounter) SyncStream(t runtime.Thread, s runtime.Stream) error {
+func (c *callCounter) SyncStream(t device.Thread, s device.Stream) error {
 	c.calls["SyncStream"]++
 	return c.Device.SyncStream(t, s)
 }
 
-func (c *callCounter) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+func (c *callCounter) Read(t device.Thread, dst []byte, src device.Ptr) error {
 	c.calls["Read"]++
 	return c.Device.Read(t, dst, src)
 }
 
 // misusedGuard cannot happen with the real engine; it stands for a guard answering invalid-state.
-type misusedGuard struct{ runtime.Device }
+type misusedGuard struct{ device.Device }
 
-func (m misusedGuard) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
-	return runtime.Ptr{}, &runtime.Error{Backend: "guard", Op: "Malloc", Class: runtime.ClassInvalidState, Detail: "retired"}
+func (m misusedGuard) Malloc(t device.Thread, n int64) (device.Ptr, error) {
+	return device.Ptr{}, &device.Error{Backend: "guard", Op: "Malloc", Class: device.ClassInvalidState, Detail: "retired"}
 }

@@ -5,8 +5,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // rounds lists the replay rounds whose calls a timeline holds, and its elision events.
@@ -41,13 +41,13 @@ func expectCounted(tl []capture.Event) {
 // before the last; one event stands for each run of them. A million replays of a 64-byte probe
 // otherwise kept a gigabyte of identical launches.
 var _ = Describe("the calls of uneventful replay rounds", func() {
-	var dev runtime.Device
+	var dev device.Device
 	BeforeEach(func() {
 		dev = openSim("cann")
 		DeferCleanup(dev.Close)
 	})
 	run := func(replays int, opt capture.Options) *capture.Result {
-		return capture.Run(ctx(), dev, probes.Instance{Probe: parseProbe(faultProbe), Mode: runtime.Global, Replays: replays}, opt)
+		return capture.Run(ctx(), dev, probes.Instance{Probe: parseProbe(faultProbe), Mode: device.Global, Replays: replays}, opt)
 	}
 
 	It("are left out past round 3 and before the last, one event counting them", func() {
@@ -83,7 +83,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 		// differs, no stale range; only the refusal makes a round worth reading.
 		cat, err := loadCatalog()
 		Expect(err).NotTo(HaveOccurred())
-		res := runInstance(dev, cat.find("hazards/concurrent-replay-shared-scratch"), runtime.Global, true, 12)
+		res := runInstance(dev, cat.find("hazards/concurrent-replay-shared-scratch"), device.Global, true, 12)
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.CorruptedRounds).To(BeZero())
 		kept, elided := rounds(res.Timeline.Events())
@@ -95,7 +95,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 		cat, err := loadCatalog()
 		Expect(err).NotTo(HaveOccurred())
 		p := cat.find("guards/arena-release-refused")
-		res := runOn(dev, p, runtime.Global, 12)
+		res := runOn(dev, p, device.Global, 12)
 		Expect(res.Outcome).To(Equal(probes.Corrupted))
 		Expect(res.CorruptedRounds).To(Equal(12))
 		kept, elided := rounds(res.Timeline.Events())

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -25,7 +26,7 @@ type Options struct {
 	Faults []probes.Fault
 	// Runtime is the runtime under test; nil is replaycheck's reference guards (runtime/guard):
 	// kernel mode for a guarded instance, program mode otherwise, with Guard's options.
-	Runtime *RuntimeUnderTest
+	Runtime *runtime.UnderTest
 	// Guard configures the reference guards. Its Disabled switches are for negative-control
 	// tests only.
 	Guard guard.Options
@@ -39,39 +40,9 @@ type Options struct {
 	CheckSlotLog bool
 }
 
-// Runtime is the runtime under test as the engine drives it: every device call goes through it
-// (it may refuse any with runtime.ClassRefused), and it owns the allocator a framework puts in
-// front of the driver: slots that provision and grow named buffers, pools, and retirement of
-// everything it holds. *guard.Device is one.
-type Runtime interface {
-	runtime.Device
-	// Provision serves a buffer of bytes for the slot named key, growing cur when it is not zero.
-	Provision(t runtime.Thread, slot guard.Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, guard.Served, error)
-	// Release gives the buffer the slot named key holds back.
-	Release(t runtime.Thread, slot guard.Slot, key string, p runtime.Ptr) error
-	// Holds reports what the slot named key holds now.
-	Holds(key string) (slot guard.Slot, p runtime.Ptr, ok bool)
-	ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error
-	PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.Ptr, error)
-	PoolFree(t runtime.Thread, name string, p runtime.Ptr) error
-	// Retire frees everything the runtime holds: every slot's buffer and every pool.
-	Retire(t runtime.Thread) error
-	// Finish lets go of the runtime once the instance is over and retired; the device it was
-	// opened over stays open (its caller owns it).
-	Finish() error
-}
-
-// RuntimeUnderTest opens the runtime under test for one instance.
-type RuntimeUnderTest struct {
-	// Name is recorded in every result (Result.Runtime).
-	Name string
-	// Open puts the runtime in front of dev; guarded is the instance's guard setting.
-	Open func(dev runtime.Device, guarded bool) (Runtime, error)
-}
-
 // builtin is replaycheck's reference guards with opt's switches.
-func builtin(opt guard.Options) *RuntimeUnderTest {
-	return &RuntimeUnderTest{Name: RuntimeBuiltin, Open: func(dev runtime.Device, guarded bool) (Runtime, error) {
+func builtin(opt guard.Options) *runtime.UnderTest {
+	return &runtime.UnderTest{Name: RuntimeBuiltin, Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 		mode := guard.Program
 		if guarded {
 			mode = guard.Kernel
@@ -86,7 +57,7 @@ func builtin(opt guard.Options) *RuntimeUnderTest {
 // (classify.go).
 type run struct {
 	ctx    context.Context
-	dev    Runtime // the runtime under test, in front of the backend's device
+	dev    runtime.Runtime // the runtime under test, in front of the backend's device
 	in     probes.Instance
 	p      *probes.Probe
 	res    *Result
@@ -94,16 +65,16 @@ type run struct {
 	oracle *probes.Oracle
 	opt    Options
 
-	streams map[string]runtime.Stream
-	events  map[string]runtime.Event
+	streams map[string]device.Stream
+	events  map[string]device.Event
 	bufs    map[string]*allocation
 	// byID is what bufs holds, by the id of the name in the probe's name table (probes.Plan).
 	byID   []*allocation
 	gen    uint64
-	graphs map[string]runtime.Graph
+	graphs map[string]device.Graph
 	// setup is the engine's own stream, never part of a capture, used to initialise buffers
 	// allocated while a capture is active without making a synchronous (unsafe) call.
-	setup runtime.Stream
+	setup device.Stream
 
 	capture   string // name of the capture in progress, "" when none
 	captureID uint64
@@ -127,7 +98,7 @@ type run struct {
 	times   phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
-	threadModes map[runtime.Thread]runtime.CaptureMode
+	threadModes map[device.Thread]device.CaptureMode
 	verifier    // how verification reaches device bytes (compare.go)
 	// roundLaunch is the round's last launch that took (replays; the zero Step when none), the
 	// step a fault the device reports at the round's synchronisation is charged to; poisoned: that
@@ -147,13 +118,13 @@ type run struct {
 	runs *runner
 	// walker is the backend device's walk of a graph's nodes under the watch, nil where the run
 	// walks through the runtime under test (walkerOf, walkGraph).
-	walker runtime.GraphWalker
+	walker device.GraphWalker
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
 // then Replays rounds of replay, comparing every checked buffer byte for byte with the oracle after
 // every round. Run never panics and never returns nil; every failure is in the Result.
-func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Options) (res *Result) {
+func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options) (res *Result) {
 	p := in.Probe
 	rut := opt.Runtime
 	if rut == nil {
@@ -177,7 +148,7 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	for _, f := range faults {
 		res.Faults = append(res.Faults, FaultRecord{Fault: f.String()})
 	}
-	if _, ok := runtime.As[runtime.FaultInjector](dev); len(faults) > 0 && (!caps.FaultInjection || !ok) {
+	if _, ok := device.As[device.FaultInjector](dev); len(faults) > 0 && (!caps.FaultInjection || !ok) {
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %q, which the injected faults need (%s): a real driver library cannot be made to fail on purpose", dev.Backend(), "fault-injection", res.Faults[0].Fault)
 		return res
 	}
@@ -188,14 +159,14 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 	defer cancel()
 	r := &run{
 		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
-		streams: map[string]runtime.Stream{}, events: map[string]runtime.Event{},
-		bufs: map[string]*allocation{}, byID: make([]*allocation, p.BufferIDs()), graphs: map[string]runtime.Graph{}, entries: map[string]span{},
-		staleSeen: map[staleKey]bool{}, threadModes: map[runtime.Thread]runtime.CaptureMode{},
+		streams: map[string]device.Stream{}, events: map[string]device.Event{},
+		bufs: map[string]*allocation{}, byID: make([]*allocation, p.BufferIDs()), graphs: map[string]device.Graph{}, entries: map[string]span{},
+		staleSeen: map[staleKey]bool{}, threadModes: map[device.Thread]device.CaptureMode{},
 		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
 	}
 	events, kernels := expectedEvents(p, in.Replays)
 	r.tl.events, r.tl.kernels.Hint = make([]Event, 0, events), kernels
-	if tr, ok := runtime.As[runtime.ThreadRunner](dev); ok && (opt.Runtime == nil || handsBatchView(dev, tr)) {
+	if tr, ok := device.As[device.ThreadRunner](dev); ok && (opt.Runtime == nil || handsBatchView(dev, tr)) {
 		r.watch.tr = tr
 	}
 	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
@@ -206,18 +177,18 @@ func Run(ctx context.Context, dev runtime.Device, in probes.Instance, opt Option
 // runtime makes its device calls on the engine's goroutine, so the batch runs them inline whatever
 // wraps the device. A runtime of the user's own may make them from threads of its own (a plugin's
 // workers, threads the plugin starts): it is batched only when it will be handed the batch's view
-// itself (the device unwrapped, a runtime.BatchView), whose Main calls run inline on whichever
-// goroutine makes them while the engine waits for the runtime. Through a wrapper they would reach
+// itself (the device unwrapped, a device.BatchView), whose Main calls run inline on whichever
+// goroutine makes them while the engine waits for the device. Through a wrapper they would reach
 // the device itself, and a Main call from another thread would wait for the batch that waits for
 // it.
-func handsBatchView(dev runtime.Device, tr runtime.ThreadRunner) bool {
-	_, ok := dev.(runtime.BatchView)
+func handsBatchView(dev device.Device, tr device.ThreadRunner) bool {
+	_, ok := dev.(device.BatchView)
 	return ok && any(tr) == any(dev)
 }
 
 // instance is the whole of one instance, on the goroutine the watch runs it on: open the runtime
 // under test over the watched device, the body, teardown, the leak check and the outcome.
-func (r *run) instance(rut *RuntimeUnderTest) {
+func (r *run) instance(rut *runtime.UnderTest) {
 	res, dev := r.res, watched{Device: r.watch.dev, w: r.watch}
 	defer func() {
 		// A panic outside the body (opening or finishing the runtime) is the harness's too.
@@ -241,7 +212,7 @@ func (r *run) instance(rut *RuntimeUnderTest) {
 	if capability, why := lacking(r.p, rt.Capabilities()); why != "" {
 		// The runtime in front of the device can do less than the device (a plugin's streams).
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("runtime %s lacks capability %s", rut.Name, why)
-		if l, ok := rt.(Lacker); ok {
+		if l, ok := rt.(runtime.Lacker); ok {
 			if because := l.Lacks(capability); because != "" {
 				res.Reason += ": " + because
 			}
@@ -295,7 +266,7 @@ func withLeaks(err error, leaks []string, when string) error {
 }
 
 // finish ends the runtime under test, named name, whose failure to end is its own error.
-func finish(rt Runtime, name string) error {
+func finish(rt runtime.Runtime, name string) error {
 	if err := rt.Finish(); err != nil {
 		return fail(ErrRuntime, nil, fmt.Errorf("finishing runtime %s: %w", name, err))
 	}
@@ -304,7 +275,7 @@ func finish(rt Runtime, name string) error {
 
 // lacking names the first capability p needs that caps lacks (capability), and says so: quoted,
 // and why where the probe does not list it in requires; "" when caps has all.
-func lacking(p *probes.Probe, caps runtime.Capabilities) (capability, why string) {
+func lacking(p *probes.Probe, caps device.Capabilities) (capability, why string) {
 	for _, need := range p.Requires {
 		if !caps.Has(need) {
 			return need, strconv.Quote(need)
@@ -315,13 +286,6 @@ func lacking(p *probes.Probe, caps runtime.Capabilities) (capability, why string
 		return c, fmt.Sprintf("%q, which the probe's non-blocking streams need (%s)", c, strings.Join(p.NonBlocking, ", "))
 	}
 	return "", ""
-}
-
-// Lacker is a runtime under test that can say why it lacks a capability its device has (a
-// plugin's ABI version, or an entry it left NULL); the skip reason ends with it.
-type Lacker interface {
-	// Lacks says why the runtime lacks capability, "" when it cannot say.
-	Lacks(capability string) string
 }
 
 // expectedEvents is about how many events an instance of p records when every call succeeds, and
@@ -377,7 +341,7 @@ func (r *run) abandon(call string, at time.Time) {
 		what += fmt.Sprintf(" (its %s call %s)", callOf, call)
 	}
 	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
-	ev := Event{Step: r.cur.stepRef(), Call: r.cur.String(), Thread: runtime.Main, Err: "no return: abandoned after " + r.watch.inFlight(at)}
+	ev := Event{Step: r.cur.stepRef(), Call: r.cur.String(), Thread: device.Main, Err: "no return: abandoned after " + r.watch.inFlight(at)}
 	r.tl.record(ev, nil)
 	for i := range r.res.Faults {
 		if !r.res.Faults[i].Fired && r.res.Faults[i].Detail == "" {
@@ -435,25 +399,25 @@ func (r *run) eager(phase probes.Phase, ops []*probes.Op) error {
 	if err := r.ops(phase, "", ops); err != nil {
 		return err
 	}
-	return r.must(fmt.Sprintf("SyncDevice (end of %s)", phase), func() error { return r.dev.SyncDevice(runtime.Main) })
+	return r.must(fmt.Sprintf("SyncDevice (end of %s)", phase), func() error { return r.dev.SyncDevice(device.Main) })
 }
 
 func (r *run) setupObjects() error {
 	r.tl.enter(PhaseSetup)
 	for _, name := range r.p.Streams {
-		var s runtime.Stream
-		call, kind := "CreateStream "+name, runtime.Blocking
+		var s device.Stream
+		call, kind := "CreateStream "+name, device.Blocking
 		if slices.Contains(r.p.NonBlocking, name) {
-			call, kind = call+" (non-blocking)", runtime.NonBlocking
+			call, kind = call+" (non-blocking)", device.NonBlocking
 		}
-		if err := r.must(call, func() (err error) { s, err = r.dev.CreateStream(runtime.Main, kind); return }); err != nil {
+		if err := r.must(call, func() (err error) { s, err = r.dev.CreateStream(device.Main, kind); return }); err != nil {
 			return err
 		}
 		r.streams[name] = s
 	}
 	// The default stream is the platform's: never created, never destroyed.
-	r.streams[probes.DefaultStream] = runtime.DefaultStream
-	if err := r.must("CreateStream (engine setup stream)", func() (err error) { r.setup, err = r.dev.CreateStream(runtime.Main, runtime.Blocking); return }); err != nil {
+	r.streams[probes.DefaultStream] = device.DefaultStream
+	if err := r.must("CreateStream (engine setup stream)", func() (err error) { r.setup, err = r.dev.CreateStream(device.Main, device.Blocking); return }); err != nil {
 		return err
 	}
 	for _, pl := range r.p.Pools {
@@ -461,13 +425,13 @@ func (r *run) setupObjects() error {
 		if pl.Host != 0 {
 			call += ", " + pl.Host.String() + " host"
 		}
-		if err := r.must(call+")", func() error { return r.dev.ReservePool(runtime.Main, pl.Name, pl.Bytes, pl.Host) }); err != nil {
+		if err := r.must(call+")", func() error { return r.dev.ReservePool(device.Main, pl.Name, pl.Bytes, pl.Host) }); err != nil {
 			return err
 		}
 	}
 	for _, name := range r.p.Events {
-		var e runtime.Event
-		if err := r.must("CreateEvent "+name, func() (err error) { e, err = r.dev.CreateEvent(runtime.Main); return }); err != nil {
+		var e device.Event
+		if err := r.must("CreateEvent "+name, func() (err error) { e, err = r.dev.CreateEvent(device.Main); return }); err != nil {
 			return err
 		}
 		r.events[name] = e
@@ -475,7 +439,7 @@ func (r *run) setupObjects() error {
 	for _, b := range r.p.Buffers {
 		// A declared buffer is setup, not one of the probe's ops: a failure ends the instance in
 		// error, never as a platform rejection of a step.
-		if _, err := r.allocate(nil, runtime.Main, b.Name, b.Bytes, b.Init, b.Slot, b.Place); err != nil {
+		if _, err := r.allocate(nil, device.Main, b.Name, b.Bytes, b.Init, b.Slot, b.Place); err != nil {
 			return err
 		}
 	}
@@ -496,7 +460,7 @@ func (r *run) mustReturn(call string, f func() (string, error)) error {
 	r.cur = deviceCall{desc: call}
 	r.member = membership{}
 	ret, err := f()
-	r.tl.record(Event{Call: call, Returned: ret, Thread: runtime.Main}, err)
+	r.tl.record(Event{Call: call, Returned: ret, Thread: device.Main}, err)
 	if ferr := r.faultFired(nil, call, err); ferr != nil {
 		return ferr
 	}
@@ -516,20 +480,20 @@ func (r *run) mustReturn(call string, f func() (string, error)) error {
 // runtimeFailure reports whether err is the runtime under test failing on its own (a plugin's own
 // error, not a refusal and not the platform's answer passed through).
 func runtimeFailure(err error) bool {
-	e, ok := runtime.AsError(err)
-	return ok && strings.HasPrefix(e.Backend, runtime.PluginBackend) && e.Class != runtime.ClassRefused
+	e, ok := device.AsError(err)
+	return ok && strings.HasPrefix(e.Backend, runtime.PluginBackend) && e.Class != device.ClassRefused
 }
 
 // poolExhausted reports whether err is the reference guards' pool without a free block for a
 // request (runtime/guard PoolAlloc).
 func poolExhausted(err error) bool {
-	e, ok := runtime.AsError(err)
-	return ok && e.Backend == guard.Backend && e.Class == runtime.ClassOutOfMemory
+	e, ok := device.AsError(err)
+	return ok && e.Backend == runtime.GuardBackend && e.Class == device.ClassOutOfMemory
 }
 
 // guardMisuse reports whether err is the reference guards saying the engine used their API
 // wrongly (anything but a refusal or an exhausted pool): a harness bug, never a platform answer.
 func guardMisuse(err error) bool {
-	e, ok := runtime.AsError(err)
-	return ok && e.Backend == guard.Backend && e.Class != runtime.ClassRefused
+	e, ok := device.AsError(err)
+	return ok && e.Backend == runtime.GuardBackend && e.Class != device.ClassRefused
 }

@@ -11,30 +11,30 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
 const header = "version: replaycheck/v1\nset: t\nprobes:\n"
 
 // leakyDevice forgets to free: every Free reports success and does nothing.
-type leakyDevice struct{ runtime.Device }
+type leakyDevice struct{ device.Device }
 
-func (d leakyDevice) Free(runtime.Thread, runtime.Ptr) error { return nil }
+func (d leakyDevice) Free(device.Thread, device.Ptr) error { return nil }
 
 // panickyDevice panics on the first launch.
-type panickyDevice struct{ runtime.Device }
+type panickyDevice struct{ device.Device }
 
-func (d panickyDevice) Launch(runtime.Thread, runtime.Graph, runtime.Stream) error {
+func (d panickyDevice) Launch(device.Thread, device.Graph, device.Stream) error {
 	panic("launch exploded")
 }
 
 // slowDevice sleeps in every SyncDevice.
-type slowDevice struct{ runtime.Device }
+type slowDevice struct{ device.Device }
 
-func (d slowDevice) SyncDevice(t runtime.Thread) error {
+func (d slowDevice) SyncDevice(t device.Thread) error {
 	time.Sleep(20 * time.Millisecond)
 	return d.Device.SyncDevice(t)
 }
@@ -42,31 +42,31 @@ func (d slowDevice) SyncDevice(t runtime.Thread) error {
 // blindDevice cannot report a stream's capture state once a capture began: CaptureInfo fails for
 // every stream while one is capturing.
 type blindDevice struct {
-	runtime.Device
+	device.Device
 	capturing bool
 }
 
-func (d *blindDevice) BeginCapture(t runtime.Thread, s runtime.Stream, m runtime.CaptureMode) error {
+func (d *blindDevice) BeginCapture(t device.Thread, s device.Stream, m device.CaptureMode) error {
 	d.capturing = true
 	return d.Device.BeginCapture(t, s, m)
 }
 
-func (d *blindDevice) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+func (d *blindDevice) EndCapture(t device.Thread, s device.Stream) (device.Graph, error) {
 	d.capturing = false
 	return d.Device.EndCapture(t, s)
 }
 
-func (d *blindDevice) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+func (d *blindDevice) CaptureInfo(t device.Thread, s device.Stream) (device.CaptureInfo, error) {
 	if d.capturing {
-		return runtime.CaptureInfo{}, &runtime.Error{Backend: "blind", Op: "CaptureInfo", Class: runtime.ClassDeviceLost}
+		return device.CaptureInfo{}, &device.Error{Backend: "blind", Op: "CaptureInfo", Class: device.ClassDeviceLost}
 	}
 	return d.Device.CaptureInfo(t, s)
 }
 
 // brokenDevice fails reads with an error that is not a device error.
-type brokenDevice struct{ runtime.Device }
+type brokenDevice struct{ device.Device }
 
-func (d brokenDevice) Fill(runtime.Thread, runtime.Stream, runtime.Ptr, byte) error {
+func (d brokenDevice) Fill(device.Thread, device.Stream, device.Ptr, byte) error {
 	return errors.New("transport closed")
 }
 
@@ -84,14 +84,14 @@ const simple = header + `
 `
 
 var _ = Describe("Run", func() {
-	var dev runtime.Device
+	var dev device.Device
 	BeforeEach(func() {
 		dev = openSim("cann")
 		DeferCleanup(func() { Expect(dev.Close()).To(Succeed()) })
 	})
 
 	It("classifies a correct replay as exact, with a timeline that shows what was captured", func() {
-		res := runOn(dev, parseProbe(simple), runtime.Global, 5)
+		res := runOn(dev, parseProbe(simple), device.Global, 5)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(res.Rounds).To(Equal(5))
 		Expect(res.Reason).To(ContainSubstring("5 of 5 rounds"))
@@ -110,7 +110,7 @@ var _ = Describe("Run", func() {
 
 	It("leaves no device object behind", func() {
 		before := dev.Counters()
-		runOn(dev, parseProbe(simple), runtime.Relaxed, 2)
+		runOn(dev, parseProbe(simple), device.Relaxed, 2)
 		Expect(dev.Counters().Leaks(before)).To(BeEmpty())
 	})
 
@@ -129,7 +129,7 @@ var _ = Describe("Run", func() {
       - grow: {buffer: dst, bytes: 8KiB}
       - alloc: {buffer: bystander, bytes: 4KiB, init: fill:0xEE}
     expect: {guarded: refused, unguarded: corrupted}
-`), runtime.Global, 3)
+`), device.Global, 3)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.FirstCorrupted).To(Equal(1))
 		Expect(res.CorruptedRounds).To(Equal(3))
@@ -169,7 +169,7 @@ var _ = Describe("Run", func() {
       ops:
 `+ops.String()+`    between:
 `+between.String()+`    expect: {guarded: refused, unguarded: corrupted}
-`), runtime.Global, 2)
+`), device.Global, 2)
 			Expect(res.Outcome).To(Equal(outcome), res.Reason)
 			Expect(res.Stale).To(HaveLen(6))
 			Expect(strings.Count(res.Reason, "; graph ")).To(Equal(3), res.Reason)
@@ -199,7 +199,7 @@ var _ = Describe("Run", func() {
       - grow: {buffer: dst, bytes: 8KiB}
       - alloc: {buffer: bystander, bytes: 4KiB, init: fill:0xEE}
     expect: {guarded: refused, unguarded: corrupted}
-`), runtime.Global, 2)
+`), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Mismatches).To(HaveLen(capture.MaxMismatches))
 		for i, m := range res.Mismatches {
@@ -230,9 +230,9 @@ var _ = Describe("Run", func() {
         - fill: {dst: a, value: 1}
     check: [a]
     expect: {guarded: exact}
-`), runtime.Global, 1)
+`), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
-		Expect(res.Rejection.Class).To(Equal(runtime.ClassOutOfMemory))
+		Expect(res.Rejection.Class).To(Equal(device.ClassOutOfMemory))
 		Expect(res.Rejection.Step.String()).To(Equal("prepare op 1"))
 		Expect(stepNames(res.Skipped)).To(ConsistOf("prepare op 2"))
 	})
@@ -246,7 +246,7 @@ var _ = Describe("Run", func() {
     capture: {stream: default, ops: [alloc: {buffer: t, bytes: 8}, fill: {dst: a, value: 0x3A}]}
     between: [fill: {dst: t, value: 1}, free: {buffer: t}]
     expect: {guarded: rejected}
-`), runtime.Global, 1)
+`), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Error).To(BeNil())
 		Expect(res.Rejection.Step.String()).To(Equal("capture main begin"))
@@ -265,12 +265,12 @@ var _ = Describe("Run", func() {
         - fill: {dst: a, value: 9}
         - sync: {}
     expect: {guarded: rejected, unguarded: rejected, rejected-by: [captured-stream]}
-`), runtime.Global, 4)
+`), device.Global, 4)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection).NotTo(BeNil())
 		Expect(res.Rejection.Step.String()).To(Equal("capture main op 2"))
 		Expect(res.Rejection.Code).To(Equal(107027))
-		Expect(res.Rejection.Class).To(Equal(runtime.ClassCapturedStream))
+		Expect(res.Rejection.Class).To(Equal(device.ClassCapturedStream))
 		Expect(res.Rejection.Invalidated).To(BeFalse())
 		Expect(res.Rejection.ReplaysExact).To(HaveValue(BeTrue()))
 		v, why := judge(res, nil)
@@ -292,7 +292,7 @@ var _ = Describe("Run", func() {
         - wait: {stream: side, event: e}
         - fill: {dst: a, value: 7, stream: side}
     expect: {guarded: rejected, unguarded: rejected}
-`), runtime.Global, 3)
+`), device.Global, 3)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection.Op).To(Equal("EndCapture"))
 		Expect(res.Rejection.EndedCapture()).To(BeTrue())
@@ -311,7 +311,7 @@ var _ = Describe("Run", func() {
       ops:
         - sync-device: {}
     expect: {guarded: rejected, unguarded: rejected, rejected-by: [wrong-thread]}
-`), runtime.Global, 1)
+`), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Rejected))
 		v, why := judge(res, nil)
 		Expect(v).To(Equal(verdict.Fail))
@@ -333,7 +333,7 @@ var _ = Describe("Run", func() {
         - sync: {}
         - fill: {dst: a, value: 10}
     expect: {guarded: rejected, unguarded: rejected}
-`), runtime.Global, 2)
+`), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection.Invalidated).To(BeTrue())
 		Expect(res.Rejection.Code).To(Equal(900))
@@ -344,7 +344,7 @@ var _ = Describe("Run", func() {
 	})
 
 	It("ends a probe that leaks device objects in error", func() {
-		res := runOn(leakyDevice{dev}, parseProbe(simple), runtime.Global, 1)
+		res := runOn(leakyDevice{dev}, parseProbe(simple), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("leaked"))
 		Expect(res.Leaks).NotTo(BeEmpty())
@@ -352,7 +352,7 @@ var _ = Describe("Run", func() {
 	})
 
 	It("turns a panicking device into an error outcome", func() {
-		res := runOn(panickyDevice{dev}, parseProbe(simple), runtime.Global, 1)
+		res := runOn(panickyDevice{dev}, parseProbe(simple), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("launch exploded"))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrHarness))
@@ -370,14 +370,14 @@ var _ = Describe("Run", func() {
     capture:
       ops: []
     expect: {guarded: exact}
-`), runtime.Global, 1)
+`), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("transport closed"))
 	})
 
 	It("stops at the time limit", func() {
 		res := capture.Run(context.Background(), slowDevice{dev},
-			probes.Instance{Probe: parseProbe(simple), Mode: runtime.Global, Replays: 1000},
+			probes.Instance{Probe: parseProbe(simple), Mode: device.Global, Replays: 1000},
 			capture.Options{Timeout: 100 * time.Millisecond})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("deadline"))
@@ -387,13 +387,13 @@ var _ = Describe("Run", func() {
 	It("calls a cancelled run interrupted, not timed out", func() {
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
-		res := capture.Run(cancelled, dev, probes.Instance{Probe: parseProbe(simple), Mode: runtime.Global, Replays: 1}, capture.Options{})
+		res := capture.Run(cancelled, dev, probes.Instance{Probe: parseProbe(simple), Mode: device.Global, Replays: 1}, capture.Options{})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrInterrupted))
 	})
 
 	It("ends a run whose device cannot say what a stream captures in error, never as eager work", func() {
-		res := runOn(&blindDevice{Device: dev}, parseProbe(simple), runtime.Global, 1)
+		res := runOn(&blindDevice{Device: dev}, parseProbe(simple), device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 		// The device's answer is device-lost: the instance ends saying so, and no later call is
 		// believed.
@@ -407,7 +407,7 @@ var _ = Describe("Run", func() {
 	It("skips an instance whose probe needs a capability the backend lacks", func() {
 		p := parseProbe(simple)
 		p.Requires = []string{"no-such-capability"}
-		res := runOn(dev, p, runtime.Global, 1)
+		res := runOn(dev, p, device.Global, 1)
 		Expect(res.Outcome).To(Equal(probes.Skipped))
 		v, _ := judge(res, nil)
 		Expect(v).To(Equal(verdict.Skip))
@@ -428,7 +428,7 @@ var _ = Describe("Run", func() {
       - grow: {buffer: dst, bytes: 8KiB}
       - alloc: {buffer: bystander, bytes: 4KiB, init: fill:0xEE}
     expect: {guarded: refused, unguarded: corrupted}
-`), Mode: runtime.Global, Guarded: true, Replays: 2}, capture.Options{})
+`), Mode: device.Global, Guarded: true, Replays: 2}, capture.Options{})
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Refusal).NotTo(BeNil())
 		Expect(res.Refusal.Step.String()).To(Equal("between op 1"))

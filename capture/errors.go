@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // fatal is a failure that ends the instance in error. It keeps the error it wraps (a
-// *runtime.Error stays one for errors.As), the kind of failure and the step it came from.
+// *device.Error stays one for errors.As), the kind of failure and the step it came from.
 type fatal struct {
 	kind ErrorKind
 	step *probes.Step
@@ -38,14 +39,14 @@ func fail(kind ErrorKind, step *probes.Step, err error) error {
 // deviceLost reports whether err is the platform saying the device is lost: not a runtime under
 // test failing on its own with that class.
 func deviceLost(err error) bool {
-	e, ok := runtime.AsError(err)
-	return ok && e.Class == runtime.ClassDeviceLost && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
+	e, ok := device.AsError(err)
+	return ok && e.Class == device.ClassDeviceLost && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
 }
 
-// sticky reports whether err is the platform's sticky error (runtime.Error.Sticky): the device
+// sticky reports whether err is the platform's sticky error (device.Error.Sticky): the device
 // answers it to every later call, as a lost one does.
 func sticky(err error) bool {
-	e, ok := runtime.AsError(err)
+	e, ok := device.AsError(err)
 	return ok && e.Sticky && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
 }
 

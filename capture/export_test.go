@@ -3,9 +3,10 @@ package capture
 import (
 	"errors"
 	"fmt"
-
-	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime"
+
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -17,7 +18,7 @@ func SetReadChunk(n int) (restore func()) {
 }
 
 // EqualByReading is the chunked read-back comparison of p on dev with want.
-func EqualByReading(dev runtime.Device, p runtime.Ptr, want []byte) (bool, error) {
+func EqualByReading(dev device.Device, p device.Ptr, want []byte) (bool, error) {
 	g, err := guard.New(dev, guard.Program)
 	if err != nil {
 		return false, err
@@ -27,18 +28,18 @@ func EqualByReading(dev runtime.Device, p runtime.Ptr, want []byte) (bool, error
 }
 
 // EqualByReadingOnThread is EqualByReading made as the engine makes it inside its batch on the
-// device's Main thread (runtime.ThreadRunner, found through wrappers).
-func EqualByReadingOnThread(dev runtime.Device, p runtime.Ptr, want []byte) (eq bool, err error) {
+// device's Main thread (device.ThreadRunner, found through wrappers).
+func EqualByReadingOnThread(dev device.Device, p device.Ptr, want []byte) (eq bool, err error) {
 	g, err := guard.New(dev, guard.Program)
 	if err != nil {
 		return false, err
 	}
-	tr, ok := runtime.As[runtime.ThreadRunner](dev)
+	tr, ok := device.As[device.ThreadRunner](dev)
 	if !ok {
 		return false, errors.New("no ThreadRunner")
 	}
 	r := &run{dev: g, watch: &watch{onThread: true}}
-	if terr := tr.OnThread(runtime.Main, func(runtime.Device) { eq, err = r.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
+	if terr := tr.OnThread(device.Main, func(device.Device) { eq, err = r.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
 		return false, terr
 	}
 	return eq, err
@@ -102,7 +103,7 @@ func spans(s []span) [][2]int {
 }
 
 // DescribeKernel is the timeline's description of a fill, copy or axpy of w (and x).
-func DescribeKernel(op *probes.Op, w, x runtime.Ptr) string {
+func DescribeKernel(op *probes.Op, w, x device.Ptr) string {
 	return string(describeKernel(nil, op, w, x))
 }
 
@@ -119,7 +120,7 @@ func TimelineTexts(n int, build func(i int) string) []string {
 
 // LedgerHolds is the graph check's answer to whether p lies inside a buffer capture's ops
 // touched with access how, according to ledger.
-func LedgerHolds(ledger []Residency, capture string, p runtime.Ptr, how Access) bool {
+func LedgerHolds(ledger []Residency, capture string, p device.Ptr, how Access) bool {
 	var entries []Residency
 	for _, l := range ledger {
 		if l.Capture == capture {
@@ -133,12 +134,12 @@ func LedgerHolds(ledger []Residency, capture string, p runtime.Ptr, how Access) 
 // against, over rt.
 type Snapshots struct{ r *run }
 
-func NewSnapshots(rt Runtime) *Snapshots {
+func NewSnapshots(rt runtime.Runtime) *Snapshots {
 	return &Snapshots{r: &run{dev: rt, bufs: map[string]*allocation{}, in: probes.Instance{Guarded: true}, p: &probes.Probe{}}}
 }
 
 // Set makes the engine hold p for name (an allocation, or a growth); Drop frees name.
-func (s *Snapshots) Set(name string, p runtime.Ptr) {
+func (s *Snapshots) Set(name string, p device.Ptr) {
 	s.r.gen++
 	s.r.setBuf(name, &allocation{ptr: p, gen: s.r.gen})
 }

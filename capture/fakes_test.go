@@ -7,13 +7,13 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/fake"
 )
 
-// The whole catalog through the real bindings (runtime/acl, runtime/cuda) and the fake driver
-// libraries (runtime/fake), compared instance by instance with the simulator on the matching
+// The whole catalog through the real bindings (device/acl, device/cuda) and the fake driver
+// libraries (device/fake), compared instance by instance with the simulator on the matching
 // profile: a difference is a bug in a binding, a fake or the simulator. Only ACL's lack of kernels
 // may differ: those instances are skipped there, and say so.
 var _ = Describe("the catalog through the fake driver libraries", func() {

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Injected faults: the probe's faults and the run's (Options.Faults) are armed on the backend's
-// device (runtime.FaultInjector) as the instance reaches them: allocation faults before setup,
+// device (device.FaultInjector) as the instance reaches them: allocation faults before setup,
 // counting every device allocation of the instance; a replay round's fault at the start of that
 // round, for the next launch that reaches the device. After every engine call the watch says
 // whether a fault fired in it; one that did ends the instance in error, naming the fault and the
@@ -24,7 +24,7 @@ func instanceFaults(p *probes.Probe, opt Options) []probes.Fault {
 func (r *run) armAllocFaults() error {
 	for i, f := range r.faults {
 		if !f.Replay() {
-			if err := r.arm(i, runtime.Fault{Kind: f.Kind, N: f.At}); err != nil {
+			if err := r.arm(i, device.Fault{Kind: f.Kind, N: f.At}); err != nil {
 				return err
 			}
 		}
@@ -37,7 +37,7 @@ func (r *run) armAllocFaults() error {
 func (r *run) armRound(round int) error {
 	for i, f := range r.faults {
 		if f.Replay() && f.At == round {
-			if err := r.arm(i, runtime.Fault{Kind: f.Kind, N: 1}); err != nil {
+			if err := r.arm(i, device.Fault{Kind: f.Kind, N: 1}); err != nil {
 				return err
 			}
 		}
@@ -45,7 +45,7 @@ func (r *run) armRound(round int) error {
 	return nil
 }
 
-func (r *run) arm(i int, f runtime.Fault) error {
+func (r *run) arm(i int, f device.Fault) error {
 	if err := r.watch.arm(f); err != nil {
 		return fail(ErrHarness, nil, fmt.Errorf("arming fault %s: %w", r.faults[i], err))
 	}
@@ -102,7 +102,7 @@ func (r *run) faultFired(step *probes.Step, call string, callErr error) error {
 			name = rec.Fault
 		}
 		names = append(names, name)
-		if ff.Kind == runtime.FaultDeviceLost {
+		if ff.Kind == device.FaultDeviceLost {
 			kind = ErrDeviceLost
 		}
 	}
@@ -114,7 +114,7 @@ func (r *run) faultFired(step *probes.Step, call string, callErr error) error {
 
 // recordOf finds the armed, unfired fault a device reports fired: an allocation fault by its N,
 // a launch fault by its kind (the earliest armed).
-func (r *run) recordOf(f runtime.Fault) int {
+func (r *run) recordOf(f device.Fault) int {
 	for i, pf := range r.faults {
 		if !r.armed[i] || r.res.Faults[i].Fired || pf.Kind != f.Kind {
 			continue
@@ -130,7 +130,7 @@ func (r *run) recordOf(f runtime.Fault) int {
 // hangFired marks the hang armed for a launch as fired: its call never returned.
 func (r *run) hangFired(call string) {
 	for i, f := range r.faults {
-		if f.Kind == runtime.FaultHang && r.armed[i] && !r.res.Faults[i].Fired {
+		if f.Kind == device.FaultHang && r.armed[i] && !r.res.Faults[i].Fired {
 			r.res.Faults[i].Fired, r.res.Faults[i].Call = true, call
 			r.res.Faults[i].Detail = "fired: the launch never returned"
 			return

@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"strings"
 	"time"
 
@@ -9,10 +10,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -50,24 +51,24 @@ var faultTargets = []faultTarget{
 
 // leftBehind is what the device still holds that it did not hold at base: the assertion, after
 // every instance, that the instance released everything it made.
-func expectReleased(dev runtime.Device, base runtime.Counters) {
+func expectReleased(dev device.Device, base device.Counters) {
 	GinkgoHelper()
 	Expect(dev.Counters().Leaks(base)).To(BeEmpty(), "device objects the instance left behind")
 }
 
 // runFaulted runs faultProbe on dev with faults injected by the run (Options.Faults).
-func runFaulted(dev runtime.Device, opt capture.Options, faults ...string) *capture.Result {
+func runFaulted(dev device.Device, opt capture.Options, faults ...string) *capture.Result {
 	GinkgoHelper()
 	for _, f := range faults {
 		pf, err := probes.ParseFault(f)
 		Expect(err).NotTo(HaveOccurred())
 		opt.Faults = append(opt.Faults, pf)
 	}
-	return capture.Run(ctx(), dev, probes.Instance{Probe: parseProbe(faultProbe), Mode: runtime.Global, Replays: 3}, opt)
+	return capture.Run(ctx(), dev, probes.Instance{Probe: parseProbe(faultProbe), Mode: device.Global, Replays: 3}, opt)
 }
 
 // expectClean runs faultProbe without faults on dev: the run goes on after a fault.
-func expectClean(dev runtime.Device) {
+func expectClean(dev device.Device) {
 	GinkgoHelper()
 	base := dev.Counters()
 	res := runFaulted(dev, capture.Options{})
@@ -83,11 +84,11 @@ var _ = Describe("injected faults", func() {
 	for _, t := range faultTargets {
 		Describe(t.name, Ordered, func() {
 			var (
-				b   runtime.Backend
+				b   device.Backend
 				lib string
-				dev runtime.Device
+				dev device.Device
 			)
-			open := func() runtime.Device {
+			open := func() device.Device {
 				GinkgoHelper()
 				d, err := b.Open(ctx(), 0)
 				Expect(err).NotTo(HaveOccurred())
@@ -132,9 +133,9 @@ var _ = Describe("injected faults", func() {
 
 			It("alloc-fail in a probe's own op, from the probe's faults key: an error, not a rejection", func() {
 				p := parseProbe(faultProbe)
-				p.Faults = []probes.Fault{{Kind: runtime.FaultAllocFail, At: 3}}
+				p.Faults = []probes.Fault{{Kind: device.FaultAllocFail, At: 3}}
 				base := dev.Counters()
-				res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Replays: 3}, capture.Options{})
+				res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Replays: 3}, capture.Options{})
 				Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 				Expect(res.Error.Kind).To(Equal(capture.ErrFault))
 				Expect(res.Error.Step).NotTo(BeNil(), res.Reason)
@@ -178,16 +179,16 @@ var _ = Describe("injected faults", func() {
 				Expect(res.Timeline.Events()).To(ContainElement(HaveField("Skipped", ContainSubstring("the device is lost"))))
 
 				// A poisoned card: every later call fails device-lost.
-				_, err := dev.Malloc(runtime.Main, 512)
-				Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassDeviceLost), "%v", err)
+				_, err := dev.Malloc(device.Main, 512)
+				Expect(device.ClassOf(err)).To(Equal(device.ClassDeviceLost), "%v", err)
 				// Closing it (a reset) releases everything the instance made.
 				Expect(dev.Close()).To(Succeed())
-				Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+				Expect(dev.Counters().Leaks(device.Counters{})).To(BeEmpty())
 
-				ok, why := b.(runtime.Recoverer).Recovers(false)
+				ok, why := b.(device.Recoverer).Recovers(false)
 				Expect(ok).To(BeTrue(), why)
 				dev = open()
-				Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty(), "the fresh device holds nothing")
+				Expect(dev.Counters().Leaks(device.Counters{})).To(BeEmpty(), "the fresh device holds nothing")
 				expectClean(dev)
 			})
 
@@ -210,7 +211,7 @@ var _ = Describe("injected faults", func() {
 				// Abandoned: closing it waits for nothing.
 				Expect(dev.Close()).To(Succeed())
 
-				ok, why := b.(runtime.Recoverer).Recovers(true)
+				ok, why := b.(device.Recoverer).Recovers(true)
 				if t.lib != 0 {
 					Expect(ok).To(BeFalse())
 					Expect(why).To(ContainSubstring(lib))
@@ -240,7 +241,7 @@ var _ = Describe("injected faults", func() {
 			res := runFaulted(dev, capture.Options{}, "launch-fail@1")
 			Expect(res.Outcome).To(Equal(probes.Skipped))
 			Expect(res.Reason).To(Equal(fmt.Sprintf(`backend %s lacks capability "fault-injection", which the injected faults need (launch-fail@1): a real driver library cannot be made to fail on purpose`, l)))
-			Expect(dev.(runtime.FaultInjector).InjectFault(runtime.Fault{Kind: runtime.FaultHang, N: 1})).To(MatchError(ContainSubstring("exports no replaycheck_fake_inject")))
+			Expect(dev.(device.FaultInjector).InjectFault(device.Fault{Kind: device.FaultHang, N: 1})).To(MatchError(ContainSubstring("exports no replaycheck_fake_inject")))
 		})
 	}
 
@@ -251,7 +252,7 @@ var _ = Describe("injected faults", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
 		base := dev.Counters()
-		broken := &capture.RuntimeUnderTest{Name: "no-retire", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+		broken := &runtime.UnderTest{Name: "no-retire", Open: func(d device.Device, guarded bool) (runtime.Runtime, error) {
 			g, err := guard.New(d, guard.Program)
 			return noRetire{g}, err
 		}}
@@ -267,4 +268,4 @@ var _ = Describe("injected faults", func() {
 // noRetire is a runtime under test whose Retire gives nothing back.
 type noRetire struct{ *guard.Device }
 
-func (noRetire) Retire(runtime.Thread) error { return nil }
+func (noRetire) Retire(device.Thread) error { return nil }

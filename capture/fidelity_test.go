@@ -7,12 +7,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
-func runGuarded(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, guarded bool) *capture.Result {
+func runGuarded(dev device.Device, p *probes.Probe, mode device.CaptureMode, guarded bool) *capture.Result {
 	return runInstance(dev, p, mode, guarded, 2)
 }
 
@@ -42,14 +42,14 @@ probes:
 		It("served inside a capture make no driver call: silent on "+profile+", where a driver malloc is not", func() {
 			dev := openSim(profile)
 			defer dev.Close()
-			res := runGuarded(dev, parseProbe(poolInCapture), runtime.Global, false)
+			res := runGuarded(dev, parseProbe(poolInCapture), device.Global, false)
 			Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 			Expect(res.Rejection).To(BeNil())
 			Expect(res.Stale).To(ContainElement(SatisfyAll(
 				HaveField("Buffer", "scratch"), HaveField("Owners", ConsistOf("bystander")), HaveField("Ran", BeTrue()))))
 			Expect(res.Mismatches).To(ContainElement(HaveField("Buffer", "bystander")))
 
-			res = runGuarded(dev, parseProbe(poolInCapture), runtime.Global, true)
+			res = runGuarded(dev, parseProbe(poolInCapture), device.Global, true)
 			Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 			Expect(res.Refusal.Op).To(Equal("PoolAlloc"))
 		})
@@ -79,7 +79,7 @@ probes:
     expect: {guarded: exact}
 `)
 		for _, guarded := range []bool{false, true} {
-			res := runGuarded(dev, p, runtime.Global, guarded)
+			res := runGuarded(dev, p, device.Global, guarded)
 			Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 			Expect(res.Error.Kind).To(Equal(capture.ErrSetup), res.Reason)
 			Expect(res.Error.Message).To(ContainSubstring("the largest free block has 512"))
@@ -109,14 +109,14 @@ probes:
       - free: {buffer: tmp}
     expect: {guarded: refused, unguarded: corrupted}
 `)
-		res := runGuarded(dev, p, runtime.Global, false)
+		res := runGuarded(dev, p, device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.CorruptedRounds).To(BeZero(), "every checked byte is right")
 		Expect(res.Reason).To(ContainSubstring("no checked byte differs, but replay round 1 of graph main used stale memory: it reads and writes tmp"))
 		Expect(res.Stale).To(ConsistOf(SatisfyAll(HaveField("Buffer", "tmp"), HaveField("Access", capture.Access(capture.AccessReadWrite)),
 			HaveField("Round", 1), HaveField("Now", ContainSubstring("free")))))
 
-		res = runGuarded(dev, p, runtime.Global, true)
+		res = runGuarded(dev, p, device.Global, true)
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Refusal.Detail).To(ContainSubstring(`free space of pool "cache"`))
 		Expect(res.Stale).To(BeEmpty(), "a refused replay touches nothing")
@@ -144,11 +144,11 @@ probes:
       - alloc: {buffer: logits, bytes: 4KiB, host: pinned, init: fill:0xEE}
     expect: {guarded: refused, unguarded: corrupted}
 `)
-		res := runGuarded(dev, p, runtime.Global, false)
+		res := runGuarded(dev, p, device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Mismatches).To(ContainElement(HaveField("Buffer", "weights")))
 		Expect(res.Stale).To(ContainElement(SatisfyAll(HaveField("Buffer", "stage"), HaveField("Owners", ConsistOf("logits")))))
-		res = runGuarded(dev, p, runtime.Global, true)
+		res = runGuarded(dev, p, device.Global, true)
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Refusal.Op).To(Equal("Launch"))
 	})
@@ -176,9 +176,9 @@ probes:
     expect: {guarded: exact, unguarded: exact}
 `
 		}
-		res := runGuarded(dev, parseProbe(text("")), runtime.Global, false)
+		res := runGuarded(dev, parseProbe(text("")), device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Exact), "by default a host write applies once: %s", res.Reason)
-		res = runGuarded(dev, parseProbe(text(", intent: replay")), runtime.Global, false)
+		res = runGuarded(dev, parseProbe(text(", intent: replay")), device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), "meant for every replay, it ran once at capture: %s", res.Reason)
 		Expect(res.Mismatches).To(ContainElements(HaveField("Buffer", "acc"), HaveField("Buffer", "step")))
 	})
@@ -206,16 +206,16 @@ probes:
 	It("an exchange to relaxed lets another thread allocate during a global capture, and teardown restores the mode", func() {
 		dev := openSim("cuda")
 		defer dev.Close()
-		res := runGuarded(dev, parseProbe(relaxedOther), runtime.Global, false)
+		res := runGuarded(dev, parseProbe(relaxedOther), device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(res.Timeline.Events()).To(ContainElement(SatisfyAll(HaveField("Call", "ExchangeCaptureMode(relaxed)"), HaveField("Returned", "global"))))
-		old, err := dev.ExchangeCaptureMode(runtime.Other, runtime.Global)
+		old, err := dev.ExchangeCaptureMode(device.Other, device.Global)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(old).To(Equal(runtime.Global), "the engine gave the thread its mode back")
+		Expect(old).To(Equal(device.Global), "the engine gave the thread its mode back")
 
 		without := parseProbe(relaxedOther)
 		without.Captures[0].Ops = append(without.Captures[0].Ops[:1], without.Captures[0].Ops[2:]...)
-		res = runGuarded(dev, without, runtime.Global, false)
+		res = runGuarded(dev, without, device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection.Code).To(Equal(900))
 	})
@@ -254,13 +254,13 @@ probes:
 	It("race on shared memory when launched on two streams, and are exact on one", func() {
 		dev := openSim("cuda")
 		defer dev.Close()
-		res := runGuarded(dev, parseProbe(text("[{capture: a, stream: s1}, {capture: b, stream: s2}]")), runtime.Global, false)
+		res := runGuarded(dev, parseProbe(text("[{capture: a, stream: s1}, {capture: b, stream: s2}]")), device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Mismatches).To(ConsistOf(HaveField("Buffer", "out-a")))
-		res = runGuarded(dev, parseProbe(text("[{capture: a, stream: s1}, {capture: b, stream: s2}]")), runtime.Global, true)
+		res = runGuarded(dev, parseProbe(text("[{capture: a, stream: s1}, {capture: b, stream: s2}]")), device.Global, true)
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Refusal.Detail).To(ContainSubstring("concurrent replays would race"))
-		res = runGuarded(dev, parseProbe(text("[a, b]")), runtime.Global, false)
+		res = runGuarded(dev, parseProbe(text("[a, b]")), device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 	})
 })
@@ -284,7 +284,7 @@ probes:
     between:
       - alloc: {buffer: b, bytes: 4KiB}
     expect: {guarded: exact}
-`), runtime.Global, false)
+`), device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Rejected), res.Reason)
 		Expect(res.Rejection.DuringCapture).To(BeFalse())
 		Expect(res.Reason).To(ContainSubstring("platform rejected between op 1"))
@@ -311,7 +311,7 @@ probes:
       ops:
         - fill: {dst: a, value: 1}
     expect: {guarded: exact}
-`), runtime.Global, false)
+`), device.Global, false)
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Rejection).To(BeNil())
 		Expect(res.Reason).To(ContainSubstring("Provision(plain a, 1048576)"))

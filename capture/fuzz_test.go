@@ -12,9 +12,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // The fuzz targets' input: a choice stream for progen.Bytes, a capture mode and a replay count.
@@ -38,23 +38,23 @@ func seedBytes(seed uint64, n int) []byte {
 }
 
 // fuzzProbe turns a fuzz input into a hazard-free probe, a mode and 1 to 4 replays.
-func fuzzProbe(t *testing.T, choices []byte, mode, replays uint8) (*probes.Probe, runtime.CaptureMode, int) {
+func fuzzProbe(t *testing.T, choices []byte, mode, replays uint8) (*probes.Probe, device.CaptureMode, int) {
 	text := progen.YAML(progen.Bytes(choices))
 	set, err := probes.Parse("fuzz.yaml", []byte(text), probes.DefaultLimits())
 	if err != nil {
 		t.Fatalf("progen wrote a probe the loader refuses: %v\n%s", err, text)
 	}
-	modes := runtime.CaptureModes()
+	modes := device.CaptureModes()
 	return set.Probes[0], modes[int(mode)%len(modes)], 1 + int(replays)%4
 }
 
 // oracleMatchesDevice runs p unguarded on dev twice, comparing every checked buffer with the
-// oracle after every replay: in place (runtime.Comparer, when dev has one) and read back
+// oracle after every replay: in place (device.Comparer, when dev has one) and read back
 // (Device.Read). A hazard-free probe must be exact both ways; the error says where it is not.
-func oracleMatchesDevice(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replays int) error {
+func oracleMatchesDevice(dev device.Device, p *probes.Probe, mode device.CaptureMode, replays int) error {
 	for _, way := range []struct {
 		name string
-		dev  runtime.Device
+		dev  device.Device
 	}{{"compared in place", dev}, {"read back", opaque{dev}}} {
 		in := probes.Instance{Probe: p, Mode: mode, Replays: replays}
 		res := capture.Run(context.Background(), way.dev, in, capture.Options{})
@@ -77,7 +77,7 @@ func mismatches(res *capture.Result) string {
 // program, on both profiles, whichever way the engine reaches the simulator's bytes.
 func FuzzOracleSimulator(f *testing.F) {
 	addProgramSeeds(f)
-	devs := []runtime.Device{simDevice(f, "cann"), simDevice(f, "cuda")}
+	devs := []device.Device{simDevice(f, "cann"), simDevice(f, "cuda")}
 	f.Fuzz(func(t *testing.T, choices []byte, mode, replays uint8) {
 		p, m, n := fuzzProbe(t, choices, mode, replays)
 		for _, dev := range devs {
@@ -90,7 +90,7 @@ func FuzzOracleSimulator(f *testing.F) {
 
 // engineHandlesCleanly runs p in mode, guards off and on, on dev: each instance must be exact (so no panic and no harness error either) and leave dev's live objects where they
 // were, counted by the test as well as by the engine.
-func engineHandlesCleanly(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replays int) error {
+func engineHandlesCleanly(dev device.Device, p *probes.Probe, mode device.CaptureMode, replays int) error {
 	for _, guarded := range []bool{false, true} {
 		base := dev.Counters()
 		in := probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: replays}
@@ -120,10 +120,10 @@ func FuzzEngine(f *testing.F) {
 
 // flippedWrites corrupts the first byte of every write on its way to the device it wraps, and
 // lets the engine reach that device's in-place comparison (Unwrap).
-type flippedWrites struct{ runtime.Device }
+type flippedWrites struct{ device.Device }
 
-func (d flippedWrites) Unwrap() runtime.Device { return d.Device }
-func (d flippedWrites) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+func (d flippedWrites) Unwrap() device.Device { return d.Device }
+func (d flippedWrites) Write(t device.Thread, dst device.Ptr, src []byte) error {
 	b := append([]byte(nil), src...)
 	b[0] ^= 0xff
 	return d.Device.Write(t, dst, b)
@@ -131,10 +131,10 @@ func (d flippedWrites) Write(t runtime.Thread, dst runtime.Ptr, src []byte) erro
 
 // flippedReads returns every read with its first byte corrupted: the device holds the right
 // bytes, so only the read-back comparison can see it.
-type flippedReads struct{ runtime.Device }
+type flippedReads struct{ device.Device }
 
-func (d flippedReads) Unwrap() runtime.Device { return d.Device }
-func (d flippedReads) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+func (d flippedReads) Unwrap() device.Device { return d.Device }
+func (d flippedReads) Read(t device.Thread, dst []byte, src device.Ptr) error {
 	err := d.Device.Read(t, dst, src)
 	dst[0] ^= 0xff
 	return err
@@ -207,10 +207,10 @@ var _ = Describe("the fuzz properties (negative controls)", func() {
 		dev := openSim("cuda")
 		defer dev.Close()
 		for _, in := range inputs {
-			Expect(oracleMatchesDevice(dev, probeOf(in), runtime.Global, 2)).To(Succeed())
-			Expect(oracleMatchesDevice(flippedWrites{dev}, probeOf(in), runtime.Global, 2)).
+			Expect(oracleMatchesDevice(dev, probeOf(in), device.Global, 2)).To(Succeed())
+			Expect(oracleMatchesDevice(flippedWrites{dev}, probeOf(in), device.Global, 2)).
 				To(MatchError(ContainSubstring("compared in place: corrupted")))
-			Expect(oracleMatchesDevice(flippedReads{dev}, probeOf(in), runtime.Global, 2)).
+			Expect(oracleMatchesDevice(flippedReads{dev}, probeOf(in), device.Global, 2)).
 				To(MatchError(ContainSubstring("read back: corrupted")))
 		}
 	})
@@ -227,12 +227,12 @@ var _ = Describe("the fuzz properties (negative controls)", func() {
 		p := parseProbe(simple)
 		dev := openSim("cann")
 		defer dev.Close()
-		Expect(engineHandlesCleanly(dev, p, runtime.Relaxed, 2)).To(Succeed())
-		Expect(engineHandlesCleanly(droppingCopies{dev}, p, runtime.Relaxed, 2)).
+		Expect(engineHandlesCleanly(dev, p, device.Relaxed, 2)).To(Succeed())
+		Expect(engineHandlesCleanly(droppingCopies{dev}, p, device.Relaxed, 2)).
 			To(MatchError(ContainSubstring("guards-off: corrupted")))
 		leaky := openSim("cann")
 		defer leaky.Close()
-		Expect(engineHandlesCleanly(leakyDevice{leaky}, p, runtime.Relaxed, 2)).
+		Expect(engineHandlesCleanly(leakyDevice{leaky}, p, device.Relaxed, 2)).
 			To(MatchError(ContainSubstring("leaked")))
 	})
 })

@@ -3,11 +3,11 @@ package capture
 import (
 	"fmt"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Graph introspection: on a backend that can list a graph's nodes, the engine walks each captured
-// graph (runtime.GraphWalker where the device has it, GraphNodes otherwise) and compares it with
+// graph (device.GraphWalker where the device has it, GraphNodes otherwise) and compares it with
 // what it issued into the capture. A node that reads or writes memory no buffer of the capture
 // holds, or a graph whose work nodes do not match the work the engine captured, is a finding: the
 // graph will replay something the probe never asked for.
@@ -31,9 +31,9 @@ func (g GraphCheck) Faithful() bool { return g.Work == g.Issued && len(g.Unrecor
 
 // NodeRange is one range a graph node reads or writes.
 type NodeRange struct {
-	Kind   string      `json:"kind"` // the node's kind: memset, memcpy, kernel
-	Range  runtime.Ptr `json:"range"`
-	Access Access      `json:"access"` // read or write
+	Kind   string     `json:"kind"` // the node's kind: memset, memcpy, kernel
+	Range  device.Ptr `json:"range"`
+	Access Access     `json:"access"` // read or write
 }
 
 // isWork reports whether a node kind is work replayed on data (not ordering).
@@ -43,13 +43,13 @@ func isWork(kind string) bool { return kind == "memset" || kind == "memcpy" || k
 // node writes must lie in a buffer the capture's ops wrote, every range it reads in one they
 // read, and the work nodes must number the captured work ops. Backends without introspection are
 // not asked.
-func (r *run) checkGraph(capture string, g runtime.Graph) error {
+func (r *run) checkGraph(capture string, g device.Graph) error {
 	if !r.dev.Capabilities().GraphIntrospection {
 		return nil
 	}
 	check := GraphCheck{Capture: capture, Issued: r.captured}
 	recorded := newLedgerIndex(r.entriesOf(capture))
-	visit := func(n runtime.GraphNode) {
+	visit := func(n device.GraphNode) {
 		if isWork(n.Kind) {
 			check.Work++
 		}
@@ -77,49 +77,49 @@ func (r *run) checkGraph(capture string, g runtime.Graph) error {
 
 // walkGraph visits g's nodes: by the device's walk where the run has one (walkerOf), through the
 // runtime under test otherwise.
-func (r *run) walkGraph(g runtime.Graph, visit func(runtime.GraphNode)) (int, error) {
+func (r *run) walkGraph(g device.Graph, visit func(device.GraphNode)) (int, error) {
 	if r.walker != nil {
-		return r.walker.WalkGraph(runtime.Main, g, visit)
+		return r.walker.WalkGraph(device.Main, g, visit)
 	}
-	return runtime.WalkGraph(r.dev, runtime.Main, g, visit)
+	return device.WalkGraph(r.dev, device.Main, g, visit)
 }
 
-// walkerOf returns the walk of dev's device (runtime.GraphWalker, found through any wrapper)
+// walkerOf returns the walk of dev's device (device.GraphWalker, found through any wrapper)
 // under the watch, when the runtime under test is the built-in one, whose GraphNodes is the
 // device's; a runtime of the user's own answers for itself.
-func walkerOf(dev watched, builtin bool) runtime.GraphWalker {
-	if g, ok := runtime.As[runtime.GraphWalker](dev.Device); ok && builtin {
+func walkerOf(dev watched, builtin bool) device.GraphWalker {
+	if g, ok := device.As[device.GraphWalker](dev.Device); ok && builtin {
 		return watchedWalker{g: g, w: dev.w}
 	}
 	return nil
 }
 
-// watchedWalker is a runtime.GraphWalker whose walks the watch times, as the GraphNodes they are.
+// watchedWalker is a device.GraphWalker whose walks the watch times, as the GraphNodes they are.
 type watchedWalker struct {
-	g runtime.GraphWalker
+	g device.GraphWalker
 	w *watch
 }
 
-func (g watchedWalker) WalkGraph(t runtime.Thread, gr runtime.Graph, visit func(runtime.GraphNode)) (n int, err error) {
+func (g watchedWalker) WalkGraph(t device.Thread, gr device.Graph, visit func(device.GraphNode)) (n int, err error) {
 	g.w.do("GraphNodes", func() { n, err = g.g.WalkGraph(t, gr, visit) })
 	return
 }
 
 // ledgerIndex tells whether a range lies inside a buffer one capture's ops read, or wrote: its
-// ledger entries that allow each access, indexed by address (runtime.Ranges). A graph
+// ledger entries that allow each access, indexed by address (device.Ranges). A graph
 // of n nodes over as many buffers is checked in O(n log n), where asking each entry about each
 // node's range would take O(n²).
 type ledgerIndex struct {
-	reads, writes runtime.Ranges
+	reads, writes device.Ranges
 	// readList and writeList are the ranges indexed; hitRead and hitWrite the last of them that
 	// held a range asked about: a graph's consecutive nodes mostly lie in the same buffer, and a
 	// graph of 100,000 nodes then costs no search per node.
-	readList, writeList []runtime.Ptr
-	hitRead, hitWrite   runtime.Ptr
+	readList, writeList []device.Ptr
+	hitRead, hitWrite   device.Ptr
 }
 
 func newLedgerIndex(entries []Residency) *ledgerIndex {
-	var reads, writes []runtime.Ptr
+	var reads, writes []device.Ptr
 	for _, l := range entries {
 		if l.Access == AccessRead || l.Access == AccessReadWrite {
 			reads = append(reads, l.Range)
@@ -128,11 +128,11 @@ func newLedgerIndex(entries []Residency) *ledgerIndex {
 			writes = append(writes, l.Range)
 		}
 	}
-	return &ledgerIndex{reads: runtime.NewRanges(reads), writes: runtime.NewRanges(writes), readList: reads, writeList: writes}
+	return &ledgerIndex{reads: device.NewRanges(reads), writes: device.NewRanges(writes), readList: reads, writeList: writes}
 }
 
 // holds reports whether p lies inside an entry that allows how (AccessRead or AccessWrite).
-func (x *ledgerIndex) holds(p runtime.Ptr, how Access) bool {
+func (x *ledgerIndex) holds(p device.Ptr, how Access) bool {
 	set, list, hit := &x.reads, x.readList, &x.hitRead
 	if how == AccessWrite {
 		set, list, hit = &x.writes, x.writeList, &x.hitWrite

@@ -7,17 +7,17 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // firstAlloc keeps the first buffer allocated on its device: the target of a tampered node.
 type firstAlloc struct {
-	runtime.Device
-	target runtime.Ptr
+	device.Device
+	target device.Ptr
 }
 
-func (d *firstAlloc) Malloc(t runtime.Thread, n int64) (runtime.Ptr, error) {
+func (d *firstAlloc) Malloc(t device.Thread, n int64) (device.Ptr, error) {
 	p, err := d.Device.Malloc(t, n)
 	if err == nil && d.target.IsZero() {
 		d.target = p
@@ -33,18 +33,18 @@ type tamperedGraphs struct {
 	introspection bool
 }
 
-func (d *tamperedGraphs) Capabilities() runtime.Capabilities {
+func (d *tamperedGraphs) Capabilities() device.Capabilities {
 	c := d.Device.Capabilities()
 	c.GraphIntrospection = d.introspection
 	return c
 }
 
-func (d *tamperedGraphs) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+func (d *tamperedGraphs) GraphNodes(t device.Thread, g device.Graph) ([]device.GraphNode, error) {
 	nodes, err := d.Device.GraphNodes(t, g)
-	return append(nodes, runtime.GraphNode{Kind: "memset", Writes: []runtime.Ptr{d.target}}), err
+	return append(nodes, device.GraphNode{Kind: "memset", Writes: []device.Ptr{d.target}}), err
 }
 
-// tamperedWalk is tamperedGraphs for the device's walk of a graph (runtime.GraphWalker), the way
+// tamperedWalk is tamperedGraphs for the device's walk of a graph (device.GraphWalker), the way
 // the engine reads a graph when the device has one: after the graph's own nodes it visits a
 // memset over the first buffer the probe allocated. walks counts the walks.
 type tamperedWalk struct {
@@ -52,11 +52,11 @@ type tamperedWalk struct {
 	walks int
 }
 
-func (d *tamperedWalk) WalkGraph(t runtime.Thread, g runtime.Graph, visit func(runtime.GraphNode)) (int, error) {
+func (d *tamperedWalk) WalkGraph(t device.Thread, g device.Graph, visit func(device.GraphNode)) (int, error) {
 	d.walks++
-	n, err := runtime.WalkGraph(d.Device, t, g, visit)
+	n, err := device.WalkGraph(d.Device, t, g, visit)
 	if err == nil {
-		visit(runtime.GraphNode{Kind: "memset", Writes: []runtime.Ptr{d.target}})
+		visit(device.GraphNode{Kind: "memset", Writes: []device.Ptr{d.target}})
 		n++
 	}
 	return n, err
@@ -80,7 +80,7 @@ var _ = Describe("the graph check", func() {
 	It("records every graph as faithful when it holds what was captured", func() {
 		dev := openSim("cann")
 		defer dev.Close()
-		res := runOn(dev, parseProbe(probe), runtime.Global, 2)
+		res := runOn(dev, parseProbe(probe), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(res.Graphs).To(ConsistOf(capture.GraphCheck{Capture: "main", Nodes: 1, Work: 1, Issued: 1}))
 	})
@@ -88,7 +88,7 @@ var _ = Describe("the graph check", func() {
 	It("calls a graph holding work the engine did not capture corrupted, and is the only thing that sees it", func() {
 		dev := openSim("cann")
 		defer dev.Close()
-		res := runOn(&tamperedGraphs{firstAlloc: firstAlloc{Device: dev}, introspection: true}, parseProbe(probe), runtime.Global, 2)
+		res := runOn(&tamperedGraphs{firstAlloc: firstAlloc{Device: dev}, introspection: true}, parseProbe(probe), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Reason).To(MatchRegexp(`graph main holds a memset node that writes 0x[0-9a-f]+\+4096, which no buffer of the capture's ops writes`))
 		Expect(res.Graphs).To(ConsistOf(SatisfyAll(
@@ -96,7 +96,7 @@ var _ = Describe("the graph check", func() {
 			HaveField("Unrecorded", ConsistOf(HaveField("Access", capture.AccessWrite))))))
 		Expect(res.Graphs[0].Faithful()).To(BeFalse())
 
-		blind := runOn(&tamperedGraphs{firstAlloc: firstAlloc{Device: dev}}, parseProbe(probe), runtime.Global, 2)
+		blind := runOn(&tamperedGraphs{firstAlloc: firstAlloc{Device: dev}}, parseProbe(probe), device.Global, 2)
 		Expect(blind.Outcome).To(Equal(probes.Exact), "without introspection nothing shows the extra node")
 		Expect(blind.Graphs).To(BeEmpty())
 	})
@@ -105,7 +105,7 @@ var _ = Describe("the graph check", func() {
 		dev := openSim("cann")
 		defer dev.Close()
 		walked := &tamperedWalk{firstAlloc: firstAlloc{Device: dev}}
-		res := runOn(walked, parseProbe(probe), runtime.Global, 2)
+		res := runOn(walked, parseProbe(probe), device.Global, 2)
 		Expect(walked.walks).To(Equal(1), "the engine walked the graph")
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		Expect(res.Reason).To(MatchRegexp(`graph main holds a memset node that writes 0x[0-9a-f]+\+4096, which no buffer of the capture's ops writes`))
@@ -118,8 +118,8 @@ var _ = Describe("the graph check", func() {
 		checked := 0
 		for _, set := range cat.sets {
 			for _, p := range set.Probes {
-				byWalk := runOn(dev, p, runtime.Global, 2)
-				byList := runOn(opaque{dev}, p, runtime.Global, 2)
+				byWalk := runOn(dev, p, device.Global, 2)
+				byList := runOn(opaque{dev}, p, device.Global, 2)
 				Expect(byWalk.Graphs).To(Equal(byList.Graphs), p.ID())
 				Expect(byWalk.Outcome).To(Equal(byList.Outcome), p.ID())
 				checked += len(byWalk.Graphs)
@@ -132,7 +132,7 @@ var _ = Describe("the graph check", func() {
 var _ = Describe("the graph check's index of the residency ledger", func() {
 	// definedHolds is the check as defined: some entry of the capture holds p with an access that
 	// allows how.
-	definedHolds := func(ledger []capture.Residency, name string, p runtime.Ptr, how capture.Access) bool {
+	definedHolds := func(ledger []capture.Residency, name string, p device.Ptr, how capture.Access) bool {
 		for _, l := range ledger {
 			if l.Capture == name && l.Range.Contains(p) && (l.Access == how || l.Access == capture.AccessReadWrite) {
 				return true
@@ -152,16 +152,16 @@ var _ = Describe("the graph check's index of the residency ledger", func() {
 				// same address do, nest, touch, or stand apart.
 				ledger = append(ledger, capture.Residency{
 					Capture: []string{"a", "b"}[rng.IntN(2)],
-					Range:   runtime.Ptr{Addr: 0x7f0000000000 + rng.Uint64N(64<<10), Bytes: rng.Int64N(8<<10) + 1},
+					Range:   device.Ptr{Addr: 0x7f0000000000 + rng.Uint64N(64<<10), Bytes: rng.Int64N(8<<10) + 1},
 					Access:  accesses[rng.IntN(3)],
 				})
 			}
 			for range 200 {
-				p := runtime.Ptr{Addr: 0x7f0000000000 + rng.Uint64N(72<<10), Bytes: rng.Int64N(2<<10) + 1}
+				p := device.Ptr{Addr: 0x7f0000000000 + rng.Uint64N(72<<10), Bytes: rng.Int64N(2<<10) + 1}
 				if rng.IntN(4) == 0 {
 					// A range exactly an entry's, or ending exactly at its end.
 					l := ledger[rng.IntN(len(ledger))].Range
-					p = runtime.Ptr{Addr: l.Addr + uint64(rng.Int64N(l.Bytes)), Bytes: 0}
+					p = device.Ptr{Addr: l.Addr + uint64(rng.Int64N(l.Bytes)), Bytes: 0}
 					p.Bytes = int64(l.End() - p.Addr)
 				}
 				how := []capture.Access{capture.AccessRead, capture.AccessWrite}[rng.IntN(2)]

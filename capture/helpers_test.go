@@ -7,14 +7,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // openSim opens a fresh simulated device with the given profile; the caller closes it.
-func openSim(profile string) runtime.Device {
+func openSim(profile string) device.Device {
 	b, err := sim.New(sim.Options{Profile: profile})
 	Expect(err).NotTo(HaveOccurred())
 	dev, err := b.Open(context.Background(), 0)
@@ -30,12 +30,12 @@ func parseProbe(text string) *probes.Probe {
 	return set.Probes[0]
 }
 
-func runOn(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, replays int) *capture.Result {
+func runOn(dev device.Device, p *probes.Probe, mode device.CaptureMode, replays int) *capture.Result {
 	return runInstance(dev, p, mode, false, replays)
 }
 
 // runInstance runs p in mode with guards on (kernel mode) or off.
-func runInstance(dev runtime.Device, p *probes.Probe, mode runtime.CaptureMode, guarded bool, replays int) *capture.Result {
+func runInstance(dev device.Device, p *probes.Probe, mode device.CaptureMode, guarded bool, replays int) *capture.Result {
 	return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: replays}, capture.Options{})
 }
 
@@ -49,9 +49,9 @@ func lastEvent(res *capture.Result) capture.Event {
 
 // opaque forwards the Device interface only: no Unwrap, so the engine finds none of the device's
 // optional capabilities behind it. It reads every buffer back instead of comparing it in place
-// (runtime.Comparer), as a real backend without one does, and lists a graph's nodes instead of
-// walking them (runtime.GraphWalker).
-type opaque struct{ runtime.Device }
+// (device.Comparer), as a real backend without one does, and lists a graph's nodes instead of
+// walking them (device.GraphWalker).
+type opaque struct{ device.Device }
 
 // catalog is the probe catalog of specs/, loaded once per tree construction.
 type catalog struct{ sets []*probes.Set }

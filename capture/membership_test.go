@@ -7,14 +7,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // The engine reuses its last answer to "did this stream's work go into the capture?" across fills,
 // copies and axpys (a capture of 100,000 ops would otherwise ask 100,000 times): these specs fail
 // if the answer outlives a call that changes it, or is reused for another stream.
 var _ = Describe("Capture membership of each op's stream", func() {
-	var dev runtime.Device
+	var dev device.Device
 	BeforeEach(func() { dev = openSim("cann") })
 	AfterEach(func() { Expect(dev.Close()).To(Succeed()) })
 
@@ -62,7 +62,7 @@ probes:
       - fill: {dst: b, value: 6, stream: side}
     expect: {guarded: refused, unguarded: exact}
 `)
-		res := runOn(dev, p, runtime.Global, 2)
+		res := runOn(dev, p, device.Global, 2)
 		Expect(flags(res)).To(Equal([]string{
 			"Fill on main: captured", "Fill on side: eager", "Fill on side: eager",
 			"Record on main: captured", "Wait on side: captured",

@@ -5,8 +5,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -23,7 +23,7 @@ var _ = Describe("negative controls", func() {
 	guarded := func(id string, off guard.Disabled) *capture.Result {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		in := probes.Instance{Probe: cat.find(id), Mode: runtime.Global, Guarded: true, Replays: 3}
+		in := probes.Instance{Probe: cat.find(id), Mode: device.Global, Guarded: true, Replays: 3}
 		return capture.Run(ctx(), dev, in, capture.Options{Guard: guard.Options{Disabled: off}})
 	}
 

@@ -3,20 +3,21 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"github.com/replaycheck/replaycheck/runtime"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // blockingOnly is a device, or a runtime, that cannot create non-blocking streams.
-type blockingOnly struct{ runtime.Device }
+type blockingOnly struct{ device.Device }
 
-func (d blockingOnly) Capabilities() runtime.Capabilities {
+func (d blockingOnly) Capabilities() device.Capabilities {
 	c := d.Device.Capabilities()
 	c.NonBlockingStreams = false
 	return c
@@ -30,11 +31,11 @@ type blockingRuntime struct {
 	fails    error // what Finish returns after finishing
 }
 
-func (r blockingRuntime) Capabilities() runtime.Capabilities {
+func (r blockingRuntime) Capabilities() device.Capabilities {
 	return blockingOnly{r.Device}.Capabilities()
 }
 
-// sayingWhy is a blockingRuntime that says which capability it was asked about (capture.Lacker).
+// sayingWhy is a blockingRuntime that says which capability it was asked about (runtime.Lacker).
 type sayingWhy struct{ blockingRuntime }
 
 func (r sayingWhy) Lacks(capability string) string { return "asked about " + capability }
@@ -72,7 +73,7 @@ probes:
 	It("are created as the probe declares: CUDA lets legacy-stream work through beside them, and it escapes the graph", func() {
 		dev := openSim("cuda")
 		DeferCleanup(dev.Close)
-		res := runOn(dev, parseProbe(text), runtime.Global, 3)
+		res := runOn(dev, parseProbe(text), device.Global, 3)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
 		var calls []string
 		for _, e := range res.Timeline.Events() {
@@ -85,7 +86,7 @@ probes:
 	It("skip the instance on a backend that cannot create them, saying which streams need them", func() {
 		dev := openSim("cuda")
 		DeferCleanup(dev.Close)
-		res := runOn(blockingOnly{dev}, parseProbe(text), runtime.Global, 3)
+		res := runOn(blockingOnly{dev}, parseProbe(text), device.Global, 3)
 		Expect(res.Outcome).To(Equal(probes.Skipped))
 		Expect(res.Reason).To(Equal(`backend sim lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main)`))
 	})
@@ -95,26 +96,26 @@ probes:
 		DeferCleanup(dev.Close)
 		base := dev.Counters()
 		finished := 0
-		rut := &capture.RuntimeUnderTest{Name: "plugin-like", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+		rut := &runtime.UnderTest{Name: "plugin-like", Open: func(d device.Device, guarded bool) (runtime.Runtime, error) {
 			g, err := guard.New(d, guard.Program)
 			return blockingRuntime{g, &finished, nil}, err
 		}}
-		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 3}, capture.Options{Runtime: rut})
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: device.Global, Replays: 3}, capture.Options{Runtime: rut})
 		Expect(res.Outcome).To(Equal(probes.Skipped))
 		Expect(res.Reason).To(Equal(`runtime plugin-like lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main)`))
 		Expect(finished).To(Equal(1))
 		Expect(dev.Counters().Leaks(base)).To(BeEmpty())
 	})
 
-	It("end the skip reason with the runtime's own why, where it can say (capture.Lacker)", func() {
+	It("end the skip reason with the runtime's own why, where it can say (runtime.Lacker)", func() {
 		dev := openSim("cuda")
 		DeferCleanup(dev.Close)
 		finished := 0
-		rut := &capture.RuntimeUnderTest{Name: "plugin-like", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+		rut := &runtime.UnderTest{Name: "plugin-like", Open: func(d device.Device, guarded bool) (runtime.Runtime, error) {
 			g, err := guard.New(d, guard.Program)
 			return sayingWhy{blockingRuntime{g, &finished, nil}}, err
 		}}
-		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 3}, capture.Options{Runtime: rut})
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: device.Global, Replays: 3}, capture.Options{Runtime: rut})
 		Expect(res.Outcome).To(Equal(probes.Skipped))
 		Expect(res.Reason).To(Equal(`runtime plugin-like lacks capability "non-blocking-streams", which the probe's non-blocking streams need (main): asked about non-blocking-streams`))
 	})
@@ -123,11 +124,11 @@ probes:
 		dev := openSim("cuda")
 		DeferCleanup(dev.Close)
 		finished := 0
-		rut := &capture.RuntimeUnderTest{Name: "plugin-like", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+		rut := &runtime.UnderTest{Name: "plugin-like", Open: func(d device.Device, guarded bool) (runtime.Runtime, error) {
 			g, err := guard.New(d, guard.Program)
 			return blockingRuntime{g, &finished, errors.New("close: 2 slots still held")}, err
 		}}
-		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 3}, capture.Options{Runtime: rut})
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: parseProbe(text), Mode: device.Global, Replays: 3}, capture.Options{Runtime: rut})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(Equal("finishing runtime plugin-like: close: 2 slots still held"))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))

@@ -3,13 +3,14 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"github.com/replaycheck/replaycheck/runtime"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -18,11 +19,11 @@ import (
 // blocking it creates no non-blocking streams; with failsFinish its finish fails.
 type streamHolder struct {
 	*guard.Device
-	s                            runtime.Stream
+	s                            device.Stream
 	keeps, blocking, failsFinish bool
 }
 
-func (h streamHolder) Capabilities() runtime.Capabilities {
+func (h streamHolder) Capabilities() device.Capabilities {
 	if h.blocking {
 		return blockingOnly{h.Device}.Capabilities()
 	}
@@ -34,7 +35,7 @@ func (h streamHolder) Finish() error {
 		return errors.New("the pool would not drain")
 	}
 	if !h.keeps {
-		if err := h.Device.DestroyStream(runtime.Main, h.s); err != nil {
+		if err := h.Device.DestroyStream(device.Main, h.s); err != nil {
 			return err
 		}
 	}
@@ -42,19 +43,19 @@ func (h streamHolder) Finish() error {
 }
 
 // holding is a runtime under test that opens a streamHolder.
-func holding(keeps, blocking bool) *capture.RuntimeUnderTest {
+func holding(keeps, blocking bool) *runtime.UnderTest {
 	return holdingAs(streamHolder{keeps: keeps, blocking: blocking}, false)
 }
 
 // holdingAs is holding with h's settings, and an open that fails after making the stream when
 // failsOpen.
-func holdingAs(h streamHolder, failsOpen bool) *capture.RuntimeUnderTest {
-	return &capture.RuntimeUnderTest{Name: "holder", Open: func(d runtime.Device, guarded bool) (capture.Runtime, error) {
+func holdingAs(h streamHolder, failsOpen bool) *runtime.UnderTest {
+	return &runtime.UnderTest{Name: "holder", Open: func(d device.Device, guarded bool) (runtime.Runtime, error) {
 		g, err := guard.New(d, guard.Program)
 		if err != nil {
 			return nil, err
 		}
-		if h.s, err = g.CreateStream(runtime.Main, runtime.Blocking); err != nil {
+		if h.s, err = g.CreateStream(device.Main, device.Blocking); err != nil {
 			return nil, err
 		}
 		if failsOpen {
@@ -81,10 +82,10 @@ probes:
         - fill: {dst: a, value: 7}
     expect: {guarded: exact, unguarded: exact}
 `
-	run := func(rut *capture.RuntimeUnderTest) (*capture.Result, runtime.Device) {
+	run := func(rut *runtime.UnderTest) (*capture.Result, device.Device) {
 		dev := openSim("cuda")
 		DeferCleanup(dev.Close)
-		in := probes.Instance{Probe: parseProbe(text), Mode: runtime.Global, Replays: 2}
+		in := probes.Instance{Probe: parseProbe(text), Mode: device.Global, Replays: 2}
 		return capture.Run(context.Background(), dev, in, capture.Options{Runtime: rut}), dev
 	}
 

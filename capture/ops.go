@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // The op interpreter: each probe op becomes one device call through the runtime under test, its
@@ -15,7 +15,7 @@ import (
 type deviceCall struct {
 	step   probes.Step
 	desc   string
-	thread runtime.Thread
+	thread device.Thread
 	// enqueues names the probe stream of stream work (fill, copy, axpy, record, wait): after it
 	// took, the engine asks whether it went into the capture in progress or ran eagerly.
 	enqueues string
@@ -24,7 +24,7 @@ type deviceCall struct {
 	// and its ranges w (and x) only when it is needed (text): a capture's kernel call that took is
 	// recorded without one.
 	op   *probes.Op
-	w, x runtime.Ptr
+	w, x device.Ptr
 }
 
 // kernel reports whether the call is a fill, copy or axpy (op).
@@ -100,7 +100,7 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 		ev.Eager = !ev.Captured
 	}
 	r.tl.record(ev, callErr)
-	if before == nil || !runtime.IsRefusal(callErr) {
+	if before == nil || !device.IsRefusal(callErr) {
 		return r.outcomeOf(step, callErr)
 	}
 	first := r.res.Refusal == nil
@@ -125,11 +125,11 @@ func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
-	e, ok := runtime.AsError(err)
+	e, ok := device.AsError(err)
 	if !ok {
 		return false, fail(ErrHarness, step, fmt.Errorf("%s: %w", step, err))
 	}
-	if e.Class == runtime.ClassRefused {
+	if e.Class == device.ClassRefused {
 		if r.res.Refusal == nil {
 			r.res.Refusal = &Refusal{Step: *step, Op: e.Op, Detail: e.Detail}
 		}
@@ -157,7 +157,7 @@ func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
 }
 
 // rejectionOf is the platform's rejection e of the call at step, as a result records it.
-func rejectionOf(step probes.Step, e *runtime.Error) *Rejection {
+func rejectionOf(step probes.Step, e *device.Error) *Rejection {
 	return &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class}
 }
 
@@ -246,7 +246,7 @@ func (r *run) issue(step probes.Step, op *probes.Op, acc probes.Access) (bool, e
 		return r.grow(step, op)
 	case probes.OpExchangeMode:
 		t := op.Thread
-		var old runtime.CaptureMode
+		var old device.CaptureMode
 		took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), thread: t}, func() (string, error) {
 			var err error
 			old, err = r.dev.ExchangeCaptureMode(t, op.Mode)
@@ -269,7 +269,7 @@ func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, 
 	if err != nil {
 		return false, err
 	}
-	var x runtime.Ptr // the source of a copy, x of an axpy
+	var x device.Ptr // the source of a copy, x of an axpy
 	if op.Kind != probes.OpFill {
 		if x, err = r.span(step, acc.Reads[0]); err != nil {
 			return false, err
@@ -294,10 +294,10 @@ func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, 
 }
 
 // span is the device range of a resolved span of a live buffer.
-func (r *run) span(step probes.Step, sp probes.Span) (runtime.Ptr, error) {
+func (r *run) span(step probes.Step, sp probes.Span) (device.Ptr, error) {
 	a, err := r.buf(step, sp.Buffer)
 	if err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	return a.ptr.Slice(sp.Off, sp.Len), nil
 }
@@ -305,8 +305,8 @@ func (r *run) span(step probes.Step, sp probes.Span) (runtime.Ptr, error) {
 // describeKernel appends the description of a fill, copy or axpy of w (and x): e.g.
 // "Fill(b 0x100000000+64, 0x07) on main", "Copy(dst 0x…+8 <- src 0x…+8) on s1",
 // "Axpy(y 0x…+16 += 3 * x 0x…+16) on main".
-func describeKernel(b []byte, op *probes.Op, w, x runtime.Ptr) []byte {
-	named := func(b []byte, name string, p runtime.Ptr) []byte {
+func describeKernel(b []byte, op *probes.Op, w, x device.Ptr) []byte {
+	named := func(b []byte, name string, p device.Ptr) []byte {
 		return p.Append(append(append(b, name...), ' '))
 	}
 	switch op.Kind {

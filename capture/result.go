@@ -4,8 +4,8 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Result is everything the engine learned from one probe instance, and the one record of it: the
@@ -13,16 +13,16 @@ import (
 // reads back to the same value, so a result written by another process judges exactly as the
 // original. Judging it is package verdict's business.
 type Result struct {
-	ID      string              `json:"id"`    // probes.Instance.ID: set/name@mode/guards-on|off
-	Probe   string              `json:"probe"` // set/name
-	Set     string              `json:"set"`
-	Hazard  probes.Hazard       `json:"hazard"`
-	Labels  []string            `json:"labels,omitempty"`
-	Mode    runtime.CaptureMode `json:"mode"`
-	Guarded bool                `json:"guarded"`
-	Replays int                 `json:"replays"` // rounds requested
+	ID      string             `json:"id"`    // probes.Instance.ID: set/name@mode/guards-on|off
+	Probe   string             `json:"probe"` // set/name
+	Set     string             `json:"set"`
+	Hazard  probes.Hazard      `json:"hazard"`
+	Labels  []string           `json:"labels,omitempty"`
+	Mode    device.CaptureMode `json:"mode"`
+	Guarded bool               `json:"guarded"`
+	Replays int                `json:"replays"` // rounds requested
 
-	// Backend, Platform (the device's platform key, runtime.Device.Platform) and Device say
+	// Backend, Platform (the device's platform key, device.Device.Platform) and Device say
 	// where the instance ran; Runtime names the runtime under test (RuntimeBuiltin:
 	// replaycheck's own reference guards).
 	Backend  string `json:"backend"`
@@ -36,7 +36,7 @@ type Result struct {
 	// to the baseline.
 	Expected probes.Outcome `json:"expected,omitempty"`
 	// RejectedBy are the classes that count as the expected rejection on Platform (empty: any).
-	RejectedBy []runtime.Class `json:"rejected_by,omitempty"`
+	RejectedBy []device.Class `json:"rejected_by,omitempty"`
 	// Reason is one human sentence saying why the outcome is what it is.
 	Reason string `json:"reason"`
 	// Error says what broke when the outcome is probes.Errored; nil otherwise.
@@ -149,7 +149,7 @@ const (
 	// closes it (a reset) and opens a fresh one where the backend can.
 	DeviceLost DeviceState = "lost"
 	// DeviceAbandoned: a call into the device did not return within the instance's timeout. The
-	// device is given up (runtime.Abandoner) with its worker blocked: it is never called again,
+	// device is given up (device.Abandoner) with its worker blocked: it is never called again,
 	// not even closed.
 	DeviceAbandoned DeviceState = "abandoned"
 )
@@ -177,11 +177,11 @@ type RunError struct {
 
 // Rejection is the first error the platform returned for an op of the probe.
 type Rejection struct {
-	Step  probes.Step   `json:"step"`
-	Op    string        `json:"op"` // the device call
-	Code  int           `json:"code"`
-	Name  string        `json:"name,omitempty"`
-	Class runtime.Class `json:"class"`
+	Step  probes.Step  `json:"step"`
+	Op    string       `json:"op"` // the device call
+	Code  int          `json:"code"`
+	Name  string       `json:"name,omitempty"`
+	Class device.Class `json:"class"`
 	// DuringCapture is true when the op was issued while a capture was in progress; Invalidated
 	// and ReplaysExact speak of that capture.
 	DuringCapture bool `json:"during_capture"`
@@ -193,7 +193,7 @@ type Rejection struct {
 	// Asynchronous: the launch at Step returned, and the device reported its failure at the
 	// synchronisation after the round (Op), as a GPU reports a fault of work already enqueued.
 	Asynchronous bool `json:"asynchronous,omitempty"`
-	// Sticky: the error poisoned the device for the rest of the process (runtime.Error.Sticky):
+	// Sticky: the error poisoned the device for the rest of the process (device.Error.Sticky):
 	// nothing more ran on it.
 	Sticky bool `json:"sticky,omitempty"`
 }
@@ -253,11 +253,11 @@ func (b *Bytes) UnmarshalText(text []byte) error {
 
 // Residency is one captured buffer in the ledger.
 type Residency struct {
-	Capture    string      `json:"capture"`
-	Buffer     string      `json:"buffer"`
-	Range      runtime.Ptr `json:"range"`
-	Generation uint64      `json:"generation"`
-	Access     Access      `json:"access"` // how the capture's ops touch it
+	Capture    string     `json:"capture"`
+	Buffer     string     `json:"buffer"`
+	Range      device.Ptr `json:"range"`
+	Generation uint64     `json:"generation"`
+	Access     Access     `json:"access"` // how the capture's ops touch it
 }
 
 // Access is how captured ops touch a buffer.
@@ -291,12 +291,12 @@ func (a Access) Verb() string {
 // StaleRange is a captured range that a launch touched after it stopped holding the allocation it
 // had at capture.
 type StaleRange struct {
-	Capture    string      `json:"capture"`
-	Buffer     string      `json:"buffer"` // the buffer the graph captured
-	Range      runtime.Ptr `json:"range"`
-	Generation uint64      `json:"generation"`
-	Access     Access      `json:"access"` // how the graph touches it
-	Round      int         `json:"round"`  // the first replay round whose launch touched it
+	Capture    string     `json:"capture"`
+	Buffer     string     `json:"buffer"` // the buffer the graph captured
+	Range      device.Ptr `json:"range"`
+	Generation uint64     `json:"generation"`
+	Access     Access     `json:"access"` // how the graph touches it
+	Round      int        `json:"round"`  // the first replay round whose launch touched it
 	// Ran is false when the platform rejected that launch (it faulted on the range, say); true when
 	// the launch ran and silently read or wrote memory the buffer no longer owns.
 	Ran bool `json:"ran"`
@@ -330,19 +330,19 @@ type Event struct {
 	// Call is the call as issued, e.g. "Fill(dst 0x100000000+65536, 0x07) on main".
 	Call string `json:"call"`
 	// Returned is what the call returned besides its error: an address, a completion, a mode.
-	Returned string         `json:"returned,omitempty"`
-	Thread   runtime.Thread `json:"thread"`
+	Returned string        `json:"returned,omitempty"`
+	Thread   device.Thread `json:"thread"`
 	// Captured: the work was enqueued into the capture in progress rather than executed.
 	Captured bool `json:"captured,omitempty"`
 	// Eager: the work was enqueued during a capture on a stream that is not part of it, so it ran
 	// once, now, and replays do not repeat it.
 	Eager bool `json:"eager,omitempty"`
 	// Skipped says why the step was not issued; "" for a call that was made.
-	Skipped string        `json:"skipped,omitempty"`
-	Code    int           `json:"code,omitempty"`
-	Class   runtime.Class `json:"class,omitempty"`
-	Err     string        `json:"error,omitempty"`
-	Round   int           `json:"round,omitempty"` // replay round, 0 outside replays
+	Skipped string       `json:"skipped,omitempty"`
+	Code    int          `json:"code,omitempty"`
+	Class   device.Class `json:"class,omitempty"`
+	Err     string       `json:"error,omitempty"`
+	Round   int          `json:"round,omitempty"` // replay round, 0 outside replays
 	// Elided is set on the one event that stands for a run of uneventful replay rounds left out
 	// of the timeline (Result.Timeline); such an event is no call, and its Seq is that of the
 	// first call it stands for.

@@ -3,12 +3,12 @@ package capture
 import (
 	"fmt"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Runs: the bulk of a capture is fills, copies and axpys one after another on one stream. Where
-// the runtime under test takes them as a run (runtime.KernelEnqueuer), the engine issues them from
+// the runtime under test takes them as a run (device.KernelEnqueuer), the engine issues them from
 // the capture's plan (probes.Plan: resolved once for the probe) in one call per run, records one
 // timeline entry per run, and has the oracle record the plan's ops instead of its own. A run has
 // exactly the effect, the records and the outcome of the same ops issued one by one (ops.go); the
@@ -40,14 +40,14 @@ var (
 // runner is the state of the runs of the capture in progress.
 type runner struct {
 	plan *probes.Plan
-	enq  runtime.KernelEnqueuer
+	enq  device.KernelEnqueuer
 	// ks is the run being formed. ids, ptrs and how are the buffers its ops name, in the order
 	// they first touch them, their ranges, and how the ops touch them all together (""
 	// for a buffer named only by the op that ended the run); the buffer with id has its place in
 	// them at at[id] when mark[id] == stamp. All reused from run to run.
-	ks    []runtime.Kernel
+	ks    []device.Kernel
 	ids   []uint32
-	ptrs  []runtime.Ptr
+	ptrs  []device.Ptr
 	how   []Access
 	at    []int32
 	mark  []uint32
@@ -62,20 +62,20 @@ func (r *run) startRuns(c *probes.Capture) {
 	if noRuns || r.opt.Runtime != nil || len(r.faults) > 0 || r.checksRefusals() {
 		return
 	}
-	enq, ok := r.dev.(runtime.KernelEnqueuer) // not As: a runtime that wraps one must see every call
+	enq, ok := r.dev.(device.KernelEnqueuer) // not As: a runtime that wraps one must see every call
 	if !ok {
 		return
 	}
 	n := r.p.BufferIDs()
 	r.runs = &runner{plan: r.oracle.Plan(c), enq: enq, at: make([]int32, n), mark: make([]uint32, n),
-		ks: make([]runtime.Kernel, 0, min(len(c.Ops), maxRun))}
+		ks: make([]device.Kernel, 0, min(len(c.Ops), maxRun))}
 }
 
 // base is the range of the buffer a planned range lies in, and its place among the run's buffers,
 // false when the engine or the oracle does not hold the buffer at the size the plan resolved it
 // at. Both are asked the first time the run names the buffer only: nothing in a run changes a
 // buffer.
-func (r *run) base(id uint32) (runtime.Ptr, int32, bool) {
+func (r *run) base(id uint32) (device.Ptr, int32, bool) {
 	rn := r.runs
 	if rn.mark[id] == rn.stamp {
 		i := rn.at[id]
@@ -83,7 +83,7 @@ func (r *run) base(id uint32) (runtime.Ptr, int32, bool) {
 	}
 	a := r.byID[id] // sized for the probe's name table, as the plan's ids are (Run)
 	if a == nil || a.ptr.Bytes != rn.plan.Size(id) || !r.oracle.Holds(rn.plan, id) {
-		return runtime.Ptr{}, 0, false
+		return device.Ptr{}, 0, false
 	}
 	i := int32(len(rn.ids))
 	rn.mark[id], rn.at[id] = rn.stamp, i
@@ -120,10 +120,10 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 		// then y); the buffers in the order the ops first touch them.
 		wr := pk.W()
 		wb, wi, ok := r.base(wr.ID)
-		var x runtime.Ptr
-		if ok && kind != runtime.KernelFill {
+		var x device.Ptr
+		if ok && kind != device.KernelFill {
 			xr := pk.X()
-			var xb runtime.Ptr
+			var xb device.Ptr
 			var xi int32
 			if xb, xi, ok = r.base(xr.ID); ok {
 				x = xb.Slice(xr.Off, xr.Len)
@@ -134,11 +134,11 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 			break
 		}
 		how := AccessWrite
-		if kind == runtime.KernelAxpy {
+		if kind == device.KernelAxpy {
 			how = AccessReadWrite
 		}
 		rn.how[wi] = rn.how[wi].With(how)
-		rn.ks = append(rn.ks, runtime.Kernel{Kind: kind, Dst: wb.Slice(wr.Off, wr.Len), Src: x, Value: pk.Value(), A: pk.A()})
+		rn.ks = append(rn.ks, device.Kernel{Kind: kind, Dst: wb.Slice(wr.Off, wr.Len), Src: x, Value: pk.Value(), A: pk.A()})
 	}
 	if len(rn.ks) < max(minRun, 1) {
 		return 0, nil
@@ -158,7 +158,7 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 		if err != nil {
 			return 0, fail(ErrSetup, stepRef(step), err)
 		}
-		r.tl.run(from, captured, kernelRun{n: n, plan: rn.plan, ids: append([]uint32(nil), rn.ids...), ptrs: append([]runtime.Ptr(nil), rn.ptrs...)})
+		r.tl.run(from, captured, kernelRun{n: n, plan: rn.plan, ids: append([]uint32(nil), rn.ids...), ptrs: append([]device.Ptr(nil), rn.ptrs...)})
 		if captured {
 			r.captured += n
 			r.noteRun(from, n)
@@ -204,9 +204,9 @@ func (r *run) noteRun(from, n int) {
 		pk := rn.plan.Kernel(j)
 		r.noteAccess(r.byID[pk.W().ID], AccessWrite)
 		switch pk.Kind() {
-		case runtime.KernelCopy:
+		case device.KernelCopy:
 			r.noteAccess(r.byID[pk.X().ID], AccessRead)
-		case runtime.KernelAxpy:
+		case device.KernelAxpy:
 			r.noteAccess(r.byID[pk.X().ID], AccessRead)
 			r.noteAccess(r.byID[pk.W().ID], AccessRead)
 		}

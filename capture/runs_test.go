@@ -3,15 +3,16 @@ package capture_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/internal/progen"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -57,7 +58,7 @@ var _ = Describe("runs of a capture's ops", func() {
 		for _, profile := range []string{"cann", "cuda"} {
 			for _, s := range cat.sets {
 				for _, p := range s.Probes {
-					for _, mode := range runtime.CaptureModes() {
+					for _, mode := range device.CaptureModes() {
 						// Unguarded, and guarded without the side-effect check (kernel-mode guards
 						// take a run op by op): a guarded instance that checks refusals issues none.
 						for _, guarded := range []bool{false, true} {
@@ -81,7 +82,7 @@ var _ = Describe("runs of a capture's ops", func() {
 			text := progen.YAML(progen.Seed(seed))
 			set, err := probes.Parse(fmt.Sprintf("program-%d.yaml", seed), []byte(text), probes.DefaultLimits())
 			Expect(err).NotTo(HaveOccurred())
-			in := probes.Instance{Probe: set.Probes[0], Mode: runtime.CaptureModes()[seed%3], Replays: 2}
+			in := probes.Instance{Probe: set.Probes[0], Mode: device.CaptureModes()[seed%3], Replays: 2}
 			runs, single := both("cann", in, capture.Options{}, &t)
 			Expect(comparable(runs)).To(Equal(comparable(single)), "seed %d:\n%s", seed, text)
 		}
@@ -119,7 +120,7 @@ probes:
 		p := parseProbe(b.String())
 		t = tally{}
 		for _, profile := range []string{"cann", "cuda"} {
-			runs, single := both(profile, probes.Instance{Probe: p, Mode: runtime.Global, Replays: 5}, capture.Options{}, &t)
+			runs, single := both(profile, probes.Instance{Probe: p, Mode: device.Global, Replays: 5}, capture.Options{}, &t)
 			Expect(runs.Outcome).To(Equal(probes.Exact), runs.Reason)
 			Expect(comparable(runs)).To(Equal(comparable(single)))
 		}
@@ -132,7 +133,7 @@ probes:
 		restore := capture.SkewRuns()
 		defer restore()
 		var t tally
-		runs, single := both("cann", probes.Instance{Probe: p, Mode: runtime.Global, Replays: 2}, capture.Options{}, &t)
+		runs, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 2}, capture.Options{}, &t)
 		Expect(t.runs).To(Equal(1))
 		Expect(runs.Outcome).To(Equal(probes.Corrupted), "the oracle lacks the run's last fill")
 		Expect(single.Outcome).To(Equal(probes.Exact))
@@ -171,7 +172,7 @@ probes:
 		small := int64(32)
 		p.Captures[0].Ops[1].Bytes = &small
 		for _, profile := range []string{"cann", "cuda"} {
-			for _, mode := range runtime.CaptureModes() {
+			for _, mode := range device.CaptureModes() {
 				var t tally
 				runs, single := both(profile, probes.Instance{Probe: p, Mode: mode, Replays: 2}, capture.Options{}, &t)
 				Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", mode, profile)
@@ -187,9 +188,9 @@ probes:
 	It("go op by op for the rest of a capture after a run stopped at a failed op", func() {
 		// On CUDA in global mode the free invalidates the capture: every op after it fails.
 		p := parseProbe(progen.Fills(2000, 1))
-		p.Captures[0].Ops = append([]*probes.Op{{Kind: probes.OpFree, Buffer: "b", Thread: runtime.Main}}, p.Captures[0].Ops...)
+		p.Captures[0].Ops = append([]*probes.Op{{Kind: probes.OpFree, Buffer: "b", Thread: device.Main}}, p.Captures[0].Ops...)
 		var t tally
-		runs, single := both("cuda", probes.Instance{Probe: p, Mode: runtime.Global, Replays: 1}, capture.Options{}, &t)
+		runs, single := both("cuda", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{}, &t)
 		Expect(runs.Outcome).To(Equal(probes.Rejected), runs.Reason)
 		Expect(comparable(runs)).To(Equal(comparable(single)))
 		Expect(t.runs).To(Equal(1), "one run, stopped at its first op; the others went on their own")
@@ -201,12 +202,12 @@ probes:
 		// runs, the fills would reach the guards without passing its Fill.
 		p := parseProbe(progen.Fills(100, 1))
 		var fills int
-		rut := &capture.RuntimeUnderTest{Name: "counting", Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		rut := &runtime.UnderTest{Name: "counting", Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 			g, err := guard.New(dev, guard.Program)
 			return &countingFills{Device: g, n: &fills}, err
 		}}
 		var t tally
-		runs, single := both("cann", probes.Instance{Probe: p, Mode: runtime.Global, Replays: 1}, capture.Options{Runtime: rut}, &t)
+		runs, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Runtime: rut}, &t)
 		Expect(runs.Outcome).To(Equal(probes.Exact), runs.Reason)
 		Expect(comparable(runs)).To(Equal(comparable(single)))
 		Expect(t.runs).To(Equal(0))
@@ -221,7 +222,7 @@ type countingFills struct {
 	n *int
 }
 
-func (c *countingFills) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, v byte) error {
+func (c *countingFills) Fill(t device.Thread, s device.Stream, dst device.Ptr, v byte) error {
 	*c.n++
 	return c.Device.Fill(t, s, dst, v)
 }

@@ -5,15 +5,15 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // syncCounter sits under the runtime under test and records every call that waits for the
 // device: synchronisation, and a synchronous transfer issued while stream work may be pending (one
 // issued after a device-wide sync, such as verification's reads, waits for nothing).
 type syncCounter struct {
-	runtime.Device
+	device.Device
 	calls []string
 	busy  bool // stream work was enqueued since the last SyncDevice
 }
@@ -28,48 +28,48 @@ func (d *syncCounter) transfer(call string) {
 	}
 }
 
-func (d *syncCounter) SyncDevice(t runtime.Thread) error {
+func (d *syncCounter) SyncDevice(t device.Thread) error {
 	d.wait("SyncDevice")
 	d.busy = false
 	return d.Device.SyncDevice(t)
 }
 
-func (d *syncCounter) SyncStream(t runtime.Thread, s runtime.Stream) error {
+func (d *syncCounter) SyncStream(t device.Thread, s device.Stream) error {
 	d.wait("SyncStream")
 	return d.Device.SyncStream(t, s)
 }
 
-func (d *syncCounter) SyncEvent(t runtime.Thread, e runtime.Event) error {
+func (d *syncCounter) SyncEvent(t device.Thread, e device.Event) error {
 	d.wait("SyncEvent")
 	return d.Device.SyncEvent(t, e)
 }
 
-func (d *syncCounter) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+func (d *syncCounter) Read(t device.Thread, dst []byte, src device.Ptr) error {
 	d.transfer("Read")
 	return d.Device.Read(t, dst, src)
 }
 
-func (d *syncCounter) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+func (d *syncCounter) Write(t device.Thread, dst device.Ptr, src []byte) error {
 	d.transfer("Write")
 	return d.Device.Write(t, dst, src)
 }
 
-func (d *syncCounter) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, v byte) error {
+func (d *syncCounter) Fill(t device.Thread, s device.Stream, dst device.Ptr, v byte) error {
 	d.busy = true
 	return d.Device.Fill(t, s, dst, v)
 }
 
-func (d *syncCounter) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+func (d *syncCounter) Copy(t device.Thread, s device.Stream, dst, src device.Ptr) error {
 	d.busy = true
 	return d.Device.Copy(t, s, dst, src)
 }
 
-func (d *syncCounter) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+func (d *syncCounter) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint32) error {
 	d.busy = true
 	return d.Device.Axpy(t, s, y, x, a)
 }
 
-func (d *syncCounter) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+func (d *syncCounter) Launch(t device.Thread, g device.Graph, s device.Stream) error {
 	d.busy = true
 	return d.Device.Launch(t, g, s)
 }
@@ -87,7 +87,7 @@ var _ = Describe("a guarded instance's schedule", func() {
 	count := func(p *probes.Probe, guarded bool) (*capture.Result, []string) {
 		dev := &syncCounter{Device: openSim("cann")}
 		defer dev.Close()
-		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Guarded: guarded, Replays: 2}, capture.Options{})
+		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: 2}, capture.Options{})
 		return res, dev.calls
 	}
 	tally := func(calls []string) map[string]int {
@@ -101,7 +101,7 @@ var _ = Describe("a guarded instance's schedule", func() {
 		compared, identical := 0, 0
 		for _, s := range cat.sets {
 			for _, p := range s.Probes {
-				if !contains(p.Guards, true) || !contains(p.Guards, false) || !contains(p.Modes, runtime.Global) {
+				if !contains(p.Guards, true) || !contains(p.Guards, false) || !contains(p.Modes, device.Global) {
 					continue
 				}
 				gres, guarded := count(p, true)

@@ -2,14 +2,14 @@ package capture
 
 import (
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // snapshot is what a refusal must leave unchanged, taken from what a refusable call can touch:
@@ -21,15 +21,15 @@ import (
 // guarded instance runs exactly the schedule of an unguarded one. Contents a refusal touched are
 // the oracle's to find: after the round, a guarded instance must not differ.
 type snapshot struct {
-	counters runtime.Counters
+	counters device.Counters
 	bufs     map[string]bufferState
 	slots    uint64 // the runtime's SlotsVersion when bufs was read (SlotLog)
 }
 
 // bufferState is one live buffer as a refusal must leave it.
 type bufferState struct {
-	ptr  runtime.Ptr
-	slot guard.Slot
+	ptr  device.Ptr
+	slot runtime.Slot
 	held bool // the runtime's slot holds it (false for pooled and host buffers, which have none)
 }
 
@@ -114,7 +114,7 @@ func (r *run) stateOf(name string, a *allocation) bufferState {
 }
 
 // countersMoved names each counter that differs, "Mallocs 2 -> 3".
-func countersMoved(before, after runtime.Counters) []string {
+func countersMoved(before, after device.Counters) []string {
 	var out []string
 	b, a := reflect.ValueOf(before), reflect.ValueOf(after)
 	for i := range b.NumField() {

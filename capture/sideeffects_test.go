@@ -3,10 +3,11 @@ package capture_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/replaycheck/replaycheck/runtime"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -15,21 +16,21 @@ import (
 // its bookkeeping or touches memory before deciding to refuse would.
 type dirtyRuntime struct {
 	*guard.Device
-	inner runtime.Device
+	inner device.Device
 	dirt  string // what the refusal does: allocator, moved, resized, slot, contents
 	// holds overrides what Holds reports for a key once the refusal moved it.
-	holds map[string]runtime.Ptr
-	slot  map[string]guard.Slot
+	holds map[string]device.Ptr
+	slot  map[string]runtime.Slot
 	// served is every buffer the runtime served, by key.
-	served map[string]runtime.Ptr
+	served map[string]device.Ptr
 }
 
-func (d *dirtyRuntime) Provision(t runtime.Thread, slot guard.Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, guard.Served, error) {
+func (d *dirtyRuntime) Provision(t device.Thread, slot runtime.Slot, key string, cur device.Ptr, bytes int64) (device.Ptr, runtime.Served, error) {
 	p, served, err := d.Device.Provision(t, slot, key, cur, bytes)
 	if err == nil {
 		d.served[key] = p
 	}
-	if !runtime.IsRefusal(err) {
+	if !device.IsRefusal(err) {
 		return p, served, err
 	}
 	switch d.dirt {
@@ -39,14 +40,14 @@ func (d *dirtyRuntime) Provision(t runtime.Thread, slot guard.Slot, key string, 
 			_ = d.inner.Free(t, q)
 		}
 	case "moved":
-		d.holds[key] = runtime.Ptr{Addr: cur.Addr + 4096, Bytes: cur.Bytes}
+		d.holds[key] = device.Ptr{Addr: cur.Addr + 4096, Bytes: cur.Bytes}
 	case "resized":
-		d.holds[key] = runtime.Ptr{Addr: cur.Addr, Bytes: bytes}
+		d.holds[key] = device.Ptr{Addr: cur.Addr, Bytes: bytes}
 	case "slot":
 		// Another buffer's slot changes: the growth itself looks refused as it should.
 		for other := range d.served {
 			if other != key {
-				d.slot[other] = guard.Retained
+				d.slot[other] = runtime.Retained
 			}
 		}
 	case "contents":
@@ -60,7 +61,7 @@ func (d *dirtyRuntime) Provision(t runtime.Thread, slot guard.Slot, key string, 
 	return p, served, err
 }
 
-func (d *dirtyRuntime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
+func (d *dirtyRuntime) Holds(key string) (runtime.Slot, device.Ptr, bool) {
 	slot, p, ok := d.Device.Holds(key)
 	if q, moved := d.holds[key]; moved && ok {
 		p = q
@@ -71,8 +72,8 @@ func (d *dirtyRuntime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
 	return slot, p, ok
 }
 
-func dirty(what string) *capture.RuntimeUnderTest {
-	return &capture.RuntimeUnderTest{Name: "dirty-" + what, Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+func dirty(what string) *runtime.UnderTest {
+	return &runtime.UnderTest{Name: "dirty-" + what, Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 		mode := guard.Program
 		if guarded {
 			mode = guard.Kernel
@@ -81,7 +82,7 @@ func dirty(what string) *capture.RuntimeUnderTest {
 		if err != nil {
 			return nil, err
 		}
-		return &dirtyRuntime{Device: g, inner: dev, dirt: what, holds: map[string]runtime.Ptr{}, slot: map[string]guard.Slot{}, served: map[string]runtime.Ptr{}}, nil
+		return &dirtyRuntime{Device: g, inner: dev, dirt: what, holds: map[string]device.Ptr{}, slot: map[string]runtime.Slot{}, served: map[string]device.Ptr{}}, nil
 	}}
 }
 
@@ -93,7 +94,7 @@ func refusedGrowth(opt capture.Options) *capture.Result {
 	Expect(err).NotTo(HaveOccurred())
 	dev := openSim("cann")
 	DeferCleanup(dev.Close)
-	in := probes.Instance{Probe: cat.find("hazards/rebase-after-capture"), Mode: runtime.Global, Guarded: true, Replays: 2}
+	in := probes.Instance{Probe: cat.find("hazards/rebase-after-capture"), Mode: device.Global, Guarded: true, Replays: 2}
 	return capture.Run(ctx(), dev, in, opt)
 }
 
@@ -101,7 +102,7 @@ func refusedGrowth(opt capture.Options) *capture.Result {
 // something. With the detector, the instance ends in error naming the change; without it (the
 // test-only switch), the same run passes for a clean refusal, so the detector is what catches it.
 var _ = Describe("the refusal side-effect detector", func() {
-	run := func(rt *capture.RuntimeUnderTest, noCheck bool) *capture.Result {
+	run := func(rt *runtime.UnderTest, noCheck bool) *capture.Result {
 		return refusedGrowth(capture.Options{Runtime: rt, NoSideEffectCheck: noCheck})
 	}
 
@@ -146,18 +147,18 @@ var _ = Describe("the refusal side-effect detector", func() {
 // what the engine's snapshot must follow without asking about every buffer before every call.
 type movingRuntime struct {
 	*guard.Device
-	held map[string]runtime.Ptr
+	held map[string]device.Ptr
 	log  []string // the keys moved, the i-th at version i+1
 }
 
-func (m *movingRuntime) move(key string, p runtime.Ptr) {
+func (m *movingRuntime) move(key string, p device.Ptr) {
 	m.held[key] = p
 	m.log = append(m.log, key)
 }
 
-func (m *movingRuntime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
+func (m *movingRuntime) Holds(key string) (runtime.Slot, device.Ptr, bool) {
 	p, ok := m.held[key]
-	return guard.Plain, p, ok
+	return runtime.Plain, p, ok
 }
 
 func (m *movingRuntime) SlotsVersion() uint64 { return uint64(len(m.log)) }
@@ -176,9 +177,9 @@ var _ = Describe("the snapshot a guarded call is checked against", func() {
 		DeferCleanup(dev.Close)
 		g, err := guard.New(dev, guard.Program)
 		Expect(err).NotTo(HaveOccurred())
-		rt := &movingRuntime{Device: g, held: map[string]runtime.Ptr{}}
+		rt := &movingRuntime{Device: g, held: map[string]device.Ptr{}}
 		s := capture.NewSnapshots(rt)
-		at := func(n uint64) runtime.Ptr { return runtime.Ptr{Addr: 0x7f0000000000 + n<<12, Bytes: 4096} }
+		at := func(n uint64) device.Ptr { return device.Ptr{Addr: 0x7f0000000000 + n<<12, Bytes: 4096} }
 		steps := []struct {
 			what string
 			do   func()

@@ -3,10 +3,11 @@ package capture_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/replaycheck/replaycheck/runtime"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -21,7 +22,7 @@ type driftingRuntime struct {
 	mine    []string // the keys it moved, logged
 }
 
-func (d *driftingRuntime) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+func (d *driftingRuntime) BeginCapture(t device.Thread, s device.Stream, mode device.CaptureMode) error {
 	if err := d.Device.BeginCapture(t, s, mode); err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func (d *driftingRuntime) BeginCapture(t runtime.Thread, s runtime.Stream, mode 
 	return nil
 }
 
-func (d *driftingRuntime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
+func (d *driftingRuntime) Holds(key string) (runtime.Slot, device.Ptr, bool) {
 	slot, p, ok := d.Device.Holds(key)
 	if key == "src" && d.drifted && ok {
 		p.Addr += 1 << 20
@@ -52,8 +53,8 @@ func (d *driftingRuntime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
 	return append(keys, d.mine[v>>32:]...), uint64(len(d.mine))<<32 | now, true
 }
 
-func drifting(logged bool) *capture.RuntimeUnderTest {
-	return &capture.RuntimeUnderTest{Name: "drifting", Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+func drifting(logged bool) *runtime.UnderTest {
+	return &runtime.UnderTest{Name: "drifting", Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 		g, err := guard.New(dev, guard.Kernel)
 		if err != nil {
 			return nil, err
@@ -66,7 +67,7 @@ func drifting(logged bool) *capture.RuntimeUnderTest {
 // change of its own makes the engine's snapshot stale, and the next refusal, clean as it is, is
 // then reported as a side effect. The check names the change the log missed instead.
 var _ = Describe("the slot-log check", func() {
-	run := func(rt *capture.RuntimeUnderTest, check bool) *capture.Result {
+	run := func(rt *runtime.UnderTest, check bool) *capture.Result {
 		return refusedGrowth(capture.Options{Runtime: rt, CheckSlotLog: check})
 	}
 

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/internal/chunk"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Timeline is every call of one instance, in order (Result.Timeline). A capture's fills, copies
@@ -37,7 +37,7 @@ type callLog struct {
 // the collector has nothing to look at in them.
 type kernelEvent struct {
 	seq int
-	w   runtime.Ptr
+	w   device.Ptr
 	// x is where a copy's source or an axpy's x begins: it is as long as w.
 	x        uint64
 	capture  int32 // in callLog.captures
@@ -54,14 +54,14 @@ type kernelRun struct {
 	n    int
 	plan *probes.Plan
 	ids  []uint32
-	ptrs []runtime.Ptr
+	ptrs []device.Ptr
 }
 
 // bases returns the buffers' ranges by id (in table, grown as needed): what ranges reads.
-func (k *kernelRun) bases(table []runtime.Ptr) []runtime.Ptr {
+func (k *kernelRun) bases(table []device.Ptr) []device.Ptr {
 	for j, id := range k.ids {
 		if int(id) >= len(table) {
-			table = append(table, make([]runtime.Ptr, int(id)+1-len(table))...)
+			table = append(table, make([]device.Ptr, int(id)+1-len(table))...)
 		}
 		table[id] = k.ptrs[j]
 	}
@@ -70,10 +70,10 @@ func (k *kernelRun) bases(table []runtime.Ptr) []runtime.Ptr {
 
 // ranges returns the ranges op i of the run's capture was issued over (w, and where x begins),
 // with bases the run's (bases).
-func (k *kernelRun) ranges(bases []runtime.Ptr, i int) (w runtime.Ptr, x uint64) {
+func (k *kernelRun) ranges(bases []device.Ptr, i int) (w device.Ptr, x uint64) {
 	pk := k.plan.Kernel(i)
 	w = bases[pk.W().ID].Slice(pk.W().Off, pk.W().Len)
-	if pk.Kind() != runtime.KernelFill {
+	if pk.Kind() != device.KernelFill {
 		x = bases[pk.X().ID].Slice(pk.X().Off, pk.X().Len).Addr
 	}
 	return w, x
@@ -111,7 +111,7 @@ func (tl Timeline) Events() []Event {
 	out := make([]Event, 0, tl.Len())
 	steps := make([]probes.Step, 0, l.calls)
 	var text []byte
-	var bases []runtime.Ptr
+	var bases []device.Ptr
 	evs := l.events
 	for block := range l.kernels.Blocks() {
 		for _, k := range block {
@@ -119,10 +119,10 @@ func (tl Timeline) Events() []Event {
 				out, evs = append(out, evs[0]), evs[1:]
 			}
 			c := l.captures[k.capture]
-			add := func(seq, index int, w runtime.Ptr, x uint64) {
+			add := func(seq, index int, w device.Ptr, x uint64) {
 				op := c.Ops[index]
 				steps = append(steps, probes.OpStep(probes.PhaseCapture, c.Name, index))
-				text = describeKernel(text[:0], op, w, runtime.Ptr{Addr: x, Bytes: w.Bytes})
+				text = describeKernel(text[:0], op, w, device.Ptr{Addr: x, Bytes: w.Bytes})
 				out = append(out, Event{Seq: seq, Phase: PhaseCapture, Step: &steps[len(steps)-1], Call: string(text), Thread: op.Thread,
 					Captured: k.captured, Eager: !k.captured})
 			}
@@ -307,8 +307,8 @@ func (t *timeline) record(ev Event, err error) Event {
 	ev.Seq, ev.Phase, ev.Round = t.seq, t.phase, t.round
 	if err != nil {
 		ev.Err = err.Error()
-		ev.Class = runtime.ClassOf(err)
-		if e, ok := runtime.AsError(err); ok {
+		ev.Class = device.ClassOf(err)
+		if e, ok := device.AsError(err); ok {
 			ev.Code = e.Code
 		}
 	}
@@ -351,7 +351,7 @@ func (t *timeline) elideRound() {
 		e.ToRound, e.Calls = t.round, e.Calls+calls
 		return
 	}
-	t.events = append(t.events, Event{Seq: first, Phase: PhaseReplay, Round: t.round, Thread: runtime.Main,
+	t.events = append(t.events, Event{Seq: first, Phase: PhaseReplay, Round: t.round, Thread: device.Main,
 		Elided: &Elided{FromRound: t.round, ToRound: t.round, Calls: calls}})
 }
 
@@ -362,7 +362,7 @@ func (t *timeline) skipped(step probes.Step, op *probes.Op, why string) {
 
 // skippedCall records an engine call that was not made, and why.
 func (t *timeline) skippedCall(call, why string) {
-	t.record(Event{Call: call, Thread: runtime.Main, Skipped: why}, nil)
+	t.record(Event{Call: call, Thread: device.Main, Skipped: why}, nil)
 }
 
 // enter switches the phase later events are stamped with and returns the one it replaced.

@@ -8,14 +8,14 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // A capture's work that took is kept compact and read back as the events it stands for: the same
 // calls, steps, flags and places in the order as every other call.
 var _ = Describe("The timeline of a capture", func() {
-	var dev runtime.Device
+	var dev device.Device
 	BeforeEach(func() { dev = openSim("cann") })
 	AfterEach(func() { Expect(dev.Close()).To(Succeed()) })
 
@@ -47,7 +47,7 @@ probes:
 
 	It("keeps the work compact and reads each call back in its place, with its text, step and flags", func() {
 		probe := parseProbe(p)
-		res := runOn(dev, probe, runtime.Relaxed, 2)
+		res := runOn(dev, probe, device.Relaxed, 2)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(capture.CompactCalls(res.Timeline)).To(Equal(4), "the fills, the copy and the axpy")
 
@@ -56,7 +56,7 @@ probes:
 		for i, ev := range events {
 			Expect(ev.Seq).To(Equal(i+1), "event %d of %d out of order: %+v", i, len(events), ev)
 		}
-		ranges := map[string]runtime.Ptr{}
+		ranges := map[string]device.Ptr{}
 		for _, l := range res.Ledger {
 			ranges[l.Buffer] = l.Range
 		}
@@ -79,7 +79,7 @@ probes:
 			Expect(ev.Eager).To(Equal(flags[i] == "eager"), "%s", ev.Call)
 		}
 		a, b := ranges["a"], ranges["b"]
-		Expect(capture0[0].Call).To(Equal(capture.DescribeKernel(ops[0], a.Slice(64, 128), runtime.Ptr{})))
+		Expect(capture0[0].Call).To(Equal(capture.DescribeKernel(ops[0], a.Slice(64, 128), device.Ptr{})))
 		Expect(capture0[0].Call).To(Equal(fmt.Sprintf("Fill(a %v, 0x03) on main", a.Slice(64, 128))))
 		Expect(capture0[1].Call).To(Equal(fmt.Sprintf("Fill(b %v, 0x01) on side", b)))
 		Expect(capture0[2].Call).To(Equal("Record(fork) on main"))
@@ -88,7 +88,7 @@ probes:
 	})
 
 	It("is the array of its events in JSON, and left out of a result when empty", func() {
-		res := runOn(dev, parseProbe(p), runtime.Relaxed, 1)
+		res := runOn(dev, parseProbe(p), device.Relaxed, 1)
 		data, err := json.Marshal(res.Timeline)
 		Expect(err).NotTo(HaveOccurred())
 		want, err := json.Marshal(res.Timeline.Events())

@@ -4,8 +4,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 var _ = Describe("an instance's timings", func() {
@@ -23,7 +23,7 @@ var _ = Describe("an instance's timings", func() {
       ops:
         - copy: {dst: dst, src: src}
     expect: {guarded: exact, unguarded: exact}
-`), runtime.Global, 5)
+`), device.Global, 5)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		t := res.Timings
 		Expect(t.Capture).To(BeNumerically(">", 0))

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Replays, verification and forensics: each round's launches, the byte-for-byte comparison with
@@ -36,13 +36,13 @@ func (r *run) replays() error {
 			}
 			stream, step := r.streams[lc.Stream], probes.LaunchStep(round, lc.Capture)
 			took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream),
-				thread: runtime.Main}, exec(func() error { return r.dev.Launch(runtime.Main, g, stream) }))
+				thread: device.Main}, exec(func() error { return r.dev.Launch(device.Main, g, stream) }))
 			if err != nil {
 				return err
 			}
 			// A launch the platform ran, or rejected after looking at it, touched what the graph
 			// captured; one the runtime refused touched nothing.
-			if took || r.tl.last().Class != runtime.ClassRefused {
+			if took || r.tl.last().Class != device.ClassRefused {
 				r.noteStale(lc.Capture, round, took)
 			}
 			if took {
@@ -79,8 +79,8 @@ var errReplayFaulted = errors.New("the replay faulted")
 func (r *run) replayFaulted(round int, err error) bool {
 	// must made err: the platform's answer is ErrSetup, or ErrDeviceLost for a sticky one; a
 	// guard's misuse and a runtime's own failure have kinds of their own.
-	e, ok := runtime.AsError(err)
-	if !ok || r.roundLaunch == (probes.Step{}) || e.Class == runtime.ClassRefused || e.Class == runtime.ClassDeviceLost {
+	e, ok := device.AsError(err)
+	if !ok || r.roundLaunch == (probes.Step{}) || e.Class == device.ClassRefused || e.Class == device.ClassDeviceLost {
 		return false
 	}
 	if k := kindOf(err); k != ErrSetup && (k != ErrDeviceLost || !e.Sticky) {
@@ -102,7 +102,7 @@ func (r *run) replayFaulted(round int, err error) bool {
 // verify compares every checked live buffer with the oracle after a round.
 func (r *run) verify(round int, launched time.Time) error {
 	r.tl.enter(PhaseVerify)
-	if err := r.must("SyncDevice (verify)", func() error { return r.dev.SyncDevice(runtime.Main) }); err != nil {
+	if err := r.must("SyncDevice (verify)", func() error { return r.dev.SyncDevice(device.Main) }); err != nil {
 		if r.replayFaulted(round, err) {
 			return errReplayFaulted
 		}
@@ -192,7 +192,7 @@ func (r *run) noteStale(capture string, round int, ran bool) {
 	var (
 		names  []string
 		live   []*allocation
-		owners runtime.Ranges
+		owners device.Ranges
 	)
 	for _, l := range r.entriesOf(capture) {
 		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
@@ -207,12 +207,12 @@ func (r *run) noteStale(capture string, round int, ran bool) {
 		if live == nil {
 			names = r.liveNames()
 			live = make([]*allocation, len(names))
-			ptrs := make([]runtime.Ptr, len(names))
+			ptrs := make([]device.Ptr, len(names))
 			for k, name := range names {
 				live[k] = r.bufs[name]
 				ptrs[k] = live[k].ptr
 			}
-			owners = runtime.NewRanges(ptrs)
+			owners = device.NewRanges(ptrs)
 		}
 		var found []int
 		owners.Overlapping(l.Range, func(k int) { found = append(found, k) })

@@ -6,12 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // The watch: every call into the backend's device is timed, so a call that never returns (a hang
 // in the driver) ends the instance in a timeout that names it instead of hanging the run. So is
-// every call into the code of a runtime of the user's own that asks (runtime.CallWatcher: the
+// every call into the code of a runtime of the user's own that asks (device.CallWatcher: the
 // plugin loader does, for each call into C), with the device calls it makes nested in it.
 //
 // The instance runs on a goroutine of its own, which holds watch.mu at all times except inside a
@@ -20,13 +20,13 @@ import (
 // tries watch.mu until it has it: then either the instance has finished, or it is inside a device
 // call. A call that is still in flight a grace period after the later of the deadline and its own
 // start is abandoned: Run builds the result from what the instance recorded (it touches nothing
-// while it is inside a call) and returns; the device is given up (runtime.Abandoner); if the call ever
+// while it is inside a call) and returns; the device is given up (device.Abandoner); if the call ever
 // returns, the instance's goroutine parks for good instead of touching the result.
 
 // watch is one instance's device watch.
 type watch struct {
-	dev runtime.Device // the backend's device
-	inj runtime.FaultInjector
+	dev device.Device // the backend's device
+	inj device.FaultInjector
 	// mu is a plain mutex, locked by one goroutine and unlocked by another: a capture of 100,000
 	// ops takes it 200,000 times, and Run only needs to try it (TryLock) once the deadline passed.
 	mu sync.Mutex
@@ -40,9 +40,9 @@ type watch struct {
 	// expired is when run saw the context end; only run's goroutine (and stuck, which it calls)
 	// reads it.
 	expired time.Time
-	// tr runs the instance as one batch on the device's Main thread (runtime.ThreadRunner), nil
+	// tr runs the instance as one batch on the device's Main thread (device.ThreadRunner), nil
 	// when it must not (see Run); onThread is set once the body runs there.
-	tr       runtime.ThreadRunner
+	tr       device.ThreadRunner
 	onThread bool
 	// inRuntime is set while a call into a runtime of the user's own is in flight (runtimeCall),
 	// with mu released for it: the device calls it makes are nested in it (doNested).
@@ -68,7 +68,7 @@ type watch struct {
 
 // firedFault is a fault that fired, and the backend call it fired in.
 type firedFault struct {
-	runtime.Fault
+	device.Fault
 	call string
 }
 
@@ -79,10 +79,10 @@ func grace(timeout time.Duration) time.Duration {
 	return min(max(timeout/4, 100*time.Millisecond), 10*time.Second)
 }
 
-func newWatch(dev runtime.Device) *watch {
+func newWatch(dev device.Device) *watch {
 	w := &watch{dev: dev, base: time.Now()}
 	if dev.Capabilities().FaultInjection {
-		if w.inj, _ = runtime.As[runtime.FaultInjector](dev); w.inj != nil {
+		if w.inj, _ = device.As[device.FaultInjector](dev); w.inj != nil {
 			// The device lists every fault fired since it opened: earlier instances' are not ours.
 			w.fired = len(w.inj.FiredFaults())
 		}
@@ -107,7 +107,7 @@ func (w *watch) do(call string, f func()) {
 	f()
 }
 
-// runtimeCall makes one call into a runtime of the user's own (runtime.CallWatcher), named call,
+// runtimeCall makes one call into a runtime of the user's own (device.CallWatcher), named call,
 // under the watch as a device call is: code of the user's that never returns ends the instance in
 // a timeout naming it instead of hanging the run. The device calls it makes are watched nested in
 // it. Only a runtime of the user's own asks: the built-in one is Go code of replaycheck's.
@@ -229,7 +229,7 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 		if now := time.Now(); !now.Before(limit) {
 			w.abandoned = true
 			w.over.Store(true)
-			if a, ok := runtime.As[runtime.Abandoner](w.dev); ok {
+			if a, ok := device.As[device.Abandoner](w.dev); ok {
 				a.Abandon()
 			}
 			stuck(w.call, now)
@@ -269,11 +269,11 @@ func (w *watch) inFlight(at time.Time) string {
 // call that hangs inside the batch is still the call named in the timeout. Otherwise body runs on
 // the instance's goroutine and each call is handed off on its own.
 func (w *watch) batch(body func()) {
-	if w.tr != nil && w.tr.OnThread(runtime.Main, func(on runtime.Device) {
+	if w.tr != nil && w.tr.OnThread(device.Main, func(on device.Device) {
 		w.onThread = true
 		if any(w.tr) == any(w.dev) {
 			// The instance's calls go to the batch's view of the device, which runs them with no
-			// check of the OS thread. Not when the device found is wrapped (runtime.As): the view
+			// check of the OS thread. Not when the device found is wrapped (device.As): the view
 			// would bypass the wrappers. Run reads dev (to abandon it) only under mu, which the
 			// instance holds here.
 			dev := w.dev
@@ -288,7 +288,7 @@ func (w *watch) batch(body func()) {
 }
 
 // arm arms f on the device.
-func (w *watch) arm(f runtime.Fault) error {
+func (w *watch) arm(f device.Fault) error {
 	var err error
 	w.do("InjectFault", func() { err = w.inj.InjectFault(f) })
 	if err == nil {
@@ -321,130 +321,130 @@ func (w *watch) takeFired() []firedFault {
 // watched is the backend's device as the runtime under test sees it: each call made under the
 // watch.
 type watched struct {
-	runtime.Device
+	device.Device
 	w *watch
 }
 
-func (d watched) Counters() (c runtime.Counters) {
+func (d watched) Counters() (c device.Counters) {
 	d.w.do("Counters", func() { c = d.Device.Counters() })
 	return
 }
-func (d watched) Malloc(t runtime.Thread, n int64) (p runtime.Ptr, err error) {
+func (d watched) Malloc(t device.Thread, n int64) (p device.Ptr, err error) {
 	d.w.do("Malloc", func() { p, err = d.Device.Malloc(t, n) })
 	return
 }
-func (d watched) Free(t runtime.Thread, p runtime.Ptr) (err error) {
+func (d watched) Free(t device.Thread, p device.Ptr) (err error) {
 	d.w.do("Free", func() { err = d.Device.Free(t, p) })
 	return
 }
-func (d watched) Write(t runtime.Thread, dst runtime.Ptr, src []byte) (err error) {
+func (d watched) Write(t device.Thread, dst device.Ptr, src []byte) (err error) {
 	d.w.do("Write", func() { err = d.Device.Write(t, dst, src) })
 	return
 }
-func (d watched) Read(t runtime.Thread, dst []byte, src runtime.Ptr) (err error) {
+func (d watched) Read(t device.Thread, dst []byte, src device.Ptr) (err error) {
 	d.w.do("Read", func() { err = d.Device.Read(t, dst, src) })
 	return
 }
-func (d watched) AllocHost(t runtime.Thread, n int64, kind runtime.HostMemory) (p runtime.Ptr, err error) {
+func (d watched) AllocHost(t device.Thread, n int64, kind device.HostMemory) (p device.Ptr, err error) {
 	d.w.do("AllocHost", func() { p, err = d.Device.AllocHost(t, n, kind) })
 	return
 }
-func (d watched) FreeHost(t runtime.Thread, p runtime.Ptr) (err error) {
+func (d watched) FreeHost(t device.Thread, p device.Ptr) (err error) {
 	d.w.do("FreeHost", func() { err = d.Device.FreeHost(t, p) })
 	return
 }
-func (d watched) HostWrite(dst runtime.Ptr, src []byte) (err error) {
+func (d watched) HostWrite(dst device.Ptr, src []byte) (err error) {
 	d.w.do("HostWrite", func() { err = d.Device.HostWrite(dst, src) })
 	return
 }
-func (d watched) HostRead(dst []byte, src runtime.Ptr) (err error) {
+func (d watched) HostRead(dst []byte, src device.Ptr) (err error) {
 	d.w.do("HostRead", func() { err = d.Device.HostRead(dst, src) })
 	return
 }
-func (d watched) CreateStream(t runtime.Thread, f runtime.StreamFlags) (s runtime.Stream, err error) {
+func (d watched) CreateStream(t device.Thread, f device.StreamFlags) (s device.Stream, err error) {
 	d.w.do("CreateStream", func() { s, err = d.Device.CreateStream(t, f) })
 	return
 }
-func (d watched) DestroyStream(t runtime.Thread, s runtime.Stream) (err error) {
+func (d watched) DestroyStream(t device.Thread, s device.Stream) (err error) {
 	d.w.do("DestroyStream", func() { err = d.Device.DestroyStream(t, s) })
 	return
 }
-func (d watched) CreateEvent(t runtime.Thread) (e runtime.Event, err error) {
+func (d watched) CreateEvent(t device.Thread) (e device.Event, err error) {
 	d.w.do("CreateEvent", func() { e, err = d.Device.CreateEvent(t) })
 	return
 }
-func (d watched) DestroyEvent(t runtime.Thread, e runtime.Event) (err error) {
+func (d watched) DestroyEvent(t device.Thread, e device.Event) (err error) {
 	d.w.do("DestroyEvent", func() { err = d.Device.DestroyEvent(t, e) })
 	return
 }
-func (d watched) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, v byte) (err error) {
+func (d watched) Fill(t device.Thread, s device.Stream, dst device.Ptr, v byte) (err error) {
 	d.w.do("Fill", func() { err = d.Device.Fill(t, s, dst, v) })
 	return
 }
-func (d watched) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) (err error) {
+func (d watched) Copy(t device.Thread, s device.Stream, dst, src device.Ptr) (err error) {
 	d.w.do("Copy", func() { err = d.Device.Copy(t, s, dst, src) })
 	return
 }
-func (d watched) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) (err error) {
+func (d watched) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint32) (err error) {
 	d.w.do("Axpy", func() { err = d.Device.Axpy(t, s, y, x, a) })
 	return
 }
 
-// EnqueueKernels is one watched call for the whole run (runtime.KernelEnqueuer): the backend's
+// EnqueueKernels is one watched call for the whole run (device.KernelEnqueuer): the backend's
 // own run where it has one, else a call per kernel, all under the one watch.
-func (d watched) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime.Kernel) (n int, err error) {
-	d.w.do("EnqueueKernels", func() { n, err = runtime.EnqueueKernels(d.Device, t, s, ks) })
+func (d watched) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (n int, err error) {
+	d.w.do("EnqueueKernels", func() { n, err = device.EnqueueKernels(d.Device, t, s, ks) })
 	return
 }
-func (d watched) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) (err error) {
+func (d watched) Record(t device.Thread, e device.Event, s device.Stream) (err error) {
 	d.w.do("Record", func() { err = d.Device.Record(t, e, s) })
 	return
 }
-func (d watched) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) (err error) {
+func (d watched) Wait(t device.Thread, s device.Stream, e device.Event) (err error) {
 	d.w.do("Wait", func() { err = d.Device.Wait(t, s, e) })
 	return
 }
-func (d watched) SyncStream(t runtime.Thread, s runtime.Stream) (err error) {
+func (d watched) SyncStream(t device.Thread, s device.Stream) (err error) {
 	d.w.do("SyncStream", func() { err = d.Device.SyncStream(t, s) })
 	return
 }
-func (d watched) SyncDevice(t runtime.Thread) (err error) {
+func (d watched) SyncDevice(t device.Thread) (err error) {
 	d.w.do("SyncDevice", func() { err = d.Device.SyncDevice(t) })
 	return
 }
-func (d watched) QueryEvent(t runtime.Thread, e runtime.Event) (done bool, err error) {
+func (d watched) QueryEvent(t device.Thread, e device.Event) (done bool, err error) {
 	d.w.do("QueryEvent", func() { done, err = d.Device.QueryEvent(t, e) })
 	return
 }
-func (d watched) SyncEvent(t runtime.Thread, e runtime.Event) (err error) {
+func (d watched) SyncEvent(t device.Thread, e device.Event) (err error) {
 	d.w.do("SyncEvent", func() { err = d.Device.SyncEvent(t, e) })
 	return
 }
-func (d watched) ExchangeCaptureMode(t runtime.Thread, m runtime.CaptureMode) (old runtime.CaptureMode, err error) {
+func (d watched) ExchangeCaptureMode(t device.Thread, m device.CaptureMode) (old device.CaptureMode, err error) {
 	d.w.do("ExchangeCaptureMode", func() { old, err = d.Device.ExchangeCaptureMode(t, m) })
 	return
 }
-func (d watched) BeginCapture(t runtime.Thread, s runtime.Stream, m runtime.CaptureMode) (err error) {
+func (d watched) BeginCapture(t device.Thread, s device.Stream, m device.CaptureMode) (err error) {
 	d.w.do("BeginCapture", func() { err = d.Device.BeginCapture(t, s, m) })
 	return
 }
-func (d watched) EndCapture(t runtime.Thread, s runtime.Stream) (g runtime.Graph, err error) {
+func (d watched) EndCapture(t device.Thread, s device.Stream) (g device.Graph, err error) {
 	d.w.do("EndCapture", func() { g, err = d.Device.EndCapture(t, s) })
 	return
 }
-func (d watched) CaptureInfo(t runtime.Thread, s runtime.Stream) (info runtime.CaptureInfo, err error) {
+func (d watched) CaptureInfo(t device.Thread, s device.Stream) (info device.CaptureInfo, err error) {
 	d.w.do("CaptureInfo", func() { info, err = d.Device.CaptureInfo(t, s) })
 	return
 }
-func (d watched) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) (err error) {
+func (d watched) Launch(t device.Thread, g device.Graph, s device.Stream) (err error) {
 	d.w.do("Launch", func() { err = d.Device.Launch(t, g, s) })
 	return
 }
-func (d watched) DestroyGraph(t runtime.Thread, g runtime.Graph) (err error) {
+func (d watched) DestroyGraph(t device.Thread, g device.Graph) (err error) {
 	d.w.do("DestroyGraph", func() { err = d.Device.DestroyGraph(t, g) })
 	return
 }
-func (d watched) GraphNodes(t runtime.Thread, g runtime.Graph) (nodes []runtime.GraphNode, err error) {
+func (d watched) GraphNodes(t device.Thread, g device.Graph) (nodes []device.GraphNode, err error) {
 	d.w.do("GraphNodes", func() { nodes, err = d.Device.GraphNodes(t, g) })
 	return
 }
@@ -452,12 +452,12 @@ func (d watched) GraphNodes(t runtime.Thread, g runtime.Graph) (nodes []runtime.
 // Close is not the runtime under test's to call: the device belongs to whoever opened it.
 func (d watched) Close() error { return nil }
 
-// InBatch passes on the batch's view (runtime.BatchView): a runtime under test in front of the
+// InBatch passes on the batch's view (device.BatchView): a runtime under test in front of the
 // watched device learns that its calls for t may run where they are made.
-func (d watched) InBatch(t runtime.Thread) bool {
-	v, ok := runtime.As[runtime.BatchView](d.Device)
+func (d watched) InBatch(t device.Thread) bool {
+	v, ok := device.As[device.BatchView](d.Device)
 	return ok && v.InBatch(t)
 }
 
-// WatchCall watches a call into the code of the runtime under test (runtime.CallWatcher).
+// WatchCall watches a call into the code of the runtime under test (device.CallWatcher).
 func (d watched) WatchCall(call string, f func()) { d.w.runtimeCall(call, f) }

@@ -8,25 +8,25 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // lateThenStuck is a device whose fill returns only after the instance's deadline (within its
 // grace) and whose frees then never return until released: the free that teardown makes is a
 // call that began after the deadline.
 type lateThenStuck struct {
-	runtime.Device
+	device.Device
 	late    time.Duration
 	release chan struct{}
 }
 
-func (d *lateThenStuck) Fill(t runtime.Thread, s runtime.Stream, p runtime.Ptr, v byte) error {
+func (d *lateThenStuck) Fill(t device.Thread, s device.Stream, p device.Ptr, v byte) error {
 	time.Sleep(d.late)
 	return d.Device.Fill(t, s, p, v)
 }
 
-func (d *lateThenStuck) Free(t runtime.Thread, p runtime.Ptr) error {
+func (d *lateThenStuck) Free(t device.Thread, p device.Ptr) error {
 	<-d.release
 	return d.Device.Free(t, p)
 }
@@ -46,7 +46,7 @@ var _ = Describe("the watch", func() {
     expect: {guarded: exact, unguarded: exact}
 `)
 		started := time.Now()
-		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: runtime.Global, Replays: 1}, capture.Options{Timeout: 300 * time.Millisecond})
+		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Timeout: 300 * time.Millisecond})
 		took := time.Since(started)
 		close(dev.release) // the abandoned free returns; the instance's goroutine parks for good
 		Expect(dev.Device.Close()).To(Succeed())

@@ -14,11 +14,11 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
 	"github.com/replaycheck/replaycheck/harness"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -51,7 +51,7 @@ var _ = Describe("Config", func() {
 		c := parse("-replaycheck.modes=global, relaxed", "-replaycheck.guards=off", "-replaycheck.replays=7")
 		m, err := c.Matrix()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(m.Modes).To(Equal([]runtime.CaptureMode{runtime.Global, runtime.Relaxed}))
+		Expect(m.Modes).To(Equal([]device.CaptureMode{device.Global, device.Relaxed}))
 		Expect(m.Guards).To(Equal([]bool{false}))
 		Expect(m.Replays).To(Equal(7))
 	})
@@ -162,7 +162,7 @@ probes:
 var _ = Describe("InstanceLabels", func() {
 	It("labels an instance by set, hazard, mode, guards, backend and the probe's own labels", func() {
 		p := &probes.Probe{Set: "hazards", Name: "x", Hazard: "rebase", Labels: []string{"retained"}}
-		l := harness.InstanceLabels(probes.Instance{Probe: p, Mode: runtime.ThreadLocal, Guarded: true}, "sim")
+		l := harness.InstanceLabels(probes.Instance{Probe: p, Mode: device.ThreadLocal, Guarded: true}, "sim")
 		Expect([]string(l)).To(Equal([]string{
 			"set:hazards", "hazard:rebase", "mode:thread-local", "guards:on", "backend:sim", "retained",
 		}))

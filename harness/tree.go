@@ -12,10 +12,10 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/verdict"
 )

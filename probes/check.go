@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // check runs the static checks that need the whole probe: the names captures, the replay and ops
@@ -290,7 +290,7 @@ func (t *tracker) grew(name string, b *liveBuffer) {
 }
 
 func blockBytes(n int64) int64 {
-	return (n + runtime.PoolGranularity - 1) / runtime.PoolGranularity * runtime.PoolGranularity
+	return (n + device.PoolGranularity - 1) / device.PoolGranularity * device.PoolGranularity
 }
 
 // claim takes a pooled buffer's block from its pool, having given back old bytes, and reports a
@@ -305,7 +305,7 @@ func (t *tracker) claim(b *liveBuffer, old int64, at Pos) {
 	switch {
 	case u.live > u.pool.Bytes && !u.over:
 		t.l.errorf(at, RulePool, "pool %q (%s) would hold %s of live blocks here (blocks are rounded up to %d bytes): size it for the blocks live at once",
-			u.pool.Name, bytesText(u.pool.Bytes), bytesText(u.live), runtime.PoolGranularity)
+			u.pool.Name, bytesText(u.pool.Bytes), bytesText(u.live), device.PoolGranularity)
 		u.over = true // once per overflow, where it happens
 	case u.live <= u.pool.Bytes:
 		u.over = false

@@ -4,8 +4,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 const minimal = `version: replaycheck/v1
@@ -38,8 +38,8 @@ var _ = Describe("defaults", func() {
 
 	It("does not share the built-in slices with the probe", func() {
 		p := parse(minimal).Probes[0]
-		p.Modes[0] = runtime.Relaxed
-		Expect(probes.DefaultModes()[0]).To(Equal(runtime.Global))
+		p.Modes[0] = device.Relaxed
+		Expect(probes.DefaultModes()[0]).To(Equal(device.Global))
 	})
 
 	It("takes the set's defaults, and the probe's own keys over them", func() {
@@ -64,13 +64,13 @@ probes:
     modes: [global, thread-local]
     guards: [on, off]
 `)
-		Expect(set.Defaults).To(Equal(probes.Defaults{Replays: 7, Modes: []runtime.CaptureMode{runtime.Relaxed}, Guards: []bool{false}}))
+		Expect(set.Defaults).To(Equal(probes.Defaults{Replays: 7, Modes: []device.CaptureMode{device.Relaxed}, Guards: []bool{false}}))
 		in, over := set.Probes[0], set.Probes[1]
 		Expect(in.Replays).To(Equal(7))
-		Expect(in.Modes).To(Equal([]runtime.CaptureMode{runtime.Relaxed}))
+		Expect(in.Modes).To(Equal([]device.CaptureMode{device.Relaxed}))
 		Expect(in.Guards).To(Equal([]bool{false}))
 		Expect(over.Replays).To(Equal(2))
-		Expect(over.Modes).To(Equal([]runtime.CaptureMode{runtime.Global, runtime.ThreadLocal}))
+		Expect(over.Modes).To(Equal([]device.CaptureMode{device.Global, device.ThreadLocal}))
 		Expect(over.Guards).To(Equal([]bool{true, false}))
 	})
 
@@ -126,7 +126,7 @@ probes:
 			c0, c1 := p.Captures[0], p.Captures[1]
 			Expect([]string{c0.Stream, c0.EndStream}).To(Equal([]string{"second", "second"}))
 			Expect([]string{c1.Stream, c1.EndStream}).To(Equal([]string{"first", "third"}))
-			Expect(c1.EndThread).To(Equal(runtime.Main))
+			Expect(c1.EndThread).To(Equal(device.Main))
 		})
 
 		It("defaults the replay to the first capture's stream and each capture once", func() {
@@ -170,21 +170,21 @@ probes:
 		Expect(c.Name).To(Equal("main"))
 		Expect(c.Pos).To(Equal(probes.Pos{File: file, Line: 9, Col: 5}))
 		Expect(c.Stream).To(Equal("s"))
-		Expect(c.EndThread).To(Equal(runtime.Other))
+		Expect(c.EndThread).To(Equal(device.Other))
 		op := c.Ops[0]
 		Expect(op.Pos).To(Equal(probes.Pos{File: file, Line: 12, Col: 11}))
 		Expect(op.Kind).To(Equal(probes.OpFill))
 		Expect(op.Value).To(Equal(byte(0xAB)))
 		Expect(*op.Offset).To(Equal(int64(4)))
 		Expect(*op.Bytes).To(Equal(int64(8)))
-		Expect(op.Thread).To(Equal(runtime.Main))
+		Expect(op.Thread).To(Equal(device.Main))
 		alloc := p.Between[0]
 		Expect(alloc.Slot).To(Equal(probes.SlotPlain))
 		Expect(alloc.Pattern).To(Equal(probes.Pattern{Kind: probes.PatZero}))
 		Expect(p.Replay.Pos).To(Equal(p.Pos), "no replay key: the probe's position")
 		Expect(p.Expect).To(Equal(probes.Expect{
 			Pos: probes.Pos{File: file, Line: 15, Col: 5}, Guarded: probes.Refused, Unguarded: probes.Corrupted,
-			RejectedBy: []runtime.Class{runtime.ClassRefused},
+			RejectedBy: []device.Class{device.ClassRefused},
 		}))
 	})
 

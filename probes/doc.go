@@ -97,7 +97,7 @@
 //	memory                a fill or axpy naming host memory, or a copy between two host buffers:
 //	                      a memset and the kernel work on device memory, a stream copy has a
 //	                      device side.
-//	pool                  the live blocks of a pool, each rounded up to runtime.PoolGranularity,
+//	pool                  the live blocks of a pool, each rounded up to device.PoolGranularity,
 //	                      would exceed its segment at some point of the probe.
 //	capture-and-captures  a probe with both capture and captures.
 //	unknown-capture       replay.order naming a capture the probe does not have.

@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Fault is a fault injected into an instance's device on purpose: a probe's `faults:` entry or a
@@ -26,14 +26,14 @@ import (
 // Each ends the instance in error, saying which fault fired and in which call.
 type Fault struct {
 	Pos  Pos // of the entry in a probe file; zero for a run's --fault
-	Kind runtime.FaultKind
+	Kind device.FaultKind
 	At   int // N (alloc-fail) or K (the replay round), 1-based
 }
 
 func (f Fault) String() string { return fmt.Sprintf("%s@%d", f.Kind, f.At) }
 
 // Replay reports whether the fault fires at a replay round (every kind but alloc-fail).
-func (f Fault) Replay() bool { return f.Kind != runtime.FaultAllocFail }
+func (f Fault) Replay() bool { return f.Kind != device.FaultAllocFail }
 
 // FaultCall is the device call a fault fires at: the At-th allocation, or the first launch of
 // replay round At. Only one fault can fire at a call: of two there, the second never would.
@@ -59,9 +59,9 @@ const MaxFaultIndex = 1000000
 // ParseFault reads KIND@N.
 func ParseFault(s string) (Fault, error) {
 	kindText, at, ok := strings.Cut(strings.TrimSpace(s), "@")
-	kind, err := runtime.ParseFaultKind(kindText)
+	kind, err := device.ParseFaultKind(kindText)
 	if err != nil {
-		return Fault{}, fmt.Errorf("fault %q: %w%s", s, err, didYouMean(kindText, stringers(runtime.FaultKinds())))
+		return Fault{}, fmt.Errorf("fault %q: %w%s", s, err, didYouMean(kindText, stringers(device.FaultKinds())))
 	}
 	letter, what := faultIndex(kind)
 	if !ok {
@@ -79,8 +79,8 @@ func ParseFault(s string) (Fault, error) {
 }
 
 // faultIndex names a kind's index: its letter in KIND@N and what it counts.
-func faultIndex(k runtime.FaultKind) (letter, what string) {
-	if k == runtime.FaultAllocFail {
+func faultIndex(k device.FaultKind) (letter, what string) {
+	if k == device.FaultAllocFail {
 		return "N", "allocation's number"
 	}
 	return "K", "replay round"

@@ -4,23 +4,23 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 var _ = Describe("faults", func() {
 	DescribeTable("ParseFault reads KIND@N",
-		func(text string, kind runtime.FaultKind, at int) {
+		func(text string, kind device.FaultKind, at int) {
 			f, err := probes.ParseFault(text)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(f).To(Equal(probes.Fault{Kind: kind, At: at}))
 			Expect(f.String()).To(Equal(text))
-			Expect(f.Replay()).To(Equal(kind != runtime.FaultAllocFail))
+			Expect(f.Replay()).To(Equal(kind != device.FaultAllocFail))
 		},
-		Entry(nil, "alloc-fail@1", runtime.FaultAllocFail, 1),
-		Entry(nil, "launch-fail@3", runtime.FaultLaunchFail, 3),
-		Entry(nil, "device-lost@2", runtime.FaultDeviceLost, 2),
-		Entry(nil, "hang@1000000", runtime.FaultHang, 1000000),
+		Entry(nil, "alloc-fail@1", device.FaultAllocFail, 1),
+		Entry(nil, "launch-fail@3", device.FaultLaunchFail, 3),
+		Entry(nil, "device-lost@2", device.FaultDeviceLost, 2),
+		Entry(nil, "hang@1000000", device.FaultHang, 1000000),
 	)
 
 	DescribeTable("ParseFault refuses what is not KIND@N",
@@ -40,7 +40,7 @@ var _ = Describe("faults", func() {
 	)
 
 	It("reads N as every number but a size is written: decimal or 0x hex", func() {
-		Expect(probes.ParseFault("hang@0x10")).To(Equal(probes.Fault{Kind: runtime.FaultHang, At: 16}))
+		Expect(probes.ParseFault("hang@0x10")).To(Equal(probes.Fault{Kind: device.FaultHang, At: 16}))
 	})
 
 	It("are read from a probe's faults list, in order, with their positions", func() {
@@ -59,9 +59,9 @@ probes:
 		Expect(err).NotTo(HaveOccurred())
 		p := set.Probes[0]
 		Expect(p.Faults).To(Equal([]probes.Fault{
-			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 14}, Kind: runtime.FaultAllocFail, At: 2},
-			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 28}, Kind: runtime.FaultHang, At: 2},
-			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 36}, Kind: runtime.FaultLaunchFail, At: 1},
+			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 14}, Kind: device.FaultAllocFail, At: 2},
+			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 28}, Kind: device.FaultHang, At: 2},
+			{Pos: probes.Pos{File: "f.yaml", Line: 11, Col: 36}, Kind: device.FaultLaunchFail, At: 1},
 		}))
 	})
 })

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Instance is one run of a probe: a capture mode and a guard setting.
 type Instance struct {
 	Probe   *Probe
-	Mode    runtime.CaptureMode
+	Mode    device.CaptureMode
 	Guarded bool // kernel mode
 	Replays int
 }
@@ -38,7 +38,7 @@ func (in Instance) Expected() Outcome {
 // error classes that count as the expected rejection there (empty: any): the probe's expectation
 // with its family's fields from expect.platforms in place (Expect.On). The engine records both in
 // the result, which is what the verdict judges.
-func (in Instance) ExpectedOn(platform string) (Outcome, []runtime.Class) {
+func (in Instance) ExpectedOn(platform string) (Outcome, []device.Class) {
 	e := in.Probe.Expect.On(platform)
 	return in.expected(e), e.RejectedBy
 }
@@ -57,7 +57,7 @@ func (in Instance) expected(e Expect) Outcome {
 
 // Matrix selects and overrides the instance matrix. Zero values keep each probe's own.
 type Matrix struct {
-	Modes   []runtime.CaptureMode
+	Modes   []device.CaptureMode
 	Guards  []bool
 	Replays int
 }
@@ -97,13 +97,13 @@ func contains[T comparable](xs []T, x T) bool {
 
 // ParseModes reads a comma-separated list of capture modes, as command lines give them; "" is nil
 // (every probe's own modes).
-func ParseModes(list string) ([]runtime.CaptureMode, error) {
+func ParseModes(list string) ([]device.CaptureMode, error) {
 	if list == "" {
 		return nil, nil
 	}
-	var out []runtime.CaptureMode
+	var out []device.CaptureMode
 	for _, name := range strings.Split(list, ",") {
-		mode, err := runtime.ParseCaptureMode(strings.TrimSpace(name))
+		mode, err := device.ParseCaptureMode(strings.TrimSpace(name))
 		if err != nil {
 			return nil, err
 		}

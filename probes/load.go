@@ -15,7 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Load reads probe files. Each path is a file, read whatever its name, or a directory, which
@@ -306,16 +306,16 @@ func (l *loader) matrix(f map[string]entry, replaysWhat string) Defaults {
 }
 
 // modes reads a non-empty list of capture modes; nil after a problem.
-func (l *loader) modes(n *yaml.Node) []runtime.CaptureMode {
+func (l *loader) modes(n *yaml.Node) []device.CaptureMode {
 	names := captureModeNames()
 	list, at := l.names(n, "mode", func(n *yaml.Node, what string) (string, bool) { return l.oneOf(n, what, names) })
 	if len(at) == 0 {
 		l.nonEmpty(n, "modes")
 		return nil
 	}
-	out := make([]runtime.CaptureMode, 0, len(list))
+	out := make([]device.CaptureMode, 0, len(list))
 	for _, s := range list {
-		m, _ := runtime.ParseCaptureMode(s)
+		m, _ := device.ParseCaptureMode(s)
 		out = append(out, m)
 	}
 	return out
@@ -365,7 +365,7 @@ var (
 
 func hazardNames() []string { return texts(hazards) }
 
-func classNames() []string { return texts(runtime.Classes()) }
+func classNames() []string { return texts(device.Classes()) }
 
 // probe decodes one probe, resolves its defaults and runs the static checks on it.
 func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
@@ -396,7 +396,7 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	}
 	if e, ok := f["requires"]; ok {
 		p.Requires, _ = l.names(e.val, "capability", func(n *yaml.Node, what string) (string, bool) {
-			return l.oneOf(n, what, runtime.CapabilityNames())
+			return l.oneOf(n, what, device.CapabilityNames())
 		})
 	}
 	if e, ok := f["pools"]; ok {
@@ -562,7 +562,7 @@ func (l *loader) pools(n *yaml.Node) []*Pool {
 			return
 		}
 		if e, ok := f["bytes"]; ok {
-			pl.Bytes, _ = l.bufferSize(e.val, what+" bytes", runtime.PoolGranularity)
+			pl.Bytes, _ = l.bufferSize(e.val, what+" bytes", device.PoolGranularity)
 		}
 		if e, ok := f["host"]; ok {
 			pl.Host = l.host(e.val, what+" host")
@@ -737,13 +737,13 @@ func (l *loader) outcomes(f map[string]entry, what string) PlatformExpect {
 }
 
 // classes reads a rejected-by list of error classes; given empty, it is empty and not nil.
-func (l *loader) classes(n *yaml.Node) []runtime.Class {
+func (l *loader) classes(n *yaml.Node) []device.Class {
 	names, _ := l.names(n, "error class", func(n *yaml.Node, what string) (string, bool) {
 		return l.oneOf(n, what, classNames())
 	})
-	out := make([]runtime.Class, 0, len(names))
+	out := make([]device.Class, 0, len(names))
 	for _, c := range names {
-		out = append(out, runtime.Class(c))
+		out = append(out, device.Class(c))
 	}
 	return out
 }

@@ -9,8 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // diagnostics returns err's Diagnostics, failing the spec when err is anything else.
@@ -290,17 +290,17 @@ probes:
 		Expect(cuda.Pos.Line).To(Equal(17))
 		Expect(cuda.Guarded).To(Equal(probes.Rejected))
 		Expect(cuda.Unguarded).To(BeEmpty(), "not given: the probe's own")
-		Expect(cuda.RejectedBy).To(Equal([]runtime.Class{runtime.ClassCaptureImplicit}))
+		Expect(cuda.RejectedBy).To(Equal([]device.Class{device.ClassCaptureImplicit}))
 
 		for _, key := range []string{"sim/cuda", "cuda/13.0-h200", "cuda/12.4-h200-replaycheck-fake"} {
 			on := p.Expect.On(key)
 			Expect(on.Guarded).To(Equal(probes.Rejected), key)
 			Expect(on.Unguarded).To(Equal(probes.Exact), "%s: unguarded is not overridden", key)
-			Expect(on.RejectedBy).To(Equal([]runtime.Class{runtime.ClassCaptureImplicit}), key)
+			Expect(on.RejectedBy).To(Equal([]device.Class{device.ClassCaptureImplicit}), key)
 			Expect(on.Platforms).To(BeNil(), key)
 			g, by := probes.Instance{Probe: p, Guarded: true}.ExpectedOn(key)
 			Expect(g).To(Equal(probes.Rejected), key)
-			Expect(by).To(Equal([]runtime.Class{runtime.ClassCaptureImplicit}), key)
+			Expect(by).To(Equal([]device.Class{device.ClassCaptureImplicit}), key)
 			u, _ := probes.Instance{Probe: p}.ExpectedOn(key)
 			Expect(u).To(Equal(probes.Exact), key)
 		}
@@ -312,7 +312,7 @@ probes:
 		for _, key := range []string{"", "sim", "sim/other", "rocm/6.0-mi300", "cudax/1"} {
 			on := p.Expect.On(key)
 			Expect(on.Guarded).To(Equal(probes.Exact), "%q: no family, the probe's own", key)
-			Expect(on.RejectedBy).To(Equal([]runtime.Class{runtime.ClassCaptureMode}), key)
+			Expect(on.RejectedBy).To(Equal([]device.Class{device.ClassCaptureMode}), key)
 		}
 		in := probes.Instance{Probe: p, Guarded: true}
 		Expect(in.Expected()).To(Equal(probes.Exact), "Expected is the probe's own, for no platform")

@@ -10,8 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/internal/chunk"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // loader reads one probe file. It walks yaml.Node trees rather than decoding into structs so every
@@ -353,16 +353,16 @@ func (l *loader) pattern(n *yaml.Node, what string) (Pattern, bool) {
 var threadNames = []string{"main", "other"}
 
 // host reads a host memory kind (pageable, pinned); 0 after a problem.
-func (l *loader) host(n *yaml.Node, what string) runtime.HostMemory {
-	s, ok := l.oneOf(n, what, stringers(runtime.HostMemories()))
+func (l *loader) host(n *yaml.Node, what string) device.HostMemory {
+	s, ok := l.oneOf(n, what, stringers(device.HostMemories()))
 	if !ok {
 		return 0
 	}
-	h, _ := runtime.ParseHostMemory(s)
+	h, _ := device.ParseHostMemory(s)
 	return h
 }
 
-func captureModeNames() []string { return stringers(runtime.CaptureModes()) }
+func captureModeNames() []string { return stringers(device.CaptureModes()) }
 
 // texts lists values of a string kind as plain strings, for closed-set checks and hints.
 func texts[T ~string](values []T) []string {
@@ -382,11 +382,11 @@ func stringers[T fmt.Stringer](values []T) []string {
 	return out
 }
 
-func (l *loader) thread(n *yaml.Node, what string) runtime.Thread {
+func (l *loader) thread(n *yaml.Node, what string) device.Thread {
 	if v, _ := l.oneOf(n, what, threadNames); v == "other" {
-		return runtime.Other
+		return device.Other
 	}
-	return runtime.Main
+	return device.Main
 }
 
 // names reads a list of names, reporting repeats where they are written (an alias of an earlier

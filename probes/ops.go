@@ -6,7 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // opFields lists each op's keys, the required ones first (PROBE-LANGUAGE.md, Ops).
@@ -193,7 +193,7 @@ func (l *loader) opChoice(op *Op, key string, val *yaml.Node, field string) {
 		op.Intent = Intent(s)
 	case "mode":
 		if s, ok := l.oneOf(val, field, captureModeNames()); ok {
-			op.Mode, _ = runtime.ParseCaptureMode(s)
+			op.Mode, _ = device.ParseCaptureMode(s)
 		}
 	}
 }

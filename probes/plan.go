@@ -3,7 +3,7 @@ package probes
 import (
 	"sync"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Capture plans: a capture's fills, copies and axpys resolved once and shared by every instance
@@ -40,10 +40,10 @@ type Plan struct {
 type PlannedKernel = graphOp
 
 // kernelKinds is the call each op code stands for (0: none, not planned).
-var kernelKinds = [...]runtime.KernelKind{codeFill: runtime.KernelFill, codeCopy: runtime.KernelCopy, codeAxpy: runtime.KernelAxpy}
+var kernelKinds = [...]device.KernelKind{codeFill: device.KernelFill, codeCopy: device.KernelCopy, codeAxpy: device.KernelAxpy}
 
 // Kind is the call the op is (0: not planned).
-func (g *graphOp) Kind() runtime.KernelKind { return kernelKinds[g.kind] }
+func (g *graphOp) Kind() device.KernelKind { return kernelKinds[g.kind] }
 
 // W is the range the op writes; X the one it reads first (a copy's source, an axpy's x: as long
 // as W), unused by a fill.

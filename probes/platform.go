@@ -1,6 +1,8 @@
 package probes
 
-import "strings"
+import (
+	"strings"
+)
 
 // Platform families: what expect.platforms is keyed by. A family is a platform and the simulator's
 // profile that models it, whatever driver version or device a key names.
@@ -16,7 +18,7 @@ const (
 // PlatformFamilies lists the families expect.platforms may name, a fresh slice.
 func PlatformFamilies() []string { return []string{FamilyCANN, FamilyCUDA} }
 
-// Family is the family of a device's platform key (runtime.Device.Platform, capture.Result's
+// Family is the family of a device's platform key (device.Device.Platform, capture.Result's
 // Platform): cann for sim/cann and acl/..., cuda for sim/cuda and cuda/..., "" for any other key.
 func Family(platform string) string {
 	backend, rest, ok := strings.Cut(platform, "/")

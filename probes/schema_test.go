@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	gm "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // schemaNode is the part of a JSON Schema this test reads.
@@ -95,7 +95,7 @@ var _ = Describe("the JSON schema", func() {
 	It("has the loader's closed sets", func() {
 		probe := def("probe")
 		gm.Expect(probe.Properties["hazard"].Enum).To(gm.Equal(hazardNames()))
-		gm.Expect(probe.Properties["requires"].Items.Enum).To(gm.Equal(runtime.CapabilityNames()))
+		gm.Expect(probe.Properties["requires"].Items.Enum).To(gm.Equal(device.CapabilityNames()))
 		gm.Expect(probe.Properties["expect"].Properties["rejected-by"].Items.Enum).To(gm.Equal(classNames()))
 		gm.Expect(probe.Properties["expect"].Properties["guarded"].Enum).To(gm.Equal(guardedOutcomes))
 		gm.Expect(probe.Properties["expect"].Properties["unguarded"].Enum).To(gm.Equal(unguardedOutcomes))
@@ -105,6 +105,6 @@ var _ = Describe("the JSON schema", func() {
 		gm.Expect(override.Properties["unguarded"].Enum).To(gm.Equal(unguardedOutcomes))
 		gm.Expect(def("slot").Enum).To(gm.Equal(slotNames))
 		gm.Expect(def("thread").Enum).To(gm.Equal(threadNames))
-		gm.Expect(probe.Properties["faults"].Items.Pattern).To(gm.Equal("^(" + strings.Join(stringers(runtime.FaultKinds()), "|") + ")@[1-9][0-9]{0,6}$"))
+		gm.Expect(probe.Properties["faults"].Items.Pattern).To(gm.Equal("^(" + strings.Join(stringers(device.FaultKinds()), "|") + ")@[1-9][0-9]{0,6}$"))
 	})
 })

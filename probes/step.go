@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Step locates a device call of a probe: an op of a phase, the begin or end of a capture, or a
@@ -105,13 +105,13 @@ func (s *Step) UnmarshalText(b []byte) error {
 
 // ParseID splits an instance id (Instance.ID: "set/name@mode/guards-on|off") into the probe id,
 // the capture mode and the guard setting.
-func ParseID(id string) (probe string, mode runtime.CaptureMode, guarded bool, err error) {
+func ParseID(id string) (probe string, mode device.CaptureMode, guarded bool, err error) {
 	probe, rest, ok := strings.Cut(id, "@")
 	modeName, guards, ok2 := strings.Cut(rest, "/guards-")
 	if !ok || !ok2 || probe == "" || (guards != GuardsName(true) && guards != GuardsName(false)) {
 		return "", 0, false, fmt.Errorf("instance id %q: want set/name@mode/guards-on|off", id)
 	}
-	if mode, err = runtime.ParseCaptureMode(modeName); err != nil {
+	if mode, err = device.ParseCaptureMode(modeName); err != nil {
 		return "", 0, false, fmt.Errorf("instance id %q: %w", id, err)
 	}
 	return probe, mode, guards == GuardsName(true), nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Version is the only probe-language version this package reads.
@@ -48,9 +48,9 @@ type Set struct {
 
 // Defaults are the set-level values a probe inherits for keys it does not give.
 type Defaults struct {
-	Replays int                   // 0: not given
-	Modes   []runtime.CaptureMode // nil: not given
-	Guards  []bool                // nil: not given; true = on (kernel mode), false = off (program mode)
+	Replays int                  // 0: not given
+	Modes   []device.CaptureMode // nil: not given
+	Guards  []bool               // nil: not given; true = on (kernel mode), false = off (program mode)
 }
 
 // Built-in defaults when neither the probe nor its set gives a key: DefaultReplays, DefaultModes
@@ -58,8 +58,8 @@ type Defaults struct {
 var DefaultReplays = 10
 
 // DefaultModes returns the built-in capture modes, a fresh slice.
-func DefaultModes() []runtime.CaptureMode {
-	return []runtime.CaptureMode{runtime.Global, runtime.ThreadLocal, runtime.Relaxed}
+func DefaultModes() []device.CaptureMode {
+	return []device.CaptureMode{device.Global, device.ThreadLocal, device.Relaxed}
 }
 
 // DefaultGuards returns the built-in guard settings (true = on), a fresh slice.
@@ -95,7 +95,7 @@ type Probe struct {
 	Pools   []*Pool   // reserved in declaration order, before the buffers
 	Buffers []*Buffer // in declaration (allocation) order
 	Streams []string  // in declaration order; Streams[0] is the stream ops default to
-	// NonBlocking names the declared streams created non-blocking (runtime.NonBlocking: CUDA's
+	// NonBlocking names the declared streams created non-blocking (device.NonBlocking: CUDA's
 	// CU_STREAM_NON_BLOCKING, which the legacy default stream does not synchronise with), in the
 	// order written; nil: every stream is blocking. A backend without the non-blocking-streams
 	// capability skips the probe.
@@ -110,7 +110,7 @@ type Probe struct {
 	Expect   Expect
 
 	Replays int
-	Modes   []runtime.CaptureMode
+	Modes   []device.CaptureMode
 	Guards  []bool
 
 	// Faults are injected into every instance's device (see Fault); a backend without the
@@ -177,7 +177,7 @@ type Buffer struct {
 // runtime's own allocation points (its slot).
 type Place struct {
 	// Host is the kind of a host buffer; 0 for device memory.
-	Host runtime.HostMemory
+	Host device.HostMemory
 	// Pool names the pool that serves the buffer; "" when it is not pooled.
 	Pool string
 }
@@ -199,7 +199,7 @@ type Pool struct {
 	Pos   Pos
 	Name  string
 	Bytes int64
-	Host  runtime.HostMemory // 0: a device pool
+	Host  device.HostMemory // 0: a device pool
 }
 
 // Capture is one capture sequence.
@@ -209,7 +209,7 @@ type Capture struct {
 	Stream string // origin stream
 	Ops    []*Op
 	// EndThread is the thread that ends the capture.
-	EndThread runtime.Thread
+	EndThread device.Thread
 	// EndStream is the stream the capture is ended on; defaults to Stream. (Extension: lets probes
 	// end on a non-origin stream or on one that is not capturing.)
 	EndStream string
@@ -274,7 +274,7 @@ type Expect struct {
 	Pos        Pos
 	Guarded    Outcome // required: exact, refused or rejected
 	Unguarded  Outcome // "" when the platform baseline decides
-	RejectedBy []runtime.Class
+	RejectedBy []device.Class
 	// Platforms is what the probe promises instead on the platforms of a family (PlatformFamilies),
 	// where that platform answers otherwise: expect.platforms. On applies it.
 	Platforms map[string]PlatformExpect
@@ -287,10 +287,10 @@ type PlatformExpect struct {
 	Pos        Pos // of the family's key
 	Guarded    Outcome
 	Unguarded  Outcome
-	RejectedBy []runtime.Class
+	RejectedBy []device.Class
 }
 
-// On is what the probe promises on the platform whose key is platform (runtime.Device.Platform):
+// On is what the probe promises on the platform whose key is platform (device.Device.Platform):
 // its own expectation, with the fields that expect.platforms gives for the platform's family
 // (Family) in their place. A key of no known family gets the probe's own. The result has no
 // Platforms.
@@ -366,7 +366,7 @@ type Op struct {
 	Pos    Pos
 	Kind   OpKind
 	Stream string // "" when not given: the phase's default stream
-	Thread runtime.Thread
+	Thread device.Thread
 
 	Dst, Src string // fill/write: Dst; copy: Dst, Src; read: Src
 	Y, X     string // axpy
@@ -385,8 +385,8 @@ type Op struct {
 	Slot  Slot  // alloc
 	Place Place // alloc
 
-	Intent Intent              // fill, copy, axpy, write inside a capture's ops
-	Mode   runtime.CaptureMode // exchange-mode
+	Intent Intent             // fill, copy, axpy, write inside a capture's ops
+	Mode   device.CaptureMode // exchange-mode
 
 	at fieldsAt // where each field was written, for the checks after decoding
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -104,7 +104,7 @@ func hasSection(e Entry) bool { return e.Verdict.Status != verdict.Pass || hasFi
 // matrixSVG draws one row per probe and one column per (mode, guards) pair the run holds.
 func matrixSVG(r *Report) template.HTML {
 	type col struct {
-		mode    runtime.CaptureMode
+		mode    device.CaptureMode
 		guarded bool
 	}
 	var cols []col

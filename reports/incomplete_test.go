@@ -8,9 +8,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // interrupted is a run that stopped after two passing instances, two of its four not run: every
@@ -105,7 +105,7 @@ func refusedResult() *capture.Result {
 	const detail = `retained slot "dst" holds 65536 bytes; growth to 131072 would re-base it: refused before anything was freed`
 	return &capture.Result{
 		ID: "hazards/rebase-after-capture@global/guards-on", Probe: "hazards/rebase-after-capture", Set: "hazards",
-		Hazard: "rebase", Mode: runtime.Global, Guarded: true, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: "tiny_runtime",
+		Hazard: "rebase", Mode: device.Global, Guarded: true, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: "tiny_runtime",
 		Outcome: probes.Refused, Expected: probes.Refused,
 		Reason: "guard refused between op 1 (Provision): " + detail,
 		Refusal: &capture.Refusal{Step: mustStep("between op 1"), Op: "Provision", Detail: detail,

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -121,7 +121,7 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 // mdColumn is one column of the outcome matrix: a run's instances in one mode and guard setting.
 type mdColumn struct {
 	run     int
-	mode    runtime.CaptureMode
+	mode    device.CaptureMode
 	guarded bool
 }
 
@@ -148,7 +148,7 @@ func writeMarkdownMatrix(tw *textWriter, runs []*Report) {
 	}
 	var cols []mdColumn
 	for i := range runs {
-		for _, m := range runtime.CaptureModes() {
+		for _, m := range device.CaptureModes() {
 			for _, g := range []bool{false, true} {
 				if c := (mdColumn{run: i, mode: m, guarded: g}); present[c] {
 					cols = append(cols, c)

@@ -24,7 +24,7 @@ type Report struct {
 	// Config is the run's configuration as the run layer records it (nil when unknown).
 	Config  json.RawMessage `json:"config,omitempty"`
 	Backend string          `json:"backend"`
-	// Platform is the platform key of the device the run used (runtime.Device.Platform), the
+	// Platform is the platform key of the device the run used (device.Device.Platform), the
 	// key of its baseline; Profile is the simulator profile, when the backend has one.
 	Platform string `json:"platform"`
 	Profile  string `json:"profile,omitempty"`

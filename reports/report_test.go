@@ -15,9 +15,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with the current output")
@@ -42,13 +42,13 @@ func stepAt(text string) *probes.Step { return ptr(mustStep(text)) }
 func exactResult() *capture.Result {
 	return &capture.Result{
 		ID: "basic/copy@global/guards-off", Probe: "basic/copy", Set: "basic", Hazard: "none",
-		Mode: runtime.Global, Guarded: false, Replays: 3, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Mode: device.Global, Guarded: false, Replays: 3, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Expected: probes.Exact,
 		Reason: "3 of 3 rounds byte-identical to the oracle, no error",
 		Rounds: 3,
 		Ledger: []capture.Residency{
-			{Capture: "main", Buffer: "src", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessRead},
-			{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000200, Bytes: 64}, Generation: 2, Access: capture.AccessWrite},
+			{Capture: "main", Buffer: "src", Range: device.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessRead},
+			{Capture: "main", Buffer: "dst", Range: device.Ptr{Addr: 0x100000200, Bytes: 64}, Generation: 2, Access: capture.AccessWrite},
 		},
 		Timeline: capture.TimelineOf(
 			capture.Event{Seq: 1, Phase: "capture", Step: stepAt("capture main op 1"), Call: "Copy(dst 0x100000200+64 <- src 0x100000000+64) on main", Captured: true},
@@ -66,7 +66,7 @@ func rebaseTimeline() []capture.Event {
 		{Seq: 5, Phase: "capture", Step: stepAt("capture main end"), Call: "EndCapture(main) from main"},
 		{Seq: 6, Phase: "between", Step: stepAt("between op 1"), Call: "Free(dst 0x100000000+64) (grow to 128)"},
 		{Seq: 7, Phase: "between", Step: stepAt("between op 1"), Call: "Malloc(dst, 128) = 0x100000400+128"},
-		{Seq: 8, Phase: "between", Step: stepAt("between op 2"), Call: "Malloc(bystander, 64) = 0x100000000+64", Thread: runtime.Other},
+		{Seq: 8, Phase: "between", Step: stepAt("between op 2"), Call: "Malloc(bystander, 64) = 0x100000000+64", Thread: device.Other},
 		{Seq: 9, Phase: "replay", Step: stepAt("replay 1 main"), Call: "Launch(graph main) on main", Round: 1},
 		{Seq: 10, Phase: "verify", Call: "SyncDevice (verify)", Round: 1},
 	}
@@ -76,7 +76,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 	r := &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-off", Probe: "rebase/grow-after-capture", Set: "rebase",
 		Hazard: "rebase", Labels: []string{"retained"},
-		Mode: runtime.Global, Guarded: false, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Mode: device.Global, Guarded: false, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Corrupted, Expected: expected,
 		Reason: "2 of 2 rounds differ from the oracle, first at round 1 (dst at offset 0, 128 bytes); " +
 			"graph main captured dst at 0x100000000+64, now buffer bystander 0x100000000+64 (generation 3)",
@@ -90,9 +90,9 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 			{Round: 1, Buffer: "dst", Ranges: 1, Bytes: 128, BufferBytes: 128},
 			{Round: 1, Buffer: "bystander", Ranges: 1, Bytes: 2, BufferBytes: 64},
 		},
-		Ledger: []capture.Residency{{Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessWrite}},
+		Ledger: []capture.Residency{{Capture: "main", Buffer: "dst", Range: device.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1, Access: capture.AccessWrite}},
 		Stale: []capture.StaleRange{{
-			Capture: "main", Buffer: "dst", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1,
+			Capture: "main", Buffer: "dst", Range: device.Ptr{Addr: 0x100000000, Bytes: 64}, Generation: 1,
 			Access: capture.AccessWrite, Round: 1, Ran: true,
 			Now: "buffer bystander 0x100000000+64 (generation 3)", Owners: []string{"bystander"},
 		}},
@@ -102,7 +102,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 	if expected == probes.Exact {
 		r.ID = "rebase/promised-exact@relaxed/guards-off"
 		r.Probe = "rebase/promised-exact"
-		r.Mode = runtime.Relaxed
+		r.Mode = device.Relaxed
 	}
 	return r
 }
@@ -110,18 +110,18 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 func rejectedResult() *capture.Result {
 	return &capture.Result{
 		ID: "sync/sync-in-capture@thread-local/guards-off", Probe: "sync/sync-in-capture", Set: "sync",
-		Hazard: "sync-in-capture", Mode: runtime.ThreadLocal, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
-		Outcome: probes.Rejected, Expected: probes.Rejected, RejectedBy: []runtime.Class{runtime.ClassCapturedStream},
+		Hazard: "sync-in-capture", Mode: device.ThreadLocal, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Outcome: probes.Rejected, Expected: probes.Rejected, RejectedBy: []device.Class{device.ClassCapturedStream},
 		Reason: "platform rejected capture main op 2 (SyncStream) with 107027 ACL_ERROR_RT_STREAM_CAPTURED " +
 			"[captured-stream], capture not invalidated, later replays exact",
 		Rounds: 2,
 		Rejection: &capture.Rejection{
 			Step: mustStep("capture main op 2"), Op: "SyncStream", Code: 107027, Name: "ACL_ERROR_RT_STREAM_CAPTURED",
-			Class: runtime.ClassCapturedStream, DuringCapture: true, ReplaysExact: ptr(true),
+			Class: device.ClassCapturedStream, DuringCapture: true, ReplaysExact: ptr(true),
 		},
 		Timeline: capture.TimelineOf(
 			capture.Event{Seq: 4, Phase: "capture", Step: stepAt("capture main op 2"), Call: "SyncStream(main)", Code: 107027,
-				Class: runtime.ClassCapturedStream, Err: "sim: SyncStream: captured-stream (code 107027 ACL_ERROR_RT_STREAM_CAPTURED)"},
+				Class: device.ClassCapturedStream, Err: "sim: SyncStream: captured-stream (code 107027 ACL_ERROR_RT_STREAM_CAPTURED)"},
 		),
 		Duration: 700 * time.Microsecond,
 	}
@@ -130,7 +130,7 @@ func rejectedResult() *capture.Result {
 func skippedResult() *capture.Result {
 	return &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-on", Probe: "rebase/grow-after-capture", Set: "rebase",
-		Hazard: "rebase", Mode: runtime.Global, Guarded: true, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "rebase", Mode: device.Global, Guarded: true, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Skipped, Expected: probes.Refused,
 		Reason: "guards on needs runtime/guard, which this build does not have yet",
 	}
@@ -139,7 +139,7 @@ func skippedResult() *capture.Result {
 func uncharacterisedResult() *capture.Result {
 	return &capture.Result{
 		ID: "offcap/side-stream@global/guards-off", Probe: "offcap/side-stream", Set: "offcap",
-		Hazard: "off-capture", Mode: runtime.Global, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "off-capture", Mode: device.Global, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Reason: "2 of 2 rounds byte-identical to the oracle, no error", Rounds: 2,
 		Timeline: capture.TimelineOf(capture.Event{Seq: 1, Phase: "prepare", Step: stepAt("prepare op 1"), Call: "Fill(a 0x100000000+8, 0x01) on main"}),
 		Duration: 300 * time.Microsecond,
@@ -149,7 +149,7 @@ func uncharacterisedResult() *capture.Result {
 func erroredResult() *capture.Result {
 	return &capture.Result{
 		ID: "leak/forgotten-graph@global/guards-off", Probe: "leak/forgotten-graph", Set: "leak",
-		Hazard: "none", Mode: runtime.Global, Replays: 1, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "none", Mode: device.Global, Replays: 1, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
 		Outcome: probes.Errored, Expected: probes.Exact, Rounds: 1,
 		Reason: "leaked after teardown: graphs: 1 live, 0 before",
 		Error:  &capture.RunError{Kind: capture.ErrLeak, Message: "leaked after teardown: graphs: 1 live, 0 before"},
@@ -617,7 +617,7 @@ var _ = Describe("a graph holding work that was not captured", func() {
 		res := exactResult()
 		res.Outcome, res.Reason = probes.Corrupted, "no checked byte differs, but graph main holds a memset node that writes 0x100000000+64, which no buffer of the capture's ops writes"
 		res.Graphs = []capture.GraphCheck{{Capture: "main", Nodes: 2, Work: 2, Issued: 1, Unrecorded: []capture.NodeRange{
-			{Kind: "memset", Range: runtime.Ptr{Addr: 0x100000000, Bytes: 64}, Access: capture.AccessWrite},
+			{Kind: "memset", Range: device.Ptr{Addr: 0x100000000, Bytes: 64}, Access: capture.AccessWrite},
 		}}}
 		rep := reports.New("replaycheck", "dev", reports.Options{})
 		rep.Add(res)

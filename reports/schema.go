@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -47,9 +47,9 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[capture.DeviceState](): {string(capture.DeviceLost), string(capture.DeviceAbandoned)},
 	reflect.TypeFor[capture.Phase]():       {string(capture.PhaseSetup), string(capture.PhasePrepare), string(capture.PhaseCapture), string(capture.PhaseCleanup), string(capture.PhaseBetween), string(capture.PhaseEach), string(capture.PhaseReplay), string(capture.PhaseVerify), string(capture.PhaseTeardown)},
 	reflect.TypeFor[capture.Access]():      {string(capture.AccessRead), string(capture.AccessWrite), string(capture.AccessReadWrite)},
-	reflect.TypeFor[runtime.CaptureMode](): names(runtime.CaptureModes()),
-	reflect.TypeFor[runtime.Thread]():      {runtime.Main.String(), runtime.Other.String()},
-	reflect.TypeFor[runtime.Class]():       classNames(),
+	reflect.TypeFor[device.CaptureMode]():  names(device.CaptureModes()),
+	reflect.TypeFor[device.Thread]():       {device.Main.String(), device.Other.String()},
+	reflect.TypeFor[device.Class]():        classNames(),
 	reflect.TypeFor[probes.Hazard]():       hazardNames(),
 }
 
@@ -63,7 +63,7 @@ func names[T interface{ String() string }](vs []T) []string {
 
 func classNames() []string {
 	var out []string
-	for _, c := range runtime.Classes() {
+	for _, c := range device.Classes() {
 		out = append(out, string(c))
 	}
 	return out
@@ -87,7 +87,7 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time"}
 	case reflect.TypeFor[time.Duration]():
 		return map[string]any{"type": "integer", "description": "nanoseconds"}
-	case reflect.TypeFor[runtime.Ptr]():
+	case reflect.TypeFor[device.Ptr]():
 		return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"addr", "bytes"},
 			"properties": map[string]any{
 				"addr":  map[string]any{"type": "string", "pattern": "^0x[0-9a-f]+$", "description": "the device or host address, hex"},

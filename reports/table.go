@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -103,8 +103,8 @@ func rejectionCell(r *capture.Rejection) string {
 // EnforcementTable builds the table from the unguarded entries of one or more runs.
 func EnforcementTable(runs ...*Report) *Table {
 	t := &Table{}
-	modes := make([]string, len(runtime.CaptureModes()))
-	for i, m := range runtime.CaptureModes() {
+	modes := make([]string, len(device.CaptureModes()))
+	for i, m := range device.CaptureModes() {
 		modes[i] = m.String()
 	}
 	col := map[TableColumn]int{}

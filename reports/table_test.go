@@ -10,17 +10,17 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
-func unguarded(id, probe string, mode runtime.CaptureMode, o probes.Outcome) *capture.Result {
+func unguarded(id, probe string, mode device.CaptureMode, o probes.Outcome) *capture.Result {
 	return &capture.Result{ID: id, Probe: probe, Mode: mode, Outcome: o, Replays: 1, Rounds: 1}
 }
 
-func rejection(code int, class runtime.Class, invalidated bool) *capture.Rejection {
+func rejection(code int, class device.Class, invalidated bool) *capture.Rejection {
 	return &capture.Rejection{Step: mustStep("capture main op 2"), Op: "SyncStream", Code: code, Class: class, Invalidated: invalidated}
 }
 
@@ -54,12 +54,12 @@ var _ = Describe("the enforcement table", func() {
 	It("marks instances a run did not produce and ignores guarded and positive ones", func() {
 		rep := reports.New("replaycheck", "test", reports.Options{})
 		rep.Backend, rep.Profile = "sim", "cann"
-		rej := unguarded("p/sync@global/guards-off", "p/sync", runtime.Global, probes.Rejected)
+		rej := unguarded("p/sync@global/guards-off", "p/sync", device.Global, probes.Rejected)
 		rej.Hazard = "sync-in-capture"
-		rej.Rejection = rejection(107027, runtime.ClassCapturedStream, false)
-		g := unguarded("p/sync@relaxed/guards-on", "p/sync", runtime.Relaxed, probes.Refused)
+		rej.Rejection = rejection(107027, device.ClassCapturedStream, false)
+		g := unguarded("p/sync@relaxed/guards-on", "p/sync", device.Relaxed, probes.Refused)
 		g.Guarded, g.Hazard = true, "sync-in-capture"
-		pos := unguarded("p/ok@global/guards-off", "p/ok", runtime.Global, probes.Exact)
+		pos := unguarded("p/ok@global/guards-off", "p/ok", device.Global, probes.Exact)
 		pos.Hazard = "none"
 		for _, r := range []*capture.Result{rej, g, pos} {
 			rep.Add(r)
@@ -72,12 +72,12 @@ var _ = Describe("the enforcement table", func() {
 	It("shows both the platform's error and the wrong bytes when a rejected instance still corrupted", func() {
 		rep := reports.New("replaycheck", "test", reports.Options{})
 		rep.Backend, rep.Profile = "sim", "cann"
-		both := unguarded("p/mode@global/guards-off", "p/mode", runtime.Global, probes.Corrupted)
+		both := unguarded("p/mode@global/guards-off", "p/mode", device.Global, probes.Corrupted)
 		both.Hazard = "unsafe-call"
-		both.Rejection = rejection(107030, runtime.ClassCaptureMode, false)
-		inv := unguarded("p/mode@relaxed/guards-off", "p/mode", runtime.Relaxed, probes.Corrupted)
+		both.Rejection = rejection(107030, device.ClassCaptureMode, false)
+		inv := unguarded("p/mode@relaxed/guards-off", "p/mode", device.Relaxed, probes.Corrupted)
 		inv.Hazard = "unsafe-call"
-		inv.Rejection = rejection(900, runtime.ClassCaptureUnsupported, true)
+		inv.Rejection = rejection(900, device.ClassCaptureUnsupported, true)
 		rep.Add(both)
 		rep.Add(inv)
 		Expect(reports.EnforcementTable(rep).Rows).To(Equal([]reports.TableRow{

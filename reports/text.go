@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -614,7 +614,7 @@ func (t *textWriter) timeline(indent string, events []capture.Event) {
 		if ev.Returned != "" {
 			call += " = " + ev.Returned
 		}
-		if ev.Thread != runtime.Main {
+		if ev.Thread != device.Main {
 			call += " (thread " + ev.Thread.String() + ")"
 		}
 		if ev.Err != "" {

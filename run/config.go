@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"hash/fnv"
 	"math"
 	"os"
@@ -14,11 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/verdict"
@@ -57,8 +57,8 @@ type Config struct {
 
 	// Runtime is the path of a runtime plugin to put under the probes ("": the built-in guards).
 	// RuntimeUnderTest, when set, is used instead and Runtime only names it.
-	Runtime          string                    `json:"runtime,omitempty"`
-	RuntimeUnderTest *capture.RuntimeUnderTest `json:"-"`
+	Runtime          string             `json:"runtime,omitempty"`
+	RuntimeUnderTest *runtime.UnderTest `json:"-"`
 	// Guard configures the built-in guards (negative controls only).
 	Guard guard.Options `json:"-"`
 	// CheckSlotLog checks the runtime's slot log against every slot before every guarded call
@@ -384,7 +384,7 @@ func display(file string) string {
 
 // LoadRuntime loads the runtime plugin at path as the engine's runtime under test; release
 // unloads it. An empty path is the built-in guards: nil, and a release that does nothing.
-func LoadRuntime(path string) (rut *capture.RuntimeUnderTest, release func() error, err error) {
+func LoadRuntime(path string) (rut *runtime.UnderTest, release func() error, err error) {
 	if path == "" {
 		return nil, func() error { return nil }, nil
 	}
@@ -392,7 +392,7 @@ func LoadRuntime(path string) (rut *capture.RuntimeUnderTest, release func() err
 	if err != nil {
 		return nil, nil, err
 	}
-	return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+	return &runtime.UnderTest{Name: p.Name(), Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 		rt, err := p.Open(dev, guarded)
 		if err != nil {
 			return nil, err

@@ -5,15 +5,15 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
 // A device an instance lost (a device-lost answer: a poisoned card) or abandoned (a call that
 // never returned) runs nothing more. Recover, called after every instance, gives it up and opens a
-// fresh device in its place where the backend can (runtime.Recoverer: the simulator always; a
+// fresh device in its place where the backend can (device.Recoverer: the simulator always; a
 // binding over a driver library after a lost device, which closing resets, but not after an
 // abandoned one, whose thread may hold the library). Where it cannot, the platform's device becomes
 // a stand-in on which Instance runs nothing: every following instance is skipped, saying which
@@ -37,14 +37,14 @@ func (p *Platform) Recover(ctx context.Context, e reports.Entry) reports.Entry {
 	change := &reports.DeviceChange{State: e.DeviceState, Device: old.Describe()}
 	e.DeviceChange = change
 	if abandoned {
-		if a, ok := runtime.As[runtime.Abandoner](old); ok {
+		if a, ok := device.As[device.Abandoner](old); ok {
 			a.Abandon() // the engine did already; a device abandoned twice is abandoned once
 		}
 	} else if err := old.Close(); err != nil {
 		change.Detail = fmt.Sprintf("closing the lost device reported: %v", err)
 	}
 	ok, why := false, fmt.Sprintf("backend %s cannot open a fresh device in place of one it lost", p.Name)
-	if r, is := p.Backend.(runtime.Recoverer); is {
+	if r, is := p.Backend.(device.Recoverer); is {
 		ok, why = r.Recovers(abandoned)
 	}
 	if ok && ctx.Err() != nil {
@@ -79,17 +79,17 @@ func joinDetail(a, b string) string {
 // Describe, Capabilities, Counters, Close); the device calls are never made (the embedded Device
 // is nil).
 type noDevice struct {
-	runtime.Device
+	device.Device
 	backend, platform, describe string
 	why                         string
 }
 
-func (d *noDevice) Backend() string                    { return d.backend }
-func (d *noDevice) Platform() string                   { return d.platform }
-func (d *noDevice) Describe() string                   { return d.describe }
-func (d *noDevice) Capabilities() runtime.Capabilities { return runtime.Capabilities{} }
-func (d *noDevice) Counters() runtime.Counters         { return runtime.Counters{} }
-func (d *noDevice) Close() error                       { return nil }
+func (d *noDevice) Backend() string                   { return d.backend }
+func (d *noDevice) Platform() string                  { return d.platform }
+func (d *noDevice) Describe() string                  { return d.describe }
+func (d *noDevice) Capabilities() device.Capabilities { return device.Capabilities{} }
+func (d *noDevice) Counters() device.Counters         { return device.Counters{} }
+func (d *noDevice) Close() error                      { return nil }
 
 // skipped is the entry of an instance not run because no device was left, judged (a skip).
 func (d *noDevice) skipped(in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {

@@ -44,7 +44,7 @@
 // Instance, run alone, ends that instance in error, kind setup), naming the probe and both faults. An instance that leaves its device lost or
 // abandoned (capture.Result.DeviceState) is followed by Platform.Recover, which InstanceOn (the
 // one way Execute and the suite run an instance) calls after it: the device is closed (lost) or
-// abandoned, and a fresh one is opened where the backend can (runtime.Recoverer); otherwise every
+// abandoned, and a fresh one is opened where the backend can (device.Recoverer); otherwise every
 // following instance is skipped, saying which device went and why. The instance's entry says which
 // (reports.Entry.DeviceChange).
 //

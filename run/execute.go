@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -37,8 +37,8 @@ type Starter interface {
 
 // Platform is device 0 of a backend, open for a run.
 type Platform struct {
-	Backend runtime.Backend
-	Device  runtime.Device
+	Backend device.Backend
+	Device  device.Device
 	// Name is the backend's name, Key the device's platform key (the key of its baseline),
 	// Description the device's, Profile the simulator profile ("" for a backend without profiles).
 	Name, Key, Description, Profile string
@@ -107,7 +107,7 @@ func (c Config) options() capture.Options {
 // through c's runtime under test) and judges it against baseline (verdict.Judge). It is the one
 // place both front ends run and judge an instance; c.RuntimeUnderTest must already be loaded
 // (LoadRuntime) when c names a runtime plugin.
-func Instance(ctx context.Context, dev runtime.Device, in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {
+func Instance(ctx context.Context, dev device.Device, in probes.Instance, c Config, baseline *verdict.Baseline) reports.Entry {
 	if gone, ok := dev.(*noDevice); ok {
 		return gone.skipped(in, c, baseline) // no device left (Platform.Recover)
 	}

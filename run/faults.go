@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -120,7 +120,7 @@ func (c Config) faultClash(p *probes.Probe) error {
 
 // clashEntry is the entry of an instance in which one of the run's faults collides with its
 // probe's own (faultClash): in error (setup), nothing run on dev.
-func clashEntry(in probes.Instance, c Config, dev runtime.Device, baseline *verdict.Baseline, err error) reports.Entry {
+func clashEntry(in probes.Instance, c Config, dev device.Device, baseline *verdict.Baseline, err error) reports.Entry {
 	msg := err.Error()
 	return unrunEntry(in, c, dev.Backend(), dev.Platform(), dev.Describe(), baseline, probes.Errored, msg,
 		&capture.RunError{Kind: capture.ErrSetup, Message: msg})

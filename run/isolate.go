@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"io"
 	"os"
 	"os/exec"
@@ -17,9 +18,9 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -316,7 +317,7 @@ func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 	defer release()
 	if rut != nil {
 		open := rut.Open
-		rut.Open = func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		rut.Open = func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 			rt, err := open(dev, guarded)
 			if err != nil {
 				return nil, err
@@ -334,7 +335,7 @@ func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var dev runtime.Device = p.Device
+	var dev device.Device = p.Device
 	if rut == nil {
 		dev = traced(dev, w) // the built-in guards call the driver through it
 	}

@@ -1,7 +1,7 @@
 package run
 
 import (
-	goruntime "runtime"
+	"runtime"
 	"syscall"
 )
 
@@ -18,6 +18,6 @@ func workerAttr() *syscall.SysProcAttr {
 // runtime ends a thread whose goroutine exits locked to it (a device's worker thread does). While
 // this goroutine holds the thread no other can end it.
 func lockStarter() (unlock func()) {
-	goruntime.LockOSThread()
-	return goruntime.UnlockOSThread
+	runtime.LockOSThread()
+	return runtime.UnlockOSThread
 }

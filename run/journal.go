@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"time"
 
@@ -436,7 +436,7 @@ func writeAtomic(dir, name string, write func(*os.File) error) error {
 
 // syncDir makes a new or renamed name in dir durable (a no-op where directories cannot be synced).
 func syncDir(dir string) error {
-	if goruntime.GOOS == "windows" {
+	if runtime.GOOS == "windows" {
 		return nil
 	}
 	d, err := os.Open(dir)

@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +35,7 @@ func init() {
 			for {
 				var wg sync.WaitGroup
 				for range 16 {
-					wg.Go(func() { goruntime.LockOSThread() })
+					wg.Go(func() { runtime.LockOSThread() })
 				}
 				wg.Wait()
 				time.Sleep(time.Millisecond)
@@ -96,7 +96,7 @@ var _ = Describe("an isolated worker whose parent is killed", func() {
 	// it and its worker, once the worker hangs.
 	start := func(mode string) (*exec.Cmd, int) {
 		GinkgoHelper()
-		if goruntime.GOOS != "linux" {
+		if runtime.GOOS != "linux" {
 			Skip("the parent-death signal is Linux's")
 		}
 		parent := exec.Command(os.Args[0])

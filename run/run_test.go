@@ -17,10 +17,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 )
 
 // catalog is the repository's probe catalog.

@@ -4,18 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/replaycheck/replaycheck/runtime"
 
 	. "github.com/onsi/ginkgo/v2"
 	gm "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/capture"
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // noLog is a runtime under test without a slot log.
-type noLog struct{ capture.Runtime }
+type noLog struct{ runtime.Runtime }
 
 var _ = Describe("an isolated worker's traced runtime", func() {
 	It("passes the runtime's slot log on, announcing the question, and has none to pass from a runtime without one", func() {
@@ -31,7 +31,7 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		traced := &tracedRuntime{tracedDevice: &tracedDevice{Device: g, w: w}, rt: g}
 
 		from := traced.SlotsVersion()
-		_, _, err = traced.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 512)
+		_, _, err = traced.Provision(device.Main, runtime.Plain, "a", device.Ptr{}, 512)
 		gm.Expect(err).NotTo(gm.HaveOccurred())
 		keys, now, ok := traced.SlotsChangedSince(from)
 		gm.Expect(ok).To(gm.BeTrue())
@@ -50,21 +50,21 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		dev, err := b.Open(context.Background(), 0)
 		gm.Expect(err).NotTo(gm.HaveOccurred())
 		DeferCleanup(dev.Close)
-		p, err := dev.Malloc(runtime.Main, 64)
+		p, err := dev.Malloc(device.Main, 64)
 		gm.Expect(err).NotTo(gm.HaveOccurred())
 		var out bytes.Buffer
 		w := &announcer{out: bufio.NewWriter(&out)}
 
-		c, ok := runtime.As[runtime.Comparer](traced(dev, w))
+		c, ok := device.As[device.Comparer](traced(dev, w))
 		gm.Expect(ok).To(gm.BeTrue())
-		eq, err := c.Equal(runtime.Main, p, make([]byte, 64))
+		eq, err := c.Equal(device.Main, p, make([]byte, 64))
 		gm.Expect(err).NotTo(gm.HaveOccurred())
 		gm.Expect(eq).To(gm.BeTrue())
 		gm.Expect(w.out.Flush()).To(gm.Succeed())
 		gm.Expect(out.String()).To(gm.ContainSubstring(`"call":"Equal"`))
 
 		// A device that cannot compare in place is not made to look as if it could.
-		_, ok = runtime.As[runtime.Comparer](traced(struct{ runtime.Device }{dev}, w))
+		_, ok = device.As[device.Comparer](traced(struct{ device.Device }{dev}, w))
 		gm.Expect(ok).To(gm.BeFalse())
 	})
 })

@@ -1,24 +1,18 @@
-// Package runtime is the backend-neutral device API that every layer of replaycheck speaks.
+// Package runtime is the seam between replaycheck's engine and the runtime under test: the layer a
+// framework puts between its programs and the device driver, which owns an allocator (slots that
+// provision and grow named buffers, pools, an arena bank) and may refuse any device call.
 //
-// A Backend opens a Device. A Device allocates and frees device memory (Ptr), creates Streams and
-// Events, performs synchronous host<->device copies, enqueues stream work (fill, copy, the axpy
-// kernel), records and waits events, and captures a stream's work into a Graph that Launch replays.
+// The engine (package capture) drives a runtime only through [Runtime]; it opens one for each
+// instance through an [UnderTest]. Two implementations stand behind the seam as peers, and neither
+// imports the other:
 //
-// Thread affinity is part of the contract. ACL and CUDA bind a context to an OS thread and define
-// capture modes per thread, so every Device method takes the Thread it must be issued from: Main is
-// the device's own worker, Other a second worker. Backends run each call on a goroutine that holds
-// runtime.LockOSThread for its whole life (see Worker), so a call issued from Other really comes from
-// a different OS thread, on hardware and on the simulator alike. Handing a call to a locked thread
-// costs OS thread wake-ups; a device that implements ThreadRunner lets a caller run a batch of calls
-// on the thread as one hand-off, through a view of the device that need not find out which thread
-// each call comes from. A device that implements KernelEnqueuer takes a run of fills, copies and
-// axpys on one stream in one call, with exactly the effect of their own calls.
+//   - runtime/guard: replaycheck's reference guards, in Go, in program mode (everything let
+//     through, as the platform would) or kernel mode (the guards);
+//   - runtime/plugin: a team's own runtime, loaded from a shared library through the C ABI of
+//     include/replaycheck/runtime.h.
 //
-// Every failure is a *Error carrying the platform's own code and a portable Class. A guard refusal
-// is an *Error of class ClassRefused. Handles (Stream, Event, Graph) are small opaque numbers owned by
-// the Device that issued them; the zero Event and Graph are never valid, and the zero Stream is
-// DefaultStream, the platform's default stream.
-//
-// Host memory (AllocHost) lives in the same Device: async copies may read and write it, and a
-// captured copy touches it again on every replay. HostWrite and HostRead are the CPU's own accesses.
+// The package holds the seam's vocabulary and nothing else: slots ([Slot]), how a request was
+// served ([Served]), arena regions ([Region]), and the Backend names a runtime's own errors carry
+// ([GuardBackend], [PluginBackend]) so that the engine can tell them from the platform's. The
+// device a runtime sits in front of is package device's; nothing here imports the engine.
 package runtime

@@ -130,11 +130,11 @@ log ""
 log "backend: $backend"
 
 step "conformance suite on the real driver"
-# The binding's whole suite: its specs on the fake driver library (runtime/fake, built with cc) and,
+# The binding's whole suite: its specs on the fake driver library (device/fake, built with cc) and,
 # with REPLAYCHECK_HARDWARE set, the conformance suite on the driver the binding's own search finds.
 # The suite prints one line counting the specs labelled hardware.
 conformance_ok=yes
-if REPLAYCHECK_HARDWARE=$backend gotest "runtime/$backend" -count=1 -timeout "${STEP_TIMEOUT}s" -v > "$out/conformance.log" 2>&1; then
+if REPLAYCHECK_HARDWARE=$backend gotest "device/$backend" -count=1 -timeout "${STEP_TIMEOUT}s" -v > "$out/conformance.log" 2>&1; then
 	log "passed ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/conformance.log" | tail -1))"
 else
 	conformance_ok=

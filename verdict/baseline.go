@@ -15,8 +15,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // BaselineVersion is the format tag of a baseline file.
@@ -298,11 +298,11 @@ func scalar(s string) string {
 
 // Drift is one difference between a run and a baseline.
 type Drift struct {
-	ID       string              `json:"id"`
-	Probe    string              `json:"probe"`
-	Mode     runtime.CaptureMode `json:"mode"`
-	Baseline *Behaviour          `json:"baseline,omitempty"` // nil: the baseline does not characterise the instance
-	Now      *Behaviour          `json:"now,omitempty"`      // nil: the run did not produce the instance
+	ID       string             `json:"id"`
+	Probe    string             `json:"probe"`
+	Mode     device.CaptureMode `json:"mode"`
+	Baseline *Behaviour         `json:"baseline,omitempty"` // nil: the baseline does not characterise the instance
+	Now      *Behaviour         `json:"now,omitempty"`      // nil: the run did not produce the instance
 }
 
 // Changed reports whether the platform's behaviour differs from the baseline (as opposed to an

@@ -11,12 +11,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
-func unguarded(id, probe string, mode runtime.CaptureMode, o probes.Outcome) *capture.Result {
+func unguarded(id, probe string, mode device.CaptureMode, o probes.Outcome) *capture.Result {
 	return &capture.Result{ID: id, Probe: probe, Mode: mode, Outcome: o, Replays: 1, Rounds: 1}
 }
 
@@ -29,20 +29,20 @@ func mustStep(text string) probes.Step {
 	return s
 }
 
-func rejection(code int, class runtime.Class, invalidated bool) *capture.Rejection {
+func rejection(code int, class device.Class, invalidated bool) *capture.Rejection {
 	return &capture.Rejection{Step: mustStep("capture main op 2"), Op: "SyncStream", Code: code, Class: class, Invalidated: invalidated}
 }
 
 var _ = Describe("Baseline", func() {
 	results := func() []*capture.Result {
-		rej := unguarded("p/sync@global/guards-off", "p/sync", runtime.Global, probes.Rejected)
-		rej.Rejection = rejection(900, runtime.ClassCaptureUnsupported, true)
-		guarded := unguarded("p/sync@global/guards-on", "p/sync", runtime.Global, probes.Rejected)
+		rej := unguarded("p/sync@global/guards-off", "p/sync", device.Global, probes.Rejected)
+		rej.Rejection = rejection(900, device.ClassCaptureUnsupported, true)
+		guarded := unguarded("p/sync@global/guards-on", "p/sync", device.Global, probes.Rejected)
 		guarded.Guarded = true
 		return []*capture.Result{
-			unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Corrupted),
+			unguarded("p/rebase@global/guards-off", "p/rebase", device.Global, probes.Corrupted),
 			rej, guarded,
-			unguarded("p/broken@global/guards-off", "p/broken", runtime.Global, probes.Errored),
+			unguarded("p/broken@global/guards-off", "p/broken", device.Global, probes.Errored),
 		}
 	}
 
@@ -81,7 +81,7 @@ var _ = Describe("Baseline", func() {
 		now := results()
 		now[0].Outcome = probes.Exact // the re-base no longer corrupts
 		now[1].Rejection.Code = 901   // another code
-		now = append(now, unguarded("p/new@global/guards-off", "p/new", runtime.Global, probes.Exact))
+		now = append(now, unguarded("p/new@global/guards-off", "p/new", device.Global, probes.Exact))
 		var lines []string
 		for _, d := range b.Diff(now) {
 			lines = append(lines, d.String())
@@ -138,17 +138,17 @@ var _ = Describe("Baseline", func() {
 		Expect(v).To(Equal(verdict.Pass), why)
 		Expect(why).To(Equal("matches baseline sim/cuda"))
 
-		drifted := unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Exact)
+		drifted := unguarded("p/rebase@global/guards-off", "p/rebase", device.Global, probes.Exact)
 		v, why = judge(drifted, b)
 		Expect(v).To(Equal(verdict.Fail))
 		Expect(why).To(Equal("drift from baseline sim/cuda (baselines/sim-cuda.yaml): p/rebase in global mode: behaviour changed: baseline says corrupted, now exact"))
 
-		unknown := unguarded("p/new@global/guards-off", "p/new", runtime.Global, probes.Exact)
+		unknown := unguarded("p/new@global/guards-off", "p/new", device.Global, probes.Exact)
 		v, _ = judge(unknown, b)
 		Expect(v).To(Equal(verdict.Uncharacterised))
 
 		// An explicit expectation still rules: a matching baseline cannot save a wrong outcome.
-		wrong := unguarded("p/rebase@global/guards-off", "p/rebase", runtime.Global, probes.Corrupted)
+		wrong := unguarded("p/rebase@global/guards-off", "p/rebase", device.Global, probes.Corrupted)
 		wrong.Expected = probes.Exact
 		v, _ = judge(wrong, b)
 		Expect(v).To(Equal(verdict.Fail))

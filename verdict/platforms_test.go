@@ -8,9 +8,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -61,9 +61,9 @@ var _ = Describe("an expectation per platform family (expect.platforms)", func()
 		res, v := judgeOn(relaxedCopy, "cuda")
 		Expect(res.Platform).To(Equal("sim/cuda"))
 		Expect(res.Outcome).To(Equal(probes.Rejected))
-		Expect(res.Rejection.Class).To(Equal(runtime.ClassCaptureImplicit))
+		Expect(res.Rejection.Class).To(Equal(device.ClassCaptureImplicit))
 		Expect(res.Expected).To(Equal(probes.Rejected), "the result records the expectation of its platform")
-		Expect(res.RejectedBy).To(Equal([]runtime.Class{runtime.ClassCaptureImplicit}))
+		Expect(res.RejectedBy).To(Equal([]device.Class{device.ClassCaptureImplicit}))
 		Expect(v).To(Equal(verdict.Verdict{Status: verdict.Pass, Rule: verdict.RuleRejectedBy}))
 	})
 
@@ -94,7 +94,7 @@ var _ = Describe("an expectation per platform family (expect.platforms)", func()
 		back.Timeline = capture.Timeline{}
 		Expect(verdict.Judge(&back, nil)).To(Equal(v))
 		// The same outcome recorded on a platform of the other family is held to that family's expectation.
-		in := probes.Instance{Probe: mustProbe(relaxedCopy), Mode: runtime.Relaxed, Guarded: true}
+		in := probes.Instance{Probe: mustProbe(relaxedCopy), Mode: device.Relaxed, Guarded: true}
 		back.Platform = "acl/cann-9.0-a2a3"
 		back.Expected, back.RejectedBy = in.ExpectedOn(back.Platform)
 		Expect(verdict.Judge(&back, nil).Status).To(Equal(verdict.Fail))

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,13 +19,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/replaycheck/replaycheck/device/fake"
 	"github.com/replaycheck/replaycheck/internal/cbuild"
-	"github.com/replaycheck/replaycheck/runtime/fake"
 )
 
 // scripts/device-check.sh (make device-check), run as a device host without Go runs it (from the
 // binaries of make device-bundle), over CUDA driver libraries built here with the system C
-// compiler: the fake (runtime/fake) and a shim (shimSource) whose cuInit never returns or which
+// compiler: the fake (device/fake) and a shim (shimSource) whose cuInit never returns or which
 // names a device that is not the fake. What the script promises a host with a broken or a fake
 // driver: `replaycheck devices` ends within STEP_TIMEOUT even when the driver hangs in its
 // initialisation, killed if SIGTERM does not end it, and no baseline is written for the fake
@@ -41,7 +41,7 @@ import (
 // checks that the root's files outside build/ are the ones it started with.
 //
 // The bundle's replaycheck is this package's CLI built with cgo. Its cuda.test and capture.test are
-// stand-ins: cuda.test prints the count of hardware specs the script decides on (as runtime/cuda's
+// stand-ins: cuda.test prints the count of hardware specs the script decides on (as device/cuda's
 // suite prints it), capture.test one result line of the benchmark, each exiting with the status a
 // spec gives it. So a run takes about a second,
 // not the suites' time (they have specs of their own), and the script's devices, catalog and
@@ -54,7 +54,7 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 	var replaycheck, disguised, fakeCUDA, hangCUDA, shimCUDA string
 
 	BeforeAll(func() {
-		if goruntime.GOOS != "linux" {
+		if runtime.GOOS != "linux" {
 			Skip("the spec finds the script's processes in /proc (Linux)")
 		}
 		if !cgoBuild {
@@ -267,7 +267,7 @@ func newCheckRoot(replaycheck, hardware string, status, benchStatus int) string 
 	Expect(err).NotTo(HaveOccurred())
 	bundle := filepath.Join(root, "build", "device-bundle")
 	// The test binaries run in their packages' directories.
-	for _, d := range []string{"scripts", filepath.Join("runtime", "cuda"), "capture", filepath.Join("build", "device-bundle")} {
+	for _, d := range []string{"scripts", filepath.Join("device", "cuda"), "capture", filepath.Join("build", "device-bundle")} {
 		Expect(os.MkdirAll(filepath.Join(root, d), 0o755)).To(Succeed())
 	}
 	Expect(os.WriteFile(filepath.Join(root, "scripts", "device-check.sh"), script, 0o755)).To(Succeed())

@@ -7,8 +7,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/cmd/replaycheck/internal/cli"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/fake"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
 )
 
 // devices tells apart what looks alike from outside: no library, a library without a driver, a

@@ -11,9 +11,9 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 
+	"github.com/replaycheck/replaycheck/device/fake"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
-	"github.com/replaycheck/replaycheck/runtime/fake"
 	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
 )
 

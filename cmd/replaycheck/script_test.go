@@ -56,7 +56,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -70,7 +70,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/replaycheck/replaycheck/cmd/replaycheck/internal/cli"
-	"github.com/replaycheck/replaycheck/runtime/backends"
+	"github.com/replaycheck/replaycheck/device/backends"
 )
 
 var updateScripts = flag.Bool("update", false,
@@ -233,11 +233,11 @@ var _ testscript.T = (*scriptT)(nil)
 
 func (t *scriptT) Log(args ...any)   { t.log.WriteString(fmt.Sprintln(args...)) }
 func (t *scriptT) Fatal(args ...any) { t.Log(args...); t.FailNow() }
-func (t *scriptT) FailNow()          { t.failed = true; goruntime.Goexit() }
+func (t *scriptT) FailNow()          { t.failed = true; runtime.Goexit() }
 func (t *scriptT) Skip(args ...any) {
 	t.skipped, t.skipMsg = true, strings.TrimSpace(fmt.Sprintln(args...))
 	t.Log(args...)
-	goruntime.Goexit()
+	runtime.Goexit()
 }
 
 // Parallel is a no-op: Ginkgo decides what runs in parallel (ginkgo -p), one spec per script.

@@ -9,6 +9,7 @@ package examples_test
 import (
 	"context"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"maps"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +20,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/internal/cbuild"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -103,7 +104,7 @@ func build(dir string) string {
 	return out
 }
 
-func openSim(profile string) runtime.Device {
+func openSim(profile string) device.Device {
 	GinkgoHelper()
 	b, err := backends.Open("sim", backends.Config{Profile: profile})
 	Expect(err).NotTo(HaveOccurred())
@@ -136,7 +137,7 @@ var _ = Describe("tiny_runtime.c, the worked example of docs/runtime-abi.md", Or
 		}
 	})
 	tiny := func() capture.Options {
-		return capture.Options{Runtime: &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+		return capture.Options{Runtime: &runtime.UnderTest{Name: p.Name(), Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 			return p.Open(dev, guarded)
 		}}}
 	}

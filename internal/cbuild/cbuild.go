@@ -1,5 +1,5 @@
 // Package cbuild compiles the project's C code into shared libraries with the system C compiler
-// ($CC, else cc): the fake driver libraries (runtime/fake) and the seed runtime plugins
+// ($CC, else cc): the fake driver libraries (device/fake) and the seed runtime plugins
 // (runtime/plugin/seed). A build writes its sources into a directory of its own, runs one
 // compiler command there, and removes the sources when it succeeded; when it failed it leaves
 // them, and its error names the directory, the command and what the compiler printed.

@@ -30,7 +30,7 @@ const Module = "github.com/replaycheck/replaycheck/"
 // Frames of goroutines that outlive an injected hang on purpose.
 const (
 	// HungSimCall: a simulator worker blocked for good by a hang fault.
-	HungSimCall = Module + "runtime/sim.(*Device).hang"
+	HungSimCall = Module + "device/sim.(*Device).hang"
 	// HungCCall: a goroutine whose innermost frame is a call into C (cgo's _Cfunc_ stubs) that never
 	// returned: the fake drivers' hang. Once every spec has ended, no other call into C is in flight.
 	HungCCall = "(a call into C)"

@@ -3,8 +3,9 @@ package guard_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
 	"github.com/replaycheck/replaycheck/runtime"
+
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -12,13 +13,13 @@ var _ = Describe("Arena bank", func() {
 	var (
 		f    *fake
 		d    *guard.Device
-		bank []guard.Region
+		bank []runtime.Region
 	)
 
 	// commit commits regions and expects success.
-	commit := func(regions ...guard.Region) []runtime.Ptr {
+	commit := func(regions ...runtime.Region) []device.Ptr {
 		GinkgoHelper()
-		ptrs, err := d.CommitBank(runtime.Main, regions)
+		ptrs, err := d.CommitBank(device.Main, regions)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ptrs).To(HaveLen(len(regions)))
 		return ptrs
@@ -27,7 +28,7 @@ var _ = Describe("Arena bank", func() {
 	BeforeEach(func() {
 		f = newFake()
 		d = guarded(f, guard.Kernel)
-		bank = []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 1024}}
+		bank = []runtime.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 1024}}
 	})
 
 	Context("in kernel mode", func() {
@@ -37,7 +38,7 @@ var _ = Describe("Arena bank", func() {
 				Expect(p.Bytes).To(Equal(bank[i].Bytes))
 				slot, held, ok := d.Holds(bank[i].Key)
 				Expect(ok).To(BeTrue())
-				Expect(slot).To(Equal(guard.Arena))
+				Expect(slot).To(Equal(runtime.Arena))
 				Expect(held).To(Equal(p))
 			}
 			Expect(f.Counters().Mallocs).To(Equal(int64(2)))
@@ -55,10 +56,10 @@ var _ = Describe("Arena bank", func() {
 		It("serves exact and smaller requests in place", func() {
 			first := commit(bank...)
 			before := snapshot(f, d, "kv", "scratch")
-			Expect(commit(guard.Region{Key: "kv", Bytes: 4096}, guard.Region{Key: "scratch", Bytes: 1})).To(Equal(first))
-			p, served, err := d.Provision(runtime.Main, guard.Arena, "kv", first[0], 100)
+			Expect(commit(runtime.Region{Key: "kv", Bytes: 4096}, runtime.Region{Key: "scratch", Bytes: 1})).To(Equal(first))
+			p, served, err := d.Provision(device.Main, runtime.Arena, "kv", first[0], 100)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(served).To(Equal(guard.InPlace))
+			Expect(served).To(Equal(runtime.InPlace))
 			Expect(p).To(Equal(first[0]), "address and size unchanged")
 			Expect(snapshot(f, d, "kv", "scratch")).To(Equal(before))
 		})
@@ -68,16 +69,16 @@ var _ = Describe("Arena bank", func() {
 			write(d, ptrs[0], 0x5A)
 			before := snapshot(f, d, "kv", "scratch")
 
-			got, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4097}, {Key: "scratch", Bytes: 1024}})
+			got, err := d.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: 4097}, {Key: "scratch", Bytes: 1024}})
 			e := expectRefused(err, "CommitBank")
 			Expect(got).To(BeNil())
 			Expect(e.Detail).To(And(ContainSubstring(`"kv"`), ContainSubstring("4096"), ContainSubstring("4097")))
 			Expect(snapshot(f, d, "kv", "scratch")).To(Equal(before))
 			Expect(read(d, ptrs[0])).To(Equal(filled(ptrs[0], 0x5A)))
 
-			_, served, err := d.Provision(runtime.Main, guard.Arena, "kv", ptrs[0], 4097)
+			_, served, err := d.Provision(device.Main, runtime.Arena, "kv", ptrs[0], 4097)
 			expectRefused(err, "Provision")
-			Expect(served).To(Equal(guard.NotServed))
+			Expect(served).To(Equal(runtime.NotServed))
 			Expect(snapshot(f, d, "kv", "scratch")).To(Equal(before))
 		})
 
@@ -85,7 +86,7 @@ var _ = Describe("Arena bank", func() {
 			ptrs := commit(bank...)
 			before := snapshot(f, d, "kv", "scratch", "new")
 
-			_, err := d.CommitBank(runtime.Main, []guard.Region{
+			_, err := d.CommitBank(device.Main, []runtime.Region{
 				{Key: "kv", Bytes: 4096}, {Key: "new", Bytes: 512}, {Key: "scratch", Bytes: 1025},
 			})
 			e := expectRefused(err, "CommitBank")
@@ -99,29 +100,29 @@ var _ = Describe("Arena bank", func() {
 		It("refuses to release a committed region, by Release or by Free", func() {
 			ptrs := commit(bank...)
 			before := snapshot(f, d, "kv", "scratch")
-			expectRefused(d.Release(runtime.Main, guard.Arena, "kv", ptrs[0]), "Release")
-			expectRefused(d.Free(runtime.Main, ptrs[0]), "Free")
+			expectRefused(d.Release(device.Main, runtime.Arena, "kv", ptrs[0]), "Release")
+			expectRefused(d.Free(device.Main, ptrs[0]), "Free")
 			Expect(snapshot(f, d, "kv", "scratch")).To(Equal(before))
 		})
 
 		It("permits a zero request for an uncommitted region and allocates nothing", func() {
-			ptrs := commit(guard.Region{Key: "later", Bytes: 0})
+			ptrs := commit(runtime.Region{Key: "later", Bytes: 0})
 			Expect(ptrs[0].IsZero()).To(BeTrue())
 			_, _, ok := d.Holds("later")
 			Expect(ok).To(BeFalse())
 			Expect(f.MallocCalls()).To(BeZero())
 
-			p, served, err := d.Provision(runtime.Main, guard.Arena, "later", runtime.Ptr{}, 0)
+			p, served, err := d.Provision(device.Main, runtime.Arena, "later", device.Ptr{}, 0)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(p.IsZero()).To(BeTrue())
-			Expect(served).To(Equal(guard.InPlace))
+			Expect(served).To(Equal(runtime.InPlace))
 			Expect(f.MallocCalls()).To(BeZero())
 		})
 
 		It("rolls the whole bank back when an allocation fails on the first commit", func() {
 			f.FailMalloc(2)
-			_, err := d.CommitBank(runtime.Main, append(bank, guard.Region{Key: "third", Bytes: 512}))
-			expectClass(err, runtime.ClassOutOfMemory, "Malloc")
+			_, err := d.CommitBank(device.Main, append(bank, runtime.Region{Key: "third", Bytes: 512}))
+			expectClass(err, device.ClassOutOfMemory, "Malloc")
 			Expect(err.Error()).To(ContainSubstring("rolled back 1 allocation"))
 			for _, k := range []string{"kv", "scratch", "third"} {
 				_, _, ok := d.Holds(k)
@@ -139,21 +140,21 @@ var _ = Describe("Arena bank", func() {
 			ptrs := commit(bank...)
 			live := f.Counters().LiveAllocs
 			f.FailMalloc(2)
-			_, err := d.CommitBank(runtime.Main, []guard.Region{
+			_, err := d.CommitBank(device.Main, []runtime.Region{
 				{Key: "kv", Bytes: 4096}, {Key: "a", Bytes: 512}, {Key: "b", Bytes: 512},
 			})
-			expectClass(err, runtime.ClassOutOfMemory, "Malloc")
+			expectClass(err, device.ClassOutOfMemory, "Malloc")
 			Expect(f.Counters().LiveAllocs).To(Equal(live))
 			Expect(commit(bank...)).To(Equal(ptrs))
 		})
 
 		It("rejects malformed banks without side effect", func() {
-			_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 1}, {Key: "kv", Bytes: 2}})
-			expectClass(err, runtime.ClassInvalidValue, "CommitBank")
-			_, err = d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: -1}})
-			expectClass(err, runtime.ClassInvalidValue, "CommitBank")
-			_, err = d.CommitBank(runtime.Main, []guard.Region{{Key: "", Bytes: 1}})
-			expectClass(err, runtime.ClassInvalidValue, "CommitBank")
+			_, err := d.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: 1}, {Key: "kv", Bytes: 2}})
+			expectClass(err, device.ClassInvalidValue, "CommitBank")
+			_, err = d.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: -1}})
+			expectClass(err, device.ClassInvalidValue, "CommitBank")
+			_, err = d.CommitBank(device.Main, []runtime.Region{{Key: "", Bytes: 1}})
+			expectClass(err, device.ClassInvalidValue, "CommitBank")
 			Expect(f.MallocCalls()).To(BeZero())
 		})
 	})
@@ -163,7 +164,7 @@ var _ = Describe("Arena bank", func() {
 
 		It("re-bases a region that grows, and frees the old block after the bank is published", func() {
 			ptrs := commit(bank...)
-			grown := commit(guard.Region{Key: "kv", Bytes: 8192}, guard.Region{Key: "scratch", Bytes: 1024})
+			grown := commit(runtime.Region{Key: "kv", Bytes: 8192}, runtime.Region{Key: "scratch", Bytes: 1024})
 			Expect(grown[0].Addr).NotTo(Equal(ptrs[0].Addr), "the base moved")
 			Expect(grown[0].Bytes).To(Equal(int64(8192)))
 			Expect(grown[1]).To(Equal(ptrs[1]))
@@ -171,15 +172,15 @@ var _ = Describe("Arena bank", func() {
 			Expect(c.Frees).To(Equal(int64(1)))
 			Expect(c.LiveAllocs).To(Equal(int64(2)))
 
-			p, served, err := d.Provision(runtime.Main, guard.Arena, "kv", grown[0], 10000)
+			p, served, err := d.Provision(device.Main, runtime.Arena, "kv", grown[0], 10000)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(served).To(Equal(guard.Rebased))
+			Expect(served).To(Equal(runtime.Rebased))
 			Expect(p.Bytes).To(Equal(int64(10000)))
 		})
 
 		It("releases a committed region as asked", func() {
 			ptrs := commit(bank...)
-			Expect(d.Release(runtime.Main, guard.Arena, "kv", ptrs[0])).To(Succeed())
+			Expect(d.Release(device.Main, runtime.Arena, "kv", ptrs[0])).To(Succeed())
 			_, _, ok := d.Holds("kv")
 			Expect(ok).To(BeFalse())
 			Expect(f.Counters().LiveAllocs).To(Equal(int64(1)))
@@ -189,10 +190,10 @@ var _ = Describe("Arena bank", func() {
 			ptrs := commit(bank...)
 			before := snapshot(f, d, "kv", "scratch")
 			f.FailMalloc(2)
-			_, err := d.CommitBank(runtime.Main, []guard.Region{
+			_, err := d.CommitBank(device.Main, []runtime.Region{
 				{Key: "kv", Bytes: 8192}, {Key: "fresh", Bytes: 512}, {Key: "scratch", Bytes: 1024},
 			})
-			expectClass(err, runtime.ClassOutOfMemory, "Malloc")
+			expectClass(err, device.ClassOutOfMemory, "Malloc")
 			after := snapshot(f, d, "kv", "scratch")
 			Expect(after.slots).To(Equal(before.slots), "the growing region keeps its old block")
 			Expect(after.counters.LiveAllocs).To(Equal(before.counters.LiveAllocs))

@@ -7,17 +7,17 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Disabled removes individual kernel-mode guards. For negative-control tests only: each field lets
 // a test show that the hazard its guard covers goes through without it. The zero value removes
 // nothing.
 type Disabled struct {
-	// RetainedSlot: a Retained slot grows by free + malloc and may be released or freed, as in
+	// RetainedSlot: a runtime.Retained slot grows by free + malloc and may be released or freed, as in
 	// program mode.
 	RetainedSlot bool
-	// ArenaBank: a committed Arena region re-bases above its capacity and may be released or freed,
+	// ArenaBank: a committed runtime.Arena region re-bases above its capacity and may be released or freed,
 	// as in program mode.
 	ArenaBank bool
 	// CaptureWatch: allocator calls and off-capture work during a capture go through.
@@ -35,9 +35,9 @@ type Options struct {
 	Disabled Disabled
 }
 
-// Device is a runtime.Device with kernel-mode guards in front of an inner device. Build it with New.
+// Device is a device.Device with kernel-mode guards in front of an inner device. Build it with New.
 type Device struct {
-	inner runtime.Device
+	inner device.Device
 	latch Latch
 	off   Disabled
 
@@ -55,30 +55,30 @@ type Device struct {
 	lastSeq  uint64
 	// recordedIn maps an event last recorded on a stream of an active capture to that capture's
 	// sequence number: a Wait on it forks a stream into the capture.
-	recordedIn map[runtime.Event]uint64
+	recordedIn map[device.Event]uint64
 	// graphs are what each graph captured through this Device touches.
-	graphs  map[runtime.Graph]*footprint
+	graphs  map[device.Graph]*footprint
 	pools   map[string]*pool
 	flights flights
 	retired bool
 }
 
-var _ runtime.Device = (*Device)(nil)
+var _ device.Device = (*Device)(nil)
 
 // New wraps inner and latches mode (Program or Kernel) as the Device's execution identity.
-func New(inner runtime.Device, mode Mode) (*Device, error) {
+func New(inner device.Device, mode Mode) (*Device, error) {
 	return NewWithOptions(inner, mode, Options{})
 }
 
 // NewWithOptions is New with Options; Options.Disabled is for negative-control tests only.
-func NewWithOptions(inner runtime.Device, mode Mode, opts Options) (*Device, error) {
+func NewWithOptions(inner device.Device, mode Mode, opts Options) (*Device, error) {
 	if inner == nil {
-		return nil, guardError(runtime.ClassInvalidValue, "New", "no inner device")
+		return nil, guardError(device.ClassInvalidValue, "New", "no inner device")
 	}
 	d := &Device{
 		inner: inner, off: opts.Disabled,
 		slots: map[string]*slotState{}, captures: map[uint64]*capture{},
-		recordedIn: map[runtime.Event]uint64{}, graphs: map[runtime.Graph]*footprint{},
+		recordedIn: map[device.Event]uint64{}, graphs: map[device.Graph]*footprint{},
 		pools: map[string]*pool{}, flights: newFlights(),
 	}
 	if err := d.latch.Latch(mode); err != nil {
@@ -90,7 +90,7 @@ func NewWithOptions(inner runtime.Device, mode Mode, opts Options) (*Device, err
 // Mode returns the Device's latched execution mode.
 func (d *Device) Mode() Mode { return d.latch.Mode() }
 
-// Latch latches m again: a no-op for the Device's own mode, refused (runtime.ClassInvalidState) for
+// Latch latches m again: a no-op for the Device's own mode, refused (device.ClassInvalidState) for
 // the other one.
 func (d *Device) Latch(m Mode) error { return d.latch.Latch(m) }
 
@@ -105,32 +105,32 @@ func (d *Device) Platform() string { return d.inner.Platform() }
 
 // Finish does nothing: the guards hold nothing beyond the inner device, which the caller owns and
 // closes, and Retire already gave back what they allocated.
-func (d *Device) Finish() error                      { return nil }
-func (d *Device) Capabilities() runtime.Capabilities { return d.inner.Capabilities() }
-func (d *Device) Counters() runtime.Counters         { return d.inner.Counters() }
-func (d *Device) Close() error                       { return d.inner.Close() }
-func (d *Device) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+func (d *Device) Finish() error                     { return nil }
+func (d *Device) Capabilities() device.Capabilities { return d.inner.Capabilities() }
+func (d *Device) Counters() device.Counters         { return d.inner.Counters() }
+func (d *Device) Close() error                      { return d.inner.Close() }
+func (d *Device) CreateEvent(t device.Thread) (device.Event, error) {
 	return d.inner.CreateEvent(t)
 }
-func (d *Device) HostWrite(dst runtime.Ptr, src []byte) error { return d.inner.HostWrite(dst, src) }
-func (d *Device) HostRead(dst []byte, src runtime.Ptr) error  { return d.inner.HostRead(dst, src) }
-func (d *Device) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+func (d *Device) HostWrite(dst device.Ptr, src []byte) error { return d.inner.HostWrite(dst, src) }
+func (d *Device) HostRead(dst []byte, src device.Ptr) error  { return d.inner.HostRead(dst, src) }
+func (d *Device) ExchangeCaptureMode(t device.Thread, mode device.CaptureMode) (device.CaptureMode, error) {
 	return d.inner.ExchangeCaptureMode(t, mode)
 }
-func (d *Device) CreateStream(t runtime.Thread, f runtime.StreamFlags) (runtime.Stream, error) {
+func (d *Device) CreateStream(t device.Thread, f device.StreamFlags) (device.Stream, error) {
 	return d.inner.CreateStream(t, f)
 }
-func (d *Device) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+func (d *Device) Write(t device.Thread, dst device.Ptr, src []byte) error {
 	return d.inner.Write(t, dst, src)
 }
-func (d *Device) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+func (d *Device) Read(t device.Thread, dst []byte, src device.Ptr) error {
 	return d.inner.Read(t, dst, src)
 }
 
 // --- Synchronisation: passed through; what completes tells the replay-isolation check which
 // launches are no longer in flight. ---
 
-func (d *Device) SyncDevice(t runtime.Thread) error {
+func (d *Device) SyncDevice(t device.Thread) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	err := d.inner.SyncDevice(t)
@@ -140,7 +140,7 @@ func (d *Device) SyncDevice(t runtime.Thread) error {
 	return err
 }
 
-func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
+func (d *Device) SyncStream(t device.Thread, s device.Stream) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	err := d.inner.SyncStream(t, s)
@@ -150,7 +150,7 @@ func (d *Device) SyncStream(t runtime.Thread, s runtime.Stream) error {
 	return err
 }
 
-func (d *Device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
+func (d *Device) QueryEvent(t device.Thread, e device.Event) (bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	done, err := d.inner.QueryEvent(t, e)
@@ -160,7 +160,7 @@ func (d *Device) QueryEvent(t runtime.Thread, e runtime.Event) (bool, error) {
 	return done, err
 }
 
-func (d *Device) SyncEvent(t runtime.Thread, e runtime.Event) error {
+func (d *Device) SyncEvent(t device.Thread, e device.Event) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	err := d.inner.SyncEvent(t, e)
@@ -169,10 +169,10 @@ func (d *Device) SyncEvent(t runtime.Thread, e runtime.Event) error {
 	}
 	return err
 }
-func (d *Device) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+func (d *Device) CaptureInfo(t device.Thread, s device.Stream) (device.CaptureInfo, error) {
 	return d.inner.CaptureInfo(t, s)
 }
-func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+func (d *Device) GraphNodes(t device.Thread, g device.Graph) ([]device.GraphNode, error) {
 	return d.inner.GraphNodes(t, g)
 }
 
@@ -180,7 +180,7 @@ func (d *Device) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphN
 // of an active capture begun here: the platform would end or break the capture behind the guard's
 // back. Once a destroy succeeds, a capture whose origin was s, and any other capture the inner
 // device now reports ended, is no longer watched.
-func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+func (d *Device) DestroyStream(t device.Thread, s device.Stream) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.guarding(d.off.CaptureWatch) {
@@ -202,7 +202,7 @@ func (d *Device) DestroyStream(t runtime.Thread, s runtime.Stream) error {
 
 // refuseDestroy refuses the destruction of a stream that is part of an active capture begun here,
 // or whose membership cannot be established while one is active.
-func (d *Device) refuseDestroy(t runtime.Thread, s runtime.Stream) error {
+func (d *Device) refuseDestroy(t device.Thread, s device.Stream) error {
 	if c := d.capturedFrom(s); c != nil {
 		return refusal("DestroyStream", "%v is the origin of %s: destroying it would end the capture behind the guard's back", s, c)
 	}
@@ -216,7 +216,7 @@ func (d *Device) refuseDestroy(t runtime.Thread, s runtime.Stream) error {
 	return nil
 }
 
-func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
+func (d *Device) DestroyEvent(t device.Thread, e device.Event) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.inner.DestroyEvent(t, e); err != nil {
@@ -227,7 +227,7 @@ func (d *Device) DestroyEvent(t runtime.Thread, e runtime.Event) error {
 	return nil
 }
 
-func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
+func (d *Device) DestroyGraph(t device.Thread, g device.Graph) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.inner.DestroyGraph(t, g); err != nil {
@@ -241,11 +241,11 @@ func (d *Device) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
 
 // Malloc allocates through the inner device and enters the allocation into the residency ledger.
 // In kernel mode it is refused while a capture is active.
-func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
+func (d *Device) Malloc(t device.Thread, bytes int64) (device.Ptr, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.watchAllocator("Malloc"); err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	p, err := d.inner.Malloc(t, bytes)
 	if err != nil {
@@ -259,11 +259,11 @@ func (d *Device) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
 // ledger: a captured copy reads or writes it on every replay. In kernel mode it is refused while a
 // capture is active, pageable memory included: the hazard of an allocation made inside a capture
 // and freed later does not depend on who hands the memory out.
-func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+func (d *Device) AllocHost(t device.Thread, bytes int64, kind device.HostMemory) (device.Ptr, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.watchAllocator("AllocHost"); err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	p, err := d.inner.AllocHost(t, bytes, kind)
 	if err != nil {
@@ -275,7 +275,7 @@ func (d *Device) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemor
 
 // FreeHost frees host memory through the inner device. In kernel mode it is refused while a
 // capture is active.
-func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+func (d *Device) FreeHost(t device.Thread, p device.Ptr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.watchAllocator("FreeHost"); err != nil {
@@ -289,9 +289,9 @@ func (d *Device) FreeHost(t runtime.Thread, p runtime.Ptr) error {
 }
 
 // Free frees p through the inner device. In kernel mode it is refused while a capture is active,
-// and for a pointer that a Retained slot or a committed Arena region holds (use Release). A slot
+// and for a pointer that a runtime.Retained slot or a committed runtime.Arena region holds (use Release). A slot
 // that held p is empty afterwards.
-func (d *Device) Free(t runtime.Thread, p runtime.Ptr) error {
+func (d *Device) Free(t device.Thread, p device.Ptr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st := d.holderOf(p.Addr)
@@ -339,7 +339,7 @@ func sortedSeqs(captures map[uint64]*capture) []uint64 {
 // --- Capture. ---
 
 // BeginCapture begins a capture through the inner device and starts watching it.
-func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+func (d *Device) BeginCapture(t device.Thread, s device.Stream, mode device.CaptureMode) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.inner.BeginCapture(t, s, mode); err != nil {
@@ -349,7 +349,7 @@ func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 	c := &capture{seq: d.lastSeq, origin: s, mode: mode}
 	// Without the platform's capture ID no stream can be shown to be part of the capture, so the
 	// watch then refuses every stream: it fails closed. Such a capture is known by its origin.
-	if info, err := d.inner.CaptureInfo(t, s); err == nil && info.Status != runtime.CaptureNone {
+	if info, err := d.inner.CaptureInfo(t, s); err == nil && info.Status != device.CaptureNone {
 		c.id = info.ID
 	}
 	d.captures[c.seq] = c
@@ -358,7 +358,7 @@ func (d *Device) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.C
 
 // EndCapture ends the capture s belongs to through the inner device; on success the graph keeps
 // the ranges the capture touched, for the residency check.
-func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+func (d *Device) EndCapture(t device.Thread, s device.Stream) (device.Graph, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := d.ending(t, s)
@@ -377,9 +377,9 @@ func (d *Device) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, 
 }
 
 // ending returns the active capture (begun here) that an EndCapture on s would end, or nil.
-func (d *Device) ending(t runtime.Thread, s runtime.Stream) *capture {
+func (d *Device) ending(t device.Thread, s device.Stream) *capture {
 	info, err := d.inner.CaptureInfo(t, s)
-	if err == nil && info.Status != runtime.CaptureNone && info.ID != 0 {
+	if err == nil && info.Status != device.CaptureNone && info.ID != 0 {
 		if c, _ := d.byID(info.ID); c != nil {
 			return c
 		}
@@ -395,15 +395,15 @@ func (d *Device) ending(t runtime.Thread, s runtime.Stream) *capture {
 	return d.capturedFrom(s)
 }
 
-func (d *Device) stillCapturing(t runtime.Thread, c *capture) bool {
+func (d *Device) stillCapturing(t device.Thread, c *capture) bool {
 	info, err := d.inner.CaptureInfo(t, c.origin)
 	if err != nil {
 		return true // keep watching: failing closed is the safe side
 	}
 	if c.id == 0 {
-		return info.Status != runtime.CaptureNone
+		return info.Status != device.CaptureNone
 	}
-	return info.Status != runtime.CaptureNone && info.ID == c.id
+	return info.Status != device.CaptureNone && info.ID == c.id
 }
 
 func (d *Device) forget(c *capture) {
@@ -416,7 +416,7 @@ func (d *Device) forget(c *capture) {
 }
 
 // capturedFrom returns the latest active capture begun here on origin s, or nil.
-func (d *Device) capturedFrom(s runtime.Stream) *capture {
+func (d *Device) capturedFrom(s device.Stream) *capture {
 	var found *capture
 	for _, c := range d.captures {
 		if c.origin == s && (found == nil || c.seq > found.seq) {
@@ -443,7 +443,7 @@ func (d *Device) byID(id uint64) (*capture, error) {
 }
 
 // captureOf returns the active capture (begun here) that s is part of, or nil.
-func (d *Device) captureOf(t runtime.Thread, s runtime.Stream) (*capture, error) {
+func (d *Device) captureOf(t device.Thread, s device.Stream) (*capture, error) {
 	if len(d.captures) == 0 {
 		return nil, nil
 	}
@@ -451,7 +451,7 @@ func (d *Device) captureOf(t runtime.Thread, s runtime.Stream) (*capture, error)
 	if err != nil {
 		return nil, err
 	}
-	if info.Status == runtime.CaptureNone || info.ID == 0 {
+	if info.Status == device.CaptureNone || info.ID == 0 {
 		return nil, nil
 	}
 	return d.byID(info.ID)
@@ -459,7 +459,7 @@ func (d *Device) captureOf(t runtime.Thread, s runtime.Stream) (*capture, error)
 
 // watchStream returns the active capture s is part of (nil when none), or a refusal when a capture
 // begun here is active and s is not part of it: that work would run once, eagerly, and never replay.
-func (d *Device) watchStream(t runtime.Thread, op string, s runtime.Stream) (*capture, error) {
+func (d *Device) watchStream(t device.Thread, op string, s device.Stream) (*capture, error) {
 	c, err := d.captureOf(t, s)
 	if c != nil || len(d.captures) == 0 || !d.guarding(d.off.CaptureWatch) {
 		return c, nil
@@ -480,7 +480,7 @@ func (d *Device) watchStream(t runtime.Thread, op string, s runtime.Stream) (*ca
 func (d *Device) tracksWork() bool { return d.latch.Mode() == Kernel }
 
 // Fill enqueues a memset; in kernel mode it is refused on a stream outside an active capture.
-func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+func (d *Device) Fill(t device.Thread, s device.Stream, dst device.Ptr, value byte) error {
 	if !d.tracksWork() {
 		return d.inner.Fill(t, s, dst, value) // program mode: no state of the guard's to lock (tracksWork)
 	}
@@ -501,7 +501,7 @@ func (d *Device) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value
 
 // Copy enqueues a device-to-device copy; in kernel mode it is refused on a stream outside an
 // active capture.
-func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+func (d *Device) Copy(t device.Thread, s device.Stream, dst, src device.Ptr) error {
 	if !d.tracksWork() {
 		return d.inner.Copy(t, s, dst, src) // program mode: no state of the guard's to lock (tracksWork)
 	}
@@ -524,7 +524,7 @@ func (d *Device) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) 
 
 // Axpy enqueues the axpy kernel; in kernel mode it is refused on a stream outside an active
 // capture.
-func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+func (d *Device) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint32) error {
 	if !d.tracksWork() {
 		return d.inner.Axpy(t, s, y, x, a) // program mode: no state of the guard's to lock (tracksWork)
 	}
@@ -544,21 +544,21 @@ func (d *Device) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a ui
 	return nil
 }
 
-var _ runtime.KernelEnqueuer = (*Device)(nil)
+var _ device.KernelEnqueuer = (*Device)(nil)
 
-// EnqueueKernels enqueues a run of fills, copies and axpys (runtime.KernelEnqueuer). Program mode
+// EnqueueKernels enqueues a run of fills, copies and axpys (device.KernelEnqueuer). Program mode
 // passes the run on as it passes each kernel on, untouched; kernel mode watches each kernel as its
 // own call (Fill, Copy, Axpy).
-func (d *Device) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime.Kernel) (int, error) {
+func (d *Device) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
 	if !d.tracksWork() {
-		return runtime.EnqueueKernels(d.inner, t, s, ks)
+		return device.EnqueueKernels(d.inner, t, s, ks)
 	}
-	return runtime.EnqueueEach(d, t, s, ks)
+	return device.EnqueueEach(d, t, s, ks)
 }
 
 // Record records e on s; in kernel mode it is refused on a stream outside an active capture. An
 // event recorded inside a capture can fork another stream into it (see Wait).
-func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) error {
+func (d *Device) Record(t device.Thread, e device.Event, s device.Stream) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c, err := d.watchStream(t, "Record", s)
@@ -580,7 +580,7 @@ func (d *Device) Record(t runtime.Thread, e runtime.Event, s runtime.Stream) err
 
 // Wait makes s wait for e. In kernel mode it is refused on a stream outside an active capture,
 // except when e was recorded inside that capture: that Wait forks s into the capture.
-func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error {
+func (d *Device) Wait(t device.Thread, s device.Stream, e device.Event) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	seq, recorded := d.recordedIn[e]
@@ -602,7 +602,7 @@ func (d *Device) Wait(t runtime.Thread, s runtime.Stream, e runtime.Event) error
 // Launch replays g on s. In kernel mode it is refused on a stream outside an active capture, when
 // a range g captured is no longer live with the allocation generation it had at capture, and when
 // a graph still in flight on another stream shares memory with g (see flights).
-func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+func (d *Device) Launch(t device.Thread, g device.Graph, s device.Stream) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c, err := d.watchStream(t, "Launch", s)
@@ -637,7 +637,7 @@ func (d *Device) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) err
 	return nil
 }
 
-func (d *Device) checkResidency(g runtime.Graph, ranges []capturedRange, known bool) error {
+func (d *Device) checkResidency(g device.Graph, ranges []capturedRange, known bool) error {
 	if !known {
 		return refusal("Launch", "%v was not captured through this guard: its captured ranges are unknown", g)
 	}
@@ -672,7 +672,7 @@ func (d *Device) describeHolder(a allocation) string {
 }
 
 // describeFree says where a freed range lies when a pool's segment still holds it.
-func (d *Device) describeFree(r runtime.Ptr) string {
+func (d *Device) describeFree(r device.Ptr) string {
 	if p := d.poolAt(r); p != nil {
 		return fmt.Sprintf(" back in the free space of %v", p)
 	}

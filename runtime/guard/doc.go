@@ -1,4 +1,4 @@
-// Package guard implements kernel-mode guards: a decorator over any runtime.Device that turns every
+// Package guard implements kernel-mode guards: a decorator over any device.Device that turns every
 // case in which a graph replay would silently write wrong data into a clean refusal.
 //
 // A captured graph replays the device addresses it captured. A re-base (free + malloc to grow a
@@ -11,12 +11,12 @@
 //
 // A context latches its execution identity once (Latch): Program or Kernel. Latching the held mode
 // again is idempotent; latching the other mode is refused with an error of class
-// runtime.ClassInvalidState, in both directions; there is no unlatch. New latches the Device's mode
+// device.ClassInvalidState, in both directions; there is no unlatch. New latches the Device's mode
 // when it is built, so a Device never changes mode.
 //
 // # Pass-through
 //
-// Every runtime.Device method of a *Device calls the inner device's method of the same name, on the
+// Every device.Device method of a *Device calls the inner device's method of the same name, on the
 // same Thread, with the same arguments, and returns what it returned, unless a guard refuses the
 // call first. In program mode nothing is refused, and stream work (fill, copy, axpy) is passed
 // straight through: the ranges a capture touched are kept only in kernel mode, for the guards that
@@ -24,39 +24,39 @@
 //
 // # Refusals
 //
-// A refusal is a *runtime.Error of class runtime.ClassRefused whose Op names the call and whose
+// A refusal is a *device.Error of class device.ClassRefused whose Op names the call and whose
 // Detail names what was protected (slot and key, capacity and request, capture and stream, captured
 // range and generation). A refusal is decided before the inner device is asked to do anything that
 // changes state: no address, size, content, allocator counter, slot or capture changes. (The guard
 // may query the inner device's CaptureInfo to decide.) Misuse of the guard's own API (an unknown
 // slot, a pointer that does not match what a slot holds, a negative size) is class
-// runtime.ClassInvalidValue, also without side effect.
+// device.ClassInvalidValue, also without side effect.
 //
-// # Slots
+// # runtime.Slots
 //
-// A buffer that grows is held in a slot named by a key: Plain, Retained or Arena. Provision is the
-// growth and first-allocation path; it reports how it served the request (Served):
+// A buffer that grows is held in a slot named by a key: runtime.Plain, runtime.Retained or runtime.Arena. Provision is the
+// growth and first-allocation path; it reports how it served the request (runtime.Served):
 //
-//   - a request at or below the slot's current capacity is served InPlace: the same Ptr is returned
+//   - a request at or below the slot's current capacity is served runtime.InPlace: the same Ptr is returned
 //     (address and size unchanged) and the allocator is not called. A zero request for an empty slot
-//     is served InPlace too: nothing is allocated and the slot stays empty;
-//   - the first allocation of an empty slot is Allocated, in either mode;
-//   - growth of a Plain slot, and in program mode of every slot, is Rebased: free, then malloc at the
+//     is served runtime.InPlace too: nothing is allocated and the slot stays empty;
+//   - the first allocation of an empty slot is runtime.Allocated, in either mode;
+//   - growth of a runtime.Plain slot, and in program mode of every slot, is runtime.Rebased: free, then malloc at the
 //     new size (the address may change; the caller initialises the new buffer);
-//   - in kernel mode, growth of a Retained slot that holds a buffer is refused before anything is
-//     freed, and growth of a committed Arena region above its capacity is refused before any
+//   - in kernel mode, growth of a runtime.Retained slot that holds a buffer is refused before anything is
+//     freed, and growth of a committed runtime.Arena region above its capacity is refused before any
 //     allocation or free. The buffer stays usable at the same address with its contents.
 //
-// A Plain slot re-bases in kernel mode too: the residency check then refuses the replay of any graph
+// A runtime.Plain slot re-bases in kernel mode too: the residency check then refuses the replay of any graph
 // that captured the old allocation.
 //
-// Release frees what a slot holds; in kernel mode it refuses a Retained buffer and a committed Arena
-// region. A plain Free of a pointer a Retained slot or committed Arena region holds is refused in
+// Release frees what a slot holds; in kernel mode it refuses a runtime.Retained buffer and a committed runtime.Arena
+// region. A plain Free of a pointer a runtime.Retained slot or committed runtime.Arena region holds is refused in
 // kernel mode as well; in program mode it frees and empties the slot.
 //
-// # Arena bank
+// # runtime.Arena bank
 //
-// CommitBank commits several Arena regions at once, and Provision of an Arena slot is a bank of one
+// CommitBank commits several runtime.Arena regions at once, and Provision of an runtime.Arena slot is a bank of one
 // region. The first commit of an empty region allocates it; a committed region asked for its
 // capacity or less is served in place with no allocator call; a zero request for an uncommitted
 // region is permitted and allocates nothing. In kernel mode a request above a committed region's
@@ -72,10 +72,10 @@
 //
 // ReservePool reserves one segment for a named pool: device memory through the inner Malloc, or
 // host memory through AllocHost. PoolAlloc and PoolFree then serve blocks from the segment with no
-// device call, as a caching allocator does: a request is rounded up to runtime.PoolGranularity and
+// device call, as a caching allocator does: a request is rounded up to device.PoolGranularity and
 // served from the smallest free block that holds it (the lowest address among equals), the rest of
 // the block staying free; a freed block merges with its free neighbours. A request no free block
-// holds fails with runtime.ClassOutOfMemory (Backend "guard"), changing nothing; a pool never
+// holds fails with device.ClassOutOfMemory (Backend "guard"), changing nothing; a pool never
 // grows. Every block handed out enters the residency ledger as an allocation of its own, so a
 // block freed and handed out again is a new generation. Retire frees every segment.
 //
@@ -139,8 +139,8 @@
 //
 // # Teardown
 //
-// Retire ends the context's life: it frees every buffer a slot holds (Retained and Arena included, in
-// either mode), after which Provision and CommitBank fail with runtime.ClassInvalidState.
+// Retire ends the context's life: it frees every buffer a slot holds (runtime.Retained and runtime.Arena included, in
+// either mode), after which Provision and CommitBank fail with device.ClassInvalidState.
 //
 // # Negative controls
 //

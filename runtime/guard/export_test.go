@@ -1,6 +1,6 @@
 package guard
 
-import "github.com/replaycheck/replaycheck/runtime"
+import "github.com/replaycheck/replaycheck/device"
 
 // Watched lists the captures the Device is watching, oldest first, and counts the events it
 // would take as forks into one of them. For specs that check bookkeeping no refusal shows
@@ -16,7 +16,7 @@ func (d *Device) Watched() (captures []string, forkEvents int) {
 
 // Touched is a range a captured op touched, for specs of the replay-isolation check.
 type Touched struct {
-	Ptr   runtime.Ptr
+	Ptr   device.Ptr
 	Write bool
 }
 

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
-// fake is a small in-memory runtime.Device for the guard's unit specs. It has what the hazards need
+// fake is a small in-memory device.Device for the guard's unit specs. It has what the hazards need
 // and nothing more: a caching allocator that reuses a freed block of the same rounded size LIFO (so
 // free + malloc of one size returns the old address), capture that records ops on the origin stream
 // and on streams forked into it through an event recorded inside it, eager execution of work on
@@ -21,12 +21,12 @@ type fake struct {
 	cache    map[int64][]uint64
 	live     map[uint64]int64 // address -> requested bytes
 	rounded  map[uint64]int64
-	streams  map[runtime.Stream]uint64 // stream -> capture ID (0: not capturing)
-	events   map[runtime.Event]uint64  // event -> capture it was last recorded in
+	streams  map[device.Stream]uint64 // stream -> capture ID (0: not capturing)
+	events   map[device.Event]uint64  // event -> capture it was last recorded in
 	captures map[uint64]*fakeCapture
-	graphs   map[runtime.Graph][]func()
+	graphs   map[device.Graph][]func()
 	handle   uint64
-	counters runtime.Counters
+	counters device.Counters
 	// mallocCalls counts every Malloc that reached the allocator, failed ones included.
 	mallocCalls int
 	failIn      int
@@ -37,8 +37,8 @@ type fake struct {
 }
 
 type fakeCapture struct {
-	origin runtime.Stream
-	mode   runtime.CaptureMode
+	origin device.Stream
+	mode   device.CaptureMode
 	nodes  []func()
 }
 
@@ -50,15 +50,15 @@ const (
 func newFake() *fake {
 	return &fake{
 		bump: fakeBase, cache: map[int64][]uint64{}, live: map[uint64]int64{}, rounded: map[uint64]int64{},
-		streams: map[runtime.Stream]uint64{}, events: map[runtime.Event]uint64{},
-		captures: map[uint64]*fakeCapture{}, graphs: map[runtime.Graph][]func(){},
+		streams: map[device.Stream]uint64{}, events: map[device.Event]uint64{},
+		captures: map[uint64]*fakeCapture{}, graphs: map[device.Graph][]func(){},
 	}
 }
 
-var _ runtime.Device = (*fake)(nil)
+var _ device.Device = (*fake)(nil)
 
-func fakeErr(op string, class runtime.Class, format string, args ...any) error {
-	return &runtime.Error{Backend: "fake", Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
+func fakeErr(op string, class device.Class, format string, args ...any) error {
+	return &device.Error{Backend: "fake", Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
 }
 
 // FailMalloc makes the n-th next Malloc fail with out-of-memory.
@@ -92,12 +92,12 @@ func (f *fake) MallocCalls() int {
 func (f *fake) Backend() string  { return "fake" }
 func (f *fake) Describe() string { return "fake device" }
 func (f *fake) Platform() string { return "fake" }
-func (f *fake) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{Kernels: true, FaultInjection: true}
+func (f *fake) Capabilities() device.Capabilities {
+	return device.Capabilities{Kernels: true, FaultInjection: true}
 }
 func (f *fake) Close() error { return nil }
 
-func (f *fake) Counters() runtime.Counters {
+func (f *fake) Counters() device.Counters {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.counters
@@ -111,17 +111,17 @@ func (f *fake) Counters() runtime.Counters {
 	return c
 }
 
-func (f *fake) Malloc(_ runtime.Thread, bytes int64) (runtime.Ptr, error) {
+func (f *fake) Malloc(_ device.Thread, bytes int64) (device.Ptr, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if bytes <= 0 {
-		return runtime.Ptr{}, fakeErr("Malloc", runtime.ClassInvalidValue, "size %d", bytes)
+		return device.Ptr{}, fakeErr("Malloc", device.ClassInvalidValue, "size %d", bytes)
 	}
 	f.mallocCalls++
 	if f.failIn > 0 {
 		f.failIn--
 		if f.failIn == 0 {
-			return runtime.Ptr{}, fakeErr("Malloc", runtime.ClassOutOfMemory, "injected failure")
+			return device.Ptr{}, fakeErr("Malloc", device.ClassOutOfMemory, "injected failure")
 		}
 	}
 	size := (bytes + fakeGrain - 1) / fakeGrain * fakeGrain
@@ -137,14 +137,14 @@ func (f *fake) Malloc(_ runtime.Thread, bytes int64) (runtime.Ptr, error) {
 	f.live[addr] = bytes
 	f.rounded[addr] = size
 	f.counters.Mallocs++
-	return runtime.Ptr{Addr: addr, Bytes: bytes}, nil
+	return device.Ptr{Addr: addr, Bytes: bytes}, nil
 }
 
-func (f *fake) Free(_ runtime.Thread, p runtime.Ptr) error {
+func (f *fake) Free(_ device.Thread, p device.Ptr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.live[p.Addr]; !ok {
-		return fakeErr("Free", runtime.ClassInvalidValue, "%v is not live", p)
+		return fakeErr("Free", device.ClassInvalidValue, "%v is not live", p)
 	}
 	size := f.rounded[p.Addr]
 	delete(f.live, p.Addr)
@@ -155,15 +155,15 @@ func (f *fake) Free(_ runtime.Thread, p runtime.Ptr) error {
 }
 
 // bytesAt returns the backing bytes of p; freed memory stays addressable, as in a caching allocator.
-func (f *fake) bytesAt(op string, p runtime.Ptr) ([]byte, error) {
+func (f *fake) bytesAt(op string, p device.Ptr) ([]byte, error) {
 	if p.Addr < fakeBase || p.End() > f.bump || p.Bytes < 0 {
-		return nil, fakeErr(op, runtime.ClassInvalidValue, "%v is outside device memory", p)
+		return nil, fakeErr(op, device.ClassInvalidValue, "%v is outside device memory", p)
 	}
 	off := p.Addr - fakeBase
 	return f.mem[off : off+uint64(p.Bytes)], nil
 }
 
-func (f *fake) Write(_ runtime.Thread, dst runtime.Ptr, src []byte) error {
+func (f *fake) Write(_ device.Thread, dst device.Ptr, src []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, err := f.bytesAt("Write", dst)
@@ -174,7 +174,7 @@ func (f *fake) Write(_ runtime.Thread, dst runtime.Ptr, src []byte) error {
 	return nil
 }
 
-func (f *fake) Read(_ runtime.Thread, dst []byte, src runtime.Ptr) error {
+func (f *fake) Read(_ device.Thread, dst []byte, src device.Ptr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, err := f.bytesAt("Read", src)
@@ -185,32 +185,32 @@ func (f *fake) Read(_ runtime.Thread, dst []byte, src runtime.Ptr) error {
 	return nil
 }
 
-func (f *fake) CreateStream(runtime.Thread, runtime.StreamFlags) (runtime.Stream, error) {
+func (f *fake) CreateStream(device.Thread, device.StreamFlags) (device.Stream, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handle++
-	s := runtime.Stream(f.handle)
+	s := device.Stream(f.handle)
 	f.streams[s] = 0
 	return s, nil
 }
 
-func (f *fake) DestroyStream(_ runtime.Thread, s runtime.Stream) error {
+func (f *fake) DestroyStream(_ device.Thread, s device.Stream) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.streams, s)
 	return nil
 }
 
-func (f *fake) CreateEvent(runtime.Thread) (runtime.Event, error) {
+func (f *fake) CreateEvent(device.Thread) (device.Event, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.handle++
-	e := runtime.Event(f.handle)
+	e := device.Event(f.handle)
 	f.events[e] = 0
 	return e, nil
 }
 
-func (f *fake) DestroyEvent(_ runtime.Thread, e runtime.Event) error {
+func (f *fake) DestroyEvent(_ device.Thread, e device.Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.events, e)
@@ -219,10 +219,10 @@ func (f *fake) DestroyEvent(_ runtime.Thread, e runtime.Event) error {
 
 // enqueue runs op now, or appends it to the capture s belongs to. Ops resolve their addresses when
 // they run: the backing slice moves as the device grows.
-func (f *fake) enqueue(op string, s runtime.Stream, run func()) error {
+func (f *fake) enqueue(op string, s device.Stream, run func()) error {
 	id, ok := f.streams[s]
 	if !ok {
-		return fakeErr(op, runtime.ClassInvalidValue, "%v does not exist", s)
+		return fakeErr(op, device.ClassInvalidValue, "%v does not exist", s)
 	}
 	if id != 0 {
 		c := f.captures[id]
@@ -233,7 +233,7 @@ func (f *fake) enqueue(op string, s runtime.Stream, run func()) error {
 	return nil
 }
 
-func (f *fake) Fill(_ runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+func (f *fake) Fill(_ device.Thread, s device.Stream, dst device.Ptr, value byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, err := f.bytesAt("Fill", dst); err != nil {
@@ -247,12 +247,12 @@ func (f *fake) Fill(_ runtime.Thread, s runtime.Stream, dst runtime.Ptr, value b
 	})
 }
 
-func (f *fake) Copy(_ runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+func (f *fake) Copy(_ device.Thread, s device.Stream, dst, src device.Ptr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := min(dst.Bytes, src.Bytes)
 	dst, src = dst.Slice(0, n), src.Slice(0, n)
-	for _, p := range []runtime.Ptr{dst, src} {
+	for _, p := range []device.Ptr{dst, src} {
 		if _, err := f.bytesAt("Copy", p); err != nil {
 			return err
 		}
@@ -264,13 +264,13 @@ func (f *fake) Copy(_ runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) er
 	})
 }
 
-func (f *fake) Axpy(_ runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+func (f *fake) Axpy(_ device.Thread, s device.Stream, y, x device.Ptr, a uint32) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if y.Bytes != x.Bytes || y.Bytes%4 != 0 {
-		return fakeErr("Axpy", runtime.ClassInvalidValue, "sizes %d and %d", y.Bytes, x.Bytes)
+		return fakeErr("Axpy", device.ClassInvalidValue, "sizes %d and %d", y.Bytes, x.Bytes)
 	}
-	for _, p := range []runtime.Ptr{y, x} {
+	for _, p := range []device.Ptr{y, x} {
 		if _, err := f.bytesAt("Axpy", p); err != nil {
 			return err
 		}
@@ -284,24 +284,24 @@ func (f *fake) Axpy(_ runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint
 	})
 }
 
-func (f *fake) Record(_ runtime.Thread, e runtime.Event, s runtime.Stream) error {
+func (f *fake) Record(_ device.Thread, e device.Event, s device.Stream) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id, ok := f.streams[s]
 	if !ok {
-		return fakeErr("Record", runtime.ClassInvalidValue, "%v does not exist", s)
+		return fakeErr("Record", device.ClassInvalidValue, "%v does not exist", s)
 	}
 	f.events[e] = id
 	return nil
 }
 
 // Wait forks s into the capture e was recorded in.
-func (f *fake) Wait(_ runtime.Thread, s runtime.Stream, e runtime.Event) error {
+func (f *fake) Wait(_ device.Thread, s device.Stream, e device.Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id, ok := f.streams[s]
 	if !ok {
-		return fakeErr("Wait", runtime.ClassInvalidValue, "%v does not exist", s)
+		return fakeErr("Wait", device.ClassInvalidValue, "%v does not exist", s)
 	}
 	if ev := f.events[e]; ev != 0 && id == 0 {
 		f.streams[s] = ev
@@ -309,16 +309,16 @@ func (f *fake) Wait(_ runtime.Thread, s runtime.Stream, e runtime.Event) error {
 	return nil
 }
 
-func (f *fake) SyncStream(runtime.Thread, runtime.Stream) error        { return nil }
-func (f *fake) SyncDevice(runtime.Thread) error                        { return nil }
-func (f *fake) QueryEvent(runtime.Thread, runtime.Event) (bool, error) { return true, nil }
-func (f *fake) SyncEvent(runtime.Thread, runtime.Event) error          { return nil }
+func (f *fake) SyncStream(device.Thread, device.Stream) error        { return nil }
+func (f *fake) SyncDevice(device.Thread) error                       { return nil }
+func (f *fake) QueryEvent(device.Thread, device.Event) (bool, error) { return true, nil }
+func (f *fake) SyncEvent(device.Thread, device.Event) error          { return nil }
 
-func (f *fake) BeginCapture(_ runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+func (f *fake) BeginCapture(_ device.Thread, s device.Stream, mode device.CaptureMode) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if id, ok := f.streams[s]; !ok || id != 0 {
-		return fakeErr("BeginCapture", runtime.ClassCaptureConflict, "%v is capturing or does not exist", s)
+		return fakeErr("BeginCapture", device.ClassCaptureConflict, "%v is capturing or does not exist", s)
 	}
 	f.handle++
 	f.captures[f.handle] = &fakeCapture{origin: s, mode: mode}
@@ -326,17 +326,17 @@ func (f *fake) BeginCapture(_ runtime.Thread, s runtime.Stream, mode runtime.Cap
 	return nil
 }
 
-func (f *fake) EndCapture(_ runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+func (f *fake) EndCapture(_ device.Thread, s device.Stream) (device.Graph, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := f.streams[s]
 	if id == 0 {
-		return 0, fakeErr("EndCapture", runtime.ClassCaptureNotCapturing, "%v is not capturing", s)
+		return 0, fakeErr("EndCapture", device.ClassCaptureNotCapturing, "%v is not capturing", s)
 	}
 	c := f.captures[id]
 	if c.origin != s {
 		// As on both platforms: the capture goes on.
-		return 0, fakeErr("EndCapture", runtime.ClassCaptureUnmatched, "%v is not the origin", s)
+		return 0, fakeErr("EndCapture", device.ClassCaptureUnmatched, "%v is not the origin", s)
 	}
 	for st, sid := range f.streams {
 		if sid == id {
@@ -345,34 +345,34 @@ func (f *fake) EndCapture(_ runtime.Thread, s runtime.Stream) (runtime.Graph, er
 	}
 	delete(f.captures, id)
 	f.handle++
-	g := runtime.Graph(f.handle)
+	g := device.Graph(f.handle)
 	f.graphs[g] = c.nodes
 	f.counters.CapturesDone++
 	return g, nil
 }
 
-func (f *fake) CaptureInfo(_ runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+func (f *fake) CaptureInfo(_ device.Thread, s device.Stream) (device.CaptureInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.infoCalls++
 	id, ok := f.streams[s]
 	if !ok || f.blindInfo {
-		return runtime.CaptureInfo{}, fakeErr("CaptureInfo", runtime.ClassInvalidValue, "%v does not exist or cannot be asked", s)
+		return device.CaptureInfo{}, fakeErr("CaptureInfo", device.ClassInvalidValue, "%v does not exist or cannot be asked", s)
 	}
 	if id == 0 {
-		return runtime.CaptureInfo{}, nil
+		return device.CaptureInfo{}, nil
 	}
 	c := f.captures[id]
-	return runtime.CaptureInfo{Status: runtime.CaptureActive, ID: id, Origin: c.origin, Mode: c.mode}, nil
+	return device.CaptureInfo{Status: device.CaptureActive, ID: id, Origin: c.origin, Mode: c.mode}, nil
 }
 
 // Launch replays g's nodes against the addresses they captured, whatever those hold now.
-func (f *fake) Launch(_ runtime.Thread, g runtime.Graph, _ runtime.Stream) error {
+func (f *fake) Launch(_ device.Thread, g device.Graph, _ device.Stream) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	nodes, ok := f.graphs[g]
 	if !ok {
-		return fakeErr("Launch", runtime.ClassInvalidValue, "%v does not exist", g)
+		return fakeErr("Launch", device.ClassInvalidValue, "%v does not exist", g)
 	}
 	for _, run := range nodes {
 		run()
@@ -381,31 +381,31 @@ func (f *fake) Launch(_ runtime.Thread, g runtime.Graph, _ runtime.Stream) error
 	return nil
 }
 
-func (f *fake) DestroyGraph(_ runtime.Thread, g runtime.Graph) error {
+func (f *fake) DestroyGraph(_ device.Thread, g device.Graph) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.graphs, g)
 	return nil
 }
 
-func (f *fake) GraphNodes(runtime.Thread, runtime.Graph) ([]runtime.GraphNode, error) {
-	return nil, fakeErr("GraphNodes", runtime.ClassNotSupported, "no introspection")
+func (f *fake) GraphNodes(device.Thread, device.Graph) ([]device.GraphNode, error) {
+	return nil, fakeErr("GraphNodes", device.ClassNotSupported, "no introspection")
 }
 
 // The guard's host-memory and thread-mode paths are plain pass-through plus ledger entries; their
 // specs run on the simulator (sim_test.go), so the fake does not model host memory.
-func (f *fake) AllocHost(runtime.Thread, int64, runtime.HostMemory) (runtime.Ptr, error) {
-	return runtime.Ptr{}, fakeErr("AllocHost", runtime.ClassNotSupported, "the fake has no host memory")
+func (f *fake) AllocHost(device.Thread, int64, device.HostMemory) (device.Ptr, error) {
+	return device.Ptr{}, fakeErr("AllocHost", device.ClassNotSupported, "the fake has no host memory")
 }
-func (f *fake) FreeHost(runtime.Thread, runtime.Ptr) error {
-	return fakeErr("FreeHost", runtime.ClassNotSupported, "the fake has no host memory")
+func (f *fake) FreeHost(device.Thread, device.Ptr) error {
+	return fakeErr("FreeHost", device.ClassNotSupported, "the fake has no host memory")
 }
-func (f *fake) HostWrite(runtime.Ptr, []byte) error {
-	return fakeErr("HostWrite", runtime.ClassNotSupported, "the fake has no host memory")
+func (f *fake) HostWrite(device.Ptr, []byte) error {
+	return fakeErr("HostWrite", device.ClassNotSupported, "the fake has no host memory")
 }
-func (f *fake) HostRead([]byte, runtime.Ptr) error {
-	return fakeErr("HostRead", runtime.ClassNotSupported, "the fake has no host memory")
+func (f *fake) HostRead([]byte, device.Ptr) error {
+	return fakeErr("HostRead", device.ClassNotSupported, "the fake has no host memory")
 }
-func (f *fake) ExchangeCaptureMode(runtime.Thread, runtime.CaptureMode) (runtime.CaptureMode, error) {
-	return runtime.Global, nil
+func (f *fake) ExchangeCaptureMode(device.Thread, device.CaptureMode) (device.CaptureMode, error) {
+	return device.Global, nil
 }

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // flights tracks the graphs launched through the Device that may still be running, for the
@@ -20,17 +20,17 @@ type flights struct {
 	// airborne are the launches in flight, by stream, each stream's in launch order: a launch is
 	// checked against the other streams' only, and a round of n launches on one stream would
 	// otherwise pass over n flights per launch.
-	airborne map[runtime.Stream][]flight
+	airborne map[device.Stream][]flight
 	// fences maps an event recorded outside any capture to its stream and the last launch before it.
-	fences map[runtime.Event]fence
+	fences map[device.Event]fence
 	// ordered[s][o] is the last launch on stream o that a Wait on s has ordered before s.
-	ordered map[runtime.Stream]map[runtime.Stream]uint64
+	ordered map[device.Stream]map[device.Stream]uint64
 }
 
 type flight struct {
 	seq    uint64
-	graph  runtime.Graph
-	stream runtime.Stream
+	graph  device.Graph
+	stream device.Stream
 	fp     *footprint
 }
 
@@ -46,42 +46,42 @@ type footprint struct {
 // footprintIndex answers whether any range of a footprint, or any written one, overlaps a range;
 // all lists them, by their place in the footprint's ranges.
 type footprintIndex struct {
-	all, written runtime.Ranges
+	all, written device.Ranges
 }
 
 // indexed returns fp's index, building it on first use.
 func (fp *footprint) indexed() *footprintIndex {
 	if fp.index == nil {
-		var all, written []runtime.Ptr
+		var all, written []device.Ptr
 		for _, r := range fp.ranges {
 			all = append(all, r.ptr)
 			if r.write {
 				written = append(written, r.ptr)
 			}
 		}
-		fp.index = &footprintIndex{all: runtime.NewRanges(all), written: runtime.NewRanges(written)}
+		fp.index = &footprintIndex{all: device.NewRanges(all), written: device.NewRanges(written)}
 	}
 	return fp.index
 }
 
 type fence struct {
-	stream runtime.Stream
+	stream device.Stream
 	upTo   uint64
 }
 
 func newFlights() flights {
-	return flights{airborne: map[runtime.Stream][]flight{}, fences: map[runtime.Event]fence{}, ordered: map[runtime.Stream]map[runtime.Stream]uint64{}}
+	return flights{airborne: map[device.Stream][]flight{}, fences: map[device.Event]fence{}, ordered: map[device.Stream]map[device.Stream]uint64{}}
 }
 
 // launch records g launched on s with what it captured.
-func (f *flights) launch(g runtime.Graph, s runtime.Stream, fp *footprint) {
+func (f *flights) launch(g device.Graph, s device.Stream, fp *footprint) {
 	f.seq++
 	f.airborne[s] = append(f.airborne[s], flight{seq: f.seq, graph: g, stream: s, fp: fp})
 }
 
 // isolated refuses a launch of g on s while a graph in flight on another stream, not ordered
 // before s, shares memory with g with at least one of them writing it.
-func (f *flights) isolated(g runtime.Graph, s runtime.Stream, ranges []capturedRange) error {
+func (f *flights) isolated(g device.Graph, s device.Stream, ranges []capturedRange) error {
 	// The flights that may race with it, checked in launch order: the refusal names the earliest.
 	var racing []flight
 	for o, fls := range f.airborne {
@@ -141,13 +141,13 @@ func conflict(xs []capturedRange, ys *footprint) (capturedRange, capturedRange, 
 	return capturedRange{}, capturedRange{}, false
 }
 
-func overlap(p, q runtime.Ptr) runtime.Ptr {
+func overlap(p, q device.Ptr) device.Ptr {
 	lo, hi := max(p.Addr, q.Addr), min(p.End(), q.End())
-	return runtime.Ptr{Addr: lo, Bytes: int64(hi - lo)}
+	return device.Ptr{Addr: lo, Bytes: int64(hi - lo)}
 }
 
 // land drops the launches on s up to sequence number upTo: they have completed.
-func (f *flights) land(s runtime.Stream, upTo uint64) {
+func (f *flights) land(s device.Stream, upTo uint64) {
 	fls := f.airborne[s]
 	i := 0
 	for i < len(fls) && fls[i].seq <= upTo {
@@ -163,25 +163,25 @@ func (f *flights) land(s runtime.Stream, upTo uint64) {
 func (f *flights) landAll() { clear(f.airborne) }
 
 // record notes that e, recorded on s outside any capture, follows every launch on s so far.
-func (f *flights) record(e runtime.Event, s runtime.Stream) {
+func (f *flights) record(e device.Event, s device.Stream) {
 	f.fences[e] = fence{stream: s, upTo: f.seq}
 }
 
 // landEvent lands what an event that has completed follows.
-func (f *flights) landEvent(e runtime.Event) {
+func (f *flights) landEvent(e device.Event) {
 	if fe, ok := f.fences[e]; ok {
 		f.land(fe.stream, fe.upTo)
 	}
 }
 
 // wait orders what e follows before everything later on s.
-func (f *flights) wait(s runtime.Stream, e runtime.Event) {
+func (f *flights) wait(s device.Stream, e device.Event) {
 	fe, ok := f.fences[e]
 	if !ok || fe.stream == s {
 		return
 	}
 	if f.ordered[s] == nil {
-		f.ordered[s] = map[runtime.Stream]uint64{}
+		f.ordered[s] = map[device.Stream]uint64{}
 	}
 	f.ordered[s][fe.stream] = max(f.ordered[s][fe.stream], fe.upTo)
 }

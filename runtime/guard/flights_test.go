@@ -2,13 +2,14 @@ package guard_test
 
 import (
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"math/rand/v2"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -35,7 +36,7 @@ var _ = Describe("Replay isolation's conflict between two graphs", func() {
 			if rng.IntN(10) == 0 {
 				length = int64(rng.IntN(4096) + 1)
 			}
-			out[i] = guard.Touched{Ptr: runtime.Ptr{Addr: 1<<40 + rng.Uint64N(span), Bytes: length}, Write: rng.Float64() < writes}
+			out[i] = guard.Touched{Ptr: device.Ptr{Addr: 1<<40 + rng.Uint64N(span), Bytes: length}, Write: rng.Float64() < writes}
 		}
 		return out
 	}
@@ -64,10 +65,10 @@ var _ = Describe("Replay isolation's conflict between two graphs", func() {
 	})
 
 	It("finds a read touching the end of a written range and misses ranges that only meet", func() {
-		w := guard.Touched{Ptr: runtime.Ptr{Addr: 0x1000, Bytes: 0x100}, Write: true}
-		longRead := guard.Touched{Ptr: runtime.Ptr{Addr: 0x0, Bytes: 0x10000}}
-		meets := guard.Touched{Ptr: runtime.Ptr{Addr: 0x1100, Bytes: 0x10}, Write: true}
-		last := guard.Touched{Ptr: runtime.Ptr{Addr: 0x10ff, Bytes: 1}}
+		w := guard.Touched{Ptr: device.Ptr{Addr: 0x1000, Bytes: 0x100}, Write: true}
+		longRead := guard.Touched{Ptr: device.Ptr{Addr: 0x0, Bytes: 0x10000}}
+		meets := guard.Touched{Ptr: device.Ptr{Addr: 0x1100, Bytes: 0x10}, Write: true}
+		last := guard.Touched{Ptr: device.Ptr{Addr: 0x10ff, Bytes: 1}}
 		_, _, ok := guard.Conflict([]guard.Touched{meets}, []guard.Touched{w})
 		Expect(ok).To(BeFalse(), "adjacent ranges share no byte")
 		x, y, ok := guard.Conflict([]guard.Touched{last}, []guard.Touched{longRead, w})
@@ -86,7 +87,7 @@ var _ = Describe("the ranges a graph keeps", func() {
 			n := rng.IntN(400)
 			ts, gens := make([]guard.Touched, n), make([]uint64, n)
 			for i := range ts {
-				ts[i] = guard.Touched{Ptr: runtime.Ptr{Addr: 1<<40 + uint64(rng.IntN(8))*64, Bytes: int64(rng.IntN(2)+1) * 32}, Write: rng.IntN(2) == 0}
+				ts[i] = guard.Touched{Ptr: device.Ptr{Addr: 1<<40 + uint64(rng.IntN(8))*64, Bytes: int64(rng.IntN(2)+1) * 32}, Write: rng.IntN(2) == 0}
 				gens[i] = uint64(rng.IntN(2) + 1)
 			}
 			type key struct {
@@ -111,33 +112,33 @@ var _ = Describe("Replay isolation among flights on several streams", func() {
 		d := guarded(openSim("cuda"), guard.Kernel)
 		x, y, out := malloc(d, 512), malloc(d, 512), malloc(d, 512)
 		s1, s2, s3 := stream(d), stream(d), stream(d)
-		capture := func(s runtime.Stream, ops func()) runtime.Graph {
+		capture := func(s device.Stream, ops func()) device.Graph {
 			GinkgoHelper()
-			Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+			Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
 			ops()
-			g, err := d.EndCapture(runtime.Main, s)
+			g, err := d.EndCapture(device.Main, s)
 			Expect(err).NotTo(HaveOccurred())
 			return g
 		}
-		writesX := capture(s1, func() { Expect(d.Fill(runtime.Main, s1, x, 1)).To(Succeed()) })
-		writesY := capture(s2, func() { Expect(d.Fill(runtime.Main, s2, y, 2)).To(Succeed()) })
+		writesX := capture(s1, func() { Expect(d.Fill(device.Main, s1, x, 1)).To(Succeed()) })
+		writesY := capture(s2, func() { Expect(d.Fill(device.Main, s2, y, 2)).To(Succeed()) })
 		readsBoth := capture(s3, func() {
-			Expect(d.Copy(runtime.Main, s3, out.Slice(0, 256), y.Slice(0, 256))).To(Succeed())
-			Expect(d.Copy(runtime.Main, s3, out.Slice(256, 256), x.Slice(0, 256))).To(Succeed())
+			Expect(d.Copy(device.Main, s3, out.Slice(0, 256), y.Slice(0, 256))).To(Succeed())
+			Expect(d.Copy(device.Main, s3, out.Slice(256, 256), x.Slice(0, 256))).To(Succeed())
 		})
 		// Streams are kept in a map: repeat, so that an answer that depended on its order would
 		// show.
 		for range 20 {
-			Expect(d.Launch(runtime.Main, writesY, s2)).To(Succeed())
-			Expect(d.Launch(runtime.Main, writesX, s1)).To(Succeed(), "x and y share no byte")
-			e := expectRefused(d.Launch(runtime.Main, readsBoth, s3), "Launch")
+			Expect(d.Launch(device.Main, writesY, s2)).To(Succeed())
+			Expect(d.Launch(device.Main, writesX, s1)).To(Succeed(), "x and y share no byte")
+			e := expectRefused(d.Launch(device.Main, readsBoth, s3), "Launch")
 			Expect(e.Detail).To(ContainSubstring(fmt.Sprintf("%v, launched on %v", writesY, s2)), "the earlier of the two launches it races with")
-			Expect(d.SyncStream(runtime.Main, s2)).To(Succeed())
-			e = expectRefused(d.Launch(runtime.Main, readsBoth, s3), "Launch")
+			Expect(d.SyncStream(device.Main, s2)).To(Succeed())
+			e = expectRefused(d.Launch(device.Main, readsBoth, s3), "Launch")
 			Expect(e.Detail).To(ContainSubstring(fmt.Sprintf("%v, launched on %v", writesX, s1)), "s2's launch has landed")
-			Expect(d.SyncStream(runtime.Main, s1)).To(Succeed())
-			Expect(d.Launch(runtime.Main, readsBoth, s3)).To(Succeed(), "both have landed")
-			Expect(d.SyncDevice(runtime.Main)).To(Succeed())
+			Expect(d.SyncStream(device.Main, s1)).To(Succeed())
+			Expect(d.Launch(device.Main, readsBoth, s3)).To(Succeed(), "both have landed")
+			Expect(d.SyncDevice(device.Main)).To(Succeed())
 		}
 	})
 })
@@ -147,8 +148,8 @@ var _ = Describe("the slot log", func() {
 		d := guarded(openSim("cann"), guard.Program)
 		keys := []string{"a", "b", "kv", "scratch"}
 		type held struct {
-			slot guard.Slot
-			ptr  runtime.Ptr
+			slot runtime.Slot
+			ptr  device.Ptr
 			ok   bool
 		}
 		state := func() map[string]held {
@@ -165,41 +166,41 @@ var _ = Describe("the slot log", func() {
 			do      func()
 		}{
 			{"first allocation", []string{"a"}, func() {
-				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 1024)
+				_, _, err := d.Provision(device.Main, runtime.Plain, "a", device.Ptr{}, 1024)
 				Expect(err).NotTo(HaveOccurred())
 			}},
 			{"growth in place", nil, func() {
 				_, p, _ := d.Holds("a")
-				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", p, 512)
+				_, _, err := d.Provision(device.Main, runtime.Plain, "a", p, 512)
 				Expect(err).NotTo(HaveOccurred())
 			}},
 			{"re-base", []string{"a"}, func() {
 				_, p, _ := d.Holds("a")
-				_, _, err := d.Provision(runtime.Main, guard.Plain, "a", p, 8192)
+				_, _, err := d.Provision(device.Main, runtime.Plain, "a", p, 8192)
 				Expect(err).NotTo(HaveOccurred())
 			}},
 			{"another slot", []string{"b"}, func() {
-				_, _, err := d.Provision(runtime.Main, guard.Retained, "b", runtime.Ptr{}, 512)
+				_, _, err := d.Provision(device.Main, runtime.Retained, "b", device.Ptr{}, 512)
 				Expect(err).NotTo(HaveOccurred())
 			}},
 			{"a read of the slots", nil, func() { d.Holds("a") }},
 			{"release", []string{"b"}, func() {
 				_, p, _ := d.Holds("b")
-				Expect(d.Release(runtime.Main, guard.Retained, "b", p)).To(Succeed())
+				Expect(d.Release(device.Main, runtime.Retained, "b", p)).To(Succeed())
 			}},
 			{"arena commit", []string{"kv", "scratch"}, func() {
-				_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 1024}})
+				_, err := d.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 1024}})
 				Expect(err).NotTo(HaveOccurred())
 			}},
 			{"arena commit that re-bases one region", []string{"kv"}, func() {
-				_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 65536}, {Key: "scratch", Bytes: 1024}})
+				_, err := d.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: 65536}, {Key: "scratch", Bytes: 1024}})
 				Expect(err).NotTo(HaveOccurred())
 			}},
 			{"free of a slot's buffer through the device", []string{"a"}, func() {
 				_, p, _ := d.Holds("a")
-				Expect(d.Free(runtime.Main, p)).To(Succeed())
+				Expect(d.Free(device.Main, p)).To(Succeed())
 			}},
-			{"retirement", []string{"kv", "scratch"}, func() { Expect(d.Retire(runtime.Main)).To(Succeed()) }},
+			{"retirement", []string{"kv", "scratch"}, func() { Expect(d.Retire(device.Main)).To(Succeed()) }},
 		}
 		for _, st := range steps {
 			before, v := state(), d.SlotsVersion()
@@ -223,10 +224,10 @@ var _ = Describe("the slot log", func() {
 	It("keeps the last changes only: a caller further behind is told to read every slot", func() {
 		d := guarded(openSim("cann"), guard.Program)
 		start := d.SlotsVersion()
-		var p runtime.Ptr
+		var p device.Ptr
 		for i := range 3000 { // two changes each, a re-base: beyond what the log keeps
 			var err error
-			p, _, err = d.Provision(runtime.Main, guard.Plain, "a", p, int64(512*(i+1)))
+			p, _, err = d.Provision(device.Main, runtime.Plain, "a", p, int64(512*(i+1)))
 			Expect(err).NotTo(HaveOccurred())
 		}
 		_, now, ok := d.SlotsChangedSince(start)

@@ -6,12 +6,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // guarded wraps inner in mode, with the given guards removed (negative controls only).
-func guarded(inner runtime.Device, mode guard.Mode, off ...guard.Disabled) *guard.Device {
+func guarded(inner device.Device, mode guard.Mode, off ...guard.Disabled) *guard.Device {
 	var opts guard.Options
 	if len(off) > 0 {
 		opts.Disabled = off[0]
@@ -21,20 +21,20 @@ func guarded(inner runtime.Device, mode guard.Mode, off ...guard.Disabled) *guar
 	return d
 }
 
-// expectClass asserts that err is a *runtime.Error of class with the given Op, and returns it.
-func expectClass(err error, class runtime.Class, op string) *runtime.Error {
+// expectClass asserts that err is a *device.Error of class with the given Op, and returns it.
+func expectClass(err error, class device.Class, op string) *device.Error {
 	GinkgoHelper()
 	Expect(err).To(HaveOccurred())
-	e, ok := runtime.AsError(err)
-	Expect(ok).To(BeTrue(), "not a *runtime.Error: %v", err)
+	e, ok := device.AsError(err)
+	Expect(ok).To(BeTrue(), "not a *device.Error: %v", err)
 	Expect(e.Class).To(Equal(class), "%v", err)
 	Expect(e.Op).To(Equal(op), "%v", err)
 	return e
 }
 
-func expectRefused(err error, op string) *runtime.Error {
+func expectRefused(err error, op string) *device.Error {
 	GinkgoHelper()
-	e := expectClass(err, runtime.ClassRefused, op)
+	e := expectClass(err, device.ClassRefused, op)
 	Expect(e.Backend).To(Equal("guard"))
 	return e
 }
@@ -42,15 +42,15 @@ func expectRefused(err error, op string) *runtime.Error {
 // state is what a refusal must leave untouched: the allocator's counters and calls, and the
 // slot's buffer and contents.
 type state struct {
-	counters runtime.Counters
+	counters device.Counters
 	calls    int
-	slots    map[string]runtime.Ptr
+	slots    map[string]device.Ptr
 	contents map[string][]byte
 }
 
 func snapshot(f *fake, d *guard.Device, keys ...string) state {
 	GinkgoHelper()
-	s := state{counters: f.Counters(), calls: f.MallocCalls(), slots: map[string]runtime.Ptr{}, contents: map[string][]byte{}}
+	s := state{counters: f.Counters(), calls: f.MallocCalls(), slots: map[string]device.Ptr{}, contents: map[string][]byte{}}
 	for _, k := range keys {
 		_, p, ok := d.Holds(k)
 		if !ok {
@@ -62,47 +62,47 @@ func snapshot(f *fake, d *guard.Device, keys ...string) state {
 	return s
 }
 
-func read(d runtime.Device, p runtime.Ptr) []byte {
+func read(d device.Device, p device.Ptr) []byte {
 	GinkgoHelper()
 	b := make([]byte, p.Bytes)
-	Expect(d.Read(runtime.Main, b, p)).To(Succeed())
+	Expect(d.Read(device.Main, b, p)).To(Succeed())
 	return b
 }
 
-func write(d runtime.Device, p runtime.Ptr, value byte) {
+func write(d device.Device, p device.Ptr, value byte) {
 	GinkgoHelper()
-	Expect(d.Write(runtime.Main, p, bytes.Repeat([]byte{value}, int(p.Bytes)))).To(Succeed())
+	Expect(d.Write(device.Main, p, bytes.Repeat([]byte{value}, int(p.Bytes)))).To(Succeed())
 }
 
-func filled(p runtime.Ptr, value byte) []byte { return bytes.Repeat([]byte{value}, int(p.Bytes)) }
+func filled(p device.Ptr, value byte) []byte { return bytes.Repeat([]byte{value}, int(p.Bytes)) }
 
-func stream(d runtime.Device) runtime.Stream {
+func stream(d device.Device) device.Stream {
 	GinkgoHelper()
-	s, err := d.CreateStream(runtime.Main, runtime.Blocking)
+	s, err := d.CreateStream(device.Main, device.Blocking)
 	Expect(err).NotTo(HaveOccurred())
 	return s
 }
 
-func event(d runtime.Device) runtime.Event {
+func event(d device.Device) device.Event {
 	GinkgoHelper()
-	e, err := d.CreateEvent(runtime.Main)
+	e, err := d.CreateEvent(device.Main)
 	Expect(err).NotTo(HaveOccurred())
 	return e
 }
 
-func malloc(d runtime.Device, n int64) runtime.Ptr {
+func malloc(d device.Device, n int64) device.Ptr {
 	GinkgoHelper()
-	p, err := d.Malloc(runtime.Main, n)
+	p, err := d.Malloc(device.Main, n)
 	Expect(err).NotTo(HaveOccurred())
 	return p
 }
 
 // captureFill captures one Fill of p on s and returns the graph.
-func captureFill(d runtime.Device, s runtime.Stream, p runtime.Ptr, value byte) runtime.Graph {
+func captureFill(d device.Device, s device.Stream, p device.Ptr, value byte) device.Graph {
 	GinkgoHelper()
-	Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-	Expect(d.Fill(runtime.Main, s, p, value)).To(Succeed())
-	g, err := d.EndCapture(runtime.Main, s)
+	Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+	Expect(d.Fill(device.Main, s, p, value)).To(Succeed())
+	g, err := d.EndCapture(device.Main, s)
 	Expect(err).NotTo(HaveOccurred())
 	return g
 }

@@ -4,31 +4,31 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // countingRuns is a device that counts the runs and the single fills that reach it.
 type countingRuns struct {
-	runtime.Device
+	device.Device
 	runs, fills int
 }
 
-func (c *countingRuns) EnqueueKernels(t runtime.Thread, s runtime.Stream, ks []runtime.Kernel) (int, error) {
+func (c *countingRuns) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
 	c.runs++
-	return runtime.EnqueueKernels(c.Device, t, s, ks)
+	return device.EnqueueKernels(c.Device, t, s, ks)
 }
 
-func (c *countingRuns) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, v byte) error {
+func (c *countingRuns) Fill(t device.Thread, s device.Stream, dst device.Ptr, v byte) error {
 	c.fills++
 	return c.Device.Fill(t, s, dst, v)
 }
 
 var _ = Describe("a run of kernels through the guards (EnqueueKernels)", func() {
-	fills := func(p runtime.Ptr, n int) []runtime.Kernel {
-		ks := make([]runtime.Kernel, n)
+	fills := func(p device.Ptr, n int) []device.Kernel {
+		ks := make([]device.Kernel, n)
 		for i := range ks {
-			ks[i] = runtime.Kernel{Kind: runtime.KernelFill, Dst: p.Slice(int64(i)*16, 16), Value: byte(i + 1)}
+			ks[i] = device.Kernel{Kind: device.KernelFill, Dst: p.Slice(int64(i)*16, 16), Value: byte(i + 1)}
 		}
 		return ks
 	}
@@ -38,7 +38,7 @@ var _ = Describe("a run of kernels through the guards (EnqueueKernels)", func() 
 		d := guarded(inner, guard.Program)
 		s := stream(d)
 		x := malloc(d, 1024)
-		n, err := d.EnqueueKernels(runtime.Main, s, fills(x, 8))
+		n, err := d.EnqueueKernels(device.Main, s, fills(x, 8))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n).To(Equal(8))
 		Expect(inner.runs).To(Equal(1))
@@ -50,18 +50,18 @@ var _ = Describe("a run of kernels through the guards (EnqueueKernels)", func() 
 		d := guarded(inner, guard.Kernel)
 		origin, side := stream(d), stream(d)
 		x := malloc(d, 1024)
-		Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
-		n, err := d.EnqueueKernels(runtime.Main, side, fills(x, 4))
+		Expect(d.BeginCapture(device.Main, origin, device.Global)).To(Succeed())
+		n, err := d.EnqueueKernels(device.Main, side, fills(x, 4))
 		Expect(n).To(Equal(0))
 		expectRefused(err, "Fill")
 		Expect(inner.fills).To(Equal(0))
 
-		n, err = d.EnqueueKernels(runtime.Main, origin, fills(x, 4))
+		n, err = d.EnqueueKernels(device.Main, origin, fills(x, 4))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n).To(Equal(4))
 		Expect(inner.runs).To(Equal(0), "never passed on as a run: each kernel went through the guard")
 		Expect(inner.fills).To(Equal(4))
-		_, err = d.EndCapture(runtime.Main, origin)
+		_, err = d.EndCapture(device.Main, origin)
 		Expect(err).NotTo(HaveOccurred())
 	})
 })

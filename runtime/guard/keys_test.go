@@ -7,22 +7,22 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // noIDs wraps a device whose CaptureInfo cannot name a capture: while fail is set it fails, as a
 // platform that cannot answer does; while zero is set it answers with capture ID 0, as a platform
 // without numeric capture IDs (ACL's model handles) might.
 type noIDs struct {
-	runtime.Device
+	device.Device
 	fail, zero atomic.Bool
 }
 
-func (n *noIDs) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+func (n *noIDs) CaptureInfo(t device.Thread, s device.Stream) (device.CaptureInfo, error) {
 	if n.fail.Load() {
-		return runtime.CaptureInfo{}, &runtime.Error{Backend: "noids", Op: "CaptureInfo", Class: runtime.ClassNotSupported, Detail: "no capture info"}
+		return device.CaptureInfo{}, &device.Error{Backend: "noids", Op: "CaptureInfo", Class: device.ClassNotSupported, Detail: "no capture info"}
 	}
 	info, err := n.Device.CaptureInfo(t, s)
 	if n.zero.Load() {
@@ -41,11 +41,11 @@ func openSim(profile string) *sim.Device {
 	return dev.(*sim.Device)
 }
 
-func capturing(d runtime.Device, s runtime.Stream) bool {
+func capturing(d device.Device, s device.Stream) bool {
 	GinkgoHelper()
-	info, err := d.CaptureInfo(runtime.Main, s)
+	info, err := d.CaptureInfo(device.Main, s)
 	Expect(err).NotTo(HaveOccurred())
-	return info.Status != runtime.CaptureNone
+	return info.Status != device.CaptureNone
 }
 
 var _ = Describe("Captures the platform reports no ID for", func() {
@@ -56,8 +56,8 @@ var _ = Describe("Captures the platform reports no ID for", func() {
 					inner *sim.Device
 					w     *noIDs
 					d     *guard.Device
-					a, b  runtime.Stream
-					x     runtime.Ptr
+					a, b  device.Stream
+					x     device.Ptr
 				)
 
 				BeforeEach(func() {
@@ -73,45 +73,45 @@ var _ = Describe("Captures the platform reports no ID for", func() {
 					x = malloc(d, 1024)
 					// Relaxed: on CUDA, ending one of two Global or ThreadLocal captures of a thread
 					// fails, its graph's instantiation refused (measured on an H200).
-					Expect(d.BeginCapture(runtime.Main, a, runtime.Relaxed)).To(Succeed())
-					Expect(d.BeginCapture(runtime.Main, b, runtime.Relaxed)).To(Succeed())
+					Expect(d.BeginCapture(device.Main, a, device.Relaxed)).To(Succeed())
+					Expect(d.BeginCapture(device.Main, b, device.Relaxed)).To(Succeed())
 				})
 
 				It("watches both, and ending one leaves the other watched", func() {
-					_, err := d.Malloc(runtime.Main, 512)
+					_, err := d.Malloc(device.Main, 512)
 					e := expectRefused(err, "Malloc")
 					Expect(e.Detail).To(And(ContainSubstring("origin "+a.String()), ContainSubstring("origin "+b.String())))
 
-					_, err = d.EndCapture(runtime.Main, b)
+					_, err = d.EndCapture(device.Main, b)
 					Expect(err).NotTo(HaveOccurred())
 					Expect(capturing(inner, a)).To(BeTrue(), "the platform still captures on a")
 					before := inner.Counters()
-					_, err = d.Malloc(runtime.Main, 512)
+					_, err = d.Malloc(device.Main, 512)
 					e = expectRefused(err, "Malloc")
 					Expect(e.Detail).To(And(ContainSubstring("origin "+a.String()), Not(ContainSubstring("origin "+b.String()))))
-					expectRefused(d.Free(runtime.Main, x), "Free")
+					expectRefused(d.Free(device.Main, x), "Free")
 					Expect(inner.Counters()).To(Equal(before))
 
-					_, err = d.EndCapture(runtime.Main, a)
+					_, err = d.EndCapture(device.Main, a)
 					Expect(err).NotTo(HaveOccurred())
 					malloc(d, 512)
-					Expect(d.Free(runtime.Main, x)).To(Succeed())
+					Expect(d.Free(device.Main, x)).To(Succeed())
 				})
 
 				It("ends them in either order", func() {
-					_, err := d.EndCapture(runtime.Main, a)
+					_, err := d.EndCapture(device.Main, a)
 					Expect(err).NotTo(HaveOccurred())
-					_, err = d.Malloc(runtime.Main, 512)
+					_, err = d.Malloc(device.Main, 512)
 					e := expectRefused(err, "Malloc")
 					Expect(e.Detail).To(ContainSubstring("origin " + b.String()))
-					_, err = d.EndCapture(runtime.Main, b)
+					_, err = d.EndCapture(device.Main, b)
 					Expect(err).NotTo(HaveOccurred())
 					malloc(d, 512)
 				})
 
 				It("refuses destroying the origin of one, with no side effect", func() {
 					before := inner.Counters()
-					e := expectRefused(d.DestroyStream(runtime.Main, a), "DestroyStream")
+					e := expectRefused(d.DestroyStream(device.Main, a), "DestroyStream")
 					Expect(e.Detail).To(ContainSubstring("origin " + a.String()))
 					Expect(inner.Counters()).To(Equal(before))
 					Expect(capturing(inner, a)).To(BeTrue())
@@ -127,11 +127,11 @@ var _ = Describe("Captures the platform reports no ID for", func() {
 			d := guarded(w, guard.Kernel)
 			s := stream(d)
 			w.fail.Store(true)
-			Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+			Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
 			w.fail.Store(false) // the platform answers again, with an ID the guard never learnt
-			_, err := d.EndCapture(runtime.Other, s)
-			expectClass(err, runtime.ClassWrongThread, "EndCapture")
-			_, err = d.Malloc(runtime.Main, 512)
+			_, err := d.EndCapture(device.Other, s)
+			expectClass(err, device.ClassWrongThread, "EndCapture")
+			_, err = d.Malloc(device.Main, 512)
 			if capturing(inner, s) {
 				expectRefused(err, "Malloc")
 			} else {
@@ -146,8 +146,8 @@ var _ = Describe("Captures the platform reports no ID for", func() {
 		w.fail.Store(true)
 		d := guarded(w, guard.Kernel)
 		s, other := stream(d), stream(d)
-		Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-		e := expectRefused(d.DestroyStream(runtime.Main, other), "DestroyStream")
+		Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+		e := expectRefused(d.DestroyStream(device.Main, other), "DestroyStream")
 		Expect(e.Detail).To(ContainSubstring("cannot be established"))
 		Expect(inner.Counters().LiveStreams).To(Equal(int64(2)))
 	})
@@ -165,42 +165,42 @@ var _ = Describe("DestroyStream during a capture", func() {
 				s, other := stream(d), stream(d)
 				x := malloc(d, 1024)
 				write(d, x, 0)
-				Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-				Expect(d.Fill(runtime.Main, s, x, 0x5A)).To(Succeed())
+				Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+				Expect(d.Fill(device.Main, s, x, 0x5A)).To(Succeed())
 				before := inner.Counters()
-				e := expectRefused(d.DestroyStream(runtime.Main, s), "DestroyStream")
+				e := expectRefused(d.DestroyStream(device.Main, s), "DestroyStream")
 				Expect(e.Detail).To(And(ContainSubstring("capture #1"), ContainSubstring(s.String())))
 				Expect(inner.Counters()).To(Equal(before))
 				Expect(capturing(inner, s)).To(BeTrue(), "the capture goes on")
 
-				g, err := d.EndCapture(runtime.Main, s)
+				g, err := d.EndCapture(device.Main, s)
 				Expect(err).NotTo(HaveOccurred())
-				Expect(d.DestroyStream(runtime.Main, s)).To(Succeed())
-				Expect(d.Launch(runtime.Main, g, other)).To(Succeed())
-				Expect(d.SyncStream(runtime.Main, other)).To(Succeed())
+				Expect(d.DestroyStream(device.Main, s)).To(Succeed())
+				Expect(d.Launch(device.Main, g, other)).To(Succeed())
+				Expect(d.SyncStream(device.Main, other)).To(Succeed())
 				Expect(read(d, x)).To(Equal(filled(x, 0x5A)))
-				Expect(d.Fill(runtime.Main, other, x, 1)).To(Succeed())
-				Expect(d.Free(runtime.Main, malloc(d, 512))).To(Succeed())
-				Expect(d.Retire(runtime.Main)).To(Succeed())
+				Expect(d.Fill(device.Main, other, x, 1)).To(Succeed())
+				Expect(d.Free(device.Main, malloc(d, 512))).To(Succeed())
+				Expect(d.Retire(device.Main)).To(Succeed())
 			})
 
 			It("kernel mode: destroying a stream forked into the capture is refused; an unrelated one may go", func() {
 				d := guarded(inner, guard.Kernel)
 				origin, side, stray := stream(d), stream(d), stream(d)
 				fork, join := event(d), event(d)
-				Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
-				Expect(d.Record(runtime.Main, fork, origin)).To(Succeed())
-				Expect(d.Wait(runtime.Main, side, fork)).To(Succeed())
-				e := expectRefused(d.DestroyStream(runtime.Main, side), "DestroyStream")
+				Expect(d.BeginCapture(device.Main, origin, device.Global)).To(Succeed())
+				Expect(d.Record(device.Main, fork, origin)).To(Succeed())
+				Expect(d.Wait(device.Main, side, fork)).To(Succeed())
+				e := expectRefused(d.DestroyStream(device.Main, side), "DestroyStream")
 				Expect(e.Detail).To(And(ContainSubstring("capture #1"), ContainSubstring(side.String())))
 				Expect(capturing(inner, side)).To(BeTrue())
-				Expect(d.DestroyStream(runtime.Main, stray)).To(Succeed())
+				Expect(d.DestroyStream(device.Main, stray)).To(Succeed())
 
-				Expect(d.Record(runtime.Main, join, side)).To(Succeed())
-				Expect(d.Wait(runtime.Main, origin, join)).To(Succeed())
-				_, err := d.EndCapture(runtime.Main, origin)
+				Expect(d.Record(device.Main, join, side)).To(Succeed())
+				Expect(d.Wait(device.Main, origin, join)).To(Succeed())
+				_, err := d.EndCapture(device.Main, origin)
 				Expect(err).NotTo(HaveOccurred())
-				Expect(d.DestroyStream(runtime.Main, side)).To(Succeed())
+				Expect(d.DestroyStream(device.Main, side)).To(Succeed())
 				malloc(d, 512)
 			})
 
@@ -208,13 +208,13 @@ var _ = Describe("DestroyStream during a capture", func() {
 				d := guarded(inner, guard.Program)
 				s, other := stream(d), stream(d)
 				e := event(d)
-				Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-				Expect(d.Record(runtime.Main, e, s)).To(Succeed())
+				Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+				Expect(d.Record(device.Main, e, s)).To(Succeed())
 				captures, forks := d.Watched()
 				Expect(captures).To(HaveLen(1))
 				Expect(forks).To(Equal(1))
 
-				Expect(d.DestroyStream(runtime.Main, s)).To(Succeed())
+				Expect(d.DestroyStream(device.Main, s)).To(Succeed())
 				captures, forks = d.Watched()
 				Expect(captures).To(BeEmpty())
 				Expect(forks).To(BeZero(), "the event no longer forks into anything")
@@ -225,10 +225,10 @@ var _ = Describe("DestroyStream during a capture", func() {
 				d := guarded(inner, guard.Program)
 				origin, side := stream(d), stream(d)
 				fork := event(d)
-				Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
-				Expect(d.Record(runtime.Main, fork, origin)).To(Succeed())
-				Expect(d.Wait(runtime.Main, side, fork)).To(Succeed())
-				Expect(d.DestroyStream(runtime.Main, side)).To(Succeed())
+				Expect(d.BeginCapture(device.Main, origin, device.Global)).To(Succeed())
+				Expect(d.Record(device.Main, fork, origin)).To(Succeed())
+				Expect(d.Wait(device.Main, side, fork)).To(Succeed())
+				Expect(d.DestroyStream(device.Main, side)).To(Succeed())
 				Expect(capturing(inner, origin)).To(BeFalse(), "the simulator ends a capture when one of its streams is destroyed")
 				captures, forks := d.Watched()
 				Expect(captures).To(BeEmpty())
@@ -238,8 +238,8 @@ var _ = Describe("DestroyStream during a capture", func() {
 			It("kernel mode without the capture watch (negative control): the destroy goes through and is forgotten", func() {
 				d := guarded(inner, guard.Kernel, guard.Disabled{CaptureWatch: true})
 				s := stream(d)
-				Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-				Expect(d.DestroyStream(runtime.Main, s)).To(Succeed())
+				Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+				Expect(d.DestroyStream(device.Main, s)).To(Succeed())
 				captures, _ := d.Watched()
 				Expect(captures).To(BeEmpty())
 			})

@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -31,7 +31,7 @@ var _ = Describe("ExecutionModeLatch", func() {
 		func(held, other guard.Mode) {
 			var l guard.Latch
 			Expect(l.Latch(held)).To(Succeed())
-			e := expectClass(l.Latch(other), runtime.ClassInvalidState, "Latch")
+			e := expectClass(l.Latch(other), device.ClassInvalidState, "Latch")
 			Expect(e.Detail).To(ContainSubstring(held.String()))
 			Expect(l.Mode()).To(Equal(held))
 		},
@@ -42,8 +42,8 @@ var _ = Describe("ExecutionModeLatch", func() {
 	It("has no unlatch", func() {
 		var l guard.Latch
 		Expect(l.Latch(guard.Kernel)).To(Succeed())
-		expectClass(l.Latch(guard.Unlatched), runtime.ClassInvalidValue, "Latch")
-		expectClass(l.Latch(guard.Mode(9)), runtime.ClassInvalidValue, "Latch")
+		expectClass(l.Latch(guard.Unlatched), device.ClassInvalidValue, "Latch")
+		expectClass(l.Latch(guard.Mode(9)), device.ClassInvalidValue, "Latch")
 		Expect(l.Mode()).To(Equal(guard.Kernel))
 	})
 
@@ -70,18 +70,18 @@ var _ = Describe("ExecutionModeLatch", func() {
 		d := guarded(newFake(), guard.Kernel)
 		Expect(d.Mode()).To(Equal(guard.Kernel))
 		Expect(d.Latch(guard.Kernel)).To(Succeed())
-		expectClass(d.Latch(guard.Program), runtime.ClassInvalidState, "Latch")
+		expectClass(d.Latch(guard.Program), device.ClassInvalidState, "Latch")
 		Expect(d.Mode()).To(Equal(guard.Kernel))
 
 		p := guarded(newFake(), guard.Program)
-		expectClass(p.Latch(guard.Kernel), runtime.ClassInvalidState, "Latch")
+		expectClass(p.Latch(guard.Kernel), device.ClassInvalidState, "Latch")
 		Expect(p.Mode()).To(Equal(guard.Program))
 	})
 
 	It("refuses to build a Device without a mode or an inner device", func() {
 		_, err := guard.New(newFake(), guard.Unlatched)
-		expectClass(err, runtime.ClassInvalidValue, "Latch")
+		expectClass(err, device.ClassInvalidValue, "Latch")
 		_, err = guard.New(nil, guard.Kernel)
-		expectClass(err, runtime.ClassInvalidValue, "New")
+		expectClass(err, device.ClassInvalidValue, "New")
 	})
 })

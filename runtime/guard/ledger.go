@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/internal/addrmap"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // allocation is one live block the guard saw allocated.
 type allocation struct {
-	ptr runtime.Ptr
+	ptr device.Ptr
 	// gen grows with every allocation made through the Device, so a free and a re-allocation at
 	// the same address is told apart from the original.
 	gen uint64
@@ -25,7 +25,7 @@ type ledger struct {
 
 // add enters a new allocation with the next generation. Two live blocks cannot share an address:
 // one already there was freed behind the guard's back, and is replaced.
-func (l *ledger) add(p runtime.Ptr) allocation {
+func (l *ledger) add(p device.Ptr) allocation {
 	l.nextGen++
 	a := allocation{ptr: p, gen: l.nextGen}
 	l.live.Put(p.Addr, a)
@@ -36,7 +36,7 @@ func (l *ledger) add(p runtime.Ptr) allocation {
 func (l *ledger) remove(addr uint64) { l.live.Delete(addr) }
 
 // containing returns the live allocation that holds all of r.
-func (l *ledger) containing(r runtime.Ptr) (allocation, bool) {
+func (l *ledger) containing(r device.Ptr) (allocation, bool) {
 	_, a, ok := l.live.Floor(r.Addr)
 	// r.End() < r.Addr would be an overflowing range: never inside anything.
 	if ok && r.End() >= r.Addr && a.ptr.Contains(r) {
@@ -47,7 +47,7 @@ func (l *ledger) containing(r runtime.Ptr) (allocation, bool) {
 
 // overlapping returns the live allocations that share a byte with r, for telling what holds a stale
 // range now.
-func (l *ledger) overlapping(r runtime.Ptr) []allocation {
+func (l *ledger) overlapping(r device.Ptr) []allocation {
 	var out []allocation
 	for _, a := range l.live.All() {
 		if a.ptr.Overlaps(r) {
@@ -60,7 +60,7 @@ func (l *ledger) overlapping(r runtime.Ptr) []allocation {
 // capturedRange is a range a captured op touches, with the generation of the allocation that held
 // it at capture (0: none the guard made), and whether the op writes it.
 type capturedRange struct {
-	ptr   runtime.Ptr
+	ptr   device.Ptr
 	gen   uint64
 	write bool
 }
@@ -79,8 +79,8 @@ type capture struct {
 	// id is the platform's capture ID (CaptureInfo's ID), used only to match streams; 0 when the
 	// platform did not report one.
 	id     uint64
-	origin runtime.Stream
-	mode   runtime.CaptureMode
+	origin device.Stream
+	mode   device.CaptureMode
 	// ranges are what the capture's ops touched, in order, repeats included until the end
 	// (distinct).
 	ranges []capturedRange
@@ -94,7 +94,7 @@ func (c *capture) String() string {
 }
 
 // touch records the ranges a captured op reads or writes, with the generation that holds each now.
-func (c *capture) touch(l *ledger, write bool, ptrs ...runtime.Ptr) {
+func (c *capture) touch(l *ledger, write bool, ptrs ...device.Ptr) {
 	for _, p := range ptrs {
 		if p.Bytes <= 0 {
 			continue
@@ -158,7 +158,7 @@ func compareBool(a, b bool) int {
 
 // stale explains why r may not be replayed, or returns "" when it is still resident. holder names
 // who holds an allocation now ("" when no one in particular); free says where a freed range lies.
-func (l *ledger) stale(r capturedRange, holder func(allocation) string, free func(runtime.Ptr) string) string {
+func (l *ledger) stale(r capturedRange, holder func(allocation) string, free func(device.Ptr) string) string {
 	if r.gen == 0 {
 		return fmt.Sprintf("captured range %v: the guard cannot vouch for it", r)
 	}

@@ -2,10 +2,11 @@ package guard
 
 import (
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"sync/atomic"
 
+	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/internal/enum"
-	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Mode is a context's execution identity.
@@ -33,11 +34,11 @@ type Latch struct {
 }
 
 // Latch latches m. Latching the held mode again is a no-op; latching the other mode is refused
-// with class runtime.ClassInvalidState and leaves the held mode unchanged. Unlatched and unknown
-// values are not modes to latch (class runtime.ClassInvalidValue): there is no unlatch.
+// with class device.ClassInvalidState and leaves the held mode unchanged. Unlatched and unknown
+// values are not modes to latch (class device.ClassInvalidValue): there is no unlatch.
 func (l *Latch) Latch(m Mode) error {
 	if m != Program && m != Kernel {
-		return guardError(runtime.ClassInvalidValue, "Latch", "cannot latch %v: a context latches program or kernel, and there is no unlatch", m)
+		return guardError(device.ClassInvalidValue, "Latch", "cannot latch %v: a context latches program or kernel, and there is no unlatch", m)
 	}
 	if l.mode.CompareAndSwap(uint32(Unlatched), uint32(m)) {
 		return nil
@@ -47,22 +48,18 @@ func (l *Latch) Latch(m Mode) error {
 		return nil
 	}
 	// A context that changed identity would carry buffers and captures made under the other rules.
-	return guardError(runtime.ClassInvalidState, "Latch", "context is latched in %v mode; it cannot become %v", held, m)
+	return guardError(device.ClassInvalidState, "Latch", "context is latched in %v mode; it cannot become %v", held, m)
 }
 
 // Mode returns the latched mode, Unlatched before the first successful Latch.
 func (l *Latch) Mode() Mode { return Mode(l.mode.Load()) }
 
-// Backend is the Backend of every error the guard raises itself (refusals, misuse of its API); the
-// platform's errors pass through with their own.
-const Backend = "guard"
-
 // guardError builds an error raised by the guard itself, never by the platform.
-func guardError(class runtime.Class, op, format string, args ...any) *runtime.Error {
-	return &runtime.Error{Backend: Backend, Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
+func guardError(class device.Class, op, format string, args ...any) *device.Error {
+	return &device.Error{Backend: runtime.GuardBackend, Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
 }
 
 // refusal builds a guard refusal: nothing was done.
-func refusal(op, format string, args ...any) *runtime.Error {
-	return guardError(runtime.ClassRefused, op, format, args...)
+func refusal(op, format string, args ...any) *device.Error {
+	return guardError(device.ClassRefused, op, format, args...)
 }

@@ -5,34 +5,34 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // pool is a caching allocator over one segment the runtime reserved from the device: allocations
 // and frees are served from the segment with no device call, as PyTorch's caching allocator and
 // the memory pools of inference runtimes serve tensors.
 //
-// Policy: a request is rounded up to runtime.PoolGranularity and served from the smallest free block that
+// Policy: a request is rounded up to device.PoolGranularity and served from the smallest free block that
 // holds it, the lowest address among equals (best fit); what is left of that block stays free
 // after it. A freed block goes back to the pool and merges with the free blocks on either side, so
 // the next request it fits is served at its address.
 type pool struct {
 	name    string
-	host    runtime.HostMemory // 0: device memory
-	segment runtime.Ptr
+	host    device.HostMemory // 0: device memory
+	segment device.Ptr
 	blocks  []poolBlock // cover the segment in address order
 }
 
 type poolBlock struct {
 	addr uint64
-	size int64       // a multiple of runtime.PoolGranularity
-	used runtime.Ptr // what the caller asked for; zero for a free block
+	size int64      // a multiple of device.PoolGranularity
+	used device.Ptr // what the caller asked for; zero for a free block
 }
 
 func (b poolBlock) free() bool { return b.used.IsZero() }
 
-func newPool(name string, host runtime.HostMemory, segment runtime.Ptr) *pool {
-	size := segment.Bytes / runtime.PoolGranularity * runtime.PoolGranularity
+func newPool(name string, host device.HostMemory, segment device.Ptr) *pool {
+	size := segment.Bytes / device.PoolGranularity * device.PoolGranularity
 	return &pool{name: name, host: host, segment: segment, blocks: []poolBlock{{addr: segment.Addr, size: size}}}
 }
 
@@ -45,8 +45,8 @@ func (p *pool) String() string {
 }
 
 // alloc serves bytes (> 0) by best fit, or returns false when no free block holds it.
-func (p *pool) alloc(bytes int64) (runtime.Ptr, bool) {
-	need := (bytes + runtime.PoolGranularity - 1) / runtime.PoolGranularity * runtime.PoolGranularity
+func (p *pool) alloc(bytes int64) (device.Ptr, bool) {
+	need := (bytes + device.PoolGranularity - 1) / device.PoolGranularity * device.PoolGranularity
 	best := -1
 	for i, b := range p.blocks {
 		if b.free() && b.size >= need && (best < 0 || b.size < p.blocks[best].size) {
@@ -54,10 +54,10 @@ func (p *pool) alloc(bytes int64) (runtime.Ptr, bool) {
 		}
 	}
 	if best < 0 {
-		return runtime.Ptr{}, false
+		return device.Ptr{}, false
 	}
 	b := p.blocks[best]
-	ptr := runtime.Ptr{Addr: b.addr, Bytes: bytes}
+	ptr := device.Ptr{Addr: b.addr, Bytes: bytes}
 	p.blocks[best] = poolBlock{addr: b.addr, size: need, used: ptr}
 	if rest := b.size - need; rest > 0 {
 		p.blocks = slices.Insert(p.blocks, best+1, poolBlock{addr: b.addr + uint64(need), size: rest})
@@ -66,12 +66,12 @@ func (p *pool) alloc(bytes int64) (runtime.Ptr, bool) {
 }
 
 // free returns the block ptr is exactly to the pool and merges it with its free neighbours.
-func (p *pool) free(ptr runtime.Ptr) bool {
+func (p *pool) free(ptr device.Ptr) bool {
 	i, found := slices.BinarySearchFunc(p.blocks, ptr.Addr, func(b poolBlock, addr uint64) int { return cmp.Compare(b.addr, addr) })
 	if !found || p.blocks[i].used != ptr {
 		return false
 	}
-	p.blocks[i].used = runtime.Ptr{}
+	p.blocks[i].used = device.Ptr{}
 	if i+1 < len(p.blocks) && p.blocks[i+1].free() {
 		p.blocks[i].size += p.blocks[i+1].size
 		p.blocks = slices.Delete(p.blocks, i+1, i+2)
@@ -98,24 +98,24 @@ func (p *pool) largestFree() int64 {
 // inner Malloc when host is 0, host memory through AllocHost otherwise. The segment is the pool's
 // only allocator call: PoolAlloc and PoolFree serve blocks from it. In kernel mode it is refused
 // while a capture is active, like every allocator call.
-func (d *Device) ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error {
+func (d *Device) ReservePool(t device.Thread, name string, bytes int64, host device.HostMemory) error {
 	const op = "ReservePool"
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
 	case name == "":
-		return guardError(runtime.ClassInvalidValue, op, "a pool needs a name")
+		return guardError(device.ClassInvalidValue, op, "a pool needs a name")
 	case d.pools[name] != nil:
-		return guardError(runtime.ClassInvalidValue, op, "%s is already reserved", d.pools[name])
-	case bytes < runtime.PoolGranularity:
-		return guardError(runtime.ClassInvalidValue, op, "pool %q: a segment of %d bytes holds no block of %d", name, bytes, runtime.PoolGranularity)
+		return guardError(device.ClassInvalidValue, op, "%s is already reserved", d.pools[name])
+	case bytes < device.PoolGranularity:
+		return guardError(device.ClassInvalidValue, op, "pool %q: a segment of %d bytes holds no block of %d", name, bytes, device.PoolGranularity)
 	case d.retired:
-		return guardError(runtime.ClassInvalidState, op, "the context is retired: pool %q cannot be reserved", name)
+		return guardError(device.ClassInvalidState, op, "the context is retired: pool %q cannot be reserved", name)
 	}
 	if err := d.watchAllocator(op); err != nil {
 		return err
 	}
-	var seg runtime.Ptr
+	var seg device.Ptr
 	var err error
 	if host == 0 {
 		seg, err = d.inner.Malloc(t, bytes)
@@ -132,24 +132,24 @@ func (d *Device) ReservePool(t runtime.Thread, name string, bytes int64, host ru
 // PoolAlloc serves bytes from the named pool with no device call, and enters the block into the
 // residency ledger as an allocation of its own: a block freed and handed out again is a new
 // generation. In kernel mode it is refused while a capture is active. A pool with no free block
-// large enough fails with class runtime.ClassOutOfMemory, changing nothing.
-func (d *Device) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.Ptr, error) {
+// large enough fails with class device.ClassOutOfMemory, changing nothing.
+func (d *Device) PoolAlloc(t device.Thread, name string, bytes int64) (device.Ptr, error) {
 	const op = "PoolAlloc"
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	p, err := d.pool(op, name)
 	if err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	if bytes <= 0 {
-		return runtime.Ptr{}, guardError(runtime.ClassInvalidValue, op, "%v: cannot allocate %d bytes", p, bytes)
+		return device.Ptr{}, guardError(device.ClassInvalidValue, op, "%v: cannot allocate %d bytes", p, bytes)
 	}
 	if err := d.watchAllocator(op); err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	ptr, ok := p.alloc(bytes)
 	if !ok {
-		return runtime.Ptr{}, guardError(runtime.ClassOutOfMemory, op, "%v has no free block of %d bytes (the largest free block has %d): size the pool for the blocks live at once",
+		return device.Ptr{}, guardError(device.ClassOutOfMemory, op, "%v has no free block of %d bytes (the largest free block has %d): size the pool for the blocks live at once",
 			p, bytes, p.largestFree())
 	}
 	d.ledger.add(ptr)
@@ -158,7 +158,7 @@ func (d *Device) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.
 
 // PoolFree returns the block ptr to the named pool, with no device call. In kernel mode it is
 // refused while a capture is active.
-func (d *Device) PoolFree(t runtime.Thread, name string, ptr runtime.Ptr) error {
+func (d *Device) PoolFree(t device.Thread, name string, ptr device.Ptr) error {
 	const op = "PoolFree"
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -170,7 +170,7 @@ func (d *Device) PoolFree(t runtime.Thread, name string, ptr runtime.Ptr) error 
 		return err
 	}
 	if !p.free(ptr) {
-		return guardError(runtime.ClassInvalidValue, op, "%v is not a block %v has handed out", ptr, p)
+		return guardError(device.ClassInvalidValue, op, "%v is not a block %v has handed out", ptr, p)
 	}
 	d.ledger.remove(ptr.Addr)
 	return nil
@@ -179,13 +179,13 @@ func (d *Device) PoolFree(t runtime.Thread, name string, ptr runtime.Ptr) error 
 func (d *Device) pool(op, name string) (*pool, error) {
 	p := d.pools[name]
 	if p == nil {
-		return nil, guardError(runtime.ClassInvalidValue, op, "no pool %q is reserved", name)
+		return nil, guardError(device.ClassInvalidValue, op, "no pool %q is reserved", name)
 	}
 	return p, nil
 }
 
 // poolAt names the pool whose segment holds r, for refusal details.
-func (d *Device) poolAt(r runtime.Ptr) *pool {
+func (d *Device) poolAt(r device.Ptr) *pool {
 	for _, p := range d.pools {
 		if p.segment.Contains(r) {
 			return p
@@ -195,7 +195,7 @@ func (d *Device) poolAt(r runtime.Ptr) *pool {
 }
 
 // releasePools frees every pool's segment (the blocks die with it).
-func (d *Device) releasePools(t runtime.Thread) []error {
+func (d *Device) releasePools(t device.Thread) []error {
 	var errs []error
 	names := make([]string, 0, len(d.pools))
 	for name := range d.pools {

@@ -4,14 +4,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
-func poolAlloc(d *guard.Device, pool string, n int64) runtime.Ptr {
+func poolAlloc(d *guard.Device, pool string, n int64) device.Ptr {
 	GinkgoHelper()
-	p, err := d.PoolAlloc(runtime.Main, pool, n)
+	p, err := d.PoolAlloc(device.Main, pool, n)
 	Expect(err).NotTo(HaveOccurred())
 	return p
 }
@@ -22,7 +22,7 @@ var _ = Describe("Pools", func() {
 
 	It("reserve one segment and serve blocks from it with no device call, best fit, rounded to 512 bytes", func() {
 		d := guarded(inner, guard.Program)
-		Expect(d.ReservePool(runtime.Main, "cache", 8192, 0)).To(Succeed())
+		Expect(d.ReservePool(device.Main, "cache", 8192, 0)).To(Succeed())
 		base := inner.Counters()
 		a := poolAlloc(d, "cache", 1000) // a block of 1024
 		b := poolAlloc(d, "cache", 512)
@@ -31,11 +31,11 @@ var _ = Describe("Pools", func() {
 		Expect(c.Addr).To(Equal(b.Addr + 512))
 		Expect(inner.Counters().Mallocs).To(Equal(base.Mallocs), "no device allocation")
 
-		Expect(d.PoolFree(runtime.Main, "cache", a)).To(Succeed())
+		Expect(d.PoolFree(device.Main, "cache", a)).To(Succeed())
 		small := poolAlloc(d, "cache", 600)
 		Expect(small.Addr).To(Equal(a.Addr), "the freed block is the best fit for the next request it holds")
-		Expect(d.PoolFree(runtime.Main, "cache", b)).To(Succeed())
-		Expect(d.PoolFree(runtime.Main, "cache", small)).To(Succeed())
+		Expect(d.PoolFree(device.Main, "cache", b)).To(Succeed())
+		Expect(d.PoolFree(device.Main, "cache", small)).To(Succeed())
 		merged := poolAlloc(d, "cache", 1536)
 		Expect(merged.Addr).To(Equal(a.Addr), "freed neighbours merge into one block")
 		Expect(inner.Counters().Mallocs).To(Equal(base.Mallocs))
@@ -43,53 +43,53 @@ var _ = Describe("Pools", func() {
 
 	It("fail a request no free block holds with out-of-memory, changing nothing", func() {
 		d := guarded(inner, guard.Kernel)
-		Expect(d.ReservePool(runtime.Main, "small", 2048, 0)).To(Succeed())
+		Expect(d.ReservePool(device.Main, "small", 2048, 0)).To(Succeed())
 		x := poolAlloc(d, "small", 1024)
 		_ = poolAlloc(d, "small", 512)
-		Expect(d.PoolFree(runtime.Main, "small", x)).To(Succeed())
-		_, err := d.PoolAlloc(runtime.Main, "small", 1536)
-		e := expectClass(err, runtime.ClassOutOfMemory, "PoolAlloc")
+		Expect(d.PoolFree(device.Main, "small", x)).To(Succeed())
+		_, err := d.PoolAlloc(device.Main, "small", 1536)
+		e := expectClass(err, device.ClassOutOfMemory, "PoolAlloc")
 		Expect(e.Detail).To(ContainSubstring("largest free block has 1024"))
 		Expect(poolAlloc(d, "small", 1024).Addr).To(Equal(x.Addr), "the failed request took nothing")
 	})
 
 	It("reject misuse: an unknown pool, a second reservation, a block it did not hand out", func() {
 		d := guarded(inner, guard.Program)
-		Expect(d.ReservePool(runtime.Main, "p", 4096, 0)).To(Succeed())
-		expectClass(d.ReservePool(runtime.Main, "p", 4096, 0), runtime.ClassInvalidValue, "ReservePool")
-		_, err := d.PoolAlloc(runtime.Main, "q", 512)
-		expectClass(err, runtime.ClassInvalidValue, "PoolAlloc")
+		Expect(d.ReservePool(device.Main, "p", 4096, 0)).To(Succeed())
+		expectClass(d.ReservePool(device.Main, "p", 4096, 0), device.ClassInvalidValue, "ReservePool")
+		_, err := d.PoolAlloc(device.Main, "q", 512)
+		expectClass(err, device.ClassInvalidValue, "PoolAlloc")
 		x := poolAlloc(d, "p", 512)
-		expectClass(d.PoolFree(runtime.Main, "p", x.Slice(0, 100)), runtime.ClassInvalidValue, "PoolFree")
-		Expect(d.PoolFree(runtime.Main, "p", x)).To(Succeed())
-		expectClass(d.PoolFree(runtime.Main, "p", x), runtime.ClassInvalidValue, "PoolFree")
+		expectClass(d.PoolFree(device.Main, "p", x.Slice(0, 100)), device.ClassInvalidValue, "PoolFree")
+		Expect(d.PoolFree(device.Main, "p", x)).To(Succeed())
+		expectClass(d.PoolFree(device.Main, "p", x), device.ClassInvalidValue, "PoolFree")
 	})
 
 	It("serve host memory from a host pool, and release every segment at retirement", func() {
 		d := guarded(inner, guard.Kernel)
-		Expect(d.ReservePool(runtime.Main, "dev", 4096, 0)).To(Succeed())
-		Expect(d.ReservePool(runtime.Main, "stage", 4096, runtime.Pinned)).To(Succeed())
+		Expect(d.ReservePool(device.Main, "dev", 4096, 0)).To(Succeed())
+		Expect(d.ReservePool(device.Main, "stage", 4096, device.Pinned)).To(Succeed())
 		h := poolAlloc(d, "stage", 512)
 		Expect(d.HostWrite(h, filled(h, 7))).To(Succeed(), "a block of a host pool is host memory")
 		c := inner.Counters()
 		Expect(c.LiveAllocs).To(Equal(int64(1)))
 		Expect(c.LiveHostAllocs).To(Equal(int64(1)))
-		Expect(d.Retire(runtime.Main)).To(Succeed())
+		Expect(d.Retire(device.Main)).To(Succeed())
 		c = inner.Counters()
 		Expect(c.LiveAllocs).To(BeZero())
 		Expect(c.LiveHostAllocs).To(BeZero())
-		expectClass(d.ReservePool(runtime.Main, "late", 4096, 0), runtime.ClassInvalidState, "ReservePool")
+		expectClass(d.ReservePool(device.Main, "late", 4096, 0), device.ClassInvalidState, "ReservePool")
 	})
 
 	Context("in kernel mode", func() {
 		// reuse captures a fill of a pool block, frees the block and hands it to a bystander.
-		reuse := func(d *guard.Device) (runtime.Graph, runtime.Stream, runtime.Ptr) {
+		reuse := func(d *guard.Device) (device.Graph, device.Stream, device.Ptr) {
 			GinkgoHelper()
-			Expect(d.ReservePool(runtime.Main, "cache", 8192, 0)).To(Succeed())
+			Expect(d.ReservePool(device.Main, "cache", 8192, 0)).To(Succeed())
 			s := stream(d)
 			x := poolAlloc(d, "cache", 1024)
 			g := captureFill(d, s, x, 0xAB)
-			Expect(d.PoolFree(runtime.Main, "cache", x)).To(Succeed())
+			Expect(d.PoolFree(device.Main, "cache", x)).To(Succeed())
 			bystander := poolAlloc(d, "cache", 1024)
 			Expect(bystander.Addr).To(Equal(x.Addr))
 			write(d, bystander, 0)
@@ -99,14 +99,14 @@ var _ = Describe("Pools", func() {
 		It("program mode replays into the block's next owner, silently", func() {
 			d := guarded(inner, guard.Program)
 			g, s, bystander := reuse(d)
-			Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
+			Expect(d.Launch(device.Main, g, s)).To(Succeed())
 			Expect(read(d, bystander)).To(Equal(filled(bystander, 0xAB)))
 		})
 
 		It("refuse the replay: a block handed out again is a new generation", func() {
 			d := guarded(inner, guard.Kernel)
 			g, s, bystander := reuse(d)
-			e := expectRefused(d.Launch(runtime.Main, g, s), "Launch")
+			e := expectRefused(d.Launch(device.Main, g, s), "Launch")
 			Expect(e.Detail).To(ContainSubstring("same address, different allocation"))
 			Expect(e.Detail).To(ContainSubstring(`a block of pool "cache"`))
 			Expect(read(d, bystander)).To(Equal(filled(bystander, 0)))
@@ -114,37 +114,37 @@ var _ = Describe("Pools", func() {
 
 		It("refuse the replay of a block freed back into the pool, naming the pool", func() {
 			d := guarded(inner, guard.Kernel)
-			Expect(d.ReservePool(runtime.Main, "cache", 8192, 0)).To(Succeed())
+			Expect(d.ReservePool(device.Main, "cache", 8192, 0)).To(Succeed())
 			s := stream(d)
 			x := poolAlloc(d, "cache", 1024)
 			g := captureFill(d, s, x, 0xAB)
-			Expect(d.PoolFree(runtime.Main, "cache", x)).To(Succeed())
-			e := expectRefused(d.Launch(runtime.Main, g, s), "Launch")
+			Expect(d.PoolFree(device.Main, "cache", x)).To(Succeed())
+			e := expectRefused(d.Launch(device.Main, g, s), "Launch")
 			Expect(e.Detail).To(ContainSubstring(`freed back in the free space of pool "cache"`))
 		})
 
 		It("negative control: without the residency check the reused block is replayed into", func() {
 			d := guarded(inner, guard.Kernel, guard.Disabled{Residency: true})
 			g, s, bystander := reuse(d)
-			Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
+			Expect(d.Launch(device.Main, g, s)).To(Succeed())
 			Expect(read(d, bystander)).To(Equal(filled(bystander, 0xAB)))
 		})
 
 		It("refuse pool allocations and frees while a capture is active", func() {
 			d := guarded(inner, guard.Kernel)
-			Expect(d.ReservePool(runtime.Main, "cache", 8192, 0)).To(Succeed())
+			Expect(d.ReservePool(device.Main, "cache", 8192, 0)).To(Succeed())
 			x := poolAlloc(d, "cache", 512)
 			s := stream(d)
-			Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-			_, err := d.PoolAlloc(runtime.Main, "cache", 512)
+			Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+			_, err := d.PoolAlloc(device.Main, "cache", 512)
 			expectRefused(err, "PoolAlloc")
-			expectRefused(d.PoolFree(runtime.Main, "cache", x), "PoolFree")
-			expectRefused(d.ReservePool(runtime.Main, "other", 4096, 0), "ReservePool")
-			_, err = d.AllocHost(runtime.Main, 512, runtime.Pageable)
+			expectRefused(d.PoolFree(device.Main, "cache", x), "PoolFree")
+			expectRefused(d.ReservePool(device.Main, "other", 4096, 0), "ReservePool")
+			_, err = d.AllocHost(device.Main, 512, device.Pageable)
 			expectRefused(err, "AllocHost")
-			_, err = d.EndCapture(runtime.Main, s)
+			_, err = d.EndCapture(device.Main, s)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(d.PoolFree(runtime.Main, "cache", x)).To(Succeed(), "the refused free changed nothing")
+			Expect(d.PoolFree(device.Main, "cache", x)).To(Succeed(), "the refused free changed nothing")
 		})
 	})
 })
@@ -155,30 +155,30 @@ var _ = Describe("Host memory through the guard", func() {
 		for _, mode := range []guard.Mode{guard.Program, guard.Kernel} {
 			d := guarded(inner, mode)
 			s := stream(d)
-			stage, err := d.AllocHost(runtime.Main, 512, runtime.Pinned)
+			stage, err := d.AllocHost(device.Main, 512, device.Pinned)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(d.HostWrite(stage, filled(stage, 1))).To(Succeed())
 			dst := malloc(d, 512)
-			Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-			Expect(d.Copy(runtime.Main, s, dst, stage)).To(Succeed())
-			g, err := d.EndCapture(runtime.Main, s)
+			Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+			Expect(d.Copy(device.Main, s, dst, stage)).To(Succeed())
+			g, err := d.EndCapture(device.Main, s)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(d.FreeHost(runtime.Main, stage)).To(Succeed())
-			other, err := d.AllocHost(runtime.Main, 512, runtime.Pinned)
+			Expect(d.FreeHost(device.Main, stage)).To(Succeed())
+			other, err := d.AllocHost(device.Main, 512, device.Pinned)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(other.Addr).To(Equal(stage.Addr))
 			Expect(d.HostWrite(other, filled(other, 9))).To(Succeed())
-			err = d.Launch(runtime.Main, g, s)
+			err = d.Launch(device.Main, g, s)
 			if mode == guard.Program {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(read(d, dst)).To(Equal(filled(dst, 9)), "the replay read the new owner's bytes")
 			} else {
 				expectRefused(err, "Launch")
 			}
-			Expect(d.FreeHost(runtime.Main, other)).To(Succeed())
-			Expect(d.Free(runtime.Main, dst)).To(Succeed())
-			Expect(d.DestroyGraph(runtime.Main, g)).To(Succeed())
-			Expect(d.DestroyStream(runtime.Main, s)).To(Succeed())
+			Expect(d.FreeHost(device.Main, other)).To(Succeed())
+			Expect(d.Free(device.Main, dst)).To(Succeed())
+			Expect(d.DestroyGraph(device.Main, g)).To(Succeed())
+			Expect(d.DestroyStream(device.Main, s)).To(Succeed())
 		}
 	})
 })
@@ -186,18 +186,18 @@ var _ = Describe("Host memory through the guard", func() {
 var _ = Describe("Replay isolation", func() {
 	var (
 		inner           *sim.Device
-		scratch, o1, o2 runtime.Ptr
+		scratch, o1, o2 device.Ptr
 	)
 	// graphs captures two graphs that each fill the shared scratch and copy it to their own output.
-	graphs := func(d *guard.Device) (g1, g2 runtime.Graph, s1, s2 runtime.Stream) {
+	graphs := func(d *guard.Device) (g1, g2 device.Graph, s1, s2 device.Stream) {
 		GinkgoHelper()
 		scratch, o1, o2 = malloc(d, 512), malloc(d, 512), malloc(d, 512)
 		s1, s2 = stream(d), stream(d)
-		capture := func(s runtime.Stream, v byte, out runtime.Ptr) runtime.Graph {
-			Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-			Expect(d.Fill(runtime.Main, s, scratch, v)).To(Succeed())
-			Expect(d.Copy(runtime.Main, s, out, scratch)).To(Succeed())
-			g, err := d.EndCapture(runtime.Main, s)
+		capture := func(s device.Stream, v byte, out device.Ptr) device.Graph {
+			Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+			Expect(d.Fill(device.Main, s, scratch, v)).To(Succeed())
+			Expect(d.Copy(device.Main, s, out, scratch)).To(Succeed())
+			g, err := d.EndCapture(device.Main, s)
 			Expect(err).NotTo(HaveOccurred())
 			return g
 		}
@@ -208,35 +208,35 @@ var _ = Describe("Replay isolation", func() {
 	It("program mode lets concurrent replays sharing memory race", func() {
 		d := guarded(inner, guard.Program)
 		g1, g2, s1, s2 := graphs(d)
-		Expect(d.Launch(runtime.Main, g1, s1)).To(Succeed())
-		Expect(d.Launch(runtime.Main, g2, s2)).To(Succeed())
-		Expect(d.SyncDevice(runtime.Main)).To(Succeed())
+		Expect(d.Launch(device.Main, g1, s1)).To(Succeed())
+		Expect(d.Launch(device.Main, g2, s2)).To(Succeed())
+		Expect(d.SyncDevice(device.Main)).To(Succeed())
 		Expect(read(d, o1)).To(Equal(filled(o1, 2)), "graph 1 copied graph 2's scratch")
 	})
 
 	It("kernel mode refuses the second launch while the first may still run, and names the shared range", func() {
 		d := guarded(inner, guard.Kernel)
 		g1, g2, s1, s2 := graphs(d)
-		Expect(d.Launch(runtime.Main, g1, s1)).To(Succeed())
-		e := expectRefused(d.Launch(runtime.Main, g2, s2), "Launch")
+		Expect(d.Launch(device.Main, g1, s1)).To(Succeed())
+		e := expectRefused(d.Launch(device.Main, g2, s2), "Launch")
 		Expect(e.Detail).To(ContainSubstring("may still be running"))
 		Expect(e.Detail).To(ContainSubstring(scratch.String()))
-		Expect(d.SyncDevice(runtime.Main)).To(Succeed())
+		Expect(d.SyncDevice(device.Main)).To(Succeed())
 		Expect(read(d, o1)).To(Equal(filled(o1, 1)))
 	})
 
 	It("kernel mode lets ordered launches through: same stream, after a sync, after a wait on an event", func() {
 		d := guarded(inner, guard.Kernel)
 		g1, g2, s1, s2 := graphs(d)
-		Expect(d.Launch(runtime.Main, g1, s1)).To(Succeed())
-		Expect(d.Launch(runtime.Main, g2, s1)).To(Succeed(), "one stream runs its launches in order")
-		Expect(d.SyncStream(runtime.Main, s1)).To(Succeed())
-		Expect(d.Launch(runtime.Main, g2, s2)).To(Succeed(), "s1's launches completed")
+		Expect(d.Launch(device.Main, g1, s1)).To(Succeed())
+		Expect(d.Launch(device.Main, g2, s1)).To(Succeed(), "one stream runs its launches in order")
+		Expect(d.SyncStream(device.Main, s1)).To(Succeed())
+		Expect(d.Launch(device.Main, g2, s2)).To(Succeed(), "s1's launches completed")
 		e := event(d)
-		Expect(d.Record(runtime.Main, e, s2)).To(Succeed())
-		Expect(d.Wait(runtime.Main, s1, e)).To(Succeed())
-		Expect(d.Launch(runtime.Main, g1, s1)).To(Succeed(), "the wait orders s2's launch before it")
-		Expect(d.SyncDevice(runtime.Main)).To(Succeed())
+		Expect(d.Record(device.Main, e, s2)).To(Succeed())
+		Expect(d.Wait(device.Main, s1, e)).To(Succeed())
+		Expect(d.Launch(device.Main, g1, s1)).To(Succeed(), "the wait orders s2's launch before it")
+		Expect(d.SyncDevice(device.Main)).To(Succeed())
 		Expect(read(d, o1)).To(Equal(filled(o1, 1)))
 		Expect(read(d, o2)).To(Equal(filled(o2, 2)))
 	})
@@ -244,9 +244,9 @@ var _ = Describe("Replay isolation", func() {
 	It("negative control: without the check the concurrent replays race", func() {
 		d := guarded(inner, guard.Kernel, guard.Disabled{ReplayIsolation: true})
 		g1, g2, s1, s2 := graphs(d)
-		Expect(d.Launch(runtime.Main, g1, s1)).To(Succeed())
-		Expect(d.Launch(runtime.Main, g2, s2)).To(Succeed())
-		Expect(d.SyncDevice(runtime.Main)).To(Succeed())
+		Expect(d.Launch(device.Main, g1, s1)).To(Succeed())
+		Expect(d.Launch(device.Main, g2, s2)).To(Succeed())
+		Expect(d.SyncDevice(device.Main)).To(Succeed())
 		Expect(read(d, o1)).To(Equal(filled(o1, 2)))
 	})
 })

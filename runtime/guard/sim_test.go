@@ -3,14 +3,15 @@ package guard_test
 import (
 	"context"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // The same hazards on the simulator, under both platform profiles: program mode shows the platform
@@ -33,16 +34,16 @@ var _ = Describe("On the simulator", func() {
 
 			// rebase captures a fill of a plain buffer, grows it, and puts a bystander of the old size
 			// where the graph still points. It returns the graph, the stream and the bystander.
-			rebase := func(d *guard.Device) (runtime.Graph, runtime.Stream, runtime.Ptr) {
+			rebase := func(d *guard.Device) (device.Graph, device.Stream, device.Ptr) {
 				GinkgoHelper()
 				s := stream(d)
-				x, _, err := d.Provision(runtime.Main, guard.Plain, "x", runtime.Ptr{}, 4096)
+				x, _, err := d.Provision(device.Main, runtime.Plain, "x", device.Ptr{}, 4096)
 				Expect(err).NotTo(HaveOccurred())
 				write(d, x, 0)
 				g := captureFill(d, s, x, 0xAB)
-				grown, served, err := d.Provision(runtime.Main, guard.Plain, "x", x, 8192)
+				grown, served, err := d.Provision(device.Main, runtime.Plain, "x", x, 8192)
 				Expect(err).NotTo(HaveOccurred())
-				Expect(served).To(Equal(guard.Rebased))
+				Expect(served).To(Equal(runtime.Rebased))
 				write(d, grown, 0)
 				bystander := malloc(d, 4096)
 				Expect(bystander.Addr).To(Equal(x.Addr), "the caching allocator hands the old block out again")
@@ -53,8 +54,8 @@ var _ = Describe("On the simulator", func() {
 			It("program mode: a replay after a re-base silently corrupts a bystander", func() {
 				d := guarded(inner, guard.Program)
 				g, s, bystander := rebase(d)
-				Expect(d.Launch(runtime.Main, g, s)).To(Succeed())
-				Expect(d.SyncStream(runtime.Main, s)).To(Succeed())
+				Expect(d.Launch(device.Main, g, s)).To(Succeed())
+				Expect(d.SyncStream(device.Main, s)).To(Succeed())
 				Expect(read(d, bystander)).To(Equal(filled(bystander, 0xAB)))
 			})
 
@@ -62,8 +63,8 @@ var _ = Describe("On the simulator", func() {
 				d := guarded(inner, guard.Kernel)
 				g, s, bystander := rebase(d)
 				before := inner.Counters()
-				expectRefused(d.Launch(runtime.Main, g, s), "Launch")
-				Expect(d.SyncStream(runtime.Main, s)).To(Succeed())
+				expectRefused(d.Launch(device.Main, g, s), "Launch")
+				Expect(d.SyncStream(device.Main, s)).To(Succeed())
 				Expect(read(d, bystander)).To(Equal(filled(bystander, 0)))
 				Expect(inner.Counters()).To(Equal(before))
 			})
@@ -73,23 +74,23 @@ var _ = Describe("On the simulator", func() {
 				s := stream(d)
 				x := malloc(d, 4096)
 				g := captureFill(d, s, x, 1)
-				Expect(d.Free(runtime.Main, x)).To(Succeed())
+				Expect(d.Free(device.Main, x)).To(Succeed())
 				Expect(malloc(d, 4096)).To(Equal(x))
-				expectRefused(d.Launch(runtime.Main, g, s), "Launch")
+				expectRefused(d.Launch(device.Main, g, s), "Launch")
 			})
 
 			It("kernel mode: malloc during a capture is refused and the capture goes on untouched", func() {
 				d := guarded(inner, guard.Kernel)
 				s := stream(d)
-				Expect(d.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
+				Expect(d.BeginCapture(device.Main, s, device.Global)).To(Succeed())
 				before := inner.Counters()
-				_, err := d.Malloc(runtime.Main, 512)
+				_, err := d.Malloc(device.Main, 512)
 				expectRefused(err, "Malloc")
 				Expect(inner.Counters()).To(Equal(before))
-				info, err := d.CaptureInfo(runtime.Main, s)
+				info, err := d.CaptureInfo(device.Main, s)
 				Expect(err).NotTo(HaveOccurred())
-				Expect(info.Status).To(Equal(runtime.CaptureActive), "no invalidation, whatever the platform would do")
-				_, err = d.EndCapture(runtime.Main, s)
+				Expect(info.Status).To(Equal(device.CaptureActive), "no invalidation, whatever the platform would do")
+				_, err = d.EndCapture(device.Main, s)
 				Expect(err).NotTo(HaveOccurred())
 			})
 
@@ -100,20 +101,20 @@ var _ = Describe("On the simulator", func() {
 				write(d, x, 0)
 				write(d, y, 0)
 				fork, join := event(d), event(d)
-				Expect(d.BeginCapture(runtime.Main, origin, runtime.Global)).To(Succeed())
-				expectRefused(d.Fill(runtime.Main, stray, x, 9), "Fill")
-				Expect(d.Record(runtime.Main, fork, origin)).To(Succeed())
-				Expect(d.Wait(runtime.Main, side, fork)).To(Succeed())
-				Expect(d.Fill(runtime.Main, side, y, 0x22)).To(Succeed())
-				Expect(d.Record(runtime.Main, join, side)).To(Succeed())
-				Expect(d.Wait(runtime.Main, origin, join)).To(Succeed())
-				Expect(d.Fill(runtime.Main, origin, x, 0x11)).To(Succeed())
-				g, err := d.EndCapture(runtime.Main, origin)
+				Expect(d.BeginCapture(device.Main, origin, device.Global)).To(Succeed())
+				expectRefused(d.Fill(device.Main, stray, x, 9), "Fill")
+				Expect(d.Record(device.Main, fork, origin)).To(Succeed())
+				Expect(d.Wait(device.Main, side, fork)).To(Succeed())
+				Expect(d.Fill(device.Main, side, y, 0x22)).To(Succeed())
+				Expect(d.Record(device.Main, join, side)).To(Succeed())
+				Expect(d.Wait(device.Main, origin, join)).To(Succeed())
+				Expect(d.Fill(device.Main, origin, x, 0x11)).To(Succeed())
+				g, err := d.EndCapture(device.Main, origin)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(read(d, x)).To(Equal(filled(x, 0)), "the refused fill did nothing")
 
-				Expect(d.Launch(runtime.Main, g, origin)).To(Succeed())
-				Expect(d.SyncStream(runtime.Main, origin)).To(Succeed())
+				Expect(d.Launch(device.Main, g, origin)).To(Succeed())
+				Expect(d.SyncStream(device.Main, origin)).To(Succeed())
 				Expect(read(d, x)).To(Equal(filled(x, 0x11)))
 				Expect(read(d, y)).To(Equal(filled(y, 0x22)))
 			})
@@ -122,22 +123,22 @@ var _ = Describe("On the simulator", func() {
 				d := guarded(inner, guard.Kernel)
 				base := inner.Counters()
 				inner.FailMalloc(2)
-				_, err := d.CommitBank(runtime.Main, []guard.Region{{Key: "a", Bytes: 4096}, {Key: "b", Bytes: 4096}})
-				expectClass(err, runtime.ClassOutOfMemory, "Malloc")
+				_, err := d.CommitBank(device.Main, []runtime.Region{{Key: "a", Bytes: 4096}, {Key: "b", Bytes: 4096}})
+				expectClass(err, device.ClassOutOfMemory, "Malloc")
 				Expect(inner.Counters().Leaks(base)).To(BeEmpty())
-				_, err = d.CommitBank(runtime.Main, []guard.Region{{Key: "a", Bytes: 4096}, {Key: "b", Bytes: 4096}})
+				_, err = d.CommitBank(device.Main, []runtime.Region{{Key: "a", Bytes: 4096}, {Key: "b", Bytes: 4096}})
 				Expect(err).NotTo(HaveOccurred())
-				Expect(d.Retire(runtime.Main)).To(Succeed())
+				Expect(d.Retire(device.Main)).To(Succeed())
 				Expect(inner.Counters().Leaks(base)).To(BeEmpty())
 			})
 
 			It("kernel mode: a refused retained growth leaves the buffer usable, also from the other thread", func() {
 				d := guarded(inner, guard.Kernel)
-				w, _, err := d.Provision(runtime.Main, guard.Retained, "w", runtime.Ptr{}, 2048)
+				w, _, err := d.Provision(device.Main, runtime.Retained, "w", device.Ptr{}, 2048)
 				Expect(err).NotTo(HaveOccurred())
 				write(d, w, 0x42)
 				before := inner.Counters()
-				_, _, err = d.Provision(runtime.Other, guard.Retained, "w", w, 4096)
+				_, _, err = d.Provision(device.Other, runtime.Retained, "w", w, 4096)
 				expectRefused(err, "Provision")
 				Expect(inner.Counters()).To(Equal(before))
 				Expect(read(d, w)).To(Equal(filled(w, 0x42)))
@@ -148,12 +149,12 @@ var _ = Describe("On the simulator", func() {
 				base := inner.Counters()
 				var wg sync.WaitGroup
 				errs := make(chan error, 2)
-				for _, t := range []runtime.Thread{runtime.Main, runtime.Other} {
+				for _, t := range []device.Thread{device.Main, device.Other} {
 					wg.Go(func() {
 						key := t.String()
-						var cur runtime.Ptr
+						var cur device.Ptr
 						for i := range 50 {
-							p, _, err := d.Provision(t, guard.Retained, key, cur, int64(512*(i+1)))
+							p, _, err := d.Provision(t, runtime.Retained, key, cur, int64(512*(i+1)))
 							if err != nil {
 								errs <- fmt.Errorf("%v: provision %d: %w", t, i, err)
 								return
@@ -176,7 +177,7 @@ var _ = Describe("On the simulator", func() {
 					Expect(err).NotTo(HaveOccurred())
 				}
 				Expect(inner.Counters().LiveAllocs - base.LiveAllocs).To(Equal(int64(2)))
-				Expect(d.Retire(runtime.Main)).To(Succeed())
+				Expect(d.Retire(device.Main)).To(Succeed())
 				Expect(inner.Counters().Leaks(base)).To(BeEmpty())
 			})
 		})

@@ -3,69 +3,17 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"slices"
 
-	"github.com/replaycheck/replaycheck/internal/enum"
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
-
-// Slot is a buffer's allocation point, as the probe language names it.
-type Slot uint8
-
-const (
-	// Plain is an ordinary allocation: it grows by free + malloc in both modes.
-	Plain Slot = iota
-	// Retained holds one buffer for the context's life: in kernel mode it is allocated once and
-	// never grown, released or freed.
-	Retained
-	// Arena is a region of an arena bank: in kernel mode a committed region is never re-based or
-	// released.
-	Arena
-)
-
-var slotNames = enum.New("slot", "slot", enum.Name(Plain, "plain"), enum.Name(Retained, "retained"), enum.Name(Arena, "arena"))
-
-// Slots lists every slot in order, in a fresh slice.
-func Slots() []Slot { return slotNames.Values() }
-
-func (s Slot) String() string { return slotNames.String(s) }
-
-// ParseSlot accepts the names String returns (the probe language's slot names).
-func ParseSlot(name string) (Slot, error) { return slotNames.Parse(name) }
-
-func (s Slot) valid() bool { return slotNames.Valid(s) }
-
-// Served says how a Provision was served.
-type Served uint8
-
-const (
-	// NotServed: the request was refused or failed.
-	NotServed Served = iota
-	// InPlace: no allocator call; the slot's address and size are unchanged.
-	InPlace
-	// Allocated: the first allocation of an empty slot.
-	Allocated
-	// Rebased: the old buffer was freed and a new one allocated; the address may have changed and
-	// the contents are not carried over.
-	Rebased
-)
-
-var servedNames = enum.New("served", "served",
-	enum.Name(NotServed, "not-served"), enum.Name(InPlace, "in-place"), enum.Name(Allocated, "allocated"), enum.Name(Rebased, "rebased"))
-
-func (s Served) String() string { return servedNames.String(s) }
-
-// Region is one arena region of a CommitBank call: its key and the capacity asked for.
-type Region struct {
-	Key   string
-	Bytes int64
-}
 
 // slotState is what one slot holds. A slot that holds nothing is not kept.
 type slotState struct {
-	slot Slot
+	slot runtime.Slot
 	key  string
-	ptr  runtime.Ptr
+	ptr  device.Ptr
 }
 
 // hold makes st's slot hold st's buffer, and drop empties the slot named key: every change of
@@ -116,13 +64,13 @@ func (d *Device) SlotsChangedSince(v uint64) (keys []string, now uint64, ok bool
 }
 
 // Holds reports what the slot named key holds: its kind and buffer. ok is false for an empty slot.
-func (d *Device) Holds(key string) (slot Slot, p runtime.Ptr, ok bool) {
+func (d *Device) Holds(key string) (slot runtime.Slot, p device.Ptr, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if st := d.slots[key]; st != nil {
 		return st.slot, st.ptr, true
 	}
-	return 0, runtime.Ptr{}, false
+	return 0, device.Ptr{}, false
 }
 
 // holderOf returns the slot holding the buffer that starts at addr, or nil.
@@ -135,13 +83,13 @@ func (d *Device) holderOf(addr uint64) *slotState {
 	return nil
 }
 
-// refuseRelease refuses, in kernel mode, to free what a Retained slot or committed Arena region
+// refuseRelease refuses, in kernel mode, to free what a runtime.Retained slot or committed runtime.Arena region
 // holds: a graph may hold its address for the context's whole life.
 func (d *Device) refuseRelease(op string, st *slotState) error {
 	switch {
-	case st.slot == Retained && d.guarding(d.off.RetainedSlot):
+	case st.slot == runtime.Retained && d.guarding(d.off.RetainedSlot):
 		return refusal(op, "retained slot %q holds %v for the context's life: kernel mode never frees it", st.key, st.ptr)
-	case st.slot == Arena && d.guarding(d.off.ArenaBank):
+	case st.slot == runtime.Arena && d.guarding(d.off.ArenaBank):
 		return refusal(op, "arena region %q is committed at %v: kernel mode never releases it", st.key, st.ptr)
 	}
 	return nil
@@ -149,36 +97,36 @@ func (d *Device) refuseRelease(op string, st *slotState) error {
 
 // lookup returns the state of the slot named key after checking that the caller's view of it (kind
 // and buffer) matches the guard's; a mismatch is the caller's bug, reported without side effect.
-func (d *Device) lookup(op string, slot Slot, key string, cur runtime.Ptr) (*slotState, error) {
+func (d *Device) lookup(op string, slot runtime.Slot, key string, cur device.Ptr) (*slotState, error) {
 	st := d.slots[key]
-	var held runtime.Ptr
+	var held device.Ptr
 	if st != nil {
 		if st.slot != slot {
-			return nil, guardError(runtime.ClassInvalidValue, op, "key %q names a %v slot, not a %v slot", key, st.slot, slot)
+			return nil, guardError(device.ClassInvalidValue, op, "key %q names a %v slot, not a %v slot", key, st.slot, slot)
 		}
 		held = st.ptr
 	}
 	if cur != held {
-		return nil, guardError(runtime.ClassInvalidValue, op, "%v slot %q holds %v, not %v", slot, key, describePtr(held), describePtr(cur))
+		return nil, guardError(device.ClassInvalidValue, op, "%v slot %q holds %v, not %v", slot, key, describePtr(held), describePtr(cur))
 	}
 	return st, nil
 }
 
-func describePtr(p runtime.Ptr) string {
+func describePtr(p device.Ptr) string {
 	if p.IsZero() {
 		return "nothing"
 	}
 	return p.String()
 }
 
-func checkRequest(op string, slot Slot, key string, bytes int64) error {
+func checkRequest(op string, slot runtime.Slot, key string, bytes int64) error {
 	switch {
-	case !slot.valid():
-		return guardError(runtime.ClassInvalidValue, op, "unknown %v", slot)
+	case !slot.Valid():
+		return guardError(device.ClassInvalidValue, op, "unknown %v", slot)
 	case key == "":
-		return guardError(runtime.ClassInvalidValue, op, "a %v slot needs a key", slot)
+		return guardError(device.ClassInvalidValue, op, "a %v slot needs a key", slot)
 	case bytes < 0:
-		return guardError(runtime.ClassInvalidValue, op, "%v slot %q: negative request of %d bytes", slot, key, bytes)
+		return guardError(device.ClassInvalidValue, op, "%v slot %q: negative request of %d bytes", slot, key, bytes)
 	}
 	return nil
 }
@@ -186,73 +134,73 @@ func checkRequest(op string, slot Slot, key string, bytes int64) error {
 // Provision is the growth and first-allocation path of the buffer held in the slot named key. cur
 // is what the caller holds there (the zero Ptr for an empty slot) and must match what the guard
 // holds. It returns the buffer to use and how the request was served; see the package doc for the
-// rules of each slot and mode. A refusal or an invalid request returns cur and NotServed and leaves
+// rules of each slot and mode. A refusal or an invalid request returns cur and runtime.NotServed and leaves
 // the slot, its buffer and the allocator as they were. A re-base whose allocation fails after the
 // free returns the zero Ptr: the slot is empty then, and the error says so.
-func (d *Device) Provision(t runtime.Thread, slot Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, Served, error) {
+func (d *Device) Provision(t device.Thread, slot runtime.Slot, key string, cur device.Ptr, bytes int64) (device.Ptr, runtime.Served, error) {
 	const op = "Provision"
 	if err := checkRequest(op, slot, key, bytes); err != nil {
-		return cur, NotServed, err
+		return cur, runtime.NotServed, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.retired {
-		return cur, NotServed, guardError(runtime.ClassInvalidState, op, "the context is retired: slot %q cannot be provisioned", key)
+		return cur, runtime.NotServed, guardError(device.ClassInvalidState, op, "the context is retired: slot %q cannot be provisioned", key)
 	}
 	st, err := d.lookup(op, slot, key, cur)
 	if err != nil {
-		return cur, NotServed, err
+		return cur, runtime.NotServed, err
 	}
-	if slot == Arena {
-		ptrs, served, err := d.commit(t, op, []Region{{Key: key, Bytes: bytes}})
+	if slot == runtime.Arena {
+		ptrs, served, err := d.commit(t, op, []runtime.Region{{Key: key, Bytes: bytes}})
 		if ptrs == nil {
-			return cur, NotServed, err
+			return cur, runtime.NotServed, err
 		}
 		// Published; err, if any, is about freeing the re-based block.
 		return ptrs[0], served[0], err
 	}
 	switch {
 	case st != nil && bytes <= st.ptr.Bytes:
-		return st.ptr, InPlace, nil
+		return st.ptr, runtime.InPlace, nil
 	case st == nil && bytes == 0:
-		return runtime.Ptr{}, InPlace, nil
-	case st != nil && slot == Retained && d.guarding(d.off.RetainedSlot):
+		return device.Ptr{}, runtime.InPlace, nil
+	case st != nil && slot == runtime.Retained && d.guarding(d.off.RetainedSlot):
 		// Refused ahead of the free: the buffer stays where a captured graph may expect it.
-		return cur, NotServed, refusal(op, "retained slot %q holds %v (capacity %d bytes); growth to %d bytes would re-base it: refused before anything was freed",
+		return cur, runtime.NotServed, refusal(op, "retained slot %q holds %v (capacity %d bytes); growth to %d bytes would re-base it: refused before anything was freed",
 			key, st.ptr, st.ptr.Bytes, bytes)
 	}
 	if err := d.watchAllocator(op); err != nil {
-		return cur, NotServed, err
+		return cur, runtime.NotServed, err
 	}
 	if st == nil {
 		p, err := d.inner.Malloc(t, bytes)
 		if err != nil {
-			return runtime.Ptr{}, NotServed, fmt.Errorf("%s: first allocation of %v slot %q (%d bytes): %w", op, slot, key, bytes, err)
+			return device.Ptr{}, runtime.NotServed, fmt.Errorf("%s: first allocation of %v slot %q (%d bytes): %w", op, slot, key, bytes, err)
 		}
 		d.ledger.add(p)
 		d.hold(&slotState{slot: slot, key: key, ptr: p})
-		return p, Allocated, nil
+		return p, runtime.Allocated, nil
 	}
 	if err := d.inner.Free(t, st.ptr); err != nil {
-		return cur, NotServed, fmt.Errorf("%s: re-base of %v slot %q: free of %v: %w", op, slot, key, st.ptr, err)
+		return cur, runtime.NotServed, fmt.Errorf("%s: re-base of %v slot %q: free of %v: %w", op, slot, key, st.ptr, err)
 	}
 	d.ledger.remove(st.ptr.Addr)
 	d.drop(key)
 	p, err := d.inner.Malloc(t, bytes)
 	if err != nil {
 		// Free + malloc cannot be undone: the slot is empty now, and the error says so.
-		return runtime.Ptr{}, NotServed, fmt.Errorf("%s: re-base of %v slot %q: freed %v, then the allocation of %d bytes failed; the slot is empty: %w",
+		return device.Ptr{}, runtime.NotServed, fmt.Errorf("%s: re-base of %v slot %q: freed %v, then the allocation of %d bytes failed; the slot is empty: %w",
 			op, slot, key, st.ptr, bytes, err)
 	}
 	d.ledger.add(p)
 	d.hold(&slotState{slot: slot, key: key, ptr: p})
-	return p, Rebased, nil
+	return p, runtime.Rebased, nil
 }
 
 // Release frees the buffer p held in the slot named key and empties the slot. In kernel mode a
-// Retained buffer and a committed Arena region are refused. Releasing an empty slot (p zero) does
+// runtime.Retained buffer and a committed runtime.Arena region are refused. Releasing an empty slot (p zero) does
 // nothing.
-func (d *Device) Release(t runtime.Thread, slot Slot, key string, p runtime.Ptr) error {
+func (d *Device) Release(t device.Thread, slot runtime.Slot, key string, p device.Ptr) error {
 	const op = "Release"
 	if err := checkRequest(op, slot, key, 0); err != nil {
 		return err
@@ -280,22 +228,22 @@ func (d *Device) Release(t runtime.Thread, slot Slot, key string, p runtime.Ptr)
 // CommitBank commits the arena regions and returns each region's buffer, in order (the zero Ptr for
 // a zero request on an uncommitted region). See the package doc for the rules; a refusal or a
 // failure changes no region, and a failure frees every allocation the call made.
-func (d *Device) CommitBank(t runtime.Thread, regions []Region) ([]runtime.Ptr, error) {
+func (d *Device) CommitBank(t device.Thread, regions []runtime.Region) ([]device.Ptr, error) {
 	const op = "CommitBank"
 	seen := map[string]bool{}
 	for _, r := range regions {
-		if err := checkRequest(op, Arena, r.Key, r.Bytes); err != nil {
+		if err := checkRequest(op, runtime.Arena, r.Key, r.Bytes); err != nil {
 			return nil, err
 		}
 		if seen[r.Key] {
-			return nil, guardError(runtime.ClassInvalidValue, op, "arena region %q is named twice", r.Key)
+			return nil, guardError(device.ClassInvalidValue, op, "arena region %q is named twice", r.Key)
 		}
 		seen[r.Key] = true
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.retired {
-		return nil, guardError(runtime.ClassInvalidState, op, "the context is retired: the bank cannot be committed")
+		return nil, guardError(device.ClassInvalidState, op, "the context is retired: the bank cannot be committed")
 	}
 	ptrs, _, err := d.commit(t, op, regions)
 	return ptrs, err
@@ -303,29 +251,29 @@ func (d *Device) CommitBank(t runtime.Thread, regions []Region) ([]runtime.Ptr, 
 
 // commit plans, allocates, then publishes: nothing is visible, and nothing old is freed, until every
 // allocation the bank needs has succeeded, so a failure can be rolled back completely.
-func (d *Device) commit(t runtime.Thread, op string, regions []Region) ([]runtime.Ptr, []Served, error) {
-	ptrs := make([]runtime.Ptr, len(regions))
-	served := make([]Served, len(regions))
+func (d *Device) commit(t device.Thread, op string, regions []runtime.Region) ([]device.Ptr, []runtime.Served, error) {
+	ptrs := make([]device.Ptr, len(regions))
+	served := make([]runtime.Served, len(regions))
 	var need []int // regions that need a new block
 	for i, r := range regions {
 		st := d.slots[r.Key]
-		if st != nil && st.slot != Arena {
-			return nil, nil, guardError(runtime.ClassInvalidValue, op, "key %q names a %v slot, not an arena region", r.Key, st.slot)
+		if st != nil && st.slot != runtime.Arena {
+			return nil, nil, guardError(device.ClassInvalidValue, op, "key %q names a %v slot, not an arena region", r.Key, st.slot)
 		}
 		switch {
 		case st != nil && r.Bytes <= st.ptr.Bytes:
-			ptrs[i], served[i] = st.ptr, InPlace
+			ptrs[i], served[i] = st.ptr, runtime.InPlace
 		case st == nil && r.Bytes == 0:
-			served[i] = InPlace
+			served[i] = runtime.InPlace
 		case st == nil:
-			served[i] = Allocated
+			served[i] = runtime.Allocated
 			need = append(need, i)
 		case d.guarding(d.off.ArenaBank):
 			// Checked for every region before any allocation or free, so the peers stay as they were.
 			return nil, nil, refusal(op, "arena region %q is committed at %v with capacity %d bytes; a request of %d bytes exceeds it: refused before any allocation or free, no region of the %d changed",
 				r.Key, st.ptr, st.ptr.Bytes, r.Bytes, len(regions))
 		default:
-			served[i] = Rebased
+			served[i] = runtime.Rebased
 			need = append(need, i)
 		}
 	}
@@ -342,14 +290,14 @@ func (d *Device) commit(t runtime.Thread, op string, regions []Region) ([]runtim
 		}
 		ptrs[i] = p
 	}
-	var old []runtime.Ptr
+	var old []device.Ptr
 	for _, i := range need {
 		key := regions[i].Key
 		if st := d.slots[key]; st != nil {
 			old = append(old, st.ptr)
 		}
 		d.ledger.add(ptrs[i])
-		d.hold(&slotState{slot: Arena, key: key, ptr: ptrs[i]})
+		d.hold(&slotState{slot: runtime.Arena, key: key, ptr: ptrs[i]})
 	}
 	var errs []error
 	for _, p := range old {
@@ -366,7 +314,7 @@ func (d *Device) commit(t runtime.Thread, op string, regions []Region) ([]runtim
 }
 
 // rollback frees the blocks this commit allocated (regions made, in ptrs) after an allocation failed.
-func (d *Device) rollback(t runtime.Thread, op string, failed Region, cause error, made []int, ptrs []runtime.Ptr) error {
+func (d *Device) rollback(t device.Thread, op string, failed runtime.Region, cause error, made []int, ptrs []device.Ptr) error {
 	var errs []error
 	for _, i := range made {
 		if err := d.inner.Free(t, ptrs[i]); err != nil {
@@ -381,11 +329,11 @@ func (d *Device) rollback(t runtime.Thread, op string, failed Region, cause erro
 	return err
 }
 
-// Retire ends the context's life: it frees every buffer a slot holds, in either mode, Retained and
-// Arena included, and every pool's segment, as a context's exit does. Afterwards Provision and CommitBank fail with
-// runtime.ClassInvalidState. Retire is refused in kernel mode while a capture is active; a second
+// Retire ends the context's life: it frees every buffer a slot holds, in either mode, runtime.Retained and
+// runtime.Arena included, and every pool's segment, as a context's exit does. Afterwards Provision and CommitBank fail with
+// device.ClassInvalidState. Retire is refused in kernel mode while a capture is active; a second
 // Retire does nothing.
-func (d *Device) Retire(t runtime.Thread) error {
+func (d *Device) Retire(t device.Thread) error {
 	const op = "Retire"
 	d.mu.Lock()
 	defer d.mu.Unlock()

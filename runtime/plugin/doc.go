@@ -2,7 +2,7 @@
 // (include/replaycheck/runtime.h) and puts a team's own runtime (its allocator and its capture
 // guards) under replaycheck's probes.
 //
-// Load opens the library (runtime/internal/dl), resolves rc_runtime_abi_version, rc_runtime_open
+// Load opens the library (internal/dl), resolves rc_runtime_abi_version, rc_runtime_open
 // and rc_runtime_close (a missing one fails the load and is named) and refuses a library whose
 // version is not MinABIVersion (1) to ABIVersion (3), naming the file and the versions; each
 // version's tables are the next one's without its last entries (version 2 added
@@ -10,8 +10,8 @@
 // rc_inner around rc_device), and rc_runtime_open gets the version the plugin reported.
 // Plugin.Open puts the runtime in front of one device for one probe instance: it hands the plugin
 // the device as the INNER rc_device table (the first member of an rc_inner), calls rc_runtime_open in RC_MODE_KERNEL (guarded) or RC_MODE_PROGRAM, and
-// returns a *Runtime: a runtime.Device and the allocator calls the engine drives
-// (capture.Runtime), every one of them a call into the plugin's rc_runtime table. capture's
+// returns a *Runtime: a device.Device and the allocator calls the engine drives
+// (runtime.Runtime), every one of them a call into the plugin's rc_runtime table. capture's
 // RuntimeUnderTest is built over it by the front ends (replaycheck run --runtime, the suite's
 // -replaycheck.runtime flag). A Runtime whose plugin fills slots_changed passes its slot log on
 // (SlotsVersion, SlotsChangedSince, as runtime/guard's Device does), so that the engine's snapshot
@@ -22,7 +22,7 @@
 //
 // Every call returns RC_OK, RC_REFUSED or RC_ERROR, mapped to Go as follows.
 //
-//   - RC_REFUSED is a *runtime.Error{Backend: "runtime:" + Name, Op, Class: runtime.ClassRefused,
+//   - RC_REFUSED is a *device.Error{Backend: "runtime:" + Name, Op, Class: device.ClassRefused,
 //     Detail: err.message}.
 //   - RC_ERROR that forwards an inner device error is that error, unchanged. Every inner call the
 //     plugin makes during one outer call that fails writes the Go error into the plugin's rc_error
@@ -31,11 +31,11 @@
 //     with an rc_error equal field for field to one of those (the latest that matches wins), the
 //     original Go error is returned as it was: the platform's Backend, Op, Code, Name, Class and
 //     Invalidated pass through to the report.
-//   - Any other RC_ERROR is the runtime's own failure: *runtime.Error{Backend: "runtime:" + Name,
+//   - Any other RC_ERROR is the runtime's own failure: *device.Error{Backend: "runtime:" + Name,
 //     Op, Code, Name, Class, Invalidated, Detail: err.message}, with Class the class_name when it
-//     is a valid class (runtime.ValidClass) other than "refused" and runtime.ClassInternal
+//     is a valid class (device.ValidClass) other than "refused" and device.ClassInternal
 //     otherwise (the Detail then says what the plugin wrote).
-//   - Any other status is a runtime.ClassInternal error naming it.
+//   - Any other status is a device.ClassInternal error naming it.
 //
 // Strings read from the plugin (rc_error's fields, slots_changed's keys) are cleaned first: a byte
 // that is not UTF-8 becomes U+FFFD and a C0 or C1 control character or DEL its Go escape (\n,
@@ -46,7 +46,7 @@
 // # Rules of the ABI checked at the boundary
 //
 // A plugin's answer or call that breaks the ABI is the runtime's own failure, a
-// runtime.ClassInternal *runtime.Error with Backend "runtime:" + Name (the engine's ErrRuntime),
+// device.ClassInternal *device.Error with Backend "runtime:" + Name (the engine's ErrRuntime),
 // whose Detail names the plugin's path, the entry point and the rule:
 //
 //   - provision that returns RC_OK with *served not RC_IN_PLACE, RC_ALLOCATED or RC_REBASED, an
@@ -87,13 +87,13 @@
 //
 // Every call that names a thread t is made into the plugin on an OS thread that serves t, one call
 // at a time per Runtime (a mutex serialises them): the plugin needs no lock of its own. When the
-// device the Runtime was opened on is a batch's view for t (runtime.BatchView: the engine runs an
+// device the Runtime was opened on is a batch's view for t (device.BatchView: the engine runs an
 // instance as one batch on the simulator's thread for Main), the call is made where the caller is,
 // on the device's own thread for t, and the plugin's inner calls run inline: no hand-off between
 // OS threads. Otherwise it is made on a locked OS thread of the Runtime's own for t
-// (runtime.Worker, started on first use). The engine makes all of an instance's calls inside its
+// (device.Worker, started on first use). The engine makes all of an instance's calls inside its
 // batch, so the thread is the same for every call made for one t during the Runtime's life. The t
-// the plugin passes to an inner call reaches the Go device as it is (runtime.Thread(t)); the
+// the plugin passes to an inner call reaches the Go device as it is (device.Thread(t)); the
 // device runs the call on its own worker for t (the simulator's and the drivers' locked threads),
 // so the platform sees the thread the probe named, whatever thread the plugin forwarded from; but
 // under a batch for t, an inner call for t from another thread of the plugin's (one the call waits
@@ -103,7 +103,7 @@
 // still one call at a time.
 //
 // Every call into the plugin, holds and slots_changed included, is made under the watch of the
-// device it was opened on, when that device has one (runtime.CallWatcher, the engine's watched
+// device it was opened on, when that device has one (device.CallWatcher, the engine's watched
 // device): code of the plugin's that never returns ends its instance in a timeout instead of
 // hanging the run.
 //
@@ -121,7 +121,7 @@
 // plugin's bytes into a Go slice before the device sees them; inner read and host_read read
 // straight into the plugin's buffer (after a failed one its contents are unspecified). Exactly
 // ptr.bytes bytes move, and a Go slice whose length differs from its Ptr's Bytes is refused before
-// the plugin is called (runtime.ClassInvalidValue).
+// the plugin is called (device.ClassInvalidValue).
 //
 // Plugin.Close frees the loader's C memory but for the few hundred bytes that tell the exit
 // handler which plugin was loaded: a handler already running on a thread of the plugin's may be

@@ -2,12 +2,13 @@ package plugin
 
 import (
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // Status values of the ABI (rc_status).
@@ -47,9 +48,9 @@ type cError struct {
 // toC is what replaycheck writes into rc_error for an inner device's error: the platform's code,
 // name and class, and the Detail as message, each cut to its field (at a rune boundary).
 func toC(err error) cError {
-	e, ok := runtime.AsError(err)
+	e, ok := device.AsError(err)
 	if !ok {
-		return cError{class: fit(string(runtime.ClassInternal), classSize), message: fit(err.Error(), messageSize)}
+		return cError{class: fit(string(device.ClassInternal), classSize), message: fit(err.Error(), messageSize)}
 	}
 	c := cError{
 		code:    clampCode(e.Code),
@@ -111,21 +112,21 @@ func mapStatus(plugin, op string, status int32, c cError, inner []innerFailure) 
 	case statusOK:
 		return nil
 	case statusRefused:
-		return &runtime.Error{Backend: backend, Op: op, Class: runtime.ClassRefused, Detail: c.message}
+		return &device.Error{Backend: backend, Op: op, Class: device.ClassRefused, Detail: c.message}
 	case statusError:
-		e := &runtime.Error{Backend: backend, Op: op, Code: int(c.code), Name: c.name, Class: runtime.Class(c.class),
+		e := &device.Error{Backend: backend, Op: op, Code: int(c.code), Name: c.name, Class: device.Class(c.class),
 			Invalidated: c.invalidated != 0, Detail: c.message}
 		switch {
-		case e.Class == runtime.ClassRefused:
-			e.Class = runtime.ClassInternal
+		case e.Class == device.ClassRefused:
+			e.Class = device.ClassInternal
 			e.Detail = fmt.Sprintf("RC_ERROR with class %q (a refusal returns RC_REFUSED): %s", raw.class, c.message)
-		case !runtime.ValidClass(e.Class):
-			e.Class = runtime.ClassInternal
+		case !device.ValidClass(e.Class):
+			e.Class = device.ClassInternal
 			e.Detail = fmt.Sprintf("unknown class %q: %s", raw.class, c.message)
 		}
 		return e
 	}
-	return &runtime.Error{Backend: backend, Op: op, Class: runtime.ClassInternal,
+	return &device.Error{Backend: backend, Op: op, Class: device.ClassInternal,
 		Detail: fmt.Sprintf("returned status %d, which is not RC_OK, RC_REFUSED or RC_ERROR (message %q)", status, raw.message)}
 }
 
@@ -188,6 +189,6 @@ func entryOf(op string) string {
 }
 
 // misuse is an error of replaycheck's side of the seam, found before the plugin is called.
-func misuse(plugin, op string, class runtime.Class, format string, args ...any) error {
-	return &runtime.Error{Backend: BackendPrefix + plugin, Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
+func misuse(plugin, op string, class device.Class, format string, args ...any) error {
+	return &device.Error{Backend: BackendPrefix + plugin, Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
 }

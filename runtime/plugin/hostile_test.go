@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,11 +19,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // A plugin is a team's code, and may break the ABI's contract in any way: each rule it breaks is
@@ -30,22 +30,22 @@ import (
 // platform's, and never a hang or a silent pass.
 
 // brokeContract checks that err is the passthrough's error for an answer of op that broke the
-// ABI's contract (a runtime.ClassInternal *runtime.Error of the plugin's, op its Op) and returns
+// ABI's contract (a device.ClassInternal *device.Error of the plugin's, op its Op) and returns
 // its Detail; answer says what the call answered, for the failure message.
 func brokeContract(err error, op, answer string) string {
 	GinkgoHelper()
-	e, ok := runtime.AsError(err)
+	e, ok := device.AsError(err)
 	Expect(ok).To(BeTrue(), "%v (%s)", err, answer)
 	Expect(e.Backend).To(Equal("runtime:passthrough"))
 	Expect(e.Op).To(Equal(op))
-	Expect(e.Class).To(Equal(runtime.ClassInternal))
+	Expect(e.Class).To(Equal(device.ClassInternal))
 	return e.Detail
 }
 
 // simpleReplay is the catalog's basic/simple-replay in global mode.
 func simpleReplay(guarded bool) probes.Instance {
 	GinkgoHelper()
-	return probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Guarded: guarded, Replays: 2}
+	return probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: device.Global, Guarded: guarded, Replays: 2}
 }
 
 // Queries that never return are timed like every other call into the plugin.
@@ -81,7 +81,7 @@ var _ = Describe("a plugin whose holds or slots_changed never returns", func() {
 var _ = Describe("a provision that answers RC_OK against the contract", func() {
 	var (
 		p   *plugin.Plugin
-		dev runtime.Device
+		dev device.Device
 	)
 	loadEach(&p, &dev)
 
@@ -91,17 +91,17 @@ var _ = Describe("a provision that answers RC_OK against the contract", func() {
 			rt, err := p.Open(dev, false)
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(rt.Close)
-			cur := runtime.Ptr{}
+			cur := device.Ptr{}
 			if grow {
-				cur, _, err = rt.Provision(runtime.Main, guard.Plain, "buf", runtime.Ptr{}, 4096)
+				cur, _, err = rt.Provision(device.Main, runtime.Plain, "buf", device.Ptr{}, 4096)
 				Expect(err).NotTo(HaveOccurred())
 			}
-			_, served, err := rt.Provision(runtime.Main, guard.Plain, "buf", cur, 8192)
+			_, served, err := rt.Provision(device.Main, runtime.Plain, "buf", cur, 8192)
 			detail := brokeContract(err, "Provision", fmt.Sprintf("served %v", served))
 			Expect(detail).To(SatisfyAll(ContainSubstring(p.Path()+": provision of 8192 bytes"), ContainSubstring(rule),
 				ContainSubstring("runtime.h: rc_runtime.provision, rc_served")))
-			Expect(served).To(Equal(guard.NotServed))
-			Expect(rt.Retire(runtime.Main)).To(Succeed())
+			Expect(served).To(Equal(runtime.NotServed))
+			Expect(rt.Retire(device.Main)).To(Succeed())
 		},
 		Entry("fewer bytes than asked", "short", false, "holds 4096 bytes, fewer than the 8192 asked for"),
 		Entry("an empty *out", "empty", false, "*out is {0,0}"),
@@ -122,7 +122,7 @@ var _ = Describe("a provision that answers RC_OK against the contract", func() {
 var _ = Describe("a commit_bank that answers RC_OK against the contract", func() {
 	var (
 		p   *plugin.Plugin
-		dev runtime.Device
+		dev device.Device
 	)
 	loadEach(&p, &dev)
 
@@ -132,13 +132,13 @@ var _ = Describe("a commit_bank that answers RC_OK against the contract", func()
 			rt, err := p.Open(dev, false)
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(rt.Close)
-			bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 4096}})
+			bank, err := rt.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: 4096}, {Key: "scratch", Bytes: 4096}})
 			detail := brokeContract(err, "CommitBank", fmt.Sprintf("bank %v", bank))
 			Expect(detail).To(SatisfyAll(ContainSubstring(p.Path()+`: commit_bank of 2 regions returned RC_OK, but for region "scratch" (4096 bytes), out[1]`),
 				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime.commit_bank)")))
 			Expect(bank).To(BeNil())
-			Expect(rt.Retire(runtime.Main)).To(Succeed())
-			Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+			Expect(rt.Retire(device.Main)).To(Succeed())
+			Expect(dev.Counters().Leaks(device.Counters{})).To(BeEmpty())
 		},
 		Entry("a buffer left unwritten", "unwritten", "out[1] is {UINT64_MAX,-1} as replaycheck set it: a commit_bank that returns RC_OK writes every region's buffer"),
 		Entry("an empty buffer", "empty", "out[1] is {0,0}: a commit_bank that returns RC_OK names the buffer it served"),
@@ -153,33 +153,33 @@ var _ = Describe("a commit_bank that answers RC_OK against the contract", func()
 		rt, err := p.Open(dev, false)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rt.Close)
-		bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 4096}, {Key: "none", Bytes: 0}, {Key: "scratch", Bytes: 4096}})
+		bank, err := rt.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: 4096}, {Key: "none", Bytes: 0}, {Key: "scratch", Bytes: 4096}})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(bank[1]).To(Equal(runtime.Ptr{}))
-		again, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "kv", Bytes: 0}, {Key: "scratch", Bytes: 1}})
+		Expect(bank[1]).To(Equal(device.Ptr{}))
+		again, err := rt.CommitBank(device.Main, []runtime.Region{{Key: "kv", Bytes: 0}, {Key: "scratch", Bytes: 1}})
 		Expect(err).NotTo(HaveOccurred(), "regions committed before answer in place")
-		Expect(again).To(Equal([]runtime.Ptr{bank[0], bank[2]}))
-		Expect(rt.Retire(runtime.Main)).To(Succeed())
+		Expect(again).To(Equal([]device.Ptr{bank[0], bank[2]}))
+		Expect(rt.Retire(device.Main)).To(Succeed())
 	})
 })
 
 var _ = Describe("an allocation that answers RC_OK against the contract", func() {
 	var (
 		p   *plugin.Plugin
-		dev runtime.Device
+		dev device.Device
 	)
 	loadEach(&p, &dev)
 
 	// allocate makes the call named call (a table entry of the ABI) for 4096 bytes.
-	allocate := func(rt *plugin.Runtime, call string) (runtime.Ptr, error) {
+	allocate := func(rt *plugin.Runtime, call string) (device.Ptr, error) {
 		switch call {
 		case "malloc":
-			return rt.Malloc(runtime.Main, 4096)
+			return rt.Malloc(device.Main, 4096)
 		case "alloc_host":
-			return rt.AllocHost(runtime.Main, 4096, runtime.Pinned)
+			return rt.AllocHost(device.Main, 4096, device.Pinned)
 		}
-		Expect(rt.ReservePool(runtime.Main, "cache", 64<<10, 0)).To(Succeed())
-		return rt.PoolAlloc(runtime.Main, "cache", 4096)
+		Expect(rt.ReservePool(device.Main, "cache", 64<<10, 0)).To(Succeed())
+		return rt.PoolAlloc(device.Main, "cache", 4096)
 	}
 	entries := []TableEntry{}
 	for _, c := range []struct{ call, op, entry, what string }{
@@ -208,7 +208,7 @@ var _ = Describe("an allocation that answers RC_OK against the contract", func()
 			detail := brokeContract(err, op, fmt.Sprintf("buffer %v", ptr))
 			Expect(detail).To(SatisfyAll(HavePrefix(p.Path()+": "+entry+" of 4096 bytes"+what+" returned RC_OK, but "),
 				ContainSubstring(rule), HaveSuffix("(runtime.h: rc_runtime."+entry+")")))
-			Expect(ptr).To(Equal(runtime.Ptr{}), "no buffer for the engine to go on with")
+			Expect(ptr).To(Equal(device.Ptr{}), "no buffer for the engine to go on with")
 		},
 		func(call, op, entry, what, lie, rule string) string { return entry + ", " + lie },
 		entries,
@@ -229,7 +229,7 @@ var _ = Describe("an allocation that answers RC_OK against the contract", func()
 
 	It("ends an instance whose pool block is a lie in error of kind runtime", func() {
 		setenv("RC_TEST_ALLOC_LIE", "pool_alloc:null")
-		in := probes.Instance{Probe: loadCatalog().find("basic/concurrent-replay-ordered"), Mode: runtime.Global, Replays: 2}
+		in := probes.Instance{Probe: loadCatalog().find("basic/concurrent-replay-ordered"), Mode: device.Global, Replays: 2}
 		res := run(p, dev, in)
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime), res.Reason)
@@ -241,7 +241,7 @@ var _ = Describe("an allocation that answers RC_OK against the contract", func()
 var _ = Describe("a stream, event or graph answered against the contract", func() {
 	var (
 		p   *plugin.Plugin
-		dev runtime.Device
+		dev device.Device
 	)
 	loadEach(&p, &dev)
 
@@ -250,19 +250,19 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 	issue := func(rt *plugin.Runtime, entry string) (uint64, error) {
 		switch entry {
 		case "device.create_stream":
-			s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+			s, err := rt.CreateStream(device.Main, device.Blocking)
 			return uint64(s), err
 		case "create_stream_with_flags":
-			s, err := rt.CreateStream(runtime.Main, runtime.NonBlocking)
+			s, err := rt.CreateStream(device.Main, device.NonBlocking)
 			return uint64(s), err
 		case "device.create_event":
-			ev, err := rt.CreateEvent(runtime.Main)
+			ev, err := rt.CreateEvent(device.Main)
 			return uint64(ev), err
 		}
-		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		s, err := rt.CreateStream(device.Main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rt.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-		g, err := rt.EndCapture(runtime.Main, s)
+		Expect(rt.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+		g, err := rt.EndCapture(device.Main, s)
 		return uint64(g), err
 	}
 	entries := []TableEntry{}
@@ -307,10 +307,10 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 		rt, err := p.Open(dev, false)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rt.Close)
-		ev, err := rt.CreateEvent(runtime.Main)
+		ev, err := rt.CreateEvent(device.Main)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rt.DestroyEvent(runtime.Main, ev)).To(Succeed())
-		_, err = rt.CreateEvent(runtime.Main)
+		Expect(rt.DestroyEvent(device.Main, ev)).To(Succeed())
+		_, err = rt.CreateEvent(device.Main)
 		Expect(brokeContract(err, "CreateEvent", "the event destroyed")).To(ContainSubstring(
 			fmt.Sprintf("*out is event %d, which the inner device has not made through this runtime's inner table, or has destroyed since", ev)))
 	})
@@ -321,13 +321,13 @@ var _ = Describe("a stream, event or graph answered against the contract", func(
 		rt, err := p.Open(reuse, false)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rt.Close)
-		ev, err := rt.CreateEvent(runtime.Main)
+		ev, err := rt.CreateEvent(device.Main)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rt.DestroyEvent(runtime.Main, ev)).To(Succeed())
-		again, err := rt.CreateEvent(runtime.Main)
+		Expect(rt.DestroyEvent(device.Main, ev)).To(Succeed())
+		again, err := rt.CreateEvent(device.Main)
 		Expect(err).NotTo(HaveOccurred(), "the inner device made that event again")
 		Expect(again).To(Equal(ev))
-		Expect(rt.DestroyEvent(runtime.Main, again)).To(Succeed())
+		Expect(rt.DestroyEvent(device.Main, again)).To(Succeed())
 	})
 
 	It("ends an instance whose stream is the default one in error of kind runtime, before any work reaches it", func() {
@@ -347,12 +347,12 @@ var _ = Describe("an inner call for a thread that is none", func() {
 		rt, err := p.Open(dev, false)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rt.Close)
-		_, err = rt.Malloc(runtime.Main, 64)
-		e, ok := runtime.AsError(err)
+		_, err = rt.Malloc(device.Main, 64)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue(), "%v", err)
 		Expect(e.Backend).To(Equal("runtime:passthrough"), "the runtime's error, not the platform's")
 		Expect(e.Op).To(Equal("Malloc"))
-		Expect(e.Class).To(Equal(runtime.ClassInternal))
+		Expect(e.Class).To(Equal(device.ClassInternal))
 		Expect(e.Detail).To(SatisfyAll(ContainSubstring(p.Path()+": device.malloc_ passed thread 7 to the inner device's malloc_"),
 			ContainSubstring("a runtime passes the inner device the t of the call it forwards")))
 		Expect(dev.Counters().Mallocs).To(BeZero(), "the inner call was not made")
@@ -372,7 +372,7 @@ var _ = Describe("an inner call between replaycheck's calls", func() {
 	// stray opens the passthrough with a thread that makes an inner create_stream once go exists,
 	// and returns the runtime, its device and a function that lets the thread call and waits for
 	// the status it got, and the plugin's path.
-	stray := func() (*plugin.Runtime, runtime.Device, func() string, string) {
+	stray := func() (*plugin.Runtime, device.Device, func() string, string) {
 		dir := GinkgoT().TempDir()
 		setenv("RC_TEST_STRAY", filepath.Join(dir, "go"))
 		p, dev := load(), openSim("cann")
@@ -388,11 +388,11 @@ var _ = Describe("an inner call between replaycheck's calls", func() {
 		return rt, dev, let, p.Path()
 	}
 	rule := func(err error, p string) {
-		e, ok := runtime.AsError(err)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue(), "%v", err)
 		Expect(e.Backend).To(Equal("runtime:passthrough"))
 		Expect(e.Op).To(Equal("between calls"))
-		Expect(e.Class).To(Equal(runtime.ClassInternal))
+		Expect(e.Class).To(Equal(device.ClassInternal))
 		Expect(e.Detail).To(SatisfyAll(HavePrefix(p+": a thread of the runtime made a device call (the inner device's create_stream) while no call of replaycheck's into the runtime was in progress"),
 			HaveSuffix("the call was not made")))
 	}
@@ -400,13 +400,13 @@ var _ = Describe("an inner call between replaycheck's calls", func() {
 	It("is not made, and fails the next call as the runtime's error naming the rule", func() {
 		rt, dev, let, path := stray()
 		DeferCleanup(rt.Close)
-		buf, err := rt.Malloc(runtime.Main, 64)
+		buf, err := rt.Malloc(device.Main, 64)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(let()).To(Equal("2"), "RC_ERROR")
 		Expect(dev.Counters().LiveStreams).To(BeZero(), "the inner call was not made")
-		rule(rt.Free(runtime.Main, buf), path)
+		rule(rt.Free(device.Main, buf), path)
 		Expect(dev.Counters().LiveAllocs).To(BeZero(), "the free itself was made")
-		_, err = rt.Malloc(runtime.Main, 64)
+		_, err = rt.Malloc(device.Main, 64)
 		Expect(err).NotTo(HaveOccurred(), "the rule is told once")
 	})
 
@@ -419,7 +419,7 @@ var _ = Describe("an inner call between replaycheck's calls", func() {
 		p, dev := load(), openSim("cann")
 		// simple-replay's calls are Main's; the incident's are Other's too, which are handed to a
 		// worker of the Runtime's: a longer moment between.
-		other := probes.Instance{Probe: loadCatalog().find("incidents/aws-ofi-nccl-1342-alloc-beside-capture"), Mode: runtime.Global, Replays: 2}
+		other := probes.Instance{Probe: loadCatalog().find("incidents/aws-ofi-nccl-1342-alloc-beside-capture"), Mode: device.Global, Replays: 2}
 		var done []string
 		for i := range 40 {
 			dir := GinkgoT().TempDir()
@@ -471,11 +471,11 @@ var _ = Describe("a device call made from holds or slots_changed", func() {
 		_, _, ok := rt.Holds("x")
 		Expect(ok).To(BeFalse())
 		Expect(dev.Counters().Mallocs).To(BeZero(), "the inner call was not made")
-		_, err = rt.CreateStream(runtime.Main, runtime.Blocking)
+		_, err = rt.CreateStream(device.Main, device.Blocking)
 		Expect(err).To(MatchError(ContainSubstring("holds made a device call")))
-		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		s, err := rt.CreateStream(device.Main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred(), "reported once")
-		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
+		Expect(rt.DestroyStream(device.Main, s)).To(Succeed())
 		rt.Holds("x")
 		Expect(rt.Close()).To(MatchError(ContainSubstring("holds made a device call")))
 	})
@@ -517,7 +517,7 @@ var _ = Describe("strings a plugin writes", func() {
 		rt, err := load().Open(openSim("cann"), false)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rt.Close)
-		err = rt.SyncDevice(runtime.Main)
+		err = rt.SyncDevice(device.Main)
 		shown(err.Error())
 		Expect(err).To(MatchError(ContainSubstring(`unknown class "\x1b[31mred"`)))
 	})
@@ -547,7 +547,7 @@ func TestExitChild(t *testing.T) {
 	for _, s := range sets {
 		for _, pr := range s.Probes {
 			if pr.ID() == probe {
-				res := capture.Run(context.Background(), dev, probes.Instance{Probe: pr, Mode: runtime.Global, Guarded: true, Replays: 2},
+				res := capture.Run(context.Background(), dev, probes.Instance{Probe: pr, Mode: device.Global, Guarded: true, Replays: 2},
 					capture.Options{Runtime: rut(p)})
 				fmt.Println("the instance ended:", res.Outcome, res.Reason)
 				if os.Getenv("RC_TEST_EXIT_BETWEEN") == "1" {
@@ -559,7 +559,7 @@ func TestExitChild(t *testing.T) {
 }
 
 // childDevice opens a simulator of profile for a child process's test (no Ginkgo there).
-func childDevice(t *testing.T, profile string) runtime.Device {
+func childDevice(t *testing.T, profile string) device.Device {
 	b, err := sim.New(sim.Options{Profile: profile})
 	if err != nil {
 		t.Fatal(err)
@@ -677,19 +677,19 @@ var _ = Describe("a plugin that ends the process", func() {
 // reusingEvents is an inner device that numbers its events from 1, giving the lowest number free
 // again after a destroy, as a driver may reuse a handle: only CreateEvent and DestroyEvent know.
 type reusingEvents struct {
-	runtime.Device
-	ids map[runtime.Event]runtime.Event // ours to the device's
+	device.Device
+	ids map[device.Event]device.Event // ours to the device's
 }
 
-func (d *reusingEvents) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+func (d *reusingEvents) CreateEvent(t device.Thread) (device.Event, error) {
 	ev, err := d.Device.CreateEvent(t)
 	if err != nil {
 		return 0, err
 	}
 	if d.ids == nil {
-		d.ids = map[runtime.Event]runtime.Event{}
+		d.ids = map[device.Event]device.Event{}
 	}
-	id := runtime.Event(1)
+	id := device.Event(1)
 	for d.ids[id] != 0 {
 		id++
 	}
@@ -697,7 +697,7 @@ func (d *reusingEvents) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 	return id, nil
 }
 
-func (d *reusingEvents) DestroyEvent(t runtime.Thread, ev runtime.Event) error {
+func (d *reusingEvents) DestroyEvent(t device.Thread, ev device.Event) error {
 	if err := d.Device.DestroyEvent(t, d.ids[ev]); err != nil {
 		return err
 	}

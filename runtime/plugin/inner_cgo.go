@@ -21,7 +21,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/device"
 )
 
 // state is what the inner table's self names: the Go device, the plugin, and the outer call in
@@ -31,7 +31,7 @@ import (
 // the plugin's may call in between calls (which the ABI forbids, and the rules report), so all but
 // the fixed fields are under mu.
 type state struct {
-	dev          runtime.Device
+	dev          device.Device
 	plugin, path string // the plugin's Name and Path, for the errors of the rules it breaks
 
 	// inner is held shared by every inner call while it runs, and whole by settle, which ends the
@@ -47,15 +47,15 @@ type state struct {
 	// made are the streams, events and graphs the inner device made through this table and has
 	// not destroyed, a stream's with the flags it was made with: what a handle the runtime answers
 	// must be (Runtime.issued).
-	made map[handle]runtime.StreamFlags
+	made map[handle]device.StreamFlags
 }
 
 // note keeps a handle the inner device made, with a stream's flags.
-func (st *state) note(kind string, id uint64, f runtime.StreamFlags) {
+func (st *state) note(kind string, id uint64, f device.StreamFlags) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.made == nil {
-		st.made = map[handle]runtime.StreamFlags{}
+		st.made = map[handle]device.StreamFlags{}
 	}
 	st.made[handle{kind, id}] = f
 }
@@ -72,7 +72,7 @@ func (st *state) forget(e error, kind string, id uint64) error {
 
 // madeAs says whether the inner device made the handle through this table and has not destroyed
 // it, and a stream's flags.
-func (st *state) madeAs(kind string, id uint64) (runtime.StreamFlags, bool) {
+func (st *state) madeAs(kind string, id uint64) (device.StreamFlags, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	f, ok := st.made[handle{kind, id}]
@@ -121,7 +121,7 @@ const noThreadArg = ^C.uint32_t(0)
 // or slots_changed; stream flags rc_stream_flags does not name) is not made: it fails with the
 // runtime's error naming the rule, which is also the outer call's error whatever the plugin
 // answers (Runtime.do).
-func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(dev runtime.Device) error) C.int32_t {
+func inner(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, f func(dev device.Device) error) C.int32_t {
 	return innerOf(self, t, err, op, nil, func(st *state) error { return f(st.dev) })
 }
 
@@ -131,7 +131,7 @@ func innerOf(self C.uintptr_t, t C.uint32_t, err *C.rc_error, op string, rule fu
 	var st *state
 	defer func() {
 		if v := recover(); v != nil {
-			e := &runtime.Error{Backend: "replaycheck", Op: op, Class: runtime.ClassInternal,
+			e := &device.Error{Backend: "replaycheck", Op: op, Class: device.ClassInternal,
 				Detail: fmt.Sprintf("inner call failed: %v", v)}
 			status = fail(st, err, e)
 		}
@@ -169,15 +169,15 @@ func (st *state) broken(t C.uint32_t, op string) error {
 	outer, query := st.current()
 	switch {
 	case outer == "":
-		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: "between calls", Class: runtime.ClassInternal,
+		return &device.Error{Backend: BackendPrefix + st.plugin, Op: "between calls", Class: device.ClassInternal,
 			Detail: fmt.Sprintf("%s: a thread of the runtime made a device call (the inner device's %s) while no call of replaycheck's into the runtime was in progress: a runtime makes inner calls inside the call they serve, from its thread or a thread the call waits for (runtime.h, Threads); the call was not made",
 				st.path, field)}
 	case query:
-		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: runtime.ClassInternal,
+		return &device.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: device.ClassInternal,
 			Detail: fmt.Sprintf("%s: %s made a device call (the inner device's %s): holds and slots_changed answer from the runtime's own state, make no inner call and never change anything (runtime.h: rc_runtime.holds, slots_changed); the call was not made",
 				st.path, entryOf(outer), field)}
-	case t != noThreadArg && t != C.uint32_t(runtime.Main) && t != C.uint32_t(runtime.Other):
-		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: runtime.ClassInternal,
+	case t != noThreadArg && t != C.uint32_t(device.Main) && t != C.uint32_t(device.Other):
+		return &device.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: device.ClassInternal,
 			Detail: fmt.Sprintf("%s: %s passed thread %d to the inner device's %s, which is neither RC_THREAD_MAIN (0) nor RC_THREAD_OTHER (1): a runtime passes the inner device the t of the call it forwards (runtime.h, Threads); the call was not made",
 				st.path, entryOf(outer), uint32(t), field)}
 	}
@@ -244,35 +244,35 @@ func getString(src unsafe.Pointer, size int) string {
 	return string(b)
 }
 
-func goPtr(p C.rc_ptr) runtime.Ptr { return runtime.Ptr{Addr: uint64(p.addr), Bytes: int64(p.bytes)} }
-func cPtr(p runtime.Ptr) C.rc_ptr {
+func goPtr(p C.rc_ptr) device.Ptr { return device.Ptr{Addr: uint64(p.addr), Bytes: int64(p.bytes)} }
+func cPtr(p device.Ptr) C.rc_ptr {
 	return C.rc_ptr{addr: C.uint64_t(p.Addr), bytes: C.int64_t(p.Bytes)}
 }
 
 // cBytes is the plugin's buffer of p.Bytes bytes at src, as a Go slice over C memory.
-func cBytes(src unsafe.Pointer, p runtime.Ptr) ([]byte, error) {
+func cBytes(src unsafe.Pointer, p device.Ptr) ([]byte, error) {
 	switch {
 	case p.Bytes < 0:
-		return nil, &runtime.Error{Backend: "replaycheck", Class: runtime.ClassInvalidValue, Detail: fmt.Sprintf("negative length in %v", p)}
+		return nil, &device.Error{Backend: "replaycheck", Class: device.ClassInvalidValue, Detail: fmt.Sprintf("negative length in %v", p)}
 	case p.Bytes == 0:
 		return []byte{}, nil
 	case src == nil:
-		return nil, &runtime.Error{Backend: "replaycheck", Class: runtime.ClassInvalidValue, Detail: fmt.Sprintf("NULL buffer for %v", p)}
+		return nil, &device.Error{Backend: "replaycheck", Class: device.ClassInvalidValue, Detail: fmt.Sprintf("NULL buffer for %v", p)}
 	}
 	return unsafe.Slice((*byte)(src), p.Bytes), nil
 }
 
-func setPtr(out *C.rc_ptr, p runtime.Ptr) {
+func setPtr(out *C.rc_ptr, p device.Ptr) {
 	if out != nil {
 		*out = cPtr(p)
 	}
 }
 
-func th(t C.uint32_t) runtime.Thread { return runtime.Thread(t) }
+func th(t C.uint32_t) device.Thread { return device.Thread(t) }
 
 //export rcpInnerMalloc
 func rcpInnerMalloc(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, out *C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "malloc", func(d runtime.Device) error {
+	return inner(self, t, err, "malloc", func(d device.Device) error {
 		p, e := d.Malloc(th(t), int64(bytes))
 		if e == nil {
 			setPtr(out, p)
@@ -283,12 +283,12 @@ func rcpInnerMalloc(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, out *C.rc_p
 
 //export rcpInnerFree
 func rcpInnerFree(self C.uintptr_t, t C.uint32_t, p C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "free", func(d runtime.Device) error { return d.Free(th(t), goPtr(p)) })
+	return inner(self, t, err, "free", func(d device.Device) error { return d.Free(th(t), goPtr(p)) })
 }
 
 //export rcpInnerWrite
 func rcpInnerWrite(self C.uintptr_t, t C.uint32_t, dst C.rc_ptr, src unsafe.Pointer, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "write", func(d runtime.Device) error {
+	return inner(self, t, err, "write", func(d device.Device) error {
 		b, e := cBytes(src, goPtr(dst))
 		if e != nil {
 			return e
@@ -299,7 +299,7 @@ func rcpInnerWrite(self C.uintptr_t, t C.uint32_t, dst C.rc_ptr, src unsafe.Poin
 
 //export rcpInnerRead
 func rcpInnerRead(self C.uintptr_t, t C.uint32_t, dst unsafe.Pointer, src C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "read", func(d runtime.Device) error {
+	return inner(self, t, err, "read", func(d device.Device) error {
 		b, e := cBytes(dst, goPtr(src))
 		if e != nil {
 			return e
@@ -310,8 +310,8 @@ func rcpInnerRead(self C.uintptr_t, t C.uint32_t, dst unsafe.Pointer, src C.rc_p
 
 //export rcpInnerAllocHost
 func rcpInnerAllocHost(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, kind C.uint32_t, out *C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "alloc_host", func(d runtime.Device) error {
-		p, e := d.AllocHost(th(t), int64(bytes), runtime.HostMemory(kind))
+	return inner(self, t, err, "alloc_host", func(d device.Device) error {
+		p, e := d.AllocHost(th(t), int64(bytes), device.HostMemory(kind))
 		if e == nil {
 			setPtr(out, p)
 		}
@@ -321,12 +321,12 @@ func rcpInnerAllocHost(self C.uintptr_t, t C.uint32_t, bytes C.int64_t, kind C.u
 
 //export rcpInnerFreeHost
 func rcpInnerFreeHost(self C.uintptr_t, t C.uint32_t, p C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "free_host", func(d runtime.Device) error { return d.FreeHost(th(t), goPtr(p)) })
+	return inner(self, t, err, "free_host", func(d device.Device) error { return d.FreeHost(th(t), goPtr(p)) })
 }
 
 //export rcpInnerHostWrite
 func rcpInnerHostWrite(self C.uintptr_t, dst C.rc_ptr, src unsafe.Pointer, err *C.rc_error) C.int32_t {
-	return inner(self, noThreadArg, err, "host_write", func(d runtime.Device) error {
+	return inner(self, noThreadArg, err, "host_write", func(d device.Device) error {
 		b, e := cBytes(src, goPtr(dst))
 		if e != nil {
 			return e
@@ -337,7 +337,7 @@ func rcpInnerHostWrite(self C.uintptr_t, dst C.rc_ptr, src unsafe.Pointer, err *
 
 //export rcpInnerHostRead
 func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, noThreadArg, err, "host_read", func(d runtime.Device) error {
+	return inner(self, noThreadArg, err, "host_read", func(d device.Device) error {
 		b, e := cBytes(dst, goPtr(src))
 		if e != nil {
 			return e
@@ -349,19 +349,19 @@ func rcpInnerHostRead(self C.uintptr_t, dst unsafe.Pointer, src C.rc_ptr, err *C
 //export rcpInnerCreateStream
 func rcpInnerCreateStream(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
 	return innerOf(self, t, err, "create_stream", nil, func(st *state) error {
-		return st.createStream(t, runtime.Blocking, out)
+		return st.createStream(t, device.Blocking, out)
 	})
 }
 
 //export rcpInnerCreateStreamWithFlags
 func rcpInnerCreateStreamWithFlags(self C.uintptr_t, t C.uint32_t, flags C.uint32_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
-	f := runtime.StreamFlags(flags)
+	f := device.StreamFlags(flags)
 	known := func(st *state) error {
-		if f == runtime.Blocking || f == runtime.NonBlocking {
+		if f == device.Blocking || f == device.NonBlocking {
 			return nil
 		}
 		outer, _ := st.current()
-		return &runtime.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: runtime.ClassInternal,
+		return &device.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: device.ClassInternal,
 			Detail: fmt.Sprintf("%s: %s passed stream flags %#x to the inner device's create_stream_with_flags, which are neither RC_STREAM_BLOCKING (0) nor RC_STREAM_NON_BLOCKING (1) (runtime.h: rc_stream_flags); the call was not made",
 				st.path, entryOf(outer), uint32(flags))}
 	}
@@ -370,7 +370,7 @@ func rcpInnerCreateStreamWithFlags(self C.uintptr_t, t C.uint32_t, flags C.uint3
 
 // createStream makes an inner stream with flags for thread t, answers it in out, and keeps its
 // flags.
-func (st *state) createStream(t C.uint32_t, f runtime.StreamFlags, out *C.uint64_t) error {
+func (st *state) createStream(t C.uint32_t, f device.StreamFlags, out *C.uint64_t) error {
 	s, e := st.dev.CreateStream(th(t), f)
 	if e != nil {
 		return e
@@ -385,7 +385,7 @@ func (st *state) createStream(t C.uint32_t, f runtime.StreamFlags, out *C.uint64
 //export rcpInnerDestroyStream
 func rcpInnerDestroyStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
 	return innerOf(self, t, err, "destroy_stream", nil, func(st *state) error {
-		return st.forget(st.dev.DestroyStream(th(t), runtime.Stream(s)), handleStream, uint64(s))
+		return st.forget(st.dev.DestroyStream(th(t), device.Stream(s)), handleStream, uint64(s))
 	})
 }
 
@@ -407,59 +407,59 @@ func rcpInnerCreateEvent(self C.uintptr_t, t C.uint32_t, out *C.uint64_t, err *C
 //export rcpInnerDestroyEvent
 func rcpInnerDestroyEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, err *C.rc_error) C.int32_t {
 	return innerOf(self, t, err, "destroy_event", nil, func(st *state) error {
-		return st.forget(st.dev.DestroyEvent(th(t), runtime.Event(ev)), handleEvent, uint64(ev))
+		return st.forget(st.dev.DestroyEvent(th(t), device.Event(ev)), handleEvent, uint64(ev))
 	})
 }
 
 //export rcpInnerFill
 func rcpInnerFill(self C.uintptr_t, t C.uint32_t, s C.uint64_t, dst C.rc_ptr, value C.uint8_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "fill", func(d runtime.Device) error {
-		return d.Fill(th(t), runtime.Stream(s), goPtr(dst), byte(value))
+	return inner(self, t, err, "fill", func(d device.Device) error {
+		return d.Fill(th(t), device.Stream(s), goPtr(dst), byte(value))
 	})
 }
 
 //export rcpInnerCopy
 func rcpInnerCopy(self C.uintptr_t, t C.uint32_t, s C.uint64_t, dst, src C.rc_ptr, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "copy", func(d runtime.Device) error {
-		return d.Copy(th(t), runtime.Stream(s), goPtr(dst), goPtr(src))
+	return inner(self, t, err, "copy", func(d device.Device) error {
+		return d.Copy(th(t), device.Stream(s), goPtr(dst), goPtr(src))
 	})
 }
 
 //export rcpInnerAxpy
 func rcpInnerAxpy(self C.uintptr_t, t C.uint32_t, s C.uint64_t, y, x C.rc_ptr, a C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "axpy", func(d runtime.Device) error {
-		return d.Axpy(th(t), runtime.Stream(s), goPtr(y), goPtr(x), uint32(a))
+	return inner(self, t, err, "axpy", func(d device.Device) error {
+		return d.Axpy(th(t), device.Stream(s), goPtr(y), goPtr(x), uint32(a))
 	})
 }
 
 //export rcpInnerRecord
 func rcpInnerRecord(self C.uintptr_t, t C.uint32_t, ev, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "record", func(d runtime.Device) error {
-		return d.Record(th(t), runtime.Event(ev), runtime.Stream(s))
+	return inner(self, t, err, "record", func(d device.Device) error {
+		return d.Record(th(t), device.Event(ev), device.Stream(s))
 	})
 }
 
 //export rcpInnerWait
 func rcpInnerWait(self C.uintptr_t, t C.uint32_t, s, ev C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "wait", func(d runtime.Device) error {
-		return d.Wait(th(t), runtime.Stream(s), runtime.Event(ev))
+	return inner(self, t, err, "wait", func(d device.Device) error {
+		return d.Wait(th(t), device.Stream(s), device.Event(ev))
 	})
 }
 
 //export rcpInnerSyncStream
 func rcpInnerSyncStream(self C.uintptr_t, t C.uint32_t, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "sync_stream", func(d runtime.Device) error { return d.SyncStream(th(t), runtime.Stream(s)) })
+	return inner(self, t, err, "sync_stream", func(d device.Device) error { return d.SyncStream(th(t), device.Stream(s)) })
 }
 
 //export rcpInnerSyncDevice
 func rcpInnerSyncDevice(self C.uintptr_t, t C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "sync_device", func(d runtime.Device) error { return d.SyncDevice(th(t)) })
+	return inner(self, t, err, "sync_device", func(d device.Device) error { return d.SyncDevice(th(t)) })
 }
 
 //export rcpInnerQueryEvent
 func rcpInnerQueryEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, complete *C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "query_event", func(d runtime.Device) error {
-		done, e := d.QueryEvent(th(t), runtime.Event(ev))
+	return inner(self, t, err, "query_event", func(d device.Device) error {
+		done, e := d.QueryEvent(th(t), device.Event(ev))
 		if e == nil && complete != nil {
 			*complete = 0
 			if done {
@@ -472,13 +472,13 @@ func rcpInnerQueryEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, complete 
 
 //export rcpInnerSyncEvent
 func rcpInnerSyncEvent(self C.uintptr_t, t C.uint32_t, ev C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "sync_event", func(d runtime.Device) error { return d.SyncEvent(th(t), runtime.Event(ev)) })
+	return inner(self, t, err, "sync_event", func(d device.Device) error { return d.SyncEvent(th(t), device.Event(ev)) })
 }
 
 //export rcpInnerExchangeCaptureMode
 func rcpInnerExchangeCaptureMode(self C.uintptr_t, t C.uint32_t, mode C.uint32_t, old *C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "exchange_capture_mode", func(d runtime.Device) error {
-		m, e := d.ExchangeCaptureMode(th(t), runtime.CaptureMode(mode))
+	return inner(self, t, err, "exchange_capture_mode", func(d device.Device) error {
+		m, e := d.ExchangeCaptureMode(th(t), device.CaptureMode(mode))
 		if e == nil && old != nil {
 			*old = C.uint32_t(m)
 		}
@@ -488,15 +488,15 @@ func rcpInnerExchangeCaptureMode(self C.uintptr_t, t C.uint32_t, mode C.uint32_t
 
 //export rcpInnerBeginCapture
 func rcpInnerBeginCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, mode C.uint32_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "begin_capture", func(d runtime.Device) error {
-		return d.BeginCapture(th(t), runtime.Stream(s), runtime.CaptureMode(mode))
+	return inner(self, t, err, "begin_capture", func(d device.Device) error {
+		return d.BeginCapture(th(t), device.Stream(s), device.CaptureMode(mode))
 	})
 }
 
 //export rcpInnerEndCapture
 func rcpInnerEndCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.uint64_t, err *C.rc_error) C.int32_t {
 	return innerOf(self, t, err, "end_capture", nil, func(st *state) error {
-		g, e := st.dev.EndCapture(th(t), runtime.Stream(s))
+		g, e := st.dev.EndCapture(th(t), device.Stream(s))
 		if out != nil {
 			// A failed end may still name a graph on some platforms; the graph is what the device said.
 			*out = C.uint64_t(g)
@@ -510,8 +510,8 @@ func rcpInnerEndCapture(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.uin
 
 //export rcpInnerCaptureInfo
 func rcpInnerCaptureInfo(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.rc_capture_info, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "capture_info", func(d runtime.Device) error {
-		info, e := d.CaptureInfo(th(t), runtime.Stream(s))
+	return inner(self, t, err, "capture_info", func(d device.Device) error {
+		info, e := d.CaptureInfo(th(t), device.Stream(s))
 		if e == nil && out != nil {
 			*out = C.rc_capture_info{status: C.uint32_t(info.Status), mode: C.uint32_t(info.Mode), id: C.uint64_t(info.ID), origin: C.rc_stream(info.Origin)}
 		}
@@ -521,14 +521,14 @@ func rcpInnerCaptureInfo(self C.uintptr_t, t C.uint32_t, s C.uint64_t, out *C.rc
 
 //export rcpInnerLaunch
 func rcpInnerLaunch(self C.uintptr_t, t C.uint32_t, g, s C.uint64_t, err *C.rc_error) C.int32_t {
-	return inner(self, t, err, "launch", func(d runtime.Device) error {
-		return d.Launch(th(t), runtime.Graph(g), runtime.Stream(s))
+	return inner(self, t, err, "launch", func(d device.Device) error {
+		return d.Launch(th(t), device.Graph(g), device.Stream(s))
 	})
 }
 
 //export rcpInnerDestroyGraph
 func rcpInnerDestroyGraph(self C.uintptr_t, t C.uint32_t, g C.uint64_t, err *C.rc_error) C.int32_t {
 	return innerOf(self, t, err, "destroy_graph", nil, func(st *state) error {
-		return st.forget(st.dev.DestroyGraph(th(t), runtime.Graph(g)), handleGraph, uint64(g))
+		return st.forget(st.dev.DestroyGraph(th(t), device.Graph(g)), handleGraph, uint64(g))
 	})
 }

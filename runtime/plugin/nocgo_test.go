@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+	"github.com/replaycheck/replaycheck/internal/dl"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
 )
 

@@ -374,6 +374,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"maps"
 	"runtime/cgo"
 	"slices"
@@ -382,9 +383,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/dl"
 )
 
 // ABIVersion is the RC_ABI_VERSION of include/replaycheck/runtime.h this package was built with.
@@ -552,11 +552,11 @@ func (p *Plugin) Close() error {
 }
 
 // Runtime is one opened runtime: the plugin in front of one device, for one probe instance. It is
-// a runtime.Device and has the allocator calls of capture.Runtime. Its methods are safe for
+// a device.Device and has the allocator calls of runtime.Runtime. Its methods are safe for
 // concurrent use; calls into the plugin are made one at a time.
 type Runtime struct {
 	p       *Plugin
-	dev     runtime.Device
+	dev     device.Device
 	guarded bool
 
 	mu     sync.Mutex
@@ -570,11 +570,11 @@ type Runtime struct {
 	// bv is the device's batch view, when it has one: a call for t it runs inline is made into
 	// the plugin where it is (on t's thread already); any other goes to workers[t], the locked OS
 	// thread of the Runtime's own for t, started on first use.
-	bv runtime.BatchView
+	bv device.BatchView
 	// watcher times each call into the plugin as the engine times device calls, when the device
-	// has one (runtime.CallWatcher): code of the plugin's that never returns ends the instance.
-	watcher runtime.CallWatcher
-	workers [2]*runtime.Worker
+	// has one (device.CallWatcher): code of the plugin's that never returns ends the instance.
+	watcher device.CallWatcher
+	workers [2]*device.Worker
 	// holdsCall asks holds about box.hkey into box's answer (Holds): made once, as a closure made
 	// per question would be allocated per question.
 	holdsCall func()
@@ -594,7 +594,7 @@ type Runtime struct {
 
 // Open puts the plugin's runtime in front of dev: rc_runtime_open in kernel mode when guarded,
 // program mode otherwise. dev stays the caller's: Runtime.Close does not close it.
-func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
+func (p *Plugin) Open(dev device.Device, guarded bool) (*Runtime, error) {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
@@ -608,14 +608,14 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	r.rt = &r.box.rt
 	r.holdsCall = func() { C.rt_holds_box(r.rt) }
 	C.rcp_fill_inner(r.inner, C.uintptr_t(r.h))
-	r.bv, _ = runtime.As[runtime.BatchView](dev)
-	r.watcher, _ = runtime.As[runtime.CallWatcher](dev)
+	r.bv, _ = device.As[device.BatchView](dev)
+	r.watcher, _ = device.As[device.CallWatcher](dev)
 	mode := C.uint32_t(C.RC_MODE_PROGRAM)
 	if guarded {
 		mode = C.RC_MODE_KERNEL
 	}
 	opened := false
-	err := r.do(runtime.Main, "rc_runtime_open", func(e *C.rc_error) C.int32_t {
+	err := r.do(device.Main, "rc_runtime_open", func(e *C.rc_error) C.int32_t {
 		status := C.rcp_open(p.open, C.uint32_t(p.version), mode, &r.inner.device, r.rt, e)
 		opened = status == statusOK
 		return status
@@ -632,7 +632,7 @@ func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
 	if missing := C.GoString(&buf[0]); missing != "" {
 		r.closeRuntime()
 		r.release()
-		return nil, misuse(p.name, "rc_runtime_open", runtime.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
+		return nil, misuse(p.name, "rc_runtime_open", device.ClassInternal, "%s: the runtime left these entries NULL: %s", p.path, missing)
 	}
 	// An older plugin's table ends before the entries of later versions: they are Open's zeroed
 	// memory.
@@ -668,7 +668,7 @@ func (r *Runtime) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return misuse(r.p.name, "Close", runtime.ClassInvalidState, "the runtime is closed already")
+		return misuse(r.p.name, "Close", device.ClassInvalidState, "the runtime is closed already")
 	}
 	r.closed = true
 	r.inCall.Store("rc_runtime_close")
@@ -685,10 +685,10 @@ func (r *Runtime) Close() error {
 // closeRuntime makes the plugin's rc_runtime_close, a call in progress for its inner calls (a
 // runtime releases there what it made when it opened).
 func (r *Runtime) closeRuntime() {
-	r.enter(runtime.Main, "rc_runtime_close", false, func() { C.rcp_close(r.p.closeFns, r.rt) })
+	r.enter(device.Main, "rc_runtime_close", false, func() { C.rcp_close(r.p.closeFns, r.rt) })
 }
 
-// Finish closes the runtime at the end of an instance (capture.Runtime): the engine lets go of it
+// Finish closes the runtime at the end of an instance (runtime.Runtime): the engine lets go of it
 // once the instance is retired.
 func (r *Runtime) Finish() error { return r.Close() }
 
@@ -699,7 +699,7 @@ func (r *Runtime) Guarded() bool { return r.guarded }
 // ABI the plugin broke during the call (an inner call for a thread that is none), or in a query
 // before it that could not say so (holds, slots_changed), is the call's error, whatever the
 // plugin answered.
-func (r *Runtime) call(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
+func (r *Runtime) call(t device.Thread, op string, f func(*C.rc_error) C.int32_t) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.usable(op, t); err != nil {
@@ -713,7 +713,7 @@ func (r *Runtime) call(t runtime.Thread, op string, f func(*C.rc_error) C.int32_
 func (r *Runtime) callHere(op string, f func(*C.rc_error) C.int32_t) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.usable(op, runtime.Main); err != nil {
+	if err := r.usable(op, device.Main); err != nil {
 		return err
 	}
 	r.inCall.Store(op)
@@ -721,20 +721,20 @@ func (r *Runtime) callHere(op string, f func(*C.rc_error) C.int32_t) error {
 }
 
 // noThread runs a call on the caller's goroutine.
-const noThread runtime.Thread = 255
+const noThread device.Thread = 255
 
-func (r *Runtime) usable(op string, t runtime.Thread) error {
+func (r *Runtime) usable(op string, t device.Thread) error {
 	switch {
 	case r.closed:
-		return misuse(r.p.name, op, runtime.ClassInvalidState, "the runtime is closed")
-	case t != runtime.Main && t != runtime.Other:
-		return misuse(r.p.name, op, runtime.ClassInvalidValue, "unknown thread %d", t)
+		return misuse(r.p.name, op, device.ClassInvalidState, "the runtime is closed")
+	case t != device.Main && t != device.Other:
+		return misuse(r.p.name, op, device.ClassInvalidValue, "unknown thread %d", t)
 	}
 	return nil
 }
 
 // do runs f (one call into the plugin) and maps its status; r.mu is held, or r is not shared yet.
-func (r *Runtime) do(t runtime.Thread, op string, f func(*C.rc_error) C.int32_t) error {
+func (r *Runtime) do(t device.Thread, op string, f func(*C.rc_error) C.int32_t) error {
 	var cerr C.rc_error
 	var status C.int32_t
 	r.enter(t, op, false, func() { status = f(&cerr) })
@@ -763,10 +763,10 @@ func (r *Runtime) query(op string, f func()) {
 }
 
 // enter makes f, one call into the plugin named op, under the watch of the device when it has one
-// (runtime.CallWatcher), and on t's OS thread: where it is when the device's batch view runs t's
+// (device.CallWatcher), and on t's OS thread: where it is when the device's batch view runs t's
 // calls inline (the engine's batch on the simulator's thread for t, so the plugin's call and its
 // inner calls cost no hand-off), else on the Runtime's worker for t; noThread: where it is.
-func (r *Runtime) enter(t runtime.Thread, op string, query bool, f func()) {
+func (r *Runtime) enter(t device.Thread, op string, query bool, f func()) {
 	r.box.desc = r.p.desc(op)
 	// For its inner calls, the call is in progress only inside the watch, where an inner call is
 	// watched nested in it (and outside it, a device call from a thread of the plugin's would take
@@ -780,7 +780,7 @@ func (r *Runtime) enter(t runtime.Thread, op string, query bool, f func()) {
 	}
 	if t != noThread && (r.bv == nil || !r.bv.InBatch(t)) {
 		if r.workers[t] == nil {
-			r.workers[t] = runtime.StartWorker(nil)
+			r.workers[t] = device.StartWorker(nil)
 		}
 		inPlugin := call
 		call = func() { r.workers[t].Do(inPlugin) }
@@ -793,9 +793,9 @@ func (r *Runtime) enter(t runtime.Thread, op string, query bool, f func()) {
 }
 
 // sized checks that a Go buffer has exactly the length its Ptr says: the ABI moves p.Bytes bytes.
-func (r *Runtime) sized(op string, n int, p runtime.Ptr) error {
+func (r *Runtime) sized(op string, n int, p device.Ptr) error {
 	if p.Bytes < 0 || int64(n) != p.Bytes {
-		return misuse(r.p.name, op, runtime.ClassInvalidValue, "a buffer of %d bytes for %v: the lengths must match", n, p)
+		return misuse(r.p.name, op, device.ClassInvalidValue, "a buffer of %d bytes for %v: the lengths must match", n, p)
 	}
 	return nil
 }
@@ -834,9 +834,9 @@ func (r *Runtime) readInto(dst []byte, read func(buf unsafe.Pointer) C.int32_t) 
 	return status
 }
 
-func ct(t runtime.Thread) C.uint32_t { return C.uint32_t(t) }
+func ct(t device.Thread) C.uint32_t { return C.uint32_t(t) }
 
-// --- runtime.Device: forwarded to the inner device, which the plugin does not see. ---
+// --- device.Device: forwarded to the inner device, which the plugin does not see. ---
 
 func (r *Runtime) Backend() string  { return r.dev.Backend() }
 func (r *Runtime) Describe() string { return r.dev.Describe() }
@@ -844,39 +844,39 @@ func (r *Runtime) Platform() string { return r.dev.Platform() }
 
 // Capabilities are the inner device's, less non-blocking streams unless the runtime creates them
 // (create_stream_with_flags, ABI version 3).
-func (r *Runtime) Capabilities() runtime.Capabilities {
+func (r *Runtime) Capabilities() device.Capabilities {
 	c := r.dev.Capabilities()
 	c.NonBlockingStreams = c.NonBlockingStreams && r.flagged
 	return c
 }
-func (r *Runtime) Counters() runtime.Counters { return r.dev.Counters() }
-func (r *Runtime) GraphNodes(t runtime.Thread, g runtime.Graph) ([]runtime.GraphNode, error) {
+func (r *Runtime) Counters() device.Counters { return r.dev.Counters() }
+func (r *Runtime) GraphNodes(t device.Thread, g device.Graph) ([]device.GraphNode, error) {
 	return r.dev.GraphNodes(t, g)
 }
 
-// --- runtime.Device: calls into the plugin's table. ---
+// --- device.Device: calls into the plugin's table. ---
 
-func (r *Runtime) Malloc(t runtime.Thread, bytes int64) (runtime.Ptr, error) {
+func (r *Runtime) Malloc(t device.Thread, bytes int64) (device.Ptr, error) {
 	out := cPtr(unwritten)
 	err := r.call(t, "Malloc", func(e *C.rc_error) C.int32_t { return C.rt_malloc(r.rt, ct(t), C.int64_t(bytes), &out, e) })
 	if err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	return r.allocated("Malloc", "", bytes, goPtr(out))
 }
 
-func (r *Runtime) Free(t runtime.Thread, p runtime.Ptr) error {
+func (r *Runtime) Free(t device.Thread, p device.Ptr) error {
 	return r.call(t, "Free", func(e *C.rc_error) C.int32_t { return C.rt_free(r.rt, ct(t), cPtr(p), e) })
 }
 
-func (r *Runtime) Write(t runtime.Thread, dst runtime.Ptr, src []byte) error {
+func (r *Runtime) Write(t device.Thread, dst device.Ptr, src []byte) error {
 	if err := r.sized("Write", len(src), dst); err != nil {
 		return err
 	}
 	return r.call(t, "Write", func(e *C.rc_error) C.int32_t { return C.rt_write(r.rt, ct(t), cPtr(dst), r.staged(src), e) })
 }
 
-func (r *Runtime) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
+func (r *Runtime) Read(t device.Thread, dst []byte, src device.Ptr) error {
 	if err := r.sized("Read", len(dst), src); err != nil {
 		return err
 	}
@@ -885,29 +885,29 @@ func (r *Runtime) Read(t runtime.Thread, dst []byte, src runtime.Ptr) error {
 	})
 }
 
-func (r *Runtime) AllocHost(t runtime.Thread, bytes int64, kind runtime.HostMemory) (runtime.Ptr, error) {
+func (r *Runtime) AllocHost(t device.Thread, bytes int64, kind device.HostMemory) (device.Ptr, error) {
 	out := cPtr(unwritten)
 	err := r.call(t, "AllocHost", func(e *C.rc_error) C.int32_t {
 		return C.rt_alloc_host(r.rt, ct(t), C.int64_t(bytes), C.uint32_t(kind), &out, e)
 	})
 	if err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	return r.allocated("AllocHost", fmt.Sprintf(" of %s memory", kind), bytes, goPtr(out))
 }
 
-func (r *Runtime) FreeHost(t runtime.Thread, p runtime.Ptr) error {
+func (r *Runtime) FreeHost(t device.Thread, p device.Ptr) error {
 	return r.call(t, "FreeHost", func(e *C.rc_error) C.int32_t { return C.rt_free_host(r.rt, ct(t), cPtr(p), e) })
 }
 
-func (r *Runtime) HostWrite(dst runtime.Ptr, src []byte) error {
+func (r *Runtime) HostWrite(dst device.Ptr, src []byte) error {
 	if err := r.sized("HostWrite", len(src), dst); err != nil {
 		return err
 	}
 	return r.callHere("HostWrite", func(e *C.rc_error) C.int32_t { return C.rt_host_write(r.rt, cPtr(dst), r.staged(src), e) })
 }
 
-func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
+func (r *Runtime) HostRead(dst []byte, src device.Ptr) error {
 	if err := r.sized("HostRead", len(dst), src); err != nil {
 		return err
 	}
@@ -916,14 +916,14 @@ func (r *Runtime) HostRead(dst []byte, src runtime.Ptr) error {
 	})
 }
 
-func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (runtime.Stream, error) {
+func (r *Runtime) CreateStream(t device.Thread, flags device.StreamFlags) (device.Stream, error) {
 	out := C.rc_stream(unissued)
 	op := "CreateStream"
 	create := func(e *C.rc_error) C.int32_t { return C.rt_create_stream(r.rt, ct(t), &out, e) }
 	switch {
-	case flags == runtime.Blocking:
+	case flags == device.Blocking:
 	case !r.flagged:
-		return 0, misuse(r.p.name, "CreateStreamWithFlags", runtime.ClassNotSupported, "%s: the runtime creates blocking streams only: %s (capability non-blocking-streams)", r.p.path, r.blockingOnly())
+		return 0, misuse(r.p.name, "CreateStreamWithFlags", device.ClassNotSupported, "%s: the runtime creates blocking streams only: %s (capability non-blocking-streams)", r.p.path, r.blockingOnly())
 	default:
 		op = "CreateStreamWithFlags"
 		create = func(e *C.rc_error) C.int32_t {
@@ -941,21 +941,21 @@ func (r *Runtime) CreateStream(t runtime.Thread, flags runtime.StreamFlags) (run
 		// A stream of the other kind orders the probe's work against the default stream otherwise
 		// than the probe declares.
 		r.live.end(nil, handleStream, uint64(out))
-		return 0, misuse(r.p.name, op, runtime.ClassInternal, "%s: %s returned RC_OK with stream %d, which the runtime made %s through the inner device, asked for a %s one (runtime.h: rc_stream_flags)",
+		return 0, misuse(r.p.name, op, device.ClassInternal, "%s: %s returned RC_OK with stream %d, which the runtime made %s through the inner device, asked for a %s one (runtime.h: rc_stream_flags)",
 			r.p.path, entryOf(op), uint64(out), kindOf(made.flags), kindOf(flags))
 	}
-	return runtime.Stream(out), nil
+	return device.Stream(out), nil
 }
 
 // kindOf names a stream's flags as rc_stream_flags documents them.
-func kindOf(f runtime.StreamFlags) string {
-	if f == runtime.NonBlocking {
+func kindOf(f device.StreamFlags) string {
+	if f == device.NonBlocking {
 		return "non-blocking"
 	}
 	return "blocking"
 }
 
-// Lacks says why the runtime lacks a capability its inner device has (capture.Lacker): for
+// Lacks says why the runtime lacks a capability its inner device has (runtime.Lacker): for
 // non-blocking-streams, the version it implements or the entry it left NULL.
 func (r *Runtime) Lacks(capability string) string {
 	if capability != "non-blocking-streams" || !r.dev.Capabilities().NonBlockingStreams {
@@ -975,13 +975,13 @@ func (r *Runtime) blockingOnly() string {
 	return "its create_stream_with_flags is NULL"
 }
 
-func (r *Runtime) DestroyStream(t runtime.Thread, s runtime.Stream) error {
+func (r *Runtime) DestroyStream(t device.Thread, s device.Stream) error {
 	err := r.call(t, "DestroyStream", func(e *C.rc_error) C.int32_t { return C.rt_destroy_stream(r.rt, ct(t), C.rc_stream(s), e) })
 	r.live.end(err, handleStream, uint64(s))
 	return err
 }
 
-func (r *Runtime) CreateEvent(t runtime.Thread) (runtime.Event, error) {
+func (r *Runtime) CreateEvent(t device.Thread) (device.Event, error) {
 	out := C.rc_event(unissued)
 	made, err := r.issuing(t, "CreateEvent", handleEvent, func() uint64 { return uint64(out) },
 		func(e *C.rc_error) C.int32_t { return C.rt_create_event(r.rt, ct(t), &out, e) })
@@ -991,10 +991,10 @@ func (r *Runtime) CreateEvent(t runtime.Thread) (runtime.Event, error) {
 	if err := r.issued("CreateEvent", "device.create_event", handleEvent, uint64(out), made); err != nil {
 		return 0, err
 	}
-	return runtime.Event(out), nil
+	return device.Event(out), nil
 }
 
-func (r *Runtime) DestroyEvent(t runtime.Thread, ev runtime.Event) error {
+func (r *Runtime) DestroyEvent(t device.Thread, ev device.Event) error {
 	err := r.call(t, "DestroyEvent", func(e *C.rc_error) C.int32_t { return C.rt_destroy_event(r.rt, ct(t), C.rc_event(ev), e) })
 	r.live.end(err, handleEvent, uint64(ev))
 	return err
@@ -1052,12 +1052,12 @@ func (l *liveHandles) end(err error, kind string, id uint64) {
 // device made it through the runtime's table and has not destroyed it, and a stream's flags.
 type madeHandle struct {
 	ok    bool
-	flags runtime.StreamFlags
+	flags device.StreamFlags
 }
 
 // issuing makes f, a call named op that answers a handle of kind (answer reads it), and returns
 // what the inner table recorded of that handle, read before the call's lock is let go.
-func (r *Runtime) issuing(t runtime.Thread, op, kind string, answer func() uint64, f func(*C.rc_error) C.int32_t) (madeHandle, error) {
+func (r *Runtime) issuing(t device.Thread, op, kind string, answer func() uint64, f func(*C.rc_error) C.int32_t) (madeHandle, error) {
 	var made madeHandle
 	err := r.call(t, op, func(e *C.rc_error) C.int32_t {
 		status := f(e)
@@ -1091,58 +1091,58 @@ func (r *Runtime) issued(op, entry, kind string, id uint64, made madeHandle) err
 	default:
 		return nil
 	}
-	return misuse(r.p.name, op, runtime.ClassInternal, "%s: %s returned RC_OK, but %s (runtime.h: rc_runtime.%s)", r.p.path, entry, rule, entry)
+	return misuse(r.p.name, op, device.ClassInternal, "%s: %s returned RC_OK, but %s (runtime.h: rc_runtime.%s)", r.p.path, entry, rule, entry)
 }
 
-func (r *Runtime) Fill(t runtime.Thread, s runtime.Stream, dst runtime.Ptr, value byte) error {
+func (r *Runtime) Fill(t device.Thread, s device.Stream, dst device.Ptr, value byte) error {
 	return r.call(t, "Fill", func(e *C.rc_error) C.int32_t {
 		return C.rt_fill(r.rt, ct(t), C.rc_stream(s), cPtr(dst), C.uint8_t(value), e)
 	})
 }
 
-func (r *Runtime) Copy(t runtime.Thread, s runtime.Stream, dst, src runtime.Ptr) error {
+func (r *Runtime) Copy(t device.Thread, s device.Stream, dst, src device.Ptr) error {
 	return r.call(t, "Copy", func(e *C.rc_error) C.int32_t {
 		return C.rt_copy(r.rt, ct(t), C.rc_stream(s), cPtr(dst), cPtr(src), e)
 	})
 }
 
-func (r *Runtime) Axpy(t runtime.Thread, s runtime.Stream, y, x runtime.Ptr, a uint32) error {
+func (r *Runtime) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint32) error {
 	return r.call(t, "Axpy", func(e *C.rc_error) C.int32_t {
 		return C.rt_axpy(r.rt, ct(t), C.rc_stream(s), cPtr(y), cPtr(x), C.uint32_t(a), e)
 	})
 }
 
-func (r *Runtime) Record(t runtime.Thread, ev runtime.Event, s runtime.Stream) error {
+func (r *Runtime) Record(t device.Thread, ev device.Event, s device.Stream) error {
 	return r.call(t, "Record", func(e *C.rc_error) C.int32_t {
 		return C.rt_record(r.rt, ct(t), C.rc_event(ev), C.rc_stream(s), e)
 	})
 }
 
-func (r *Runtime) Wait(t runtime.Thread, s runtime.Stream, ev runtime.Event) error {
+func (r *Runtime) Wait(t device.Thread, s device.Stream, ev device.Event) error {
 	return r.call(t, "Wait", func(e *C.rc_error) C.int32_t {
 		return C.rt_wait(r.rt, ct(t), C.rc_stream(s), C.rc_event(ev), e)
 	})
 }
 
-func (r *Runtime) SyncStream(t runtime.Thread, s runtime.Stream) error {
+func (r *Runtime) SyncStream(t device.Thread, s device.Stream) error {
 	return r.call(t, "SyncStream", func(e *C.rc_error) C.int32_t { return C.rt_sync_stream(r.rt, ct(t), C.rc_stream(s), e) })
 }
 
-func (r *Runtime) SyncDevice(t runtime.Thread) error {
+func (r *Runtime) SyncDevice(t device.Thread) error {
 	return r.call(t, "SyncDevice", func(e *C.rc_error) C.int32_t { return C.rt_sync_device(r.rt, ct(t), e) })
 }
 
-func (r *Runtime) QueryEvent(t runtime.Thread, ev runtime.Event) (bool, error) {
+func (r *Runtime) QueryEvent(t device.Thread, ev device.Event) (bool, error) {
 	var done C.uint32_t
 	err := r.call(t, "QueryEvent", func(e *C.rc_error) C.int32_t { return C.rt_query_event(r.rt, ct(t), C.rc_event(ev), &done, e) })
 	return err == nil && done != 0, err
 }
 
-func (r *Runtime) SyncEvent(t runtime.Thread, ev runtime.Event) error {
+func (r *Runtime) SyncEvent(t device.Thread, ev device.Event) error {
 	return r.call(t, "SyncEvent", func(e *C.rc_error) C.int32_t { return C.rt_sync_event(r.rt, ct(t), C.rc_event(ev), e) })
 }
 
-func (r *Runtime) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode) (runtime.CaptureMode, error) {
+func (r *Runtime) ExchangeCaptureMode(t device.Thread, mode device.CaptureMode) (device.CaptureMode, error) {
 	var old C.uint32_t
 	err := r.call(t, "ExchangeCaptureMode", func(e *C.rc_error) C.int32_t {
 		return C.rt_exchange_capture_mode(r.rt, ct(t), C.uint32_t(mode), &old, e)
@@ -1150,16 +1150,16 @@ func (r *Runtime) ExchangeCaptureMode(t runtime.Thread, mode runtime.CaptureMode
 	if err != nil {
 		return 0, err
 	}
-	return runtime.CaptureMode(old), nil
+	return device.CaptureMode(old), nil
 }
 
-func (r *Runtime) BeginCapture(t runtime.Thread, s runtime.Stream, mode runtime.CaptureMode) error {
+func (r *Runtime) BeginCapture(t device.Thread, s device.Stream, mode device.CaptureMode) error {
 	return r.call(t, "BeginCapture", func(e *C.rc_error) C.int32_t {
 		return C.rt_begin_capture(r.rt, ct(t), C.rc_stream(s), C.uint32_t(mode), e)
 	})
 }
 
-func (r *Runtime) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph, error) {
+func (r *Runtime) EndCapture(t device.Thread, s device.Stream) (device.Graph, error) {
 	out := C.rc_graph(unissued)
 	made, err := r.issuing(t, "EndCapture", handleGraph, func() uint64 { return uint64(out) },
 		func(e *C.rc_error) C.int32_t { return C.rt_end_capture(r.rt, ct(t), C.rc_stream(s), &out, e) })
@@ -1169,35 +1169,35 @@ func (r *Runtime) EndCapture(t runtime.Thread, s runtime.Stream) (runtime.Graph,
 	if err := r.issued("EndCapture", "device.end_capture", handleGraph, uint64(out), made); err != nil {
 		return 0, err
 	}
-	return runtime.Graph(out), nil
+	return device.Graph(out), nil
 }
 
-func (r *Runtime) CaptureInfo(t runtime.Thread, s runtime.Stream) (runtime.CaptureInfo, error) {
+func (r *Runtime) CaptureInfo(t device.Thread, s device.Stream) (device.CaptureInfo, error) {
 	var out C.rc_capture_info
 	err := r.call(t, "CaptureInfo", func(e *C.rc_error) C.int32_t { return C.rt_capture_info(r.rt, ct(t), C.rc_stream(s), &out, e) })
 	if err != nil {
-		return runtime.CaptureInfo{}, err
+		return device.CaptureInfo{}, err
 	}
-	return runtime.CaptureInfo{Status: runtime.CaptureStatus(out.status), ID: uint64(out.id), Origin: runtime.Stream(out.origin),
-		Mode: runtime.CaptureMode(out.mode)}, nil
+	return device.CaptureInfo{Status: device.CaptureStatus(out.status), ID: uint64(out.id), Origin: device.Stream(out.origin),
+		Mode: device.CaptureMode(out.mode)}, nil
 }
 
-func (r *Runtime) Launch(t runtime.Thread, g runtime.Graph, s runtime.Stream) error {
+func (r *Runtime) Launch(t device.Thread, g device.Graph, s device.Stream) error {
 	return r.call(t, "Launch", func(e *C.rc_error) C.int32_t { return C.rt_launch(r.rt, ct(t), C.rc_graph(g), C.rc_stream(s), e) })
 }
 
-func (r *Runtime) DestroyGraph(t runtime.Thread, g runtime.Graph) error {
+func (r *Runtime) DestroyGraph(t device.Thread, g device.Graph) error {
 	err := r.call(t, "DestroyGraph", func(e *C.rc_error) C.int32_t { return C.rt_destroy_graph(r.rt, ct(t), C.rc_graph(g), e) })
 	r.live.end(err, handleGraph, uint64(g))
 	return err
 }
 
-// --- The allocator calls of capture.Runtime. ---
+// --- The allocator calls of runtime.Runtime. ---
 
 // Provision serves bytes for the slot named key (rc_runtime.provision). On a refusal it returns
-// cur and guard.NotServed; on another failure what the plugin left in its out parameter
-// (replaycheck sets it to cur before the call) and guard.NotServed.
-func (r *Runtime) Provision(t runtime.Thread, slot guard.Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, guard.Served, error) {
+// cur and runtime.NotServed; on another failure what the plugin left in its out parameter
+// (replaycheck sets it to cur before the call) and runtime.NotServed.
+func (r *Runtime) Provision(t device.Thread, slot runtime.Slot, key string, cur device.Ptr, bytes int64) (device.Ptr, runtime.Served, error) {
 	ckey := C.CString(key)
 	defer C.free(unsafe.Pointer(ckey))
 	out := cPtr(cur)
@@ -1206,28 +1206,28 @@ func (r *Runtime) Provision(t runtime.Thread, slot guard.Slot, key string, cur r
 		return C.rt_provision(r.rt, ct(t), C.uint32_t(slot), ckey, cPtr(cur), C.int64_t(bytes), &out, &served, e)
 	})
 	switch {
-	case runtime.IsRefusal(err):
-		return cur, guard.NotServed, err
+	case device.IsRefusal(err):
+		return cur, runtime.NotServed, err
 	case err != nil:
-		return goPtr(out), guard.NotServed, err
+		return goPtr(out), runtime.NotServed, err
 	}
 	if err := r.servedAsPromised(key, cur, bytes, goPtr(out), uint32(served)); err != nil {
-		return goPtr(out), guard.NotServed, err
+		return goPtr(out), runtime.NotServed, err
 	}
-	return goPtr(out), guard.Served(served), nil
+	return goPtr(out), runtime.Served(served), nil
 }
 
 // servedAsPromised checks what a provision that returned RC_OK says it served against the
 // contract (runtime.h, rc_runtime.provision and rc_served): an answer that breaks it is the
 // runtime's error, naming the rule, never a buffer the engine goes on with.
-func (r *Runtime) servedAsPromised(key string, cur runtime.Ptr, bytes int64, out runtime.Ptr, served uint32) error {
+func (r *Runtime) servedAsPromised(key string, cur device.Ptr, bytes int64, out device.Ptr, served uint32) error {
 	var rule string
 	switch {
-	case served < uint32(guard.InPlace) || served > uint32(guard.Rebased):
+	case served < uint32(runtime.InPlace) || served > uint32(runtime.Rebased):
 		rule = fmt.Sprintf("*served is %d: a provision that returns RC_OK served the request RC_IN_PLACE (1), RC_ALLOCATED (2) or RC_REBASED (3)", served)
-	case guard.Served(served) == guard.InPlace && out != cur:
+	case runtime.Served(served) == runtime.InPlace && out != cur:
 		rule = fmt.Sprintf("RC_IN_PLACE with *out %v: a request served in place leaves the slot's address and size as they were, *out = cur", out)
-	case out.Bytes < bytes && guard.Served(served) == guard.InPlace:
+	case out.Bytes < bytes && runtime.Served(served) == runtime.InPlace:
 		rule = fmt.Sprintf("RC_IN_PLACE, but the slot holds %d bytes: a request that does not fit what the slot holds is re-based (RC_REBASED) or refused, never served in place", out.Bytes)
 	default:
 		rule = bufferBroken("provision", "*out", bytes, out)
@@ -1235,7 +1235,7 @@ func (r *Runtime) servedAsPromised(key string, cur runtime.Ptr, bytes int64, out
 	if rule == "" {
 		return nil
 	}
-	return misuse(r.p.name, "Provision", runtime.ClassInternal, "%s: provision of %d bytes for slot %q (holding %v) returned RC_OK, but %s (runtime.h: rc_runtime.provision, rc_served)",
+	return misuse(r.p.name, "Provision", device.ClassInternal, "%s: provision of %d bytes for slot %q (holding %v) returned RC_OK, but %s (runtime.h: rc_runtime.provision, rc_served)",
 		r.p.path, bytes, key, cur, rule)
 }
 
@@ -1243,7 +1243,7 @@ func (r *Runtime) servedAsPromised(key string, cur runtime.Ptr, bytes int64, out
 // (named as name: "*out", "out[2]"), breaks, or "" when it keeps them all: a request of more than 0
 // bytes names a buffer, which holds at least the bytes asked for, is not at address 0, and ends
 // inside the address space.
-func bufferBroken(entry, name string, bytes int64, p runtime.Ptr) string {
+func bufferBroken(entry, name string, bytes int64, p device.Ptr) string {
 	switch {
 	case bytes > 0 && p.IsZero():
 		return fmt.Sprintf("%s is {0,0}: a %s that returns RC_OK names the buffer it served", name, entry)
@@ -1262,7 +1262,7 @@ func bufferBroken(entry, name string, bytes int64, p runtime.Ptr) string {
 // says of what, or is ""): written (replaycheck sets *out to unwritten before the call) and a
 // buffer as bufferBroken says. An answer that breaks it is the runtime's error, never a buffer the
 // engine writes to or frees.
-func (r *Runtime) allocated(op, from string, bytes int64, p runtime.Ptr) (runtime.Ptr, error) {
+func (r *Runtime) allocated(op, from string, bytes int64, p device.Ptr) (device.Ptr, error) {
 	entry := entryOf(op)
 	rule := bufferBroken(entry, "*out", bytes, p)
 	if p == unwritten {
@@ -1271,12 +1271,12 @@ func (r *Runtime) allocated(op, from string, bytes int64, p runtime.Ptr) (runtim
 	if rule == "" {
 		return p, nil
 	}
-	return runtime.Ptr{}, misuse(r.p.name, op, runtime.ClassInternal, "%s: %s of %d bytes%s returned RC_OK, but %s (runtime.h: rc_runtime.%s)",
+	return device.Ptr{}, misuse(r.p.name, op, device.ClassInternal, "%s: %s of %d bytes%s returned RC_OK, but %s (runtime.h: rc_runtime.%s)",
 		r.p.path, entry, bytes, from, rule, entry)
 }
 
 // Release gives back the buffer the slot named key holds (rc_runtime.release).
-func (r *Runtime) Release(t runtime.Thread, slot guard.Slot, key string, p runtime.Ptr) error {
+func (r *Runtime) Release(t device.Thread, slot runtime.Slot, key string, p device.Ptr) error {
 	ckey := C.CString(key)
 	defer C.free(unsafe.Pointer(ckey))
 	return r.call(t, "Release", func(e *C.rc_error) C.int32_t {
@@ -1285,21 +1285,21 @@ func (r *Runtime) Release(t runtime.Thread, slot guard.Slot, key string, p runti
 }
 
 // Holds reports what the slot named key holds (rc_runtime.holds). A closed runtime holds nothing.
-func (r *Runtime) Holds(key string) (guard.Slot, runtime.Ptr, bool) {
+func (r *Runtime) Holds(key string) (runtime.Slot, device.Ptr, bool) {
 	ckey := C.CString(key)
 	defer C.free(unsafe.Pointer(ckey))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return 0, runtime.Ptr{}, false
+		return 0, device.Ptr{}, false
 	}
 	r.box.hkey = ckey
 	r.query("Holds", r.holdsCall)
 	r.box.hkey = nil
 	if r.box.held == 0 {
-		return 0, runtime.Ptr{}, false
+		return 0, device.Ptr{}, false
 	}
-	return guard.Slot(r.box.hslot), goPtr(r.box.hptr), true
+	return runtime.Slot(r.box.hslot), goPtr(r.box.hptr), true
 }
 
 // maxLoggedKeys bounds one answer of a slot log: a plugin that says it logged more is answered as
@@ -1355,7 +1355,7 @@ func (r *Runtime) SlotsChangedSince(v uint64) (keys []string, now uint64, ok boo
 
 // CommitBank commits arena regions at once (rc_runtime.commit_bank) and returns each region's
 // buffer, in order.
-func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtime.Ptr, error) {
+func (r *Runtime) CommitBank(t device.Thread, regions []runtime.Region) ([]device.Ptr, error) {
 	n := len(regions)
 	cregions := (*C.rc_region)(C.calloc(C.size_t(max(n, 1)), C.sizeof_rc_region))
 	defer C.free(unsafe.Pointer(cregions))
@@ -1381,7 +1381,7 @@ func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtim
 	if err != nil {
 		return nil, err
 	}
-	out := make([]runtime.Ptr, n)
+	out := make([]device.Ptr, n)
 	for i, p := range outs {
 		out[i] = goPtr(p)
 	}
@@ -1392,17 +1392,17 @@ func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtim
 }
 
 // unwritten is what CommitBank sets every out[i] to before the call: a buffer no answer can be.
-var unwritten = runtime.Ptr{Addr: ^uint64(0), Bytes: -1}
+var unwritten = device.Ptr{Addr: ^uint64(0), Bytes: -1}
 
 // bankAsPromised checks what a commit_bank that returned RC_OK says each region holds against the
 // contract (runtime.h, rc_runtime.commit_bank): every out[i] written, each a buffer for its region
 // as provision's *out is for its request (bufferBroken), and no two regions' buffers sharing a byte.
 // An answer that breaks it is the runtime's error, naming the rule, never a bank the caller goes on
 // with.
-func (r *Runtime) bankAsPromised(regions []guard.Region, out []runtime.Ptr) error {
+func (r *Runtime) bankAsPromised(regions []runtime.Region, out []device.Ptr) error {
 	for i, p := range out {
 		rule := bufferBroken("commit_bank", fmt.Sprintf("out[%d]", i), regions[i].Bytes, p)
-		j := slices.IndexFunc(out[:i], func(q runtime.Ptr) bool { return q.Bytes > 0 && p.Bytes > 0 && q.Overlaps(p) })
+		j := slices.IndexFunc(out[:i], func(q device.Ptr) bool { return q.Bytes > 0 && p.Bytes > 0 && q.Overlaps(p) })
 		switch {
 		case p == unwritten:
 			rule = fmt.Sprintf("out[%d] is {UINT64_MAX,-1} as replaycheck set it: a commit_bank that returns RC_OK writes every region's buffer", i)
@@ -1411,7 +1411,7 @@ func (r *Runtime) bankAsPromised(regions []guard.Region, out []runtime.Ptr) erro
 		case rule == "":
 			continue
 		}
-		return misuse(r.p.name, "CommitBank", runtime.ClassInternal, "%s: commit_bank of %d regions returned RC_OK, but for region %q (%d bytes), %s (runtime.h: rc_runtime.commit_bank)",
+		return misuse(r.p.name, "CommitBank", device.ClassInternal, "%s: commit_bank of %d regions returned RC_OK, but for region %q (%d bytes), %s (runtime.h: rc_runtime.commit_bank)",
 			r.p.path, len(regions), regions[i].Key, regions[i].Bytes, rule)
 	}
 	return nil
@@ -1419,7 +1419,7 @@ func (r *Runtime) bankAsPromised(regions []guard.Region, out []runtime.Ptr) erro
 
 // ReservePool reserves the named pool's segment (rc_runtime.reserve_pool): device memory when host
 // is 0, host memory of that kind otherwise.
-func (r *Runtime) ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error {
+func (r *Runtime) ReservePool(t device.Thread, name string, bytes int64, host device.HostMemory) error {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	return r.call(t, "ReservePool", func(e *C.rc_error) C.int32_t {
@@ -1428,7 +1428,7 @@ func (r *Runtime) ReservePool(t runtime.Thread, name string, bytes int64, host r
 }
 
 // PoolAlloc serves a block from the named pool (rc_runtime.pool_alloc).
-func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.Ptr, error) {
+func (r *Runtime) PoolAlloc(t device.Thread, name string, bytes int64) (device.Ptr, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	out := cPtr(unwritten)
@@ -1436,19 +1436,19 @@ func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime
 		return C.rt_pool_alloc(r.rt, ct(t), cname, C.int64_t(bytes), &out, e)
 	})
 	if err != nil {
-		return runtime.Ptr{}, err
+		return device.Ptr{}, err
 	}
 	return r.allocated("PoolAlloc", fmt.Sprintf(" from pool %q", name), bytes, goPtr(out))
 }
 
 // PoolFree returns a block to the named pool (rc_runtime.pool_free).
-func (r *Runtime) PoolFree(t runtime.Thread, name string, p runtime.Ptr) error {
+func (r *Runtime) PoolFree(t device.Thread, name string, p device.Ptr) error {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	return r.call(t, "PoolFree", func(e *C.rc_error) C.int32_t { return C.rt_pool_free(r.rt, ct(t), cname, cPtr(p), e) })
 }
 
 // Retire frees everything the runtime holds (rc_runtime.retire).
-func (r *Runtime) Retire(t runtime.Thread) error {
+func (r *Runtime) Retire(t device.Thread) error {
 	return r.call(t, "Retire", func(e *C.rc_error) C.int32_t { return C.rt_retire(r.rt, ct(t), e) })
 }

@@ -5,10 +5,10 @@ package plugin
 import (
 	"errors"
 	"fmt"
-
 	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/dl"
 )
 
 // ABIVersion is the RC_ABI_VERSION of include/replaycheck/runtime.h.
@@ -32,7 +32,7 @@ func (p *Plugin) CloseRuntimes() error { return nil }
 func (p *Plugin) Close() error         { return nil }
 
 // Open fails: there is no plugin.
-func (p *Plugin) Open(dev runtime.Device, guarded bool) (*Runtime, error) {
+func (p *Plugin) Open(dev device.Device, guarded bool) (*Runtime, error) {
 	return nil, fmt.Errorf("runtime plugins need a cgo build: %w", dl.ErrNoCgo)
 }
 
@@ -40,30 +40,30 @@ var errNoCgo = errors.New("runtime plugins need a cgo build")
 
 // Runtime is an opened runtime; without cgo none is ever made. It has the methods of the cgo
 // build's Runtime so that callers compile the same.
-type Runtime struct{ runtime.Device }
+type Runtime struct{ device.Device }
 
 func (r *Runtime) Guarded() bool { return false }
-func (r *Runtime) Provision(t runtime.Thread, slot guard.Slot, key string, cur runtime.Ptr, bytes int64) (runtime.Ptr, guard.Served, error) {
-	return cur, guard.NotServed, errNoCgo
+func (r *Runtime) Provision(t device.Thread, slot runtime.Slot, key string, cur device.Ptr, bytes int64) (device.Ptr, runtime.Served, error) {
+	return cur, runtime.NotServed, errNoCgo
 }
-func (r *Runtime) Release(t runtime.Thread, slot guard.Slot, key string, p runtime.Ptr) error {
+func (r *Runtime) Release(t device.Thread, slot runtime.Slot, key string, p device.Ptr) error {
 	return errNoCgo
 }
-func (r *Runtime) Holds(key string) (guard.Slot, runtime.Ptr, bool) { return 0, runtime.Ptr{}, false }
-func (r *Runtime) SlotsVersion() uint64                             { return 0 }
+func (r *Runtime) Holds(key string) (runtime.Slot, device.Ptr, bool) { return 0, device.Ptr{}, false }
+func (r *Runtime) SlotsVersion() uint64                              { return 0 }
 func (r *Runtime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
 	return nil, 0, false
 }
-func (r *Runtime) CommitBank(t runtime.Thread, regions []guard.Region) ([]runtime.Ptr, error) {
+func (r *Runtime) CommitBank(t device.Thread, regions []runtime.Region) ([]device.Ptr, error) {
 	return nil, errNoCgo
 }
-func (r *Runtime) ReservePool(t runtime.Thread, name string, bytes int64, host runtime.HostMemory) error {
+func (r *Runtime) ReservePool(t device.Thread, name string, bytes int64, host device.HostMemory) error {
 	return errNoCgo
 }
-func (r *Runtime) PoolAlloc(t runtime.Thread, name string, bytes int64) (runtime.Ptr, error) {
-	return runtime.Ptr{}, errNoCgo
+func (r *Runtime) PoolAlloc(t device.Thread, name string, bytes int64) (device.Ptr, error) {
+	return device.Ptr{}, errNoCgo
 }
-func (r *Runtime) PoolFree(t runtime.Thread, name string, p runtime.Ptr) error { return errNoCgo }
-func (r *Runtime) Retire(t runtime.Thread) error                               { return errNoCgo }
-func (r *Runtime) Finish() error                                               { return errNoCgo }
-func (r *Runtime) Lacks(capability string) string                              { return "" }
+func (r *Runtime) PoolFree(t device.Thread, name string, p device.Ptr) error { return errNoCgo }
+func (r *Runtime) Retire(t device.Thread) error                              { return errNoCgo }
+func (r *Runtime) Finish() error                                             { return errNoCgo }
+func (r *Runtime) Lacks(capability string) string                            { return "" }

@@ -1,6 +1,7 @@
 package plugin_test
 
 import (
+	"github.com/replaycheck/replaycheck/runtime"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -8,14 +9,13 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/leakcheck"
 
-	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
 )
 
 // A *plugin.Runtime is what the engine drives, in every build.
 var (
-	_ capture.Runtime = (*plugin.Runtime)(nil)
-	_ capture.Lacker  = (*plugin.Runtime)(nil)
+	_ runtime.Runtime = (*plugin.Runtime)(nil)
+	_ runtime.Lacker  = (*plugin.Runtime)(nil)
 )
 
 func TestPlugin(t *testing.T) {

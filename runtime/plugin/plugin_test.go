@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"maps"
 	"os"
 	"os/exec"
@@ -22,13 +23,12 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/internal/cbuild"
+	"github.com/replaycheck/replaycheck/internal/dl"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // build compiles testdata/passthrough.c with defs into a fresh directory and returns the library.
@@ -62,14 +62,14 @@ func setenv(key, value string) {
 
 // loadEach sets *p and *dev, before each spec of the container it is called in, to the loaded
 // passthrough plugin (load) and a fresh cann simulator (openSim).
-func loadEach(p **plugin.Plugin, dev *runtime.Device) {
+func loadEach(p **plugin.Plugin, dev *device.Device) {
 	BeforeEach(func() {
 		*p = load()
 		*dev = openSim("cann")
 	})
 }
 
-func openSim(profile string) runtime.Device {
+func openSim(profile string) device.Device {
 	GinkgoHelper()
 	b, err := sim.New(sim.Options{Profile: profile})
 	Expect(err).NotTo(HaveOccurred())
@@ -80,8 +80,8 @@ func openSim(profile string) runtime.Device {
 }
 
 // rut is the plugin as the engine's runtime under test.
-func rut(p *plugin.Plugin) *capture.RuntimeUnderTest {
-	return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+func rut(p *plugin.Plugin) *runtime.UnderTest {
+	return &runtime.UnderTest{Name: p.Name(), Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 		rt, err := p.Open(dev, guarded)
 		if err != nil {
 			return nil, err
@@ -91,7 +91,7 @@ func rut(p *plugin.Plugin) *capture.RuntimeUnderTest {
 }
 
 // run runs one instance through the plugin and closes the runtime it opened.
-func run(p *plugin.Plugin, dev runtime.Device, in probes.Instance) *capture.Result {
+func run(p *plugin.Plugin, dev device.Device, in probes.Instance) *capture.Result {
 	GinkgoHelper()
 	res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: rut(p)})
 	Expect(p.CloseRuntimes()).To(Succeed())
@@ -163,7 +163,7 @@ var _ = Describe("Load", func() {
 		Expect(ok).To(BeFalse(), "a version 1 plugin has no slot log")
 		Expect(rt.Close()).To(Succeed())
 
-		in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Guarded: true, Replays: 2}
+		in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: device.Global, Guarded: true, Replays: 2}
 		res := run(p, dev, in)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 	})
@@ -180,15 +180,15 @@ var _ = Describe("Load", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rt.Capabilities().NonBlockingStreams).To(BeFalse())
 			base := dev.Counters()
-			_, err = rt.CreateStream(runtime.Main, runtime.NonBlocking)
-			e, ok := runtime.AsError(err)
+			_, err = rt.CreateStream(device.Main, device.NonBlocking)
+			e, ok := device.AsError(err)
 			Expect(ok).To(BeTrue(), "%v", err)
-			Expect(e.Class).To(Equal(runtime.ClassNotSupported))
+			Expect(e.Class).To(Equal(device.ClassNotSupported))
 			Expect(e.Detail).To(Equal(p.Path() + ": the runtime creates blocking streams only: " + why + " (capability non-blocking-streams)"))
 			Expect(dev.Counters()).To(Equal(base), "nothing reached the inner device")
 			Expect(rt.Close()).To(Succeed())
 
-			in := probes.Instance{Probe: loadCatalog().find("incidents/libuipc-472-legacy-stream-beside-non-blocking-capture"), Mode: runtime.Global, Replays: 2}
+			in := probes.Instance{Probe: loadCatalog().find("incidents/libuipc-472-legacy-stream-beside-non-blocking-capture"), Mode: device.Global, Replays: 2}
 			res := run(p, dev, in)
 			Expect(res.Outcome).To(Equal(probes.Skipped))
 			Expect(res.Reason).To(Equal(`runtime blocking lacks capability "non-blocking-streams", which the probe's non-blocking streams need (solver): ` + why))
@@ -238,7 +238,7 @@ var _ = Describe("Load", func() {
 var _ = Describe("a Runtime", func() {
 	var (
 		p   *plugin.Plugin
-		dev runtime.Device
+		dev device.Device
 	)
 	loadEach(&p, &dev)
 	open := func(guarded bool) *plugin.Runtime {
@@ -254,10 +254,10 @@ var _ = Describe("a Runtime", func() {
 		rt := open(false)
 		DeferCleanup(rt.Close)
 		Expect(rt.Capabilities().NonBlockingStreams).To(BeTrue())
-		for _, f := range []runtime.StreamFlags{runtime.NonBlocking, runtime.Blocking} {
-			s, err := rt.CreateStream(runtime.Other, f)
+		for _, f := range []device.StreamFlags{device.NonBlocking, device.Blocking} {
+			s, err := rt.CreateStream(device.Other, f)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(rt.DestroyStream(runtime.Other, s)).To(Succeed())
+			Expect(rt.DestroyStream(device.Other, s)).To(Succeed())
 		}
 		calls, err := os.ReadFile(log)
 		Expect(err).NotTo(HaveOccurred())
@@ -281,38 +281,38 @@ var _ = Describe("a Runtime", func() {
 		rt := open(false)
 		DeferCleanup(rt.Close)
 		base := dev.Counters()
-		_, err := rt.CreateStream(runtime.Main, runtime.NonBlocking)
-		e, ok := runtime.AsError(err)
+		_, err := rt.CreateStream(device.Main, device.NonBlocking)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue(), "%v", err)
 		Expect(e.Backend).To(Equal("runtime:passthrough"))
 		Expect(e.Op).To(Equal("CreateStreamWithFlags"))
-		Expect(e.Class).To(Equal(runtime.ClassInternal))
+		Expect(e.Class).To(Equal(device.ClassInternal))
 		Expect(e.Detail).To(Equal(p.Path() + ": create_stream_with_flags passed stream flags 0x6 to the inner device's create_stream_with_flags, which are neither RC_STREAM_BLOCKING (0) nor RC_STREAM_NON_BLOCKING (1) (runtime.h: rc_stream_flags); the call was not made"))
 		Expect(dev.Counters()).To(Equal(base), "nothing reached the inner device")
 	})
 
 	DescribeTable("fails a stream the runtime made through the inner device of another kind than it was asked for, as the runtime's error",
-		func(knob, value string, asked runtime.StreamFlags, want string) {
+		func(knob, value string, asked device.StreamFlags, want string) {
 			setenv(knob, value)
 			rt := open(false)
 			DeferCleanup(rt.Close)
-			_, err := rt.CreateStream(runtime.Main, asked)
-			e, ok := runtime.AsError(err)
+			_, err := rt.CreateStream(device.Main, asked)
+			e, ok := device.AsError(err)
 			Expect(ok).To(BeTrue(), "%v", err)
 			Expect(e.Backend).To(Equal("runtime:passthrough"))
-			Expect(e.Class).To(Equal(runtime.ClassInternal))
+			Expect(e.Class).To(Equal(device.ClassInternal))
 			Expect(e.Detail).To(MatchRegexp("^" + regexp.QuoteMeta(p.Path()+": "+want) + "$"))
 			// The check does not stand in the way of the streams a runtime makes right.
 			Expect(os.Unsetenv(knob)).To(Succeed())
 			right := open(false)
 			DeferCleanup(right.Close)
-			s, err := right.CreateStream(runtime.Main, asked)
+			s, err := right.CreateStream(device.Main, asked)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(right.DestroyStream(runtime.Main, s)).To(Succeed())
+			Expect(right.DestroyStream(device.Main, s)).To(Succeed())
 		},
-		Entry("non-blocking asked, blocking made", "RC_TEST_STREAM_FLAGS", "0", runtime.NonBlocking,
+		Entry("non-blocking asked, blocking made", "RC_TEST_STREAM_FLAGS", "0", device.NonBlocking,
 			"create_stream_with_flags returned RC_OK with stream 1, which the runtime made blocking through the inner device, asked for a non-blocking one (runtime.h: rc_stream_flags)"),
-		Entry("blocking asked, non-blocking made", "RC_TEST_CREATE_STREAM_FLAGS", "1", runtime.Blocking,
+		Entry("blocking asked, non-blocking made", "RC_TEST_CREATE_STREAM_FLAGS", "1", device.Blocking,
 			"device.create_stream returned RC_OK with stream 1, which the runtime made non-blocking through the inner device, asked for a blocking one (runtime.h: rc_stream_flags)"),
 	)
 
@@ -320,9 +320,9 @@ var _ = Describe("a Runtime", func() {
 		setenv("RC_TEST_CREATE_STREAM_FLAGS", "0")
 		rt := open(false)
 		DeferCleanup(rt.Close)
-		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		s, err := rt.CreateStream(device.Main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
+		Expect(rt.DestroyStream(device.Main, s)).To(Succeed())
 	})
 
 	It("takes inner calls from several of the plugin's threads at once during one call", func() {
@@ -330,9 +330,9 @@ var _ = Describe("a Runtime", func() {
 		base := dev.Counters()
 		rt := open(true) // rc_runtime_open makes and destroys 4,000 streams and 4,000 events on 8 threads
 		Expect(dev.Counters().Leaks(base)).To(BeEmpty())
-		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		s, err := rt.CreateStream(device.Main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred(), "the record of what the inner device made is whole")
-		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
+		Expect(rt.DestroyStream(device.Main, s)).To(Succeed())
 		Expect(rt.Close()).To(Succeed())
 	})
 
@@ -340,97 +340,97 @@ var _ = Describe("a Runtime", func() {
 		rt := open(false)
 		Expect(rt.Backend()).To(Equal("sim"))
 		Expect(rt.Platform()).To(Equal(dev.Platform()))
-		buf, err := rt.Malloc(runtime.Main, 64)
+		buf, err := rt.Malloc(device.Main, 64)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dev.Counters().LiveAllocs).To(BeEquivalentTo(1), "the allocation reached the inner device")
 		data := make([]byte, 64)
 		for i := range data {
 			data[i] = byte(i)
 		}
-		Expect(rt.Write(runtime.Main, buf, data)).To(Succeed())
-		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		Expect(rt.Write(device.Main, buf, data)).To(Succeed())
+		s, err := rt.CreateStream(device.Main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rt.Fill(runtime.Main, s, buf.Slice(0, 8), 0xAB)).To(Succeed())
-		Expect(rt.SyncStream(runtime.Main, s)).To(Succeed())
+		Expect(rt.Fill(device.Main, s, buf.Slice(0, 8), 0xAB)).To(Succeed())
+		Expect(rt.SyncStream(device.Main, s)).To(Succeed())
 		got := make([]byte, 64)
-		Expect(rt.Read(runtime.Main, got, buf)).To(Succeed())
+		Expect(rt.Read(device.Main, got, buf)).To(Succeed())
 		Expect(got[:8]).To(Equal([]byte{0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB}))
 		Expect(got[8:]).To(Equal(data[8:]))
 
-		host, err := rt.AllocHost(runtime.Main, 16, runtime.Pinned)
+		host, err := rt.AllocHost(device.Main, 16, device.Pinned)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rt.HostWrite(host, []byte("0123456789abcdef"))).To(Succeed())
 		back := make([]byte, 16)
 		Expect(rt.HostRead(back, host)).To(Succeed())
 		Expect(string(back)).To(Equal("0123456789abcdef"))
-		Expect(rt.FreeHost(runtime.Main, host)).To(Succeed())
+		Expect(rt.FreeHost(device.Main, host)).To(Succeed())
 
-		Expect(rt.DestroyStream(runtime.Main, s)).To(Succeed())
-		Expect(rt.Free(runtime.Main, buf)).To(Succeed())
-		Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+		Expect(rt.DestroyStream(device.Main, s)).To(Succeed())
+		Expect(rt.Free(device.Main, buf)).To(Succeed())
+		Expect(dev.Counters().Leaks(device.Counters{})).To(BeEmpty())
 	})
 
 	It("serves slots, pools and the arena bank through the plugin's allocator", func() {
 		rt := open(false)
-		p1, served, err := rt.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 256)
+		p1, served, err := rt.Provision(device.Main, runtime.Plain, "a", device.Ptr{}, 256)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(served).To(Equal(guard.Allocated))
-		same, served, err := rt.Provision(runtime.Main, guard.Plain, "a", p1, 128)
+		Expect(served).To(Equal(runtime.Allocated))
+		same, served, err := rt.Provision(device.Main, runtime.Plain, "a", p1, 128)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(served).To(Equal(guard.InPlace))
+		Expect(served).To(Equal(runtime.InPlace))
 		Expect(same).To(Equal(p1))
-		_, served, err = rt.Provision(runtime.Main, guard.Plain, "a", p1, 4096)
+		_, served, err = rt.Provision(device.Main, runtime.Plain, "a", p1, 4096)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(served).To(Equal(guard.Rebased))
+		Expect(served).To(Equal(runtime.Rebased))
 		slot, held, ok := rt.Holds("a")
 		Expect(ok).To(BeTrue())
-		Expect(slot).To(Equal(guard.Plain))
+		Expect(slot).To(Equal(runtime.Plain))
 		Expect(held.Bytes).To(BeEquivalentTo(4096))
 		_, _, ok = rt.Holds("nothing")
 		Expect(ok).To(BeFalse())
 
-		bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "x", Bytes: 64}, {Key: "y", Bytes: 0}, {Key: "z", Bytes: 128}})
+		bank, err := rt.CommitBank(device.Main, []runtime.Region{{Key: "x", Bytes: 64}, {Key: "y", Bytes: 0}, {Key: "z", Bytes: 128}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(bank).To(HaveLen(3))
-		Expect(bank[1]).To(Equal(runtime.Ptr{}))
+		Expect(bank[1]).To(Equal(device.Ptr{}))
 		Expect(bank[2].Bytes).To(BeEquivalentTo(128))
 
-		Expect(rt.ReservePool(runtime.Main, "pool", 4096, 0)).To(Succeed())
-		b1, err := rt.PoolAlloc(runtime.Main, "pool", 100)
+		Expect(rt.ReservePool(device.Main, "pool", 4096, 0)).To(Succeed())
+		b1, err := rt.PoolAlloc(device.Main, "pool", 100)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rt.PoolFree(runtime.Main, "pool", b1)).To(Succeed())
-		_, err = rt.PoolAlloc(runtime.Main, "pool", 1<<20)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassOutOfMemory), "%v", err)
+		Expect(rt.PoolFree(device.Main, "pool", b1)).To(Succeed())
+		_, err = rt.PoolAlloc(device.Main, "pool", 1<<20)
+		Expect(device.ClassOf(err)).To(Equal(device.ClassOutOfMemory), "%v", err)
 
-		Expect(rt.Retire(runtime.Main)).To(Succeed())
-		Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
-		_, _, err = rt.Provision(runtime.Main, guard.Plain, "a", runtime.Ptr{}, 1)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidState))
+		Expect(rt.Retire(device.Main)).To(Succeed())
+		Expect(dev.Counters().Leaks(device.Counters{})).To(BeEmpty())
+		_, _, err = rt.Provision(device.Main, runtime.Plain, "a", device.Ptr{}, 1)
+		Expect(device.ClassOf(err)).To(Equal(device.ClassInvalidState))
 	})
 
 	It("passes the platform's allocation failure through Provision and reports what the slot holds", func() {
 		rt := open(false)
 		const huge = 1 << 40 // more than the simulated device has
-		got, served, err := rt.Provision(runtime.Main, guard.Plain, "big", runtime.Ptr{}, huge)
-		e, ok := runtime.AsError(err)
+		got, served, err := rt.Provision(device.Main, runtime.Plain, "big", device.Ptr{}, huge)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue(), "%v", err)
 		Expect(e.Backend).To(Equal("sim"))
-		Expect(e.Class).To(Equal(runtime.ClassOutOfMemory))
-		Expect(served).To(Equal(guard.NotServed))
-		Expect(got).To(Equal(runtime.Ptr{}))
+		Expect(e.Class).To(Equal(device.ClassOutOfMemory))
+		Expect(served).To(Equal(runtime.NotServed))
+		Expect(got).To(Equal(device.Ptr{}))
 
 		// An arena region that cannot grow is rolled back: it holds its buffer still.
-		bank, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "arena", Bytes: 64}})
+		bank, err := rt.CommitBank(device.Main, []runtime.Region{{Key: "arena", Bytes: 64}})
 		Expect(err).NotTo(HaveOccurred())
-		got, served, err = rt.Provision(runtime.Main, guard.Arena, "arena", bank[0], huge)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassOutOfMemory))
-		Expect(served).To(Equal(guard.NotServed))
+		got, served, err = rt.Provision(device.Main, runtime.Arena, "arena", bank[0], huge)
+		Expect(device.ClassOf(err)).To(Equal(device.ClassOutOfMemory))
+		Expect(served).To(Equal(runtime.NotServed))
 		Expect(got).To(Equal(bank[0]))
 		_, held, ok := rt.Holds("arena")
 		Expect(ok).To(BeTrue())
 		Expect(held).To(Equal(bank[0]))
-		Expect(rt.Retire(runtime.Main)).To(Succeed())
-		Expect(dev.Counters().Leaks(runtime.Counters{})).To(BeEmpty())
+		Expect(rt.Retire(device.Main)).To(Succeed())
+		Expect(dev.Counters().Leaks(device.Counters{})).To(BeEmpty())
 	})
 
 	It("closes the plugin's runtime, not the inner device, once", func() {
@@ -438,52 +438,52 @@ var _ = Describe("a Runtime", func() {
 		Expect(rt.Guarded()).To(BeTrue())
 		Expect(rt.Close()).To(Succeed())
 		Expect(rt.Close()).To(MatchError(ContainSubstring("closed already")))
-		_, err := rt.Malloc(runtime.Main, 8)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidState))
-		_, err = dev.Malloc(runtime.Main, 8)
+		_, err := rt.Malloc(device.Main, 8)
+		Expect(device.ClassOf(err)).To(Equal(device.ClassInvalidState))
+		_, err = dev.Malloc(device.Main, 8)
 		Expect(err).NotTo(HaveOccurred(), "the inner device is the caller's and still open")
 	})
 
 	It("refuses a Go buffer whose length is not its Ptr's before calling the plugin", func() {
 		rt := open(false)
-		err := rt.Write(runtime.Main, runtime.Ptr{Addr: 1, Bytes: 8}, make([]byte, 4))
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInvalidValue))
+		err := rt.Write(device.Main, device.Ptr{Addr: 1, Bytes: 8}, make([]byte, 4))
+		Expect(device.ClassOf(err)).To(Equal(device.ClassInvalidValue))
 	})
 
 	It("maps RC_REFUSED to a refusal of the runtime's own", func() {
 		setenv("RC_TEST_REFUSE", "malloc:the pool is pinned")
 		rt := open(true)
-		_, err := rt.Malloc(runtime.Main, 64)
-		e, ok := runtime.AsError(err)
+		_, err := rt.Malloc(device.Main, 64)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue())
-		Expect(*e).To(Equal(runtime.Error{Backend: "runtime:passthrough", Op: "Malloc", Class: runtime.ClassRefused, Detail: "the pool is pinned"}))
+		Expect(*e).To(Equal(device.Error{Backend: "runtime:passthrough", Op: "Malloc", Class: device.ClassRefused, Detail: "the pool is pinned"}))
 		Expect(dev.Counters().Mallocs).To(BeZero())
 	})
 
 	It("maps a runtime's own RC_ERROR to its class and message", func() {
 		setenv("RC_TEST_FAIL", "create_stream:out-of-memory:no stream left")
 		rt := open(false)
-		_, err := rt.CreateStream(runtime.Main, runtime.Blocking)
-		e, ok := runtime.AsError(err)
+		_, err := rt.CreateStream(device.Main, device.Blocking)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue())
-		Expect(*e).To(Equal(runtime.Error{Backend: "runtime:passthrough", Op: "CreateStream", Class: runtime.ClassOutOfMemory, Detail: "no stream left"}))
+		Expect(*e).To(Equal(device.Error{Backend: "runtime:passthrough", Op: "CreateStream", Class: device.ClassOutOfMemory, Detail: "no stream left"}))
 	})
 
 	It("makes an unknown class internal, saying what the plugin wrote", func() {
 		setenv("RC_TEST_FAIL", "sync_device:bogus:it broke")
 		rt := open(false)
-		err := rt.SyncDevice(runtime.Main)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInternal))
+		err := rt.SyncDevice(device.Main)
+		Expect(device.ClassOf(err)).To(Equal(device.ClassInternal))
 		Expect(err).To(MatchError(SatisfyAll(ContainSubstring(`unknown class "bogus"`), ContainSubstring("it broke"))))
 	})
 
 	It("fails Open when rc_runtime_open fails", func() {
 		setenv("RC_TEST_FAIL", "open:invalid-state:not today")
 		_, err := p.Open(dev, false)
-		e, ok := runtime.AsError(err)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue())
 		Expect(e.Op).To(Equal("rc_runtime_open"))
-		Expect(e.Class).To(Equal(runtime.ClassInvalidState))
+		Expect(e.Class).To(Equal(device.ClassInvalidState))
 		Expect(e.Detail).To(Equal("not today"))
 	})
 
@@ -492,27 +492,27 @@ var _ = Describe("a Runtime", func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(partial.Close)
 		_, err = partial.Open(dev, false)
-		Expect(runtime.ClassOf(err)).To(Equal(runtime.ClassInternal))
+		Expect(device.ClassOf(err)).To(Equal(device.ClassInternal))
 		Expect(err).To(MatchError(ContainSubstring("the runtime left these entries NULL: device.launch, retire")))
 	})
 
 	It("passes an inner device's error through unchanged", func() {
 		rt := open(false)
-		s, err := rt.CreateStream(runtime.Main, runtime.Blocking)
+		s, err := rt.CreateStream(device.Main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(rt.BeginCapture(runtime.Main, s, runtime.Global)).To(Succeed())
-		err = rt.SyncStream(runtime.Main, s)
-		e, ok := runtime.AsError(err)
+		Expect(rt.BeginCapture(device.Main, s, device.Global)).To(Succeed())
+		err = rt.SyncStream(device.Main, s)
+		e, ok := device.AsError(err)
 		Expect(ok).To(BeTrue(), "%v", err)
 		Expect(e.Backend).To(Equal("sim"), "the platform's error, not the runtime's")
 		Expect(e.Code).NotTo(BeZero())
 		Expect(e.Name).NotTo(BeEmpty())
 
 		// The same call on the device itself fails the same way.
-		d, err := dev.CreateStream(runtime.Main, runtime.Blocking)
+		d, err := dev.CreateStream(device.Main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(dev.BeginCapture(runtime.Main, d, runtime.Global)).To(Succeed())
-		direct, _ := runtime.AsError(dev.SyncStream(runtime.Main, d))
+		Expect(dev.BeginCapture(device.Main, d, device.Global)).To(Succeed())
+		direct, _ := device.AsError(dev.SyncStream(device.Main, d))
 		Expect(e.Code).To(Equal(direct.Code))
 		Expect(e.Class).To(Equal(direct.Class))
 		Expect(e.Name).To(Equal(direct.Name))
@@ -522,18 +522,18 @@ var _ = Describe("a Runtime", func() {
 
 	It("passes the thread through: each thread's capture mode is its own", func() {
 		rt := open(false)
-		old, err := rt.ExchangeCaptureMode(runtime.Other, runtime.Relaxed)
+		old, err := rt.ExchangeCaptureMode(device.Other, device.Relaxed)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(old).To(Equal(runtime.Global))
-		old, err = rt.ExchangeCaptureMode(runtime.Main, runtime.ThreadLocal)
+		Expect(old).To(Equal(device.Global))
+		old, err = rt.ExchangeCaptureMode(device.Main, device.ThreadLocal)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(old).To(Equal(runtime.Global), "Main's mode was not Other's")
-		old, err = dev.ExchangeCaptureMode(runtime.Other, runtime.Global)
+		Expect(old).To(Equal(device.Global), "Main's mode was not Other's")
+		old, err = dev.ExchangeCaptureMode(device.Other, device.Global)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(old).To(Equal(runtime.Relaxed), "the device saw the call on Other")
-		old, err = dev.ExchangeCaptureMode(runtime.Main, runtime.Global)
+		Expect(old).To(Equal(device.Relaxed), "the device saw the call on Other")
+		old, err = dev.ExchangeCaptureMode(device.Main, device.Global)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(old).To(Equal(runtime.ThreadLocal))
+		Expect(old).To(Equal(device.ThreadLocal))
 	})
 
 	It("calls the plugin for each thread on an OS thread of that thread's own", func() {
@@ -541,8 +541,8 @@ var _ = Describe("a Runtime", func() {
 		setenv("RC_TEST_LOG", log)
 		rt := open(false)
 		for range 5 {
-			for _, t := range []runtime.Thread{runtime.Main, runtime.Other} {
-				s, err := rt.CreateStream(t, runtime.Blocking)
+			for _, t := range []device.Thread{device.Main, device.Other} {
+				s, err := rt.CreateStream(t, device.Blocking)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(rt.SyncStream(t, s)).To(Succeed())
 				Expect(rt.DestroyStream(t, s)).To(Succeed())
@@ -559,7 +559,7 @@ var _ = Describe("a Runtime", func() {
 var _ = Describe("the engine through the plugin", func() {
 	var (
 		p   *plugin.Plugin
-		dev runtime.Device
+		dev device.Device
 		cat catalog
 	)
 	BeforeEach(func() {
@@ -569,14 +569,14 @@ var _ = Describe("the engine through the plugin", func() {
 	})
 
 	It("records the plugin as the runtime under test", func() {
-		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Replays: 2})
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: device.Global, Replays: 2})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(res.Runtime).To(Equal("passthrough"))
 	})
 
 	It("sees a refusal: the instance is refused, with the plugin's message", func() {
 		setenv("RC_TEST_REFUSE", "launch:graph launches are not allowed here")
-		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Guarded: true, Replays: 2})
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: device.Global, Guarded: true, Replays: 2})
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Reason).To(ContainSubstring("graph launches are not allowed here"))
 		Expect(res.Refusal.Op).To(Equal("Launch"))
@@ -584,7 +584,7 @@ var _ = Describe("the engine through the plugin", func() {
 	})
 
 	It("reports a platform rejection through the plugin with the platform's code, name and class", func() {
-		in := probes.Instance{Probe: cat.find("platform/sync-capturing-stream"), Mode: runtime.Global, Replays: 1}
+		in := probes.Instance{Probe: cat.find("platform/sync-capturing-stream"), Mode: device.Global, Replays: 1}
 		res := run(p, dev, in)
 		builtin := capture.Run(context.Background(), dev, in, capture.Options{})
 		Expect(builtin.Rejection).NotTo(BeNil())
@@ -600,7 +600,7 @@ var _ = Describe("the engine through the plugin", func() {
 	It("calls the plugin for main on the simulator's own thread for main, inside the engine's batch: no hand-off", func() {
 		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
 		setenv("RC_TEST_LOG", log)
-		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Guarded: true, Replays: 2})
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: device.Global, Guarded: true, Replays: 2})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		tids, _ := loggedThreads(log)
 		Expect(tids["0"]).To(HaveLen(1), "every call for main from one OS thread")
@@ -609,7 +609,7 @@ var _ = Describe("the engine through the plugin", func() {
 
 	It("ends the instance in error when the runtime fails on its own: not a platform answer", func() {
 		setenv("RC_TEST_FAIL", "launch:device-lost:the runtime lost its device")
-		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: runtime.Global, Replays: 1})
+		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: device.Global, Replays: 1})
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 		Expect(res.Rejection).To(BeNil())
 		Expect(res.Error).To(HaveField("Kind", capture.ErrRuntime))
@@ -625,7 +625,7 @@ var _ = Describe("closing the plugin after an instance was given up on a hang", 
 		Expect(err).NotTo(HaveOccurred())
 		fault, err := probes.ParseFault("hang@2")
 		Expect(err).NotTo(HaveOccurred())
-		in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Replays: 2}
+		in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: device.Global, Replays: 2}
 		res := capture.Run(context.Background(), openSim("cann"), in, capture.Options{Runtime: rut(p), Timeout: 300 * time.Millisecond, Faults: []probes.Fault{fault}})
 		Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout), res.Reason)
 
@@ -646,7 +646,7 @@ var _ = Describe("a plugin whose own code never returns", func() {
 		It("ends the instance in a timeout naming its "+call+", and the next instance runs", func() {
 			p, err := plugin.Load(build("passthrough"))
 			Expect(err).NotTo(HaveOccurred())
-			in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: runtime.Global, Replays: 2}
+			in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: device.Global, Replays: 2}
 			setenv("RC_TEST_HANG", call)
 			// Not openSim: a device the engine did not give up would make its Close, at cleanup,
 			// wait for the batch stuck in the plugin, and the spec would never end to say so.
@@ -731,9 +731,9 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 })
 
 // blockingOnly is a device without the capability non-blocking-streams.
-type blockingOnly struct{ runtime.Device }
+type blockingOnly struct{ device.Device }
 
-func (d blockingOnly) Capabilities() runtime.Capabilities {
+func (d blockingOnly) Capabilities() device.Capabilities {
 	c := d.Device.Capabilities()
 	c.NonBlockingStreams = false
 	return c
@@ -762,9 +762,9 @@ func loggedThreads(path string) (tids map[string]map[int]int, n int) {
 }
 
 // mainTID is the OS thread the simulator dev runs its calls for main on.
-func mainTID(dev runtime.Device) (tid int) {
+func mainTID(dev device.Device) (tid int) {
 	GinkgoHelper()
-	Expect(dev.(runtime.ThreadRunner).OnThread(runtime.Main, func(runtime.Device) { tid = syscall.Gettid() })).To(Succeed())
+	Expect(dev.(device.ThreadRunner).OnThread(device.Main, func(device.Device) { tid = syscall.Gettid() })).To(Succeed())
 	return tid
 }
 
@@ -773,7 +773,7 @@ func differ(got, want *capture.Result) string {
 	type summary struct {
 		Outcome                probes.Outcome
 		Code                   int
-		Class                  runtime.Class
+		Class                  device.Class
 		Rounds, Corrupted      int
 		RefusalOp, ErrorReason string
 	}

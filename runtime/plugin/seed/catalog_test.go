@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
+	"github.com/replaycheck/replaycheck/internal/dl"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
-	"github.com/replaycheck/replaycheck/runtime/fake"
-	"github.com/replaycheck/replaycheck/runtime/internal/dl"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
 	"github.com/replaycheck/replaycheck/runtime/plugin/seed"
 	"github.com/replaycheck/replaycheck/verdict"
@@ -56,9 +57,9 @@ var _ = Describe("the plugins on the catalog", func() {
 	// The reference plugin is replaycheck's own guards written in C against the ABI: through the
 	// loader, every instance of the catalog, guards on and off, must come out as through the
 	// built-in Go guards, on the simulator and on both fake driver libraries.
-	on := func(platform string) (runtime.Device, func()) {
+	on := func(platform string) (device.Device, func()) {
 		GinkgoHelper()
-		var b runtime.Backend
+		var b device.Backend
 		var err error
 		switch platform {
 		case "sim/cann", "sim/cuda":
@@ -89,8 +90,8 @@ var _ = Describe("the plugins on the catalog", func() {
 		DeferCleanup(p.Close)
 		return p
 	}
-	under := func(p *plugin.Plugin) *capture.RuntimeUnderTest {
-		return &capture.RuntimeUnderTest{Name: p.Name(), Open: func(dev runtime.Device, guarded bool) (capture.Runtime, error) {
+	under := func(p *plugin.Plugin) *runtime.UnderTest {
+		return &runtime.UnderTest{Name: p.Name(), Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
 			return p.Open(dev, guarded)
 		}}
 	}

@@ -5,7 +5,7 @@
 // (runtime/guard): the execution mode given at open (program: everything through, growth re-bases;
 // kernel: the guards), pass-through of every device call it does not refuse, refusals decided
 // before any state changes, plain, retained and arena slots with Provision, Release and the arena
-// bank, pools (best fit in runtime.PoolGranularity units, the lowest address among equals,
+// bank, pools (best fit in device.PoolGranularity units, the lowest address among equals,
 // coalescing), host memory in the residency ledger, the capture watch, the residency check with
 // allocation generations, replay isolation, Retire, and the slot log (ABI 2's slots_changed: the
 // keys of the last 4,096 slot changes, as runtime/guard keeps them). Run through the catalog it
@@ -23,7 +23,7 @@
 //
 // All five come from one C source, c/seed.c, the defects selected with -D flags. The package has no
 // cgo: Build writes the embedded sources to a directory and runs $CC (else cc) on them, as
-// runtime/fake does for the fake drivers. The ABI header comes from package
+// device/fake does for the fake drivers. The ABI header comes from package
 // include, which embeds include/replaycheck/runtime.h itself. `make plugins` builds
 // all five into build/plugins/.
 //

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"math/rand/v2"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/guard"
-	"github.com/replaycheck/replaycheck/runtime/internal/dl"
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/sim"
+	"github.com/replaycheck/replaycheck/internal/dl"
 	"github.com/replaycheck/replaycheck/runtime/plugin"
-	"github.com/replaycheck/replaycheck/runtime/sim"
 )
 
 // The reference plugin's slot log (ABI 2's slots_changed), through the loader: after every
@@ -61,11 +61,11 @@ var _ = Describe("the reference plugin's slot log", func() {
 			}
 		}
 	}
-	provision := func(slot guard.Slot, key string, bytes int64) runtime.Ptr {
+	provision := func(slot runtime.Slot, key string, bytes int64) device.Ptr {
 		GinkgoHelper()
 		use(key)
 		_, cur, _ := rt.Holds(key)
-		p, _, err := rt.Provision(runtime.Main, slot, key, cur, bytes)
+		p, _, err := rt.Provision(device.Main, slot, key, cur, bytes)
 		Expect(err).NotTo(HaveOccurred())
 		return p
 	}
@@ -91,24 +91,24 @@ var _ = Describe("the reference plugin's slot log", func() {
 
 	It("names every slot whose holding changed, and only those, after every kind of allocator call", func() {
 		Expect(step("first allocations", func() {
-			provision(guard.Plain, "a", 512)
-			provision(guard.Retained, "r", 1024)
+			provision(runtime.Plain, "a", 512)
+			provision(runtime.Retained, "r", 1024)
 		})).To(Equal([]string{"a", "r"}))
 		Expect(step("nothing", func() {})).To(BeEmpty())
-		Expect(step("a plain slot grows (a re-base: emptied, then held again)", func() { provision(guard.Plain, "a", 4096) })).To(Equal([]string{"a", "a"}))
-		Expect(step("a provision served in place", func() { provision(guard.Plain, "a", 1024) })).To(BeEmpty())
+		Expect(step("a plain slot grows (a re-base: emptied, then held again)", func() { provision(runtime.Plain, "a", 4096) })).To(Equal([]string{"a", "a"}))
+		Expect(step("a provision served in place", func() { provision(runtime.Plain, "a", 1024) })).To(BeEmpty())
 		Expect(step("a release", func() {
 			_, p, _ := rt.Holds("a")
-			Expect(rt.Release(runtime.Main, guard.Plain, "a", p)).To(Succeed())
+			Expect(rt.Release(device.Main, runtime.Plain, "a", p)).To(Succeed())
 		})).To(Equal([]string{"a"}))
 		Expect(step("an arena bank", func() {
 			use("x", "y")
-			_, err := rt.CommitBank(runtime.Main, []guard.Region{{Key: "x", Bytes: 512}, {Key: "y", Bytes: 512}})
+			_, err := rt.CommitBank(device.Main, []runtime.Region{{Key: "x", Bytes: 512}, {Key: "y", Bytes: 512}})
 			Expect(err).NotTo(HaveOccurred())
 		})).To(ConsistOf("x", "y"))
 		Expect(step("a pool and a block from it (no slot)", func() {
-			Expect(rt.ReservePool(runtime.Main, "pool", 4096, 0)).To(Succeed())
-			_, err := rt.PoolAlloc(runtime.Main, "pool", 512)
+			Expect(rt.ReservePool(device.Main, "pool", 4096, 0)).To(Succeed())
+			_, err := rt.PoolAlloc(device.Main, "pool", 512)
 			Expect(err).NotTo(HaveOccurred())
 		})).To(BeEmpty())
 		many := make([]string, 100)
@@ -117,10 +117,10 @@ var _ = Describe("the reference plugin's slot log", func() {
 		}
 		Expect(step("a hundred allocations, more than the loader's first room for keys", func() {
 			for _, k := range many {
-				provision(guard.Plain, k, 512)
+				provision(runtime.Plain, k, 512)
 			}
 		})).To(Equal(many), "in the order they changed")
-		Expect(step("retire", func() { Expect(rt.Retire(runtime.Main)).To(Succeed()) })).To(HaveLen(len(many) + 3))
+		Expect(step("retire", func() { Expect(rt.Retire(device.Main)).To(Succeed()) })).To(HaveLen(len(many) + 3))
 	})
 
 	// The reference finds a slot by its key through a hash index (a search of every slot made a
@@ -128,12 +128,12 @@ var _ = Describe("the reference plugin's slot log", func() {
 	// re-bases and reuses of keys, it holds exactly what a plain map says, and its log agrees.
 	It("holds what a map of keys says through thousands of scattered provisions and releases", func() {
 		const n = 3000
-		model := map[string]runtime.Ptr{}
+		model := map[string]device.Ptr{}
 		names := make([]string, n)
 		step("the first provisions", func() {
 			for i := range names {
 				names[i] = fmt.Sprintf("s%d", i)
-				model[names[i]] = provision(guard.Plain, names[i], 512)
+				model[names[i]] = provision(runtime.Plain, names[i], 512)
 			}
 		})
 		rng := rand.New(rand.NewPCG(7, 7))
@@ -149,12 +149,12 @@ var _ = Describe("the reference plugin's slot log", func() {
 		step("scattered releases and growths", func() {
 			for _, i := range rng.Perm(n)[:2*n/3] {
 				k := names[i]
-				Expect(rt.Release(runtime.Main, guard.Plain, k, model[k])).To(Succeed())
+				Expect(rt.Release(device.Main, runtime.Plain, k, model[k])).To(Succeed())
 				delete(model, k)
 			}
 			for _, i := range rng.Perm(n)[:n/3] {
 				if k := names[i]; model[k].Bytes != 0 {
-					model[k] = provision(guard.Plain, k, 4096) // a re-base: the key moves
+					model[k] = provision(runtime.Plain, k, 4096) // a re-base: the key moves
 				}
 			}
 		})
@@ -162,12 +162,12 @@ var _ = Describe("the reference plugin's slot log", func() {
 		step("keys used again", func() {
 			for _, i := range rng.Perm(n)[:n/2] {
 				if k := names[i]; model[k].Bytes == 0 {
-					model[k] = provision(guard.Plain, k, 1024)
+					model[k] = provision(runtime.Plain, k, 1024)
 				}
 			}
 		})
 		check("after the reuses")
-		Expect(step("retire", func() { Expect(rt.Retire(runtime.Main)).To(Succeed()) })).To(HaveLen(len(model)))
+		Expect(step("retire", func() { Expect(rt.Retire(device.Main)).To(Succeed()) })).To(HaveLen(len(model)))
 		clear(model)
 		check("after retire")
 	})
@@ -175,9 +175,9 @@ var _ = Describe("the reference plugin's slot log", func() {
 	It("answers that it cannot reach back once it dropped the changes asked about, and reaches back to what it kept", func() {
 		from := at
 		for range 2100 {
-			provision(guard.Plain, "a", 512)
+			provision(runtime.Plain, "a", 512)
 			_, p, _ := rt.Holds("a")
-			Expect(rt.Release(runtime.Main, guard.Plain, "a", p)).To(Succeed())
+			Expect(rt.Release(device.Main, runtime.Plain, "a", p)).To(Succeed())
 		}
 		_, now, ok := rt.SlotsChangedSince(from)
 		Expect(ok).To(BeFalse(), "4,200 changes: the log keeps 4,096")

@@ -31,14 +31,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	goruntime "runtime"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
 
+	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/run"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 )
 
 // Exit statuses.
@@ -282,8 +282,8 @@ var versionCommand = &command{
 				fmt.Fprintf(env.Stderr, "replaycheck version: takes no arguments, got %q\n", args)
 				return ExitUsage
 			}
-			fmt.Fprintf(env.Stdout, "replaycheck %s %s %s/%s, backends: %s\n", version(), goruntime.Version(),
-				goruntime.GOOS, goruntime.GOARCH, strings.Join(backends.Names(), ", "))
+			fmt.Fprintf(env.Stdout, "replaycheck %s %s %s/%s, backends: %s\n", version(), runtime.Version(),
+				runtime.GOOS, runtime.GOARCH, strings.Join(backends.Names(), ", "))
 			return ExitOK
 		}
 	},

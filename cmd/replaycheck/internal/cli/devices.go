@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/internal/bytesize"
-	"github.com/replaycheck/replaycheck/runtime"
-	"github.com/replaycheck/replaycheck/runtime/backends"
 )
 
 var devicesCommand = &command{
@@ -53,15 +53,15 @@ type backendState struct {
 	// Source is where the backend comes from (built in, or the library it loaded).
 	Source string `json:"source,omitempty"`
 	// Reason says why the backend is not usable, or what went wrong listing a device.
-	Reason  string               `json:"reason,omitempty"`
-	Devices []runtime.DeviceInfo `json:"devices"`
+	Reason  string              `json:"reason,omitempty"`
+	Devices []device.DeviceInfo `json:"devices"`
 }
 
 // inventory opens every known backend, lists its devices and closes it.
 func inventory(ctx context.Context) []backendState {
 	var out []backendState
 	for _, name := range backends.Known() {
-		st := backendState{Name: name, Devices: []runtime.DeviceInfo{}}
+		st := backendState{Name: name, Devices: []device.DeviceInfo{}}
 		if why := backends.Unavailable(name); why != "" {
 			st.Reason = why
 			out = append(out, st)

@@ -28,7 +28,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* runtime.PoolGranularity */
+/* device.PoolGranularity */
 #define GRANULARITY 512
 
 #ifdef RC_SEED_DEFECT_NO_CAPTURE_WATCH

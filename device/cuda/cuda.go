@@ -1,0 +1,806 @@
+//go:build cgo
+
+package cuda
+
+/*
+#cgo CFLAGS: -std=c11 -Wall -Wextra
+#include <stdint.h>
+#include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
+
+// The CUDA driver ABI as the binding assumes it (cuda.h): CUresult, CUdevice and every enum are
+// int; CUdeviceptr is unsigned long long (64 bits); contexts, streams, events, graphs, graph
+// execs, modules and functions are pointers. No SDK header is included: every entry point is
+// called through a pointer the dl package resolved, by one of these trampolines.
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+static CUresult rc_call_uint(void *fn, unsigned v) { return ((CUresult (*)(unsigned))fn)(v); }
+static CUresult rc_call_int(void *fn, int v) { return ((CUresult (*)(int))fn)(v); }
+static CUresult rc_call_void(void *fn) { return ((CUresult (*)(void))fn)(); }
+static CUresult rc_call_ptr(void *fn, void *p) { return ((CUresult (*)(void *))fn)(p); }
+static CUresult rc_call_ptr_ptr(void *fn, void *a, void *b) { return ((CUresult (*)(void *, void *))fn)(a, b); }
+static CUresult rc_call_outint(void *fn, int *out) { return ((CUresult (*)(int *))fn)(out); }
+// cuDeviceGet(CUdevice *, int ordinal)
+static CUresult rc_cuDeviceGet(void *fn, int *dev, int ordinal) { return ((CUresult (*)(int *, int))fn)(dev, ordinal); }
+// cuDeviceGetName(char *name, int len, CUdevice)
+static CUresult rc_cuDeviceGetName(void *fn, char *name, int len, int dev) {
+	return ((CUresult (*)(char *, int, int))fn)(name, len, dev);
+}
+// cuDeviceTotalMem_v2(size_t *bytes, CUdevice)
+static CUresult rc_cuDeviceTotalMem(void *fn, size_t *bytes, int dev) { return ((CUresult (*)(size_t *, int))fn)(bytes, dev); }
+// cuDevicePrimaryCtxRetain(CUcontext *, CUdevice)
+static CUresult rc_cuDevicePrimaryCtxRetain(void *fn, void **ctx, int dev) {
+	return ((CUresult (*)(void **, int))fn)(ctx, dev);
+}
+// cuMemAlloc_v2(CUdeviceptr *, size_t)
+static CUresult rc_cuMemAlloc(void *fn, uint64_t *addr, size_t n) {
+	CUdeviceptr p = 0;
+	CUresult rc = ((CUresult (*)(CUdeviceptr *, size_t))fn)(&p, n);
+	*addr = (uint64_t)p;
+	return rc;
+}
+static CUresult rc_cuMemFree(void *fn, uint64_t addr) { return ((CUresult (*)(CUdeviceptr))fn)((CUdeviceptr)addr); }
+// cuMemAllocHost_v2(void **, size_t)
+static CUresult rc_cuMemAllocHost(void *fn, void **p, size_t n) { return ((CUresult (*)(void **, size_t))fn)(p, n); }
+// cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t)
+static CUresult rc_cuMemcpyHtoD(void *fn, uint64_t dst, const void *src, size_t n) {
+	return ((CUresult (*)(CUdeviceptr, const void *, size_t))fn)((CUdeviceptr)dst, src, n);
+}
+// cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t)
+static CUresult rc_cuMemcpyDtoH(void *fn, void *dst, uint64_t src, size_t n) {
+	return ((CUresult (*)(void *, CUdeviceptr, size_t))fn)(dst, (CUdeviceptr)src, n);
+}
+// cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t, CUstream)
+static CUresult rc_cuMemcpyDtoDAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
+	return ((CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, void *))fn)((CUdeviceptr)dst, (CUdeviceptr)src, n, stream);
+}
+// cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t, CUstream); src is C memory.
+static CUresult rc_cuMemcpyHtoDAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
+	return ((CUresult (*)(CUdeviceptr, const void *, size_t, void *))fn)((CUdeviceptr)dst, (const void *)(uintptr_t)src, n, stream);
+}
+// cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t, CUstream); dst is C memory.
+static CUresult rc_cuMemcpyDtoHAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
+	return ((CUresult (*)(void *, CUdeviceptr, size_t, void *))fn)((void *)(uintptr_t)dst, (CUdeviceptr)src, n, stream);
+}
+// cuMemsetD8Async(CUdeviceptr, unsigned char, size_t N, CUstream)
+static CUresult rc_cuMemsetD8Async(void *fn, uint64_t dst, unsigned char v, size_t n, void *stream) {
+	return ((CUresult (*)(CUdeviceptr, unsigned char, size_t, void *))fn)((CUdeviceptr)dst, v, n, stream);
+}
+// cuStreamCreate(CUstream *, unsigned flags), cuEventCreate(CUevent *, unsigned flags)
+static CUresult rc_create_flags(void *fn, void **out, unsigned flags) { return ((CUresult (*)(void **, unsigned))fn)(out, flags); }
+// cuStreamWaitEvent(CUstream, CUevent, unsigned flags)
+static CUresult rc_cuStreamWaitEvent(void *fn, void *stream, void *event) {
+	return ((CUresult (*)(void *, void *, unsigned))fn)(stream, event, 0);
+}
+// cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode)
+static CUresult rc_cuStreamBeginCapture(void *fn, void *stream, int mode) { return ((CUresult (*)(void *, int))fn)(stream, mode); }
+// cuStreamEndCapture(CUstream, CUgraph *)
+static CUresult rc_cuStreamEndCapture(void *fn, void *stream, void **graph) { return ((CUresult (*)(void *, void **))fn)(stream, graph); }
+// cuStreamIsCapturing(CUstream, CUstreamCaptureStatus *)
+static CUresult rc_cuStreamIsCapturing(void *fn, void *stream, int *status) { return ((CUresult (*)(void *, int *))fn)(stream, status); }
+// cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *)
+static CUresult rc_cuThreadExchangeStreamCaptureMode(void *fn, int *mode) { return ((CUresult (*)(int *))fn)(mode); }
+// cuGraphInstantiateWithFlags(CUgraphExec *, CUgraph, unsigned long long flags)
+static CUresult rc_cuGraphInstantiateWithFlags(void *fn, void **exec, void *graph) {
+	return ((CUresult (*)(void **, void *, unsigned long long))fn)(exec, graph, 0ULL);
+}
+// cuModuleLoadData(CUmodule *, const void *image): image is NUL-terminated PTX text.
+static CUresult rc_cuModuleLoadData(void *fn, void **mod, const char *image) {
+	return ((CUresult (*)(void **, const void *))fn)(mod, image);
+}
+// cuModuleGetFunction(CUfunction *, CUmodule, const char *name)
+static CUresult rc_cuModuleGetFunction(void *fn, void **f, void *mod, const char *name) {
+	return ((CUresult (*)(void **, void *, const char *))fn)(f, mod, name);
+}
+// cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemBytes, stream,
+// kernelParams, extra). kernelParams points at one pointer per kernel parameter, in order, each
+// pointing at the parameter's value: (u64 y, u64 x, u32 a, u32 n). The values live on this frame;
+// the driver copies them before cuLaunchKernel returns.
+static CUresult rc_axpy(void *fn, void *f, void *stream, uint64_t y, uint64_t x, uint32_t a, uint32_t n,
+		unsigned grid, unsigned block) {
+	void *params[4] = {&y, &x, &a, &n};
+	return ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+		void **))fn)(f, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
+}
+// Graph introspection, matched against NVIDIA's cuda.h of CUDA 12.6 (CUDA_VERSION 12060), where
+// none of the four names is a macro for a versioned export:
+//   cuGraphGetNodes(CUgraph, CUgraphNode *nodes, size_t *numNodes)
+//   cuGraphNodeGetType(CUgraphNode, CUgraphNodeType *)
+//   cuGraphMemsetNodeGetParams(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)  (CUDA_MEMSET_NODE_PARAMS_v1)
+//   cuGraphMemcpyNodeGetParams(CUgraphNode, CUDA_MEMCPY3D *)            (CUDA_MEMCPY3D_v2)
+// CUgraphNode is a pointer, CUgraphNodeType and CUmemorytype are int enums. The structs below
+// copy the header's field for field (CUarray is a pointer); the asserts pin their LP64 sizes.
+typedef struct {
+	CUdeviceptr dst;
+	size_t pitch;             // unused when height is 1
+	unsigned int value;
+	unsigned int elementSize; // 1, 2 or 4
+	size_t width;             // of a row, in elements
+	size_t height;            // rows
+} rc_memset_params;
+_Static_assert(sizeof(rc_memset_params) == 40, "CUDA_MEMSET_NODE_PARAMS is 40 bytes");
+
+typedef struct {
+	size_t srcXInBytes, srcY, srcZ, srcLOD;
+	int srcMemoryType;        // CUmemorytype
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	void *srcArray;           // CUarray
+	void *reserved0;
+	size_t srcPitch, srcHeight;
+
+	size_t dstXInBytes, dstY, dstZ, dstLOD;
+	int dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	void *dstArray;
+	void *reserved1;
+	size_t dstPitch, dstHeight;
+
+	size_t WidthInBytes, Height, Depth;
+} rc_memcpy3d;
+_Static_assert(sizeof(rc_memcpy3d) == 200, "CUDA_MEMCPY3D is 200 bytes");
+_Static_assert(offsetof(rc_memcpy3d, dstXInBytes) == 88, "CUDA_MEMCPY3D's destination half starts at byte 88");
+_Static_assert(offsetof(rc_memcpy3d, WidthInBytes) == 176, "CUDA_MEMCPY3D's extent starts at byte 176");
+
+// One side of a copy, flattened for Go: the memory type, the address its type selects (srcHost or
+// srcDevice) and its offsets and pitches.
+typedef struct {
+	int type;
+	uint64_t addr, x, y, z, pitch, height;
+} rc_copy_side;
+
+typedef struct {
+	rc_copy_side src, dst;
+	uint64_t width, height, depth;
+} rc_copy_params;
+
+static CUresult rc_cuGraphGetNodes(void *fn, void *graph, void **nodes, size_t *num) {
+	return ((CUresult (*)(void *, void **, size_t *))fn)(graph, nodes, num);
+}
+static CUresult rc_cuGraphNodeGetType(void *fn, void *node, int *type) { return ((CUresult (*)(void *, int *))fn)(node, type); }
+static CUresult rc_cuGraphMemsetNodeGetParams(void *fn, void *node, uint64_t *dst, uint64_t *pitch, uint64_t *elem,
+		uint64_t *width, uint64_t *height) {
+	rc_memset_params p = {0};
+	CUresult rc = ((CUresult (*)(void *, rc_memset_params *))fn)(node, &p);
+	*dst = p.dst;
+	*pitch = p.pitch;
+	*elem = p.elementSize;
+	*width = p.width;
+	*height = p.height;
+	return rc;
+}
+// CU_MEMORYTYPE_HOST (1) names the host pointer, DEVICE (2) and UNIFIED (4) the device pointer;
+// an ARRAY (3) side has no address.
+static uint64_t rc_side_addr(int type, const void *host, CUdeviceptr dev) {
+	return type == 1 ? (uint64_t)(uintptr_t)host : (type == 2 || type == 4) ? (uint64_t)dev : 0;
+}
+static CUresult rc_cuGraphMemcpyNodeGetParams(void *fn, void *node, rc_copy_params *out) {
+	rc_memcpy3d p;
+	memset(&p, 0, sizeof p);
+	CUresult rc = ((CUresult (*)(void *, rc_memcpy3d *))fn)(node, &p);
+	out->src = (rc_copy_side){p.srcMemoryType, rc_side_addr(p.srcMemoryType, p.srcHost, p.srcDevice), p.srcXInBytes,
+		p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
+	out->dst = (rc_copy_side){p.dstMemoryType, rc_side_addr(p.dstMemoryType, p.dstHost, p.dstDevice), p.dstXInBytes,
+		p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
+	out->width = p.WidthInBytes;
+	out->height = p.Height;
+	out->depth = p.Depth;
+	return rc;
+}
+// cuGetErrorString(CUresult, const char **)
+static const char *rc_cuGetErrorString(void *fn, int code) {
+	const char *s = NULL;
+	if (((CUresult (*)(int, const char **))fn)(code, &s) != 0) {
+		return NULL;
+	}
+	return s;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/internal/bind"
+	"github.com/replaycheck/replaycheck/internal/dl"
+)
+
+const (
+	eventDisableTiming = 2 // CU_EVENT_DISABLE_TIMING
+	streamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING
+	axpyBlock          = 256
+	// KernelName is the entry point of the axpy kernel in AxpyPTX.
+	KernelName = "replaycheck_axpy"
+)
+
+// AxpyPTX is the axpy kernel as PTX text, JIT-compiled by cuModuleLoadData when a device opens
+// (no nvcc at build time): y[i] = a*x[i] + y[i] over uint32 lanes, wrapping, for i < n; one
+// thread per lane. PTX ISA 7.0 (CUDA 11.0 drivers and later), sm_50 and later.
+const AxpyPTX = `.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry replaycheck_axpy(
+	.param .u64 replaycheck_axpy_y,
+	.param .u64 replaycheck_axpy_x,
+	.param .u32 replaycheck_axpy_a,
+	.param .u32 replaycheck_axpy_n
+)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<8>;
+
+	ld.param.u64 %rd1, [replaycheck_axpy_y];
+	ld.param.u64 %rd2, [replaycheck_axpy_x];
+	ld.param.u32 %r1, [replaycheck_axpy_a];
+	ld.param.u32 %r2, [replaycheck_axpy_n];
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mov.u32 %r5, %tid.x;
+	mad.lo.u32 %r6, %r3, %r4, %r5;
+	setp.ge.u32 %p1, %r6, %r2;
+	@%p1 bra DONE;
+	cvta.to.global.u64 %rd3, %rd1;
+	cvta.to.global.u64 %rd4, %rd2;
+	mul.wide.u32 %rd5, %r6, 4;
+	add.s64 %rd6, %rd4, %rd5;
+	add.s64 %rd7, %rd3, %rd5;
+	ld.global.u32 %r7, [%rd6];
+	ld.global.u32 %r8, [%rd7];
+	mad.lo.u32 %r8, %r7, %r1, %r8;
+	st.global.u32 [%rd7], %r8;
+DONE:
+	ret;
+}
+`
+
+// functions is the CUDA driver function table, resolved whole when the library opens. Exported
+// names are bound exactly: several cuda.h names are macros for suffixed exports.
+type functions struct {
+	cuInit, cuDeviceGetCount, cuDeviceGet, cuDeviceGetName                        unsafe.Pointer
+	cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease, cuCtxSetCurrent          unsafe.Pointer
+	cuCtxSynchronize                                                              unsafe.Pointer
+	cuMemAlloc, cuMemFree, cuMemAllocHost, cuMemFreeHost                          unsafe.Pointer
+	cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyDtoDAsync, cuMemcpyHtoDAsync              unsafe.Pointer
+	cuMemcpyDtoHAsync, cuMemsetD8Async                                            unsafe.Pointer
+	cuStreamCreate, cuStreamDestroy, cuStreamSynchronize                          unsafe.Pointer
+	cuEventCreate, cuEventRecord, cuStreamWaitEvent, cuEventQuery                 unsafe.Pointer
+	cuEventSynchronize, cuEventDestroy                                            unsafe.Pointer
+	cuModuleLoadData, cuModuleGetFunction, cuLaunchKernel                         unsafe.Pointer
+	cuStreamBeginCapture, cuStreamEndCapture, cuStreamIsCapturing                 unsafe.Pointer
+	cuThreadExchangeStreamCaptureMode, cuGraphInstantiateWithFlags, cuGraphLaunch unsafe.Pointer
+	cuGraphExecDestroy, cuGraphDestroy, cuGetErrorString                          unsafe.Pointer
+	// optional: naming and clean-up only
+	cuDriverGetVersion, cuDeviceTotalMem, cuModuleUnload unsafe.Pointer
+	// optional: graph introspection, all four or no capability graph-introspection
+	cuGraphGetNodes, cuGraphNodeGetType, cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams unsafe.Pointer
+	// optional: the fake libraries' fault injection (bind.FakeFaults); a real driver has neither
+	faults dl.FakeFaults
+}
+
+// introspection is the table of the graph-introspection entry points, all optional.
+func (f *functions) introspection() []dl.Symbol {
+	opt := func(name string, slot *unsafe.Pointer) dl.Symbol {
+		return dl.Symbol{Names: []string{name}, Slot: slot, Optional: true}
+	}
+	return []dl.Symbol{
+		opt("cuGraphGetNodes", &f.cuGraphGetNodes),
+		opt("cuGraphNodeGetType", &f.cuGraphNodeGetType),
+		opt("cuGraphMemsetNodeGetParams", &f.cuGraphMemsetNodeGetParams),
+		opt("cuGraphMemcpyNodeGetParams", &f.cuGraphMemcpyNodeGetParams),
+	}
+}
+
+func (f *functions) table() []dl.Symbol {
+	opt := func(name string, slot *unsafe.Pointer) dl.Symbol {
+		return dl.Symbol{Names: []string{name}, Slot: slot, Optional: true}
+	}
+	syms := []dl.Symbol{
+		dl.Sym("cuInit", &f.cuInit),
+		dl.Sym("cuDeviceGetCount", &f.cuDeviceGetCount),
+		dl.Sym("cuDeviceGet", &f.cuDeviceGet),
+		dl.Sym("cuDeviceGetName", &f.cuDeviceGetName),
+		dl.Sym("cuDevicePrimaryCtxRetain", &f.cuDevicePrimaryCtxRetain),
+		// The _v2 export and the base one share a signature; cuda.h maps the name to _v2.
+		{Names: []string{"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, Slot: &f.cuDevicePrimaryCtxRelease},
+		dl.Sym("cuCtxSetCurrent", &f.cuCtxSetCurrent),
+		dl.Sym("cuCtxSynchronize", &f.cuCtxSynchronize),
+		dl.Sym("cuMemAlloc_v2", &f.cuMemAlloc),
+		dl.Sym("cuMemFree_v2", &f.cuMemFree),
+		dl.Sym("cuMemAllocHost_v2", &f.cuMemAllocHost),
+		dl.Sym("cuMemFreeHost", &f.cuMemFreeHost),
+		dl.Sym("cuMemcpyHtoD_v2", &f.cuMemcpyHtoD),
+		dl.Sym("cuMemcpyDtoH_v2", &f.cuMemcpyDtoH),
+		dl.Sym("cuMemcpyDtoDAsync_v2", &f.cuMemcpyDtoDAsync),
+		dl.Sym("cuMemcpyHtoDAsync_v2", &f.cuMemcpyHtoDAsync),
+		dl.Sym("cuMemcpyDtoHAsync_v2", &f.cuMemcpyDtoHAsync),
+		dl.Sym("cuMemsetD8Async", &f.cuMemsetD8Async),
+		dl.Sym("cuStreamCreate", &f.cuStreamCreate),
+		{Names: []string{"cuStreamDestroy_v2", "cuStreamDestroy"}, Slot: &f.cuStreamDestroy},
+		dl.Sym("cuStreamSynchronize", &f.cuStreamSynchronize),
+		dl.Sym("cuEventCreate", &f.cuEventCreate),
+		dl.Sym("cuEventRecord", &f.cuEventRecord),
+		dl.Sym("cuStreamWaitEvent", &f.cuStreamWaitEvent),
+		dl.Sym("cuEventQuery", &f.cuEventQuery),
+		dl.Sym("cuEventSynchronize", &f.cuEventSynchronize),
+		{Names: []string{"cuEventDestroy_v2", "cuEventDestroy"}, Slot: &f.cuEventDestroy},
+		dl.Sym("cuModuleLoadData", &f.cuModuleLoadData),
+		dl.Sym("cuModuleGetFunction", &f.cuModuleGetFunction),
+		dl.Sym("cuLaunchKernel", &f.cuLaunchKernel),
+		// Never the plain cuStreamBeginCapture: that export is the old one-argument form.
+		dl.Sym("cuStreamBeginCapture_v2", &f.cuStreamBeginCapture),
+		dl.Sym("cuStreamEndCapture", &f.cuStreamEndCapture),
+		dl.Sym("cuStreamIsCapturing", &f.cuStreamIsCapturing),
+		dl.Sym("cuThreadExchangeStreamCaptureMode", &f.cuThreadExchangeStreamCaptureMode),
+		dl.Sym("cuGraphInstantiateWithFlags", &f.cuGraphInstantiateWithFlags),
+		dl.Sym("cuGraphLaunch", &f.cuGraphLaunch),
+		dl.Sym("cuGraphExecDestroy", &f.cuGraphExecDestroy),
+		dl.Sym("cuGraphDestroy", &f.cuGraphDestroy),
+		dl.Sym("cuGetErrorString", &f.cuGetErrorString),
+		opt("cuDriverGetVersion", &f.cuDriverGetVersion),
+		opt("cuDeviceTotalMem_v2", &f.cuDeviceTotalMem),
+		opt("cuModuleUnload", &f.cuModuleUnload),
+	}
+	return slices.Concat(syms, f.introspection(), f.faults.Symbols())
+}
+
+// backend is an opened CUDA driver library.
+type backend struct {
+	lib *dl.Library
+	fn  functions
+
+	opened bind.Opened
+}
+
+// New loads the CUDA driver (Options.Library, else $REPLAYCHECK_CUDA_LIB, else libcuda.so.1),
+// resolves its whole function table and calls cuInit(0). A library that cannot be found is a
+// *NoLibraryError (ErrNoLibrary), one that lacks a required symbol a *dl.MissingError naming it,
+// and a cuInit failure (the toolkit's stub library answers 34) wraps ErrNoDriver.
+func New(opts Options) (device.Backend, error) {
+	lib, tried, err := dl.OpenFirst(candidates(opts))
+	if err != nil {
+		return nil, &NoLibraryError{Tried: tried, Err: err}
+	}
+	b := &backend{lib: lib}
+	if err := lib.Resolve(b.fn.table()); err != nil {
+		_ = lib.Close()
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	// cuInit at every open: it may be called again, and a library closed and loaded again starts
+	// uninitialised.
+	if code := int(C.rc_call_uint(b.fn.cuInit, 0)); code != 0 {
+		e := driverError("New", code, b.errorString(code))
+		_ = lib.Close()
+		if code == codeStubLibrary {
+			return nil, fmt.Errorf("%w: %s is the toolkit's stub library, not a driver: cuInit: %w", ErrNoDriver, lib.Path(), e)
+		}
+		return nil, fmt.Errorf("%w: %s: cuInit: %w", ErrNoDriver, lib.Path(), e)
+	}
+	// The fakes (the library that injects faults) reset their context when a device closes, sticky
+	// errors included; NVIDIA's driver needs the process relaunched.
+	b.opened.Resets = b.fn.faults.Present()
+	return b, nil
+}
+
+func (b *backend) errorString(code int) string {
+	if s := C.rc_cuGetErrorString(b.fn.cuGetErrorString, C.int(code)); s != nil {
+		return C.GoString(s)
+	}
+	return ""
+}
+
+func (b *backend) Name() string { return backendName }
+
+// Source is the path of the library the backend loaded.
+func (b *backend) Source() string { return b.lib.Path() }
+
+func (b *backend) Devices(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n C.int
+	if code := int(C.rc_call_outint(b.fn.cuDeviceGetCount, &n)); code != 0 {
+		return 0, driverError("Devices", code, b.errorString(code))
+	}
+	return int(n), nil
+}
+
+// device returns the CUdevice of index, checked against the device count.
+func (b *backend) device(op string, ctx context.Context, index int) (C.int, error) {
+	n, err := b.Devices(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if index < 0 || index >= n {
+		return 0, invalid(op, "device index %d out of range: the driver reports %d device(s)", index, n)
+	}
+	var dev C.int
+	if code := int(C.rc_cuDeviceGet(b.fn.cuDeviceGet, &dev, C.int(index))); code != 0 {
+		return 0, driverError(op, code, b.errorString(code))
+	}
+	return dev, nil
+}
+
+// Info names device index without opening it (no context is created).
+func (b *backend) Info(ctx context.Context, index int) (device.DeviceInfo, error) {
+	dev, err := b.device("Info", ctx, index)
+	if err != nil {
+		return device.DeviceInfo{}, err
+	}
+	info := b.info(dev)
+	info.Index = index
+	return info, nil
+}
+
+func (b *backend) info(dev C.int) device.DeviceInfo {
+	var info device.DeviceInfo
+	buf := (*C.char)(C.calloc(257, 1))
+	defer C.free(unsafe.Pointer(buf))
+	if C.rc_cuDeviceGetName(b.fn.cuDeviceGetName, buf, 256, dev) == 0 {
+		info.Name = C.GoString(buf)
+	}
+	if b.fn.cuDeviceTotalMem != nil {
+		var total C.size_t
+		if C.rc_cuDeviceTotalMem(b.fn.cuDeviceTotalMem, &total, dev) == 0 {
+			info.Memory = int64(total)
+		}
+	}
+	if b.fn.cuDriverGetVersion != nil {
+		var v C.int
+		if C.rc_call_outint(b.fn.cuDriverGetVersion, &v) == 0 && v > 0 {
+			info.Driver = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+			info.Runtime = info.Driver
+		}
+	}
+	info.Platform = platformKey(info.Driver, info.Name)
+	return info
+}
+
+// Open retains the device's primary context (never cuCtxCreate, whose ABI changed in 13), makes
+// it current on both workers and loads the axpy kernel on Main. A kernel that does not load leaves
+// the device without capability "kernels"; the reason is Axpy's error. A library without the four
+// graph-introspection entry points leaves it without "graph-introspection"; GraphNodes says why.
+func (b *backend) Open(ctx context.Context, index int) (device.Device, error) {
+	return b.opened.Open(codes, func() (*bind.Device, func(), error) {
+		dev, err := b.device("Open", ctx, index)
+		if err != nil {
+			return nil, nil, err
+		}
+		drv := &driverImpl{FakeFaults: bind.FakeFaults{Entries: &b.fn.faults}, fn: &b.fn, dev: dev}
+		if code := int(C.rc_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
+			return nil, nil, driverError("Open", code, b.errorString(code))
+		}
+		release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
+		caps := device.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present(), NonBlockingStreams: true}
+		d, err := bind.NewDevice(codes, drv, caps)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		info := b.info(dev)
+		d.OnMain(drv.loadKernel)
+		caps.Kernels, _ = drv.Kernels()
+		caps.GraphIntrospection, _ = drv.Introspects()
+		d.Identify(fmt.Sprintf("cuda device %d (%s, driver %s, %s)", index, bind.OrUnknown(info.Name), bind.OrUnknown(info.Driver), b.lib.Path()), info.Platform, caps)
+		return d, release, nil
+	})
+}
+
+// Recovers says whether a fresh device can replace a lost or an abandoned one
+// (device.Recoverer).
+func (b *backend) Recovers(abandoned bool) (bool, string) {
+	return b.opened.Recovers(b.lib.Path(), abandoned)
+}
+
+// Close closes the devices still open, then the library.
+func (b *backend) Close() error { return b.opened.Close(b.lib) }
+
+// HostMalloc and HostFree are the C library's allocator: pageable host memory.
+func (d *driverImpl) HostMalloc(n int64) unsafe.Pointer { return C.malloc(C.size_t(n)) }
+func (d *driverImpl) HostFree(p unsafe.Pointer)         { C.free(p) }
+
+// driverImpl is one device's CUDA calls.
+type driverImpl struct {
+	bind.FakeFaults
+	fn  *functions
+	dev C.int
+	ctx unsafe.Pointer // the retained primary context
+
+	module, kernel unsafe.Pointer
+	noKernel       string // why there is no kernel, "" when there is one
+}
+
+// loadKernel JIT-compiles AxpyPTX into the primary context, on the Main worker at open.
+func (d *driverImpl) loadKernel() {
+	ptx := C.CString(AxpyPTX)
+	defer C.free(unsafe.Pointer(ptx))
+	if code := int(C.rc_cuModuleLoadData(d.fn.cuModuleLoadData, &d.module, ptx)); code != 0 {
+		d.noKernel = fmt.Sprintf("cuModuleLoadData of the axpy PTX failed: %s", describeCode(code, d.Detail(code)))
+		d.module = nil
+		return
+	}
+	name := C.CString(KernelName)
+	defer C.free(unsafe.Pointer(name))
+	if code := int(C.rc_cuModuleGetFunction(d.fn.cuModuleGetFunction, &d.kernel, d.module, name)); code != 0 {
+		d.noKernel = fmt.Sprintf("cuModuleGetFunction(%s) failed: %s", KernelName, describeCode(code, d.Detail(code)))
+		d.kernel = nil
+	}
+}
+
+func describeCode(code int, detail string) string {
+	name, _ := Lookup(code)
+	if detail != "" {
+		return fmt.Sprintf("%s (%d): %s", name, code, detail)
+	}
+	return fmt.Sprintf("%s (%d)", name, code)
+}
+
+func (d *driverImpl) Bind(device.Thread) int { return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, d.ctx)) }
+
+// unbind makes no context current; on Main, which the device closes last, it unloads the kernel
+// module first, while the context is still current.
+func (d *driverImpl) Unbind(t device.Thread) int {
+	if t == device.Main && d.module != nil && d.fn.cuModuleUnload != nil {
+		C.rc_call_ptr(d.fn.cuModuleUnload, d.module)
+		d.module, d.kernel = nil, nil
+	}
+	return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, nil))
+}
+
+func (d *driverImpl) Malloc(n int64) (uint64, int) {
+	var addr C.uint64_t
+	code := int(C.rc_cuMemAlloc(d.fn.cuMemAlloc, &addr, C.size_t(n)))
+	return uint64(addr), code
+}
+
+func (d *driverImpl) Free(addr uint64) int {
+	return int(C.rc_cuMemFree(d.fn.cuMemFree, C.uint64_t(addr)))
+}
+
+func (d *driverImpl) Write(dst uint64, src []byte) int {
+	return int(C.rc_cuMemcpyHtoD(d.fn.cuMemcpyHtoD, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
+}
+
+func (d *driverImpl) Read(dst []byte, src uint64) int {
+	return int(C.rc_cuMemcpyDtoH(d.fn.cuMemcpyDtoH, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
+}
+
+func (d *driverImpl) MallocHost(n int64) (unsafe.Pointer, int) {
+	var p unsafe.Pointer
+	code := int(C.rc_cuMemAllocHost(d.fn.cuMemAllocHost, &p, C.size_t(n)))
+	return p, code
+}
+
+func (d *driverImpl) FreeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.cuMemFreeHost, p)) }
+
+func (d *driverImpl) Memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
+	return int(C.rc_cuMemsetD8Async(d.fn.cuMemsetD8Async, C.uint64_t(dst), C.uchar(v), C.size_t(n), s))
+}
+
+func (d *driverImpl) Memcpy(s unsafe.Pointer, kind bind.CopyKind, dst, src uint64, n int64) int {
+	cd, cs, cn := C.uint64_t(dst), C.uint64_t(src), C.size_t(n)
+	switch kind {
+	case bind.CopyH2D:
+		return int(C.rc_cuMemcpyHtoDAsync(d.fn.cuMemcpyHtoDAsync, cd, cs, cn, s))
+	case bind.CopyD2H:
+		return int(C.rc_cuMemcpyDtoHAsync(d.fn.cuMemcpyDtoHAsync, cd, cs, cn, s))
+	}
+	return int(C.rc_cuMemcpyDtoDAsync(d.fn.cuMemcpyDtoDAsync, cd, cs, cn, s))
+}
+
+func (d *driverImpl) Kernels() (bool, string) { return d.kernel != nil, d.noKernel }
+
+// axpy launches one thread per lane in blocks of 256.
+func (d *driverImpl) Axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) int {
+	if lanes > 1<<32-1 {
+		return codeInvalidValue
+	}
+	grid := (lanes + axpyBlock - 1) / axpyBlock
+	return int(C.rc_axpy(d.fn.cuLaunchKernel, d.kernel, s, C.uint64_t(y), C.uint64_t(x), C.uint32_t(a), C.uint32_t(lanes),
+		C.unsigned(grid), axpyBlock))
+}
+
+// CreateStream makes a blocking stream (flags 0), which synchronises with the legacy default
+// stream, or with nonBlocking one that does not (CU_STREAM_NON_BLOCKING).
+func (d *driverImpl) CreateStream(nonBlocking bool) (unsafe.Pointer, int) {
+	var s unsafe.Pointer
+	flags := C.unsigned(0)
+	if nonBlocking {
+		flags = streamNonBlocking
+	}
+	code := int(C.rc_create_flags(d.fn.cuStreamCreate, &s, flags))
+	return s, code
+}
+
+func (d *driverImpl) DestroyStream(s unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuStreamDestroy, s))
+}
+
+func (d *driverImpl) CreateEvent() (unsafe.Pointer, int) {
+	var e unsafe.Pointer
+	code := int(C.rc_create_flags(d.fn.cuEventCreate, &e, eventDisableTiming))
+	return e, code
+}
+
+func (d *driverImpl) DestroyEvent(e unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuEventDestroy, e))
+}
+
+func (d *driverImpl) Record(e, s unsafe.Pointer) int {
+	return int(C.rc_call_ptr_ptr(d.fn.cuEventRecord, e, s))
+}
+
+func (d *driverImpl) Wait(s, e unsafe.Pointer) int {
+	return int(C.rc_cuStreamWaitEvent(d.fn.cuStreamWaitEvent, s, e))
+}
+
+func (d *driverImpl) SyncStream(s unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuStreamSynchronize, s))
+}
+
+func (d *driverImpl) SyncDevice() int { return int(C.rc_call_void(d.fn.cuCtxSynchronize)) }
+
+// queryEvent: CUDA_ERROR_NOT_READY is the answer "not complete", not a failure.
+func (d *driverImpl) QueryEvent(e unsafe.Pointer) (bool, int) {
+	switch code := int(C.rc_call_ptr(d.fn.cuEventQuery, e)); code {
+	case 0:
+		return true, 0
+	case codeNotReady:
+		return false, 0
+	default:
+		return false, code
+	}
+}
+
+func (d *driverImpl) SyncEvent(e unsafe.Pointer) int {
+	return int(C.rc_call_ptr(d.fn.cuEventSynchronize, e))
+}
+
+func (d *driverImpl) ExchangeMode(m device.CaptureMode) (device.CaptureMode, int) {
+	mode := C.int(m)
+	code := int(C.rc_cuThreadExchangeStreamCaptureMode(d.fn.cuThreadExchangeStreamCaptureMode, &mode))
+	return device.CaptureMode(mode), code
+}
+
+func (d *driverImpl) BeginCapture(s unsafe.Pointer, m device.CaptureMode) int {
+	return int(C.rc_cuStreamBeginCapture(d.fn.cuStreamBeginCapture, s, C.int(m)))
+}
+
+// endCapture ends the capture and instantiates its graph: the device.Graph holds both the CUgraph
+// (a) and the CUgraphExec (b). A graph that does not instantiate is destroyed, and its code is the
+// end's.
+func (d *driverImpl) EndCapture(s unsafe.Pointer) (bind.GraphRef, int) {
+	var g bind.GraphRef
+	if code := int(C.rc_cuStreamEndCapture(d.fn.cuStreamEndCapture, s, &g.A)); code != 0 {
+		return bind.GraphRef{}, code
+	}
+	if code := int(C.rc_cuGraphInstantiateWithFlags(d.fn.cuGraphInstantiateWithFlags, &g.B, g.A)); code != 0 {
+		C.rc_call_ptr(d.fn.cuGraphDestroy, g.A)
+		return bind.GraphRef{}, code
+	}
+	return g, 0
+}
+
+func (d *driverImpl) CaptureStatus(s unsafe.Pointer) (device.CaptureStatus, int) {
+	var st C.int
+	code := int(C.rc_cuStreamIsCapturing(d.fn.cuStreamIsCapturing, s, &st))
+	return device.CaptureStatus(st), code
+}
+
+func (d *driverImpl) Launch(g bind.GraphRef, s unsafe.Pointer) int {
+	return int(C.rc_call_ptr_ptr(d.fn.cuGraphLaunch, g.B, s))
+}
+
+func (d *driverImpl) DestroyGraph(g bind.GraphRef) int {
+	code := int(C.rc_call_ptr(d.fn.cuGraphExecDestroy, g.B))
+	if c := int(C.rc_call_ptr(d.fn.cuGraphDestroy, g.A)); code == 0 {
+		code = c
+	}
+	return code
+}
+
+// detail is cuGetErrorString's text for code.
+func (d *driverImpl) Detail(code int) string {
+	if s := C.rc_cuGetErrorString(d.fn.cuGetErrorString, C.int(code)); s != nil {
+		return C.GoString(s)
+	}
+	return ""
+}
+
+// Introspects says whether the library has the four graph-introspection entry points, and names
+// those it lacks.
+func (d *driverImpl) Introspects() (bool, string) {
+	var missing []string
+	for _, s := range d.fn.introspection() {
+		if *s.Slot == nil {
+			missing = append(missing, s.Names[0])
+		}
+	}
+	if len(missing) > 0 {
+		return false, fmt.Sprintf("the driver library lacks %s: no graph introspection", strings.Join(missing, ", "))
+	}
+	return true, ""
+}
+
+// GraphNodes lists the nodes of the captured CUgraph (g.A) with cuGraphGetNodes and
+// cuGraphNodeGetType. A memset node writes the rows cuGraphMemsetNodeGetParams describes; a
+// memcpy node reads and writes what cuGraphMemcpyNodeGetParams describes (for replaycheck's 1-D
+// copies: WidthInBytes from srcXInBytes of srcHost or srcDevice, by srcMemoryType, to the same of
+// dst). A kernel node is listed with no ranges: cuGraphKernelNodeGetParams maps to a _v2 export
+// whose struct grew in 12.0, and is not bound. Empty, event-wait and event-record nodes have no
+// ranges; any other node type (host, child graph, ...) fails not-supported, as does a memcpy
+// node with a CUDA array side: device.GraphNode cannot describe them.
+func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, string) {
+	fail := func(call string, code int) ([]device.GraphNode, int, string) {
+		return nil, code, fmt.Sprintf("%s: %s", call, describeCode(code, d.Detail(code)))
+	}
+	var count C.size_t
+	if code := int(C.rc_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, nil, &count)); code != 0 {
+		return fail("cuGraphGetNodes", code)
+	}
+	out := []device.GraphNode{}
+	if count == 0 {
+		return out, 0, ""
+	}
+	buf := (*unsafe.Pointer)(C.calloc(count, C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	defer C.free(unsafe.Pointer(buf))
+	got := count
+	if code := int(C.rc_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, buf, &got)); code != 0 {
+		return fail("cuGraphGetNodes", code)
+	}
+	for i, node := range unsafe.Slice(buf, int(count))[:min(got, count)] {
+		if node == nil {
+			continue
+		}
+		var typ C.int
+		if code := int(C.rc_cuGraphNodeGetType(d.fn.cuGraphNodeGetType, node, &typ)); code != 0 {
+			return fail("cuGraphNodeGetType", code)
+		}
+		kind, ok := nodeKinds[int(typ)]
+		if !ok {
+			return nil, codeNotSupported, fmt.Sprintf("node %d of the graph is a %s node, which device.GraphNode has no kind for", i, nodeTypeName(int(typ)))
+		}
+		n := device.GraphNode{Kind: kind}
+		switch kind {
+		case "memset":
+			var dst, pitch, elem, width, height C.uint64_t
+			if code := int(C.rc_cuGraphMemsetNodeGetParams(d.fn.cuGraphMemsetNodeGetParams, node, &dst, &pitch, &elem, &width, &height)); code != 0 {
+				return fail("cuGraphMemsetNodeGetParams", code)
+			}
+			w, ok := memsetRanges(uint64(dst), uint64(pitch), uint64(elem), uint64(width), uint64(height))
+			if !ok {
+				return nil, codeNotSupported, fmt.Sprintf("memset node %d of the graph spans more than %d separate rows", i, maxRows)
+			}
+			n.Writes = w
+		case "memcpy":
+			var p C.rc_copy_params
+			if code := int(C.rc_cuGraphMemcpyNodeGetParams(d.fn.cuGraphMemcpyNodeGetParams, node, &p)); code != 0 {
+				return fail("cuGraphMemcpyNodeGetParams", code)
+			}
+			side := func(s C.rc_copy_side) copySide {
+				return copySide{Type: int(s._type), Addr: uint64(s.addr), X: uint64(s.x), Y: uint64(s.y), Z: uint64(s.z),
+					Pitch: uint64(s.pitch), Height: uint64(s.height)}
+			}
+			width, height, depth := uint64(p.width), uint64(p.height), uint64(p.depth)
+			r, err := copyRanges("source", side(p.src), width, height, depth)
+			if err == nil {
+				n.Reads = r
+				n.Writes, err = copyRanges("destination", side(p.dst), width, height, depth)
+			}
+			if err != nil {
+				return nil, codeNotSupported, fmt.Sprintf("memcpy node %d of the graph: %v", i, err)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, 0, ""
+}

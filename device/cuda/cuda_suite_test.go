@@ -1,0 +1,16 @@
+package cuda_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/internal/leakcheck"
+)
+
+func TestCUDA(t *testing.T) {
+	RegisterFailHandler(Fail)
+	leakcheck.Suite(t)
+	RunSpecs(t, "device/cuda")
+}

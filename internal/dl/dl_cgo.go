@@ -1,0 +1,127 @@
+//go:build cgo
+
+package dl
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+
+// The dlerror text belongs to the thread that made the failing call: read it there.
+static void *rc_dlopen(const char *path, char **err) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	*err = h ? NULL : dlerror();
+	return h;
+}
+
+static void *rc_dlsym(void *h, const char *name, char **err) {
+	dlerror();
+	void *p = dlsym(h, name);
+	char *e = dlerror();
+	*err = e;
+	return e ? NULL : p;
+}
+
+// The fake libraries' fault injection (FakeFaults): not part of any driver's ABI.
+static int rc_fake_inject(void *fn, int kind, long n) { return ((int (*)(int, long))fn)(kind, n); }
+static int rc_fake_fired(void *fn, long i, int *kind, long *n) { return ((int (*)(long, int *, long *))fn)(i, kind, n); }
+
+static int rc_dlclose(void *h, char **err) {
+	int rc = dlclose(h);
+	*err = rc ? dlerror() : NULL;
+	return rc;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+)
+
+// Library is an opened shared library.
+type Library struct {
+	handle unsafe.Pointer
+	path   string
+}
+
+// Open loads the library at path (RTLD_NOW: every symbol it needs is bound now).
+func Open(path string) (*Library, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cerr *C.char
+	h := C.rc_dlopen(cpath, &cerr)
+	if h == nil {
+		// dlerror names the file already, as "path: why", unless it failed on something else.
+		msg := text(cerr)
+		if !strings.HasPrefix(msg, path) {
+			msg = path + ": " + msg
+		}
+		return nil, errors.New(msg)
+	}
+	return &Library{handle: h, path: path}, nil
+}
+
+// Lookup returns the address of the exported symbol name.
+func (l *Library) Lookup(name string) (unsafe.Pointer, error) {
+	if l.handle == nil {
+		return nil, errors.New("library is closed")
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cerr *C.char
+	p := C.rc_dlsym(l.handle, cname, &cerr)
+	if cerr != nil {
+		return nil, errors.New(text(cerr))
+	}
+	if p == nil {
+		return nil, fmt.Errorf("symbol %q is NULL", name)
+	}
+	return p, nil
+}
+
+// Close unloads the library; the addresses it handed out are invalid afterwards. Closing twice is
+// an error.
+func (l *Library) Close() error {
+	if l.handle == nil {
+		return fmt.Errorf("dlclose %s: already closed", l.path)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cerr *C.char
+	if C.rc_dlclose(l.handle, &cerr) != 0 {
+		return fmt.Errorf("dlclose %s: %s", l.path, text(cerr))
+	}
+	l.handle = nil
+	return nil
+}
+
+func text(s *C.char) string {
+	if s == nil {
+		return "unknown error"
+	}
+	return C.GoString(s)
+}
+
+// Inject arms a fault of kind (device.FaultKind's number) due at the n-th call it counts; kind 0
+// disarms every fault not yet fired. It returns 0 or the platform's code. Only where Present.
+func (f *FakeFaults) Inject(kind, n int) int {
+	return int(C.rc_fake_inject(f.inject, C.int(kind), C.long(n)))
+}
+
+// Fired returns the i-th fault that fired, in order; false past the last. Only where Present.
+func (f *FakeFaults) Fired(i int) (kind, n int, ok bool) {
+	var k C.int
+	var cn C.long
+	if C.rc_fake_fired(f.fired, C.long(i), &k, &cn) == 0 {
+		return 0, 0, false
+	}
+	return int(k), int(cn), true
+}

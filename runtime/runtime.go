@@ -1,0 +1,48 @@
+package runtime
+
+import "github.com/replaycheck/replaycheck/device"
+
+// Runtime is the runtime under test as the engine drives it: every device call goes through it
+// (it may refuse any with device.ClassRefused), and it owns the allocator a framework puts in
+// front of the driver: slots that provision and grow named buffers, pools, and retirement of
+// everything it holds. *guard.Device and *plugin.Runtime are two.
+type Runtime interface {
+	device.Device
+	// Provision serves a buffer of bytes for the slot named key, growing cur when it is not zero.
+	Provision(t device.Thread, slot Slot, key string, cur device.Ptr, bytes int64) (device.Ptr, Served, error)
+	// Release gives the buffer the slot named key holds back.
+	Release(t device.Thread, slot Slot, key string, p device.Ptr) error
+	// Holds reports what the slot named key holds now.
+	Holds(key string) (slot Slot, p device.Ptr, ok bool)
+	ReservePool(t device.Thread, name string, bytes int64, host device.HostMemory) error
+	PoolAlloc(t device.Thread, name string, bytes int64) (device.Ptr, error)
+	PoolFree(t device.Thread, name string, p device.Ptr) error
+	// Retire frees everything the runtime holds: every slot's buffer and every pool.
+	Retire(t device.Thread) error
+	// Finish lets go of the runtime once the instance is over and retired; the device it was
+	// opened over stays open (its caller owns it).
+	Finish() error
+}
+
+// UnderTest opens the runtime under test for one instance.
+type UnderTest struct {
+	// Name is recorded in every result (capture.Result.Runtime).
+	Name string
+	// Open puts the runtime in front of dev; guarded is the instance's guard setting.
+	Open func(dev device.Device, guarded bool) (Runtime, error)
+}
+
+// Lacker is a runtime under test that can say why it lacks a capability its device has (a
+// plugin's ABI version, or an entry it left NULL); the engine ends the skip reason with it.
+type Lacker interface {
+	// Lacks says why the runtime lacks capability, "" when it cannot say.
+	Lacks(capability string) string
+}
+
+// GuardBackend is the Backend of every error the reference guards raise themselves (refusals,
+// an exhausted pool, misuse of their API); errors they pass on keep the device's Backend.
+const GuardBackend = "guard"
+
+// PluginBackend starts the Backend of every error a loaded runtime plugin reports itself (a refusal
+// or its own failure), followed by the plugin's name: "runtime:reference".
+const PluginBackend = "runtime:"

@@ -1,6 +1,0 @@
-package runtime
-
-import "syscall"
-
-// selfID is the calling OS thread's id (gettid): one system call, no allocation.
-func selfID() int { return syscall.Gettid() }
