@@ -507,8 +507,8 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 		})})
 	}
 	ways = append(ways,
-		way{"read-back/in-batch", verify(capture.EqualByReadingOnThread)},
-		way{"read-back/from-goroutine", verify(capture.EqualByReading)},
+		way{"read-back/in-batch", verify(capture.Options{}.EqualByReadingOnThread)},
+		way{"read-back/from-goroutine", verify(capture.Options{}.EqualByReading)},
 		way{"pinned-copy", func() error {
 			if err := dev.Copy(device.Main, s, pinned, p); err != nil {
 				return err

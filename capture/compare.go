@@ -15,12 +15,9 @@ import (
 
 // Verification at memory speed: a buffer is compared with the oracle where it lies when the
 // backend can (device.Comparer, the simulator's pages), and otherwise read back in chunks through
-// one host buffer the run reuses, the read of chunk i+1 overlapping the comparison of chunk i.
+// one host buffer the run reuses, the read of chunk i+1 overlapping the comparison of chunk i (the
+// chunk: knobs.ReadChunk).
 // Only the first corrupted round reads a differing buffer back whole, to localise its ranges.
-
-// readChunk is the read-back chunk of a backend without device.Comparer (a variable so tests
-// can make it smaller than a buffer).
-var readChunk = 4 << 20
 
 // verifier is the run's way to the device's bytes for verification.
 type verifier struct {
@@ -90,7 +87,7 @@ func (r *run) equal(a *allocation, want []byte) (bool, error) {
 // Inside the engine's batch the reader is the device's own thread and the comparison runs beside it.
 func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 	n := int64(len(want))
-	chunk := min(n, int64(readChunk))
+	chunk := min(n, r.knobs.ReadChunk)
 	scratch := r.chunks(chunk)
 	bufs := [2][]byte{scratch[:chunk], scratch[chunk : 2*chunk]}
 	read := func(into []byte, off int64) error {
@@ -164,20 +161,16 @@ type localisation struct {
 // word or per group would mispredict at almost every difference; the mask costs one unpredictable
 // branch per differing group. Every differing byte of a group is less than mergeGap from the next,
 // so a group's differences always join one range: only its first and last differing byte matter.
-// A buffer of at least 2 segmentBytes is cut into segments that separate goroutines scan, one per
+// A buffer of at least 2 segment bytes (knobs.SegmentBytes) is cut into segments that separate goroutines scan, one per
 // CPU, and their ranges are joined in order across the cuts.
 
 const localiseChunk = 1024
 
-// segmentBytes is the least a goroutine of the localisation scans: 8 MiB takes milliseconds,
-// starting a goroutine microseconds, so nothing smaller is worth cutting (a round figure, not a
-// tuned one; a variable so tests can cut small buffers).
-var segmentBytes = 8 << 20
-
 // localise counts every differing range and byte of got against want (equal lengths) and keeps
 // the first limit ranges (none when limit <= 0). The ranges are those of naive byte-at-a-time
-// merging: differing runs separated by fewer than mergeGap equal bytes are one range.
-func localise(want, got []byte, limit int) localisation {
+// merging: differing runs separated by fewer than mergeGap equal bytes are one range. A buffer of
+// at least two segmentBytes is scanned a segment per CPU.
+func localise(want, got []byte, limit, segmentBytes int) localisation {
 	n := len(want)
 	if len(got) != n {
 		// Here, not in a scanning goroutine: a panic there would end the process, not the instance.
@@ -362,7 +355,7 @@ func (r *run) writeInit(p device.Ptr, init probes.Pattern) error {
 	if k := init.Kind; k != probes.PatZero && k != "" && k != probes.PatFill {
 		return r.dev.Write(device.Main, p, init.Bytes(p.Bytes))
 	}
-	chunk := min(p.Bytes, int64(readChunk))
+	chunk := min(p.Bytes, r.knobs.ReadChunk)
 	buf := r.chunks(chunk)[:chunk]
 	init.Fill(buf)
 	for off := int64(0); off < p.Bytes; off += chunk {

@@ -179,7 +179,7 @@ var _ = Describe("verification's fast paths", func() {
 	})
 
 	It("scans a buffer of many segments on several goroutines and joins them as one scan", func() {
-		defer capture.SetSegmentBytes(4096)()
+		cut := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.SegmentBytes = 4096 })
 		prev := runtime.GOMAXPROCS(4)
 		defer runtime.GOMAXPROCS(prev)
 		rng := rand.New(rand.NewPCG(9, 10))
@@ -190,14 +190,14 @@ var _ = Describe("verification's fast paths", func() {
 				got[i] = byte(rng.IntN(255) + 1)
 			}
 			Expect(localisedAsDefined(want, got, []int{math.MaxInt},
-				func(limit int) ([][2]int, int, int64) { return capture.Localise(want, got, limit) })).To(Succeed(), "size %d", size)
+				func(limit int) ([][2]int, int, int64) { return cut.Localise(want, got, limit) })).To(Succeed(), "size %d", size)
 		}
 	})
 
 	It("reads back in chunks smaller than the buffer and finds a difference in the last chunk", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		defer capture.SetReadChunk(4096)()
+		chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 		const n = 5*4096 + 300 // the last chunk is partial
 		p, err := dev.Malloc(device.Main, n)
 		Expect(err).NotTo(HaveOccurred())
@@ -206,13 +206,13 @@ var _ = Describe("verification's fast paths", func() {
 			want[i] = byte(i * 7)
 		}
 		Expect(dev.Write(device.Main, p, want)).To(Succeed())
-		eq, err := capture.EqualByReading(opaque{dev}, p, want)
+		eq, err := chunked.EqualByReading(opaque{dev}, p, want)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(eq).To(BeTrue())
 		for _, at := range []int{0, 4095, 4096, 3 * 4096, n - 300, n - 1} {
 			planted := bytes.Clone(want)
 			planted[at]++
-			eq, err := capture.EqualByReading(opaque{dev}, p, planted)
+			eq, err := chunked.EqualByReading(opaque{dev}, p, planted)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(eq).To(BeFalse(), "difference at %d", at)
 		}
@@ -221,7 +221,7 @@ var _ = Describe("verification's fast paths", func() {
 	It("reads back chunk by chunk inside the batch on the device's Main thread, the comparison beside it", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		defer capture.SetReadChunk(4096)()
+		chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 		const n = 5*4096 + 300
 		p, err := dev.Malloc(device.Main, n)
 		Expect(err).NotTo(HaveOccurred())
@@ -229,13 +229,13 @@ var _ = Describe("verification's fast paths", func() {
 		Expect(dev.Write(device.Main, p, want)).To(Succeed())
 		// A read from another goroutine would wait for the batch, and the batch for it: the reads
 		// stay on the thread, and every chunk's comparison still counts.
-		eq, err := capture.EqualByReadingOnThread(dev, p, want)
+		eq, err := chunked.EqualByReadingOnThread(dev, p, want)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(eq).To(BeTrue())
 		for _, at := range []int{0, 4095, 4096, 2*4096 + 17, 4 * 4096, n - 1} {
 			planted := bytes.Clone(want)
 			planted[at]++
-			eq, err = capture.EqualByReadingOnThread(dev, p, planted)
+			eq, err = chunked.EqualByReadingOnThread(dev, p, planted)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(eq).To(BeFalse(), "difference at %d", at)
 		}
@@ -244,14 +244,14 @@ var _ = Describe("verification's fast paths", func() {
 	It("gives a read-back-only device the catalog's outcomes and mismatches, chunk by chunk", func() {
 		cat, err := loadCatalog()
 		Expect(err).NotTo(HaveOccurred())
-		defer capture.SetReadChunk(4096)()
+		chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 		dev, ref := openSim("cann"), openSim("cann")
 		DeferCleanup(dev.Close)
 		DeferCleanup(ref.Close)
 		corrupted := 0
 		for _, s := range cat.sets {
 			for _, in := range probes.Instances(s.Probes, probes.Matrix{Replays: 2}) {
-				got := capture.Run(context.Background(), opaque{dev}, in, capture.Options{})
+				got := capture.Run(context.Background(), opaque{dev}, in, chunked)
 				want := capture.Run(context.Background(), ref, in, capture.Options{})
 				Expect(behaviour(got)).To(Equal(behaviour(want)), in.ID())
 				Expect(got.Mismatches).To(Equal(want.Mismatches), in.ID())

@@ -38,6 +38,10 @@ type Options struct {
 	// holding changed without the log or the engine naming it ends the instance in error
 	// (ErrRuntime). It costs what the log saves: a question per buffer per call.
 	CheckSlotLog bool
+
+	// knobs are the engine's internal switches as a test tuned them (knobs.go; export_test.go's
+	// Tune); nil: the defaults.
+	knobs *knobs
 }
 
 // builtin is replaycheck's reference guards with opt's switches.
@@ -119,6 +123,8 @@ type run struct {
 	// walker is the backend device's walk of a graph's nodes under the watch, nil where the run
 	// walks through the runtime under test (walkerOf, walkGraph).
 	walker device.GraphWalker
+	// knobs are the instance's internal switches (knobs.go).
+	knobs knobs
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
@@ -158,7 +164,7 @@ func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	r := &run{
-		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt,
+		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt, knobs: opt.knobsOf(),
 		streams: map[string]device.Stream{}, events: map[string]device.Event{},
 		bufs: map[string]*allocation{}, byID: make([]*allocation, p.BufferIDs()), graphs: map[string]device.Graph{}, entries: map[string]span{},
 		staleSeen: map[staleKey]bool{}, threadModes: map[device.Thread]device.CaptureMode{},

@@ -10,26 +10,32 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// SetReadChunk sets the read-back chunk and returns what restores it.
-func SetReadChunk(n int) (restore func()) {
-	old := readChunk
-	readChunk = n
-	return func() { readChunk = old }
+// Knobs are the engine's internal switches (knobs.go), as the specs set them.
+type Knobs = knobs
+
+// Tune returns opt with the engine's knobs as set leaves them, from their defaults: the one way the
+// specs set a knob. An instance run with the options holds its own copy, and nothing package-level
+// changes: there is nothing to restore.
+func Tune(opt Options, set func(k *Knobs)) Options {
+	k := opt.knobsOf()
+	set(&k)
+	opt.knobs = &k
+	return opt
 }
 
-// EqualByReading is the chunked read-back comparison of p on dev with want.
-func EqualByReading(dev device.Device, p device.Ptr, want []byte) (bool, error) {
+// EqualByReading is the chunked read-back comparison of p on dev with want, with opt's knobs.
+func (opt Options) EqualByReading(dev device.Device, p device.Ptr, want []byte) (bool, error) {
 	g, err := guard.New(dev, guard.Program)
 	if err != nil {
 		return false, err
 	}
-	r := &run{dev: g}
+	r := &run{dev: g, knobs: opt.knobsOf()}
 	return r.equalByReading(&allocation{ptr: p}, want)
 }
 
 // EqualByReadingOnThread is EqualByReading made as the engine makes it inside its batch on the
 // device's Main thread (device.ThreadRunner, found through wrappers).
-func EqualByReadingOnThread(dev device.Device, p device.Ptr, want []byte) (eq bool, err error) {
+func (opt Options) EqualByReadingOnThread(dev device.Device, p device.Ptr, want []byte) (eq bool, err error) {
 	g, err := guard.New(dev, guard.Program)
 	if err != nil {
 		return false, err
@@ -38,7 +44,7 @@ func EqualByReadingOnThread(dev device.Device, p device.Ptr, want []byte) (eq bo
 	if !ok {
 		return false, errors.New("no ThreadRunner")
 	}
-	r := &run{dev: g, watch: &watch{onThread: true}}
+	r := &run{dev: g, watch: &watch{onThread: true}, knobs: opt.knobsOf()}
 	if terr := tr.OnThread(device.Main, func(device.Device) { eq, err = r.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
 		return false, terr
 	}
@@ -47,14 +53,19 @@ func EqualByReadingOnThread(dev device.Device, p device.Ptr, want []byte) (eq bo
 
 // DifferingRanges lists every differing range of got against want.
 func DifferingRanges(want, got []byte) [][2]int {
-	loc := localise(want, got, len(want))
+	loc := localise(want, got, len(want), defaultSegmentBytes)
 	return spans(loc.kept)
 }
 
 // Localise is the localisation the engine makes of a differing buffer: its first limit ranges,
 // and every differing range and byte counted.
 func Localise(want, got []byte, limit int) (kept [][2]int, ranges int, differing int64) {
-	loc := localise(want, got, limit)
+	return Options{}.Localise(want, got, limit)
+}
+
+// Localise is the package's Localise with opt's knobs (the least a scanning goroutine scans).
+func (opt Options) Localise(want, got []byte, limit int) (kept [][2]int, ranges int, differing int64) {
+	loc := localise(want, got, limit, opt.knobsOf().SegmentBytes)
 	return spans(loc.kept), loc.ranges, loc.bytes
 }
 
@@ -81,14 +92,6 @@ func LocaliseSegmentsUnjoined(want, got []byte, limit int, cuts []int) (kept [][
 		lo = hi
 	}
 	return kept, ranges, differing
-}
-
-// SetSegmentBytes sets the least a goroutine of the localisation scans, until the returned
-// function restores it.
-func SetSegmentBytes(n int) (restore func()) {
-	old := segmentBytes
-	segmentBytes = n
-	return func() { segmentBytes = old }
 }
 
 func spans(s []span) [][2]int {
@@ -169,19 +172,4 @@ func CompactCalls(tl Timeline) int {
 		return 0
 	}
 	return tl.log.calls
-}
-
-// SetRuns sets the fewest ops a run of a capture's ops holds, or turns runs off (least 0), and
-// sets the hook told of every run issued (nil: none); it returns what restores both.
-func SetRuns(least int, hook func(from, ops, took int)) (restore func()) {
-	oldMin, oldOff, oldHook := minRun, noRuns, runHook
-	minRun, noRuns, runHook = least, least == 0, hook
-	return func() { minRun, noRuns, runHook = oldMin, oldOff, oldHook }
-}
-
-// SkewRuns has the oracle record every run one op short (the equivalence spec's negative
-// control) and returns what restores it.
-func SkewRuns() (restore func()) {
-	skewRuns = true
-	return func() { skewRuns = false }
 }

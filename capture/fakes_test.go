@@ -44,11 +44,11 @@ var _ = Describe("the catalog through the fake driver libraries", func() {
 			DeferCleanup(ref.Close)
 			// The bindings have no in-place comparison: verification reads back, here in chunks
 			// smaller than most buffers, so a difference lands in a later chunk too.
-			DeferCleanup(capture.SetReadChunk(4096))
+			chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 
 			same, skipped := 0, 0
 			for _, in := range probes.Instances(all, probes.Matrix{Replays: 2}) {
-				got := capture.Run(ctx, dev, in, capture.Options{})
+				got := capture.Run(ctx, dev, in, chunked)
 				want := capture.Run(ctx, ref, in, capture.Options{})
 				if got.Outcome == probes.Skipped {
 					Expect(got.Reason).To(Equal(fmt.Sprintf("backend %s lacks capability %q", backend, "kernels")), in.ID())

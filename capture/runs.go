@@ -24,18 +24,8 @@ import (
 // an instance's deadline is looked at every few hundred microseconds.
 const maxRun = 4096
 
-// minRun is the fewest ops worth a run; fewer go one by one. A variable for the equivalence spec,
-// which makes a run of every op that can be one.
-var minRun = 8
-
-// noRuns turns runs off: every op goes one by one (the equivalence spec's other side); runHook,
-// when set, is told of every run issued: its first op, how many ops it held, how many took.
-// skewRuns has the oracle record each run one op short: the equivalence spec's negative control.
-var (
-	noRuns   = false
-	runHook  func(from, ops, took int)
-	skewRuns = false
-)
+// The fewest ops worth a run, and the equivalence spec's switches (runs off, a hook told of every
+// run, runs recorded one op short), are the instance's knobs (knobs.go).
 
 // runner is the state of the runs of the capture in progress.
 type runner struct {
@@ -59,7 +49,7 @@ type runner struct {
 // inherit their EnqueueKernels, and a Fill of its own would never see the run.
 func (r *run) startRuns(c *probes.Capture) {
 	r.runs = nil
-	if noRuns || r.opt.Runtime != nil || len(r.faults) > 0 || r.checksRefusals() {
+	if r.knobs.NoRuns || r.opt.Runtime != nil || len(r.faults) > 0 || r.checksRefusals() {
 		return
 	}
 	enq, ok := r.dev.(device.KernelEnqueuer) // not As: a runtime that wraps one must see every call
@@ -140,14 +130,14 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 		rn.how[wi] = rn.how[wi].With(how)
 		rn.ks = append(rn.ks, device.Kernel{Kind: kind, Dst: wb.Slice(wr.Off, wr.Len), Src: x, Value: pk.Value(), A: pk.A()})
 	}
-	if len(rn.ks) < max(minRun, 1) {
+	if len(rn.ks) < max(r.knobs.MinRun, 1) {
 		return 0, nil
 	}
 	r.cur = deviceCall{step: step, desc: fmt.Sprintf("EnqueueKernels(ops %d to %d of capture %s) on %s", from, from+len(rn.ks)-1, capture, first.Stream),
 		thread: first.Thread}
 	n, runErr := rn.enq.EnqueueKernels(first.Thread, r.streams[first.Stream], rn.ks)
-	if runHook != nil {
-		runHook(from, len(rn.ks), n)
+	if hook := r.knobs.RunHook; hook != nil {
+		hook(from, len(rn.ks), n)
 	}
 	if n < 0 || n > len(rn.ks) || (n == len(rn.ks)) != (runErr == nil) {
 		return 0, failf(ErrHarness, stepRef(step), "%s: the runtime under test answered %d of %d kernels taken, error %v: EnqueueKernels must stop at the first kernel that fails",
@@ -164,7 +154,7 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 			r.noteRun(from, n)
 		}
 		to := from + n
-		if skewRuns {
+		if r.knobs.SkewRuns {
 			to--
 		}
 		r.oracle.CaptureRun(rn.plan, from, to)

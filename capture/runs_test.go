@@ -32,22 +32,22 @@ var _ = Describe("runs of a capture's ops", func() {
 	// both runs in on a fresh device of profile twice: with runs of every op that can go in one
 	// (counted in t), then with none.
 	both := func(profile string, in probes.Instance, opt capture.Options, t *tally) (runs, single *capture.Result) {
-		restore := capture.SetRuns(1, func(_, ops, took int) {
-			t.runs++
-			t.ops += ops
-			if took < ops {
-				t.broken++
+		withRuns := capture.Tune(opt, func(k *capture.Knobs) {
+			k.MinRun = 1
+			k.RunHook = func(_, ops, took int) {
+				t.runs++
+				t.ops += ops
+				if took < ops {
+					t.broken++
+				}
 			}
 		})
 		dev := openSim(profile)
-		runs = capture.Run(ctx(), dev, in, opt)
+		runs = capture.Run(ctx(), dev, in, withRuns)
 		Expect(dev.Close()).To(Succeed())
-		restore()
-		restore = capture.SetRuns(0, nil)
-		defer restore()
 		dev = openSim(profile)
 		defer dev.Close()
-		return runs, capture.Run(ctx(), dev, in, opt)
+		return runs, capture.Run(ctx(), dev, in, capture.Tune(opt, func(k *capture.Knobs) { k.NoRuns = true }))
 	}
 
 	It("give every instance of the catalog the result it has op by op, on both profiles", func() {
@@ -130,10 +130,9 @@ probes:
 
 	It("differ when a run is recorded wrong (the comparison's negative control)", func() {
 		p := parseProbe(progen.Fills(100, 2))
-		restore := capture.SkewRuns()
-		defer restore()
+		skewed := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.SkewRuns = true })
 		var t tally
-		runs, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 2}, capture.Options{}, &t)
+		runs, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 2}, skewed, &t)
 		Expect(t.runs).To(Equal(1))
 		Expect(runs.Outcome).To(Equal(probes.Corrupted), "the oracle lacks the run's last fill")
 		Expect(single.Outcome).To(Equal(probes.Exact))

@@ -146,7 +146,7 @@ func (r *run) verify(round int, launched time.Time) error {
 			if err != nil {
 				return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
 			}
-			ms, d := diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches))
+			ms, d := diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches), r.knobs.SegmentBytes)
 			r.res.Mismatches = append(r.res.Mismatches, ms...)
 			r.res.Differences = append(r.res.Differences, d)
 		}
@@ -161,9 +161,9 @@ func (r *run) verify(round int, launched time.Time) error {
 }
 
 // diff localises every difference of got against want: the first limit differing ranges as
-// mismatches, and how many ranges and bytes differ in all.
-func diff(round int, name string, want, got []byte, limit int) ([]Mismatch, Difference) {
-	loc := localise(want, got, limit)
+// mismatches, and how many ranges and bytes differ in all (segmentBytes: localise).
+func diff(round int, name string, want, got []byte, limit, segmentBytes int) ([]Mismatch, Difference) {
+	loc := localise(want, got, limit, segmentBytes)
 	var out []Mismatch
 	for _, s := range loc.kept {
 		show := min(s.end-s.off, MaxShownBytes)

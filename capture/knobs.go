@@ -1,0 +1,52 @@
+package capture
+
+// Knobs: the engine's few internal switches, in one place. Each has a default fixed by a constant,
+// and nothing package-level steers the engine: an instance holds its own copy (run.knobs), taken
+// from Options when a test tuned them (export_test.go's Tune, the one way tests set them) and the
+// defaults otherwise. Two instances running side by side in one process, one of them tuned, do not
+// see each other's.
+
+const (
+	// defaultReadChunk is the read-back chunk of a backend without device.Comparer (compare.go).
+	defaultReadChunk = 4 << 20
+	// defaultSegmentBytes is the least a goroutine of the localisation scans: 8 MiB takes
+	// milliseconds, starting a goroutine microseconds, so nothing smaller is worth cutting (a round
+	// figure, not a tuned one).
+	defaultSegmentBytes = 8 << 20
+	// defaultMinRun is the fewest ops worth a run (runs.go); fewer go one by one.
+	defaultMinRun = 8
+)
+
+// knobs are an instance's internal switches. The fields are exported for export_test.go's Knobs
+// alias only; the type is not.
+type knobs struct {
+	// ReadChunk is the read-back chunk (bytes) of a backend without device.Comparer; tests make it
+	// smaller than a buffer so that chunk boundaries fall inside it.
+	ReadChunk int64
+	// SegmentBytes is the least a goroutine of the localisation scans; tests make it small to cut
+	// small buffers.
+	SegmentBytes int
+	// MinRun is the fewest ops worth a run; the equivalence spec makes a run of every op that can
+	// be one (1). NoRuns turns runs off: every op goes one by one (the spec's other side).
+	MinRun int
+	NoRuns bool
+	// RunHook, when set, is told of every run issued: its first op, how many ops it held, how many
+	// took.
+	RunHook func(from, ops, took int)
+	// SkewRuns has the oracle record each run one op short: the equivalence spec's negative
+	// control.
+	SkewRuns bool
+}
+
+// defaultKnobs are the knobs of every instance no test tuned.
+func defaultKnobs() knobs {
+	return knobs{ReadChunk: defaultReadChunk, SegmentBytes: defaultSegmentBytes, MinRun: defaultMinRun}
+}
+
+// knobs are the knobs an instance run with opt holds.
+func (opt *Options) knobsOf() knobs {
+	if opt.knobs != nil {
+		return *opt.knobs
+	}
+	return defaultKnobs()
+}
