@@ -28,7 +28,7 @@ func (d *Device) Equal(t device.Thread, src device.Ptr, want []byte) (bool, erro
 		if err := d.enforce(&call{op: "Read", thread: t}); err != nil {
 			return err
 		}
-		equal = d.mem.equal(src.Addr, want)
+		equal = d.mem.equal(src.Addr, want, d.knobs.segment())
 		return nil
 	})
 	return equal, err
@@ -37,18 +37,35 @@ func (d *Device) Equal(t device.Thread, src device.Ptr, want []byte) (bool, erro
 // zeroPage is what an absent page holds.
 var zeroPage [PageSize]byte
 
-// equalSegment is the least one goroutine of equal compares: comparing 8 MiB takes about a
+// defaultEqualSegment is the least one goroutine of equal compares: comparing 8 MiB takes about a
 // millisecond, starting a goroutine microseconds, so nothing smaller is worth cutting (a round
-// figure, not a tuned one; a variable so tests can cut small ranges). A multiple of PageSize.
-var equalSegment int64 = 8 << 20
+// figure, not a tuned one). A multiple of PageSize.
+const defaultEqualSegment int64 = 8 << 20
 
-// equal reports whether [addr, addr+len(want)) holds want. A range of at least two segments is
-// cut at page boundaries into one segment per CPU, compared by separate goroutines that stop as
+// knobs are a device's internal switches: the zero value is the defaults. Nothing package-level
+// steers the device; tests set a device's own through export_test.go's Tune, the one way they
+// reach them, under the device lock.
+type knobs struct {
+	// equalSegment, when positive, replaces defaultEqualSegment (a multiple of PageSize), so tests
+	// can cut ranges of a few pages.
+	equalSegment int64
+}
+
+// segment is the least one goroutine of equal compares.
+func (k knobs) segment() int64 {
+	if k.equalSegment > 0 {
+		return k.equalSegment
+	}
+	return defaultEqualSegment
+}
+
+// equal reports whether [addr, addr+len(want)) holds want. A range of at least two segments (of
+// at least segment bytes) is cut at page boundaries into one segment per CPU, compared by separate goroutines that stop as
 // soon as any of them finds a difference: verification then runs at the memory bandwidth of every
 // core rather than of one. The caller holds the device lock, so no page changes meanwhile.
-func (m *memory) equal(addr uint64, want []byte) bool {
+func (m *memory) equal(addr uint64, want []byte, segment int64) bool {
 	n := int64(len(want))
-	parts := min(int64(runtime.GOMAXPROCS(0)), n/equalSegment)
+	parts := min(int64(runtime.GOMAXPROCS(0)), n/segment)
 	if parts < 2 {
 		return m.equalPages(addr, want, nil)
 	}

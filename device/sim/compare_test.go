@@ -54,7 +54,7 @@ var _ = Describe("in-place memory paths", func() {
 	It("Equal cut into segments compared by separate goroutines finds every planted difference, at the cuts too", func() {
 		// Segments of two pages, four CPUs: a range of 11 pages starting mid-page is cut into
 		// four, the first longer by its partial page; a difference anywhere must be found.
-		DeferCleanup(sim.SetEqualSegment, sim.SetEqualSegment(2*sim.PageSize))
+		DeferCleanup(dev.Tune(sim.Knobs{EqualSegment: 2 * sim.PageSize}))
 		DeferCleanup(runtime.GOMAXPROCS, runtime.GOMAXPROCS(4))
 		const size = 11*sim.PageSize + 300
 		p, err := dev.Malloc(device.Main, size+sim.PageSize)

@@ -75,6 +75,8 @@ type core struct {
 	faults  faults
 	// never is never closed: a hung call waits on it.
 	never chan struct{}
+	// knobs are the device's internal switches (compare.go), set by tests only; guarded by mu.
+	knobs knobs
 }
 
 var _ device.Device = (*Device)(nil)

@@ -40,10 +40,23 @@ func (d *Device) GraphDeps(g device.Graph) [][]int {
 	return out
 }
 
-// SetEqualSegment sets the least range one goroutine of Equal compares and returns the previous
-// value, so tests can cut ranges of a few pages.
-func SetEqualSegment(n int64) int64 {
-	prev := equalSegment
-	equalSegment = n
-	return prev
+// Knobs are a device's internal switches as tests set them; a zero field keeps the default.
+type Knobs struct {
+	// EqualSegment is the least range (a multiple of PageSize) one goroutine of Equal compares, so
+	// tests can cut ranges of a few pages.
+	EqualSegment int64
+}
+
+// Tune sets d's internal switches (the one way tests reach them) and returns what restores the
+// previous ones. They are d's own: no other device sees them.
+func (d *Device) Tune(k Knobs) (restore func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	prev := d.knobs
+	d.knobs = knobs{equalSegment: k.EqualSegment}
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.knobs = prev
+	}
 }
