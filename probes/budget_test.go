@@ -10,9 +10,7 @@ import (
 // An internal test: it lowers the race check's budget instead of building a huge probe.
 var _ = Describe("the race check's budget", func() {
 	It("stops comparing and reports a limit once the budget is spent", func() {
-		saved := raceBudget
-		raceBudget = 3
-		DeferCleanup(func() { raceBudget = saved })
+		lim := tuneRace(DefaultLimits(), func(k *raceKnobs) { k.budget = 3 })
 		var ops []string
 		for i := range 6 {
 			stream := []string{"main", "side"}[i%2]
@@ -20,7 +18,7 @@ var _ = Describe("the race check's budget", func() {
 		}
 		src := "version: replaycheck/v1\nset: b\nprobes:\n  - name: p\n    hazard: none\n    buffers: {a: {bytes: 64}}\n" +
 			"    streams: [main, side]\n    capture:\n      ops:\n" + strings.Join(ops, "\n") + "\n    expect: {guarded: exact}\n"
-		_, err := Parse("budget.yaml", []byte(src), DefaultLimits())
+		_, err := Parse("budget.yaml", []byte(src), lim)
 		gm.Expect(err).To(gm.HaveOccurred())
 		ds, ok := err.(Diagnostics)
 		gm.Expect(ok).To(gm.BeTrue())

@@ -123,7 +123,7 @@ func (t *tracker) steps(ops []*Op) {
 func (t *tracker) capture(c *Capture, checkRaces bool) {
 	var hb *happensBefore
 	if checkRaces && t.streams[c.Stream] {
-		hb = newHappensBefore(append(slices.Clone(t.p.Streams), DefaultStream), c)
+		hb = newHappensBefore(append(slices.Clone(t.p.Streams), DefaultStream), c, t.l.lim.raceKnobs())
 	}
 	for i, op := range c.Ops {
 		t.initInCapture(op)
@@ -141,7 +141,7 @@ func (t *tracker) capture(c *Capture, checkRaces bool) {
 				t.l.errorf(op.Pos, RuleRace, "%s", r)
 			}
 			if hb.exhausted {
-				t.l.errorf(op.Pos, RuleLimit, "capture %s has too many unordered data ops for the race check (more than %d op pairs by here); order its streams with record/wait or split it", c.Name, raceBudget)
+				t.l.errorf(op.Pos, RuleLimit, "capture %s has too many unordered data ops for the race check (more than %d op pairs by here); order its streams with record/wait or split it", c.Name, hb.knobs.budget)
 			}
 		}
 	}

@@ -109,6 +109,10 @@ type Limits struct {
 	// parses it; default 4,000,000. It, not the file's size, bounds the parse's time and memory:
 	// a file of short items makes several nodes per byte. 100,000 fills bound about 1.5 million.
 	MaxFileValues int
+
+	// race are the race check's internal switches as a test set them (race.go); nil: the
+	// defaults.
+	race *raceKnobs
 }
 
 // DefaultLimits are the limits of PROBE-LANGUAGE.md.

@@ -2,6 +2,16 @@ package probes
 
 import "unsafe"
 
+// tuneRace returns lim with the race check's knobs (race.go) as set leaves them, from their
+// defaults: the one way the specs set them. A load with the limits holds its own copy, and
+// nothing package-level changes: there is nothing to restore.
+func tuneRace(lim Limits, set func(k *raceKnobs)) Limits {
+	k := lim.raceKnobs()
+	set(&k)
+	lim.race = &k
+	return lim
+}
+
 // SetBytes is the oracle's fill of b with v.
 var SetBytes = setBytes
 

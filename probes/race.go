@@ -35,16 +35,34 @@ type happensBefore struct {
 	// past the budget the check stops (exhausted) rather than stall the loader.
 	budget    int
 	exhausted bool
+	// knobs are the check's switches (directScan, and the budget it started with).
+	knobs raceKnobs
 }
 
-// directScan is how many unordered ops of a stream a new op is compared with one by one before
-// the stream's shadows are asked first: past it, a stream whose ops run beside the new one's
-// would make the check quadratic.
-var directScan = 32
+// defaultDirectScan is how many unordered ops of a stream a new op is compared with one by one
+// before the stream's shadows are asked first: past it, a stream whose ops run beside the new
+// one's would make the check quadratic.
+const defaultDirectScan = 32
 
-// raceBudget bounds the op pairs one capture's race check compares: far above any real probe,
-// about a second.
-var raceBudget = 20_000_000
+// defaultRaceBudget bounds the op pairs one capture's race check compares: far above any real
+// probe, about a second.
+const defaultRaceBudget = 20_000_000
+
+// raceKnobs are the race check's internal switches. Nothing package-level steers the check: a
+// load takes them from its Limits (Limits.race), where only tests set them (export_test.go's
+// tuneRace, the one way they do), and the defaults otherwise.
+type raceKnobs struct {
+	directScan int // see defaultDirectScan; 0: the shadows are always asked first
+	budget     int // see defaultRaceBudget
+}
+
+// raceKnobs are the race check's knobs under lim.
+func (lim Limits) raceKnobs() raceKnobs {
+	if lim.race != nil {
+		return *lim.race
+	}
+	return raceKnobs{directScan: defaultDirectScan, budget: defaultRaceBudget}
+}
 
 type dataAccess struct {
 	op     *Op
@@ -54,8 +72,8 @@ type dataAccess struct {
 	reads  []Span
 }
 
-func newHappensBefore(streams []string, c *Capture) *happensBefore {
-	h := &happensBefore{capture: c.Name, index: map[string]int{}, events: map[string][]int{}}
+func newHappensBefore(streams []string, c *Capture, k raceKnobs) *happensBefore {
+	h := &happensBefore{capture: c.Name, index: map[string]int{}, events: map[string][]int{}, knobs: k}
 	for i, s := range streams {
 		h.index[s] = i
 	}
@@ -69,7 +87,7 @@ func newHappensBefore(streams []string, c *Capture) *happensBefore {
 	for i := range streams {
 		h.wrote[i], h.read[i] = map[string]*shadow{}, map[string]*shadow{}
 	}
-	h.budget = raceBudget
+	h.budget = k.budget
 	h.joined[h.index[c.Stream]] = true
 	return h
 }
@@ -113,7 +131,7 @@ func (h *happensBefore) access(op *Op, seq int, acc Access) string {
 		}
 		c := h.clock[s][u]
 		unordered := h.done[u][c:]
-		if len(unordered) > directScan {
+		if len(unordered) > h.knobs.directScan {
 			conflicts, ok := h.mayConflict(me, u, c)
 			if !ok {
 				h.exhausted = true

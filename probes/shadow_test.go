@@ -60,10 +60,8 @@ func randomCapture(rng *rand.Rand, n int) string {
 // directScan of them; it must find exactly what comparing with every one of them finds.
 var _ = Describe("the race check's shadows", func() {
 	load := func(src string, scan int) string {
-		saved := directScan
-		directScan = scan
-		defer func() { directScan = saved }()
-		_, err := Parse("r.yaml", []byte(src), DefaultLimits())
+		lim := tuneRace(DefaultLimits(), func(k *raceKnobs) { k.directScan = scan })
+		_, err := Parse("r.yaml", []byte(src), lim)
 		if err == nil {
 			return ""
 		}
@@ -110,10 +108,8 @@ var _ = Describe("a capture of two streams side by side", func() {
 		_, err := Parse("s.yaml", []byte(src), DefaultLimits())
 		gm.Expect(err).NotTo(gm.HaveOccurred())
 
-		saved := directScan
-		directScan = 1 << 30 // op by op: 10^8 pairs
-		defer func() { directScan = saved }()
-		_, err = Parse("s.yaml", []byte(src), DefaultLimits())
+		opByOp := tuneRace(DefaultLimits(), func(k *raceKnobs) { k.directScan = 1 << 30 }) // 10^8 pairs
+		_, err = Parse("s.yaml", []byte(src), opByOp)
 		gm.Expect(err).To(gm.MatchError(gm.ContainSubstring("too many unordered data ops for the race check")))
 	})
 
