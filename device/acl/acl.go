@@ -113,7 +113,7 @@ type functions struct {
 	aclmdlRICaptureThreadExchangeMode, aclmdlRIExecuteAsync, aclmdlRIDestroy unsafe.Pointer
 	aclrtGetSocName, aclrtGetMemInfo, aclsysGetVersionStr                    unsafe.Pointer // optional: naming only
 	// optional: the fake libraries' fault injection (bind.FakeFaults); a real driver has neither
-	faults dl.FakeFaults
+	faults bind.FakeFaults
 }
 
 func (f *functions) table() []dl.Symbol {
@@ -315,7 +315,7 @@ func (b *backend) Open(ctx context.Context, index int) (device.Device, error) {
 		if err := b.checkIndex("Open", ctx, index); err != nil {
 			return nil, nil, err
 		}
-		drv := &driverImpl{FakeFaults: bind.FakeFaults{Entries: &b.fn.faults}, fn: &b.fn, index: int32(index)}
+		drv := &driverImpl{FakeFaults: &b.fn.faults, fn: &b.fn, index: int32(index)}
 		caps := device.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present(), NonBlockingStreams: true}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
@@ -345,7 +345,7 @@ func (d *driverImpl) HostFree(p unsafe.Pointer)         { C.free(p) }
 
 // driverImpl is one device's ACL calls.
 type driverImpl struct {
-	bind.FakeFaults
+	*bind.FakeFaults
 	fn    *functions
 	index int32
 }

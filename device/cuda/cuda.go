@@ -284,7 +284,7 @@ type functions struct {
 	// optional: graph introspection, all four or no capability graph-introspection
 	cuGraphGetNodes, cuGraphNodeGetType, cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams unsafe.Pointer
 	// optional: the fake libraries' fault injection (bind.FakeFaults); a real driver has neither
-	faults dl.FakeFaults
+	faults bind.FakeFaults
 }
 
 // introspection is the table of the graph-introspection entry points, all optional.
@@ -475,7 +475,7 @@ func (b *backend) Open(ctx context.Context, index int) (device.Device, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		drv := &driverImpl{FakeFaults: bind.FakeFaults{Entries: &b.fn.faults}, fn: &b.fn, dev: dev}
+		drv := &driverImpl{FakeFaults: &b.fn.faults, fn: &b.fn, dev: dev}
 		if code := int(C.rc_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
 			return nil, nil, driverError("Open", code, b.errorString(code))
 		}
@@ -510,7 +510,7 @@ func (d *driverImpl) HostFree(p unsafe.Pointer)         { C.free(p) }
 
 // driverImpl is one device's CUDA calls.
 type driverImpl struct {
-	bind.FakeFaults
+	*bind.FakeFaults
 	fn  *functions
 	dev C.int
 	ctx unsafe.Pointer // the retained primary context

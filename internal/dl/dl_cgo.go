@@ -22,10 +22,6 @@ static void *rc_dlsym(void *h, const char *name, char **err) {
 	return e ? NULL : p;
 }
 
-// The fake libraries' fault injection (FakeFaults): not part of any driver's ABI.
-static int rc_fake_inject(void *fn, int kind, long n) { return ((int (*)(int, long))fn)(kind, n); }
-static int rc_fake_fired(void *fn, long i, int *kind, long *n) { return ((int (*)(long, int *, long *))fn)(i, kind, n); }
-
 static int rc_dlclose(void *h, char **err) {
 	int rc = dlclose(h);
 	*err = rc ? dlerror() : NULL;
@@ -108,20 +104,4 @@ func text(s *C.char) string {
 		return "unknown error"
 	}
 	return C.GoString(s)
-}
-
-// Inject arms a fault of kind (device.FaultKind's number) due at the n-th call it counts; kind 0
-// disarms every fault not yet fired. It returns 0 or the platform's code. Only where Present.
-func (f *FakeFaults) Inject(kind, n int) int {
-	return int(C.rc_fake_inject(f.inject, C.int(kind), C.long(n)))
-}
-
-// Fired returns the i-th fault that fired, in order; false past the last. Only where Present.
-func (f *FakeFaults) Fired(i int) (kind, n int, ok bool) {
-	var k C.int
-	var cn C.long
-	if C.rc_fake_fired(f.fired, C.long(i), &k, &cn) == 0 {
-		return 0, 0, false
-	}
-	return int(k), int(cn), true
 }

@@ -15,9 +15,3 @@ func (l *Library) Lookup(name string) (unsafe.Pointer, error) { return nil, ErrN
 
 // Close does nothing.
 func (l *Library) Close() error { return nil }
-
-// Inject is never called: without cgo no library is loaded, so FakeFaults is never Present.
-func (f *FakeFaults) Inject(kind, n int) int { panic("dl: FakeFaults.Inject without cgo") }
-
-// Fired is never called, as Inject.
-func (f *FakeFaults) Fired(i int) (kind, n int, ok bool) { panic("dl: FakeFaults.Fired without cgo") }

@@ -11,6 +11,9 @@
 // Without cgo the package still builds: Open fails with ErrNoCgo, which says the binary was built
 // without cgo and so cannot load driver libraries. Everything else in replaycheck runs on the
 // simulator.
+//
+// The package only loads libraries and resolves symbols: what a driver's entry points mean,
+// including the fake libraries' fault injection (device/internal/bind), belongs to the bindings.
 package dl
 
 import (

@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/replaycheck/replaycheck/device"
-	"github.com/replaycheck/replaycheck/internal/dl"
 )
 
 // FaultDriver is an optional extension of a Driver whose library can be made to fail on purpose:
@@ -13,34 +12,13 @@ import (
 type FaultDriver interface {
 	// Injects says whether the library can inject faults, and why not when it cannot.
 	Injects() (bool, string)
-	// InjectFault arms f; ClearFaults disarms what has not fired. Each returns 0, or non-zero
-	// when the library refused.
-	InjectFault(f device.Fault) int
-	ClearFaults() int
-	// FiredFault is the i-th fault (0-based) fired on the device, false when fewer fired.
-	FiredFault(i int) (device.Fault, bool)
-}
-
-// FakeFaults is a FaultDriver over the fake libraries' fault-injection entry points
-// (dl.FakeFaults): a binding's Driver embeds it, and can inject faults where the library exports
-// them.
-type FakeFaults struct{ Entries *dl.FakeFaults }
-
-// Injects says whether the library exports the entry points.
-func (f FakeFaults) Injects() (bool, string) {
-	if f.Entries.Present() {
-		return true, ""
-	}
-	return false, "the library exports no replaycheck_fake_inject: a real driver cannot be made to fail on purpose (the fake libraries of device/fake can)"
-}
-
-func (f FakeFaults) InjectFault(ft device.Fault) int { return f.Entries.Inject(int(ft.Kind), ft.N) }
-
-func (f FakeFaults) ClearFaults() int { return f.Entries.Inject(0, 0) }
-
-func (f FakeFaults) FiredFault(i int) (device.Fault, bool) {
-	kind, n, ok := f.Entries.Fired(i)
-	return device.Fault{Kind: device.FaultKind(kind), N: n}, ok
+	// InjectFault arms f; ClearFaults disarms what has not fired. Each fails when the library
+	// refused (non-zero) or cannot inject faults.
+	InjectFault(f device.Fault) error
+	ClearFaults() error
+	// FiredFault is the i-th fault (0-based) fired on the device, false when fewer fired; an
+	// error when the library cannot inject faults.
+	FiredFault(i int) (device.Fault, bool, error)
 }
 
 // injection is a device's fault-injection state. Its own lock, not the device's: a hang blocks
@@ -71,7 +49,7 @@ func (d *Device) InjectFault(f device.Fault) error {
 		if fd == nil {
 			return d.codes.Unsupported("InjectFault", "%s", d.noInjection())
 		}
-		if f.N < 1 || fd.InjectFault(f) != 0 {
+		if f.N < 1 || fd.InjectFault(f) != nil {
 			return d.codes.Invalid("InjectFault", "the library refused to arm fault %v (kind %d, N %d)", f.Kind, f.Kind, f.N)
 		}
 		d.inj.mu.Lock()
@@ -98,7 +76,7 @@ func (d *Device) ClearFaults() error {
 		if fd == nil {
 			return d.codes.Unsupported("ClearFaults", "%s", d.noInjection())
 		}
-		if fd.ClearFaults() != 0 {
+		if fd.ClearFaults() != nil {
 			return d.codes.Invalid("ClearFaults", "the library refused to disarm its faults")
 		}
 		d.inj.mu.Lock()
@@ -128,8 +106,8 @@ func (d *Device) noteFired() {
 		return
 	}
 	for {
-		f, ok := fd.FiredFault(len(d.inj.fired))
-		if !ok {
+		f, ok, err := fd.FiredFault(len(d.inj.fired))
+		if err != nil || !ok {
 			return
 		}
 		d.inj.fired = append(d.inj.fired, f)
