@@ -2,7 +2,10 @@
 
 package dl
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Library is an opened shared library; without cgo none can be opened.
 type Library struct{ path string }
@@ -11,7 +14,9 @@ type Library struct{ path string }
 func Open(path string) (*Library, error) { return nil, ErrNoCgo }
 
 // Lookup fails: there is no library.
-func (l *Library) Lookup(name string) (unsafe.Pointer, error) { return nil, ErrNoCgo }
+func (l *Library) Lookup(name string) (unsafe.Pointer, error) {
+	return nil, fmt.Errorf("symbol %q: %w", name, ErrNoCgo)
+}
 
-// Close does nothing.
-func (l *Library) Close() error { return nil }
+// Close fails: there is no library to close.
+func (l *Library) Close() error { return fmt.Errorf("dlclose %s: %w", l.path, ErrNoCgo) }

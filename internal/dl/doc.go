@@ -8,9 +8,9 @@
 // versioned (the first of several exported names that exists wins, e.g. cuMemAlloc_v2 before
 // cuMemAlloc) or optional (its slot stays nil and the feature reports itself missing).
 //
-// Without cgo the package still builds: Open fails with ErrNoCgo, which says the binary was built
-// without cgo and so cannot load driver libraries. Everything else in replaycheck runs on the
-// simulator.
+// Without cgo the package still builds: Open, Lookup, Resolve and Close fail with ErrNoCgo, which
+// says the binary was built without cgo and so cannot load driver libraries; nothing panics.
+// Everything else in replaycheck runs on the simulator.
 //
 // The package only loads libraries and resolves symbols: what a driver's entry points mean,
 // including the fake libraries' fault injection (device/internal/bind), belongs to the bindings.
@@ -23,7 +23,8 @@ import (
 	"unsafe"
 )
 
-// ErrNoCgo is the error of every Open in a binary built without cgo.
+// ErrNoCgo is the error of every entry point (Open, Lookup, Resolve, Close) in a binary built
+// without cgo. Its text is part of replaycheck's output (runtime plugins, backends): keep it.
 var ErrNoCgo = errors.New("built without cgo (CGO_ENABLED=0): cannot load driver libraries")
 
 // Symbol is one entry of a function table: the names to look for, in order, and the slot that
@@ -72,6 +73,9 @@ func (l *Library) Resolve(table []Symbol) error {
 			if err == nil {
 				*s.Slot = p
 				break
+			}
+			if errors.Is(err, ErrNoCgo) {
+				return err
 			}
 			if firstErr == nil {
 				firstErr = err
