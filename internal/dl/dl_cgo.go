@@ -33,6 +33,8 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"strings"
 	"unsafe"
@@ -54,11 +56,12 @@ func Open(path string) (*Library, error) {
 	h := C.rc_dlopen(cpath, &cerr)
 	if h == nil {
 		// dlerror names the file already, as "path: why", unless it failed on something else.
-		msg := text(cerr)
+		raw := text(cerr)
+		msg := raw
 		if !strings.HasPrefix(msg, path) {
 			msg = path + ": " + msg
 		}
-		return nil, errors.New(msg)
+		return nil, &openError{msg: msg, absent: absent(path, raw)}
 	}
 	return &Library{handle: h, path: path}, nil
 }
@@ -104,4 +107,16 @@ func text(s *C.char) string {
 		return "unknown error"
 	}
 	return C.GoString(s)
+}
+
+// absent says whether the library at path failed to open because there is no such file: os.Stat
+// says so of a path. A bare name (no slash) is not a path: the loader searched its directories
+// for it, never the working directory, and named it as given only when it found no such file (a
+// file it found it names by the path it found, a missing dependency by the dependency's name).
+func absent(path, dlerror string) bool {
+	if strings.Contains(path, "/") {
+		_, err := os.Stat(path)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return strings.HasPrefix(dlerror, path+": ")
 }

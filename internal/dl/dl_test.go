@@ -94,3 +94,33 @@ var _ = Describe("OpenFirst", func() {
 		Expect(tried).To(HaveLen(2))
 	})
 })
+
+var _ = Describe("OpenFirst's attempts", func() {
+	It("tell an absent file by os.Stat, and a file that is there but fails to load apart", func() {
+		dir := GinkgoT().TempDir()
+		// A library that needs another, which is then removed: the file is there, its dependency
+		// is not, and the loader's error says "No such file or directory" all the same.
+		dep := library("libdep.so", "int dep(void) { return 1; }\n")
+		needs := filepath.Join(dir, "libneeds.so")
+		src := filepath.Join(dir, "needs.c")
+		Expect(os.WriteFile(src, []byte("int dep(void);\nint needs(void) { return dep(); }\n"), 0o644)).To(Succeed())
+		cc := cbuild.Compiler()
+		msg, err := exec.Command(cc[0], append(cc[1:], "-shared", "-fPIC", "-o", needs, src, "-L"+filepath.Dir(dep), "-ldep")...).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(msg))
+		Expect(os.Remove(dep)).To(Succeed())
+		junk := filepath.Join(dir, "libjunk.so")
+		Expect(os.WriteFile(junk, []byte("not an ELF file"), 0o644)).To(Succeed())
+		gone := filepath.Join(dir, "libgone.so")
+
+		_, tried, err := dl.OpenFirst([]string{gone, "libreplaycheck-not-installed.so.1", needs, junk})
+		Expect(err).To(HaveOccurred())
+		Expect(tried).To(HaveLen(4))
+		Expect(tried[0].Absent).To(BeTrue(), "no file at the path: %s", tried[0].Err)
+		Expect(tried[1].Absent).To(BeTrue(), "a bare name the loader's search did not find: %s", tried[1].Err)
+		Expect(tried[2].Absent).To(BeFalse(), "the file is there; its dependency is not: %s", tried[2].Err)
+		Expect(tried[2].Err).To(ContainSubstring("libdep.so"))
+		Expect(tried[3].Absent).To(BeFalse(), "the file is there but is no library: %s", tried[3].Err)
+		Expect(err.Error()).To(HavePrefix("no library could be opened: not found: " + gone + ", libreplaycheck-not-installed.so.1; " + needs + ": "))
+		Expect(err.Error()).To(ContainSubstring("; " + junk + ": "))
+	})
+})

@@ -102,18 +102,29 @@ func (l *Library) Path() string { return l.path }
 type Attempt struct {
 	Path string `json:"path"`
 	Err  string `json:"error,omitempty"`
+	// Absent is a failure because no file is there: os.Stat found nothing at Path (for a bare
+	// name, the loader's search found nothing). A file that is there but fails to load (a wrong
+	// ELF class, a dependency that is absent) is not Absent.
+	Absent bool `json:"-"`
 }
 
-// Tried says in one line what a list of failed attempts found: the paths where no file was,
-// together, then every other failure (a wrong ELF class, a missing dependency) with its path.
+// openError is Open's failure: the loader's text, and whether the file was absent.
+type openError struct {
+	msg    string
+	absent bool
+}
+
+func (e *openError) Error() string { return e.msg }
+
+// Tried says in one line what a list of failed attempts found: the paths where no file was
+// (Absent), together, then every other failure (a wrong ELF class, a missing dependency) with its
+// path.
 func Tried(attempts []Attempt) string {
 	var absent, other []string
 	for _, a := range attempts {
 		switch {
 		case a.Err == "":
-		case strings.HasPrefix(a.Err, a.Path+": ") && strings.Contains(a.Err, "No such file or directory"):
-			// The library itself is absent. A dependency it needs that is absent is named in
-			// the error instead, and is another failure: the file is there.
+		case a.Absent:
 			absent = append(absent, a.Path)
 		case !strings.Contains(a.Err, a.Path):
 			other = append(other, a.Path+": "+a.Err)
@@ -137,7 +148,8 @@ func OpenFirst(paths []string) (*Library, []Attempt, error) {
 		if err == nil {
 			return l, append(tried, Attempt{Path: p}), nil
 		}
-		tried = append(tried, Attempt{Path: p, Err: err.Error()})
+		var oe *openError
+		tried = append(tried, Attempt{Path: p, Err: err.Error(), Absent: errors.As(err, &oe) && oe.absent})
 		if errors.Is(err, ErrNoCgo) {
 			return nil, tried, err
 		}
