@@ -169,7 +169,7 @@ type backend struct {
 func New(opts Options) (device.Backend, error) {
 	lib, tried, err := dl.OpenFirst(candidates(opts))
 	if err != nil {
-		return nil, &NoLibraryError{Tried: tried, Err: err}
+		return nil, library.NoLibrary(tried, err)
 	}
 	b := &backend{lib: lib}
 	if err := lib.Resolve(b.fn.table()); err != nil {

@@ -1,12 +1,10 @@
 package acl
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/replaycheck/replaycheck/internal/dl"
+	"github.com/replaycheck/replaycheck/device/internal/bind"
 )
 
 // Options configure the ACL backend.
@@ -55,26 +53,19 @@ func candidates(opts Options) []string {
 	return SearchPaths()
 }
 
+// library is how the binding's errors name what it loads.
+var library = bind.NewLibrary("acl", "runtime library", "the runtime library loaded but the driver is not usable")
+
 // ErrNoDriver is a library that loaded but whose runtime has no usable device driver: aclInit
 // failed, or aclrtGetDeviceCount did (ACL_ERROR_RT_NO_DEVICE, 207004, from a CANN install without
 // the NPU driver). A `devices` command reports it apart from a missing library, and apart from a
-// driver that counts no device.
-var ErrNoDriver = errors.New("acl: the runtime library loaded but the driver is not usable")
+// driver that counts no device. Its chain holds bind.ErrNoDriver, as CUDA's does.
+var ErrNoDriver = library.ErrNoDriver
 
-// NoLibraryError is the failure to load any ACL runtime library; Tried lists every attempt.
-type NoLibraryError struct {
-	Tried []dl.Attempt
-	Err   error // the loader's error, e.g. dl.ErrNoCgo
-}
+// NoLibraryError is the failure to load any ACL runtime library; Tried lists every attempt. It is
+// the one type of every binding (device/internal/bind).
+type NoLibraryError = bind.NoLibraryError
 
-func (e *NoLibraryError) Error() string {
-	if len(e.Tried) == 0 {
-		return fmt.Sprintf("acl: no runtime library: %v", e.Err)
-	}
-	return fmt.Sprintf("acl: no runtime library could be loaded (%s)", dl.Tried(e.Tried))
-}
-
-func (e *NoLibraryError) Unwrap() []error { return []error{ErrNoLibrary, e.Err} }
-
-// ErrNoLibrary is in the chain of every *NoLibraryError.
-var ErrNoLibrary = errors.New("acl: no runtime library")
+// ErrNoLibrary is in the chain of every *NoLibraryError of this backend ("acl: no runtime
+// library"); its chain holds bind.ErrNoLibrary, as CUDA's does.
+var ErrNoLibrary = library.ErrNoLibrary

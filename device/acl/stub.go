@@ -10,5 +10,5 @@ import (
 // New fails without cgo: the binding loads the ACL runtime through cgo. The error wraps
 // dl.ErrNoCgo and ErrNoLibrary.
 func New(opts Options) (device.Backend, error) {
-	return nil, &NoLibraryError{Err: dl.ErrNoCgo}
+	return nil, library.NoLibrary(nil, dl.ErrNoCgo)
 }

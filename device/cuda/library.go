@@ -1,11 +1,9 @@
 package cuda
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
-	"github.com/replaycheck/replaycheck/internal/dl"
+	"github.com/replaycheck/replaycheck/device/internal/bind"
 )
 
 // Options configure the CUDA backend.
@@ -33,25 +31,19 @@ func candidates(opts Options) []string {
 	return SearchPaths()
 }
 
+// library is how the binding's errors name what it loads.
+var library = bind.NewLibrary("cuda", "driver library", "the driver library loaded but no driver is usable")
+
 // ErrNoDriver is a library that loaded but whose cuInit failed: above all the toolkit's stub
 // library (CUDA_ERROR_STUB_LIBRARY, 34), present where no driver is installed. A `devices`
-// command reports it apart from a missing library.
-var ErrNoDriver = errors.New("cuda: the driver library loaded but no driver is usable")
+// command reports it apart from a missing library. Its chain holds bind.ErrNoDriver, as ACL's
+// does.
+var ErrNoDriver = library.ErrNoDriver
 
-// ErrNoLibrary is in the chain of every *NoLibraryError.
-var ErrNoLibrary = errors.New("cuda: no driver library")
+// ErrNoLibrary is in the chain of every *NoLibraryError of this backend ("cuda: no driver
+// library"); its chain holds bind.ErrNoLibrary, as ACL's does.
+var ErrNoLibrary = library.ErrNoLibrary
 
-// NoLibraryError is the failure to load any CUDA driver library; Tried lists every attempt.
-type NoLibraryError struct {
-	Tried []dl.Attempt
-	Err   error // the loader's error, e.g. dl.ErrNoCgo
-}
-
-func (e *NoLibraryError) Error() string {
-	if len(e.Tried) == 0 {
-		return fmt.Sprintf("cuda: no driver library: %v", e.Err)
-	}
-	return fmt.Sprintf("cuda: no driver library could be loaded (%s)", dl.Tried(e.Tried))
-}
-
-func (e *NoLibraryError) Unwrap() []error { return []error{ErrNoLibrary, e.Err} }
+// NoLibraryError is the failure to load any CUDA driver library; Tried lists every attempt. It is
+// the one type of every binding (device/internal/bind).
+type NoLibraryError = bind.NoLibraryError

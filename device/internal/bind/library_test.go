@@ -1,0 +1,43 @@
+package bind_test
+
+import (
+	"errors"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/replaycheck/replaycheck/device/internal/bind"
+	"github.com/replaycheck/replaycheck/internal/dl"
+)
+
+var _ = Describe("a binding's library errors", func() {
+	acl := bind.NewLibrary("acl", "runtime library", "the runtime library loaded but the driver is not usable")
+	cuda := bind.NewLibrary("cuda", "driver library", "the driver library loaded but no driver is usable")
+
+	It("keep each backend's text", func() {
+		Expect(acl.ErrNoLibrary.Error()).To(Equal("acl: no runtime library"))
+		Expect(acl.ErrNoDriver.Error()).To(Equal("acl: the runtime library loaded but the driver is not usable"))
+		Expect(cuda.NoLibrary([]dl.Attempt{{Path: "/nonexistent/libcuda.so.1", Err: "gone", Absent: true}}, errors.New("x")).Error()).
+			To(Equal("cuda: no driver library could be loaded (not found: /nonexistent/libcuda.so.1)"))
+		Expect(acl.NoLibrary(nil, dl.ErrNoCgo).Error()).To(Equal("acl: no runtime library: " + dl.ErrNoCgo.Error()))
+	})
+
+	It("are each backend's own sentinel, and the package's", func() {
+		err := fmt.Errorf("wrapped: %w", cuda.NoLibrary(nil, dl.ErrNoCgo))
+		Expect(errors.Is(err, cuda.ErrNoLibrary)).To(BeTrue())
+		Expect(errors.Is(err, bind.ErrNoLibrary)).To(BeTrue())
+		Expect(errors.Is(err, dl.ErrNoCgo)).To(BeTrue())
+		Expect(errors.Is(err, acl.ErrNoLibrary)).To(BeFalse(), "another backend's")
+		Expect(errors.Is(err, cuda.ErrNoDriver)).To(BeFalse())
+		var nl *bind.NoLibraryError
+		Expect(errors.As(err, &nl)).To(BeTrue())
+		Expect(nl.Library).To(BeIdenticalTo(cuda))
+
+		noDriver := fmt.Errorf("%w: /lib/libascendcl.so: aclInit: %w", acl.ErrNoDriver, errors.New("507000"))
+		Expect(errors.Is(noDriver, acl.ErrNoDriver)).To(BeTrue())
+		Expect(errors.Is(noDriver, bind.ErrNoDriver)).To(BeTrue())
+		Expect(errors.Is(noDriver, bind.ErrNoLibrary)).To(BeFalse())
+		Expect(noDriver.Error()).To(HavePrefix("acl: the runtime library loaded but the driver is not usable: /lib/libascendcl.so"))
+	})
+})
