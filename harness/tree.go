@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
+	"github.com/replaycheck/replaycheck/run/proc"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -51,7 +52,7 @@ type suite struct {
 // configuration, a runtime plugin that cannot be loaded or a backend that cannot be opened.
 func Register(cfg *Config, sets []*probes.Set, dir string) error {
 	if suiteFinished != nil {
-		suiteFinished(run.Started) // from here a run is under way: Supervise
+		suiteFinished(proc.Started) // from here a run is under way: Supervise
 	}
 	if err := cfg.Check(); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/device/backends"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/run/proc"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
@@ -386,7 +387,7 @@ func execute(ctx context.Context, c Config, instances []probes.Instance, prior *
 		ictx, cancel := instanceContext(ctx)
 		wait := AbandonWait
 		if c.Isolate {
-			wait += workerWaitDelay // the worker is killed at once; its reaping may take this long
+			wait += proc.WorkerWaitDelay // the worker is killed at once; its reaping may take this long
 		}
 		e, returned, stuck := await(ctx, wait, func() reports.Entry { return InstanceOn(ictx, p, in, c, baseline) })
 		if !returned {

@@ -2,44 +2,39 @@ package run
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/runtime"
 	"io"
 	"os"
 	"os/exec"
 	"regexp"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
+	"github.com/replaycheck/replaycheck/run/proc"
+	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
-// workerWaitDelay is how long a killed worker's pipes are waited for once it has been killed
-// (exec.Cmd.WaitDelay); an abandoned run waits that long for it on top of AbandonWait.
-const workerWaitDelay = time.Second
-
-// Crash isolation (Config.Isolate, run --isolate): each instance runs in a child process, the
-// front end's own binary started again with EnvWorker set (a front end calls ServeWorker when it
-// sees it). The parent writes the request (the configuration and the instance id) to the child's
-// stdin; the child loads the probe file of that instance again (requestFor), selects it, opens its
-// own device 0 and runtime plugin, runs and judges it through Instance, stores the name of every
-// device call before making it on the last-call page (file descriptor 4, lastcall.go), and
-// writes its judged entry as a JSON line {"entry":ENTRY} to file descriptor 3 (a worker given no
-// page announces each call there as {"call":NAME}). The parent journals the entry; a child that
-// dies first (a signal, an exit, a panic) or outlives the instance timeout plus WorkerGrace is an
-// entry in error naming the last call it stored. A child is in its own process group (a Ctrl-C at
-// the terminal is the parent's to handle) and, on Linux, dies with its parent (workerAttr).
+// Crash isolation (Config.Isolate, run --isolate): each instance runs in a worker process
+// (proc.RunWorker), the front end's own binary started again with EnvWorker set (a front end calls
+// ServeWorker when it sees it). The parent writes the request (the configuration and the instance
+// id) to the worker's stdin; the worker loads the probe file of that instance again (requestFor),
+// selects it, opens its own device 0 and runtime plugin, runs and judges it through Instance,
+// stores the name of every device call before making it on the last-call page (proc.MapLastCall;
+// the calls are traced by isolate_trace.go), and writes its judged entry as a JSON line
+// {"entry":ENTRY} to the result pipe (proc.ResultsFD; a worker given no page announces each call
+// there as {"call":NAME}). The parent journals the entry; a worker that dies first (a signal, an
+// exit, a panic) or outlives the instance timeout plus WorkerGrace is an entry in error naming the
+// last call it stored. What proc guarantees of the worker's process (its own process group, death
+// with its parent on Linux) is in its package doc.
 const (
 	// EnvIsolate is the default of run --isolate (1, true: isolate).
 	EnvIsolate = "REPLAYCHECK_ISOLATE"
@@ -59,8 +54,8 @@ type workerRequest struct {
 	Guard   guard.Options `json:"guard"`
 	Version string        `json:"version"`
 	ID      string        `json:"id"`
-	// LastCallPage: file descriptor 4 is the last-call page (lastcall.go), where the worker
-	// stores each call's name instead of announcing it on the result pipe.
+	// LastCallPage: the worker has a last-call page (proc.MapLastCall), where it stores each
+	// call's name instead of announcing it on the result pipe.
 	LastCallPage bool `json:"last_call_page,omitempty"`
 }
 
@@ -139,50 +134,31 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 	if err != nil {
 		return fail(capture.ErrHarness, err.Error())
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return fail(capture.ErrHarness, fmt.Sprintf("making the worker's pipe: %v", err))
-	}
-	defer pr.Close()
-	page, err := newLastCallPage()
-	if err != nil {
-		pw.Close()
-		return fail(capture.ErrHarness, fmt.Sprintf("making the worker's last-call page: %v", err))
-	}
-	defer page.Close()
-	var stderr stderrHead
-	cmd.Stdin, cmd.Stderr, cmd.ExtraFiles = bytes.NewReader(req), &stderr, []*os.File{pw, page}
-	cmd.WaitDelay = workerWaitDelay
-	cmd.SysProcAttr = workerAttr()
-	// The thread that starts the child must outlive it: its end is the parent's death to Linux.
-	unlock := lockStarter()
-	defer unlock()
-	err = cmd.Start()
-	pw.Close() // the child holds the write end now
-	if err != nil {
-		return fail(capture.ErrHarness, fmt.Sprintf("starting the worker: %v", err))
-	}
 	var last string
 	var entry *reports.Entry
 	var bad error
-	sc := bufio.NewScanner(pr)
-	sc.Buffer(make([]byte, 64<<10), 1<<30)
-	for sc.Scan() {
-		var l workerLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			bad = fmt.Errorf("the worker wrote %.80q: %v", sc.Text(), err)
-			continue
+	end, err := proc.RunWorker(cmd, req, func(results io.Reader) {
+		sc := bufio.NewScanner(results)
+		sc.Buffer(make([]byte, 64<<10), 1<<30)
+		for sc.Scan() {
+			var l workerLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				bad = fmt.Errorf("the worker wrote %.80q: %v", sc.Text(), err)
+				continue
+			}
+			if l.Call != "" {
+				last = l.Call
+			}
+			if l.Entry != nil {
+				entry = l.Entry
+			}
 		}
-		if l.Call != "" {
-			last = l.Call
-		}
-		if l.Entry != nil {
-			entry = l.Entry
-		}
+	})
+	if err != nil {
+		return fail(capture.ErrHarness, err.Error())
 	}
-	werr := cmd.Wait()
-	if name := readLastCall(page); name != "" {
-		last = name // the page has every call; the pipe, those of a worker that has no page
+	if end.LastCall != "" {
+		last = end.LastCall // the page has every call; the pipe, those of a worker that has no page
 	}
 	during := ""
 	if last != "" {
@@ -193,25 +169,22 @@ func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, b
 		return fail(capture.ErrTimeout, fmt.Sprintf("timeout: the worker was killed after %v%s", limit, during))
 	case wctx.Err() != nil:
 		return fail(capture.ErrInterrupted, "interrupted: the worker was killed"+during)
-	case entry != nil && werr == nil:
+	case entry != nil && end.Err == nil:
 		return *entry
 	}
 	var ee *exec.ExitError
-	if errors.As(werr, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", signalName(ws.Signal()), during))
-		}
-		if sig := stderr.signal(); sig != "" && ee.ExitCode() == 2 {
-			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", sig, during))
+	if errors.As(end.Err, &ee) {
+		if end.Signal != "" {
+			return fail(capture.ErrCrash, fmt.Sprintf("crashed (signal %s%s)", end.Signal, during))
 		}
 		msg := fmt.Sprintf("crashed (exit status %d%s)", ee.ExitCode(), during)
-		if why := stderr.why(); why != "" {
-			msg += ": " + why
+		if end.Why != "" {
+			msg += ": " + end.Why
 		}
 		return fail(capture.ErrCrash, msg)
 	}
-	if werr != nil {
-		return fail(capture.ErrHarness, fmt.Sprintf("waiting for the worker: %v", werr))
+	if end.Err != nil {
+		return fail(capture.ErrHarness, fmt.Sprintf("waiting for the worker: %v", end.Err))
 	}
 	if bad == nil {
 		bad = errors.New("it reported no result")
@@ -225,65 +198,10 @@ func failedEntry(in probes.Instance, c Config, p *Platform, baseline *verdict.Ba
 		&capture.RunError{Kind: kind, Message: msg})
 }
 
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGSEGV: "SIGSEGV", syscall.SIGBUS: "SIGBUS", syscall.SIGABRT: "SIGABRT", syscall.SIGILL: "SIGILL",
-	syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT",
-	syscall.SIGTRAP: "SIGTRAP", syscall.SIGSYS: "SIGSYS", syscall.SIGPIPE: "SIGPIPE", syscall.SIGHUP: "SIGHUP",
-	syscall.SIGQUIT: "SIGQUIT",
-}
-
-// signalName is a signal's name as replaycheck's messages give it: SIGSEGV, SIGKILL.
-func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("%d (%v)", int(s), s)
-}
-
-// stderrHead keeps the first 64 KiB a worker wrote to stderr: where the Go runtime says why it
-// died (a panic, a fatal error, a signal in C code), before the goroutine dump.
-type stderrHead struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (h *stderrHead) Write(b []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if room := 64<<10 - len(h.buf); room > 0 {
-		h.buf = append(h.buf, b[:min(room, len(b))]...)
-	}
-	return len(b), nil
-}
-
-var (
-	// goSignal is how the Go runtime reports a signal it could not handle (one in C code: a driver
-	// library or a plugin) before it exits with status 2.
-	goSignal  = regexp.MustCompile(`(?m)^(SIG[A-Z]+): `)
-	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|replaycheck worker: .*|replaycheck: exit\(\) was called while .*)$`)
-)
-
-// signal is the signal the Go runtime said killed the worker, or "".
-func (h *stderrHead) signal() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if m := goSignal.FindSubmatch(h.buf); m != nil {
-		return string(m[1])
-	}
-	return ""
-}
-
-// why is the worker's panic or fatal error line, or its own error (a request it could not serve),
-// or "".
-func (h *stderrHead) why() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return strings.TrimSpace(panicLine.FindString(string(h.buf)))
-}
-
 // ServeWorker is the child side of crash isolation: it reads one request from r, runs that
-// instance through Instance on its own device (and runtime plugin), announces every device call on
-// out before making it and writes the judged entry last. It never journals. An error means no
+// instance through Instance on its own device (and runtime plugin), stores every device call's name
+// before making it (on the last-call page when the request says the parent gave one, otherwise as
+// a line on out) and writes the judged entry on out last. It never journals. An error means no
 // entry was written (the parent reports the instance as crashed with it).
 func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 	var req workerRequest
@@ -304,7 +222,7 @@ func ServeWorker(ctx context.Context, r io.Reader, out io.Writer) error {
 	}
 	w := &announcer{out: bufio.NewWriter(out)}
 	if req.LastCallPage {
-		page, err := mapLastCall(os.NewFile(4, "last-call"))
+		page, err := proc.MapLastCall()
 		if err != nil {
 			return err
 		}
@@ -349,7 +267,7 @@ type announcer struct {
 	mu   sync.Mutex
 	out  *bufio.Writer
 	err  error
-	page lastCallMap // where calls go when the parent gave one (nil: on out)
+	page proc.LastCallPage // where calls go when the parent gave one (nil: on out)
 }
 
 func (a *announcer) line(l workerLine) error {
@@ -369,7 +287,7 @@ func (a *announcer) line(l workerLine) error {
 func (a *announcer) call(name string) {
 	if a.page != nil {
 		a.mu.Lock()
-		a.page.store(name)
+		a.page.Store(name)
 		a.mu.Unlock()
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
+	"github.com/replaycheck/replaycheck/run/proc"
 )
 
 // workerMode makes this test binary a worker of run.Config.Isolate (Config.Worker names it): serve
@@ -41,11 +42,13 @@ func init() {
 	case "panic":
 		panic("the worker broke")
 	case "page-panic": // a later call on the last-call page, as a real worker stores them
+		page, err := proc.MapLastCall()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(5)
+		}
 		for _, call := range []string{"Malloc", "Launch", "SyncStream"} {
-			if err := run.StoreLastCall(call); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(5)
-			}
+			page.Store(call)
 		}
 		panic("the worker broke")
 	case "exit":

@@ -1,63 +1,17 @@
-package run_test
+package proc_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
-	"github.com/replaycheck/replaycheck/reports"
-	"github.com/replaycheck/replaycheck/run"
 )
-
-// isolatingParent makes this test binary a parent of isolated workers (run.Config.Isolate) that
-// runs one instance whose worker hangs (workerMode hang), for good: the spec below kills it.
-const isolatingParent = "REPLAYCHECK_TEST_ISOLATING_PARENT"
-
-func init() {
-	if os.Getenv(isolatingParent) == "" || os.Getenv(run.EnvWorker) != "" {
-		return
-	}
-	if os.Getenv(isolatingParent) == "end-threads" {
-		// Goroutines that exit locked to their OS thread end it, as a closed device's worker
-		// thread does: one of them must not be the thread that started the worker.
-		go func() {
-			for {
-				var wg sync.WaitGroup
-				for range 16 {
-					wg.Go(func() { runtime.LockOSThread() })
-				}
-				wg.Wait()
-				time.Sleep(time.Millisecond)
-			}
-		}()
-	}
-	c := run.Defaults(os.Getenv)
-	c.Paths, c.Isolate, c.Worker, c.Timeout = []string{catalog}, true, []string{os.Args[0]}, time.Hour
-	c.Run = `^basic/simple-replay@global/guards-on$`
-	ps, err := run.Load(catalog)
-	if err == nil {
-		ins, serr := run.Select(ps, c)
-		if err = serr; err == nil {
-			var rep *reports.Report
-			if rep, err = run.Execute(context.Background(), c, ins); rep != nil && len(rep.Results) > 0 {
-				fmt.Fprintln(os.Stderr, "isolating parent: the worker ended:", rep.Results[0].Reason)
-			}
-		}
-	}
-	fmt.Fprintln(os.Stderr, "isolating parent:", err)
-	os.Exit(2)
-}
 
 // procStat is the state, parent and process group of process pid from /proc (state "" when it is
 // gone).
@@ -91,7 +45,7 @@ func workerOf(pid int) int {
 	return 0
 }
 
-var _ = Describe("an isolated worker whose parent is killed", func() {
+var _ = Describe("a worker whose parent is killed", func() {
 	// start starts a parent (mode: 1, or end-threads to end OS threads all the while) and returns
 	// it and its worker, once the worker hangs.
 	start := func(mode string) (*exec.Cmd, int) {
@@ -100,7 +54,7 @@ var _ = Describe("an isolated worker whose parent is killed", func() {
 			Skip("the parent-death signal is Linux's")
 		}
 		parent := exec.Command(os.Args[0])
-		parent.Env = append(os.Environ(), isolatingParent+"="+mode, workerMode+"=hang")
+		parent.Env = append(os.Environ(), parentMode+"="+mode)
 		parent.Stderr = GinkgoWriter
 		Expect(parent.Start()).To(Succeed())
 		var worker int
@@ -126,7 +80,7 @@ var _ = Describe("an isolated worker whose parent is killed", func() {
 	It("lives while its parent does, though the parent's goroutines end OS threads", func() {
 		_, worker := start("end-threads")
 		// Linux sends the parent-death signal when the thread that started the child ends: the
-		// parent keeps that thread for the child's life (run/isolate_linux.go, lockStarter).
+		// parent keeps that thread for the child's life (worker_linux.go, lockStarter).
 		Consistently(state(worker), "1s", "10ms").ShouldNot(Or(BeEmpty(), Equal("Z")))
 	})
 

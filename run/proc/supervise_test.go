@@ -1,4 +1,4 @@
-package run_test
+package proc_test
 
 import (
 	"os"
@@ -8,18 +8,18 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/replaycheck/replaycheck/run"
+	"github.com/replaycheck/replaycheck/run/proc"
 )
 
 // The supervisor's reading of how the run's process ended. The script plugin_exit.txtar runs the
-// whole of it through the CLI with a plugin that calls _exit(0); the suite's through go test is
-// "the Ginkgo suite under a supervisor" below.
+// whole of it through the CLI with a plugin that calls _exit(0); harness/runtime_cgo_test.go, the
+// suite's through go test.
 var _ = Describe("the supervisor of a run's process", func() {
 	ended := func(script, said string) (int, string) {
 		cmd := exec.Command("sh", "-c", script)
 		err := cmd.Run()
 		var stderr strings.Builder
-		return run.SupervisedStatus(cmd.ProcessState, err, said, &stderr, "replaycheck run", "--isolate"), stderr.String()
+		return proc.SupervisedStatus(cmd.ProcessState, err, said, &stderr, "replaycheck run", "--isolate"), stderr.String()
 	}
 
 	It("passes on the status of a process that finished its run or began none, and says nothing", func() {
@@ -83,10 +83,10 @@ var _ = Describe("the supervisor of a run's process", func() {
 
 	It("takes no REPLAYCHECK_SUPERVISED but a supervisor's for a supervised child", func() {
 		for _, v := range []string{"1", "2", "abc", ""} {
-			GinkgoT().Setenv(run.EnvSupervised, v)
-			_, ok := run.SupervisedChild()
+			GinkgoT().Setenv(proc.EnvSupervised, v)
+			_, ok := proc.SupervisedChild()
 			Expect(ok).To(BeFalse(), v)
-			_, set := os.LookupEnv(run.EnvSupervised)
+			_, set := os.LookupEnv(proc.EnvSupervised)
 			Expect(set).To(BeFalse(), "forgotten: the processes it starts do not see it")
 		}
 	})
@@ -94,13 +94,13 @@ var _ = Describe("the supervisor of a run's process", func() {
 	It("runs the child with a pipe it reports on, and passes its status on", func() {
 		// The child is sh: it writes on the descriptor EnvSupervised names, as SupervisedChild's
 		// Finished does.
-		say := func(what string) string { return `echo ` + what + ` >&$` + run.EnvSupervised + `; ` }
-		code := run.Supervise([]string{"sh", "-c", say("started") + say(`"finished 3"`) + "exit 3"}, GinkgoWriter, "t", "--isolate")
+		say := func(what string) string { return `echo ` + what + ` >&$` + proc.EnvSupervised + `; ` }
+		code := proc.Supervise([]string{"sh", "-c", say("started") + say(`"finished 3"`) + "exit 3"}, GinkgoWriter, "t", "--isolate")
 		Expect(code).To(Equal(3))
 		var stderr strings.Builder
-		code = run.Supervise([]string{"sh", "-c", say("started") + "exit 0"}, &stderr, "t", "--isolate")
+		code = proc.Supervise([]string{"sh", "-c", say("started") + "exit 0"}, &stderr, "t", "--isolate")
 		Expect(code).To(Equal(2))
 		Expect(stderr.String()).To(HavePrefix("t: the run's process exited with status 0 before the run finished"))
-		Expect(os.Getenv(run.EnvSupervised)).To(BeEmpty(), "the supervisor's own environment is untouched")
+		Expect(os.Getenv(proc.EnvSupervised)).To(BeEmpty(), "the supervisor's own environment is untouched")
 	})
 })

@@ -1,4 +1,4 @@
-package run
+package proc
 
 import (
 	"encoding/binary"
@@ -8,8 +8,8 @@ import (
 	"syscall"
 )
 
-// The last-call page: where an isolated worker keeps the name of the device call it is about to
-// make, for the parent to read once the worker has died. Announcing each call on the result pipe
+// The last-call page: where a worker (RunWorker) keeps the name of the call it is about to make,
+// for the parent to read once the worker has died. Announcing each call on the result pipe
 // instead cost a write, a wake-up of the parent and a JSON line per call: about 4 µs (six
 // isolated instances of a probe of 100,000 ops took 2.6 s less once calls went to the page). A
 // store into shared memory costs nothing that a crash in the call could undo: the bytes are in
@@ -24,7 +24,8 @@ const (
 	lastCallMax   = lastCallSlot - 4 // the longest name kept; a longer one is cut
 )
 
-// newLastCallPage is an unlinked file of one zeroed page, for a worker as file descriptor 4.
+// newLastCallPage is an unlinked file of one zeroed page, for a worker as file descriptor 4
+// (LastCallFD).
 func newLastCallPage() (*os.File, error) {
 	f, err := os.CreateTemp("", "replaycheck-last-call-")
 	if err != nil {
@@ -52,11 +53,17 @@ func readLastCall(page *os.File) string {
 	return string(slot[4 : 4+n])
 }
 
-// lastCallMap is a worker's mapping of the page.
-type lastCallMap []byte
+// LastCallPage is a worker's mapping of the last-call page its parent passed it.
+type LastCallPage []byte
+
+// MapLastCall maps the last-call page this worker's parent passed it (descriptor LastCallFD). Only
+// a worker its parent gave a page calls it: descriptor 4 is whatever this process has there.
+func MapLastCall() (LastCallPage, error) {
+	return mapLastCall(os.NewFile(LastCallFD, "last-call"))
+}
 
 // mapLastCall maps the page the parent passed as f.
-func mapLastCall(f *os.File) (lastCallMap, error) {
+func mapLastCall(f *os.File) (LastCallPage, error) {
 	b, err := syscall.Mmap(int(f.Fd()), 0, lastCallBytes, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mapping the last-call page: %w", err)
@@ -64,12 +71,14 @@ func mapLastCall(f *os.File) (lastCallMap, error) {
 	return b, nil
 }
 
-// store makes name the last call: written into the slot that is not current, then made current.
-func (m lastCallMap) store(name string) { m[0] = byte(m.write(name)) }
+// Store makes name the last call: written into the slot that is not current, then made current.
+// It is not safe for concurrent use: a worker whose calls come from several goroutines serializes
+// them.
+func (m LastCallPage) Store(name string) { m[0] = byte(m.write(name)) }
 
 // write puts name into the slot that is not current and returns that slot; until byte 0 names
 // it, the page still says the previous name.
-func (m lastCallMap) write(name string) int {
+func (m LastCallPage) write(name string) int {
 	next := 1 - int(m[0]&1)
 	slot := m[8+next*lastCallSlot:][:lastCallSlot]
 	n := copy(slot[4:4+lastCallMax], name)

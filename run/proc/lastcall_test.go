@@ -1,4 +1,4 @@
-package run
+package proc
 
 import (
 	"strings"
@@ -15,17 +15,17 @@ var _ = Describe("the last-call page", func() {
 		gm.Expect(readLastCall(page)).To(gm.BeEmpty(), "a page nothing was stored on")
 		m, err := mapLastCall(page)
 		gm.Expect(err).NotTo(gm.HaveOccurred())
-		m.store("Malloc")
+		m.Store("Malloc")
 		gm.Expect(readLastCall(page)).To(gm.Equal("Malloc"))
 
 		// A store cut short before it made its slot current.
 		m.write("Launch")
 		gm.Expect(readLastCall(page)).To(gm.Equal("Malloc"))
 
-		m.store("Launch")
-		m.store("SyncStream")
+		m.Store("Launch")
+		m.Store("SyncStream")
 		gm.Expect(readLastCall(page)).To(gm.Equal("SyncStream"))
-		m.store(strings.Repeat("x", 5000))
+		m.Store(strings.Repeat("x", 5000))
 		gm.Expect(readLastCall(page)).To(gm.Equal(strings.Repeat("x", lastCallMax)), "a longer name is cut")
 	})
 })

@@ -1,4 +1,4 @@
-package run
+package proc
 
 import (
 	"errors"
@@ -13,25 +13,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// A run under a supervisor. A runtime plugin or driver library that ends the process from inside
-// without an exit handler (_exit(), or a kill of its own) leaves nothing to say so, and its status,
-// 0 for _exit(0), reads as a pass. So a front (the CLI's run, the Ginkgo suite) starts itself
-// again as a child (EnvSupervised set) and waits (Supervise): the child says on a pipe when it
-// begins the run and when it has finished it (SupervisedChild); a child that began and ends
-// without saying it finished ended unfinished, and the supervisor says that and exits 2, or 128
-// plus the signal that killed it.
-//
-// The child stays in the supervisor's process group, so the terminal treats the two as one job:
-// a Ctrl-C, Ctrl-Z or hangup reaches both, the child may write to the terminal as before (a child
-// in a group of its own is stopped by its first write under `stty tostop`), and job control needs
-// nothing from the supervisor. The supervisor passes on SIGTERM, and SIGINT, SIGHUP or SIGQUIT when
-// its group is not the foreground of its controlling terminal, guessing that a signal it alone got
-// was sent to it alone. The guess fails both ways: a signal sent to the whole group (timeout(1),
-// kill -TERM -PGID) reaches the child twice, which a run reads as a second signal (abandon the
-// instance in flight); and a SIGINT, SIGHUP or SIGQUIT sent to the supervisor alone while the job
-// is in the foreground is not passed on. A process ended after the supervisor got a stop signal
-// gets no line calling it a crash. On Linux the child dies with the supervisor.
 
 // EnvSupervised is set in the environment of the child a supervisor starts: its value is the file
 // descriptor of the pipe the child reports on.

@@ -1,12 +1,13 @@
 //go:build !linux
 
-package run
+package proc
 
 import "syscall"
 
 // workerAttr puts a worker in its own process group (a Ctrl-C at the terminal is the parent's to
 // handle). Only Linux has a parent-death signal: elsewhere a worker whose parent was killed
-// outright finishes its one instance (bounded by its timeout) and exits.
+// outright runs on until it ends of itself (a run's worker: its one instance, bounded by its
+// timeout).
 func workerAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // lockStarter does nothing where there is no parent-death signal to tie to a thread.
