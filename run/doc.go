@@ -1,7 +1,9 @@
 // Package run is the one code path from a configuration to judged results, shared by both front
 // ends: the CLI (cmd/replaycheck) and the Ginkgo suite (harness). It sits between the engine
 // (capture), the judge (verdict) and the report (reports) on one side and the fronts on the other,
-// and holds no front's concerns (flags, terminals, Ginkgo).
+// and holds no front's concerns (terminals, Ginkgo). The processes it starts (a
+// front's supervised child, the workers of crash isolation) are run/proc's: run decides what they
+// do, proc how they are started, watched and ended.
 //
 // # Configuration
 //
@@ -11,6 +13,12 @@
 // default of the flag it stands for and takes exactly what that flag takes (REPLAYCHECK_REPLAYS=0
 // means each probe's own replays, as --replays 0 does); a malformed one is an error only when no
 // flag replaced it (Config.Set). The default profile is backends.DefaultProfile.
+//
+// The values of the flags whose syntax is run's own are here too (ReplaysFlag, SeedFlag,
+// FaultFlag; Shard is its own flag.Value): both fronts declare the same flags, each under its own
+// names (--replays, -replaycheck.replays), and a flag must take exactly what its environment
+// variable takes, which Defaults parses. So the parsing lives once, beside Defaults, and the fronts
+// only name the flags.
 //
 // # Selection
 //
@@ -51,13 +59,15 @@
 // # Crash isolation
 //
 // Config.Isolate (run --isolate, REPLAYCHECK_ISOLATE, the suite's -replaycheck.isolate) runs each
-// instance in a child process, this executable again with EnvWorker set (ServeWorker answers it;
-// isolate.go). The child announces each device call over a pipe, so a child that dies (a signal
-// inside a driver library or runtime plugin, a panic, an exit) or outlives the instance's time
-// limit ends that instance in error naming the signal and the last call, and the run goes on. A
-// child opens its own device, so a device it loses goes with it. On Linux a child is killed when
-// its parent dies, even by SIGKILL (a parent-death signal, tied to the thread that started it,
-// which is kept for the child's life): a killed run leaves no worker holding a device.
+// instance in a worker process, this executable again with EnvWorker set (ServeWorker answers it;
+// isolate.go), started and watched by proc.RunWorker. The worker stores the name of each device
+// call before it makes it on a page of memory it shares with the parent (the last-call page:
+// proc.MapLastCall; the calls are traced by isolate_trace.go) and writes its judged entry on a
+// pipe, so a worker that dies (a signal inside a driver library or runtime plugin, a panic, an
+// exit) or outlives the instance's time limit plus WorkerGrace ends that instance in error naming
+// the signal and the last call, and the run goes on. A worker opens its own device, so a device it
+// loses goes with it. On Linux a worker is killed when its parent dies, even by SIGKILL (see
+// run/proc): a killed run leaves no worker holding a device.
 //
 // # Output directory and journal
 //
