@@ -3,6 +3,8 @@ package seed
 import (
 	"embed"
 	"fmt"
+	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -10,7 +12,10 @@ import (
 	"github.com/replaycheck/replaycheck/internal/cbuild"
 )
 
-//go:embed c/seed.c
+// sources are the plugin's C: seed.c (the reference rules), defects.c (the defects), hooks.c (the
+// test hooks), grow.c (the growable arrays) and their headers.
+//
+//go:embed c/*.c c/*.h
 var sources embed.FS
 
 // Reference is the name of the reference plugin: the built-in guards' rules, no defect.
@@ -56,17 +61,41 @@ func Build(dir, name string) (string, error) {
 	if i < 0 {
 		return "", fmt.Errorf("seed: no plugin %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
-	seed, err := sources.ReadFile("c/seed.c")
+	files, cfiles, err := sourceFiles()
 	if err != nil {
-		return "", fmt.Errorf("seed: %w", err)
+		return "", err
 	}
+	files[include.RuntimeABIPath] = include.RuntimeABI
 	args := []string{"-I."}
 	for _, d := range plugins[i].defines {
 		args = append(args, "-D"+d)
 	}
 	return cbuild.Build(cbuild.Library{
 		What: "seed: build " + name, Dir: dir, Name: name + ".so",
-		Sources: map[string][]byte{"seed.c": seed, include.RuntimeABIPath: include.RuntimeABI},
-		Args:    append(args, "seed.c"),
+		Sources: files,
+		Args:    append(args, cfiles...),
 	})
+}
+
+// sourceFiles returns the plugins' C sources by file name (the .c files and their headers, in a fresh
+// map) and the names of the .c files, sorted: what a plugin is compiled from, with the ABI header
+// and the defect's define.
+func sourceFiles() (map[string][]byte, []string, error) {
+	entries, err := fs.ReadDir(sources, "c")
+	if err != nil {
+		return nil, nil, fmt.Errorf("seed: %w", err)
+	}
+	files := make(map[string][]byte, len(entries)+1)
+	var cfiles []string
+	for _, e := range entries {
+		data, err := fs.ReadFile(sources, path.Join("c", e.Name()))
+		if err != nil {
+			return nil, nil, fmt.Errorf("seed: %w", err)
+		}
+		files[e.Name()] = data
+		if strings.HasSuffix(e.Name(), ".c") {
+			cfiles = append(cfiles, e.Name())
+		}
+	}
+	return files, cfiles, nil
 }

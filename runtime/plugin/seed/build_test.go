@@ -42,13 +42,19 @@ var _ = Describe("building the plugins", func() {
 		})
 
 		It("compiles "+name+" against include/ with the plain flags, exporting the same three", func() {
-			src, err := filepath.Abs(filepath.Join("c", "seed.c"))
+			srcs, err := filepath.Glob(filepath.Join("c", "*.c"))
 			Expect(err).NotTo(HaveOccurred())
+			Expect(srcs).To(ContainElement(filepath.Join("c", "seed.c")))
+			for i := range srcs {
+				srcs[i], err = filepath.Abs(srcs[i])
+				Expect(err).NotTo(HaveOccurred())
+			}
 			inc, err := filepath.Abs(filepath.Join("..", "..", "..", "include"))
 			Expect(err).NotTo(HaveOccurred())
 			out := filepath.Join(GinkgoT().TempDir(), name+".so")
 			cc := cbuild.Compiler()
-			args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-I"+inc, "-o", out, src)
+			args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-pthread", "-I"+inc, "-o", out)
+			args = append(args, srcs...)
 			args = append(args, defines[name]...)
 			b, err := exec.Command(cc[0], args...).CombinedOutput()
 			Expect(err).NotTo(HaveOccurred(), string(b))

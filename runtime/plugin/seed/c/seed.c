@@ -3,19 +3,16 @@
  * ABI (replaycheck/runtime.h), so a team can put a runtime of its own under the probes and compare.
  *
  * Built as is, this is the reference plugin: every rule of runtime/guard, with the same outcomes.
- * Each RC_SEED_DEFECT_* macro adds one defect, for the defective plugins:
- *
- *   RC_SEED_DEFECT_ARENA_ROLLBACK      a capacity refusal on an arena region first releases every
- *                                      committed region of the bank (a refusal with a side effect);
- *   RC_SEED_DEFECT_RETAINED_FREE       a retained slot's growth frees the buffer, then is refused;
- *   RC_SEED_DEFECT_NO_CAPTURE_WATCH    allocator calls and off-capture work go through during a
- *                                      capture;
- *   RC_SEED_DEFECT_POINTER_EQUALITY    the residency check asks only whether each captured range is
- *                                      still allocated, not by the allocation it had at capture.
+ * The plugin's other files: seed.h, the state; defects.h and defects.c, the defects each
+ * RC_SEED_DEFECT_* macro adds for the defective plugins, called here where they strike; hooks.h and
+ * hooks.c, the environment's crash and hang test hooks; grow.h and grow.c, the growable arrays and
+ * the rest of the bookkeeping's host memory, every size overflow-checked. A plugin is all four .c
+ * files compiled together, with the defect's macro, if any.
  *
  * The state is per opened runtime and needs no lock: replaycheck makes one call at a time per
  * opened runtime (see the ABI). Host memory for the plugin's own bookkeeping that cannot be had
- * aborts the process: the harness cannot go on without its bookkeeping.
+ * (or whose size would not fit in a size_t) aborts the process: the harness cannot go on without
+ * its bookkeeping.
  */
 #include "replaycheck/runtime.h"
 
@@ -24,178 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "defects.h"
+#include "grow.h"
+#include "hooks.h"
+#include "seed.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-/* device.PoolGranularity */
-#define GRANULARITY 512
-
-#ifdef RC_SEED_DEFECT_NO_CAPTURE_WATCH
-#define WATCH_OFF true
-#else
-#define WATCH_OFF false
-#endif
-
-/* ---------------------------------------------------------------------------------------------- */
-/* Growable arrays. */
-
-/* REPLAYCHECK_SEED_CRASH names one of the plugin's entry points (malloc, free, begin_capture,
- * end_capture, launch, fill, copy, provision): entering it faults with SIGSEGV, a real invalid
- * access, as REPLAYCHECK_FAKE_CRASH does in the fake drivers. REPLAYCHECK_SEED_HANG names one the
- * same way: entering it never returns (a deadlocked allocator), without a device call. Unset,
- * nothing changes. They are what tests of run --isolate and of the timeout break a plugin with. */
-static void crash_point(const char *entry) {
-	const char *want = getenv("REPLAYCHECK_SEED_CRASH");
-	if (want != NULL && strcmp(want, entry) == 0) {
-		volatile int *volatile nowhere = NULL;
-		*nowhere = 1;
-	}
-	want = getenv("REPLAYCHECK_SEED_HANG");
-	if (want != NULL && strcmp(want, entry) == 0)
-		for (;;)
-			pause();
-}
-
-static void *grow(void *v, size_t *cap, size_t need, size_t elem) {
-	if (need <= *cap)
-		return v;
-	size_t n = *cap ? *cap * 2 : 8;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(v, n * elem);
-	if (!p)
-		abort();
-	*cap = n;
-	return p;
-}
-
-#define VEC(T) struct { T *v; size_t n, cap; }
-#define PUSH(vec, val) \
-	do { \
-		(vec).v = grow((vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v); \
-		(vec).v[(vec).n++] = (val); \
-	} while (0)
-#define INSERT(vec, i, val) \
-	do { \
-		(vec).v = grow((vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v); \
-		memmove(&(vec).v[(i) + 1], &(vec).v[i], ((vec).n - (i)) * sizeof *(vec).v); \
-		(vec).v[i] = (val); \
-		(vec).n++; \
-	} while (0)
-#define DELETE(vec, i) \
-	do { \
-		memmove(&(vec).v[i], &(vec).v[(i) + 1], ((vec).n - (i) - 1) * sizeof *(vec).v); \
-		(vec).n--; \
-	} while (0)
-
-static char *dupstr(const char *s) {
-	size_t n = strlen(s) + 1;
-	char *p = malloc(n);
-	if (!p)
-		abort();
-	return memcpy(p, s, n);
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* State. */
-
-typedef struct {
-	rc_ptr ptr;
-	uint64_t gen;
-} allocation;
-
-/* A range a captured op touches, the generation of the allocation holding it at capture (0: none
- * made here) and whether the op writes it. */
-typedef struct {
-	rc_ptr ptr;
-	uint64_t gen;
-	int write;
-} range;
-
-typedef VEC(range) ranges;
-
-typedef struct {
-	rc_slot slot;
-	char *key;
-	rc_ptr ptr;
-} slot_state;
-
-typedef struct {
-	uint64_t seq; /* the runtime's own key: never 0, never reused */
-	uint64_t id;  /* the platform's capture ID; 0 when it reported none */
-	rc_stream origin;
-	uint32_t mode;
-	ranges ranges;
-} capture;
-
-typedef struct {
-	rc_event e;
-	uint64_t seq;
-} recorded;
-
-typedef struct {
-	rc_graph g;
-	ranges ranges;
-} graph;
-
-typedef struct {
-	uint64_t addr;
-	int64_t size; /* a multiple of GRANULARITY */
-	rc_ptr used;  /* what the caller asked for; zero for a free block */
-} block;
-
-typedef struct {
-	char *name;
-	uint32_t host; /* 0: device memory */
-	rc_ptr segment;
-	VEC(block) blocks; /* cover the segment in address order */
-} pool;
-
-typedef struct {
-	uint64_t seq;
-	rc_graph g;
-	rc_stream s;
-	ranges ranges;
-} flight;
-
-typedef struct {
-	rc_event e;
-	rc_stream s;
-	uint64_t upto;
-} fence;
-
-typedef struct {
-	rc_stream s, o; /* the last launch on o that a Wait on s ordered before s */
-	uint64_t upto;
-} order;
-
-typedef struct {
-	rc_mode mode;
-	rc_device in;
-	/* The inner device's entry outside rc_device: inner is the first member of an rc_inner. */
-	int32_t (*in_create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
-	VEC(slot_state) slots;
-	/* index: each slot's position in slots plus one (0: an empty cell), by key; open addressing
-	 * with linear probing, index_cap a power of two at least four times the slots (slot_index_*). */
-	size_t *index, index_cap;
-	VEC(allocation) live; /* the residency ledger, sorted by address */
-	uint64_t next_gen;
-	VEC(capture) caps; /* active captures begun here, in the order they began */
-	uint64_t last_seq;
-	VEC(recorded) recorded_in;
-	VEC(graph) graphs;
-	VEC(pool) pools;
-	uint64_t fseq;
-	VEC(flight) airborne;
-	VEC(fence) fences;
-	VEC(order) ordered;
-	bool retired;
-	/* The slot log (slots_changed): the keys of the last changes of what a slot holds, the i-th
-	 * at version log_base + i + 1. */
-	VEC(char *) slot_log;
-	uint64_t log_base;
-} state;
 
 static bool guarding(const state *S, bool removed) { return !removed && S->mode == RC_MODE_KERNEL; }
 
@@ -358,7 +190,7 @@ static void ledger_add(state *S, rc_ptr p) {
 	INSERT(S->live, i, a);
 }
 
-static void ledger_remove(state *S, uint64_t addr) {
+void ledger_remove(state *S, uint64_t addr) {
 	bool found;
 	size_t i = ledger_find(S, addr, &found);
 	if (found)
@@ -421,10 +253,8 @@ static int by_range(const void *x, const void *y) {
 static void ranges_unique(ranges *rs) {
 	if (rs->n < 2)
 		return;
-	placed *p = malloc(rs->n * sizeof *p);
-	bool *dup = calloc(rs->n, sizeof *dup);
-	if (!p || !dup)
-		abort();
+	placed *p = alloc_array(rs->n, sizeof *p);
+	bool *dup = alloc_array(rs->n, sizeof *dup);
 	for (size_t i = 0; i < rs->n; i++)
 		p[i] = (placed){rs->v[i], i};
 	qsort(p, rs->n, sizeof *p, by_range);
@@ -490,13 +320,13 @@ static size_t *slot_cell(const state *S, const char *key) {
 /* slot_index_rebuild indexes every slot again, in a table at least four times their number, so
  * that a probe run stays short; slot_set rebuilds it once the slots pass a quarter of it. */
 static void slot_index_rebuild(state *S) {
-	size_t cap = 16;
-	while (cap < 4 * S->slots.n)
-		cap *= 2;
+	size_t cap = 16, need = S->slots.n;
+	for (int i = 0; i < 2; i++)
+		need = grow_need(need, need); /* 4 * S->slots.n, checked */
+	while (cap < need)
+		cap = grow_need(cap, cap);
 	free(S->index);
-	S->index = calloc(cap, sizeof *S->index);
-	if (!S->index)
-		abort();
+	S->index = alloc_array(cap, sizeof *S->index);
 	S->index_cap = cap;
 	for (size_t i = 0; i < S->slots.n; i++)
 		*slot_cell(S, S->slots.v[i].key) = i + 1;
@@ -549,7 +379,7 @@ static void slot_changed(state *S, const char *key) {
 /* slot_take empties slot i where it is: logged (every way a slot is emptied goes through here, so
  * the log sees it) and its key freed. The slot stays in place, keyless, until slots_compact or
  * slot_remove drops it, so that a loop emptying slots in order keeps its order. */
-static void slot_take(state *S, size_t i) {
+void slot_take(state *S, size_t i) {
 	slot_changed(S, S->slots.v[i].key);
 	slot_index_delete(S, slot_cell(S, S->slots.v[i].key));
 	free(S->slots.v[i].key);
@@ -557,7 +387,7 @@ static void slot_take(state *S, size_t i) {
 }
 
 /* slots_compact drops the slots slot_take emptied, the others in their order. */
-static void slots_compact(state *S) {
+void slots_compact(state *S) {
 	size_t n = 0;
 	for (size_t i = 0; i < S->slots.n; i++)
 		if (S->slots.v[i].key)
@@ -577,7 +407,7 @@ static void slot_remove(state *S, size_t i) {
 	S->slots.n--;
 }
 
-static void slot_delete(state *S, const char *key) {
+void slot_delete(state *S, const char *key) {
 	slot_state *st = slot_of(S, key);
 	if (st)
 		slot_remove(S, (size_t)(st - S->slots.v));
@@ -1204,12 +1034,8 @@ static int32_t d_wait(void *self, rc_thread t, rc_stream s, rc_event e, rc_error
 static void stale(state *S, range r, char *buf, size_t cap) {
 	buf[0] = 0;
 	const allocation *a = containing(S, r.ptr);
-#ifdef RC_SEED_DEFECT_POINTER_EQUALITY
-	/* The defect: a pointer check. Whatever holds the captured address now passes for what the
-	 * capture saw there; only a range no live allocation holds is stale. */
-	if (a)
+	if (defect_pointer_equality(a))
 		return;
-#endif
 	if (r.gen == 0) {
 		appendf(buf, cap, "captured range ");
 		range_str(buf, cap, r);
@@ -1336,21 +1162,6 @@ static int32_t lookup(state *S, rc_slot slot, const char *key, rc_ptr cur, slot_
 	return RC_OK;
 }
 
-#ifdef RC_SEED_DEFECT_ARENA_ROLLBACK
-/* The defect: the capacity refusal rolls the whole bank back, releasing every committed region. */
-static void roll_back_bank(state *S, rc_thread t) {
-	for (size_t i = 0; i < S->slots.n; i++) {
-		slot_state *st = &S->slots.v[i];
-		rc_error e;
-		if (st->slot != RC_SLOT_ARENA || S->in.free_(S->in.self, t, st->ptr, &e) != RC_OK)
-			continue;
-		ledger_remove(S, st->ptr.addr);
-		slot_take(S, i);
-	}
-	slots_compact(S);
-}
-#endif
-
 /* commit plans, allocates, then publishes: nothing is visible, and nothing old is freed, until every
  * allocation the bank needs has succeeded, so a failure can be rolled back completely. *published
  * says the regions were published (ptrs and served hold them), also when freeing an old block then
@@ -1358,9 +1169,7 @@ static void roll_back_bank(state *S, rc_thread t) {
 static int32_t commit(state *S, rc_thread t, const rc_region *regions, size_t n, rc_ptr *ptrs, rc_served *served,
                       bool *published, rc_error *err) {
 	*published = false;
-	size_t *need = calloc(n ? n : 1, sizeof *need);
-	if (!need)
-		abort();
+	size_t *need = alloc_array(n, sizeof *need);
 	size_t nneed = 0;
 	int32_t st = RC_OK;
 	for (size_t i = 0; i < n; i++) {
@@ -1387,9 +1196,7 @@ static int32_t commit(state *S, rc_thread t, const rc_region *regions, size_t n,
 			snprintf(msg, sizeof msg,
 			         "arena region \"%s\" is committed at %s with capacity %lld bytes; a request of %lld bytes exceeds it: refused before any allocation or free, no region of the %zu changed",
 			         r->key, p.s, (long long)s->ptr.bytes, (long long)r->bytes, n);
-#ifdef RC_SEED_DEFECT_ARENA_ROLLBACK
-			roll_back_bank(S, t);
-#endif
+			defect_arena_rollback(S, t);
 			st = refuse(err, "%s", msg);
 			goto out;
 		} else {
@@ -1415,9 +1222,7 @@ static int32_t commit(state *S, rc_thread t, const rc_region *regions, size_t n,
 			goto out;
 		}
 	}
-	rc_ptr *old = calloc(nneed, sizeof *old);
-	if (!old)
-		abort();
+	rc_ptr *old = alloc_array(nneed, sizeof *old);
 	size_t nold = 0;
 	for (size_t k = 0; k < nneed; k++) {
 		size_t i = need[k];
@@ -1493,14 +1298,9 @@ static int32_t r_provision(void *self, rc_thread t, rc_slot slot, const char *ke
 		snprintf(msg, sizeof msg,
 		         "retained slot \"%s\" holds %s (capacity %lld bytes); growth to %lld bytes would re-base it: refused before anything was freed",
 		         key, p.s, (long long)st->ptr.bytes, (long long)bytes);
-#ifdef RC_SEED_DEFECT_RETAINED_FREE
-		/* The defect: the buffer is freed first, then the growth is refused. */
-		int32_t fs = S->in.free_(S->in.self, t, st->ptr, err);
+		int32_t fs = defect_retained_free(S, t, st, key, err);
 		if (fs != RC_OK)
 			return fs;
-		ledger_remove(S, st->ptr.addr);
-		slot_delete(S, key);
-#endif
 		/* Refused ahead of the free: the buffer stays where a captured graph may expect it. */
 		return refuse(err, "%s", msg);
 	}
@@ -1592,9 +1392,7 @@ static int32_t r_commit_bank(void *self, rc_thread t, const rc_region *regions, 
 	}
 	if (S->retired)
 		return own(err, "invalid-state", "the context is retired: the bank cannot be committed");
-	rc_served *served = calloc(n ? n : 1, sizeof *served);
-	if (!served)
-		abort();
+	rc_served *served = alloc_array(n, sizeof *served);
 	bool published;
 	int32_t st = commit(S, t, regions, n, out, served, &published, err);
 	free(served);
