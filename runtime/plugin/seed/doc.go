@@ -21,11 +21,13 @@
 //   - pointer-equality-residency: the residency check asks only whether each captured range is
 //     still allocated, so a free and a re-allocation at the same address passes.
 //
-// All five come from one C source, c/seed.c, the defects selected with -D flags. The package has no
-// cgo: Build writes the embedded sources to a directory and runs $CC (else cc) on them, as
-// device/fake does for the fake drivers. The ABI header comes from package
-// include, which embeds include/replaycheck/runtime.h itself. `make plugins` builds
-// all five into build/plugins/.
+// All five come from the same C sources in c/, the defects selected with -D flags: seed.c, the
+// reference rules; defects.c (defects.h), each defect's code, called from seed.c where it strikes
+// and doing nothing without its flag; hooks.c (hooks.h), the test hooks below; grow.c (grow.h), the
+// growable arrays, every size overflow-checked; seed.h, the state they share. The package has no
+// cgo: Build writes the embedded sources to a directory and runs $CC (else cc) on the four .c
+// files, as device/fake does for the fake drivers. The ABI header comes from package include, which
+// embeds include/replaycheck/runtime.h itself. `make plugins` builds all five into build/plugins/.
 //
 // Every plugin faults with SIGSEGV, a real invalid access, on entering the entry point that
 // REPLAYCHECK_SEED_CRASH names (malloc, free, begin_capture, end_capture, launch, fill, copy or
@@ -36,6 +38,7 @@
 // returned unchanged, as the ABI asks, where the Go guard wraps them with what it was doing
 // (Provision, CommitBank, Retire); a failed Retire returns the first inner error, after freeing
 // everything else, where the Go guard joins them all; host memory for the plugin's own bookkeeping
-// that cannot be had aborts the process. Refusal and misuse messages say what runtime/guard's
-// Details say, in the same words, without its Op and Backend (the loader names the call).
+// that cannot be had, or whose size would not fit in a size_t, aborts the process. Refusal and
+// misuse messages say what runtime/guard's Details say, in the same words, without its Op and
+// Backend (the loader names the call).
 package seed
