@@ -1,9 +1,9 @@
 // Package run is the one code path from a configuration to judged results, shared by both front
 // ends: the CLI (cmd/replaycheck) and the Ginkgo suite (harness). It sits between the engine
 // (capture), the judge (verdict) and the report (reports) on one side and the fronts on the other,
-// and holds no front's concerns (terminals, Ginkgo). The processes it starts (a
-// front's supervised child, the workers of crash isolation) are run/proc's: run decides what they
-// do, proc how they are started, watched and ended.
+// and holds no front's concerns (terminals, Ginkgo). The processes it starts (a front's supervised
+// child, the workers of crash isolation) are run/proc's: run decides what they do, proc how they
+// are started, watched and ended.
 //
 // # Configuration
 //
