@@ -321,26 +321,13 @@ func apply(g *graphOp, data [][]byte, patterns []Pattern) {
 	}
 }
 
-// setBytes sets every byte of b to v: memclr for zero; else 8-byte stores up to 64 bytes (a
-// 64-byte fill is 8 stores, where doubling from one byte was a store and six copy calls), then
-// doubling copies from those 64 bytes (memmove speed). The simulator has its own: the oracle
-// shares no code with the device it checks.
+// setBytes sets every byte of b to v, one byte at a time: the obviously right fill. The oracle
+// shares no code with the device it checks, and no cleverness either: the simulator's fill is the
+// fast one (8-byte stores, doubling copies), and a bug there must not be one the oracle agrees
+// with.
 func setBytes(b []byte, v byte) {
-	if v == 0 {
-		clear(b)
-		return
-	}
-	w := uint64(v) * 0x0101010101010101
-	short := b[:min(len(b), 64)]
-	for len(short) >= 8 {
-		binary.LittleEndian.PutUint64(short, w)
-		short = short[8:]
-	}
-	for i := range short {
-		short[i] = v
-	}
-	for j := 64; j < len(b); j *= 2 {
-		copy(b[j:], b[:j])
+	for i := range b {
+		b[i] = v
 	}
 }
 
