@@ -14,6 +14,7 @@
 //	probes           the probe language: neither the engine nor the runtime under test
 //	verdict          judging: not reports, run or a front
 //	reports          rendering: not run or a front
+//	run/proc         the run's processes: nothing of replaycheck at all
 package layers
 
 import (
@@ -39,6 +40,7 @@ var Rules = []Rule{
 	{From: "probes/...", Not: []string{"capture/...", "runtime/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
 	{From: "verdict/...", Not: []string{"reports/...", "run/...", "harness/...", "cmd/..."}},
 	{From: "reports/...", Not: []string{"run/...", "harness/...", "cmd/..."}},
+	{From: "run/proc/...", Not: []string{"device/...", "runtime/...", "capture/...", "probes/...", "verdict/...", "reports/...", "run", "harness/...", "cmd/...", "internal/..."}},
 }
 
 // Graph maps a package (relative path) to every package it depends on, directly or not (go list's

@@ -60,15 +60,16 @@ var _ = Describe("the module's imports", func() {
 		Entry("without cgo", "CGO_ENABLED=0"),
 	)
 
-	It("name no file that aliases Go's runtime as goruntime", func() {
-		out, err := exec.Command("git", "-C", "../..", "grep", "-n", "goruntime", "--", "*.go").Output()
+	It("name no file that gives Go's runtime an alias", func() {
+		// The word is split so that this file does not find itself.
+		out, err := exec.Command("git", "-C", "../..", "grep", "-n", "go"+"runtime", "--", "*.go").Output()
 		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
 			return // git grep found nothing
 		}
 		if err != nil {
 			Skip("not a git checkout: " + err.Error())
 		}
-		Fail("goruntime aliases:\n" + string(out))
+		Fail("aliases of Go's runtime:\n" + string(out))
 	})
 })
 
