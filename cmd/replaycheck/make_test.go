@@ -21,8 +21,11 @@ var _ = Describe("make run", func() {
 		}
 		root, err := filepath.Abs(filepath.Join("..", ".."))
 		Expect(err).NotTo(HaveOccurred())
-		// As the README says it: make builds bin/replaycheck (ignored by git) and runs the catalog.
-		cmd := exec.Command(mk, "run", `ARGS=--format json --probe basic/simple-replay --modes global`)
+		// As the README says it, but into a temporary directory: make builds the CLI and runs the
+		// catalog, and a test never writes into the checkout (bin/, build/report/ stay the user's).
+		tmp := GinkgoT().TempDir()
+		cmd := exec.Command(mk, "run", `ARGS=--format json --probe basic/simple-replay --modes global`,
+			"BIN="+filepath.Join(tmp, "replaycheck"), "RUN_OUT="+filepath.Join(tmp, "report"))
 		cmd.Dir = root
 		cmd.Stderr = GinkgoWriter
 		// As a user types it, not as a sub-make of `make test` (which would announce its directory).
@@ -38,5 +41,6 @@ var _ = Describe("make run", func() {
 		}
 		Expect(json.Unmarshal(out, &doc)).To(Succeed(), "make run's stdout is not one JSON document:\n%s", out)
 		Expect(doc.Results).To(HaveLen(2))
+		Expect(filepath.Join(tmp, "report", "report.json")).To(BeAnExistingFile())
 	})
 })
