@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test build bench fuzz vet fmt-check clean device-check device-bundle fakes plugins
+.PHONY: run test suites check build bench fuzz vet fmt-check clean device-check device-bundle fakes plugins
 
 ## build: the replaycheck CLI into bin/; with gcc present it carries the acl and cuda backends
 ## (cgo), and CGO_ENABLED=0 builds one that runs everything on the simulator
@@ -18,14 +18,32 @@ run: build
 	@rm -rf $(RUN_OUT)
 	@$(abspath $(BIN)) run --out $(RUN_OUT) $(strip $(ARGS) specs)
 
-## test: formatting, vet, every Ginkgo suite under the race detector (device calls run on two
-## locked worker threads per device; the race detector needs gcc), then the cgo-free build and
-## every suite again without cgo, where the bindings and plugins say they cannot load and the
-## simulator runs the rest
+## test: formatting, vet, then every Ginkgo suite, each package once with cgo: under the race
+## detector where goroutines, OS threads and cgo meet (RACE_PKGS: device workers, the bindings,
+## the plugin loader, the engine's watched calls, the run's processes), without it elsewhere (the
+## probe language, judging, the CLI's scripts, which run an ordinary build); then the cgo-free
+## build, and again without cgo the packages whose files depend on it (NOCGO_PKGS), where the
+## bindings and plugins say they cannot load. No test writes into the checkout.
+RACE_PKGS := ./device/... ./internal/dl/... ./runtime/... ./capture/... ./run/... ./harness/... \
+	./cmd/replaycheck/internal/...
+# The packages with a file built only with or only without cgo.
+NOCGO_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' -E '^//go:build .*cgo' .))))
 test: fmt-check vet
-	$(GO) test -race -count=1 ./...
+	@scripts/untouched.sh bin build -- $(MAKE) --no-print-directory suites
+
+suites:
+	$(GO) test -race -count=1 $(RACE_PKGS)
+	@# every other package: a new one lands here unless RACE_PKGS names it
+	@race=$$($(GO) list $(RACE_PKGS)) && all=$$($(GO) list ./...) && \
+		other=$$(echo "$$all" | grep -vxF -e "$$race") && \
+		echo "$(GO) test -count=1" $$other && $(GO) test -count=1 $$other
 	CGO_ENABLED=0 $(GO) build ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./...
+	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
+
+## check: the inner loop between commits: formatting, vet and every suite once, with cgo and
+## without the race detector (make test before pushing)
+check: fmt-check vet
+	$(GO) test -count=1 ./...
 
 ## bench: benchmarks, each printing ratios against a yardstick measured in the same run, one
 ## package at a time (-p 1): go test runs packages side by side, and a benchmark sharing the CPUs
