@@ -25,7 +25,7 @@ var _ = Describe("Equal, the verification's comparison (device.Comparer)", func(
 	)
 	BeforeEach(func(ctx SpecContext) {
 		DeferCleanup(cuda.SetCompareShape(chunk, 4))
-		_, d = open(ctx, libs.full)
+		_, d = open(ctx, libs.Full)
 		var ok bool
 		cmp, ok = d.(device.Comparer)
 		Expect(ok).To(BeTrue())

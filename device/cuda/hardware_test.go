@@ -19,7 +19,7 @@ var _ = onHardware && Describe("the hardware's answers", Label("hardware"), func
 	var d device.Device
 	BeforeEach(func(ctx SpecContext) {
 		var err error
-		d, err = hardware.Open(ctx, 0)
+		d, err = suite.Hardware.Open(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(d.Close)
 	})

@@ -80,7 +80,7 @@ var _ = Describe("the cuda profile's rules, the fake against the simulator", fun
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(simDev.Close)
 			want, _ := playRule(simDev, r, call, mode, callerMode, flags)
-			_, fakeDev := open(ctx, libs.full)
+			_, fakeDev := open(ctx, libs.Full)
 			got, st := playRule(fakeDev, r, call, mode, callerMode, flags)
 			Expect(got).To(Equal(want), "the fake answers %s as the simulator does", call)
 

@@ -47,7 +47,7 @@ var _ = Describe("a sticky error", func() {
 	})
 
 	It("is cleared by a library that resets when the device closes (the fakes that inject faults)", func(ctx SpecContext) {
-		b, d := open(ctx, libs.full)
+		b, d := open(ctx, libs.Full)
 		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "cuCtxSynchronize=700")
 		e, _ := device.AsError(d.SyncDevice(device.Main))
 		GinkgoT().Setenv("REPLAYCHECK_FAKE_FAIL", "")

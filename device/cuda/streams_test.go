@@ -39,7 +39,7 @@ var _ = Describe("blocking and non-blocking streams", func() {
 			x, y device.Ptr
 		)
 		BeforeEach(func(ctx SpecContext) {
-			_, d = open(ctx, libs.full)
+			_, d = open(ctx, libs.Full)
 			var err error
 			x, err = d.Malloc(device.Main, 64)
 			Expect(err).NotTo(HaveOccurred())
