@@ -92,7 +92,8 @@
 // answers before the stub's code, in the stub too.
 //
 // Fault injection has entry points of its own, which no driver has (FaultEntryPoints; a binding
-// that finds them reports the fault-injection capability, one over a real driver does not):
+// that finds them, through device/internal/bind's FakeFaults, reports the fault-injection
+// capability, one over a real driver does not):
 // replaycheck_fake_inject(kind, n) arms a fault on the calling thread's current device, numbered as
 // device.FaultKind (1 alloc-fail, 2 launch-fail, 3 device-lost, 4 hang; 0 disarms every fault not
 // fired), firing at the n-th call of its kind: an allocation that passes its checks, or a graph

@@ -3,8 +3,11 @@
 // dispatch to the two locked workers (and batches on one of them: device.ThreadRunner), and
 // error building. A backend supplies a Driver (its calls
 // into the library, each returning the platform's status code) and its Codes (the one table that
-// names and classes them); NewDevice makes a device.Device of them. The package itself has no
-// cgo: it never calls C, the Driver does.
+// names and classes them); NewDevice makes a device.Device of them. The package calls no driver
+// entry point itself, the Driver does; its only C is the trampolines of the fake libraries'
+// fault-injection ABI (FakeFaults, fakefaults_cgo.go), which no real driver has and which the
+// loader (internal/dl) knows nothing of. The errors of a library that cannot be loaded, or whose
+// driver is not usable, are one type for every binding (Library, NoLibraryError).
 //
 // One piece of memory management is the binding's own: host memory that a live graph's copy, or a
 // capture in progress, names is kept when freed and handed to the next allocation of its kind and
