@@ -10,7 +10,7 @@ shift
 sums() {
 	local d
 	for d in "${dirs[@]}"; do
-		[ -e "$d" ] && find "$d" -type f -print0 | xargs -0 -r sha256sum
+		if [ -e "$d" ]; then find "$d" -type f -print0 | xargs -0 -r sha256sum; fi
 	done | sort -k2
 }
 before=$(sums)
