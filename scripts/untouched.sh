@@ -19,7 +19,7 @@ status=0
 after=$(sums)
 if [ "$before" != "$after" ]; then
 	echo "the tests changed the checkout under ${dirs[*]} (a test must write into a temporary directory):" >&2
-	diff <(echo "$before") <(echo "$after") | grep '^[<>]' | awk '{print "  " ($1 == "<" ? "before" : "after ") " " $3}' >&2 || true
+	diff <(echo "$before") <(echo "$after") | grep '^[<>]' | awk '$3 != "" {print "  " ($1 == "<" ? "before" : "after ") " " $3}' >&2 || true
 	[ "$status" -ne 0 ] || status=1
 fi
 exit "$status"
