@@ -9,8 +9,8 @@ import (
 	"github.com/replaycheck/replaycheck/internal/leakcheck"
 )
 
-func TestRuntime(t *testing.T) {
+func TestDevice(t *testing.T) {
 	RegisterFailHandler(Fail)
 	leakcheck.Suite(t)
-	RunSpecs(t, "runtime")
+	RunSpecs(t, "device")
 }
