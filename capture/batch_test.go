@@ -23,11 +23,16 @@ type batchSpy struct {
 	batches atomic.Int32
 }
 
-func (s *batchSpy) Unwrap() device.Device { return s.Device }
+// Extensions passes the device's abilities on, its batch through the spy.
+func (s *batchSpy) Extensions() device.Extensions {
+	e := passOn(s, s.Device)
+	e.Threads = s
+	return e
+}
 func (s *batchSpy) OnThread(t device.Thread, f func(device.Device)) error {
 	s.batches.Add(1)
 	// The view f gets must be the spy's: the device's own view would bypass it.
-	return s.Device.(device.ThreadRunner).OnThread(t, func(device.Device) { f(s) })
+	return device.ExtensionsOf(s.Device).Threads.OnThread(t, func(device.Device) { f(s) })
 }
 
 // userRuntime is the reference guards opened as a runtime of the user's own: the engine cannot
@@ -66,8 +71,8 @@ func (d fromOwnThreads) SyncStream(t device.Thread, s device.Stream) (err error)
 // (the device it was handed runs Main calls inline: device.BatchView).
 func threadedRuntime(batched *atomic.Bool) *runtime.UnderTest {
 	return &runtime.UnderTest{Name: "threaded", Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
-		bv, ok := device.As[device.BatchView](dev)
-		batched.Store(ok && bv.InBatch(device.Main))
+		bv := device.ExtensionsOf(dev).Batch
+		batched.Store(bv != nil && bv.InBatch(device.Main))
 		return guard.New(fromOwnThreads{dev}, guard.Program)
 	}}
 }

@@ -24,8 +24,8 @@
 // engine captured (graphs.go): a graph holding work or memory the probe never asked for is
 // corrupted.
 //
-// A capture's fills, copies and axpys go to a runtime under test that takes runs
-// (device.KernelEnqueuer) a run at a time, from the capture's plan (probes.Plan), where no op
+// A capture's fills, copies and axpys go to a runtime under test that states a run of kernels
+// (device.Extensions.Kernels) a run at a time, from the capture's plan (probes.Plan), where no op
 // needs to be seen on its own (runs.go): the result is the one the same ops give one by one.
 //
 // Every call goes through the runtime under test (Options.Runtime; by default replaycheck's
@@ -44,16 +44,18 @@
 // kind of failure it was (RunError). Judging a result is package verdict's.
 //
 // Faults and hangs. Faults injected on purpose (a probe's faults, Options.Faults; probes.Fault) are
-// armed on the backend's device (device.FaultInjector) as the instance reaches them, and one that
+// armed on the backend's device (its device.Extensions.Faults) as the instance reaches them, and one that
 // fires ends the instance in error (ErrFault, or ErrDeviceLost for a lost device) naming the fault
 // and the call; Result.Faults says what each did. A backend without the fault-injection capability
 // skips such an instance. Every call into the backend's device is watched (watch.go), and every
 // call into a runtime of the user's own that asks (device.CallWatcher): the instance runs on a
-// goroutine of its own (as one batch on the device's Main thread when the device can:
-// device.ThreadRunner; under a runtime of the user's own only when it is handed the batch's view,
-// device.BatchView), and a call still in flight a grace period after the time limit
+// goroutine of its own (as one batch on the device's Main thread when the device states one:
+// Extensions.Threads; under a runtime of the user's own only when the device states the batch's
+// view too, Extensions.Batch), and a call still in flight a grace period after the time limit
 // (Options.Timeout) is not waited for: the instance ends "timeout in <call>" and its device is
-// abandoned (device.Abandoner). A device that answered device-lost, or was abandoned, must not
+// abandoned (Extensions.Abandon). The engine asks a device and a runtime what they can do beyond
+// their interfaces only through device.ExtensionsOf and runtime.ExtensionsOf: an ability a wrapper
+// inherited by embedding never reaches it. A device that answered device-lost, or was abandoned, must not
 // run another instance: Result.DeviceState says so, and whoever opened it replaces it. After every
 // instance whose device is still usable, its live objects must be back where they were before it
 // (ErrLeak, or a leak added to the error of an instance that already failed); a lost device's

@@ -154,7 +154,7 @@ func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options
 	for _, f := range faults {
 		res.Faults = append(res.Faults, FaultRecord{Fault: f.String()})
 	}
-	if _, ok := device.As[device.FaultInjector](dev); len(faults) > 0 && (!caps.FaultInjection || !ok) {
+	if len(faults) > 0 && (!caps.FaultInjection || device.ExtensionsOf(dev).Faults == nil) {
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("backend %s lacks capability %q, which the injected faults need (%s): a real driver library cannot be made to fail on purpose", dev.Backend(), "fault-injection", res.Faults[0].Fault)
 		return res
 	}
@@ -172,8 +172,8 @@ func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options
 	}
 	events, kernels := expectedEvents(p, in.Replays)
 	r.tl.events, r.tl.kernels.Hint = make([]Event, 0, events), kernels
-	if tr, ok := device.As[device.ThreadRunner](dev); ok && (opt.Runtime == nil || handsBatchView(dev, tr)) {
-		r.watch.tr = tr
+	if ext := device.ExtensionsOf(dev); ext.Threads != nil && (opt.Runtime == nil || handsBatchView(ext)) {
+		r.watch.tr = ext.Threads
 	}
 	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
 	return res
@@ -183,13 +183,12 @@ func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options
 // runtime makes its device calls on the engine's goroutine, so the batch runs them inline whatever
 // wraps the device. A runtime of the user's own may make them from threads of its own (a plugin's
 // workers, threads the plugin starts): it is batched only when it will be handed the batch's view
-// itself (the device unwrapped, a device.BatchView), whose Main calls run inline on whichever
-// goroutine makes them while the engine waits for the device. Through a wrapper they would reach
-// the device itself, and a Main call from another thread would wait for the batch that waits for
-// it.
-func handsBatchView(dev device.Device, tr device.ThreadRunner) bool {
-	_, ok := dev.(device.BatchView)
-	return ok && any(tr) == any(dev)
+// itself: a device that states both the batch and its view (device.Extensions Threads and Batch),
+// whose Main calls run inline on whichever goroutine makes them while the engine waits for the
+// device. A wrapper that forwards only the batch would hand the runtime calls that reach the
+// device itself, and a Main call from another thread would wait for the batch that waits for it.
+func handsBatchView(ext device.Extensions) bool {
+	return ext.Threads != nil && ext.Batch != nil
 }
 
 // instance is the whole of one instance, on the goroutine the watch runs it on: open the runtime
@@ -218,7 +217,7 @@ func (r *run) instance(rut *runtime.UnderTest) {
 	if capability, why := lacking(r.p, rt.Capabilities()); why != "" {
 		// The runtime in front of the device can do less than the device (a plugin's streams).
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("runtime %s lacks capability %s", rut.Name, why)
-		if l, ok := rt.(runtime.Lacker); ok {
+		if l := runtime.ExtensionsOf(rt).Lacks; l != nil {
 			if because := l.Lacks(capability); because != "" {
 				res.Reason += ": " + because
 			}

@@ -34,14 +34,14 @@ func (opt Options) EqualByReading(dev device.Device, p device.Ptr, want []byte) 
 }
 
 // EqualByReadingOnThread is EqualByReading made as the engine makes it inside its batch on the
-// device's Main thread (device.ThreadRunner, found through wrappers).
+// device's Main thread (the device.ThreadRunner its Extensions state).
 func (opt Options) EqualByReadingOnThread(dev device.Device, p device.Ptr, want []byte) (eq bool, err error) {
 	g, err := guard.New(dev, guard.Program)
 	if err != nil {
 		return false, err
 	}
-	tr, ok := device.As[device.ThreadRunner](dev)
-	if !ok {
+	tr := device.ExtensionsOf(dev).Threads
+	if tr == nil {
 		return false, errors.New("no ThreadRunner")
 	}
 	r := &run{dev: g, watch: &watch{onThread: true}, knobs: opt.knobsOf()}

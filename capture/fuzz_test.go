@@ -119,10 +119,10 @@ func FuzzEngine(f *testing.F) {
 }
 
 // flippedWrites corrupts the first byte of every write on its way to the device it wraps, and
-// lets the engine reach that device's in-place comparison (Unwrap).
+// lets the engine reach that device's in-place comparison (Extensions).
 type flippedWrites struct{ device.Device }
 
-func (d flippedWrites) Unwrap() device.Device { return d.Device }
+func (d flippedWrites) Extensions() device.Extensions { return passOn(d, d.Device) }
 func (d flippedWrites) Write(t device.Thread, dst device.Ptr, src []byte) error {
 	b := append([]byte(nil), src...)
 	b[0] ^= 0xff
@@ -133,7 +133,7 @@ func (d flippedWrites) Write(t device.Thread, dst device.Ptr, src []byte) error 
 // bytes, so only the read-back comparison can see it.
 type flippedReads struct{ device.Device }
 
-func (d flippedReads) Unwrap() device.Device { return d.Device }
+func (d flippedReads) Extensions() device.Extensions { return passOn(d, d.Device) }
 func (d flippedReads) Read(t device.Thread, dst []byte, src device.Ptr) error {
 	err := d.Device.Read(t, dst, src)
 	dst[0] ^= 0xff

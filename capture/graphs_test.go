@@ -52,6 +52,9 @@ type tamperedWalk struct {
 	walks int
 }
 
+// Extensions states the walk, the tampered one.
+func (d *tamperedWalk) Extensions() device.Extensions { return device.Extensions{Of: d, Walk: d} }
+
 func (d *tamperedWalk) WalkGraph(t device.Thread, g device.Graph, visit func(device.GraphNode)) (int, error) {
 	d.walks++
 	n, err := device.WalkGraph(d.Device, t, g, visit)

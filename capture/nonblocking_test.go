@@ -40,6 +40,9 @@ type sayingWhy struct{ blockingRuntime }
 
 func (r sayingWhy) Lacks(capability string) string { return "asked about " + capability }
 
+// RuntimeExtensions states the Lacks (the embedded guards' own are stated for them, not for r).
+func (r sayingWhy) RuntimeExtensions() runtime.Extensions { return runtime.Extensions{Of: r, Lacks: r} }
+
 func (r blockingRuntime) Finish() error {
 	*r.finished++
 	if err := r.Device.Finish(); err != nil {

@@ -8,14 +8,15 @@ import (
 )
 
 // Runs: the bulk of a capture is fills, copies and axpys one after another on one stream. Where
-// the runtime under test takes them as a run (device.KernelEnqueuer), the engine issues them from
+// the runtime under test states a run of kernels (device.Extensions.Kernels), the engine issues them from
 // the capture's plan (probes.Plan: resolved once for the probe) in one call per run, records one
 // timeline entry per run, and has the oracle record the plan's ops instead of its own. A run has
 // exactly the effect, the records and the outcome of the same ops issued one by one (ops.go); the
 // equivalence spec runs the catalog both ways and compares every result.
 //
 // An instance issues runs only where nothing needs to see each op on its own: the runtime under
-// test is the built-in one, no fault is injected (a fault is charged to the call it fired in), and
+// test states a run for itself (the reference guards do; the plugin ABI has no run), no fault is
+// injected (a fault is charged to the call it fired in), and
 // refusals are not checked for side effects (a guarded instance snapshots the state before every
 // call). Every other op, and every op a plan did not resolve or whose buffers no longer have the
 // plan's sizes, goes one by one.
@@ -44,16 +45,16 @@ type runner struct {
 	stamp uint32
 }
 
-// startRuns decides whether capture c's ops may go in runs, and plans them. Only the built-in
-// runtime is given runs: a runtime of the user's own in Go that embeds the reference guards would
-// inherit their EnqueueKernels, and a Fill of its own would never see the run.
+// startRuns decides whether capture c's ops may go in runs, and plans them.
 func (r *run) startRuns(c *probes.Capture) {
 	r.runs = nil
-	if r.knobs.NoRuns || r.opt.Runtime != nil || len(r.faults) > 0 || r.checksRefusals() {
+	if r.knobs.NoRuns || len(r.faults) > 0 || r.checksRefusals() {
 		return
 	}
-	enq, ok := r.dev.(device.KernelEnqueuer) // not As: a runtime that wraps one must see every call
-	if !ok {
+	// Only a runtime that states a run for itself gets runs: one that embeds the reference guards
+	// inherits their EnqueueKernels, which would bypass its own Fill (device.ExtensionsOf drops it).
+	enq := device.ExtensionsOf(r.dev).Kernels
+	if enq == nil {
 		return
 	}
 	n := r.p.BufferIDs()

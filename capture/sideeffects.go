@@ -46,8 +46,8 @@ type bufferState struct {
 func (r *run) snap() (*snapshot, error) {
 	s := &r.before
 	s.counters = r.dev.Counters()
-	log, logged := r.dev.(SlotLog)
-	if s.bufs != nil && logged {
+	log := runtime.ExtensionsOf(r.dev).SlotLog
+	if s.bufs != nil && log != nil {
 		if keys, now, ok := log.SlotsChangedSince(s.slots); ok {
 			for _, names := range [][]string{keys, r.changed} {
 				for _, name := range names {
@@ -68,7 +68,7 @@ func (r *run) snap() (*snapshot, error) {
 	if s.bufs == nil {
 		s.bufs = map[string]bufferState{}
 	}
-	if logged {
+	if log != nil {
 		s.slots = log.SlotsVersion()
 	}
 	clear(s.bufs)
@@ -90,14 +90,6 @@ func (r *run) checkSlotLog(s *snapshot) error {
 		}
 	}
 	return nil
-}
-
-// SlotLog is a runtime under test that logs which slots' holdings change (guard.Device, a
-// plugin's slots_changed): the snapshot before a guarded call then asks only about those. A
-// wrapper of a Runtime passes it on, or the engine asks about every buffer before every call.
-type SlotLog interface {
-	SlotsVersion() uint64
-	SlotsChangedSince(v uint64) (keys []string, now uint64, ok bool)
 }
 
 // stateOf is a live buffer's state: a slotted buffer as the runtime's slot holds it, not as the

@@ -41,6 +41,11 @@ func (d *driftingRuntime) Holds(key string) (runtime.Slot, device.Ptr, bool) {
 	return slot, p, ok
 }
 
+// RuntimeExtensions states the runtime's own slot log (the guards' is stated for the guards).
+func (d *driftingRuntime) RuntimeExtensions() runtime.Extensions {
+	return runtime.Extensions{Of: d, SlotLog: d}
+}
+
 func (d *driftingRuntime) SlotsVersion() uint64 {
 	return uint64(len(d.mine))<<32 | d.Device.SlotsVersion()
 }

@@ -52,7 +52,7 @@ probes:
 // flipAfterReplay flips the byte at `at` of the buffer of verifySize bytes once the device has
 // finished a replay (the first SyncDevice after a Launch that took: the engine's verify sync), on
 // the device it wraps, where the runtime under test does not see it. It passes every other call
-// on, and lets the engine find the wrapped device's capabilities (Unwrap). It counts the reads of
+// on, and passes the wrapped device's abilities on (Extensions). It counts the reads of
 // the buffer a read-back chunk long: the evidence of which way the engine compared.
 type flipAfterReplay struct {
 	device.Device
@@ -63,7 +63,7 @@ type flipAfterReplay struct {
 	chunked  int // reads of one read-back chunk of the buffer
 }
 
-func (f *flipAfterReplay) Unwrap() device.Device { return f.Device }
+func (f *flipAfterReplay) Extensions() device.Extensions { return passOn(f, f.Device) }
 
 func (f *flipAfterReplay) Malloc(t device.Thread, n int64) (device.Ptr, error) {
 	p, err := f.Device.Malloc(t, n)
@@ -101,13 +101,17 @@ func (f *flipAfterReplay) Read(t device.Thread, dst []byte, src device.Ptr) erro
 	return f.Device.Read(t, dst, src)
 }
 
-// onThreadNoComparer hides the Comparer of the device it wraps (no Unwrap) and passes its
+// onThreadNoComparer hides the Comparer of the device it wraps (it states no Compare) and passes its
 // ThreadRunner on, handing the batch a view of itself (device.ThreadRunner's rule for wrappers);
 // batches counts the batches run.
 type onThreadNoComparer struct {
 	device.Device
 	tr      device.ThreadRunner
 	batches *atomic.Int32
+}
+
+func (w onThreadNoComparer) Extensions() device.Extensions {
+	return device.Extensions{Of: w, Threads: w}
 }
 
 func (w onThreadNoComparer) OnThread(t device.Thread, f func(device.Device)) error {
@@ -151,8 +155,8 @@ var _ = Describe("verification, every way a buffer is compared", Ordered, Contin
 				inner = opaque{dev}
 			}
 			if way == readBackOnThread {
-				tr, ok := device.As[device.ThreadRunner](dev)
-				Expect(ok).To(BeTrue(), "the simulator runs batches on a thread")
+				tr := device.ExtensionsOf(dev).Threads
+				Expect(tr).NotTo(BeNil(), "the simulator runs batches on a thread")
 				inner = onThreadNoComparer{Device: dev, tr: tr, batches: &batches}
 			}
 		case fakeComparer:
@@ -165,8 +169,7 @@ var _ = Describe("verification, every way a buffer is compared", Ordered, Contin
 			dev, err := b.Open(ctx, 0)
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(dev.Close)
-			_, ok := device.As[device.Comparer](dev)
-			Expect(ok).To(BeTrue(), "the bindings compare in place")
+			Expect(device.ExtensionsOf(dev).Compare).NotTo(BeNil(), "the bindings compare in place")
 			inner = dev
 		}
 		flip := &flipAfterReplay{Device: inner, at: at}

@@ -82,7 +82,7 @@ func grace(timeout time.Duration) time.Duration {
 func newWatch(dev device.Device) *watch {
 	w := &watch{dev: dev, base: time.Now()}
 	if dev.Capabilities().FaultInjection {
-		if w.inj, _ = device.As[device.FaultInjector](dev); w.inj != nil {
+		if w.inj = device.ExtensionsOf(dev).Faults; w.inj != nil {
 			// The device lists every fault fired since it opened: earlier instances' are not ours.
 			w.fired = len(w.inj.FiredFaults())
 		}
@@ -229,7 +229,7 @@ func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stu
 		if now := time.Now(); !now.Before(limit) {
 			w.abandoned = true
 			w.over.Store(true)
-			if a, ok := device.As[device.Abandoner](w.dev); ok {
+			if a := device.ExtensionsOf(w.dev).Abandon; a != nil {
 				a.Abandon()
 			}
 			stuck(w.call, now)
@@ -271,15 +271,12 @@ func (w *watch) inFlight(at time.Time) string {
 func (w *watch) batch(body func()) {
 	if w.tr != nil && w.tr.OnThread(device.Main, func(on device.Device) {
 		w.onThread = true
-		if any(w.tr) == any(w.dev) {
-			// The instance's calls go to the batch's view of the device, which runs them with no
-			// check of the OS thread. Not when the device found is wrapped (device.As): the view
-			// would bypass the wrappers. Run reads dev (to abandon it) only under mu, which the
-			// instance holds here.
-			dev := w.dev
-			w.dev = on
-			defer func() { w.dev = dev }()
-		}
+		// The instance's calls go to the batch's view of the device, which runs them with no check
+		// of the OS thread; a wrapper's view is the wrapper itself (device.ThreadRunner, ThreadsVia).
+		// Run reads dev (to abandon it) only under mu, which the instance holds here.
+		dev := w.dev
+		w.dev = on
+		defer func() { w.dev = dev }()
 		body()
 	}) == nil {
 		return
@@ -455,8 +452,16 @@ func (d watched) Close() error { return nil }
 // InBatch passes on the batch's view (device.BatchView): a runtime under test in front of the
 // watched device learns that its calls for t may run where they are made.
 func (d watched) InBatch(t device.Thread) bool {
-	v, ok := device.As[device.BatchView](d.Device)
-	return ok && v.InBatch(t)
+	v := device.ExtensionsOf(d.Device).Batch
+	return v != nil && v.InBatch(t)
+}
+
+// Extensions states what the watched device passes on, each under the watch: a run of kernels
+// as one watched call, whether the backend's batch runs calls inline, and watching a runtime's
+// own calls. The backend's other abilities are the engine's to use (it holds the backend's
+// device), not the runtime under test's.
+func (d watched) Extensions() device.Extensions {
+	return device.Extensions{Of: d, Kernels: d, Batch: d, Watch: d}
 }
 
 // WatchCall watches a call into the code of the runtime under test (device.CallWatcher).

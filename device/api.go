@@ -240,8 +240,9 @@ type GraphNode struct {
 
 // GraphWalker is an optional capability of a Device with GraphIntrospection: visiting a graph's
 // nodes in capture order without building their list. GraphNodes of a graph of 100,000 nodes
-// makes 100,000 nodes and their ranges (8 MB) that a check reads once; a walk makes none. The
-// engine looks for it with As and lists the nodes with GraphNodes on a device that lacks it.
+// makes 100,000 nodes and their ranges (8 MB) that a check reads once; a walk makes none. A
+// device states it in Extensions.Walk; the engine lists the nodes with GraphNodes on a device
+// that does not.
 type GraphWalker interface {
 	// WalkGraph calls visit with each of g's nodes, as GraphNodes would list them, and returns
 	// how many it visited: the same rules, the same errors. The node and its ranges are valid only
@@ -249,10 +250,10 @@ type GraphWalker interface {
 	WalkGraph(t Thread, g Graph, visit func(GraphNode)) (int, error)
 }
 
-// WalkGraph visits g's nodes on d in capture order: by d's walk when it has one (found with As),
-// else from the list GraphNodes makes.
+// WalkGraph visits g's nodes on d in capture order: by the walk d states (Extensions.Walk), else
+// from the list GraphNodes makes.
 func WalkGraph(d Device, t Thread, g Graph, visit func(GraphNode)) (int, error) {
-	if w, ok := As[GraphWalker](d); ok {
+	if w := ExtensionsOf(d).Walk; w != nil {
 		return w.WalkGraph(t, g, visit)
 	}
 	nodes, err := d.GraphNodes(t, g)
@@ -306,6 +307,9 @@ type Device interface {
 	// ("acl/cann-9.0-a2a3", "cuda/12.4-h200"). It has no spaces and may contain one "/".
 	Platform() string
 	Capabilities() Capabilities
+	// Extensions states what the device can do beyond Device, for itself (Extensions.Of is the
+	// device). Ask ExtensionsOf, which drops extensions a wrapper inherited by embedding.
+	Extensions() Extensions
 	Counters() Counters
 	// Close destroys what is left and stops the workers. The Device is unusable afterwards.
 	Close() error

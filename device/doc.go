@@ -1,4 +1,4 @@
-// Package runtime is the backend-neutral device API that every layer of replaycheck speaks.
+// Package device is the backend-neutral device API that every layer of replaycheck speaks.
 //
 // A Backend opens a Device. A Device allocates and frees device memory (Ptr), creates Streams and
 // Events, performs synchronous host<->device copies, enqueues stream work (fill, copy, the axpy
@@ -9,10 +9,15 @@
 // the device's own worker, Other a second worker. Backends run each call on a goroutine that holds
 // runtime.LockOSThread for its whole life (see Worker), so a call issued from Other really comes from
 // a different OS thread, on hardware and on the simulator alike. Handing a call to a locked thread
-// costs OS thread wake-ups; a device that implements ThreadRunner lets a caller run a batch of calls
-// on the thread as one hand-off, through a view of the device that need not find out which thread
-// each call comes from. A device that implements KernelEnqueuer takes a run of fills, copies and
-// axpys on one stream in one call, with exactly the effect of their own calls.
+// costs OS thread wake-ups; a device whose Extensions state a ThreadRunner lets a caller run a batch
+// of calls on the thread as one hand-off, through a view of the device that need not find out
+// which thread each call comes from. A device whose Extensions state a KernelEnqueuer takes a run
+// of fills, copies and axpys on one stream in one call, with exactly the effect of their own calls.
+//
+// What a device can do beyond Device it states in one value, Extensions, for itself: nothing is
+// found by a type assertion or by unwrapping. A wrapper that embeds a device inherits its
+// Extensions method, but what it returns is stated for the device inside, and ExtensionsOf drops
+// it; a wrapper forwards an ability only by stating it for itself (see Extensions).
 //
 // Every failure is a *Error carrying the platform's own code and a portable Class. A guard refusal
 // is an *Error of class ClassRefused. Handles (Stream, Event, Graph) are small opaque numbers owned by

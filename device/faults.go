@@ -82,7 +82,7 @@ func ordinal(n int) string {
 
 // FaultInjector is a Device that can be made to fail on purpose: the simulator, and the ACL and
 // CUDA bindings over the fake driver libraries. A device whose Capabilities say FaultInjection
-// implements it; a binding over a real driver library does not say so.
+// states it in Extensions.Faults; a binding over a real driver library does not say so.
 //
 // Faults armed together count their calls independently. A fired fault answers the call it fired
 // in as its kind says and is spent; a fault that has not fired stays armed until ClearFaults.
@@ -110,28 +110,4 @@ type Abandoner interface {
 type Recoverer interface {
 	// Recovers answers for a lost device (abandoned false) or an abandoned one; why says why not.
 	Recovers(abandoned bool) (ok bool, why string)
-}
-
-// Wrapper is a Device that forwards every call to another one (a layer that traces or accounts
-// for calls). It need not repeat the optional interfaces (FaultInjector, Abandoner, ...): As finds
-// them on the device it wraps.
-type Wrapper interface {
-	Unwrap() Device
-}
-
-// As returns the first of d and the devices it wraps (Wrapper) that implements T, an optional
-// device interface such as FaultInjector or Abandoner.
-func As[T any](d Device) (T, bool) {
-	for d != nil {
-		if t, ok := d.(T); ok {
-			return t, true
-		}
-		w, ok := d.(Wrapper)
-		if !ok {
-			break
-		}
-		d = w.Unwrap()
-	}
-	var zero T
-	return zero, false
 }

@@ -37,17 +37,17 @@ func (k KernelKind) String() string { return kernelKindNames.String(k) }
 // EnqueueKernels has exactly the effect of calling Fill, Copy or Axpy for each kernel in order,
 // stopping at the first that fails: n is how many took effect, and err is the error of kernel n
 // (nil when all did), the error that kernel's own call would have returned. A device that wraps
-// another implements it only when every call it forwards may be forwarded as a run; the engine
-// asks the runtime under test with a type assertion (never As: a wrapper without it must see every
-// call), and EnqueueKernels falls back to one call per kernel.
+// another states it (Extensions.Kernels) only when every call it forwards may be forwarded as a
+// run: a wrapper that inherited it by embedding would never see the run's calls, and
+// ExtensionsOf drops it. EnqueueKernels falls back to one call per kernel.
 type KernelEnqueuer interface {
 	EnqueueKernels(t Thread, s Stream, ks []Kernel) (n int, err error)
 }
 
-// EnqueueKernels enqueues ks on s from t through d: by d's own KernelEnqueuer when d has one (a
-// type assertion, not As), else one call per kernel (EnqueueEach).
+// EnqueueKernels enqueues ks on s from t through d: by the run d states (Extensions.Kernels),
+// else one call per kernel (EnqueueEach).
 func EnqueueKernels(d Device, t Thread, s Stream, ks []Kernel) (int, error) {
-	if e, ok := d.(KernelEnqueuer); ok {
+	if e := ExtensionsOf(d).Kernels; e != nil {
 		return e.EnqueueKernels(t, s, ks)
 	}
 	return EnqueueEach(d, t, s, ks)

@@ -1,7 +1,7 @@
 package device
 
 // ThreadRunner is an optional capability of a Device: running a whole batch of calls on the OS
-// thread that serves t, as one hand-off instead of one per call. The engine looks for it with As.
+// thread that serves t, as one hand-off instead of one per call, stated in Extensions.Threads.
 //
 // OnThread runs f on t's thread, hands it on, a view of the device, and waits for it. Every call
 // f makes on on for t runs there inline, exactly as if it had been handed off on its own (the same
@@ -16,8 +16,8 @@ package device
 // caller may run f itself.
 // A wrapper that passes OnThread on to the device it wraps hands f a view of itself (itself will
 // do: its calls for t then run inline after the device checks the thread), never the inner view,
-// which would bypass it; a caller that finds a ThreadRunner behind wrappers (As) keeps calling
-// through the wrappers.
+// which would bypass it; a caller given a ThreadRunner that a wrapper forwarded keeps calling
+// through the wrapper.
 type ThreadRunner interface {
 	OnThread(t Thread, f func(on Device)) error
 }

@@ -37,7 +37,7 @@ func (p *Platform) Recover(ctx context.Context, e reports.Entry) reports.Entry {
 	change := &reports.DeviceChange{State: e.DeviceState, Device: old.Describe()}
 	e.DeviceChange = change
 	if abandoned {
-		if a, ok := device.As[device.Abandoner](old); ok {
+		if a := device.ExtensionsOf(old).Abandon; a != nil {
 			a.Abandon() // the engine did already; a device abandoned twice is abandoned once
 		}
 	} else if err := old.Close(); err != nil {

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/runtime"
 )
@@ -13,32 +12,35 @@ type tracedDevice struct {
 	w *announcer
 }
 
-// traced is dev with its calls announced: Equal too when dev compares device memory in place
-// (device.Comparer, a call into the driver: a device-to-host copy on CUDA), which Unwrap would
-// otherwise let the engine make unannounced.
+// traced is dev with its calls announced.
 func traced(dev device.Device, w *announcer) device.Device {
-	t := &tracedDevice{Device: dev, w: w}
-	if c, ok := device.As[device.Comparer](dev); ok {
-		return &tracedComparer{tracedDevice: t, c: c}
+	return &tracedDevice{Device: dev, w: w}
+}
+
+// Extensions passes on what the traced device states, announced where using it is a call into
+// the driver: an in-place comparison (a device-to-host copy on CUDA) and a graph walk go through
+// the tracer. Arming a fault, abandoning the device and running a batch on its thread are not
+// calls that could crash (a batch's calls come back through the tracer). A run of kernels is
+// not passed on: the tracer announces each kernel's call. A new ability is passed on only here.
+func (d *tracedDevice) Extensions() device.Extensions {
+	e := device.ExtensionsOf(d.Device)
+	out := device.Extensions{Of: d, Faults: e.Faults, Abandon: e.Abandon, Threads: device.ThreadsVia(d, e.Threads), Walk: d}
+	if e.Compare != nil {
+		out.Compare = tracedComparer{c: e.Compare, w: d.w}
 	}
-	return t
+	return out
 }
 
-// tracedComparer is a tracedDevice whose device compares in place.
+// tracedComparer is the traced device's in-place comparison, announced.
 type tracedComparer struct {
-	*tracedDevice
 	c device.Comparer
+	w *announcer
 }
 
-func (d *tracedComparer) Equal(t device.Thread, src device.Ptr, want []byte) (bool, error) {
-	d.w.call("Equal")
-	return d.c.Equal(t, src, want)
+func (c tracedComparer) Equal(t device.Thread, src device.Ptr, want []byte) (bool, error) {
+	c.w.call("Equal")
+	return c.c.Equal(t, src, want)
 }
-
-// Unwrap gives the optional interfaces of the device it traces (device.As): arming a fault or
-// abandoning the device is not a call into the driver that could crash. Those that are (an
-// in-place comparison, a graph walk) are announced by traced and WalkGraph; a new one must be too.
-func (d *tracedDevice) Unwrap() device.Device { return d.Device }
 
 func (d *tracedDevice) Malloc(t device.Thread, bytes int64) (device.Ptr, error) {
 	d.w.call("Malloc")
@@ -213,30 +215,36 @@ func (d *tracedRuntime) Holds(key string) (slot runtime.Slot, p device.Ptr, ok b
 	return d.rt.Holds(key)
 }
 
-// SlotsVersion and SlotsChangedSince pass the runtime's slot log on (capture's snapshot uses it
-// when the runtime has one): without them an isolated guarded instance would ask about every
-// buffer before every call.
-func (d *tracedRuntime) SlotsVersion() uint64 {
-	_, now, _ := d.SlotsChangedSince(^uint64(0))
+// Extensions: a traced runtime states no device ability; every call goes through the tracer.
+func (d *tracedRuntime) Extensions() device.Extensions { return device.Extensions{Of: d} }
+
+// RuntimeExtensions passes on why the runtime lacks a capability (an isolated skip says what one
+// in process says; no call into the runtime's code) and its slot log, announced (without it an
+// isolated guarded instance would ask about every buffer before every call).
+func (d *tracedRuntime) RuntimeExtensions() runtime.Extensions {
+	e := runtime.ExtensionsOf(d.rt)
+	out := runtime.Extensions{Of: d, Lacks: e.Lacks}
+	if e.SlotLog != nil {
+		out.SlotLog = tracedSlotLog{log: e.SlotLog, w: d.w}
+	}
+	return out
+}
+
+// tracedSlotLog is a traced runtime's slot log, announced: it is a call into the runtime's code.
+type tracedSlotLog struct {
+	log runtime.SlotLog
+	w   *announcer
+}
+
+func (l tracedSlotLog) SlotsVersion() uint64 {
+	l.w.call("SlotsChangedSince")
+	_, now, _ := l.log.SlotsChangedSince(^uint64(0))
 	return now
 }
 
-func (d *tracedRuntime) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
-	log, ok := d.rt.(capture.SlotLog)
-	if !ok {
-		return nil, 0, false
-	}
-	d.w.call("SlotsChangedSince")
-	return log.SlotsChangedSince(v)
-}
-
-// Lacks passes on why the runtime lacks a capability (runtime.Lacker): an isolated skip says what
-// one in process says. It makes no call into the runtime's code.
-func (d *tracedRuntime) Lacks(capability string) string {
-	if l, ok := d.rt.(runtime.Lacker); ok {
-		return l.Lacks(capability)
-	}
-	return ""
+func (l tracedSlotLog) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
+	l.w.call("SlotsChangedSince")
+	return l.log.SlotsChangedSince(v)
 }
 
 func (d *tracedRuntime) ReservePool(t device.Thread, name string, bytes int64, host device.HostMemory) error {

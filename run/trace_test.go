@@ -30,18 +30,19 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		w := &announcer{out: bufio.NewWriter(&out)}
 		traced := &tracedRuntime{tracedDevice: &tracedDevice{Device: g, w: w}, rt: g}
 
-		from := traced.SlotsVersion()
+		log := runtime.ExtensionsOf(traced).SlotLog
+		gm.Expect(log).NotTo(gm.BeNil())
+		from := log.SlotsVersion()
 		_, _, err = traced.Provision(device.Main, runtime.Plain, "a", device.Ptr{}, 512)
 		gm.Expect(err).NotTo(gm.HaveOccurred())
-		keys, now, ok := traced.SlotsChangedSince(from)
+		keys, now, ok := log.SlotsChangedSince(from)
 		gm.Expect(ok).To(gm.BeTrue())
 		gm.Expect(keys).To(gm.Equal([]string{"a"}))
 		gm.Expect(now).To(gm.Equal(g.SlotsVersion()))
 		gm.Expect(out.String()).To(gm.ContainSubstring(`"call":"SlotsChangedSince"`))
 
 		bare := &tracedRuntime{tracedDevice: &tracedDevice{Device: g, w: w}, rt: noLog{g}}
-		_, _, ok = bare.SlotsChangedSince(from)
-		gm.Expect(ok).To(gm.BeFalse())
+		gm.Expect(runtime.ExtensionsOf(bare).SlotLog).To(gm.BeNil())
 	})
 
 	It("announces an in-place comparison as the call into the driver it is, where the device has one", func() {
@@ -55,8 +56,8 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		var out bytes.Buffer
 		w := &announcer{out: bufio.NewWriter(&out)}
 
-		c, ok := device.As[device.Comparer](traced(dev, w))
-		gm.Expect(ok).To(gm.BeTrue())
+		c := device.ExtensionsOf(traced(dev, w)).Compare
+		gm.Expect(c).NotTo(gm.BeNil())
 		eq, err := c.Equal(device.Main, p, make([]byte, 64))
 		gm.Expect(err).NotTo(gm.HaveOccurred())
 		gm.Expect(eq).To(gm.BeTrue())
@@ -64,7 +65,6 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		gm.Expect(out.String()).To(gm.ContainSubstring(`"call":"Equal"`))
 
 		// A device that cannot compare in place is not made to look as if it could.
-		_, ok = device.As[device.Comparer](traced(struct{ device.Device }{dev}, w))
-		gm.Expect(ok).To(gm.BeFalse())
+		gm.Expect(device.ExtensionsOf(traced(struct{ device.Device }{dev}, w)).Compare).To(gm.BeNil())
 	})
 })

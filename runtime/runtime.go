@@ -22,6 +22,45 @@ type Runtime interface {
 	// Finish lets go of the runtime once the instance is over and retired; the device it was
 	// opened over stays open (its caller owns it).
 	Finish() error
+	// RuntimeExtensions states what the runtime can do beyond Runtime, for itself (Of is the
+	// runtime); ask ExtensionsOf. Its device abilities are device.Device's Extensions.
+	RuntimeExtensions() Extensions
+}
+
+// Extensions are what a runtime under test can do beyond Runtime, each nil when it cannot. As
+// with device.Extensions, a runtime states them for itself, and ExtensionsOf answers none for
+// those a wrapper inherited by embedding a runtime: a runtime of the user's own that embeds the
+// reference guards does not pass the guards' slot log off as its own.
+type Extensions struct {
+	// Of is the runtime these extensions were stated for.
+	Of Runtime
+	// Lacks says why the runtime lacks a capability its device has.
+	Lacks Lacker
+	// SlotLog names the slots whose holdings changed, so that the engine's snapshot before a
+	// guarded call asks about those only.
+	SlotLog SlotLog
+}
+
+// ExtensionsOf is what r states it can do beyond Runtime: r.RuntimeExtensions() when they were
+// stated for r itself, none otherwise. Of is r either way.
+func ExtensionsOf(r Runtime) Extensions {
+	if r == nil {
+		return Extensions{}
+	}
+	if e := r.RuntimeExtensions(); device.Same(e.Of, r) {
+		return e
+	}
+	return Extensions{Of: r}
+}
+
+// SlotLog is a runtime under test that logs which slots' holdings change (the reference guards, a
+// plugin's slots_changed).
+type SlotLog interface {
+	// SlotsVersion is the log's version now.
+	SlotsVersion() uint64
+	// SlotsChangedSince names the slots whose holdings changed since version v, and the version
+	// now; ok is false when the log cannot say (v too old, or no log).
+	SlotsChangedSince(v uint64) (keys []string, now uint64, ok bool)
 }
 
 // UnderTest opens the runtime under test for one instance.
@@ -32,8 +71,8 @@ type UnderTest struct {
 	Open func(dev device.Device, guarded bool) (Runtime, error)
 }
 
-// Lacker is a runtime under test that can say why it lacks a capability its device has (a
-// plugin's ABI version, or an entry it left NULL); the engine ends the skip reason with it.
+// Lacker says why a runtime under test lacks a capability its device has (a plugin's ABI
+// version, or an entry it left NULL); the engine ends the skip reason with it.
 type Lacker interface {
 	// Lacks says why the runtime lacks capability, "" when it cannot say.
 	Lacks(capability string) string

@@ -15,9 +15,8 @@ func faultSpecs(h *harness) {
 		var inj device.FaultInjector
 		g.BeforeEach(func() {
 			h.need("fault-injection")
-			var ok bool
-			inj, ok = device.As[device.FaultInjector](h.dev)
-			Expect(ok).To(BeTrue(), "a device with the fault-injection capability is a device.FaultInjector, itself or through its wrappers")
+			inj = device.ExtensionsOf(h.dev).Faults
+			Expect(inj).NotTo(BeNil(), "a device with the fault-injection capability states a device.FaultInjector in its Extensions")
 		})
 
 		// answered checks a fault's failure: its class, and the platform's code and name for it when

@@ -281,10 +281,11 @@ func (d *Device) call(t device.Thread, op string, body func() error) error {
 	return body()
 }
 
-var (
-	_ device.ThreadRunner = (*Device)(nil)
-	_ device.BatchView    = (*Device)(nil)
-)
+// Extensions states every ability the simulator has beyond device.Device, for d itself: a
+// batch's view (OnThread's) states them for the view.
+func (d *Device) Extensions() device.Extensions {
+	return device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Batch: d, Compare: d, Walk: d, Kernels: d}
+}
 
 // InBatch reports whether d is a batch's view for t and the batch is running (device.BatchView):
 // then d's calls for t run inline, on the calling goroutine.

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"maps"
 	"slices"
 	"strings"
@@ -107,8 +108,18 @@ func (d *Device) Platform() string { return d.inner.Platform() }
 // closes, and Retire already gave back what they allocated.
 func (d *Device) Finish() error                     { return nil }
 func (d *Device) Capabilities() device.Capabilities { return d.inner.Capabilities() }
-func (d *Device) Counters() device.Counters         { return d.inner.Counters() }
-func (d *Device) Close() error                      { return d.inner.Close() }
+
+// Extensions states the guards' one ability beyond device.Device: a run of kernels
+// (EnqueueKernels), which program mode passes on whole and kernel mode takes kernel by kernel.
+// Nothing of the inner device's passes through: every call must meet the guards.
+func (d *Device) Extensions() device.Extensions { return device.Extensions{Of: d, Kernels: d} }
+
+// RuntimeExtensions states the guards' slot log (SlotsVersion, SlotsChangedSince).
+func (d *Device) RuntimeExtensions() runtime.Extensions {
+	return runtime.Extensions{Of: d, SlotLog: d}
+}
+func (d *Device) Counters() device.Counters { return d.inner.Counters() }
+func (d *Device) Close() error              { return d.inner.Close() }
 func (d *Device) CreateEvent(t device.Thread) (device.Event, error) {
 	return d.inner.CreateEvent(t)
 }

@@ -97,6 +97,9 @@ func (f *fake) Capabilities() device.Capabilities {
 }
 func (f *fake) Close() error { return nil }
 
+// Extensions: the fake is a plain device.
+func (f *fake) Extensions() device.Extensions { return device.Extensions{Of: f} }
+
 func (f *fake) Counters() device.Counters {
 	f.mu.Lock()
 	defer f.mu.Unlock()

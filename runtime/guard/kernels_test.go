@@ -14,6 +14,9 @@ type countingRuns struct {
 	runs, fills int
 }
 
+// Extensions states the counted run.
+func (c *countingRuns) Extensions() device.Extensions { return device.Extensions{Of: c, Kernels: c} }
+
 func (c *countingRuns) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
 	c.runs++
 	return device.EnqueueKernels(c.Device, t, s, ks)

@@ -251,8 +251,8 @@ func (p *Plugin) Open(dev device.Device, guarded bool) (*Runtime, error) {
 	r.rt = &r.box.rt
 	r.holdsCall = func() { C.rt_holds_box(r.rt) }
 	C.rcp_fill_inner(r.inner, C.uintptr_t(r.h))
-	r.bv, _ = device.As[device.BatchView](dev)
-	r.watcher, _ = device.As[device.CallWatcher](dev)
+	ext := device.ExtensionsOf(dev)
+	r.bv, r.watcher = ext.Batch, ext.Watch
 	mode := C.uint32_t(C.RC_MODE_PROGRAM)
 	if guarded {
 		mode = C.RC_MODE_KERNEL
@@ -487,6 +487,16 @@ func (r *Runtime) Platform() string { return r.dev.Platform() }
 
 // Capabilities are the inner device's, less non-blocking streams unless the runtime creates them
 // (create_stream_with_flags, ABI version 3).
+// Extensions states nothing beyond device.Device: the ABI has no run of kernels, no batch and no
+// comparison of its own, and every call goes through the plugin.
+func (r *Runtime) Extensions() device.Extensions { return device.Extensions{Of: r} }
+
+// RuntimeExtensions states why the plugin lacks a capability (Lacks) and its slot log
+// (slots_changed, which answers "cannot say" for a plugin of ABI version 1).
+func (r *Runtime) RuntimeExtensions() runtime.Extensions {
+	return runtime.Extensions{Of: r, Lacks: r, SlotLog: r}
+}
+
 func (r *Runtime) Capabilities() device.Capabilities {
 	c := r.dev.Capabilities()
 	c.NonBlockingStreams = c.NonBlockingStreams && r.flagged

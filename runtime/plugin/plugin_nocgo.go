@@ -67,3 +67,7 @@ func (r *Runtime) PoolFree(t device.Thread, name string, p device.Ptr) error { r
 func (r *Runtime) Retire(t device.Thread) error                              { return errNoCgo }
 func (r *Runtime) Finish() error                                             { return errNoCgo }
 func (r *Runtime) Lacks(capability string) string                            { return "" }
+func (r *Runtime) Extensions() device.Extensions                             { return device.Extensions{Of: r} }
+func (r *Runtime) RuntimeExtensions() runtime.Extensions {
+	return runtime.Extensions{Of: r, Lacks: r, SlotLog: r}
+}

@@ -217,6 +217,13 @@ func (d *Device) Describe() string                  { return d.describe }
 func (d *Device) Platform() string                  { return d.platform }
 func (d *Device) Capabilities() device.Capabilities { return d.caps }
 
+// Extensions states what a bound device can do beyond device.Device: fault injection (which
+// answers why not on a library without the fakes' entry points), abandoning, batches on a
+// worker thread and comparing in place through pinned chunks.
+func (d *Device) Extensions() device.Extensions {
+	return device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Compare: d}
+}
+
 // Counters are kept in Go: Mallocs, Frees, HostAllocs, HostFrees, Launches and CapturesDone count
 // successful calls; the live counts are the handles and allocations the device holds now.
 func (d *Device) Counters() device.Counters {
