@@ -81,14 +81,14 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 	It("runs a simulator instance as one batch, with the same outcome", func() {
 		spy := &batchSpy{Device: openSim("cann")}
 		DeferCleanup(spy.Close)
-		res := runFaulted(spy, capture.Options{})
+		res := runFaulted(spy, capture.Options{Runtime: builtin})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(spy.batches.Load()).To(Equal(int32(1)))
 	})
 
 	It("still ends a hang inside the batch 'timeout in Launch', naming the call, the device abandoned", func() {
 		spy := &batchSpy{Device: openSim("cann")}
-		res := runFaulted(spy, capture.Options{Timeout: 300 * time.Millisecond}, "hang@2")
+		res := runFaulted(spy, capture.Options{Runtime: builtin, Timeout: 300 * time.Millisecond}, "hang@2")
 		Expect(spy.batches.Load()).To(Equal(int32(1)))
 		Expect(res.Error.Kind).To(Equal(capture.ErrTimeout))
 		Expect(res.Error.Call).To(Equal("Launch"))
@@ -138,7 +138,7 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(dev.Close)
 			spy := &batchSpy{Device: dev}
-			res := runFaulted(spy, capture.Options{})
+			res := runFaulted(spy, capture.Options{Runtime: builtin})
 			Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 			Expect(spy.batches.Load()).To(Equal(int32(1)))
 
@@ -152,7 +152,7 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 	It("runs the instance on its own goroutine when the device refuses the batch (closed)", func() {
 		spy := &batchSpy{Device: openSim("cann")}
 		Expect(spy.Close()).To(Succeed())
-		res := runFaulted(spy, capture.Options{})
+		res := runFaulted(spy, capture.Options{Runtime: builtin})
 		Expect(spy.batches.Load()).To(Equal(int32(1)))
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("the device is closed"))

@@ -68,7 +68,7 @@ func runExact(b *testing.B, dev device.Device, p *probes.Probe, replays int) *ca
 // runAsExpected runs the instance once and fails the benchmark unless it came out as its probe
 // expects: exact, for every probe a benchmark runs but the re-based one of BenchmarkScaling.
 func runAsExpected(b *testing.B, dev device.Device, in probes.Instance) *capture.Result {
-	res := capture.Run(context.Background(), dev, in, capture.Options{})
+	res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: builtin})
 	if res.Outcome != in.Expected() {
 		b.Fatalf("%s: %s, want %s (%s)", in.ID(), res.Outcome, in.Expected(), res.Reason)
 	}
@@ -507,8 +507,8 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 		})})
 	}
 	ways = append(ways,
-		way{"read-back/in-batch", verify(capture.Options{}.EqualByReadingOnThread)},
-		way{"read-back/from-goroutine", verify(capture.Options{}.EqualByReading)},
+		way{"read-back/in-batch", verify(capture.Options{Runtime: builtin}.EqualByReadingOnThread)},
+		way{"read-back/from-goroutine", verify(capture.Options{Runtime: builtin}.EqualByReading)},
 		way{"pinned-copy", func() error {
 			if err := dev.Copy(device.Main, s, pinned, p); err != nil {
 				return err
@@ -604,7 +604,7 @@ func TestHelperPeakProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := capture.Run(context.Background(), dev, probes.Instance{Probe: set.Probes[0], Mode: device.Global, Replays: 3}, capture.Options{})
+		res := capture.Run(context.Background(), dev, probes.Instance{Probe: set.Probes[0], Mode: device.Global, Replays: 3}, capture.Options{Runtime: builtin})
 		if res.Outcome != probes.Exact {
 			t.Fatalf("%s: %s", res.Outcome, res.Reason)
 		}

@@ -102,7 +102,7 @@ var _ = Describe("the catalog on sim/cann", func() {
 				all = append(all, s.Probes...)
 			}
 			for _, in := range probes.Instances(all, probes.Matrix{Replays: 3}) {
-				res := capture.Run(ctx(), d, in, capture.Options{})
+				res := capture.Run(ctx(), d, in, capture.Options{Runtime: builtin})
 				v, why := judge(res, nil)
 				Expect(v).To(BeElementOf(verdict.Pass, verdict.Uncharacterised), "%s: %s", in.ID(), why)
 			}

@@ -52,11 +52,12 @@ func (v *verifier) releaseScratch() {
 	}
 }
 
-// comparerOf returns the in-place comparison dev's device states (device.Extensions.Compare) when the runtime under test is the built-in one (its Read passes straight to the
+// comparerOf returns the in-place comparison dev's device states (device.Extensions.Compare) when
+// the runtime under test is direct (runtime.UnderTest.Direct: its Read passes straight to the
 // device; a runtime of the user's own reads through itself). It goes through the watch like every
 // other device call.
-func comparerOf(dev watched, builtin bool) device.Comparer {
-	if c := device.ExtensionsOf(dev.Device).Compare; c != nil && builtin {
+func comparerOf(dev watched, direct bool) device.Comparer {
+	if c := device.ExtensionsOf(dev.Device).Compare; c != nil && direct {
 		return watchedComparer{c: c, w: dev.w}
 	}
 	return nil

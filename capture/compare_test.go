@@ -179,7 +179,7 @@ var _ = Describe("verification's fast paths", func() {
 	})
 
 	It("scans a buffer of many segments on several goroutines and joins them as one scan", func() {
-		cut := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.SegmentBytes = 4096 })
+		cut := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.SegmentBytes = 4096 })
 		prev := runtime.GOMAXPROCS(4)
 		defer runtime.GOMAXPROCS(prev)
 		rng := rand.New(rand.NewPCG(9, 10))
@@ -197,7 +197,7 @@ var _ = Describe("verification's fast paths", func() {
 	It("reads back in chunks smaller than the buffer and finds a difference in the last chunk", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
+		chunked := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 		const n = 5*4096 + 300 // the last chunk is partial
 		p, err := dev.Malloc(device.Main, n)
 		Expect(err).NotTo(HaveOccurred())
@@ -221,7 +221,7 @@ var _ = Describe("verification's fast paths", func() {
 	It("reads back chunk by chunk inside the batch on the device's Main thread, the comparison beside it", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
+		chunked := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 		const n = 5*4096 + 300
 		p, err := dev.Malloc(device.Main, n)
 		Expect(err).NotTo(HaveOccurred())
@@ -244,7 +244,7 @@ var _ = Describe("verification's fast paths", func() {
 	It("gives a read-back-only device the catalog's outcomes and mismatches, chunk by chunk", func() {
 		cat, err := loadCatalog()
 		Expect(err).NotTo(HaveOccurred())
-		chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
+		chunked := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 		dev, ref := openSim("cann"), openSim("cann")
 		DeferCleanup(dev.Close)
 		DeferCleanup(ref.Close)
@@ -252,7 +252,7 @@ var _ = Describe("verification's fast paths", func() {
 		for _, s := range cat.sets {
 			for _, in := range probes.Instances(s.Probes, probes.Matrix{Replays: 2}) {
 				got := capture.Run(context.Background(), opaque{dev}, in, chunked)
-				want := capture.Run(context.Background(), ref, in, capture.Options{})
+				want := capture.Run(context.Background(), ref, in, capture.Options{Runtime: builtin})
 				Expect(behaviour(got)).To(Equal(behaviour(want)), in.ID())
 				Expect(got.Mismatches).To(Equal(want.Mismatches), in.ID())
 				if got.CorruptedRounds > 0 {

@@ -28,8 +28,9 @@
 // (device.Extensions.Kernels) a run at a time, from the capture's plan (probes.Plan), where no op
 // needs to be seen on its own (runs.go): the result is the one the same ops give one by one.
 //
-// Every call goes through the runtime under test (Options.Runtime; by default replaycheck's
-// reference guards, runtime/guard, in kernel mode for a guarded instance). A refusal must change
+// Every call goes through the runtime under test (Options.Runtime, which the caller picks:
+// runtime/guard.Reference is replaycheck's own; the engine knows a runtime only through the seam,
+// package runtime). A refusal must change
 // nothing: after each one the engine compares what a refusable call can touch (the device's
 // counters, each buffer's slot, address and size) with a snapshot taken before it, and a refusal
 // with a side effect ends the instance in error (ErrSideEffect). Contents a refusal touched are

@@ -20,7 +20,7 @@ var _ = Describe("after an op that did not take effect", func() {
 		DeferCleanup(dev.Close)
 	})
 	guarded := func(p *probes.Probe) *capture.Result {
-		return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: true, Replays: 2}, capture.Options{})
+		return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: true, Replays: 2}, capture.Options{Runtime: builtin})
 	}
 
 	It("skips the re-allocation of a buffer whose free was refused, and keeps using the buffer", func() {
@@ -117,7 +117,7 @@ var _ = Describe("after an op that did not take effect", func() {
       ops:
         - sync-device: {}
     expect: {guarded: rejected}
-`), Mode: device.Global, Replays: 1000000}, capture.Options{Timeout: 100 * time.Millisecond})
+`), Mode: device.Global, Replays: 1000000}, capture.Options{Runtime: builtin, Timeout: 100 * time.Millisecond})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("deadline"))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout))
@@ -180,7 +180,7 @@ var _ = Describe("after an op that did not take effect", func() {
 		counts := func(guarded bool) map[string]int {
 			dev := &callCounter{Device: openSim("cann"), calls: map[string]int{}}
 			defer dev.Close()
-			res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: 2}, capture.Options{})
+			res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: 2}, capture.Options{Runtime: builtin})
 			Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 			return dev.calls
 		}

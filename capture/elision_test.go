@@ -51,7 +51,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 	}
 
 	It("are left out past round 3 and before the last, one event counting them", func() {
-		res := run(50, capture.Options{})
+		res := run(50, capture.Options{Runtime: builtin})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		kept, elided := rounds(res.Timeline.Events())
 		Expect(kept).To(Equal([]int{1, 2, 3, 50}))
@@ -62,7 +62,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 	})
 
 	It("hold the memory of one round whatever their number", func() {
-		short, long := run(100, capture.Options{}), run(2000, capture.Options{})
+		short, long := run(100, capture.Options{Runtime: builtin}), run(2000, capture.Options{Runtime: builtin})
 		Expect(long.Timeline.Events()).To(HaveLen(len(short.Timeline.Events())))
 		Expect(lastEvent(long).Seq).To(Equal(lastEvent(short).Seq + 1900*2))
 	})
@@ -70,7 +70,7 @@ var _ = Describe("the calls of uneventful replay rounds", func() {
 	It("stop at a round with an error, which is kept", func() {
 		fault, err := probes.ParseFault("launch-fail@10")
 		Expect(err).NotTo(HaveOccurred())
-		res := run(20, capture.Options{Faults: []probes.Fault{fault}})
+		res := run(20, capture.Options{Runtime: builtin, Faults: []probes.Fault{fault}})
 		Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 		kept, elided := rounds(res.Timeline.Events())
 		Expect(kept).To(Equal([]int{1, 2, 3, 10}))

@@ -12,7 +12,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
-	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
 // Options tune one run.
@@ -24,12 +23,9 @@ type Options struct {
 	Timeout time.Duration
 	// Faults are injected into every instance, after the probe's own (probes.Fault; run --fault).
 	Faults []probes.Fault
-	// Runtime is the runtime under test; nil is replaycheck's reference guards (runtime/guard):
-	// kernel mode for a guarded instance, program mode otherwise, with Guard's options.
+	// Runtime is the runtime under test (runtime/guard.Reference is replaycheck's own); an
+	// instance without one ends in error.
 	Runtime *runtime.UnderTest
-	// Guard configures the reference guards. Its Disabled switches are for negative-control
-	// tests only.
-	Guard guard.Options
 	// NoSideEffectCheck turns off the check that a refusal changed nothing. For the detector's
 	// negative control only.
 	NoSideEffectCheck bool
@@ -42,17 +38,6 @@ type Options struct {
 	// knobs are the engine's internal switches as a test tuned them (knobs.go; export_test.go's
 	// Tune); nil: the defaults.
 	knobs *knobs
-}
-
-// builtin is replaycheck's reference guards with opt's switches.
-func builtin(opt guard.Options) *runtime.UnderTest {
-	return &runtime.UnderTest{Name: RuntimeBuiltin, Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
-		mode := guard.Program
-		if guarded {
-			mode = guard.Kernel
-		}
-		return guard.NewWithOptions(dev, mode, opt)
-	}}
 }
 
 // run is the state of one instance's run. Its methods are spread by job: the op interpreter
@@ -133,17 +118,21 @@ type run struct {
 func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options) (res *Result) {
 	p := in.Probe
 	rut := opt.Runtime
-	if rut == nil {
-		rut = builtin(opt.Guard)
-	}
 	res = &Result{
 		ID: in.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
 		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
-		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(), Runtime: rut.Name,
+		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(),
 	}
 	res.Expected, res.RejectedBy = in.ExpectedOn(res.Platform)
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
+	if rut == nil {
+		// The engine knows no runtime of its own: its caller picks one (guard.Reference).
+		res.Outcome, res.Reason = probes.Errored, "no runtime under test (capture.Options.Runtime is nil)"
+		res.Error = &RunError{Kind: ErrHarness, Message: res.Reason}
+		return res
+	}
+	res.Runtime = rut.Name
 
 	caps := dev.Capabilities()
 	if _, why := lacking(p, caps); why != "" {
@@ -172,7 +161,7 @@ func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options
 	}
 	events, kernels := expectedEvents(p, in.Replays)
 	r.tl.events, r.tl.kernels.Hint = make([]Event, 0, events), kernels
-	if ext := device.ExtensionsOf(dev); ext.Threads != nil && (opt.Runtime == nil || handsBatchView(ext)) {
+	if ext := device.ExtensionsOf(dev); ext.Threads != nil && (rut.Direct || handsBatchView(ext)) {
 		r.watch.tr = ext.Threads
 	}
 	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
@@ -231,7 +220,7 @@ func (r *run) instance(rut *runtime.UnderTest) {
 		return
 	}
 	r.dev = rt
-	r.cmp, r.walker = comparerOf(dev, r.opt.Runtime == nil), walkerOf(dev, r.opt.Runtime == nil)
+	r.cmp, r.walker = comparerOf(dev, r.opt.Runtime.Direct), walkerOf(dev, r.opt.Runtime.Direct)
 	err = r.safely(r.body)
 	if len(r.faults) > 0 {
 		r.disarmFaults(err)

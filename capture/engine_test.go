@@ -108,6 +108,15 @@ var _ = Describe("Run", func() {
 		Expect(v).To(Equal(verdict.Pass))
 	})
 
+	It("ends an instance given no runtime under test in error, touching the device not at all", func() {
+		before := dev.Counters()
+		res := capture.Run(ctx(), dev, probes.Instance{Probe: parseProbe(simple), Mode: device.Global, Replays: 1}, capture.Options{})
+		Expect(res.Outcome).To(Equal(probes.Errored))
+		Expect(res.Error).To(HaveField("Kind", capture.ErrHarness))
+		Expect(res.Reason).To(Equal("no runtime under test (capture.Options.Runtime is nil)"))
+		Expect(dev.Counters()).To(Equal(before))
+	})
+
 	It("leaves no device object behind", func() {
 		before := dev.Counters()
 		runOn(dev, parseProbe(simple), device.Relaxed, 2)
@@ -378,7 +387,7 @@ var _ = Describe("Run", func() {
 	It("stops at the time limit", func() {
 		res := capture.Run(context.Background(), slowDevice{dev},
 			probes.Instance{Probe: parseProbe(simple), Mode: device.Global, Replays: 1000},
-			capture.Options{Timeout: 100 * time.Millisecond})
+			capture.Options{Runtime: builtin, Timeout: 100 * time.Millisecond})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("deadline"))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrTimeout))
@@ -387,7 +396,7 @@ var _ = Describe("Run", func() {
 	It("calls a cancelled run interrupted, not timed out", func() {
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
-		res := capture.Run(cancelled, dev, probes.Instance{Probe: parseProbe(simple), Mode: device.Global, Replays: 1}, capture.Options{})
+		res := capture.Run(cancelled, dev, probes.Instance{Probe: parseProbe(simple), Mode: device.Global, Replays: 1}, capture.Options{Runtime: builtin})
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Error).To(HaveField("Kind", capture.ErrInterrupted))
 	})
@@ -428,7 +437,7 @@ var _ = Describe("Run", func() {
       - grow: {buffer: dst, bytes: 8KiB}
       - alloc: {buffer: bystander, bytes: 4KiB, init: fill:0xEE}
     expect: {guarded: refused, unguarded: corrupted}
-`), Mode: device.Global, Guarded: true, Replays: 2}, capture.Options{})
+`), Mode: device.Global, Guarded: true, Replays: 2}, capture.Options{Runtime: builtin})
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Refusal).NotTo(BeNil())
 		Expect(res.Refusal.Step.String()).To(Equal("between op 1"))

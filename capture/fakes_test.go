@@ -44,12 +44,12 @@ var _ = Describe("the catalog through the fake driver libraries", func() {
 			DeferCleanup(ref.Close)
 			// The bindings have no in-place comparison: verification reads back, here in chunks
 			// smaller than most buffers, so a difference lands in a later chunk too.
-			chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
+			chunked := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
 
 			same, skipped := 0, 0
 			for _, in := range probes.Instances(all, probes.Matrix{Replays: 2}) {
 				got := capture.Run(ctx, dev, in, chunked)
-				want := capture.Run(ctx, ref, in, capture.Options{})
+				want := capture.Run(ctx, ref, in, capture.Options{Runtime: builtin})
 				if got.Outcome == probes.Skipped {
 					Expect(got.Reason).To(Equal(fmt.Sprintf("backend %s lacks capability %q", backend, "kernels")), in.ID())
 					skipped++

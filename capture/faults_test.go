@@ -71,7 +71,7 @@ func runFaulted(dev device.Device, opt capture.Options, faults ...string) *captu
 func expectClean(dev device.Device) {
 	GinkgoHelper()
 	base := dev.Counters()
-	res := runFaulted(dev, capture.Options{})
+	res := runFaulted(dev, capture.Options{Runtime: builtin})
 	Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 	Expect(res.Faults).To(BeEmpty())
 	expectReleased(dev, base)
@@ -117,7 +117,7 @@ var _ = Describe("injected faults", func() {
 
 			It("alloc-fail: the N-th allocation fails, the instance ends in error, the run goes on", func() {
 				base := dev.Counters()
-				res := runFaulted(dev, capture.Options{}, "alloc-fail@2")
+				res := runFaulted(dev, capture.Options{Runtime: builtin}, "alloc-fail@2")
 				Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 				Expect(res.Error.Kind).To(Equal(capture.ErrFault))
 				Expect(res.Reason).To(HavePrefix("injected fault alloc-fail@2 fired in Provision(plain b, 4096): "))
@@ -135,7 +135,7 @@ var _ = Describe("injected faults", func() {
 				p := parseProbe(faultProbe)
 				p.Faults = []probes.Fault{{Kind: device.FaultAllocFail, At: 3}}
 				base := dev.Counters()
-				res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Replays: 3}, capture.Options{})
+				res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Replays: 3}, capture.Options{Runtime: builtin})
 				Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 				Expect(res.Error.Kind).To(Equal(capture.ErrFault))
 				Expect(res.Error.Step).NotTo(BeNil(), res.Reason)
@@ -147,7 +147,7 @@ var _ = Describe("injected faults", func() {
 
 			It("launch-fail: the launch of round K fails, the instance ends in error, the run goes on", func() {
 				base := dev.Counters()
-				res := runFaulted(dev, capture.Options{}, "launch-fail@2")
+				res := runFaulted(dev, capture.Options{Runtime: builtin}, "launch-fail@2")
 				Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 				Expect(res.Error.Kind).To(Equal(capture.ErrFault))
 				Expect(res.Reason).To(HavePrefix("injected fault launch-fail@2 fired in Launch(graph main) on main: "))
@@ -160,7 +160,7 @@ var _ = Describe("injected faults", func() {
 			})
 
 			It("a fault that does not fire says why, and the instance is judged as if there were none", func() {
-				res := runFaulted(dev, capture.Options{}, "device-lost@5", "alloc-fail@9")
+				res := runFaulted(dev, capture.Options{Runtime: builtin}, "device-lost@5", "alloc-fail@9")
 				Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 				Expect(res.Faults).To(Equal([]capture.FaultRecord{
 					{Fault: "device-lost@5", Detail: "not armed: the instance replays 3 round(s)"},
@@ -170,7 +170,7 @@ var _ = Describe("injected faults", func() {
 			})
 
 			It("device-lost: the instance ends in error, the device stays lost until closed, a fresh one runs the next", func() {
-				res := runFaulted(dev, capture.Options{}, "device-lost@2")
+				res := runFaulted(dev, capture.Options{Runtime: builtin}, "device-lost@2")
 				Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 				Expect(res.Error.Kind).To(Equal(capture.ErrDeviceLost))
 				Expect(res.Reason).To(HavePrefix("injected fault device-lost@2 fired in Launch(graph main) on main: "))
@@ -193,7 +193,7 @@ var _ = Describe("injected faults", func() {
 			})
 
 			It("hang: the launch never returns, the instance ends 'timeout in Launch', the device is abandoned", func() {
-				res := runFaulted(dev, capture.Options{Timeout: 300 * time.Millisecond}, "hang@2")
+				res := runFaulted(dev, capture.Options{Runtime: builtin, Timeout: 300 * time.Millisecond}, "hang@2")
 				Expect(res.Outcome).To(Equal(probes.Errored), res.Reason)
 				Expect(res.Error.Kind).To(Equal(capture.ErrTimeout))
 				Expect(res.Error.Call).To(Equal("Launch"))
@@ -238,7 +238,7 @@ var _ = Describe("injected faults", func() {
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(dev.Close)
 			Expect(dev.Capabilities().FaultInjection).To(BeFalse())
-			res := runFaulted(dev, capture.Options{}, "launch-fail@1")
+			res := runFaulted(dev, capture.Options{Runtime: builtin}, "launch-fail@1")
 			Expect(res.Outcome).To(Equal(probes.Skipped))
 			Expect(res.Reason).To(Equal(fmt.Sprintf(`backend %s lacks capability "fault-injection", which the injected faults need (launch-fail@1): a real driver library cannot be made to fail on purpose`, l)))
 			Expect(dev.(device.FaultInjector).InjectFault(device.Fault{Kind: device.FaultHang, N: 1})).To(MatchError(ContainSubstring("exports no replaycheck_fake_inject")))

@@ -57,7 +57,7 @@ func oracleMatchesDevice(dev device.Device, p *probes.Probe, mode device.Capture
 		dev  device.Device
 	}{{"compared in place", dev}, {"read back", opaque{dev}}} {
 		in := probes.Instance{Probe: p, Mode: mode, Replays: replays}
-		res := capture.Run(context.Background(), way.dev, in, capture.Options{})
+		res := capture.Run(context.Background(), way.dev, in, capture.Options{Runtime: builtin})
 		if res.Outcome != probes.Exact {
 			return fmt.Errorf("%s, %s: %s: %s%s", dev.Platform(), way.name, res.Outcome, res.Reason, mismatches(res))
 		}
@@ -94,7 +94,7 @@ func engineHandlesCleanly(dev device.Device, p *probes.Probe, mode device.Captur
 	for _, guarded := range []bool{false, true} {
 		base := dev.Counters()
 		in := probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: replays}
-		res := capture.Run(context.Background(), dev, in, capture.Options{})
+		res := capture.Run(context.Background(), dev, in, capture.Options{Runtime: builtin})
 		if res.Outcome != probes.Exact {
 			return fmt.Errorf("%s: %s: %s", in.ID(), res.Outcome, res.Reason)
 		}

@@ -84,10 +84,11 @@ func (r *run) walkGraph(g device.Graph, visit func(device.GraphNode)) (int, erro
 	return device.WalkGraph(r.dev, device.Main, g, visit)
 }
 
-// walkerOf returns the walk dev's device states (device.Extensions.Walk) under the watch, when the runtime under test is the built-in one, whose GraphNodes is the
-// device's; a runtime of the user's own answers for itself.
-func walkerOf(dev watched, builtin bool) device.GraphWalker {
-	if g := device.ExtensionsOf(dev.Device).Walk; g != nil && builtin {
+// walkerOf returns the walk dev's device states (device.Extensions.Walk) under the watch, when the
+// runtime under test is direct (runtime.UnderTest.Direct), whose GraphNodes is the device's; a
+// runtime of the user's own answers for itself.
+func walkerOf(dev watched, direct bool) device.GraphWalker {
+	if g := device.ExtensionsOf(dev.Device).Walk; g != nil && direct {
 		return watchedWalker{g: g, w: dev.w}
 	}
 	return nil

@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"context"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -36,10 +37,13 @@ func runOn(dev device.Device, p *probes.Probe, mode device.CaptureMode, replays 
 
 // runInstance runs p in mode with guards on (kernel mode) or off.
 func runInstance(dev device.Device, p *probes.Probe, mode device.CaptureMode, guarded bool, replays int) *capture.Result {
-	return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: replays}, capture.Options{})
+	return capture.Run(context.Background(), dev, probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: replays}, capture.Options{Runtime: builtin})
 }
 
 func ctx() context.Context { return context.Background() }
+
+// builtin is replaycheck's reference runtime, the runtime under test of most specs.
+var builtin = guard.Reference(guard.Options{})
 
 // lastEvent is the last event of res's timeline.
 func lastEvent(res *capture.Result) capture.Event {

@@ -42,7 +42,7 @@ var _ = Describe("the incidents regression set", func() {
 			defer dev.Close()
 			guardedRan := 0
 			for _, in := range probes.Instances(incidents.Probes, probes.Matrix{}) {
-				res := capture.Run(ctx(), dev, in, capture.Options{})
+				res := capture.Run(ctx(), dev, in, capture.Options{Runtime: builtin})
 				v, why := judge(res, b)
 				Expect(v).To(Equal(verdict.Pass), "%s: %s (%s)", in.ID(), why, res.Reason)
 				if in.Guarded {

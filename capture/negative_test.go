@@ -24,7 +24,7 @@ var _ = Describe("negative controls", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
 		in := probes.Instance{Probe: cat.find(id), Mode: device.Global, Guarded: true, Replays: 3}
-		return capture.Run(ctx(), dev, in, capture.Options{Guard: guard.Options{Disabled: off}})
+		return capture.Run(ctx(), dev, in, capture.Options{Runtime: guard.Reference(guard.Options{Disabled: off})})
 	}
 
 	DescribeTable("a guard removed",

@@ -23,7 +23,7 @@ type Result struct {
 	Replays int                `json:"replays"` // rounds requested
 
 	// Backend, Platform (the device's platform key, device.Device.Platform) and Device say
-	// where the instance ran; Runtime names the runtime under test (RuntimeBuiltin:
+	// where the instance ran; Runtime names the runtime under test (runtime.Builtin:
 	// replaycheck's own reference guards).
 	Backend  string `json:"backend"`
 	Platform string `json:"platform"`
@@ -102,10 +102,6 @@ type Timings struct {
 	VerifiedBytes int64         `json:"verified_bytes"`
 	VerifyRate    float64       `json:"verify_bytes_per_second"`
 }
-
-// RuntimeBuiltin names the runtime under test when it is replaycheck's own reference guards
-// (runtime/guard), in program or kernel mode.
-const RuntimeBuiltin = "builtin"
 
 // ErrorKind says what broke in a run that ended in error.
 type ErrorKind string

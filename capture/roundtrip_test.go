@@ -35,7 +35,7 @@ var _ = Describe("a result through JSON", func() {
 			}
 			n := 0
 			for _, in := range probes.Instances(all, probes.Matrix{Replays: 2}) {
-				res := capture.Run(ctx(), dev, in, capture.Options{})
+				res := capture.Run(ctx(), dev, in, capture.Options{Runtime: builtin})
 				data, err := json.Marshal(res)
 				Expect(err).NotTo(HaveOccurred())
 				var back capture.Result

@@ -63,7 +63,7 @@ var _ = Describe("runs of a capture's ops", func() {
 						// take a run op by op): a guarded instance that checks refusals issues none.
 						for _, guarded := range []bool{false, true} {
 							in := probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: 3}
-							runs, single := both(profile, in, capture.Options{NoSideEffectCheck: guarded}, &t)
+							runs, single := both(profile, in, capture.Options{Runtime: builtin, NoSideEffectCheck: guarded}, &t)
 							Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", in.ID(), profile)
 							instances++
 						}
@@ -83,7 +83,7 @@ var _ = Describe("runs of a capture's ops", func() {
 			set, err := probes.Parse(fmt.Sprintf("program-%d.yaml", seed), []byte(text), probes.DefaultLimits())
 			Expect(err).NotTo(HaveOccurred())
 			in := probes.Instance{Probe: set.Probes[0], Mode: device.CaptureModes()[seed%3], Replays: 2}
-			runs, single := both("cann", in, capture.Options{}, &t)
+			runs, single := both("cann", in, capture.Options{Runtime: builtin}, &t)
 			Expect(comparable(runs)).To(Equal(comparable(single)), "seed %d:\n%s", seed, text)
 		}
 		Expect(t.runs).To(BeNumerically(">", 100), "the random programs' captures went in runs")
@@ -120,7 +120,7 @@ probes:
 		p := parseProbe(b.String())
 		t = tally{}
 		for _, profile := range []string{"cann", "cuda"} {
-			runs, single := both(profile, probes.Instance{Probe: p, Mode: device.Global, Replays: 5}, capture.Options{}, &t)
+			runs, single := both(profile, probes.Instance{Probe: p, Mode: device.Global, Replays: 5}, capture.Options{Runtime: builtin}, &t)
 			Expect(runs.Outcome).To(Equal(probes.Exact), runs.Reason)
 			Expect(comparable(runs)).To(Equal(comparable(single)))
 		}
@@ -130,7 +130,7 @@ probes:
 
 	It("differ when a run is recorded wrong (the comparison's negative control)", func() {
 		p := parseProbe(progen.Fills(100, 2))
-		skewed := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.SkewRuns = true })
+		skewed := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.SkewRuns = true })
 		var t tally
 		runs, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 2}, skewed, &t)
 		Expect(t.runs).To(Equal(1))
@@ -173,7 +173,7 @@ probes:
 		for _, profile := range []string{"cann", "cuda"} {
 			for _, mode := range device.CaptureModes() {
 				var t tally
-				runs, single := both(profile, probes.Instance{Probe: p, Mode: mode, Replays: 2}, capture.Options{}, &t)
+				runs, single := both(profile, probes.Instance{Probe: p, Mode: mode, Replays: 2}, capture.Options{Runtime: builtin}, &t)
 				Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", mode, profile)
 				if runs.Rejection == nil {
 					Expect(t.runs).To(Equal(1), "%s on sim/%s: the fills went in a run", mode, profile)
@@ -189,7 +189,7 @@ probes:
 		p := parseProbe(progen.Fills(2000, 1))
 		p.Captures[0].Ops = append([]*probes.Op{{Kind: probes.OpFree, Buffer: "b", Thread: device.Main}}, p.Captures[0].Ops...)
 		var t tally
-		runs, single := both("cuda", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{}, &t)
+		runs, single := both("cuda", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Runtime: builtin}, &t)
 		Expect(runs.Outcome).To(Equal(probes.Rejected), runs.Reason)
 		Expect(comparable(runs)).To(Equal(comparable(single)))
 		Expect(t.runs).To(Equal(1), "one run, stopped at its first op; the others went on their own")

@@ -87,7 +87,7 @@ var _ = Describe("a guarded instance's schedule", func() {
 	count := func(p *probes.Probe, guarded bool) (*capture.Result, []string) {
 		dev := &syncCounter{Device: openSim("cann")}
 		defer dev.Close()
-		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: 2}, capture.Options{})
+		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Guarded: guarded, Replays: 2}, capture.Options{Runtime: builtin})
 		return res, dev.calls
 	}
 	tally := func(calls []string) map[string]int {

@@ -107,7 +107,7 @@ var _ = Describe("the refusal side-effect detector", func() {
 	}
 
 	It("passes a clean refusal and says what it checked", func() {
-		res := run(nil, false)
+		res := run(builtin, false)
 		Expect(res.Outcome).To(Equal(probes.Refused), res.Reason)
 		Expect(res.Refusal.Checked).NotTo(BeEmpty())
 		for _, c := range res.Refusal.Checked {

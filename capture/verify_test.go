@@ -141,7 +141,7 @@ var _ = Describe("verification, every way a buffer is compared", Ordered, Contin
 		fakeLib, err = fake.Build(dir, fake.CUDA, fake.Variant{})
 		Expect(err).NotTo(HaveOccurred())
 	})
-	chunked := capture.Tune(capture.Options{}, func(k *capture.Knobs) { k.ReadChunk = verifyChunk })
+	chunked := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.ReadChunk = verifyChunk })
 
 	finds := func(ctx SpecContext, way verifyWay, at int64) {
 		var inner device.Device

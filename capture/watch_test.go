@@ -46,7 +46,7 @@ var _ = Describe("the watch", func() {
     expect: {guarded: exact, unguarded: exact}
 `)
 		started := time.Now()
-		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Timeout: 300 * time.Millisecond})
+		res := capture.Run(ctx(), dev, probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Runtime: builtin, Timeout: 300 * time.Millisecond})
 		took := time.Since(started)
 		close(dev.release) // the abandoned free returns; the instance's goroutine parks for good
 		Expect(dev.Device.Close()).To(Succeed())

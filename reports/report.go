@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"github.com/replaycheck/replaycheck/runtime"
 	"time"
 
 	"github.com/replaycheck/replaycheck/capture"
@@ -29,7 +30,7 @@ type Report struct {
 	Platform string `json:"platform"`
 	Profile  string `json:"profile,omitempty"`
 	Device   string `json:"device"`
-	// Runtime is the runtime under test ("" is capture.RuntimeBuiltin).
+	// Runtime is the runtime under test ("" is runtime.Builtin).
 	Runtime string  `json:"runtime"`
 	Summary Summary `json:"summary"`
 	Results []Entry `json:"results"`
@@ -134,7 +135,7 @@ func (r *Report) AddEntry(e Entry) Entry {
 
 func (r *Report) runtime() string {
 	if r.Runtime == "" {
-		return capture.RuntimeBuiltin
+		return runtime.Builtin
 	}
 	return r.Runtime
 }

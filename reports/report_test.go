@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"github.com/replaycheck/replaycheck/verdict"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ func stepAt(text string) *probes.Step { return ptr(mustStep(text)) }
 func exactResult() *capture.Result {
 	return &capture.Result{
 		ID: "basic/copy@global/guards-off", Probe: "basic/copy", Set: "basic", Hazard: "none",
-		Mode: device.Global, Guarded: false, Replays: 3, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Mode: device.Global, Guarded: false, Replays: 3, Backend: "sim", Platform: "sim/cann", Runtime: runtime.Builtin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Expected: probes.Exact,
 		Reason: "3 of 3 rounds byte-identical to the oracle, no error",
 		Rounds: 3,
@@ -76,7 +77,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 	r := &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-off", Probe: "rebase/grow-after-capture", Set: "rebase",
 		Hazard: "rebase", Labels: []string{"retained"},
-		Mode: device.Global, Guarded: false, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Mode: device.Global, Guarded: false, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: runtime.Builtin, Device: "sim device 0 (cann)",
 		Outcome: probes.Corrupted, Expected: expected,
 		Reason: "2 of 2 rounds differ from the oracle, first at round 1 (dst at offset 0, 128 bytes); " +
 			"graph main captured dst at 0x100000000+64, now buffer bystander 0x100000000+64 (generation 3)",
@@ -110,7 +111,7 @@ func corruptedResult(expected probes.Outcome) *capture.Result {
 func rejectedResult() *capture.Result {
 	return &capture.Result{
 		ID: "sync/sync-in-capture@thread-local/guards-off", Probe: "sync/sync-in-capture", Set: "sync",
-		Hazard: "sync-in-capture", Mode: device.ThreadLocal, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "sync-in-capture", Mode: device.ThreadLocal, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: runtime.Builtin, Device: "sim device 0 (cann)",
 		Outcome: probes.Rejected, Expected: probes.Rejected, RejectedBy: []device.Class{device.ClassCapturedStream},
 		Reason: "platform rejected capture main op 2 (SyncStream) with 107027 ACL_ERROR_RT_STREAM_CAPTURED " +
 			"[captured-stream], capture not invalidated, later replays exact",
@@ -130,7 +131,7 @@ func rejectedResult() *capture.Result {
 func skippedResult() *capture.Result {
 	return &capture.Result{
 		ID: "rebase/grow-after-capture@global/guards-on", Probe: "rebase/grow-after-capture", Set: "rebase",
-		Hazard: "rebase", Mode: device.Global, Guarded: true, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "rebase", Mode: device.Global, Guarded: true, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: runtime.Builtin, Device: "sim device 0 (cann)",
 		Outcome: probes.Skipped, Expected: probes.Refused,
 		Reason: "guards on needs runtime/guard, which this build does not have yet",
 	}
@@ -139,7 +140,7 @@ func skippedResult() *capture.Result {
 func uncharacterisedResult() *capture.Result {
 	return &capture.Result{
 		ID: "offcap/side-stream@global/guards-off", Probe: "offcap/side-stream", Set: "offcap",
-		Hazard: "off-capture", Mode: device.Global, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "off-capture", Mode: device.Global, Replays: 2, Backend: "sim", Platform: "sim/cann", Runtime: runtime.Builtin, Device: "sim device 0 (cann)",
 		Outcome: probes.Exact, Reason: "2 of 2 rounds byte-identical to the oracle, no error", Rounds: 2,
 		Timeline: capture.TimelineOf(capture.Event{Seq: 1, Phase: "prepare", Step: stepAt("prepare op 1"), Call: "Fill(a 0x100000000+8, 0x01) on main"}),
 		Duration: 300 * time.Microsecond,
@@ -149,7 +150,7 @@ func uncharacterisedResult() *capture.Result {
 func erroredResult() *capture.Result {
 	return &capture.Result{
 		ID: "leak/forgotten-graph@global/guards-off", Probe: "leak/forgotten-graph", Set: "leak",
-		Hazard: "none", Mode: device.Global, Replays: 1, Backend: "sim", Platform: "sim/cann", Runtime: capture.RuntimeBuiltin, Device: "sim device 0 (cann)",
+		Hazard: "none", Mode: device.Global, Replays: 1, Backend: "sim", Platform: "sim/cann", Runtime: runtime.Builtin, Device: "sim device 0 (cann)",
 		Outcome: probes.Errored, Expected: probes.Exact, Rounds: 1,
 		Reason: "leaked after teardown: graphs: 1 live, 0 before",
 		Error:  &capture.RunError{Kind: capture.ErrLeak, Message: "leaked after teardown: graphs: 1 live, 0 before"},
@@ -410,7 +411,7 @@ var _ = Describe("the JSON document", func() {
 		Expect(one.Runs).To(HaveLen(1))
 		Expect(two.Runs).To(HaveLen(2))
 		Expect(two.Runs[1].Platform).To(Equal("sim/cuda"))
-		Expect(two.Runs[1].Runtime).To(Equal(capture.RuntimeBuiltin))
+		Expect(two.Runs[1].Runtime).To(Equal(runtime.Builtin))
 		Expect(one.Summary.Total).To(Equal(7))
 		Expect(two.Summary.Total).To(Equal(14))
 		Expect(two.Results).To(HaveLen(14))

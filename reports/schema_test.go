@@ -7,6 +7,7 @@ import (
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -152,7 +153,7 @@ var _ = Describe("the JSON report of the whole catalog", func() {
 		rep := reports.New("replaycheck", "test", reports.Options{AllTimelines: true})
 		rep.Backend, rep.Platform, rep.Profile = "sim", dev.Platform(), "cuda"
 		for _, in := range probes.Instances(all, probes.Matrix{Replays: 2}) {
-			rep.Add(capture.Run(ctx, dev, in, capture.Options{}))
+			rep.Add(capture.Run(ctx, dev, in, capture.Options{Runtime: guard.Reference(guard.Options{})}))
 		}
 		var buf bytes.Buffer
 		Expect(reports.WriteJSON(&buf, rep)).To(Succeed())

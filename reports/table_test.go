@@ -3,6 +3,7 @@ package reports_test
 import (
 	"bytes"
 	"context"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"os"
 	"path/filepath"
 
@@ -41,7 +42,7 @@ var _ = Describe("the enforcement table", func() {
 			rep := reports.New("replaycheck", "test", reports.Options{})
 			rep.Backend, rep.Profile = "sim", profile
 			for _, in := range probes.Instances(all, probes.Matrix{Guards: []bool{false}, Replays: 2}) {
-				rep.Add(capture.Run(context.Background(), dev, in, capture.Options{}))
+				rep.Add(capture.Run(context.Background(), dev, in, capture.Options{Runtime: guard.Reference(guard.Options{})}))
 			}
 			Expect(dev.Close()).To(Succeed())
 			runs = append(runs, rep)

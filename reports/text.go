@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/hex"
 	"fmt"
+	"github.com/replaycheck/replaycheck/runtime"
 	"io"
 	"slices"
 	"strconv"
@@ -62,7 +63,7 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	if rep.Device != "" {
 		tw.printf("  device %s", rep.Device)
 	}
-	if rep.Runtime != "" && rep.Runtime != capture.RuntimeBuiltin {
+	if rep.Runtime != "" && rep.Runtime != runtime.Builtin {
 		// The built-in guards are the default and go unsaid; a runtime under test is named.
 		tw.printf("  runtime %s", rep.Runtime)
 	}

@@ -2,6 +2,8 @@ package run
 
 import (
 	"encoding/json"
+	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"os"
 	"slices"
 	"time"
@@ -99,9 +101,14 @@ func (c Config) runtimeName() string {
 	return ""
 }
 
-// options are the engine options of every instance of a run of c.
+// options are the engine options of every instance of a run of c: the runtime under test is
+// RuntimeUnderTest, or replaycheck's reference guards with Guard's switches.
 func (c Config) options() capture.Options {
-	return capture.Options{Timeout: c.Timeout, Runtime: c.RuntimeUnderTest, Guard: c.Guard, Faults: c.faults(), CheckSlotLog: c.CheckSlotLog}
+	rut := c.RuntimeUnderTest
+	if rut == nil {
+		rut = guard.Reference(c.Guard)
+	}
+	return capture.Options{Timeout: c.Timeout, Runtime: rut, Faults: c.faults(), CheckSlotLog: c.CheckSlotLog}
 }
 
 // Instance runs one instance on dev with the engine (capture.Run, under c's per-instance timeout,
@@ -442,7 +449,7 @@ func unrunEntry(in probes.Instance, c Config, backend, platform, device string, 
 
 func runtimeOrBuiltin(name string) string {
 	if name == "" {
-		return capture.RuntimeBuiltin
+		return runtime.Builtin
 	}
 	return name
 }

@@ -65,11 +65,21 @@ type SlotLog interface {
 
 // UnderTest opens the runtime under test for one instance.
 type UnderTest struct {
-	// Name is recorded in every result (capture.Result.Runtime).
+	// Name is recorded in every result (capture.Result.Runtime): Builtin for the reference guards.
 	Name string
 	// Open puts the runtime in front of dev; guarded is the instance's guard setting.
 	Open func(dev device.Device, guarded bool) (Runtime, error)
+	// Direct says the runtime is Go code that makes every device call on the goroutine that
+	// called it, and whose Read and GraphNodes are its device's own (the reference guards). The
+	// engine may then run the instance as one batch on the device's thread and compare and walk
+	// on the device itself. A runtime of the user's own leaves it false: its calls may come from
+	// threads of its own, and it answers reads through its own code.
+	Direct bool
 }
+
+// Builtin is the Name of replaycheck's reference runtime (runtime/guard), in program or kernel
+// mode.
+const Builtin = "builtin"
 
 // Lacker says why a runtime under test lacks a capability its device has (a plugin's ABI
 // version, or an entry it left NULL); the engine ends the skip reason with it.

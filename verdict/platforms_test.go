@@ -2,6 +2,7 @@ package verdict_test
 
 import (
 	"context"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -52,7 +53,7 @@ func judgeOn(text, profile string) (*capture.Result, verdict.Verdict) {
 	dev, err := be.Open(context.Background(), 0)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(dev.Close)
-	res := capture.Run(context.Background(), dev, ins[0], capture.Options{})
+	res := capture.Run(context.Background(), dev, ins[0], capture.Options{Runtime: guard.Reference(guard.Options{})})
 	return res, verdict.Judge(res, nil)
 }
 

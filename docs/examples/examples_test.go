@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"maps"
 	"os/exec"
 	"path/filepath"
@@ -181,7 +182,7 @@ var _ = Describe("tiny_runtime.c, the worked example of docs/runtime-abi.md", Or
 		dev := openSim("cann")
 		n := 0
 		for _, in := range probes.Instances(all, probes.Matrix{Guards: []bool{false}}) {
-			builtin := capture.Run(context.Background(), dev, in, capture.Options{})
+			builtin := capture.Run(context.Background(), dev, in, capture.Options{Runtime: guard.Reference(guard.Options{})})
 			got := capture.Run(context.Background(), dev, in, tiny())
 			Expect(behaviour(got)).To(Equal(behaviour(builtin)), "%s: %s\nbuilt-in: %s", in.ID(), got.Reason, builtin.Reason)
 			n++

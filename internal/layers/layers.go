@@ -10,7 +10,7 @@
 //	runtime          the seam: imports the platform and nothing that implements or drives it
 //	runtime/guard    the reference guards: not runtime/plugin
 //	runtime/plugin   the C ABI loader and its seed plugins: not runtime/guard
-//	capture          the engine: not runtime/plugin (a team's runtime reaches it through the seam)
+//	capture          the engine: no implementation of the runtime under test, only the seam
 //	probes           the probe language: neither the engine nor the runtime under test
 //	verdict          judging: not reports, run or a front
 //	reports          rendering: not run or a front
@@ -36,7 +36,7 @@ var Rules = []Rule{
 	{From: "runtime", Not: []string{"runtime/guard/...", "runtime/plugin/...", "capture/...", "probes/...", "run/...", "harness/...", "cmd/..."}},
 	{From: "runtime/guard/...", Not: []string{"runtime/plugin/...", "capture/...", "run/...", "harness/...", "cmd/..."}},
 	{From: "runtime/plugin/...", Not: []string{"runtime/guard/...", "capture/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "capture/...", Not: []string{"runtime/plugin/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
+	{From: "capture/...", Not: []string{"runtime/guard/...", "runtime/plugin/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
 	{From: "probes/...", Not: []string{"capture/...", "runtime/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
 	{From: "verdict/...", Not: []string{"reports/...", "run/...", "harness/...", "cmd/..."}},
 	{From: "reports/...", Not: []string{"run/...", "harness/...", "cmd/..."}},

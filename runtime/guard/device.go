@@ -66,6 +66,18 @@ type Device struct {
 
 var _ device.Device = (*Device)(nil)
 
+// Reference is replaycheck's reference runtime with opts' switches, as the engine opens it for
+// each instance: kernel mode for a guarded instance, program mode otherwise.
+func Reference(opts Options) *runtime.UnderTest {
+	return &runtime.UnderTest{Name: runtime.Builtin, Direct: true, Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
+		mode := Program
+		if guarded {
+			mode = Kernel
+		}
+		return NewWithOptions(dev, mode, opts)
+	}}
+}
+
 // New wraps inner and latches mode (Program or Kernel) as the Device's execution identity.
 func New(inner device.Device, mode Mode) (*Device, error) {
 	return NewWithOptions(inner, mode, Options{})

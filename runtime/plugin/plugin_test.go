@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"maps"
 	"os"
 	"os/exec"
@@ -586,7 +587,7 @@ var _ = Describe("the engine through the plugin", func() {
 	It("reports a platform rejection through the plugin with the platform's code, name and class", func() {
 		in := probes.Instance{Probe: cat.find("platform/sync-capturing-stream"), Mode: device.Global, Replays: 1}
 		res := run(p, dev, in)
-		builtin := capture.Run(context.Background(), dev, in, capture.Options{})
+		builtin := capture.Run(context.Background(), dev, in, capture.Options{Runtime: guard.Reference(guard.Options{})})
 		Expect(builtin.Rejection).NotTo(BeNil())
 		Expect(res.Outcome).To(Equal(builtin.Outcome), res.Reason)
 		Expect(res.Rejection).NotTo(BeNil(), res.Reason)
@@ -688,7 +689,7 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 			outcomes := map[probes.Outcome]int{}
 			for _, in := range instances {
 				got := run(p, viaPlugin, in)
-				want := capture.Run(context.Background(), builtin, in, capture.Options{})
+				want := capture.Run(context.Background(), builtin, in, capture.Options{Runtime: guard.Reference(guard.Options{})})
 				Expect(got.Runtime).To(Equal("passthrough"))
 				if d := differ(got, want); d != "" {
 					diffs = append(diffs, in.ID()+": "+d)
@@ -717,7 +718,7 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 		for _, in := range loadCatalog().unguarded() {
 			got := capture.Run(context.Background(), viaPlugin, in, capture.Options{Runtime: rut(p), Timeout: 5 * time.Second})
 			Expect(p.CloseRuntimes()).To(Succeed())
-			Expect(differ(got, capture.Run(context.Background(), builtin, in, capture.Options{}))).To(BeEmpty(), in.ID())
+			Expect(differ(got, capture.Run(context.Background(), builtin, in, capture.Options{Runtime: guard.Reference(guard.Options{})}))).To(BeEmpty(), in.ID())
 		}
 		tids, _ := loggedThreads(log)
 		simMain, others := mainTID(viaPlugin), 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/replaycheck/replaycheck/runtime"
+	"github.com/replaycheck/replaycheck/runtime/guard"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -108,7 +109,7 @@ var _ = Describe("the plugins on the catalog", func() {
 			defer done()
 			n := 0
 			for _, in := range probes.Instances(all, probes.Matrix{Replays: 2}) {
-				want := capture.Run(context.Background(), dev, in, capture.Options{})
+				want := capture.Run(context.Background(), dev, in, capture.Options{Runtime: guard.Reference(guard.Options{})})
 				got := capture.Run(context.Background(), dev, in, capture.Options{Runtime: under(ref), CheckSlotLog: true})
 				Expect(got.Runtime).To(Equal("reference"))
 				Expect(behaviour(got)).To(Equal(behaviour(want)), "%s on %s through reference: %s\nbuilt-in guards: %s", in.ID(), platform, got.Reason, want.Reason)
