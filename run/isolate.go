@@ -44,7 +44,18 @@ const (
 
 // WorkerGrace is how long past the instance timeout a child may take (loading the catalog,
 // opening the device, closing it) before it is killed and its instance ends in timeout.
-var WorkerGrace = 30 * time.Second
+const WorkerGrace = 30 * time.Second
+
+// grace is the run's WorkerGrace.
+func (c Config) grace() time.Duration {
+	switch {
+	case c.workerGrace < 0:
+		return 0
+	case c.workerGrace > 0:
+		return c.workerGrace
+	}
+	return WorkerGrace
+}
 
 // workerRequest is what the parent writes to a child's stdin.
 type workerRequest struct {
@@ -120,7 +131,7 @@ func requestFor(c Config, in probes.Instance) workerRequest {
 // isolated runs one instance in a child process (see EnvWorker) and returns its entry, or an
 // entry in error saying how the child died.
 func (c Config) isolated(ctx context.Context, in probes.Instance, p *Platform, baseline *verdict.Baseline) reports.Entry {
-	limit := c.Timeout + WorkerGrace
+	limit := c.Timeout + c.grace()
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	fail := func(kind capture.ErrorKind, msg string) reports.Entry {

@@ -187,10 +187,7 @@ probes:
 	})
 
 	It("kills a worker that hangs past the instance timeout plus the grace, as a timeout", func() {
-		grace := run.WorkerGrace
-		DeferCleanup(func() { run.WorkerGrace = grace })
-		run.WorkerGrace = 0
-		c := config("hang")
+		c := run.WithWorkerGrace(config("hang"), 0)
 		// Long enough for a race-built child on a loaded machine to start and announce its call
 		// (50ms was not: the message then lacked "during Malloc"); the child hangs regardless.
 		c.Timeout = time.Second
