@@ -10,7 +10,7 @@ import (
 )
 
 var _ = Describe("the oracle's fill", func() {
-	It("sets exactly the span's bytes, for every short length and alignment and across the doubling", func() {
+	It("sets exactly the span's bytes, for every short length and alignment and at long lengths", func() {
 		lengths := []int{200, 255, 256, 257, 1000, 4099, 65536 + 5}
 		for n := range 130 {
 			lengths = append(lengths, n)
