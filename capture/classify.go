@@ -8,9 +8,9 @@ import (
 )
 
 // classify sets the outcome and its reason. Precedence: error > corrupted > rejected > refused >
-// exact; the silent case dominates everything but a broken run.
-func (r *run) classify(err error) {
-	res := r.res
+// exact; the silent case dominates everything but a broken instance.
+func (in *instance) classify(err error) {
+	res := in.res
 	// Only a rejection the capture went on after has later replays of it: a rejected end made no
 	// graph.
 	if rej := res.Rejection; rej != nil && rej.DuringCapture && !rej.Invalidated && !rej.EndedCapture() && res.Rounds > 0 {
@@ -21,9 +21,9 @@ func (r *run) classify(err error) {
 	case err != nil:
 		res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 	case res.CorruptedRounds > 0:
-		res.Outcome, res.Reason = probes.Corrupted, r.corruptionReason()
+		res.Outcome, res.Reason = probes.Corrupted, in.corruptionReason()
 	case staleRan(res) != nil:
-		res.Outcome, res.Reason = probes.Corrupted, r.staleReason(staleRan(res))
+		res.Outcome, res.Reason = probes.Corrupted, in.staleReason(staleRan(res))
 	case unfaithful(res) != nil:
 		res.Outcome, res.Reason = probes.Corrupted, "no checked byte differs, but "+graphReason(unfaithful(res))
 	case res.Rejection != nil:
@@ -40,17 +40,17 @@ func (r *run) classify(err error) {
 		res.Outcome = probes.Exact
 		res.Reason = fmt.Sprintf("%d of %d rounds byte-identical to the oracle, no error", res.Rounds, res.Replays)
 	}
-	if r.deviceGone(err) {
+	if in.deviceGone(err) {
 		res.DeviceState = DeviceLost
 	}
 }
 
 // deviceGone reports whether the device runs nothing more: it was lost (err), or a sticky error
 // answered a replay (poisoned), which leaves it as if lost.
-func (r *run) deviceGone(err error) bool { return kindOf(err) == ErrDeviceLost || r.poisoned }
+func (in *instance) deviceGone(err error) bool { return kindOf(err) == ErrDeviceLost || in.poisoned }
 
-func (r *run) corruptionReason() string {
-	res := r.res
+func (in *instance) corruptionReason() string {
+	res := in.res
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d rounds differ from the oracle, first at round %d", res.CorruptedRounds, res.Rounds, res.FirstCorrupted)
 	if len(res.Mismatches) > 0 {
@@ -64,7 +64,7 @@ func (r *run) corruptionReason() string {
 		}
 	})
 	if step, ok := res.Timeline.firstEager(); ok {
-		if _, graph := r.graphs[step.Capture]; graph {
+		if _, graph := in.graphs[step.Capture]; graph {
 			fmt.Fprintf(&b, "; %s ran eagerly outside the capture, so replays do not repeat it", step)
 		} else {
 			// The capture yielded no graph: nothing replays, and the op ran once all the same.
@@ -103,14 +103,14 @@ func staleRan(res *Result) *StaleRange {
 
 // staleReason explains a corruption no checked byte shows yet: a replay used memory the buffer it
 // captured no longer owns.
-func (r *run) staleReason(s *StaleRange) string {
+func (in *instance) staleReason(s *StaleRange) string {
 	reason := fmt.Sprintf("no checked byte differs, but replay round %d of graph %s used stale memory: it %s %s at %v, captured at generation %d, now %s",
 		s.Round, s.Capture, s.Access.Verb(), s.Buffer, s.Range, s.Generation, s.Now)
-	if n := len(r.res.Stale); n > 1 {
+	if n := len(in.res.Stale); n > 1 {
 		reason += fmt.Sprintf(" (and %d more stale ranges)", n-1)
 	}
-	if r.res.Rejection != nil {
-		reason += "; also " + rejectionReason(r.res.Rejection)
+	if in.res.Rejection != nil {
+		reason += "; also " + rejectionReason(in.res.Rejection)
 	}
 	return reason
 }

@@ -15,11 +15,11 @@ import (
 
 // Verification at memory speed: a buffer is compared with the oracle where it lies when the
 // backend can (device.Comparer, the simulator's pages), and otherwise read back in chunks through
-// one host buffer the run reuses, the read of chunk i+1 overlapping the comparison of chunk i (the
+// one host buffer the instance reuses, the read of chunk i+1 overlapping the comparison of chunk i (the
 // chunk: knobs.ReadChunk).
 // Only the first corrupted round reads a differing buffer back whole, to localise its ranges.
 
-// verifier is the run's way to the device's bytes for verification.
+// verifier is the instance's way to the device's bytes for verification.
 type verifier struct {
 	cmp     device.Comparer // nil: read back
 	scratch []byte          // the read-back chunks, two of them, reused across rounds
@@ -30,7 +30,7 @@ type verifier struct {
 // page, and a collection every few instances of a probe with large buffers.
 var scratchPool sync.Pool // of *[]byte
 
-// chunks returns the run's two chunks of n bytes each, one after the other.
+// chunks returns the instance's two chunks of n bytes each, one after the other.
 func (v *verifier) chunks(n int64) []byte {
 	if int64(cap(v.scratch)) < 2*n {
 		if s, _ := scratchPool.Get().(*[]byte); s != nil && int64(cap(*s)) >= 2*n {
@@ -75,27 +75,27 @@ func (c watchedComparer) Equal(t device.Thread, src device.Ptr, want []byte) (eq
 }
 
 // equal reports whether buffer a holds want, as a synchronous read of it would see.
-func (r *run) equal(a *allocation, want []byte) (bool, error) {
-	if r.cmp != nil && !a.host {
-		return r.cmp.Equal(device.Main, a.ptr, want)
+func (in *instance) equal(a *allocation, want []byte) (bool, error) {
+	if in.cmp != nil && !a.host {
+		return in.cmp.Equal(device.Main, a.ptr, want)
 	}
-	return r.equalByReading(a, want)
+	return in.equalByReading(a, want)
 }
 
 // equalByReading reads a back a chunk at a time into two reused host chunks: while chunk i is
 // compared, chunk i+1 is being read (device calls stay one at a time: only the reader makes them).
 // Inside the engine's batch the reader is the device's own thread and the comparison runs beside it.
-func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
+func (in *instance) equalByReading(a *allocation, want []byte) (bool, error) {
 	n := int64(len(want))
-	chunk := min(n, r.knobs.ReadChunk)
-	scratch := r.chunks(chunk)
+	chunk := min(n, in.knobs.ReadChunk)
+	scratch := in.chunks(chunk)
 	bufs := [2][]byte{scratch[:chunk], scratch[chunk : 2*chunk]}
 	read := func(into []byte, off int64) error {
 		m := min(chunk, n-off)
 		if a.host {
-			return r.dev.HostRead(into[:m], a.ptr.Slice(off, m))
+			return in.dev.HostRead(into[:m], a.ptr.Slice(off, m))
 		}
-		return r.dev.Read(device.Main, into[:m], a.ptr.Slice(off, m))
+		return in.dev.Read(device.Main, into[:m], a.ptr.Slice(off, m))
 	}
 	if err := read(bufs[0], 0); err != nil {
 		return false, err
@@ -107,7 +107,7 @@ func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 		switch {
 		case off+chunk >= n:
 			equal = bytes.Equal(got, exp)
-		case r.onDeviceThread():
+		case in.onDeviceThread():
 			// Inside the batch on the device's Main thread, the device's calls must stay on this
 			// thread (a read from another goroutine would wait for the batch): the comparison
 			// moves to a goroutine instead, and this thread reads the next chunk.
@@ -133,9 +133,9 @@ func (r *run) equalByReading(a *allocation, want []byte) (bool, error) {
 	return true, nil
 }
 
-// onDeviceThread reports whether the run is inside its batch on the device's Main thread
+// onDeviceThread reports whether the instance is inside its batch on the device's Main thread
 // (watch.batch).
-func (r *run) onDeviceThread() bool { return r.watch != nil && r.watch.onThread }
+func (in *instance) onDeviceThread() bool { return in.watch != nil && in.watch.onThread }
 
 // mergeGap: differing runs separated by fewer equal bytes form one range, so a pattern that
 // differs in some bytes of every lane (iota32 against zero) is one finding, not one per lane.
@@ -351,16 +351,16 @@ func differingBytes(x uint64) int {
 
 // writeInit writes pattern init over p: a uniform pattern (zero, fill:B) a chunk at a time from
 // one reused host chunk, so a large buffer costs no host copy of its size; any other whole.
-func (r *run) writeInit(p device.Ptr, init probes.Pattern) error {
+func (in *instance) writeInit(p device.Ptr, init probes.Pattern) error {
 	if k := init.Kind; k != probes.PatZero && k != "" && k != probes.PatFill {
-		return r.dev.Write(device.Main, p, init.Bytes(p.Bytes))
+		return in.dev.Write(device.Main, p, init.Bytes(p.Bytes))
 	}
-	chunk := min(p.Bytes, r.knobs.ReadChunk)
-	buf := r.chunks(chunk)[:chunk]
+	chunk := min(p.Bytes, in.knobs.ReadChunk)
+	buf := in.chunks(chunk)[:chunk]
 	init.Fill(buf)
 	for off := int64(0); off < p.Bytes; off += chunk {
 		m := min(chunk, p.Bytes-off)
-		if err := r.dev.Write(device.Main, p.Slice(off, m), buf[:m]); err != nil {
+		if err := in.dev.Write(device.Main, p.Slice(off, m), buf[:m]); err != nil {
 			return err
 		}
 	}

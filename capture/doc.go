@@ -37,11 +37,11 @@
 // the oracle's to find after the round. The snapshot never synchronises or reads the device, so a
 // guarded instance runs exactly the schedule of an unguarded one.
 //
-// The Result is the one record of a run: plain data with a JSON form that reads back to the same
+// The Result is the one record of an instance: plain data with a JSON form that reads back to the same
 // value (so a result written by another process judges exactly as the original). Its timeline
 // events say what each call returned and whether work during a capture was captured or ran
 // eagerly (a capture's work that took is kept compact and built into events when the timeline is
-// read: Timeline.Events); its steps are typed (probes.Step); a run that ended in error says which
+// read: Timeline.Events); its steps are typed (probes.Step); an instance that ended in error says which
 // kind of failure it was (RunError). Judging a result is package verdict's.
 //
 // Faults and hangs. Faults injected on purpose (a probe's faults, Options.Faults; probes.Fault) are
@@ -62,7 +62,7 @@
 // (ErrLeak, or a leak added to the error of an instance that already failed); a lost device's
 // teardown is skipped, since only closing it releases anything.
 //
-// The engine is one state machine (run) whose jobs live in their own files: the op interpreter
+// The engine is one state machine (instance) whose jobs live in their own files: the op interpreter
 // (ops.go), buffers and slots (buffers.go), captures and the residency ledger (captures.go),
 // replays, verification and stale-range forensics (verify.go), refusals (sideeffects.go),
 // teardown (teardown.go), the outcome and its reason (classify.go), the timeline recorder

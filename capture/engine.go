@@ -14,7 +14,7 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 )
 
-// Options tune one run.
+// Options tune one instance.
 type Options struct {
 	// Timeout bounds one instance (default one minute). The engine stops between calls once it
 	// has passed, and the instance ends in error (timeout); a device call still in flight a grace
@@ -40,51 +40,31 @@ type Options struct {
 	knobs *knobs
 }
 
-// run is the state of one instance's run. Its methods are spread by job: the op interpreter
-// (ops.go), buffers (buffers.go), captures and the ledger (captures.go), replays, verification
-// and forensics (verify.go), refusals (sideeffects.go), teardown (teardown.go), and the outcome
-// (classify.go).
-type run struct {
+// instance is the state of one probe instance as the engine runs it. Its methods are spread by
+// job: the op interpreter (ops.go), buffers (buffers.go), captures and the ledger (captures.go),
+// batches of ops (runs.go), replays, verification and forensics (verify.go), refusals
+// (sideeffects.go), teardown (teardown.go), and the outcome (classify.go). Its state is grouped by
+// concern in the structs it embeds below.
+type instance struct {
 	ctx    context.Context
 	dev    runtime.Runtime // the runtime under test, in front of the backend's device
-	in     probes.Instance
+	spec   probes.Instance
 	p      *probes.Probe
 	res    *Result
 	tl     timeline
 	oracle *probes.Oracle
 	opt    Options
+	// knobs are the instance's internal switches (knobs.go).
+	knobs knobs
 
-	streams map[string]device.Stream
-	events  map[string]device.Event
-	bufs    map[string]*allocation
-	// byID is what bufs holds, by the id of the name in the probe's name table (probes.Plan).
-	byID   []*allocation
-	gen    uint64
-	graphs map[string]device.Graph
-	// setup is the engine's own stream, never part of a capture, used to initialise buffers
-	// allocated while a capture is active without making a synchronous (unsafe) call.
-	setup device.Stream
+	handles  // the device objects the probe's names stand for
+	buffers  // the allocations the probe's buffers stand for
+	ledger   // the capture in progress and what went into it
+	watching // how device calls are watched and timed out
+	injected // the instance's injected faults
 
-	capture   string // name of the capture in progress, "" when none
-	captureID uint64
-	// captured counts the fill, copy and axpy ops that went into the capture in progress (the
-	// graph check compares it with the graph's work nodes).
-	captured int
-	// entries are where each capture with a graph has its entries in the ledger (entriesOf): a
-	// capture's are one run, for captures run one at a time.
-	entries   map[string]span
-	staleSeen map[staleKey]bool
-	member    membership   // whether a stream's kernel work goes into the capture (captures.go)
-	spans     probes.Spans // the op being issued resolved (resolve)
-	// resolved are the allocations resolve found for the op being issued (sizeOf), so that
-	// issuing it and entering it into the ledger look none up again (live). Any allocation, grow
-	// or free empties it (setBuf, dropBuf): what it holds is always live.
-	resolved []*allocation
-	before   snapshot // the state before the call being made, guarded (sideeffects.go)
-	// changed are the buffer names allocated, grown or freed since the last snapshot (setBuf,
-	// dropBuf), kept while refusals are checked.
-	changed []string
-	times   phaseTimes
+	before snapshot // the state before the call being made, guarded (sideeffects.go)
+	times  phaseTimes
 	// threadModes are the capture interaction modes the probe's exchange-mode ops replaced, by
 	// thread: teardown gives each thread its mode back.
 	threadModes map[device.Thread]device.CaptureMode
@@ -95,35 +75,82 @@ type run struct {
 	roundLaunch probes.Step
 	poisoned    bool
 
-	// watch times every call into the backend's device (watch.go).
-	watch *watch
-	// faults are the instance's injected faults (faults.go), res.Faults their records; armed says
-	// which have been armed on the device.
-	faults []probes.Fault
-	armed  []bool
-	// cur is the engine call being made: what a timeout in a device call names.
-	cur deviceCall
 	// runs issues the capture in progress's ops in runs where it can (runs.go); nil when not.
 	runs *runner
-	// walker is the backend device's walk of a graph's nodes under the watch, nil where the run
-	// walks through the runtime under test (walkerOf, walkGraph).
+}
+
+// handles are the device objects an instance made for the probe's names, and the engine's own
+// stream.
+type handles struct {
+	streams map[string]device.Stream
+	events  map[string]device.Event
+	graphs  map[string]device.Graph
+	// setup is the engine's own stream, never part of a capture, used to initialise buffers
+	// allocated while a capture is active without making a synchronous (unsafe) call.
+	setup device.Stream
+}
+
+// buffers are an instance's allocations (buffers.go) and those of the op being issued.
+type buffers struct {
+	bufs map[string]*allocation
+	// byID is what bufs holds, by the id of the name in the probe's name table (probes.Plan).
+	byID []*allocation
+	gen  uint64
+	// changed are the buffer names allocated, grown or freed since the last snapshot (setBuf,
+	// dropBuf), kept while refusals are checked.
+	changed []string
+	spans   probes.Spans // the op being issued resolved (resolve)
+	// resolved are the allocations resolve found for the op being issued (sizeOf), so that
+	// issuing it and entering it into the ledger look none up again (live). Any allocation, grow
+	// or free empties it (setBuf, dropBuf): what it holds is always live.
+	resolved []*allocation
+}
+
+// ledger is the capture in progress and where each capture's entries are in the ledger
+// (Result.Ledger; captures.go).
+type ledger struct {
+	capture   string // name of the capture in progress, "" when none
+	captureID uint64
+	// captured counts the fill, copy and axpy ops that went into the capture in progress (the
+	// graph check compares it with the graph's work nodes).
+	captured int
+	// entries are where each capture with a graph has its entries in the ledger (entriesOf): a
+	// capture's are one run, for captures run one at a time.
+	entries   map[string]span
+	staleSeen map[staleKey]bool
+	member    membership // whether a stream's kernel work goes into the capture (captures.go)
+}
+
+// watching is how an instance's device calls are watched (watch.go).
+type watching struct {
+	// watch times every call into the backend's device.
+	watch *watch
+	// cur is the engine call being made: what a timeout in a device call names.
+	cur deviceCall
+	// walker is the backend device's walk of a graph's nodes under the watch, nil where the
+	// instance walks through the runtime under test (walkerOf, walkGraph).
 	walker device.GraphWalker
-	// knobs are the instance's internal switches (knobs.go).
-	knobs knobs
+}
+
+// injected are the instance's injected faults (faults.go), res.Faults their records; armed says
+// which have been armed on the device.
+type injected struct {
+	faults []probes.Fault
+	armed  []bool
 }
 
 // Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
 // then Replays rounds of replay, comparing every checked buffer byte for byte with the oracle after
 // every round. Run never panics and never returns nil; every failure is in the Result.
-func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options) (res *Result) {
-	p := in.Probe
+func Run(ctx context.Context, dev device.Device, spec probes.Instance, opt Options) (res *Result) {
+	p := spec.Probe
 	rut := opt.Runtime
 	res = &Result{
-		ID: in.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
-		Mode: in.Mode, Guarded: in.Guarded, Replays: in.Replays,
+		ID: spec.ID(), Probe: p.ID(), Set: p.Set, Hazard: p.Hazard, Labels: p.Labels,
+		Mode: spec.Mode, Guarded: spec.Guarded, Replays: spec.Replays,
 		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(),
 	}
-	res.Expected, res.RejectedBy = in.ExpectedOn(res.Platform)
+	res.Expected, res.RejectedBy = spec.ExpectedOn(res.Platform)
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	if rut == nil {
@@ -152,19 +179,21 @@ func Run(ctx context.Context, dev device.Device, in probes.Instance, opt Options
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	r := &run{
-		ctx: ctx, in: in, p: p, res: res, oracle: probes.NewOracle(p), opt: opt, knobs: opt.knobsOf(),
-		streams: map[string]device.Stream{}, events: map[string]device.Event{},
-		bufs: map[string]*allocation{}, byID: make([]*allocation, p.BufferIDs()), graphs: map[string]device.Graph{}, entries: map[string]span{},
-		staleSeen: map[staleKey]bool{}, threadModes: map[device.Thread]device.CaptureMode{},
-		watch: newWatch(dev), faults: faults, armed: make([]bool, len(faults)),
+	in := &instance{
+		ctx: ctx, spec: spec, p: p, res: res, oracle: probes.NewOracle(p), opt: opt, knobs: opt.knobsOf(),
+		handles:     handles{streams: map[string]device.Stream{}, events: map[string]device.Event{}, graphs: map[string]device.Graph{}},
+		buffers:     buffers{bufs: map[string]*allocation{}, byID: make([]*allocation, p.BufferIDs())},
+		ledger:      ledger{entries: map[string]span{}, staleSeen: map[staleKey]bool{}},
+		watching:    watching{watch: newWatch(dev)},
+		injected:    injected{faults: faults, armed: make([]bool, len(faults))},
+		threadModes: map[device.Thread]device.CaptureMode{},
 	}
-	events, kernels := expectedEvents(p, in.Replays)
-	r.tl.events, r.tl.kernels.Hint = make([]Event, 0, events), kernels
+	events, kernels := expectedEvents(p, spec.Replays)
+	in.tl.events, in.tl.kernels.Hint = make([]Event, 0, events), kernels
 	if ext := device.ExtensionsOf(dev); ext.Threads != nil && (rut.Direct || handsBatchView(ext)) {
-		r.watch.tr = ext.Threads
+		in.watch.tr = ext.Threads
 	}
-	r.watch.run(ctx, opt.Timeout, func() { r.instance(rut) }, r.abandon)
+	in.watch.supervise(ctx, opt.Timeout, func() { in.whole(rut) }, in.abandon)
 	return res
 }
 
@@ -180,10 +209,10 @@ func handsBatchView(ext device.Extensions) bool {
 	return ext.Threads != nil && ext.Batch != nil
 }
 
-// instance is the whole of one instance, on the goroutine the watch runs it on: open the runtime
+// whole is the whole of one instance, on the goroutine the watch runs it on: open the runtime
 // under test over the watched device, the body, teardown, the leak check and the outcome.
-func (r *run) instance(rut *runtime.UnderTest) {
-	res, dev := r.res, watched{Device: r.watch.dev, w: r.watch}
+func (in *instance) whole(rut *runtime.UnderTest) {
+	res, dev := in.res, watched{Device: in.watch.dev, w: in.watch}
 	defer func() {
 		// A panic outside the body (opening or finishing the runtime) is the harness's too.
 		if v := recover(); v != nil {
@@ -194,7 +223,7 @@ func (r *run) instance(rut *runtime.UnderTest) {
 	// What the device holds before the runtime is opened: a runtime that makes streams or buffers
 	// when it opens, and releases them when it finishes, leaves it as it found it.
 	base := dev.Counters()
-	rt, err := rut.Open(dev, r.in.Guarded)
+	rt, err := rut.Open(dev, in.spec.Guarded)
 	if err != nil {
 		// A runtime that fails to open must leave nothing behind either.
 		err = fail(ErrSetup, nil, fmt.Errorf("opening runtime %s: %w", rut.Name, err))
@@ -203,7 +232,7 @@ func (r *run) instance(rut *runtime.UnderTest) {
 		res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 		return
 	}
-	if capability, why := lacking(r.p, rt.Capabilities()); why != "" {
+	if capability, why := lacking(in.p, rt.Capabilities()); why != "" {
 		// The runtime in front of the device can do less than the device (a plugin's streams).
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("runtime %s lacks capability %s", rut.Name, why)
 		if l := runtime.ExtensionsOf(rt).Lacks; l != nil {
@@ -219,18 +248,18 @@ func (r *run) instance(rut *runtime.UnderTest) {
 		}
 		return
 	}
-	r.dev = rt
-	r.cmp, r.walker = comparerOf(dev, r.opt.Runtime.Direct), walkerOf(dev, r.opt.Runtime.Direct)
-	err = r.safely(r.body)
-	if len(r.faults) > 0 {
-		r.disarmFaults(err)
+	in.dev = rt
+	in.cmp, in.walker = comparerOf(dev, in.opt.Runtime.Direct), walkerOf(dev, in.opt.Runtime.Direct)
+	err = in.safely(in.body)
+	if len(in.faults) > 0 {
+		in.disarmFaults(err)
 	}
-	lost := r.deviceGone(err)
+	lost := in.deviceGone(err)
 	if lost {
 		// Nothing can be released on a lost device: closing it (a reset) releases everything.
-		r.tl.enter(PhaseTeardown)
-		r.tl.skippedCall("teardown", "the device is lost: every call fails; closing it releases what the instance made")
-	} else if terr := r.safely(r.teardown); err == nil {
+		in.tl.enter(PhaseTeardown)
+		in.tl.skippedCall("teardown", "the device is lost: every call fails; closing it releases what the instance made")
+	} else if terr := in.safely(in.teardown); err == nil {
 		err = terr
 	}
 	if ferr := finish(rt, rut.Name); ferr != nil && err == nil {
@@ -240,10 +269,10 @@ func (r *run) instance(rut *runtime.UnderTest) {
 		res.Leaks = dev.Counters().Leaks(base)
 		err = withLeaks(err, res.Leaks, "after teardown")
 	}
-	res.Timeline = r.tl.log()
-	res.Timings = r.times.timings()
-	r.classify(err)
-	r.releaseScratch()
+	res.Timeline = in.tl.log()
+	res.Timings = in.times.timings()
+	in.classify(err)
+	in.releaseScratch()
 }
 
 // withLeaks is err with the leaks found at the point when names: a leak error of its own when err
@@ -316,42 +345,42 @@ func kindOf(err error) ErrorKind {
 // abandon ends the instance whose device call (the backend's method call) did not return in
 // time: called by the watch with the instance's goroutine inside that call, so the result is
 // Run's to finish. The device is abandoned.
-func (r *run) abandon(call string, at time.Time) {
-	res := r.res
-	kind, why := ErrTimeout, fmt.Sprintf("within the instance's %v timeout (and %v of grace)", r.opt.Timeout, grace(r.opt.Timeout))
-	if errors.Is(r.ctx.Err(), context.Canceled) {
-		kind, why = ErrInterrupted, fmt.Sprintf("within %v of the run being abandoned", grace(r.opt.Timeout))
+func (in *instance) abandon(call string, at time.Time) {
+	res := in.res
+	kind, why := ErrTimeout, fmt.Sprintf("within the instance's %v timeout (and %v of grace)", in.opt.Timeout, grace(in.opt.Timeout))
+	if errors.Is(in.ctx.Err(), context.Canceled) {
+		kind, why = ErrInterrupted, fmt.Sprintf("within %v of the run being abandoned", grace(in.opt.Timeout))
 	}
-	what, callOf := r.cur.String(), "device"
+	what, callOf := in.cur.String(), "device"
 	switch {
-	case r.watch.own:
+	case in.watch.own:
 		// The runtime under test's own code never returned (runtimeCall), not a device call.
 		why += ", inside the runtime under test's own code"
 		callOf = "runtime"
 	case call == "Launch":
-		r.hangFired(r.cur.String())
+		in.hangFired(in.cur.String())
 	}
 	if !strings.HasPrefix(what, call) {
 		what += fmt.Sprintf(" (its %s call %s)", callOf, call)
 	}
-	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, r.watch.dev.Describe())
-	ev := Event{Step: r.cur.stepRef(), Call: r.cur.String(), Thread: device.Main, Err: "no return: abandoned after " + r.watch.inFlight(at)}
-	r.tl.record(ev, nil)
-	for i := range r.res.Faults {
-		if !r.res.Faults[i].Fired && r.res.Faults[i].Detail == "" {
-			r.res.Faults[i].Detail = "did not fire: the instance ended first"
+	msg := fmt.Sprintf("%s in %s: %s did not return %s; device %s abandoned", kind, call, what, why, in.watch.dev.Describe())
+	ev := Event{Step: in.cur.stepRef(), Call: in.cur.String(), Thread: device.Main, Err: "no return: abandoned after " + in.watch.inFlight(at)}
+	in.tl.record(ev, nil)
+	for i := range in.res.Faults {
+		if !in.res.Faults[i].Fired && in.res.Faults[i].Detail == "" {
+			in.res.Faults[i].Detail = "did not fire: the instance ended first"
 		}
 	}
 	res.Outcome, res.Reason = probes.Errored, msg
-	res.Error = &RunError{Kind: kind, Step: r.cur.stepRef(), Message: msg, Call: call}
+	res.Error = &RunError{Kind: kind, Step: in.cur.stepRef(), Message: msg, Call: call}
 	res.DeviceState = DeviceAbandoned
-	res.Timeline = r.tl.log()
-	res.Timings = r.times.timings()
+	res.Timeline = in.tl.log()
+	res.Timings = in.times.timings()
 }
 
 // safely runs f, turning a panic into a harness error so one broken probe cannot take the suite
 // down.
-func (r *run) safely(f func() error) (err error) {
+func (in *instance) safely(f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = failf(ErrHarness, nil, "panic: %v", v)
@@ -360,80 +389,80 @@ func (r *run) safely(f func() error) (err error) {
 	return f()
 }
 
-func (r *run) body() error {
-	if err := r.armAllocFaults(); err != nil {
+func (in *instance) body() error {
+	if err := in.armAllocFaults(); err != nil {
 		return err
 	}
-	if err := r.setupObjects(); err != nil {
+	if err := in.setupObjects(); err != nil {
 		return err
 	}
-	r.tl.enter(PhasePrepare)
-	if err := r.eager(probes.PhasePrepare, r.p.Prepare); err != nil {
+	in.tl.enter(PhasePrepare)
+	if err := in.eager(probes.PhasePrepare, in.p.Prepare); err != nil {
 		return err
 	}
-	for _, c := range r.p.Captures {
-		if err := r.runCapture(c); err != nil {
+	for _, c := range in.p.Captures {
+		if err := in.runCapture(c); err != nil {
 			return err
 		}
 	}
-	r.tl.enter(PhaseBetween)
-	if err := r.eager(probes.PhaseBetween, r.p.Between); err != nil {
+	in.tl.enter(PhaseBetween)
+	if err := in.eager(probes.PhaseBetween, in.p.Between); err != nil {
 		return err
 	}
-	return r.replays()
+	return in.replays()
 }
 
 // eager issues an eager phase's ops and waits for the device: an eager phase is complete before
 // the next begins, whatever streams its work went to (on real hardware nothing else orders work on
 // a side stream before a capture or a launch on another).
-func (r *run) eager(phase probes.Phase, ops []*probes.Op) error {
+func (in *instance) eager(phase probes.Phase, ops []*probes.Op) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	if err := r.ops(phase, "", ops); err != nil {
+	if err := in.ops(phase, "", ops); err != nil {
 		return err
 	}
-	return r.must(fmt.Sprintf("SyncDevice (end of %s)", phase), func() error { return r.dev.SyncDevice(device.Main) })
+	return in.must(fmt.Sprintf("SyncDevice (end of %s)", phase), func() error { return in.dev.SyncDevice(device.Main) })
 }
 
-func (r *run) setupObjects() error {
-	r.tl.enter(PhaseSetup)
-	for _, name := range r.p.Streams {
+func (in *instance) setupObjects() error {
+	in.tl.enter(PhaseSetup)
+	for _, name := range in.p.Streams {
 		var s device.Stream
 		call, kind := "CreateStream "+name, device.Blocking
-		if slices.Contains(r.p.NonBlocking, name) {
+		if slices.Contains(in.p.NonBlocking, name) {
 			call, kind = call+" (non-blocking)", device.NonBlocking
 		}
-		if err := r.must(call, func() (err error) { s, err = r.dev.CreateStream(device.Main, kind); return }); err != nil {
+		if err := in.must(call, func() (err error) { s, err = in.dev.CreateStream(device.Main, kind); return }); err != nil {
 			return err
 		}
-		r.streams[name] = s
+		in.streams[name] = s
 	}
 	// The default stream is the platform's: never created, never destroyed.
-	r.streams[probes.DefaultStream] = device.DefaultStream
-	if err := r.must("CreateStream (engine setup stream)", func() (err error) { r.setup, err = r.dev.CreateStream(device.Main, device.Blocking); return }); err != nil {
+	in.streams[probes.DefaultStream] = device.DefaultStream
+	if err := in.must("CreateStream (engine setup stream)", func() (err error) { in.setup, err = in.dev.CreateStream(device.Main, device.Blocking); return }); err != nil {
 		return err
 	}
-	for _, pl := range r.p.Pools {
+	for _, pl := range in.p.Pools {
 		call := fmt.Sprintf("ReservePool(%s, %d", pl.Name, pl.Bytes)
 		if pl.Host != 0 {
 			call += ", " + pl.Host.String() + " host"
 		}
-		if err := r.must(call+")", func() error { return r.dev.ReservePool(device.Main, pl.Name, pl.Bytes, pl.Host) }); err != nil {
+		if err := in.must(call+")", func() error { return in.dev.ReservePool(device.Main, pl.Name, pl.Bytes, pl.Host) }); err != nil {
 			return err
 		}
 	}
-	for _, name := range r.p.Events {
+	for _, name := range in.p.Events {
 		var e device.Event
-		if err := r.must("CreateEvent "+name, func() (err error) { e, err = r.dev.CreateEvent(device.Main); return }); err != nil {
+		if err := in.must("CreateEvent "+name, func() (err error) { e, err = in.dev.CreateEvent(device.Main); return }); err != nil {
 			return err
 		}
-		r.events[name] = e
+		in.events[name] = e
 	}
-	for _, b := range r.p.Buffers {
+	for _, b := range in.p.Buffers {
 		// A declared buffer is setup, not one of the probe's ops: a failure ends the instance in
 		// error, never as a platform rejection of a step.
-		if _, err := r.allocate(nil, device.Main, b.Name, b.Bytes, b.Init, b.Slot, b.Place); err != nil {
+		if _, err := in.allocate(nil, device.Main, b.Name, b.Bytes, b.Init, b.Slot, b.Place); err != nil {
 			return err
 		}
 	}
@@ -442,20 +471,20 @@ func (r *run) setupObjects() error {
 
 // must makes an engine call outside the probe's ops and records it: any error ends the instance
 // in error (ErrSetup), the device's error kept in the chain.
-func (r *run) must(call string, f func() error) error {
-	return r.mustReturn(call, func() (string, error) { return "", f() })
+func (in *instance) must(call string, f func() error) error {
+	return in.mustReturn(call, func() (string, error) { return "", f() })
 }
 
 // mustReturn is must for a call that returns something worth recording.
-func (r *run) mustReturn(call string, f func() (string, error)) error {
-	if err := r.ctx.Err(); err != nil {
+func (in *instance) mustReturn(call string, f func() (string, error)) error {
+	if err := in.ctx.Err(); err != nil {
 		return fail(ErrTimeout, nil, fmt.Errorf("%s: %w", call, err))
 	}
-	r.cur = deviceCall{desc: call}
-	r.member = membership{}
+	in.cur = deviceCall{desc: call}
+	in.member = membership{}
 	ret, err := f()
-	r.tl.record(Event{Call: call, Returned: ret, Thread: device.Main}, err)
-	if ferr := r.faultFired(nil, call, err); ferr != nil {
+	in.tl.record(Event{Call: call, Returned: ret, Thread: device.Main}, err)
+	if ferr := in.faultFired(nil, call, err); ferr != nil {
 		return ferr
 	}
 	if err == nil {

@@ -29,8 +29,8 @@ func (opt Options) EqualByReading(dev device.Device, p device.Ptr, want []byte) 
 	if err != nil {
 		return false, err
 	}
-	r := &run{dev: g, knobs: opt.knobsOf()}
-	return r.equalByReading(&allocation{ptr: p}, want)
+	in := &instance{dev: g, knobs: opt.knobsOf()}
+	return in.equalByReading(&allocation{ptr: p}, want)
 }
 
 // EqualByReadingOnThread is EqualByReading made as the engine makes it inside its batch on the
@@ -44,8 +44,8 @@ func (opt Options) EqualByReadingOnThread(dev device.Device, p device.Ptr, want 
 	if tr == nil {
 		return false, errors.New("no ThreadRunner")
 	}
-	r := &run{dev: g, watch: &watch{onThread: true}, knobs: opt.knobsOf()}
-	if terr := tr.OnThread(device.Main, func(device.Device) { eq, err = r.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
+	in := &instance{dev: g, watching: watching{watch: &watch{onThread: true}}, knobs: opt.knobsOf()}
+	if terr := tr.OnThread(device.Main, func(device.Device) { eq, err = in.equalByReading(&allocation{ptr: p}, want) }); terr != nil {
 		return false, terr
 	}
 	return eq, err
@@ -133,26 +133,26 @@ func LedgerHolds(ledger []Residency, capture string, p device.Ptr, how Access) b
 	return newLedgerIndex(entries).holds(p, how)
 }
 
-// Snapshots is an engine run reduced to its buffers and the snapshot a guarded call is checked
+// Snapshots is an engine instance reduced to its buffers and the snapshot a guarded call is checked
 // against, over rt.
-type Snapshots struct{ r *run }
+type Snapshots struct{ in *instance }
 
 func NewSnapshots(rt runtime.Runtime) *Snapshots {
-	return &Snapshots{r: &run{dev: rt, bufs: map[string]*allocation{}, in: probes.Instance{Guarded: true}, p: &probes.Probe{}}}
+	return &Snapshots{in: &instance{dev: rt, buffers: buffers{bufs: map[string]*allocation{}}, spec: probes.Instance{Guarded: true}, p: &probes.Probe{}}}
 }
 
 // Set makes the engine hold p for name (an allocation, or a growth); Drop frees name.
 func (s *Snapshots) Set(name string, p device.Ptr) {
-	s.r.gen++
-	s.r.setBuf(name, &allocation{ptr: p, gen: s.r.gen})
+	s.in.gen++
+	s.in.setBuf(name, &allocation{ptr: p, gen: s.in.gen})
 }
 
-func (s *Snapshots) Drop(name string) { s.r.dropBuf(name) }
+func (s *Snapshots) Drop(name string) { s.in.dropBuf(name) }
 
 // Take takes the snapshot a call would be checked against and returns the buffer states it
 // holds, and those read in full now.
 func (s *Snapshots) Take() (kept, full map[string]string) {
-	snap, err := s.r.snap()
+	snap, err := s.in.snap()
 	if err != nil {
 		panic(err)
 	}
@@ -160,8 +160,8 @@ func (s *Snapshots) Take() (kept, full map[string]string) {
 	for name, st := range snap.bufs {
 		kept[name] = fmt.Sprintf("%+v", st)
 	}
-	for name, a := range s.r.bufs {
-		full[name] = fmt.Sprintf("%+v", s.r.stateOf(name, a))
+	for name, a := range s.in.bufs {
+		full[name] = fmt.Sprintf("%+v", s.in.stateOf(name, a))
 	}
 	return kept, full
 }

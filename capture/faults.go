@@ -21,10 +21,10 @@ func instanceFaults(p *probes.Probe, opt Options) []probes.Fault {
 }
 
 // armAllocFaults arms the instance's allocation faults, before anything is allocated.
-func (r *run) armAllocFaults() error {
-	for i, f := range r.faults {
+func (in *instance) armAllocFaults() error {
+	for i, f := range in.faults {
 		if !f.Replay() {
-			if err := r.arm(i, device.Fault{Kind: f.Kind, N: f.At}); err != nil {
+			if err := in.arm(i, device.Fault{Kind: f.Kind, N: f.At}); err != nil {
 				return err
 			}
 		}
@@ -34,10 +34,10 @@ func (r *run) armAllocFaults() error {
 
 // armRound arms the faults of replay round round: each fires at the next launch that reaches the
 // device.
-func (r *run) armRound(round int) error {
-	for i, f := range r.faults {
+func (in *instance) armRound(round int) error {
+	for i, f := range in.faults {
 		if f.Replay() && f.At == round {
-			if err := r.arm(i, device.Fault{Kind: f.Kind, N: 1}); err != nil {
+			if err := in.arm(i, device.Fault{Kind: f.Kind, N: 1}); err != nil {
 				return err
 			}
 		}
@@ -45,30 +45,30 @@ func (r *run) armRound(round int) error {
 	return nil
 }
 
-func (r *run) arm(i int, f device.Fault) error {
-	if err := r.watch.arm(f); err != nil {
-		return fail(ErrHarness, nil, fmt.Errorf("arming fault %s: %w", r.faults[i], err))
+func (in *instance) arm(i int, f device.Fault) error {
+	if err := in.watch.arm(f); err != nil {
+		return fail(ErrHarness, nil, fmt.Errorf("arming fault %s: %w", in.faults[i], err))
 	}
-	r.armed[i] = true
+	in.armed[i] = true
 	return nil
 }
 
 // disarmFaults disarms what has not fired and says in the result why each fault that did not fire
 // did not.
-func (r *run) disarmFaults(ended error) {
-	if err := r.watch.disarm(); err != nil && ended == nil {
-		r.res.Faults = append(r.res.Faults, FaultRecord{Fault: "(disarm)", Detail: err.Error()})
+func (in *instance) disarmFaults(ended error) {
+	if err := in.watch.disarm(); err != nil && ended == nil {
+		in.res.Faults = append(in.res.Faults, FaultRecord{Fault: "(disarm)", Detail: err.Error()})
 	}
-	for i, f := range r.faults {
-		rec := &r.res.Faults[i]
+	for i, f := range in.faults {
+		rec := &in.res.Faults[i]
 		switch {
 		case rec.Fired:
-		case ended != nil && (r.armed[i] || !f.Replay()):
+		case ended != nil && (in.armed[i] || !f.Replay()):
 			rec.Detail = "did not fire: the instance ended first"
 		case ended != nil:
 			rec.Detail = fmt.Sprintf("not armed: the instance ended before replay round %d", f.At)
-		case f.Replay() && f.At > r.in.Replays:
-			rec.Detail = fmt.Sprintf("not armed: the instance replays %d round(s)", r.in.Replays)
+		case f.Replay() && f.At > in.spec.Replays:
+			rec.Detail = fmt.Sprintf("not armed: the instance replays %d round(s)", in.spec.Replays)
 		case f.Replay():
 			rec.Detail = fmt.Sprintf("did not fire: no launch of round %d or later reached the device", f.At)
 		default:
@@ -80,18 +80,18 @@ func (r *run) disarmFaults(ended error) {
 // faultFired turns a fault that fired in the call just made (call, as the timeline names it) and
 // made it fail into the instance's fatal error; nil when none fired. A call that succeeded all the
 // same (the runtime under test recovered, say) goes on: its fault is recorded as fired.
-func (r *run) faultFired(step *probes.Step, call string, callErr error) error {
-	fired := r.watch.takeFired()
+func (in *instance) faultFired(step *probes.Step, call string, callErr error) error {
+	fired := in.watch.takeFired()
 	if len(fired) == 0 {
 		return nil
 	}
 	var names []string
 	kind := ErrFault
 	for _, ff := range fired {
-		i := r.recordOf(ff.Fault)
+		i := in.recordOf(ff.Fault)
 		name := ff.Kind.String()
 		if i >= 0 {
-			rec := &r.res.Faults[i]
+			rec := &in.res.Faults[i]
 			rec.Fired, rec.Call = true, call
 			rec.Detail = fmt.Sprintf("fired in the device call %s", ff.call)
 			if callErr != nil {
@@ -114,9 +114,9 @@ func (r *run) faultFired(step *probes.Step, call string, callErr error) error {
 
 // recordOf finds the armed, unfired fault a device reports fired: an allocation fault by its N,
 // a launch fault by its kind (the earliest armed).
-func (r *run) recordOf(f device.Fault) int {
-	for i, pf := range r.faults {
-		if !r.armed[i] || r.res.Faults[i].Fired || pf.Kind != f.Kind {
+func (in *instance) recordOf(f device.Fault) int {
+	for i, pf := range in.faults {
+		if !in.armed[i] || in.res.Faults[i].Fired || pf.Kind != f.Kind {
 			continue
 		}
 		if !pf.Replay() && pf.At != f.N {
@@ -128,11 +128,11 @@ func (r *run) recordOf(f device.Fault) int {
 }
 
 // hangFired marks the hang armed for a launch as fired: its call never returned.
-func (r *run) hangFired(call string) {
-	for i, f := range r.faults {
-		if f.Kind == device.FaultHang && r.armed[i] && !r.res.Faults[i].Fired {
-			r.res.Faults[i].Fired, r.res.Faults[i].Call = true, call
-			r.res.Faults[i].Detail = "fired: the launch never returned"
+func (in *instance) hangFired(call string) {
+	for i, f := range in.faults {
+		if f.Kind == device.FaultHang && in.armed[i] && !in.res.Faults[i].Fired {
+			in.res.Faults[i].Fired, in.res.Faults[i].Call = true, call
+			in.res.Faults[i].Detail = "fired: the launch never returned"
 			return
 		}
 	}

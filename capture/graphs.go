@@ -43,12 +43,12 @@ func isWork(kind string) bool { return kind == "memset" || kind == "memcpy" || k
 // node writes must lie in a buffer the capture's ops wrote, every range it reads in one they
 // read, and the work nodes must number the captured work ops. Backends without introspection are
 // not asked.
-func (r *run) checkGraph(capture string, g device.Graph) error {
-	if !r.dev.Capabilities().GraphIntrospection {
+func (in *instance) checkGraph(capture string, g device.Graph) error {
+	if !in.dev.Capabilities().GraphIntrospection {
 		return nil
 	}
-	check := GraphCheck{Capture: capture, Issued: r.captured}
-	recorded := newLedgerIndex(r.entriesOf(capture))
+	check := GraphCheck{Capture: capture, Issued: in.captured}
+	recorded := newLedgerIndex(in.entriesOf(capture))
 	visit := func(n device.GraphNode) {
 		if isWork(n.Kind) {
 			check.Work++
@@ -64,24 +64,24 @@ func (r *run) checkGraph(capture string, g device.Graph) error {
 			}
 		}
 	}
-	if err := r.mustReturn(fmt.Sprintf("GraphNodes(graph %s)", capture), func() (string, error) {
+	if err := in.mustReturn(fmt.Sprintf("GraphNodes(graph %s)", capture), func() (string, error) {
 		var err error
-		check.Nodes, err = r.walkGraph(g, visit)
+		check.Nodes, err = in.walkGraph(g, visit)
 		return fmt.Sprintf("%d nodes", check.Nodes), err
 	}); err != nil {
 		return err
 	}
-	r.res.Graphs = append(r.res.Graphs, check)
+	in.res.Graphs = append(in.res.Graphs, check)
 	return nil
 }
 
-// walkGraph visits g's nodes: by the device's walk where the run has one (walkerOf), through the
+// walkGraph visits g's nodes: by the device's walk where the instance has one (walkerOf), through the
 // runtime under test otherwise.
-func (r *run) walkGraph(g device.Graph, visit func(device.GraphNode)) (int, error) {
-	if r.walker != nil {
-		return r.walker.WalkGraph(device.Main, g, visit)
+func (in *instance) walkGraph(g device.Graph, visit func(device.GraphNode)) (int, error) {
+	if in.walker != nil {
+		return in.walker.WalkGraph(device.Main, g, visit)
 	}
-	return device.WalkGraph(r.dev, device.Main, g, visit)
+	return device.WalkGraph(in.dev, device.Main, g, visit)
 }
 
 // walkerOf returns the walk dev's device states (device.Extensions.Walk) under the watch, when the

@@ -1,7 +1,7 @@
 package capture
 
 // Knobs: the engine's few internal switches, in one place. Each has a default fixed by a constant,
-// and nothing package-level steers the engine: an instance holds its own copy (run.knobs), taken
+// and nothing package-level steers the engine: an instance holds its own copy (instance.knobs), taken
 // from Options when a test tuned them (export_test.go's Tune, the one way tests set them) and the
 // defaults otherwise. Two instances running side by side in one process, one of them tuned, do not
 // see each other's.

@@ -61,53 +61,53 @@ func exec(f func() error) func() (string, error) { return func() (string, error)
 // returned worth recording ("" for nothing). took is false when the call was refused or rejected
 // (the first of each is kept in the result); err is fatal. do is not part of c so that it does not
 // escape with c's description: a closure that stays on the stack costs no allocation per call.
-func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err error) {
-	if err := r.ctx.Err(); err != nil {
+func (in *instance) call(c deviceCall, do func() (string, error)) (took bool, err error) {
+	if err := in.ctx.Err(); err != nil {
 		return false, fail(ErrTimeout, c.stepRef(), fmt.Errorf("%s: %w", c.step, err))
 	}
 	if !c.kernel() {
-		r.member = membership{} // see membership
+		in.member = membership{} // see membership
 	}
 	var before *snapshot
-	if r.checksRefusals() {
-		if before, err = r.snap(); err != nil {
+	if in.checksRefusals() {
+		if before, err = in.snap(); err != nil {
 			return false, fail(ErrRuntime, c.stepRef(), fmt.Errorf("%s: %w", c.step, err))
 		}
 	}
-	r.cur = c
+	in.cur = c
 	ret, callErr := do()
-	if c.kernel() && callErr == nil && r.capture != "" && !r.watch.hasFired() && r.tl.compact(c.step, c.op) {
+	if c.kernel() && callErr == nil && in.capture != "" && !in.watch.hasFired() && in.tl.compact(c.step, c.op) {
 		// The bulk of a capture: work that took, recorded compactly (Timeline).
-		captured, err := r.inCapture(c.enqueues, true)
+		captured, err := in.inCapture(c.enqueues, true)
 		if err != nil {
 			return false, fail(ErrSetup, c.stepRef(), err)
 		}
-		r.tl.kernel(&c, captured)
+		in.tl.kernel(&c, captured)
 		return true, nil
 	}
-	step := r.tl.keep(c.step)
-	ev := Event{Step: step, Call: c.text(&r.tl), Returned: ret, Thread: c.thread}
-	if ferr := r.faultFired(step, ev.Call, callErr); ferr != nil {
-		r.tl.record(ev, callErr)
+	step := in.tl.keep(c.step)
+	ev := Event{Step: step, Call: c.text(&in.tl), Returned: ret, Thread: c.thread}
+	if ferr := in.faultFired(step, ev.Call, callErr); ferr != nil {
+		in.tl.record(ev, callErr)
 		return false, ferr
 	}
 	if callErr != nil {
-		r.member = membership{}
-	} else if c.enqueues != "" && r.capture != "" {
-		if ev.Captured, err = r.inCapture(c.enqueues, c.kernel()); err != nil {
+		in.member = membership{}
+	} else if c.enqueues != "" && in.capture != "" {
+		if ev.Captured, err = in.inCapture(c.enqueues, c.kernel()); err != nil {
 			return false, fail(ErrSetup, step, err)
 		}
 		ev.Eager = !ev.Captured
 	}
-	r.tl.record(ev, callErr)
+	in.tl.record(ev, callErr)
 	if before == nil || !device.IsRefusal(callErr) {
-		return r.outcomeOf(step, callErr)
+		return in.outcomeOf(step, callErr)
 	}
-	first := r.res.Refusal == nil
-	checks, cerr := r.checkRefusal(*step, before)
-	took, oerr := r.outcomeOf(step, callErr)
+	first := in.res.Refusal == nil
+	checks, cerr := in.checkRefusal(*step, before)
+	took, oerr := in.outcomeOf(step, callErr)
 	if first {
-		r.res.Refusal.Checked = checks
+		in.res.Refusal.Checked = checks
 	}
 	if cerr != nil {
 		return false, cerr
@@ -117,11 +117,11 @@ func (r *run) call(c deviceCall, do func() (string, error)) (took bool, err erro
 
 // checksRefusals reports whether a refused call is checked for side effects: in a guarded
 // instance, unless the check is switched off (its negative control).
-func (r *run) checksRefusals() bool { return r.in.Guarded && !r.opt.NoSideEffectCheck }
+func (in *instance) checksRefusals() bool { return in.spec.Guarded && !in.opt.NoSideEffectCheck }
 
 // outcomeOf records the effect of a probe call's error: nil took effect; a refusal or a platform
 // rejection did not (the first of each is kept); anything that is not a device error is fatal.
-func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
+func (in *instance) outcomeOf(step *probes.Step, err error) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
@@ -130,8 +130,8 @@ func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
 		return false, fail(ErrHarness, step, fmt.Errorf("%s: %w", step, err))
 	}
 	if e.Class == device.ClassRefused {
-		if r.res.Refusal == nil {
-			r.res.Refusal = &Refusal{Step: *step, Op: e.Op, Detail: e.Detail}
+		if in.res.Refusal == nil {
+			in.res.Refusal = &Refusal{Step: *step, Op: e.Op, Detail: e.Detail}
 		}
 		return false, nil
 	}
@@ -149,9 +149,9 @@ func (r *run) outcomeOf(step *probes.Step, err error) (bool, error) {
 		// The runtime under test failed on its own: not an answer of the platform.
 		return false, fail(ErrRuntime, step, fmt.Errorf("%s: %w", step, err))
 	}
-	if r.res.Rejection == nil {
-		r.res.Rejection = rejectionOf(*step, e)
-		r.res.Rejection.DuringCapture, r.res.Rejection.Invalidated = r.capture != "", e.Invalidated
+	if in.res.Rejection == nil {
+		in.res.Rejection = rejectionOf(*step, e)
+		in.res.Rejection.DuringCapture, in.res.Rejection.Invalidated = in.capture != "", e.Invalidated
 	}
 	return false, nil
 }
@@ -161,10 +161,10 @@ func rejectionOf(step probes.Step, e *device.Error) *Rejection {
 	return &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class}
 }
 
-func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
+func (in *instance) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 	for i := 0; i < len(ops); i++ {
-		if r.runs != nil && capture != "" {
-			n, err := r.issueRun(capture, ops, i)
+		if in.runs != nil && capture != "" {
+			n, err := in.issueRun(capture, ops, i)
 			if err != nil {
 				return err
 			}
@@ -175,22 +175,22 @@ func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 		}
 		op := ops[i]
 		step := probes.OpStep(phase, capture, i)
-		acc, why := r.resolve(op)
+		acc, why := in.resolve(op)
 		if why != "" {
 			// Neither the device nor the oracle sees the op: an earlier op that the platform
 			// rejected or a guard refused left nothing for it to act on as written.
-			r.tl.skipped(step, op, why)
-			r.res.Skipped = append(r.res.Skipped, step)
+			in.tl.skipped(step, op, why)
+			in.res.Skipped = append(in.res.Skipped, step)
 			continue
 		}
-		took, err := r.issue(step, op, acc)
+		took, err := in.issue(step, op, acc)
 		if err != nil {
 			return err
 		}
 		if capture != "" {
-			r.oracle.Capture(capture, op, took)
+			in.oracle.Capture(capture, op, took)
 		} else {
-			r.oracle.Eager(op, took)
+			in.oracle.Eager(op, took)
 		}
 	}
 	return nil
@@ -201,59 +201,59 @@ func (r *run) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 // cannot be issued as written. Each reason follows from an earlier op that did not take effect: an
 // allocation that failed, a free that was refused (the name is still allocated, and an alloc of
 // it again is skipped), a grow that was refused (a range sized for the new size no longer fits).
-func (r *run) resolve(op *probes.Op) (acc probes.Access, why string) {
+func (in *instance) resolve(op *probes.Op) (acc probes.Access, why string) {
 	switch {
-	case r.oracle.Skips(op):
+	case in.oracle.Skips(op):
 		return acc, "names a buffer whose allocation did not take effect"
-	case op.Kind == probes.OpAlloc && r.bufs[op.Buffer] != nil:
+	case op.Kind == probes.OpAlloc && in.bufs[op.Buffer] != nil:
 		return acc, fmt.Sprintf("buffer %q is still allocated: its free did not take effect", op.Buffer)
 	}
-	r.resolved = r.resolved[:0]
+	in.resolved = in.resolved[:0]
 	switch op.Kind {
 	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
-		if err := op.ResolveInto(r.sizeOf, &r.spans); err != nil {
+		if err := op.ResolveInto(in.sizeOf, &in.spans); err != nil {
 			return acc, fmt.Sprintf("%v, which the probe's ranges assumed resized: an op that was to resize it (a grow, or a free and an alloc) did not take effect", err)
 		}
-		return r.spans.View(), ""
+		return in.spans.View(), ""
 	}
 	return acc, ""
 }
 
 // issue performs one probe op on the device; acc is what a fill, copy or axpy touches (resolve).
-func (r *run) issue(step probes.Step, op *probes.Op, acc probes.Access) (bool, error) {
+func (in *instance) issue(step probes.Step, op *probes.Op, acc probes.Access) (bool, error) {
 	switch op.Kind {
 	case probes.OpFill, probes.OpCopy, probes.OpAxpy:
-		return r.kernel(step, op, acc)
+		return in.kernel(step, op, acc)
 	case probes.OpWrite, probes.OpRead:
-		return r.transfer(step, op)
+		return in.transfer(step, op)
 	case probes.OpRecord, probes.OpWait, probes.OpSync, probes.OpSyncDevice, probes.OpQuery, probes.OpSyncEvent:
-		return r.ordering(step, op)
+		return in.ordering(step, op)
 	case probes.OpAlloc:
 		at := step // a copy: taking step's address would put every op's step on the heap
-		return r.allocate(&at, op.Thread, op.Buffer, *op.Bytes, op.Pattern, op.Slot, op.Place)
+		return in.allocate(&at, op.Thread, op.Buffer, *op.Bytes, op.Pattern, op.Slot, op.Place)
 	case probes.OpFree:
-		a, err := r.buf(step, op.Buffer)
+		a, err := in.buf(step, op.Buffer)
 		if err != nil {
 			return false, err
 		}
-		desc, f := r.release(op.Thread, op.Buffer, a)
-		took, err := r.call(deviceCall{step: step, desc: desc, thread: op.Thread}, exec(f))
+		desc, f := in.release(op.Thread, op.Buffer, a)
+		took, err := in.call(deviceCall{step: step, desc: desc, thread: op.Thread}, exec(f))
 		if took {
-			r.dropBuf(op.Buffer)
+			in.dropBuf(op.Buffer)
 		}
 		return took, err
 	case probes.OpGrow:
-		return r.grow(step, op)
+		return in.grow(step, op)
 	case probes.OpExchangeMode:
 		t := op.Thread
 		var old device.CaptureMode
-		took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), thread: t}, func() (string, error) {
+		took, err := in.call(deviceCall{step: step, desc: fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), thread: t}, func() (string, error) {
 			var err error
-			old, err = r.dev.ExchangeCaptureMode(t, op.Mode)
+			old, err = in.dev.ExchangeCaptureMode(t, op.Mode)
 			return old.String(), err
 		})
-		if _, ok := r.threadModes[t]; took && !ok {
-			r.threadModes[t] = old
+		if _, ok := in.threadModes[t]; took && !ok {
+			in.threadModes[t] = old
 		}
 		return took, err
 	}
@@ -263,15 +263,15 @@ func (r *run) issue(step probes.Step, op *probes.Op, acc probes.Access) (bool, e
 
 // kernel issues fill, copy or axpy over acc, the op's resolved ranges: stream work, captured or
 // eager. Its call is described without fmt (describeKernel), and only when it is read.
-func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, error) {
-	t, s := op.Thread, r.streams[op.Stream]
-	w, err := r.span(step, acc.Writes[0])
+func (in *instance) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, error) {
+	t, s := op.Thread, in.streams[op.Stream]
+	w, err := in.span(step, acc.Writes[0])
 	if err != nil {
 		return false, err
 	}
 	var x device.Ptr // the source of a copy, x of an axpy
 	if op.Kind != probes.OpFill {
-		if x, err = r.span(step, acc.Reads[0]); err != nil {
+		if x, err = in.span(step, acc.Reads[0]); err != nil {
 			return false, err
 		}
 	}
@@ -279,23 +279,23 @@ func (r *run) kernel(step probes.Step, op *probes.Op, acc probes.Access) (bool, 
 	do := func() (string, error) {
 		switch op.Kind {
 		case probes.OpFill:
-			return "", r.dev.Fill(t, s, w, op.Value)
+			return "", in.dev.Fill(t, s, w, op.Value)
 		case probes.OpCopy:
-			return "", r.dev.Copy(t, s, w, x)
+			return "", in.dev.Copy(t, s, w, x)
 		}
-		return "", r.dev.Axpy(t, s, w, x, op.A)
+		return "", in.dev.Axpy(t, s, w, x, op.A)
 	}
-	took, err := r.call(c, do)
-	if took && err == nil && r.capture != "" && r.tl.lastCaptured() {
-		r.captured++
-		r.noteCaptured(acc)
+	took, err := in.call(c, do)
+	if took && err == nil && in.capture != "" && in.tl.lastCaptured() {
+		in.captured++
+		in.noteCaptured(acc)
 	}
 	return took, err
 }
 
 // span is the device range of a resolved span of a live buffer.
-func (r *run) span(step probes.Step, sp probes.Span) (device.Ptr, error) {
-	a, err := r.buf(step, sp.Buffer)
+func (in *instance) span(step probes.Step, sp probes.Span) (device.Ptr, error) {
+	a, err := in.buf(step, sp.Buffer)
 	if err != nil {
 		return device.Ptr{}, err
 	}
@@ -330,13 +330,13 @@ func describeKernel(b []byte, op *probes.Op, w, x device.Ptr) []byte {
 
 // transfer issues a write or a read of a whole buffer: a synchronous device transfer, or the CPU's
 // access to host memory.
-func (r *run) transfer(step probes.Step, op *probes.Op) (bool, error) {
+func (in *instance) transfer(step probes.Step, op *probes.Op) (bool, error) {
 	t := op.Thread
 	name := op.Dst
 	if op.Kind == probes.OpRead {
 		name = op.Src
 	}
-	a, err := r.buf(step, name)
+	a, err := in.buf(step, name)
 	if err != nil {
 		return false, err
 	}
@@ -345,47 +345,47 @@ func (r *run) transfer(step probes.Step, op *probes.Op) (bool, error) {
 	switch {
 	case op.Kind == probes.OpWrite && a.host:
 		data := op.Pattern.Bytes(a.ptr.Bytes)
-		c.desc, do = fmt.Sprintf("HostWrite(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return r.dev.HostWrite(a.ptr, data) })
+		c.desc, do = fmt.Sprintf("HostWrite(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return in.dev.HostWrite(a.ptr, data) })
 	case op.Kind == probes.OpWrite:
 		data := op.Pattern.Bytes(a.ptr.Bytes)
-		c.desc, do = fmt.Sprintf("Write(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return r.dev.Write(t, a.ptr, data) })
+		c.desc, do = fmt.Sprintf("Write(%s %v, %s)", name, a.ptr, op.Pattern), exec(func() error { return in.dev.Write(t, a.ptr, data) })
 	case a.host:
 		data := make([]byte, a.ptr.Bytes)
-		c.desc, do = fmt.Sprintf("HostRead(%s %v)", name, a.ptr), exec(func() error { return r.dev.HostRead(data, a.ptr) })
+		c.desc, do = fmt.Sprintf("HostRead(%s %v)", name, a.ptr), exec(func() error { return in.dev.HostRead(data, a.ptr) })
 	default:
 		data := make([]byte, a.ptr.Bytes)
-		c.desc, do = fmt.Sprintf("Read(%s %v)", name, a.ptr), exec(func() error { return r.dev.Read(t, data, a.ptr) })
+		c.desc, do = fmt.Sprintf("Read(%s %v)", name, a.ptr), exec(func() error { return in.dev.Read(t, data, a.ptr) })
 	}
-	return r.call(c, do)
+	return in.call(c, do)
 }
 
 // ordering issues the ops that order work: events recorded and waited on, synchronisation, queries.
-func (r *run) ordering(step probes.Step, op *probes.Op) (bool, error) {
-	t, s, e := op.Thread, r.streams[op.Stream], r.events[op.Event]
+func (in *instance) ordering(step probes.Step, op *probes.Op) (bool, error) {
+	t, s, e := op.Thread, in.streams[op.Stream], in.events[op.Event]
 	c := deviceCall{step: step, thread: t}
 	var do func() (string, error)
 	switch op.Kind {
 	case probes.OpRecord:
 		c.desc, c.enqueues = fmt.Sprintf("Record(%s) on %s", op.Event, op.Stream), op.Stream
-		do = exec(func() error { return r.dev.Record(t, e, s) })
+		do = exec(func() error { return in.dev.Record(t, e, s) })
 	case probes.OpWait:
 		c.desc, c.enqueues = fmt.Sprintf("Wait(%s) on %s", op.Event, op.Stream), op.Stream
-		do = exec(func() error { return r.dev.Wait(t, s, e) })
+		do = exec(func() error { return in.dev.Wait(t, s, e) })
 	case probes.OpSync:
-		c.desc, do = "SyncStream("+op.Stream+")", exec(func() error { return r.dev.SyncStream(t, s) })
+		c.desc, do = "SyncStream("+op.Stream+")", exec(func() error { return in.dev.SyncStream(t, s) })
 	case probes.OpSyncDevice:
-		c.desc, do = "SyncDevice()", exec(func() error { return r.dev.SyncDevice(t) })
+		c.desc, do = "SyncDevice()", exec(func() error { return in.dev.SyncDevice(t) })
 	case probes.OpSyncEvent:
-		c.desc, do = "SyncEvent("+op.Event+")", exec(func() error { return r.dev.SyncEvent(t, e) })
+		c.desc, do = "SyncEvent("+op.Event+")", exec(func() error { return in.dev.SyncEvent(t, e) })
 	case probes.OpQuery:
 		c.desc = "QueryEvent(" + op.Event + ")"
 		do = func() (string, error) {
-			done, err := r.dev.QueryEvent(t, e)
+			done, err := in.dev.QueryEvent(t, e)
 			if err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("complete:%v", done), nil
 		}
 	}
-	return r.call(c, do)
+	return in.call(c, do)
 }

@@ -103,7 +103,7 @@ type Timings struct {
 	VerifyRate    float64       `json:"verify_bytes_per_second"`
 }
 
-// ErrorKind says what broke in a run that ended in error.
+// ErrorKind says what broke in an instance that ended in error.
 type ErrorKind string
 
 const (
@@ -114,7 +114,7 @@ const (
 	ErrSetup ErrorKind = "setup"
 	// ErrTimeout: the instance ran past Options.Timeout.
 	ErrTimeout ErrorKind = "timeout"
-	// ErrInterrupted: the run was cancelled (the context the caller gave ended).
+	// ErrInterrupted: the instance was cancelled (the context the caller gave ended).
 	ErrInterrupted ErrorKind = "interrupted"
 	// ErrLeak: device objects or memory were still live after teardown.
 	ErrLeak ErrorKind = "leak"
@@ -160,7 +160,7 @@ type FaultRecord struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// RunError is what ended a run in error.
+// RunError is what ended an instance in error.
 type RunError struct {
 	Kind ErrorKind `json:"kind"`
 	// Step is the probe step the error came from; nil for the engine's own calls.
@@ -302,7 +302,7 @@ type StaleRange struct {
 	Owners []string `json:"owners,omitempty"`
 }
 
-// Phase is the part of a run a timeline event belongs to.
+// Phase is the part of an instance a timeline event belongs to.
 type Phase string
 
 const (

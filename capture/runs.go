@@ -46,19 +46,19 @@ type runner struct {
 }
 
 // startRuns decides whether capture c's ops may go in runs, and plans them.
-func (r *run) startRuns(c *probes.Capture) {
-	r.runs = nil
-	if r.knobs.NoRuns || len(r.faults) > 0 || r.checksRefusals() {
+func (in *instance) startRuns(c *probes.Capture) {
+	in.runs = nil
+	if in.knobs.NoRuns || len(in.faults) > 0 || in.checksRefusals() {
 		return
 	}
 	// Only a runtime that states a run for itself gets runs: one that embeds the reference guards
 	// inherits their EnqueueKernels, which would bypass its own Fill (device.ExtensionsOf drops it).
-	enq := device.ExtensionsOf(r.dev).Kernels
+	enq := device.ExtensionsOf(in.dev).Kernels
 	if enq == nil {
 		return
 	}
-	n := r.p.BufferIDs()
-	r.runs = &runner{plan: r.oracle.Plan(c), enq: enq, at: make([]int32, n), mark: make([]uint32, n),
+	n := in.p.BufferIDs()
+	in.runs = &runner{plan: in.oracle.Plan(c), enq: enq, at: make([]int32, n), mark: make([]uint32, n),
 		ks: make([]device.Kernel, 0, min(len(c.Ops), maxRun))}
 }
 
@@ -66,14 +66,14 @@ func (r *run) startRuns(c *probes.Capture) {
 // false when the engine or the oracle does not hold the buffer at the size the plan resolved it
 // at. Both are asked the first time the run names the buffer only: nothing in a run changes a
 // buffer.
-func (r *run) base(id uint32) (device.Ptr, int32, bool) {
-	rn := r.runs
+func (in *instance) base(id uint32) (device.Ptr, int32, bool) {
+	rn := in.runs
 	if rn.mark[id] == rn.stamp {
 		i := rn.at[id]
 		return rn.ptrs[i], i, true
 	}
-	a := r.byID[id] // sized for the probe's name table, as the plan's ids are (Run)
-	if a == nil || a.ptr.Bytes != rn.plan.Size(id) || !r.oracle.Holds(rn.plan, id) {
+	a := in.byID[id] // sized for the probe's name table, as the plan's ids are (Run)
+	if a == nil || a.ptr.Bytes != rn.plan.Size(id) || !in.oracle.Holds(rn.plan, id) {
 		return device.Ptr{}, 0, false
 	}
 	i := int32(len(rn.ids))
@@ -87,10 +87,10 @@ func (r *run) base(id uint32) (device.Ptr, int32, bool) {
 // before an op on another stream or thread, one the plan did not resolve, one whose buffers no
 // longer have the plan's sizes, and after maxRun ops. When the runtime fails an op of the run,
 // the ops before it took, and the failed op is recorded and judged as on its own.
-func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) {
-	rn, first := r.runs, ops[from]
+func (in *instance) issueRun(capture string, ops []*probes.Op, from int) (int, error) {
+	rn, first := in.runs, ops[from]
 	step := probes.OpStep(probes.PhaseCapture, capture, from)
-	if r.ctx.Err() != nil || r.watch.hasFired() || !r.tl.compact(step, first) {
+	if in.ctx.Err() != nil || in.watch.hasFired() || !in.tl.compact(step, first) {
 		return 0, nil // on its own: a timeout is reported there
 	}
 	rn.ks, rn.ids, rn.ptrs, rn.how = rn.ks[:0], rn.ids[:0], rn.ptrs[:0], rn.how[:0]
@@ -110,13 +110,13 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 		// How noteCaptured enters an op's buffers: the write, then the reads (an axpy reads x,
 		// then y); the buffers in the order the ops first touch them.
 		wr := pk.W()
-		wb, wi, ok := r.base(wr.ID)
+		wb, wi, ok := in.base(wr.ID)
 		var x device.Ptr
 		if ok && kind != device.KernelFill {
 			xr := pk.X()
 			var xb device.Ptr
 			var xi int32
-			if xb, xi, ok = r.base(xr.ID); ok {
+			if xb, xi, ok = in.base(xr.ID); ok {
 				x = xb.Slice(xr.Off, xr.Len)
 				rn.how[xi] = rn.how[xi].With(AccessRead)
 			}
@@ -131,13 +131,13 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 		rn.how[wi] = rn.how[wi].With(how)
 		rn.ks = append(rn.ks, device.Kernel{Kind: kind, Dst: wb.Slice(wr.Off, wr.Len), Src: x, Value: pk.Value(), A: pk.A()})
 	}
-	if len(rn.ks) < max(r.knobs.MinRun, 1) {
+	if len(rn.ks) < max(in.knobs.MinRun, 1) {
 		return 0, nil
 	}
-	r.cur = deviceCall{step: step, desc: fmt.Sprintf("EnqueueKernels(ops %d to %d of capture %s) on %s", from, from+len(rn.ks)-1, capture, first.Stream),
+	in.cur = deviceCall{step: step, desc: fmt.Sprintf("EnqueueKernels(ops %d to %d of capture %s) on %s", from, from+len(rn.ks)-1, capture, first.Stream),
 		thread: first.Thread}
-	n, runErr := rn.enq.EnqueueKernels(first.Thread, r.streams[first.Stream], rn.ks)
-	if hook := r.knobs.RunHook; hook != nil {
+	n, runErr := rn.enq.EnqueueKernels(first.Thread, in.streams[first.Stream], rn.ks)
+	if hook := in.knobs.RunHook; hook != nil {
 		hook(from, len(rn.ks), n)
 	}
 	if n < 0 || n > len(rn.ks) || (n == len(rn.ks)) != (runErr == nil) {
@@ -145,20 +145,20 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 			step, n, len(rn.ks), runErr)
 	}
 	if n > 0 {
-		captured, err := r.inCapture(first.Stream, true)
+		captured, err := in.inCapture(first.Stream, true)
 		if err != nil {
 			return 0, fail(ErrSetup, stepRef(step), err)
 		}
-		r.tl.run(from, captured, kernelRun{n: n, plan: rn.plan, ids: append([]uint32(nil), rn.ids...), ptrs: append([]device.Ptr(nil), rn.ptrs...)})
+		in.tl.run(from, captured, kernelRun{n: n, plan: rn.plan, ids: append([]uint32(nil), rn.ids...), ptrs: append([]device.Ptr(nil), rn.ptrs...)})
 		if captured {
-			r.captured += n
-			r.noteRun(from, n)
+			in.captured += n
+			in.noteRun(from, n)
 		}
 		to := from + n
-		if r.knobs.SkewRuns {
+		if in.knobs.SkewRuns {
 			to--
 		}
-		r.oracle.CaptureRun(rn.plan, from, to)
+		in.oracle.CaptureRun(rn.plan, from, to)
 	}
 	if runErr == nil {
 		return n, nil
@@ -166,40 +166,40 @@ func (r *run) issueRun(capture string, ops []*probes.Op, from int) (int, error) 
 	// The rest of the capture goes op by op: after a failure the ops that follow mostly fail too
 	// (an invalidated capture fails all of them), and a run formed at each of them, to stop at
 	// its first, would cost as many ops as the run could hold for every op.
-	r.runs = nil
+	in.runs = nil
 	// The op the runtime failed, recorded and judged as on its own (call), with the error it got.
 	j, k := from+n, &rn.ks[n]
 	op := ops[j]
-	took, err := r.call(deviceCall{step: probes.OpStep(probes.PhaseCapture, capture, j), thread: op.Thread, enqueues: op.Stream, op: op, w: k.Dst, x: k.Src},
+	took, err := in.call(deviceCall{step: probes.OpStep(probes.PhaseCapture, capture, j), thread: op.Thread, enqueues: op.Stream, op: op, w: k.Dst, x: k.Src},
 		func() (string, error) { return "", runErr })
 	if err != nil {
 		return 0, err
 	}
-	r.oracle.Capture(capture, op, took)
+	in.oracle.Capture(capture, op, took)
 	return n + 1, nil
 }
 
 // noteRun is noteCaptured for the first n ops of the run, from op from: the buffers and accesses
 // the run gathered as it was formed when all of them took, else each op's entries in turn.
-func (r *run) noteRun(from, n int) {
-	rn := r.runs
+func (in *instance) noteRun(from, n int) {
+	rn := in.runs
 	if n == len(rn.ks) {
 		for i, id := range rn.ids {
 			if rn.how[i] != "" { // "": named only by the op that ended the run, not in it
-				r.noteAccess(r.byID[id], rn.how[i])
+				in.noteAccess(in.byID[id], rn.how[i])
 			}
 		}
 		return
 	}
 	for j := from; j < from+n; j++ {
 		pk := rn.plan.Kernel(j)
-		r.noteAccess(r.byID[pk.W().ID], AccessWrite)
+		in.noteAccess(in.byID[pk.W().ID], AccessWrite)
 		switch pk.Kind() {
 		case device.KernelCopy:
-			r.noteAccess(r.byID[pk.X().ID], AccessRead)
+			in.noteAccess(in.byID[pk.X().ID], AccessRead)
 		case device.KernelAxpy:
-			r.noteAccess(r.byID[pk.X().ID], AccessRead)
-			r.noteAccess(r.byID[pk.W().ID], AccessRead)
+			in.noteAccess(in.byID[pk.X().ID], AccessRead)
+			in.noteAccess(in.byID[pk.W().ID], AccessRead)
 		}
 	}
 }

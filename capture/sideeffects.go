@@ -43,24 +43,24 @@ type bufferState struct {
 // full, so a change the log missed would make a clean refusal look like a side effect, and could
 // hide one only by being exactly what the refusal undid. With Options.CheckSlotLog a snapshot kept
 // from the log is compared with one read in full, and the first slot the log missed is the error.
-func (r *run) snap() (*snapshot, error) {
-	s := &r.before
-	s.counters = r.dev.Counters()
-	log := runtime.ExtensionsOf(r.dev).SlotLog
+func (in *instance) snap() (*snapshot, error) {
+	s := &in.before
+	s.counters = in.dev.Counters()
+	log := runtime.ExtensionsOf(in.dev).SlotLog
 	if s.bufs != nil && log != nil {
 		if keys, now, ok := log.SlotsChangedSince(s.slots); ok {
-			for _, names := range [][]string{keys, r.changed} {
+			for _, names := range [][]string{keys, in.changed} {
 				for _, name := range names {
-					if a, live := r.bufs[name]; live {
-						s.bufs[name] = r.stateOf(name, a)
+					if a, live := in.bufs[name]; live {
+						s.bufs[name] = in.stateOf(name, a)
 					} else {
 						delete(s.bufs, name)
 					}
 				}
 			}
-			s.slots, r.changed = now, r.changed[:0]
-			if r.opt.CheckSlotLog {
-				return s, r.checkSlotLog(s)
+			s.slots, in.changed = now, in.changed[:0]
+			if in.opt.CheckSlotLog {
+				return s, in.checkSlotLog(s)
 			}
 			return s, nil
 		}
@@ -72,21 +72,21 @@ func (r *run) snap() (*snapshot, error) {
 		s.slots = log.SlotsVersion()
 	}
 	clear(s.bufs)
-	for name, a := range r.bufs {
-		s.bufs[name] = r.stateOf(name, a)
+	for name, a := range in.bufs {
+		s.bufs[name] = in.stateOf(name, a)
 	}
-	r.changed = r.changed[:0]
+	in.changed = in.changed[:0]
 	return s, nil
 }
 
 // checkSlotLog compares a snapshot kept from the runtime's slot log with every buffer read now, and
 // names the first buffer (by name) whose slot changed without the log or the engine naming it.
-func (r *run) checkSlotLog(s *snapshot) error {
-	for _, name := range slices.Sorted(maps.Keys(r.bufs)) {
-		kept, now := s.bufs[name], r.stateOf(name, r.bufs[name])
+func (in *instance) checkSlotLog(s *snapshot) error {
+	for _, name := range slices.Sorted(maps.Keys(in.bufs)) {
+		kept, now := s.bufs[name], in.stateOf(name, in.bufs[name])
 		if kept != now {
 			return fmt.Errorf("slot log: %q changed without the runtime's slot log naming it, since the snapshot before %s: it is %s, the log kept %s",
-				name, r.cur.String(), now.String(), kept.String())
+				name, in.cur.String(), now.String(), kept.String())
 		}
 	}
 	return nil
@@ -94,13 +94,13 @@ func (r *run) checkSlotLog(s *snapshot) error {
 
 // stateOf is a live buffer's state: a slotted buffer as the runtime's slot holds it, not as the
 // engine last saw it.
-func (r *run) stateOf(name string, a *allocation) bufferState {
+func (in *instance) stateOf(name string, a *allocation) bufferState {
 	if a == nil {
 		return bufferState{}
 	}
 	st := bufferState{ptr: a.ptr}
 	if a.place == (probes.Place{}) {
-		st.slot, st.ptr, st.held = r.dev.Holds(name)
+		st.slot, st.ptr, st.held = in.dev.Holds(name)
 	}
 	return st
 }
@@ -136,7 +136,7 @@ func (b bufferState) describe() string {
 // checks of the first refusal are kept in the result; a refusal with a side effect ends the
 // instance in error (ErrSideEffect), because a runtime that refuses and still changes something
 // has not refused cleanly.
-func (r *run) checkRefusal(step probes.Step, before *snapshot) ([]SideEffectCheck, error) {
+func (in *instance) checkRefusal(step probes.Step, before *snapshot) ([]SideEffectCheck, error) {
 	var checks []SideEffectCheck
 	var broken []string
 	add := func(what string, changes []string) {
@@ -146,13 +146,13 @@ func (r *run) checkRefusal(step probes.Step, before *snapshot) ([]SideEffectChec
 		}
 	}
 
-	add("device counters (allocations, host allocations, streams, events, graphs, launches, captures)", countersMoved(before.counters, r.dev.Counters()))
+	add("device counters (allocations, host allocations, streams, events, graphs, launches, captures)", countersMoved(before.counters, in.dev.Counters()))
 
 	// The engine's own map of buffers changes only after a call took effect, so a buffer is
 	// checked against the runtime's view of it, never the engine's.
 	var slots, ptrs []string
 	for _, name := range slices.Sorted(maps.Keys(before.bufs)) {
-		was, now := before.bufs[name], r.stateOf(name, r.bufs[name])
+		was, now := before.bufs[name], in.stateOf(name, in.bufs[name])
 		switch {
 		case now.held != was.held || now.slot != was.slot:
 			slots = append(slots, fmt.Sprintf("%s: %s became %s", name, was.describe(), now.describe()))

@@ -194,7 +194,7 @@ func (tl *Timeline) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// timeline records the device calls of one run in order, each stamped with the phase and replay
+// timeline records the device calls of one instance in order, each stamped with the phase and replay
 // round the engine is in. An event is complete when it is recorded: nothing is added afterwards.
 //
 // A capture of 100,000 ops records 100,000 calls, so recording one allocates nothing of its own:

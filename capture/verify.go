@@ -14,54 +14,54 @@ import (
 // Replays, verification and forensics: each round's launches, the byte-for-byte comparison with
 // the oracle after it, and the stale ranges a launch touched.
 
-func (r *run) replays() error {
-	for round := 1; round <= r.in.Replays; round++ {
-		r.tl.beginRound(round)
-		corrupted, stale := r.res.CorruptedRounds, len(r.res.Stale)
-		r.tl.enter(PhaseEach)
-		if err := r.eager(probes.PhaseEach, r.p.Replay.Each); err != nil {
+func (in *instance) replays() error {
+	for round := 1; round <= in.spec.Replays; round++ {
+		in.tl.beginRound(round)
+		corrupted, stale := in.res.CorruptedRounds, len(in.res.Stale)
+		in.tl.enter(PhaseEach)
+		if err := in.eager(probes.PhaseEach, in.p.Replay.Each); err != nil {
 			return err
 		}
-		r.tl.enter(PhaseReplay)
-		if err := r.armRound(round); err != nil {
+		in.tl.enter(PhaseReplay)
+		if err := in.armRound(round); err != nil {
 			return err
 		}
 		launched := time.Now()
-		r.roundLaunch = probes.Step{}
-		for _, lc := range r.p.Replay.Order {
-			g, ok := r.graphs[lc.Capture]
+		in.roundLaunch = probes.Step{}
+		for _, lc := range in.p.Replay.Order {
+			g, ok := in.graphs[lc.Capture]
 			if !ok {
-				r.oracle.Launch(lc.Capture, false)
+				in.oracle.Launch(lc.Capture, false)
 				continue
 			}
-			stream, step := r.streams[lc.Stream], probes.LaunchStep(round, lc.Capture)
-			took, err := r.call(deviceCall{step: step, desc: fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream),
-				thread: device.Main}, exec(func() error { return r.dev.Launch(device.Main, g, stream) }))
+			stream, step := in.streams[lc.Stream], probes.LaunchStep(round, lc.Capture)
+			took, err := in.call(deviceCall{step: step, desc: fmt.Sprintf("Launch(graph %s) on %s", lc.Capture, lc.Stream),
+				thread: device.Main}, exec(func() error { return in.dev.Launch(device.Main, g, stream) }))
 			if err != nil {
 				return err
 			}
 			// A launch the platform ran, or rejected after looking at it, touched what the graph
 			// captured; one the runtime refused touched nothing.
-			if took || r.tl.last().Class != device.ClassRefused {
-				r.noteStale(lc.Capture, round, took)
+			if took || in.tl.last().Class != device.ClassRefused {
+				in.noteStale(lc.Capture, round, took)
 			}
 			if took {
-				r.roundLaunch = step
+				in.roundLaunch = step
 			}
-			r.oracle.Launch(lc.Capture, took)
+			in.oracle.Launch(lc.Capture, took)
 		}
-		if err := r.verify(round, launched); errors.Is(err, errReplayFaulted) {
+		if err := in.verify(round, launched); errors.Is(err, errReplayFaulted) {
 			break
 		} else if err != nil {
 			return err
 		}
-		r.res.Rounds = round
-		if round > KeptRounds && round < r.in.Replays && r.res.CorruptedRounds == corrupted &&
-			len(r.res.Stale) == stale && !r.tl.eventful() {
-			r.tl.elideRound()
+		in.res.Rounds = round
+		if round > KeptRounds && round < in.spec.Replays && in.res.CorruptedRounds == corrupted &&
+			len(in.res.Stale) == stale && !in.tl.eventful() {
+			in.tl.elideRound()
 		}
 	}
-	r.tl.round = 0
+	in.tl.round = 0
 	return nil
 }
 
@@ -76,63 +76,63 @@ var errReplayFaulted = errors.New("the replay faulted")
 // round's stale ranges did not run as the probe meant, and a sticky error leaves the device
 // unusable for the rest of the process (poisoned). A lost device, a guard's or the runtime under
 // test's own failure stay what they are.
-func (r *run) replayFaulted(round int, err error) bool {
+func (in *instance) replayFaulted(round int, err error) bool {
 	// must made err: the platform's answer is ErrSetup, or ErrDeviceLost for a sticky one; a
 	// guard's misuse and a runtime's own failure have kinds of their own.
 	e, ok := device.AsError(err)
-	if !ok || r.roundLaunch == (probes.Step{}) || e.Class == device.ClassRefused || e.Class == device.ClassDeviceLost {
+	if !ok || in.roundLaunch == (probes.Step{}) || e.Class == device.ClassRefused || e.Class == device.ClassDeviceLost {
 		return false
 	}
 	if k := kindOf(err); k != ErrSetup && (k != ErrDeviceLost || !e.Sticky) {
 		return false
 	}
-	if r.res.Rejection == nil {
-		r.res.Rejection = rejectionOf(r.roundLaunch, e)
-		r.res.Rejection.Asynchronous, r.res.Rejection.Sticky = true, e.Sticky
+	if in.res.Rejection == nil {
+		in.res.Rejection = rejectionOf(in.roundLaunch, e)
+		in.res.Rejection.Asynchronous, in.res.Rejection.Sticky = true, e.Sticky
 	}
-	for i := range r.res.Stale {
-		if r.res.Stale[i].Round == round {
-			r.res.Stale[i].Ran = false
+	for i := range in.res.Stale {
+		if in.res.Stale[i].Round == round {
+			in.res.Stale[i].Ran = false
 		}
 	}
-	r.poisoned = r.poisoned || e.Sticky
+	in.poisoned = in.poisoned || e.Sticky
 	return true
 }
 
 // verify compares every checked live buffer with the oracle after a round.
-func (r *run) verify(round int, launched time.Time) error {
-	r.tl.enter(PhaseVerify)
-	if err := r.must("SyncDevice (verify)", func() error { return r.dev.SyncDevice(device.Main) }); err != nil {
-		if r.replayFaulted(round, err) {
+func (in *instance) verify(round int, launched time.Time) error {
+	in.tl.enter(PhaseVerify)
+	if err := in.must("SyncDevice (verify)", func() error { return in.dev.SyncDevice(device.Main) }); err != nil {
+		if in.replayFaulted(round, err) {
 			return errReplayFaulted
 		}
 		return err
 	}
 	// The round's replay is done once the device is: from the first launch to the end of the sync.
 	checked := time.Now()
-	r.times.rounds = append(r.times.rounds, checked.Sub(launched))
-	defer func() { r.times.verify += time.Since(checked) }()
+	in.times.rounds = append(in.times.rounds, checked.Sub(launched))
+	defer func() { in.times.verify += time.Since(checked) }()
 	// The timeline keeps one verify sync per round and not the reads: they add nothing a reader needs.
-	names := r.p.Check
+	names := in.p.Check
 	if names == nil {
-		names = r.oracle.Live()
+		names = in.oracle.Live()
 	}
 	differs := false
 	for _, name := range names {
-		want, live := r.oracle.Bytes(name)
+		want, live := in.oracle.Bytes(name)
 		if !live {
 			continue
 		}
-		a := r.bufs[name]
+		a := in.bufs[name]
 		if a == nil {
 			return failf(ErrHarness, nil, "verify: the oracle holds buffer %q and the device does not", name)
 		}
 		if a.ptr.Bytes != int64(len(want)) {
 			return failf(ErrHarness, nil, "verify: buffer %q is %d bytes on the device and %d in the oracle", name, a.ptr.Bytes, len(want))
 		}
-		r.times.verified += int64(len(want))
-		r.cur = deviceCall{desc: "verify: reading " + name}
-		equal, err := r.equal(a, want)
+		in.times.verified += int64(len(want))
+		in.cur = deviceCall{desc: "verify: reading " + name}
+		equal, err := in.equal(a, want)
 		if err != nil {
 			return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
 		}
@@ -140,21 +140,21 @@ func (r *run) verify(round int, launched time.Time) error {
 			continue
 		}
 		differs = true
-		if r.res.FirstCorrupted == 0 {
+		if in.res.FirstCorrupted == 0 {
 			// Localising needs the device's bytes: read them back, once, in the first corrupted round.
-			got, err := r.contents(a)
+			got, err := in.contents(a)
 			if err != nil {
 				return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
 			}
-			ms, d := diff(round, name, want, got, MaxMismatches-len(r.res.Mismatches), r.knobs.SegmentBytes)
-			r.res.Mismatches = append(r.res.Mismatches, ms...)
-			r.res.Differences = append(r.res.Differences, d)
+			ms, d := diff(round, name, want, got, MaxMismatches-len(in.res.Mismatches), in.knobs.SegmentBytes)
+			in.res.Mismatches = append(in.res.Mismatches, ms...)
+			in.res.Differences = append(in.res.Differences, d)
 		}
 	}
 	if differs {
-		r.res.CorruptedRounds++
-		if r.res.FirstCorrupted == 0 {
-			r.res.FirstCorrupted = round
+		in.res.CorruptedRounds++
+		if in.res.FirstCorrupted == 0 {
+			in.res.FirstCorrupted = round
 		}
 	}
 	return nil
@@ -186,7 +186,7 @@ type staleKey struct {
 // allocated again (a re-base, a pool block handed out again). That is a use of stale memory
 // whether or not a checked byte differs yet; Result.Stale says which live buffers own the range
 // now. ran is false when the platform rejected the launch.
-func (r *run) noteStale(capture string, round int, ran bool) {
+func (in *instance) noteStale(capture string, round int, ran bool) {
 	// The live buffers, in generation order, and an index of their ranges: made once, at the first
 	// stale range, for n re-based buffers are n stale ranges.
 	var (
@@ -194,22 +194,22 @@ func (r *run) noteStale(capture string, round int, ran bool) {
 		live   []*allocation
 		owners device.Ranges
 	)
-	for _, l := range r.entriesOf(capture) {
-		if a := r.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
+	for _, l := range in.entriesOf(capture) {
+		if a := in.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
 			continue
 		}
 		key := staleKey{l.Capture, l.Buffer, l.Generation}
-		if r.staleSeen[key] {
+		if in.staleSeen[key] {
 			continue
 		}
-		r.staleSeen[key] = true
+		in.staleSeen[key] = true
 		s := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation, Access: l.Access, Round: round, Ran: ran}
 		if live == nil {
-			names = r.liveNames()
+			names = in.liveNames()
 			live = make([]*allocation, len(names))
 			ptrs := make([]device.Ptr, len(names))
 			for k, name := range names {
-				live[k] = r.bufs[name]
+				live[k] = in.bufs[name]
 				ptrs[k] = live[k].ptr
 			}
 			owners = device.NewRanges(ptrs)
@@ -228,6 +228,6 @@ func (r *run) noteStale(capture string, round int, ran bool) {
 		} else {
 			s.Now = strings.Join(now, ", ")
 		}
-		r.res.Stale = append(r.res.Stale, s)
+		in.res.Stale = append(in.res.Stale, s)
 	}
 }

@@ -174,11 +174,11 @@ func (w *watch) back(call string) {
 	}
 }
 
-// run runs body on a goroutine of its own and returns once body has finished, or once the
+// supervise runs body on a goroutine of its own and returns once body has finished, or once the
 // context ended and a device call stayed in flight past its grace: then stuck is called, with the
-// lock held and the instance's goroutine inside the call, and run returns true. timeout is the
+// lock held and the instance's goroutine inside the call, and supervise returns true. timeout is the
 // instance's limit, for the grace.
-func (w *watch) run(ctx context.Context, timeout time.Duration, body func(), stuck func(call string, abandonedAt time.Time)) (abandoned bool) {
+func (w *watch) supervise(ctx context.Context, timeout time.Duration, body func(), stuck func(call string, abandonedAt time.Time)) (abandoned bool) {
 	done := make(chan struct{})
 	w.mu.Lock() // handed to the instance's goroutine
 	go func() {
