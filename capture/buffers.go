@@ -56,8 +56,8 @@ func (in *instance) dropBuf(name string) {
 	in.holdByID(name, nil)
 }
 
-// holdByID keeps what name holds by its id in the probe's name table too (byID), where a run of
-// planned ops finds it (runs.go).
+// holdByID keeps what name holds by its id in the probe's name table too (byID), where a batch of
+// planned ops finds it (batches.go).
 func (in *instance) holdByID(name string, a *allocation) {
 	if id, ok := in.p.BufferID(name); ok {
 		in.byID[id] = a

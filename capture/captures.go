@@ -46,9 +46,9 @@ func (in *instance) runCapture(c *probes.Capture) error {
 	// meanwhile is initialised on the engine's own stream.
 	in.capture, in.captureID, in.captured = c.Name, info.ID, 0
 	from := len(in.res.Ledger) // the capture's entries follow: captures run one at a time
-	defer func() { in.capture, in.runs = "", nil }()
+	defer func() { in.capture, in.batches = "", nil }()
 	in.tl.capture(c)
-	in.startRuns(c)
+	in.startBatches(c)
 	if err := in.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
 		return in.abandonAfter(c, err)
 	}

@@ -24,9 +24,9 @@
 // engine captured (graphs.go): a graph holding work or memory the probe never asked for is
 // corrupted.
 //
-// A capture's fills, copies and axpys go to a runtime under test that states a run of kernels
-// (device.Extensions.Kernels) a run at a time, from the capture's plan (probes.Plan), where no op
-// needs to be seen on its own (runs.go): the result is the one the same ops give one by one.
+// A capture's fills, copies and axpys go to a runtime under test that states a batch of kernels
+// (device.Extensions.Kernels) a batch at a time, from the capture's plan (probes.Plan), where no op
+// needs to be seen on its own (batches.go): the result is the one the same ops give one by one.
 //
 // Every call goes through the runtime under test (Options.Runtime, which the caller picks:
 // runtime/guard.Reference is replaycheck's own; the engine knows a runtime only through the seam,

@@ -42,7 +42,7 @@ type Options struct {
 
 // instance is the state of one probe instance as the engine runs it. Its methods are spread by
 // job: the op interpreter (ops.go), buffers (buffers.go), captures and the ledger (captures.go),
-// batches of ops (runs.go), replays, verification and forensics (verify.go), refusals
+// batches of ops (batches.go), replays, verification and forensics (verify.go), refusals
 // (sideeffects.go), teardown (teardown.go), and the outcome (classify.go). Its state is grouped by
 // concern in the structs it embeds below.
 type instance struct {
@@ -75,8 +75,9 @@ type instance struct {
 	roundLaunch probes.Step
 	poisoned    bool
 
-	// runs issues the capture in progress's ops in runs where it can (runs.go); nil when not.
-	runs *runner
+	// batches issues the capture in progress's ops in batches where it can (batches.go); nil when
+	// not.
+	batches *batcher
 }
 
 // handles are the device objects an instance made for the probe's names, and the engine's own
@@ -115,7 +116,7 @@ type ledger struct {
 	// graph check compares it with the graph's work nodes).
 	captured int
 	// entries are where each capture with a graph has its entries in the ledger (entriesOf): a
-	// capture's are one run, for captures run one at a time.
+	// capture's are contiguous, for captures run one at a time.
 	entries   map[string]span
 	staleSeen map[staleKey]bool
 	member    membership // whether a stream's kernel work goes into the capture (captures.go)

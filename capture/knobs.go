@@ -13,8 +13,8 @@ const (
 	// milliseconds, starting a goroutine microseconds, so nothing smaller is worth cutting (a round
 	// figure, not a tuned one).
 	defaultSegmentBytes = 8 << 20
-	// defaultMinRun is the fewest ops worth a run (runs.go); fewer go one by one.
-	defaultMinRun = 8
+	// defaultMinBatch is the fewest ops worth a batch (batches.go); fewer go one by one.
+	defaultMinBatch = 8
 )
 
 // knobs are an instance's internal switches. The fields are exported for export_test.go's Knobs
@@ -26,21 +26,21 @@ type knobs struct {
 	// SegmentBytes is the least a goroutine of the localisation scans; tests make it small to cut
 	// small buffers.
 	SegmentBytes int
-	// MinRun is the fewest ops worth a run; the equivalence spec makes a run of every op that can
-	// be one (1). NoRuns turns runs off: every op goes one by one (the spec's other side).
-	MinRun int
-	NoRuns bool
-	// RunHook, when set, is told of every run issued: its first op, how many ops it held, how many
+	// MinBatch is the fewest ops worth a batch; the equivalence spec makes a batch of every op that can
+	// be one (1). NoBatches turns batches off: every op goes one by one (the spec's other side).
+	MinBatch  int
+	NoBatches bool
+	// BatchHook, when set, is told of every batch issued: its first op, how many ops it held, how many
 	// took.
-	RunHook func(from, ops, took int)
-	// SkewRuns has the oracle record each run one op short: the equivalence spec's negative
+	BatchHook func(from, ops, took int)
+	// SkewBatches has the oracle record each batch one op short: the equivalence spec's negative
 	// control.
-	SkewRuns bool
+	SkewBatches bool
 }
 
 // defaultKnobs are the knobs of every instance no test tuned.
 func defaultKnobs() knobs {
-	return knobs{ReadChunk: defaultReadChunk, SegmentBytes: defaultSegmentBytes, MinRun: defaultMinRun}
+	return knobs{ReadChunk: defaultReadChunk, SegmentBytes: defaultSegmentBytes, MinBatch: defaultMinBatch}
 }
 
 // knobs are the knobs an instance run with opt holds.

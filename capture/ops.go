@@ -163,8 +163,8 @@ func rejectionOf(step probes.Step, e *device.Error) *Rejection {
 
 func (in *instance) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
 	for i := 0; i < len(ops); i++ {
-		if in.runs != nil && capture != "" {
-			n, err := in.issueRun(capture, ops, i)
+		if in.batches != nil && capture != "" {
+			n, err := in.issueBatch(capture, ops, i)
 			if err != nil {
 				return err
 			}

@@ -25,10 +25,10 @@ type callLog struct {
 	events   []Event
 	kernels  chunk.Log[kernelEvent]
 	captures []*probes.Capture
-	// runs are the runs of a capture's ops issued in one call each (runs.go), which one
+	// batches are the batches of a capture's ops issued in one call each (batches.go), which one
 	// kernelEvent stands for each; calls is how many calls the kernelEvents stand for.
-	runs  []kernelRun
-	calls int
+	batches []kernelBatch
+	calls   int
 }
 
 // kernelEvent is a fill, copy or axpy of a capture that took: everything its Event says, kept as
@@ -43,14 +43,14 @@ type kernelEvent struct {
 	capture  int32 // in callLog.captures
 	index    int32 // of the op in its capture's list
 	captured bool
-	// run is 0 for one op, else the record stands for callLog.runs[run-1], whose first op is
-	// index and first call seq (w and x are then unused).
-	run int32
+	// batch is 0 for one op, else the record stands for callLog.batches[batch-1], whose first op
+	// is index and first call seq (w and x are then unused).
+	batch int32
 }
 
-// kernelRun is a run of a capture's ops issued in one call (runs.go): n ops, their ranges those
+// kernelBatch is a batch of a capture's ops issued in one call (batches.go): n ops, their ranges those
 // of its plan at the buffers ids held then, ptrs.
-type kernelRun struct {
+type kernelBatch struct {
 	n    int
 	plan *probes.Plan
 	ids  []uint32
@@ -58,7 +58,7 @@ type kernelRun struct {
 }
 
 // bases returns the buffers' ranges by id (in table, grown as needed): what ranges reads.
-func (k *kernelRun) bases(table []device.Ptr) []device.Ptr {
+func (k *kernelBatch) bases(table []device.Ptr) []device.Ptr {
 	for j, id := range k.ids {
 		if int(id) >= len(table) {
 			table = append(table, make([]device.Ptr, int(id)+1-len(table))...)
@@ -68,9 +68,9 @@ func (k *kernelRun) bases(table []device.Ptr) []device.Ptr {
 	return table
 }
 
-// ranges returns the ranges op i of the run's capture was issued over (w, and where x begins),
-// with bases the run's (bases).
-func (k *kernelRun) ranges(bases []device.Ptr, i int) (w device.Ptr, x uint64) {
+// ranges returns the ranges op i of the batch's capture was issued over (w, and where x begins),
+// with bases the batch's (bases).
+func (k *kernelBatch) ranges(bases []device.Ptr, i int) (w device.Ptr, x uint64) {
 	pk := k.plan.Kernel(i)
 	w = bases[pk.W().ID].Slice(pk.W().Off, pk.W().Len)
 	if pk.Kind() != device.KernelFill {
@@ -126,14 +126,14 @@ func (tl Timeline) Events() []Event {
 				out = append(out, Event{Seq: seq, Phase: PhaseCapture, Step: &steps[len(steps)-1], Call: string(text), Thread: op.Thread,
 					Captured: k.captured, Eager: !k.captured})
 			}
-			if k.run == 0 {
+			if k.batch == 0 {
 				add(k.seq, int(k.index), k.w, k.x)
 				continue
 			}
-			run := &l.runs[k.run-1]
-			bases = run.bases(bases)
-			for i := range run.n {
-				w, x := run.ranges(bases, int(k.index)+i)
+			b := &l.batches[k.batch-1]
+			bases = b.bases(bases)
+			for i := range b.n {
+				w, x := b.ranges(bases, int(k.index)+i)
 				add(k.seq+i, int(k.index)+i, w, x)
 			}
 		}
@@ -258,14 +258,14 @@ func (t *timeline) kernel(c *deviceCall, captured bool) {
 	t.calls++
 }
 
-// run records a run of the capture in progress's ops from op index from that took, issued in one
-// call (runs.go): one record for all of them, their events rebuilt from run when read.
-func (t *timeline) run(from int, captured bool, run kernelRun) {
-	t.runs = append(t.runs, run)
+// batch records a batch of the capture in progress's ops from op index from that took, issued in
+// one call (batches.go): one record for all of them, their events rebuilt from b when read.
+func (t *timeline) batch(from int, captured bool, b kernelBatch) {
+	t.batches = append(t.batches, b)
 	t.kernels.Add(kernelEvent{seq: t.seq + 1, capture: int32(len(t.captures) - 1), index: int32(from), captured: captured,
-		run: int32(len(t.runs))})
-	t.seq += run.n
-	t.calls += run.n
+		batch: int32(len(t.batches))})
+	t.seq += b.n
+	t.calls += b.n
 	t.captured = captured
 }
 

@@ -387,8 +387,8 @@ func (d watched) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint3
 	return
 }
 
-// EnqueueKernels is one watched call for the whole run (device.KernelEnqueuer): the backend's
-// own run where it has one, else a call per kernel, all under the one watch.
+// EnqueueKernels is one watched call for the whole batch (device.KernelEnqueuer): the backend's
+// own batch where it has one, else a call per kernel, all under the one watch.
 func (d watched) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (n int, err error) {
 	d.w.do("EnqueueKernels", func() { n, err = device.EnqueueKernels(d.Device, t, s, ks) })
 	return
@@ -456,7 +456,7 @@ func (d watched) InBatch(t device.Thread) bool {
 	return v != nil && v.InBatch(t)
 }
 
-// Extensions states what the watched device passes on, each under the watch: a run of kernels
+// Extensions states what the watched device passes on, each under the watch: a batch of kernels
 // as one watched call, whether the backend's batch runs calls inline, and watching a runtime's
 // own calls. The backend's other abilities are the engine's to use (it holds the backend's
 // device), not the runtime under test's.

@@ -11,8 +11,8 @@
 // a different OS thread, on hardware and on the simulator alike. Handing a call to a locked thread
 // costs OS thread wake-ups; a device whose Extensions state a ThreadRunner lets a caller run a batch
 // of calls on the thread as one hand-off, through a view of the device that need not find out
-// which thread each call comes from. A device whose Extensions state a KernelEnqueuer takes a run
-// of fills, copies and axpys on one stream in one call, with exactly the effect of their own calls.
+// which thread each call comes from. A device whose Extensions state a KernelEnqueuer takes a batch
+// of kernels (fills, copies and axpys) on one stream in one call, with exactly the effect of their own calls.
 //
 // What a device can do beyond Device it states in one value, Extensions, for itself: nothing is
 // found by a type assertion or by unwrapping. A wrapper that embeds a device inherits its

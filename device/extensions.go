@@ -7,7 +7,7 @@ import "reflect"
 //
 // An ability reaches a caller only when the device it asks states it for itself. A wrapper that
 // embeds a device inherits the inner device's Extensions method, and the abilities it returns
-// would bypass the wrapper (a run of kernels the wrapper never sees, a comparison that skips its
+// would bypass the wrapper (a batch of kernels the wrapper never sees, a comparison that skips its
 // bookkeeping): ExtensionsOf answers none for extensions stated for another device. A wrapper
 // that may pass an ability on states it on purpose, for itself:
 //
@@ -32,7 +32,7 @@ type Extensions struct {
 	Compare Comparer
 	// Walk visits a graph's nodes without building their list.
 	Walk GraphWalker
-	// Kernels enqueues a run of fills, copies and axpys in one call.
+	// Kernels enqueues a batch of kernels (fills, copies and axpys) in one call.
 	Kernels KernelEnqueuer
 }
 

@@ -2,7 +2,7 @@ package device
 
 import "github.com/replaycheck/replaycheck/internal/enum"
 
-// Kernel is one fill, copy or axpy of a run handed to a device at once (KernelEnqueuer): the
+// Kernel is one fill, copy or axpy of a batch handed to a device at once (KernelEnqueuer): the
 // arguments its own call (Fill, Copy or Axpy) takes.
 type Kernel struct {
 	Kind KernelKind
@@ -30,21 +30,21 @@ var kernelKindNames = enum.New("kernel kind", "kernel",
 // String is the name of the call the kind stands for.
 func (k KernelKind) String() string { return kernelKindNames.String(k) }
 
-// KernelEnqueuer is an optional capability of a Device: enqueuing a run of fills, copies and axpys
-// on one stream from one thread in one call. A capture of 100,000 ops otherwise pays every layer's
-// per-call cost (the watch, the runtime under test, the backend's lock) 100,000 times.
+// KernelEnqueuer is an optional capability of a Device: enqueuing a batch of kernels (fills,
+// copies and axpys) on one stream from one thread in one call. A capture of 100,000 ops otherwise
+// pays every layer's per-call cost (the watch, the runtime under test, the backend's lock) 100,000 times.
 //
 // EnqueueKernels has exactly the effect of calling Fill, Copy or Axpy for each kernel in order,
 // stopping at the first that fails: n is how many took effect, and err is the error of kernel n
 // (nil when all did), the error that kernel's own call would have returned. A device that wraps
 // another states it (Extensions.Kernels) only when every call it forwards may be forwarded as a
-// run: a wrapper that inherited it by embedding would never see the run's calls, and
+// batch: a wrapper that inherited it by embedding would never see the batch's calls, and
 // ExtensionsOf drops it. EnqueueKernels falls back to one call per kernel.
 type KernelEnqueuer interface {
 	EnqueueKernels(t Thread, s Stream, ks []Kernel) (n int, err error)
 }
 
-// EnqueueKernels enqueues ks on s from t through d: by the run d states (Extensions.Kernels),
+// EnqueueKernels enqueues ks on s from t through d: by the batch d states (Extensions.Kernels),
 // else one call per kernel (EnqueueEach).
 func EnqueueKernels(d Device, t Thread, s Stream, ks []Kernel) (int, error) {
 	if e := ExtensionsOf(d).Kernels; e != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // Capture plans: a capture's fills, copies and axpys resolved once and shared by every instance
-// of the probe, so that issuing a run of them (the engine) and recording them into a graph (the
+// of the probe, so that issuing a batch of them (the engine) and recording them into a graph (the
 // oracle) costs no resolution, no name lookup and no record per op.
 //
 // Every buffer name a probe mentions has a fixed id, its place in the probe's name table
@@ -25,7 +25,7 @@ type Plan struct {
 	// ops is by op index; kind codeOther where the op is not a fill, copy or axpy that the probe
 	// means to replay, or its ranges did not resolve at those sizes.
 	ops []graphOp
-	// follows[i]: op i is on the thread and stream of op i-1, so a run may go on through it
+	// follows[i]: op i is on the thread and stream of op i-1, so a batch may go on through it
 	// without looking at the op itself.
 	follows []bool
 	// used are the ids of the buffers the capture's ops name; size is by id the size each had (-1:
@@ -186,7 +186,7 @@ find:
 }
 
 // Holds reports whether buffer id is live here at the size plan p resolved it at, its name not
-// refused: a planned op whose buffers all are may be recorded as planned (CaptureRun) instead of
+// refused: a planned op whose buffers all are may be recorded as planned (CaptureBatch) instead of
 // on its own (Capture).
 func (o *Oracle) Holds(p *Plan, id uint32) bool {
 	if int(id) >= len(o.bufs) || !o.bufs[id].live || int64(len(o.data[id])) != p.size[id] {
@@ -195,9 +195,9 @@ func (o *Oracle) Holds(p *Plan, id uint32) bool {
 	return len(o.refused) == 0 || !o.refused[o.probe.names.list[id]]
 }
 
-// CaptureRun records ops [from, to) of plan p, each of which took effect and is planned over
+// CaptureBatch records ops [from, to) of plan p, each of which took effect and is planned over
 // buffers the oracle Holds, into the graph of p's capture: what Capture would record for each,
 // shared with the plan instead of copied.
-func (o *Oracle) CaptureRun(p *Plan, from, to int) {
+func (o *Oracle) CaptureBatch(p *Plan, from, to int) {
 	o.graphOf(p.capture.Name).Share(p.ops[from:to])
 }

@@ -35,7 +35,7 @@ var _ = Describe("a runtime's Extensions", func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	It("are the reference guards' run of kernels and slot log, stated for the guards", func() {
+	It("are the reference guards' batch of kernels and slot log, stated for the guards", func() {
 		Expect(device.ExtensionsOf(g).Kernels).NotTo(BeNil())
 		Expect(runtime.ExtensionsOf(g).SlotLog).NotTo(BeNil())
 		Expect(device.ExtensionsOf(g).Compare).To(BeNil(), "nothing of the inner device passes the guards")

@@ -175,7 +175,7 @@ type (
 // BenchmarkCaptureFloor: what a capture that keeps an account of its own per op would cost with
 // no engine at all: the simulator's capture of BenchmarkSimCapture100k, and for each fill the two
 // records such a capture writes (an oracle's op, a timeline's record), against the same replay.
-// It is why the engine records a run of ops once (capture/runs.go) instead. Sub-benchmarks:
+// It is why the engine records a batch of ops once (capture/batches.go) instead. Sub-benchmarks:
 //   - fresh: the records in blocks made for each capture (internal/chunk), as the engine's are: a
 //     result keeps its timeline, and a graph's program lives as long as the graph;
 //   - reused: the records in two slices reused by every capture, the best a recorder could do.

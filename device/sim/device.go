@@ -672,11 +672,11 @@ func (d *Device) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint3
 
 var _ device.KernelEnqueuer = (*Device)(nil)
 
-// EnqueueKernels enqueues a run of fills, copies and axpys (device.KernelEnqueuer) under one
+// EnqueueKernels enqueues a batch of kernels (device.KernelEnqueuer) under one
 // hand-off and one hold of the device lock: each kernel is checked, and recorded or run, exactly
-// as its own call would be, and the run stops at the first that fails. Of what call does before a
-// call, only what can change between two kernels of a run is done again for each: the device-lost
-// check and a test's hook (nothing in a run launches, so nothing needs settling again).
+// as its own call would be, and the batch stops at the first that fails. Of what call does before a
+// call, only what can change between two kernels of a batch is done again for each: the device-lost
+// check and a test's hook (nothing in a batch launches, so nothing needs settling again).
 func (d *Device) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
 	if len(ks) == 0 {
 		return 0, nil
@@ -686,7 +686,7 @@ func (d *Device) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Ke
 	}
 	n := 0
 	err := d.call(t, ks[0].Kind.String(), func() error {
-		// The stream is looked up once: nothing in a run can destroy it.
+		// The stream is looked up once: nothing in a batch can destroy it.
 		st, err := d.lookupStream(ks[0].Kind.String(), s)
 		if err != nil {
 			return err

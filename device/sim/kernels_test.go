@@ -12,8 +12,8 @@ import (
 
 // EnqueueKernels must be exactly the kernels' own calls in order, stopping at the first that
 // fails: the same error, the same memory, the same graph.
-var _ = Describe("a run of kernels (EnqueueKernels)", func() {
-	// state runs ks on a fresh device of profile, eagerly or inside a capture, either as one run
+var _ = Describe("a batch of kernels (EnqueueKernels)", func() {
+	// state runs ks on a fresh device of profile, eagerly or inside a capture, either as one batch
 	// or one call each, and returns what it says: how many took, the error, the memory of the
 	// two buffers after, and the graph's nodes when captured.
 	type state struct {
@@ -22,7 +22,7 @@ var _ = Describe("a run of kernels (EnqueueKernels)", func() {
 		bytes []byte
 		nodes []device.GraphNode
 	}
-	run := func(profile string, captured, asRun bool, kernels func(a, b device.Ptr) []device.Kernel) state {
+	run := func(profile string, captured, asBatch bool, kernels func(a, b device.Ptr) []device.Kernel) state {
 		d := onProfile(profile)
 		a, b := malloc(d, 4*KiB), malloc(d, 4*KiB)
 		s := newStream(d)
@@ -32,7 +32,7 @@ var _ = Describe("a run of kernels (EnqueueKernels)", func() {
 		}
 		var st state
 		var err error
-		if asRun {
+		if asBatch {
 			st.n, err = d.EnqueueKernels(main, s, ks)
 		} else {
 			st.n, err = device.EnqueueEach(d, main, s, ks)
@@ -63,7 +63,7 @@ var _ = Describe("a run of kernels (EnqueueKernels)", func() {
 	}
 	failing := func(a, b device.Ptr) []device.Kernel {
 		ks := valid(a, b)
-		// The third kernel writes past its buffer: the run stops there.
+		// The third kernel writes past its buffer: the batch stops there.
 		ks = append(ks[:2], append([]device.Kernel{{Kind: device.KernelFill, Dst: device.Ptr{Addr: b.Addr + 4000, Bytes: 200}, Value: 1}}, ks[2:]...)...)
 		return ks
 	}

@@ -121,7 +121,7 @@ func (d *Device) Platform() string { return d.inner.Platform() }
 func (d *Device) Finish() error                     { return nil }
 func (d *Device) Capabilities() device.Capabilities { return d.inner.Capabilities() }
 
-// Extensions states the guards' one ability beyond device.Device: a run of kernels
+// Extensions states the guards' one ability beyond device.Device: a batch of kernels
 // (EnqueueKernels), which program mode passes on whole and kernel mode takes kernel by kernel.
 // Nothing of the inner device's passes through: every call must meet the guards.
 func (d *Device) Extensions() device.Extensions { return device.Extensions{Of: d, Kernels: d} }
@@ -569,8 +569,8 @@ func (d *Device) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint3
 
 var _ device.KernelEnqueuer = (*Device)(nil)
 
-// EnqueueKernels enqueues a run of fills, copies and axpys (device.KernelEnqueuer). Program mode
-// passes the run on as it passes each kernel on, untouched; kernel mode watches each kernel as its
+// EnqueueKernels enqueues a batch of kernels (device.KernelEnqueuer). Program mode
+// passes the batch on as it passes each kernel on, untouched; kernel mode watches each kernel as its
 // own call (Fill, Copy, Axpy).
 func (d *Device) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
 	if !d.tracksWork() {

@@ -8,26 +8,26 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// countingRuns is a device that counts the runs and the single fills that reach it.
-type countingRuns struct {
+// countingBatches is a device that counts the batches and the single fills that reach it.
+type countingBatches struct {
 	device.Device
-	runs, fills int
+	batches, fills int
 }
 
-// Extensions states the counted run.
-func (c *countingRuns) Extensions() device.Extensions { return device.Extensions{Of: c, Kernels: c} }
+// Extensions states the counted batch.
+func (c *countingBatches) Extensions() device.Extensions { return device.Extensions{Of: c, Kernels: c} }
 
-func (c *countingRuns) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
-	c.runs++
+func (c *countingBatches) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
+	c.batches++
 	return device.EnqueueKernels(c.Device, t, s, ks)
 }
 
-func (c *countingRuns) Fill(t device.Thread, s device.Stream, dst device.Ptr, v byte) error {
+func (c *countingBatches) Fill(t device.Thread, s device.Stream, dst device.Ptr, v byte) error {
 	c.fills++
 	return c.Device.Fill(t, s, dst, v)
 }
 
-var _ = Describe("a run of kernels through the guards (EnqueueKernels)", func() {
+var _ = Describe("a batch of kernels through the guards (EnqueueKernels)", func() {
 	fills := func(p device.Ptr, n int) []device.Kernel {
 		ks := make([]device.Kernel, n)
 		for i := range ks {
@@ -36,20 +36,20 @@ var _ = Describe("a run of kernels through the guards (EnqueueKernels)", func() 
 		return ks
 	}
 
-	It("program mode passes the run on whole", func() {
-		inner := &countingRuns{Device: openSim("cann")}
+	It("program mode passes the batch on whole", func() {
+		inner := &countingBatches{Device: openSim("cann")}
 		d := guarded(inner, guard.Program)
 		s := stream(d)
 		x := malloc(d, 1024)
 		n, err := d.EnqueueKernels(device.Main, s, fills(x, 8))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n).To(Equal(8))
-		Expect(inner.runs).To(Equal(1))
-		Expect(inner.fills).To(Equal(0), "the inner device's own run made the fills")
+		Expect(inner.batches).To(Equal(1))
+		Expect(inner.fills).To(Equal(0), "the inner device's own batch made the fills")
 	})
 
-	It("kernel mode watches each kernel as its own call: a run off the capture is refused at its first, with no effect", func() {
-		inner := &countingRuns{Device: openSim("cann")}
+	It("kernel mode watches each kernel as its own call: a batch off the capture is refused at its first, with no effect", func() {
+		inner := &countingBatches{Device: openSim("cann")}
 		d := guarded(inner, guard.Kernel)
 		origin, side := stream(d), stream(d)
 		x := malloc(d, 1024)
@@ -62,7 +62,7 @@ var _ = Describe("a run of kernels through the guards (EnqueueKernels)", func() 
 		n, err = d.EnqueueKernels(device.Main, origin, fills(x, 4))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n).To(Equal(4))
-		Expect(inner.runs).To(Equal(0), "never passed on as a run: each kernel went through the guard")
+		Expect(inner.batches).To(Equal(0), "never passed on as a batch: each kernel went through the guard")
 		Expect(inner.fills).To(Equal(4))
 		_, err = d.EndCapture(device.Main, origin)
 		Expect(err).NotTo(HaveOccurred())

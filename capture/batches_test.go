@@ -16,10 +16,10 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// Runs of a capture's ops (runs.go) are an optimisation only: the same instance run with every op
-// that can go in a run and with none must give the same result, byte for byte, timeline, ledger,
+// Batches of a capture's ops (batches.go) are an optimisation only: the same instance run with every op
+// that can go in a batch and with none must give the same result, byte for byte, timeline, ledger,
 // graph checks and outcome included (timings aside).
-var _ = Describe("runs of a capture's ops", func() {
+var _ = Describe("batches of a capture's ops", func() {
 	// comparable is res as JSON with what the clock decides left out.
 	comparable := func(res *capture.Result) string {
 		c := *res
@@ -28,14 +28,14 @@ var _ = Describe("runs of a capture's ops", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return string(b)
 	}
-	type tally struct{ runs, ops, broken int }
-	// both runs in on a fresh device of profile twice: with runs of every op that can go in one
+	type tally struct{ batches, ops, broken int }
+	// both runs in on a fresh device of profile twice: with batches of every op that can go in one
 	// (counted in t), then with none.
-	both := func(profile string, in probes.Instance, opt capture.Options, t *tally) (runs, single *capture.Result) {
-		withRuns := capture.Tune(opt, func(k *capture.Knobs) {
-			k.MinRun = 1
-			k.RunHook = func(_, ops, took int) {
-				t.runs++
+	both := func(profile string, in probes.Instance, opt capture.Options, t *tally) (batched, single *capture.Result) {
+		withBatches := capture.Tune(opt, func(k *capture.Knobs) {
+			k.MinBatch = 1
+			k.BatchHook = func(_, ops, took int) {
+				t.batches++
 				t.ops += ops
 				if took < ops {
 					t.broken++
@@ -43,11 +43,11 @@ var _ = Describe("runs of a capture's ops", func() {
 			}
 		})
 		dev := openSim(profile)
-		runs = capture.Run(ctx(), dev, in, withRuns)
+		batched = capture.Run(ctx(), dev, in, withBatches)
 		Expect(dev.Close()).To(Succeed())
 		dev = openSim(profile)
 		defer dev.Close()
-		return runs, capture.Run(ctx(), dev, in, capture.Tune(opt, func(k *capture.Knobs) { k.NoRuns = true }))
+		return batched, capture.Run(ctx(), dev, in, capture.Tune(opt, func(k *capture.Knobs) { k.NoBatches = true }))
 	}
 
 	It("give every instance of the catalog the result it has op by op, on both profiles", func() {
@@ -60,20 +60,20 @@ var _ = Describe("runs of a capture's ops", func() {
 				for _, p := range s.Probes {
 					for _, mode := range device.CaptureModes() {
 						// Unguarded, and guarded without the side-effect check (kernel-mode guards
-						// take a run op by op): a guarded instance that checks refusals issues none.
+						// take a batch op by op): a guarded instance that checks refusals issues none.
 						for _, guarded := range []bool{false, true} {
 							in := probes.Instance{Probe: p, Mode: mode, Guarded: guarded, Replays: 3}
-							runs, single := both(profile, in, capture.Options{Runtime: builtin, NoSideEffectCheck: guarded}, &t)
-							Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", in.ID(), profile)
+							batched, single := both(profile, in, capture.Options{Runtime: builtin, NoSideEffectCheck: guarded}, &t)
+							Expect(comparable(batched)).To(Equal(comparable(single)), "%s on sim/%s", in.ID(), profile)
 							instances++
 						}
 					}
 				}
 			}
 		}
-		By(fmt.Sprintf("%d instances, %d runs of %d ops, %d of them stopped by a failed op", instances, t.runs, t.ops, t.broken))
-		Expect(t.runs).To(BeNumerically(">", 100), "the catalog's captures went in runs")
-		Expect(t.broken).To(BeNumerically(">", 0), "a run stopped at an op the platform or a guard failed")
+		By(fmt.Sprintf("%d instances, %d batches of %d ops, %d of them stopped by a failed op", instances, t.batches, t.ops, t.broken))
+		Expect(t.batches).To(BeNumerically(">", 100), "the catalog's captures went in batches")
+		Expect(t.broken).To(BeNumerically(">", 0), "a batch stopped at an op the platform or a guard failed")
 	})
 
 	It("give random programs and a generated capture of copies, axpys and fills over several buffers and streams their result op by op", func() {
@@ -83,14 +83,14 @@ var _ = Describe("runs of a capture's ops", func() {
 			set, err := probes.Parse(fmt.Sprintf("program-%d.yaml", seed), []byte(text), probes.DefaultLimits())
 			Expect(err).NotTo(HaveOccurred())
 			in := probes.Instance{Probe: set.Probes[0], Mode: device.CaptureModes()[seed%3], Replays: 2}
-			runs, single := both("cann", in, capture.Options{Runtime: builtin}, &t)
-			Expect(comparable(runs)).To(Equal(comparable(single)), "seed %d:\n%s", seed, text)
+			batched, single := both("cann", in, capture.Options{Runtime: builtin}, &t)
+			Expect(comparable(batched)).To(Equal(comparable(single)), "seed %d:\n%s", seed, text)
 		}
-		Expect(t.runs).To(BeNumerically(">", 100), "the random programs' captures went in runs")
+		Expect(t.batches).To(BeNumerically(">", 100), "the random programs' captures went in batches")
 
 		var b strings.Builder
 		b.WriteString(`version: replaycheck/v1
-set: runs
+set: batches
 probes:
   - name: mixed
     hazard: none
@@ -120,34 +120,34 @@ probes:
 		p := parseProbe(b.String())
 		t = tally{}
 		for _, profile := range []string{"cann", "cuda"} {
-			runs, single := both(profile, probes.Instance{Probe: p, Mode: device.Global, Replays: 5}, capture.Options{Runtime: builtin}, &t)
-			Expect(runs.Outcome).To(Equal(probes.Exact), runs.Reason)
-			Expect(comparable(runs)).To(Equal(comparable(single)))
+			batched, single := both(profile, probes.Instance{Probe: p, Mode: device.Global, Replays: 5}, capture.Options{Runtime: builtin}, &t)
+			Expect(batched.Outcome).To(Equal(probes.Exact), batched.Reason)
+			Expect(comparable(batched)).To(Equal(comparable(single)))
 		}
-		Expect(t.runs).To(Equal(2*3), "a run before the record, one on side, one after")
+		Expect(t.batches).To(Equal(2*3), "a batch before the record, one on side, one after")
 		Expect(t.ops).To(Equal(2*299), "every fill, copy and axpy: op 150 is the record and the wait")
 	})
 
-	It("differ when a run is recorded wrong (the comparison's negative control)", func() {
+	It("differ when a batch is recorded wrong (the comparison's negative control)", func() {
 		p := parseProbe(progen.Fills(100, 2))
-		skewed := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.SkewRuns = true })
+		skewed := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.SkewBatches = true })
 		var t tally
-		runs, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 2}, skewed, &t)
-		Expect(t.runs).To(Equal(1))
-		Expect(runs.Outcome).To(Equal(probes.Corrupted), "the oracle lacks the run's last fill")
+		batched, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 2}, skewed, &t)
+		Expect(t.batches).To(Equal(1))
+		Expect(batched.Outcome).To(Equal(probes.Corrupted), "the oracle lacks the batch's last fill")
 		Expect(single.Outcome).To(Equal(probes.Exact))
-		Expect(comparable(runs)).NotTo(Equal(comparable(single)))
+		Expect(comparable(batched)).NotTo(Equal(comparable(single)))
 	})
 
-	It("give a capture whose buffer is allocated again, smaller, before a run its result op by op", func() {
+	It("give a capture whose buffer is allocated again, smaller, before a batch its result op by op", func() {
 		// The plan resolves the copy at b's declared size; b is 32 bytes by the time the copy
-		// comes, so the copy ends the run of fills before it, having named c, which no op of the
-		// run touches, and on its own it is skipped (its range no longer fits): c must not enter
+		// comes, so the copy ends the batch of fills before it, having named c, which no op of the
+		// batch touches, and on its own it is skipped (its range no longer fits): c must not enter
 		// the ledger. The loader would refuse the copy of 64 bytes from a buffer of 32 written
 		// so (the alloc is made smaller after loading); a refused alloc or grow leaves an op so
-		// at run time.
+		// as the instance runs.
 		p := parseProbe(`version: replaycheck/v1
-set: runs
+set: batches
 probes:
   - name: realloc
     hazard: none
@@ -173,32 +173,32 @@ probes:
 		for _, profile := range []string{"cann", "cuda"} {
 			for _, mode := range device.CaptureModes() {
 				var t tally
-				runs, single := both(profile, probes.Instance{Probe: p, Mode: mode, Replays: 2}, capture.Options{Runtime: builtin}, &t)
-				Expect(comparable(runs)).To(Equal(comparable(single)), "%s on sim/%s", mode, profile)
-				if runs.Rejection == nil {
-					Expect(t.runs).To(Equal(1), "%s on sim/%s: the fills went in a run", mode, profile)
-					Expect(runs.Skipped).To(HaveLen(1), "%s on sim/%s: the copy", mode, profile)
-					Expect(runs.Ledger).NotTo(ContainElement(HaveField("Buffer", "c")))
+				batched, single := both(profile, probes.Instance{Probe: p, Mode: mode, Replays: 2}, capture.Options{Runtime: builtin}, &t)
+				Expect(comparable(batched)).To(Equal(comparable(single)), "%s on sim/%s", mode, profile)
+				if batched.Rejection == nil {
+					Expect(t.batches).To(Equal(1), "%s on sim/%s: the fills went in a batch", mode, profile)
+					Expect(batched.Skipped).To(HaveLen(1), "%s on sim/%s: the copy", mode, profile)
+					Expect(batched.Ledger).NotTo(ContainElement(HaveField("Buffer", "c")))
 				}
 			}
 		}
 	})
 
-	It("go op by op for the rest of a capture after a run stopped at a failed op", func() {
+	It("go op by op for the rest of a capture after a batch stopped at a failed op", func() {
 		// On CUDA in global mode the free invalidates the capture: every op after it fails.
 		p := parseProbe(progen.Fills(2000, 1))
 		p.Captures[0].Ops = append([]*probes.Op{{Kind: probes.OpFree, Buffer: "b", Thread: device.Main}}, p.Captures[0].Ops...)
 		var t tally
-		runs, single := both("cuda", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Runtime: builtin}, &t)
-		Expect(runs.Outcome).To(Equal(probes.Rejected), runs.Reason)
-		Expect(comparable(runs)).To(Equal(comparable(single)))
-		Expect(t.runs).To(Equal(1), "one run, stopped at its first op; the others went on their own")
+		batched, single := both("cuda", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Runtime: builtin}, &t)
+		Expect(batched.Outcome).To(Equal(probes.Rejected), batched.Reason)
+		Expect(comparable(batched)).To(Equal(comparable(single)))
+		Expect(t.batches).To(Equal(1), "one batch, stopped at its first op; the others went on their own")
 		Expect(t.broken).To(Equal(1))
 	})
 
 	It("are not given to a runtime of the user's own, whose Fill would not see them", func() {
 		// countingFills embeds the reference guards, and so inherits their EnqueueKernels: given
-		// runs, the fills would reach the guards without passing its Fill.
+		// batches, the fills would reach the guards without passing its Fill.
 		p := parseProbe(progen.Fills(100, 1))
 		var fills int
 		rut := &runtime.UnderTest{Name: "counting", Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
@@ -206,10 +206,10 @@ probes:
 			return &countingFills{Device: g, n: &fills}, err
 		}}
 		var t tally
-		runs, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Runtime: rut}, &t)
-		Expect(runs.Outcome).To(Equal(probes.Exact), runs.Reason)
-		Expect(comparable(runs)).To(Equal(comparable(single)))
-		Expect(t.runs).To(Equal(0))
+		batched, single := both("cann", probes.Instance{Probe: p, Mode: device.Global, Replays: 1}, capture.Options{Runtime: rut}, &t)
+		Expect(batched.Outcome).To(Equal(probes.Exact), batched.Reason)
+		Expect(comparable(batched)).To(Equal(comparable(single)))
+		Expect(t.batches).To(Equal(0))
 		Expect(fills).To(Equal(2*100), "every fill of both instances went through the runtime's Fill")
 	})
 })
