@@ -220,7 +220,7 @@ func buffersProbe(n, replays int) string {
 // instance through the built-in guards, interleaved. The plugin's slot log (ABI 2) spares the
 // snapshot before each call a question per buffer, so the cost per buffer stays flat as n grows;
 // the ratio is the plugin path's constant: the calls into C and back (the plugin's calls for Main
-// are made on the simulator's thread, inside the engine's batch, with no hand-off).
+// are made on the simulator's thread, inside the engine's session, with no hand-off).
 func BenchmarkPluginBuffers(b *testing.B) {
 	if _, err := exec.LookPath(cbuild.Compiler()[0]); err != nil {
 		b.Skip("no C compiler: ", err)
@@ -453,9 +453,9 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 //   - comparer: the backend's device.Comparer, which the engine uses when the device has one (the
 //     CUDA and ACL bindings: asynchronous copies into two pinned chunks, each compared while the
 //     next is in flight);
-//   - read-back/in-batch and read-back/from-goroutine: the engine's fallback, reads in 4 MiB
+//   - read-back/in-session and read-back/from-goroutine: the engine's fallback, reads in 4 MiB
 //     chunks through two reused host chunks, the read of chunk i+1 overlapping the comparison of
-//     chunk i, inside the engine's batch on the device's Main thread and from a goroutine;
+//     chunk i, inside the engine's session on the device's Main thread and from a goroutine;
 //   - pinned-copy: not a verification but the link's yardstick, one asynchronous copy of the 256
 //     MiB into pinned host memory, synchronised.
 //
@@ -507,7 +507,7 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 		})})
 	}
 	ways = append(ways,
-		way{"read-back/in-batch", verify(capture.Options{Runtime: builtin}.EqualByReadingOnThread)},
+		way{"read-back/in-session", verify(capture.Options{Runtime: builtin}.EqualByReadingOnThread)},
 		way{"read-back/from-goroutine", verify(capture.Options{Runtime: builtin}.EqualByReading)},
 		way{"pinned-copy", func() error {
 			if err := dev.Copy(device.Main, s, pinned, p); err != nil {

@@ -12,6 +12,6 @@ import (
 func TestCapture(t *testing.T) {
 	RegisterFailHandler(Fail)
 	// Injected hangs keep their driver thread and instance goroutine for good.
-	leakcheck.Suite(t, leakcheck.HungSimCall, leakcheck.HungCCall, leakcheck.AbandonedCall, leakcheck.AbandonedBatch, leakcheck.ParkedInstance)
+	leakcheck.Suite(t, leakcheck.HungSimCall, leakcheck.HungCCall, leakcheck.AbandonedCall, leakcheck.AbandonedSession, leakcheck.ParkedInstance)
 	RunSpecs(t, "capture engine")
 }

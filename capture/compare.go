@@ -84,7 +84,8 @@ func (in *instance) equal(a *allocation, want []byte) (bool, error) {
 
 // equalByReading reads a back a chunk at a time into two reused host chunks: while chunk i is
 // compared, chunk i+1 is being read (device calls stay one at a time: only the reader makes them).
-// Inside the engine's batch the reader is the device's own thread and the comparison runs beside it.
+// Inside the engine's session the reader is the device's own thread and the comparison runs beside
+// it.
 func (in *instance) equalByReading(a *allocation, want []byte) (bool, error) {
 	n := int64(len(want))
 	chunk := min(n, in.knobs.ReadChunk)
@@ -108,8 +109,8 @@ func (in *instance) equalByReading(a *allocation, want []byte) (bool, error) {
 		case off+chunk >= n:
 			equal = bytes.Equal(got, exp)
 		case in.onDeviceThread():
-			// Inside the batch on the device's Main thread, the device's calls must stay on this
-			// thread (a read from another goroutine would wait for the batch): the comparison
+			// Inside the session on the device's Main thread, the device's calls must stay on this
+			// thread (a read from another goroutine would wait for the session): the comparison
 			// moves to a goroutine instead, and this thread reads the next chunk.
 			done := make(chan bool, 1)
 			go func() { done <- bytes.Equal(got, exp) }()
@@ -133,8 +134,8 @@ func (in *instance) equalByReading(a *allocation, want []byte) (bool, error) {
 	return true, nil
 }
 
-// onDeviceThread reports whether the instance is inside its batch on the device's Main thread
-// (watch.batch).
+// onDeviceThread reports whether the instance is inside its session on the device's Main thread
+// (watch.session).
 func (in *instance) onDeviceThread() bool { return in.watch != nil && in.watch.onThread }
 
 // mergeGap: differing runs separated by fewer equal bytes form one range, so a pattern that

@@ -218,7 +218,7 @@ var _ = Describe("verification's fast paths", func() {
 		}
 	})
 
-	It("reads back chunk by chunk inside the batch on the device's Main thread, the comparison beside it", func() {
+	It("reads back chunk by chunk inside the session on the device's Main thread, the comparison beside it", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
 		chunked := capture.Tune(capture.Options{Runtime: builtin}, func(k *capture.Knobs) { k.ReadChunk = 4096 })
@@ -227,7 +227,7 @@ var _ = Describe("verification's fast paths", func() {
 		Expect(err).NotTo(HaveOccurred())
 		want := bytes.Repeat([]byte{9}, n)
 		Expect(dev.Write(device.Main, p, want)).To(Succeed())
-		// A read from another goroutine would wait for the batch, and the batch for it: the reads
+		// A read from another goroutine would wait for the session, and the session for it: the reads
 		// stay on the thread, and every chunk's comparison still counts.
 		eq, err := chunked.EqualByReadingOnThread(dev, p, want)
 		Expect(err).NotTo(HaveOccurred())

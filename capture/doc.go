@@ -50,9 +50,9 @@
 // and the call; Result.Faults says what each did. A backend without the fault-injection capability
 // skips such an instance. Every call into the backend's device is watched (watch.go), and every
 // call into a runtime of the user's own that asks (device.CallWatcher): the instance runs on a
-// goroutine of its own (as one batch on the device's Main thread when the device states one:
-// Extensions.Threads; under a runtime of the user's own only when the device states the batch's
-// view too, Extensions.Batch), and a call still in flight a grace period after the time limit
+// goroutine of its own (as one session on the device's Main thread when the device states one:
+// Extensions.Threads; under a runtime of the user's own only when the device states the session's
+// view too, Extensions.Session), and a call still in flight a grace period after the time limit
 // (Options.Timeout) is not waited for: the instance ends "timeout in <call>" and its device is
 // abandoned (Extensions.Abandon). The engine asks a device and a runtime what they can do beyond
 // their interfaces only through device.ExtensionsOf and runtime.ExtensionsOf: an ability a wrapper

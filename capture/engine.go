@@ -191,23 +191,24 @@ func Run(ctx context.Context, dev device.Device, spec probes.Instance, opt Optio
 	}
 	events, kernels := expectedEvents(p, spec.Replays)
 	in.tl.events, in.tl.kernels.Hint = make([]Event, 0, events), kernels
-	if ext := device.ExtensionsOf(dev); ext.Threads != nil && (rut.Direct || handsBatchView(ext)) {
+	if ext := device.ExtensionsOf(dev); ext.Threads != nil && (rut.Direct || handsSessionView(ext)) {
 		in.watch.tr = ext.Threads
 	}
 	in.watch.supervise(ctx, opt.Timeout, func() { in.whole(rut) }, in.abandon)
 	return res
 }
 
-// handsBatchView reports whether the batch may run under a runtime of the user's own. The built-in
-// runtime makes its device calls on the engine's goroutine, so the batch runs them inline whatever
-// wraps the device. A runtime of the user's own may make them from threads of its own (a plugin's
-// workers, threads the plugin starts): it is batched only when it will be handed the batch's view
-// itself: a device that states both the batch and its view (device.Extensions Threads and Batch),
-// whose Main calls run inline on whichever goroutine makes them while the engine waits for the
-// device. A wrapper that forwards only the batch would hand the runtime calls that reach the
-// device itself, and a Main call from another thread would wait for the batch that waits for it.
-func handsBatchView(ext device.Extensions) bool {
-	return ext.Threads != nil && ext.Batch != nil
+// handsSessionView reports whether the session may run under a runtime of the user's own. The
+// built-in runtime makes its device calls on the engine's goroutine, so the session runs them
+// inline whatever wraps the device. A runtime of the user's own may make them from threads of its
+// own (a plugin's workers, threads the plugin starts): it gets a session only when it will be
+// handed the session's view itself: a device that states both the session and its view
+// (device.Extensions Threads and Session), whose Main calls run inline on whichever goroutine makes
+// them while the engine waits for the device. A wrapper that forwards only the session would hand
+// the runtime calls that reach the device itself, and a Main call from another thread would wait
+// for the session that waits for it.
+func handsSessionView(ext device.Extensions) bool {
+	return ext.Threads != nil && ext.Session != nil
 }
 
 // whole is the whole of one instance, on the goroutine the watch runs it on: open the runtime

@@ -33,7 +33,7 @@ func (opt Options) EqualByReading(dev device.Device, p device.Ptr, want []byte) 
 	return in.equalByReading(&allocation{ptr: p}, want)
 }
 
-// EqualByReadingOnThread is EqualByReading made as the engine makes it inside its batch on the
+// EqualByReadingOnThread is EqualByReading made as the engine makes it inside its session on the
 // device's Main thread (the device.ThreadRunner its Extensions state).
 func (opt Options) EqualByReadingOnThread(dev device.Device, p device.Ptr, want []byte) (eq bool, err error) {
 	g, err := guard.New(dev, guard.Program)

@@ -22,7 +22,7 @@ import (
 //
 // The ways: (a) in place on the simulator (device.Comparer), (b) read back in chunks from the
 // instance's goroutine (a device whose Comparer and ThreadRunner are hidden), (c) read back in
-// chunks inside the engine's batch on the device's Main thread (a device whose Comparer alone is
+// chunks inside the engine's session on the device's Main thread (a device whose Comparer alone is
 // hidden: the comparison runs beside the thread), (d) the bindings' comparer over the fake CUDA
 // driver library (cgo and a C compiler; skipped without them). The read-back chunk is made 4 KiB
 // (capture.Tune), so chunk boundaries fall inside the buffer, and a byte either side of one is
@@ -102,12 +102,12 @@ func (f *flipAfterReplay) Read(t device.Thread, dst []byte, src device.Ptr) erro
 }
 
 // onThreadNoComparer hides the Comparer of the device it wraps (it states no Compare) and passes its
-// ThreadRunner on, handing the batch a view of itself (device.ThreadRunner's rule for wrappers);
-// batches counts the batches run.
+// ThreadRunner on, handing the session a view of itself (device.ThreadRunner's rule for wrappers);
+// sessions counts the sessions run.
 type onThreadNoComparer struct {
 	device.Device
-	tr      device.ThreadRunner
-	batches *atomic.Int32
+	tr       device.ThreadRunner
+	sessions *atomic.Int32
 }
 
 func (w onThreadNoComparer) Extensions() device.Extensions {
@@ -115,7 +115,7 @@ func (w onThreadNoComparer) Extensions() device.Extensions {
 }
 
 func (w onThreadNoComparer) OnThread(t device.Thread, f func(device.Device)) error {
-	w.batches.Add(1)
+	w.sessions.Add(1)
 	return w.tr.OnThread(t, func(device.Device) { f(w) })
 }
 
@@ -145,7 +145,7 @@ var _ = Describe("verification, every way a buffer is compared", Ordered, Contin
 
 	finds := func(ctx SpecContext, way verifyWay, at int64) {
 		var inner device.Device
-		var batches atomic.Int32
+		var sessions atomic.Int32
 		switch way {
 		case inPlace, readBack, readBackOnThread:
 			dev := openSim("cuda")
@@ -156,8 +156,8 @@ var _ = Describe("verification, every way a buffer is compared", Ordered, Contin
 			}
 			if way == readBackOnThread {
 				tr := device.ExtensionsOf(dev).Threads
-				Expect(tr).NotTo(BeNil(), "the simulator runs batches on a thread")
-				inner = onThreadNoComparer{Device: dev, tr: tr, batches: &batches}
+				Expect(tr).NotTo(BeNil(), "the simulator runs sessions on a thread")
+				inner = onThreadNoComparer{Device: dev, tr: tr, sessions: &sessions}
 			}
 		case fakeComparer:
 			if unavailable != "" {
@@ -192,7 +192,7 @@ var _ = Describe("verification, every way a buffer is compared", Ordered, Contin
 			Expect(flip.chunked).To(BeNumerically(">=", 2), "read back chunk by chunk")
 		}
 		if way == readBackOnThread {
-			Expect(batches.Load()).To(BeNumerically(">", 0), "the instance ran as a batch on the device's thread")
+			Expect(sessions.Load()).To(BeNumerically(">", 0), "the instance ran as a session on the device's thread")
 		}
 	}
 	named := func(way verifyWay, at int64) string {

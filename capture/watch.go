@@ -40,7 +40,7 @@ type watch struct {
 	// expired is when run saw the context end; only run's goroutine (and stuck, which it calls)
 	// reads it.
 	expired time.Time
-	// tr runs the instance as one batch on the device's Main thread (device.ThreadRunner), nil
+	// tr runs the instance as one session on the device's Main thread (device.ThreadRunner), nil
 	// when it must not (see Run); onThread is set once the body runs there.
 	tr       device.ThreadRunner
 	onThread bool
@@ -188,7 +188,7 @@ func (w *watch) supervise(ctx context.Context, timeout time.Duration, body func(
 			w.over.Store(true)
 			w.mu.Unlock()
 		}()
-		w.batch(body)
+		w.session(body)
 	}()
 	select {
 	case <-done:
@@ -263,15 +263,15 @@ func (w *watch) inFlight(at time.Time) string {
 	return "more than " + at.Sub(w.expired).Round(time.Millisecond).String()
 }
 
-// batch runs body on the device's Main thread, one hand-off for the whole instance, when the
+// session runs body on the device's Main thread, one hand-off for the whole instance, when the
 // device can (tr): every Main call then runs there inline instead of costing a round trip between
 // OS threads. The watch is unchanged: each call still releases the lock for its duration, so a
-// call that hangs inside the batch is still the call named in the timeout. Otherwise body runs on
+// call that hangs inside the session is still the call named in the timeout. Otherwise body runs on
 // the instance's goroutine and each call is handed off on its own.
-func (w *watch) batch(body func()) {
+func (w *watch) session(body func()) {
 	if w.tr != nil && w.tr.OnThread(device.Main, func(on device.Device) {
 		w.onThread = true
-		// The instance's calls go to the batch's view of the device, which runs them with no check
+		// The instance's calls go to the session's view of the device, which runs them with no check
 		// of the OS thread; a wrapper's view is the wrapper itself (device.ThreadRunner, ThreadsVia).
 		// Run reads dev (to abandon it) only under mu, which the instance holds here.
 		dev := w.dev
@@ -449,19 +449,19 @@ func (d watched) GraphNodes(t device.Thread, g device.Graph) (nodes []device.Gra
 // Close is not the runtime under test's to call: the device belongs to whoever opened it.
 func (d watched) Close() error { return nil }
 
-// InBatch passes on the batch's view (device.BatchView): a runtime under test in front of the
+// InSession passes on the session's view (device.SessionView): a runtime under test in front of the
 // watched device learns that its calls for t may run where they are made.
-func (d watched) InBatch(t device.Thread) bool {
-	v := device.ExtensionsOf(d.Device).Batch
-	return v != nil && v.InBatch(t)
+func (d watched) InSession(t device.Thread) bool {
+	v := device.ExtensionsOf(d.Device).Session
+	return v != nil && v.InSession(t)
 }
 
 // Extensions states what the watched device passes on, each under the watch: a batch of kernels
-// as one watched call, whether the backend's batch runs calls inline, and watching a runtime's
+// as one watched call, whether the backend's session runs calls inline, and watching a runtime's
 // own calls. The backend's other abilities are the engine's to use (it holds the backend's
 // device), not the runtime under test's.
 func (d watched) Extensions() device.Extensions {
-	return device.Extensions{Of: d, Kernels: d, Batch: d, Watch: d}
+	return device.Extensions{Of: d, Kernels: d, Session: d, Watch: d}
 }
 
 // WatchCall watches a call into the code of the runtime under test (device.CallWatcher).

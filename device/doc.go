@@ -7,12 +7,13 @@
 // Thread affinity is part of the contract. ACL and CUDA bind a context to an OS thread and define
 // capture modes per thread, so every Device method takes the Thread it must be issued from: Main is
 // the device's own worker, Other a second worker. Backends run each call on a goroutine that holds
-// runtime.LockOSThread for its whole life (see Worker), so a call issued from Other really comes from
-// a different OS thread, on hardware and on the simulator alike. Handing a call to a locked thread
-// costs OS thread wake-ups; a device whose Extensions state a ThreadRunner lets a caller run a batch
-// of calls on the thread as one hand-off, through a view of the device that need not find out
-// which thread each call comes from. A device whose Extensions state a KernelEnqueuer takes a batch
-// of kernels (fills, copies and axpys) on one stream in one call, with exactly the effect of their own calls.
+// runtime.LockOSThread for its whole life (see Worker), so a call issued from Other really comes
+// from a different OS thread, on hardware and on the simulator alike. Handing a call to a locked
+// thread costs OS thread wake-ups; a device whose Extensions state a ThreadRunner lets a caller run
+// a session on the thread, its calls as one hand-off, through a view of the device that need not
+// find out which thread each call comes from. A device whose Extensions state a KernelEnqueuer
+// takes a batch of kernels (fills, copies and axpys) on one stream in one call, with exactly the
+// effect of their own calls.
 //
 // What a device can do beyond Device it states in one value, Extensions, for itself: nothing is
 // found by a type assertion or by unwrapping. A wrapper that embeds a device inherits its

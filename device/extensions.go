@@ -22,10 +22,10 @@ type Extensions struct {
 	Faults FaultInjector
 	// Abandon gives the device up while a call into it may never return.
 	Abandon Abandoner
-	// Threads runs a batch of calls on one of the device's threads as one hand-off.
+	// Threads runs a session on one of the device's threads: its calls as one hand-off.
 	Threads ThreadRunner
-	// Batch says whether the device is a batch's view that runs its calls inline right now.
-	Batch BatchView
+	// Session says whether the device is a session's view that runs its calls inline right now.
+	Session SessionView
 	// Watch runs a call into a runtime's own code under the engine's watch (the watched device).
 	Watch CallWatcher
 	// Compare compares device memory with host bytes where it lies.
@@ -59,9 +59,9 @@ func Same(a, b Device) (ok bool) {
 	return a == b
 }
 
-// ThreadsVia is tr, the batch of a device that w wraps, restated for w (ThreadRunner's rule for
-// wrappers): its OnThread hands f w itself, not the inner device's view, so that the batch's calls
-// go through w, and run inline once the device finds them on its thread. Nil when tr is.
+// ThreadsVia is tr, the session of a device that w wraps, restated for w (ThreadRunner's rule for
+// wrappers): its OnThread hands f w itself, not the inner device's view, so that the session's
+// calls go through w, and run inline once the device finds them on its thread. Nil when tr is.
 func ThreadsVia(w Device, tr ThreadRunner) ThreadRunner {
 	if tr == nil {
 		return nil

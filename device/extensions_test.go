@@ -46,7 +46,7 @@ var _ = Describe("Extensions", func() {
 		Expect(e.Faults).NotTo(BeNil())
 		Expect(e.Abandon).NotTo(BeNil())
 		Expect(e.Threads).NotTo(BeNil())
-		Expect(e.Batch).NotTo(BeNil())
+		Expect(e.Session).NotTo(BeNil())
 		Expect(e.Compare).NotTo(BeNil())
 		Expect(e.Walk).NotTo(BeNil())
 		Expect(e.Kernels).NotTo(BeNil())
@@ -76,7 +76,7 @@ var _ = Describe("Extensions", func() {
 		Expect(n).To(Equal(1))
 	})
 
-	It("restate a batch for a wrapper so that the batch is handed the wrapper (ThreadsVia)", func() {
+	It("restate a session for a wrapper so that the session is handed the wrapper (ThreadsVia)", func() {
 		w := embeds{dev}
 		tr := device.ThreadsVia(w, device.ExtensionsOf(dev).Threads)
 		var got device.Device

@@ -71,7 +71,7 @@ type UnderTest struct {
 	Open func(dev device.Device, guarded bool) (Runtime, error)
 	// Direct says the runtime is Go code that makes every device call on the goroutine that
 	// called it, and whose Read and GraphNodes are its device's own (the reference guards). The
-	// engine may then run the instance as one batch on the device's thread and compare and walk
+	// engine may then run the instance as one session on the device's thread and compare and walk
 	// on the device itself. A runtime of the user's own leaves it false: its calls may come from
 	// threads of its own, and it answers reads through its own code.
 	Direct bool

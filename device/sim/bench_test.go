@@ -14,7 +14,7 @@ import (
 // alternate runs op and base n times each, in blocks of 64 calls, the blocks in the order ABBA
 // (op first in one pair, base first in the next), and returns the time each side took: the
 // yardstick runs at the same moment as what it measures, and on the thread that makes the calls
-// (inside a batch, the device's own; in the HandOff variants the calls are handed to it), so a
+// (inside a session, the device's own; in the HandOff variants the calls are handed to it), so a
 // drift of the machine weighs on both alike. Timed one after the other, the 64 KiB
 // benchmarks' ratios moved by half between processes.
 func alternate(n int, op, base func()) (took, yard time.Duration) {
@@ -60,8 +60,8 @@ func openBench(b *testing.B) *sim.Device {
 	return dev.(*sim.Device)
 }
 
-// onThread runs f as the engine runs an instance on the simulator: one batch on the device's Main
-// worker thread (device.ThreadRunner), every call inside it made there, on the batch's view of
+// onThread runs f as the engine runs an instance on the simulator: one session on the device's Main
+// worker thread (device.ThreadRunner), every call inside it made there, on the session's view of
 // the device, without a hand-off or a check of the thread.
 func onThread(b *testing.B, dev *sim.Device, f func(on *sim.Device)) {
 	if err := dev.OnThread(device.Main, func(on device.Device) { f(on.(*sim.Device)) }); err != nil {
@@ -78,12 +78,12 @@ func BenchmarkDeviceCopy64KiB(b *testing.B) {
 
 // BenchmarkDeviceCopy64KiBHandOff: the same copy issued from another goroutine, so every call is
 // handed off to the locked thread and back (two OS thread wake-ups): what each call cost before
-// the engine batched its calls, and what a caller outside a batch still pays.
+// the engine made its calls in a session, and what a caller outside a session still pays.
 func BenchmarkDeviceCopy64KiBHandOff(b *testing.B) {
 	benchCopy64KiB(b, false)
 }
 
-func benchCopy64KiB(b *testing.B, batched bool) {
+func benchCopy64KiB(b *testing.B, inSession bool) {
 	const n = 64 << 10
 	dev := openBench(b)
 	src, _ := dev.Malloc(device.Main, n)
@@ -103,7 +103,7 @@ func benchCopy64KiB(b *testing.B, batched bool) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	if batched {
+	if inSession {
 		onThread(b, dev, loop)
 	} else {
 		loop(dev)
@@ -115,7 +115,7 @@ func benchCopy64KiB(b *testing.B, batched bool) {
 
 // BenchmarkReadVerify64KiB: verifying a 64 KiB buffer after a replay round as the engine does on
 // the simulator (Equal: the comparison in place on the device's pages, on the locked Main thread
-// inside the instance's batch), against bytes.Equal over the same size.
+// inside the instance's session), against bytes.Equal over the same size.
 func BenchmarkReadVerify64KiB(b *testing.B) {
 	benchVerify64KiB(b, true)
 }
@@ -125,7 +125,7 @@ func BenchmarkReadVerify64KiBHandOff(b *testing.B) {
 	benchVerify64KiB(b, false)
 }
 
-func benchVerify64KiB(b *testing.B, batched bool) {
+func benchVerify64KiB(b *testing.B, inSession bool) {
 	const n = 64 << 10
 	dev := openBench(b)
 	p, _ := dev.Malloc(device.Main, n)
@@ -145,7 +145,7 @@ func benchVerify64KiB(b *testing.B, batched bool) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	if batched {
+	if inSession {
 		onThread(b, dev, loop)
 	} else {
 		loop(dev)

@@ -14,17 +14,17 @@ import (
 // Device is one simulated device. It implements device.Device, device.FaultInjector,
 // device.Abandoner, device.Comparer and device.ThreadRunner; the methods beyond those
 // (ResidentBytes, FailMalloc) serve tests. A Device is the device itself, or the view of it that
-// OnThread hands its batch: both share the device's state (core).
+// OnThread hands its session: both share the device's state (core).
 type Device struct {
 	*core
-	// batch is set on a view OnThread hands its batch: while the batch lasts, the view's calls for
-	// the batch's thread run inline with no check of the OS thread (a gettid per call), since only
-	// the batch, on that thread, may use it.
-	batch *batch
+	// session is set on a view OnThread hands its session: while the session lasts, the view's
+	// calls for the session's thread run inline with no check of the OS thread (a gettid per call),
+	// since only the session, on that thread, may use it.
+	session *session
 }
 
-// batch is one OnThread batch.
-type batch struct {
+// session is one OnThread session.
+type session struct {
 	t    device.Thread
 	live atomic.Bool // until f returns
 }
@@ -200,10 +200,10 @@ func (d *Device) worker(t device.Thread) *device.Worker {
 
 // away returns the worker that serves t when the caller is not running on it: the call must be
 // handed off (handOff), which makes it again on that worker. nil when the caller is on it already
-// (inside a hand-off or a batch, OnThread) or t is unknown: call makes the call, or fails it. A
-// batch's view asks nothing for the batch's thread while the batch lasts.
+// (inside a hand-off or a session, OnThread) or t is unknown: call makes the call, or fails it. A
+// session's view asks nothing for the session's thread while the session lasts.
 func (d *Device) away(t device.Thread) *device.Worker {
-	if d.InBatch(t) {
+	if d.InSession(t) {
 		return nil
 	}
 	if w := d.worker(t); w != nil && !w.OnOwnThread() {
@@ -220,7 +220,7 @@ func handOff[T any](d *Device, w *device.Worker, op string, f func() (T, error))
 	var v T
 	// life is held while the call is dispatched, so it never reaches a stopped worker. TryRLock:
 	// the only writer is Close, and a call that meets it answers closed, as it would after it; a
-	// call made inside a batch (OnThread) that Close waits for must not wait for Close.
+	// call made inside a session (OnThread) that Close waits for must not wait for Close.
 	if !d.life.TryRLock() {
 		return v, d.fail(op, device.ClassInvalidValue, "the device is closed")
 	}
@@ -256,7 +256,7 @@ func (d *Device) call(t device.Thread, op string, body func() error) error {
 	if d.worker(t) == nil {
 		return d.fail(op, device.ClassInvalidValue, "unknown thread %v: the device has threads main and other", t)
 	}
-	// A call on a worker's thread runs inside a hand-off or a batch that holds life: closed
+	// A call on a worker's thread runs inside a hand-off or a session that holds life: closed
 	// cannot change under it.
 	if err := d.unusable(op); err != nil {
 		return err
@@ -282,31 +282,31 @@ func (d *Device) call(t device.Thread, op string, body func() error) error {
 }
 
 // Extensions states every ability the simulator has beyond device.Device, for d itself: a
-// batch's view (OnThread's) states them for the view.
+// session's view (OnThread's) states them for the view.
 func (d *Device) Extensions() device.Extensions {
-	return device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Batch: d, Compare: d, Walk: d, Kernels: d}
+	return device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Session: d, Compare: d, Walk: d, Kernels: d}
 }
 
-// InBatch reports whether d is a batch's view for t and the batch is running (device.BatchView):
-// then d's calls for t run inline, on the calling goroutine.
-func (d *Device) InBatch(t device.Thread) bool {
-	b := d.batch
+// InSession reports whether d is a session's view for t and the session is running
+// (device.SessionView): then d's calls for t run inline, on the calling goroutine.
+func (d *Device) InSession(t device.Thread) bool {
+	b := d.session
 	return b != nil && b.t == t && b.live.Load()
 }
 
-// OnThread runs f on the worker that serves t (device.ThreadRunner) and hands it on, a view of
-// the device whose calls for t run there inline: one hand-off for the whole batch, and no check of
-// the OS thread per call. life is held for the batch as for one call, so Close waits for it; f
+// OnThread runs f on the worker that serves t (device.ThreadRunner) and hands it on, a view of the
+// device whose calls for t run there inline: one hand-off for the whole session, and no check of
+// the OS thread per call. life is held for the session as for one call, so Close waits for it; f
 // must not Close the device.
 func (d *Device) OnThread(t device.Thread, f func(on device.Device)) error {
 	w := d.worker(t)
 	if w == nil {
 		return d.fail("OnThread", device.ClassInvalidValue, "unknown thread %v: the device has threads main and other", t)
 	}
-	on := &Device{core: d.core, batch: &batch{t: t}}
+	on := &Device{core: d.core, session: &session{t: t}}
 	run := func() {
-		on.batch.live.Store(true)
-		defer on.batch.live.Store(false)
+		on.session.live.Store(true)
+		defer on.session.live.Store(false)
 		f(on)
 	}
 	if w.OnOwnThread() {
@@ -320,7 +320,7 @@ func (d *Device) OnThread(t device.Thread, f func(on device.Device)) error {
 // hostAccess runs body, a CPU access to host memory, under the device lock: no driver call, so no
 // worker thread and no rule; graph work launched before it is settled first.
 func (d *Device) hostAccess(op string, body func() error) error {
-	// TryRLock: see handOff (a host access inside a batch that Close waits for).
+	// TryRLock: see handOff (a host access inside a session that Close waits for).
 	if !d.life.TryRLock() {
 		return d.fail(op, device.ClassInvalidValue, "the device is closed")
 	}

@@ -7,12 +7,12 @@
 // Threads. Each Device owns two device.Workers, one per device.Thread (Main, Other). Every Device
 // method runs its body on the worker its Thread argument names, so calls come from two distinct,
 // locked OS threads. A call already on its worker's thread runs there inline; OnThread
-// (device.ThreadRunner) runs a whole batch of calls on a worker as one hand-off, as the engine
-// runs an instance, and hands the batch a view of the Device whose calls for that thread run with
-// no check of the OS thread while the batch lasts, on whichever goroutine makes them (InBatch,
-// device.BatchView: a runtime plugin's thread that the batch waits for). Device state is guarded
-// by one mutex. Capture-mode rules use the Thread that began a capture and the Thread that makes a
-// call.
+// (device.ThreadRunner) runs a session on a worker, its calls as one hand-off, as the engine runs
+// an instance, and hands the session a view of the Device whose calls for that thread run with no
+// check of the OS thread while the session lasts, on whichever goroutine makes them (InSession,
+// device.SessionView: a runtime plugin's thread that the session waits for). Device state is
+// guarded by one mutex. Capture-mode rules use the Thread that began a capture and the Thread that
+// makes a call.
 //
 // Address space. Device i's addresses start at 0x7f0000000000 + i<<40. Requests are rounded up to
 // Granularity (512 bytes). Freed blocks go to a free list per block size and are reused LIFO: free

@@ -78,15 +78,15 @@ var _ = Describe("device threads", func() {
 		Expect(read(d, x)).To(Equal(filled(x.Bytes, 1)))
 	})
 
-	It("run a batch (OnThread) on Main's thread: its Main calls there inline, its Other calls on Other's", func() {
+	It("run a session (OnThread) on Main's thread: its Main calls there inline, its Other calls on Other's", func() {
 		d := onProfile("cann")
 		log := &threadLog{tids: map[device.Thread]map[int]bool{}, ops: map[string]int{}}
 		d.SetCallHook(log.record)
-		s := newStream(d) // outside the batch: handed off
-		var batchTid int
+		s := newStream(d) // outside the session: handed off
+		var sessionTid int
 		Expect(d.OnThread(main, func(on device.Device) {
-			batchTid = syscall.Gettid()
-			for _, dev := range []device.Device{on, d} { // the batch's view, and the device
+			sessionTid = syscall.Gettid()
+			for _, dev := range []device.Device{on, d} { // the session's view, and the device
 				p, err := dev.Malloc(main, 4*KiB)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(dev.Fill(main, s, p, 1)).To(Succeed())
@@ -97,58 +97,58 @@ var _ = Describe("device threads", func() {
 				Expect(dev.Free(other, q)).To(Succeed())
 			}
 		})).To(Succeed())
-		Expect(log.tids[main]).To(HaveLen(1), "all Main calls on one thread, inside the batch or not")
-		Expect(log.tids[main]).To(HaveKey(batchTid), "the batch runs on Main's thread")
+		Expect(log.tids[main]).To(HaveLen(1), "all Main calls on one thread, inside the session or not")
+		Expect(log.tids[main]).To(HaveKey(sessionTid), "the session runs on Main's thread")
 		Expect(log.tids[other]).To(HaveLen(1))
-		Expect(log.tids[other]).NotTo(HaveKey(batchTid), "Other's calls from the batch are handed off")
+		Expect(log.tids[other]).NotTo(HaveKey(sessionTid), "Other's calls from the session are handed off")
 	})
 
-	It("make a call from another goroutine wait for a batch, then run it on Main's thread (negative control)", func() {
+	It("make a call from another goroutine wait for a session, then run it on Main's thread (negative control)", func() {
 		d := onProfile("cann")
 		log := &threadLog{tids: map[device.Thread]map[int]bool{}, ops: map[string]int{}}
 		d.SetCallHook(log.record)
-		inBatch, release, outside := make(chan struct{}), make(chan struct{}), make(chan error)
-		batch := make(chan error)
+		inSession, release, outside := make(chan struct{}), make(chan struct{}), make(chan error)
+		session := make(chan error)
 		go func() {
-			batch <- d.OnThread(main, func(device.Device) {
-				close(inBatch)
+			session <- d.OnThread(main, func(device.Device) {
+				close(inSession)
 				<-release
 			})
 		}()
-		<-inBatch
+		<-inSession
 		go func() {
 			_, err := d.CreateStream(main, device.Blocking)
 			outside <- err
 		}()
 		close(release)
-		Expect(<-batch).To(Succeed())
+		Expect(<-session).To(Succeed())
 		Expect(<-outside).To(Succeed())
 		Expect(log.tids[main]).To(HaveLen(1))
 	})
 
-	It("give the batch a view whose Main calls run where they are made, unchecked, while the batch lasts, and are handed off after it", func() {
+	It("give the session a view whose Main calls run where they are made, unchecked, while the session lasts, and are handed off after it", func() {
 		d := onProfile("cann")
 		log := &threadLog{tids: map[device.Thread]map[int]bool{}, ops: map[string]int{}}
 		d.SetCallHook(log.record)
-		inBatch, release := make(chan device.Device), make(chan struct{})
-		batch := make(chan error)
+		inSession, release := make(chan device.Device), make(chan struct{})
+		session := make(chan error)
 		go func() {
-			batch <- d.OnThread(main, func(on device.Device) {
-				inBatch <- on
+			session <- d.OnThread(main, func(on device.Device) {
+				inSession <- on
 				<-release
 			})
 		}()
-		on := <-inBatch
+		on := <-inSession
 		released := false
 		DeferCleanup(func() {
 			if !released {
 				close(release)
-				<-batch
+				<-session
 			}
 		})
-		// Against the contract (the view is the batch's alone), to show that the view does not
-		// check the thread: from another goroutine, during the batch, its call runs right there,
-		// on a thread that is not Main's, where the device's own call would wait for the batch.
+		// Against the contract (the view is the session's alone), to show that the view does not
+		// check the thread: from another goroutine, during the session, its call runs right there,
+		// on a thread that is not Main's, where the device's own call would wait for the session.
 		type answer struct {
 			tid int
 			err error
@@ -161,14 +161,14 @@ var _ = Describe("device threads", func() {
 			made <- answer{syscall.Gettid(), err}
 		}()
 		var got answer
-		Eventually(made, 5*time.Second).Should(Receive(&got), "the view's call waited for the batch: it checked the thread")
+		Eventually(made, 5*time.Second).Should(Receive(&got), "the view's call waited for the session: it checked the thread")
 		Expect(got.err).NotTo(HaveOccurred())
 		Expect(log.tids[main]).To(And(HaveLen(1), HaveKey(got.tid)))
 		close(release)
 		released = true
-		Expect(<-batch).To(Succeed())
+		Expect(<-session).To(Succeed())
 
-		// Once the batch is over the view is the device again: its call is handed off to Main.
+		// Once the session is over the view is the device again: its call is handed off to Main.
 		log.tids[main] = map[int]bool{}
 		_, err := on.CreateStream(main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred())
@@ -180,7 +180,7 @@ var _ = Describe("device threads", func() {
 })
 
 var _ = Describe("OnThread", func() {
-	It("refuses an unknown thread and a closed device without running the batch", func() {
+	It("refuses an unknown thread and a closed device without running the session", func() {
 		d := onProfile("cann")
 		ran := false
 		expectError(d.OnThread(device.Thread(7), func(device.Device) { ran = true }), 107000, device.ClassInvalidValue)
@@ -189,29 +189,29 @@ var _ = Describe("OnThread", func() {
 		Expect(ran).To(BeFalse())
 	})
 
-	It("raises a panic in the batch on the caller's goroutine; the device goes on serving", func() {
+	It("raises a panic in the session on the caller's goroutine; the device goes on serving", func() {
 		d := onProfile("cann")
 		recovered := func() (v any) {
 			defer func() { v = recover() }()
-			_ = d.OnThread(main, func(device.Device) { panic("batch exploded") })
+			_ = d.OnThread(main, func(device.Device) { panic("session exploded") })
 			return nil
 		}()
-		Expect(recovered).To(Equal("batch exploded"))
+		Expect(recovered).To(Equal("session exploded"))
 		_, err := d.CreateStream(main, device.Blocking)
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	It("lets Close wait for a batch, whose calls after Close began answer closed", func() {
+	It("lets Close wait for a session, whose calls after Close began answer closed", func() {
 		d := onProfile("cann")
-		inBatch, closing := make(chan struct{}), make(chan struct{})
+		inSession, closing := make(chan struct{}), make(chan struct{})
 		var after error
-		batch := make(chan error)
+		session := make(chan error)
 		go func() {
-			batch <- d.OnThread(main, func(device.Device) {
-				close(inBatch)
+			session <- d.OnThread(main, func(device.Device) {
+				close(inSession)
 				<-closing
-				// Close is waiting for the batch (or has not begun): a call on Other must not
-				// wait for Close, which waits for this batch.
+				// Close is waiting for the session (or has not begun): a call on Other must not
+				// wait for Close, which waits for this session.
 				for {
 					_, after = d.CreateStream(other, device.Blocking)
 					if after != nil {
@@ -220,11 +220,11 @@ var _ = Describe("OnThread", func() {
 				}
 			})
 		}()
-		<-inBatch
+		<-inSession
 		closed := make(chan error)
 		go func() { closed <- d.Close() }()
 		close(closing)
-		Expect(<-batch).To(Succeed())
+		Expect(<-session).To(Succeed())
 		Expect(<-closed).To(Succeed())
 		expectError(after, 107000, device.ClassInvalidValue)
 	})

@@ -36,9 +36,9 @@ const (
 	HungCCall = "(a call into C)"
 	// AbandonedCall: the instance goroutine of a device call the watch gave up on, waiting for it.
 	AbandonedCall = Module + "capture.(*watch).do"
-	// AbandonedBatch: the instance goroutine waiting for its batch on the device's thread (the
-	// engine runs an instance as one batch where the device can), in which a call hung.
-	AbandonedBatch = Module + "capture.(*watch).batch"
+	// AbandonedSession: the instance goroutine waiting for its session on the device's thread (the
+	// engine runs an instance as one session where the device can), in which a call hung.
+	AbandonedSession = Module + "capture.(*watch).session"
 	// ParkedInstance: the instance goroutine whose abandoned call did return, parked for good.
 	ParkedInstance = Module + "capture.(*watch).back"
 )

@@ -87,20 +87,20 @@
 //
 // Every call that names a thread t is made into the plugin on an OS thread that serves t, one call
 // at a time per Runtime (a mutex serialises them): the plugin needs no lock of its own. When the
-// device the Runtime was opened on is a batch's view for t (device.BatchView: the engine runs an
-// instance as one batch on the simulator's thread for Main), the call is made where the caller is,
-// on the device's own thread for t, and the plugin's inner calls run inline: no hand-off between
-// OS threads. Otherwise it is made on a locked OS thread of the Runtime's own for t
+// device the Runtime was opened on is a session's view for t (device.SessionView: the engine runs
+// an instance as one session on the simulator's thread for Main), the call is made where the caller
+// is, on the device's own thread for t, and the plugin's inner calls run inline: no hand-off
+// between OS threads. Otherwise it is made on a locked OS thread of the Runtime's own for t
 // (device.Worker, started on first use). The engine makes all of an instance's calls inside its
-// batch, so the thread is the same for every call made for one t during the Runtime's life. The t
-// the plugin passes to an inner call reaches the Go device as it is (device.Thread(t)); the
-// device runs the call on its own worker for t (the simulator's and the drivers' locked threads),
-// so the platform sees the thread the probe named, whatever thread the plugin forwarded from; but
-// under a batch for t, an inner call for t from another thread of the plugin's (one the call waits
-// for) runs on that thread, since t's thread is blocked in the call and handing it there would
-// wait for it. rc_runtime_open and rc_runtime_close run on the Main thread. host_write,
-// host_read, holds and slots_changed name no thread: they are made from the caller's goroutine,
-// still one call at a time.
+// session, so the thread is the same for every call made for one t during the Runtime's life. The t
+// the plugin passes to an inner call reaches the Go device as it is (device.Thread(t)); the device
+// runs the call on its own worker for t (the simulator's and the drivers' locked threads), so the
+// platform sees the thread the probe named, whatever thread the plugin forwarded from; but under a
+// session for t, an inner call for t from another thread of the plugin's (one the call waits for)
+// runs on that thread, since t's thread is blocked in the call and handing it there would wait for
+// it. rc_runtime_open and rc_runtime_close run on the Main thread. host_write, host_read, holds and
+// slots_changed name no thread: they are made from the caller's goroutine, still one call at a
+// time.
 //
 // Every call into the plugin, holds and slots_changed included, is made under the watch of the
 // device it was opened on, when that device has one (device.CallWatcher, the engine's watched

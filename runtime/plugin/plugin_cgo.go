@@ -210,10 +210,10 @@ type Runtime struct {
 	inner  *C.rc_inner   // C memory: the plugin may keep the pointer until rc_runtime_close
 	box    *C.rcp_box    // C memory: rt, and the call in flight for the exit handler
 	rt     *C.rc_runtime // &box.rt: what rc_runtime_open filled
-	// bv is the device's batch view, when it has one: a call for t it runs inline is made into
+	// sv is the device's session view, when it has one: a call for t it runs inline is made into
 	// the plugin where it is (on t's thread already); any other goes to workers[t], the locked OS
 	// thread of the Runtime's own for t, started on first use.
-	bv device.BatchView
+	sv device.SessionView
 	// watcher times each call into the plugin as the engine times device calls, when the device
 	// has one (device.CallWatcher): code of the plugin's that never returns ends the instance.
 	watcher device.CallWatcher
@@ -252,7 +252,7 @@ func (p *Plugin) Open(dev device.Device, guarded bool) (*Runtime, error) {
 	r.holdsCall = func() { C.rt_holds_box(r.rt) }
 	C.rcp_fill_inner(r.inner, C.uintptr_t(r.h))
 	ext := device.ExtensionsOf(dev)
-	r.bv, r.watcher = ext.Batch, ext.Watch
+	r.sv, r.watcher = ext.Session, ext.Watch
 	mode := C.uint32_t(C.RC_MODE_PROGRAM)
 	if guarded {
 		mode = C.RC_MODE_KERNEL
@@ -406,8 +406,8 @@ func (r *Runtime) query(op string, f func()) {
 }
 
 // enter makes f, one call into the plugin named op, under the watch of the device when it has one
-// (device.CallWatcher), and on t's OS thread: where it is when the device's batch view runs t's
-// calls inline (the engine's batch on the simulator's thread for t, so the plugin's call and its
+// (device.CallWatcher), and on t's OS thread: where it is when the device's session view runs t's
+// calls inline (the engine's session on the simulator's thread for t, so the plugin's call and its
 // inner calls cost no hand-off), else on the Runtime's worker for t; noThread: where it is.
 func (r *Runtime) enter(t device.Thread, op string, query bool, f func()) {
 	r.box.desc = r.p.desc(op)
@@ -421,7 +421,7 @@ func (r *Runtime) enter(t device.Thread, op string, query bool, f func()) {
 		defer r.st.settle()
 		f()
 	}
-	if t != noThread && (r.bv == nil || !r.bv.InBatch(t)) {
+	if t != noThread && (r.sv == nil || !r.sv.InSession(t)) {
 		if r.workers[t] == nil {
 			r.workers[t] = device.StartWorker(nil)
 		}
@@ -486,9 +486,9 @@ func (r *Runtime) Describe() string { return r.dev.Describe() }
 func (r *Runtime) Platform() string { return r.dev.Platform() }
 
 // Capabilities are the inner device's, less non-blocking streams unless the runtime creates them
-// (create_stream_with_flags, ABI version 3).
-// Extensions states nothing beyond device.Device: the ABI has no run of kernels, no batch and no
-// comparison of its own, and every call goes through the plugin.
+// (create_stream_with_flags, ABI version 3). Extensions states nothing beyond device.Device: the
+// ABI has no batch of kernels, no session and no comparison of its own, and every call goes through
+// the plugin.
 func (r *Runtime) Extensions() device.Extensions { return device.Extensions{Of: r} }
 
 // RuntimeExtensions states why the plugin lacks a capability (Lacks) and its slot log

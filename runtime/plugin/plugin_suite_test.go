@@ -22,6 +22,6 @@ func TestPlugin(t *testing.T) {
 	RegisterFailHandler(Fail)
 	// Specs give instances up on a hang inside the plugin's call: a device call that hangs under
 	// it, and the plugin's own code that never returns (a call into C).
-	leakcheck.Suite(t, leakcheck.HungSimCall, leakcheck.HungCCall, leakcheck.AbandonedBatch)
+	leakcheck.Suite(t, leakcheck.HungSimCall, leakcheck.HungCCall, leakcheck.AbandonedSession)
 	RunSpecs(t, "runtime/plugin")
 }

@@ -598,7 +598,7 @@ var _ = Describe("the engine through the plugin", func() {
 		Expect(res.Rejection.Invalidated).To(Equal(builtin.Rejection.Invalidated))
 	})
 
-	It("calls the plugin for main on the simulator's own thread for main, inside the engine's batch: no hand-off", func() {
+	It("calls the plugin for main on the simulator's own thread for main, inside the engine's session: no hand-off", func() {
 		log := filepath.Join(GinkgoT().TempDir(), "calls.log")
 		setenv("RC_TEST_LOG", log)
 		res := run(p, dev, probes.Instance{Probe: cat.find("basic/simple-replay"), Mode: device.Global, Guarded: true, Replays: 2})
@@ -650,7 +650,7 @@ var _ = Describe("a plugin whose own code never returns", func() {
 			in := probes.Instance{Probe: loadCatalog().find("basic/simple-replay"), Mode: device.Global, Replays: 2}
 			setenv("RC_TEST_HANG", call)
 			// Not openSim: a device the engine did not give up would make its Close, at cleanup,
-			// wait for the batch stuck in the plugin, and the spec would never end to say so.
+			// wait for the session stuck in the plugin, and the spec would never end to say so.
 			b, err := sim.New(sim.Options{Profile: "cann"})
 			Expect(err).NotTo(HaveOccurred())
 			dev, err := b.Open(context.Background(), 0)
@@ -706,8 +706,8 @@ var _ = Describe("the catalog through the passthrough plugin", func() {
 	}
 
 	// A runtime may forward from a thread of its own while the call waits (a driver thread): under
-	// the engine's batch its inner calls for main then run on that thread, not on the batch's,
-	// which waits for them. Handed to the batch's thread they would wait for it: every instance
+	// the engine's session its inner calls for main then run on that thread, not on the session's,
+	// which waits for them. Handed to the session's thread they would wait for it: every instance
 	// would end in a timeout.
 	It("matches it when the plugin forwards fill, copy and launch from threads of its own, on sim/cann", func() {
 		setenv("RC_TEST_FORWARD_FROM_THREAD", "1")

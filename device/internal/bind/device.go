@@ -1,6 +1,6 @@
 // Package bind is the driver-neutral half of a device backend that binds a C Driver (device/acl,
 // device/cuda): handles, the Go-side bookkeeping of allocations and captures, counters, thread
-// dispatch to the two locked workers (and batches on one of them: device.ThreadRunner), and
+// dispatch to the two locked workers (and sessions on one of them: device.ThreadRunner), and
 // error building. A backend supplies a Driver (its calls
 // into the library, each returning the platform's status code) and its Codes (the one table that
 // names and classes them); NewDevice makes a device.Device of them. The package calls no driver
@@ -218,7 +218,7 @@ func (d *Device) Platform() string                  { return d.platform }
 func (d *Device) Capabilities() device.Capabilities { return d.caps }
 
 // Extensions states what a bound device can do beyond device.Device: fault injection (which
-// answers why not on a library without the fakes' entry points), abandoning, batches on a
+// answers why not on a library without the fakes' entry points), abandoning, sessions on a
 // worker thread and comparing in place through pinned chunks.
 func (d *Device) Extensions() device.Extensions {
 	return device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Compare: d}
@@ -348,7 +348,7 @@ func (d *Device) failedWith(op string, code int, detail string) error {
 }
 
 // call runs body on the worker that serves t, under the device lock: handed to the worker's
-// thread, or inline when the caller is on it already (inside OnThread's batch).
+// thread, or inline when the caller is on it already (inside OnThread's session).
 func (d *Device) call(t device.Thread, op string, body func() error) error {
 	if err := d.usable(op, t); err != nil {
 		return err
@@ -365,7 +365,7 @@ func (d *Device) call(t device.Thread, op string, body func() error) error {
 
 // usable checks t and that the device is open and not abandoned, and holds life shared for the
 // caller, who releases it. TryRLock: the only writer is Close, and a call that meets it answers
-// closed, as it would after it; a call inside a batch (OnThread) that Close waits for must not
+// closed, as it would after it; a call inside a session (OnThread) that Close waits for must not
 // wait for Close.
 func (d *Device) usable(op string, t device.Thread) error {
 	if t != device.Main && t != device.Other {
@@ -388,13 +388,13 @@ func (d *Device) usable(op string, t device.Thread) error {
 var _ device.ThreadRunner = (*Device)(nil)
 
 // OnThread runs f on the worker that serves t and hands it the device itself (device.ThreadRunner):
-// every call f makes for t finds itself on that worker's OS thread, where the driver has the
-// device current, and runs there inline: one hand-off for the whole batch instead of one per call.
-// Calls for the other thread are handed off as usual. life is held for the batch as for one call,
-// so Close waits for it; f must not Close the device. A call for t from another goroutine while f
-// runs is handed to t's worker and waits for f: the driver binds capture modes and contexts to OS
-// threads, so it may not run elsewhere. The device is therefore no device.BatchView, and the
-// engine batches only its built-in runtime here.
+// every call f makes for t finds itself on that worker's OS thread, where the driver has the device
+// current, and runs there inline: one hand-off for the whole session instead of one per call. Calls
+// for the other thread are handed off as usual. life is held for the session as for one call, so
+// Close waits for it; f must not Close the device. A call for t from another goroutine while f runs
+// is handed to t's worker and waits for f: the driver binds capture modes and contexts to OS
+// threads, so it may not run elsewhere. The device is therefore no device.SessionView, and the
+// engine runs only its built-in runtime in a session here.
 func (d *Device) OnThread(t device.Thread, f func(on device.Device)) error {
 	if err := d.usable("OnThread", t); err != nil {
 		return err
@@ -632,7 +632,7 @@ func (d *Device) HostRead(dst []byte, src device.Ptr) error {
 }
 
 func (d *Device) hostAccess(op string, body func() error) error {
-	// TryRLock: see usable (a host access inside a batch that Close waits for).
+	// TryRLock: see usable (a host access inside a session that Close waits for).
 	if !d.life.TryRLock() {
 		return d.codes.Invalid(op, "the device is closed")
 	}

@@ -16,21 +16,21 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// batchSpy wraps a device and counts the batches the engine runs on it (device.ThreadRunner),
+// sessionSpy wraps a device and counts the sessions the engine runs on it (device.ThreadRunner),
 // passing them on.
-type batchSpy struct {
+type sessionSpy struct {
 	device.Device
-	batches atomic.Int32
+	sessions atomic.Int32
 }
 
-// Extensions passes the device's abilities on, its batch through the spy.
-func (s *batchSpy) Extensions() device.Extensions {
+// Extensions passes the device's abilities on, its session through the spy.
+func (s *sessionSpy) Extensions() device.Extensions {
 	e := passOn(s, s.Device)
 	e.Threads = s
 	return e
 }
-func (s *batchSpy) OnThread(t device.Thread, f func(device.Device)) error {
-	s.batches.Add(1)
+func (s *sessionSpy) OnThread(t device.Thread, f func(device.Device)) error {
+	s.sessions.Add(1)
 	// The view f gets must be the spy's: the device's own view would bypass it.
 	return device.ExtensionsOf(s.Device).Threads.OnThread(t, func(device.Device) { f(s) })
 }
@@ -67,29 +67,29 @@ func (d fromOwnThreads) SyncStream(t device.Thread, s device.Stream) (err error)
 }
 
 // threadedRuntime is the reference guards as a runtime of the user's own that makes its device
-// calls from threads of its own; batched records whether it was opened inside the engine's batch
-// (the device it was handed runs Main calls inline: device.BatchView).
-func threadedRuntime(batched *atomic.Bool) *runtime.UnderTest {
+// calls from threads of its own; inSession records whether it was opened inside the engine's
+// session (the device it was handed runs Main calls inline: device.SessionView).
+func threadedRuntime(inSession *atomic.Bool) *runtime.UnderTest {
 	return &runtime.UnderTest{Name: "threaded", Open: func(dev device.Device, guarded bool) (runtime.Runtime, error) {
-		bv := device.ExtensionsOf(dev).Batch
-		batched.Store(bv != nil && bv.InBatch(device.Main))
+		sv := device.ExtensionsOf(dev).Session
+		inSession.Store(sv != nil && sv.InSession(device.Main))
 		return guard.New(fromOwnThreads{dev}, guard.Program)
 	}}
 }
 
-var _ = Describe("the instance as one batch on the device's Main thread", func() {
-	It("runs a simulator instance as one batch, with the same outcome", func() {
-		spy := &batchSpy{Device: openSim("cann")}
+var _ = Describe("the instance as one session on the device's Main thread", func() {
+	It("runs a simulator instance as one session, with the same outcome", func() {
+		spy := &sessionSpy{Device: openSim("cann")}
 		DeferCleanup(spy.Close)
 		res := runFaulted(spy, capture.Options{Runtime: builtin})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		Expect(spy.batches.Load()).To(Equal(int32(1)))
+		Expect(spy.sessions.Load()).To(Equal(int32(1)))
 	})
 
-	It("still ends a hang inside the batch 'timeout in Launch', naming the call, the device abandoned", func() {
-		spy := &batchSpy{Device: openSim("cann")}
+	It("still ends a hang inside the session 'timeout in Launch', naming the call, the device abandoned", func() {
+		spy := &sessionSpy{Device: openSim("cann")}
 		res := runFaulted(spy, capture.Options{Runtime: builtin, Timeout: 300 * time.Millisecond}, "hang@2")
-		Expect(spy.batches.Load()).To(Equal(int32(1)))
+		Expect(spy.sessions.Load()).To(Equal(int32(1)))
 		Expect(res.Error.Kind).To(Equal(capture.ErrTimeout))
 		Expect(res.Error.Call).To(Equal("Launch"))
 		Expect(res.Reason).To(HavePrefix("timeout in Launch: Launch(graph main) on main did not return"))
@@ -98,34 +98,34 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 		Expect(spy.Close()).To(Succeed(), "abandoned: Close waits for nothing")
 	})
 
-	It("batches a runtime of the user's own that calls from threads of its own, when it is handed the batch's view", func() {
+	It("runs a runtime of the user's own that calls from threads of its own in the session, when it is handed the session's view", func() {
 		dev := openSim("cann")
 		DeferCleanup(dev.Close)
-		var batched atomic.Bool
-		res := runFaulted(dev, capture.Options{Runtime: threadedRuntime(&batched), Timeout: 5 * time.Second})
+		var inSession atomic.Bool
+		res := runFaulted(dev, capture.Options{Runtime: threadedRuntime(&inSession), Timeout: 5 * time.Second})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		Expect(batched.Load()).To(BeTrue(), "opened inside the batch")
+		Expect(inSession.Load()).To(BeTrue(), "opened inside the session")
 	})
 
-	It("does not batch a runtime of the user's own through a wrapper, whose calls would wait for the batch (negative control)", func() {
-		spy := &batchSpy{Device: openSim("cann")}
+	It("does not run a runtime of the user's own in a session through a wrapper, whose calls would wait for the session (negative control)", func() {
+		spy := &sessionSpy{Device: openSim("cann")}
 		DeferCleanup(spy.Close)
-		var batched atomic.Bool
-		res := runFaulted(spy, capture.Options{Runtime: threadedRuntime(&batched), Timeout: 5 * time.Second})
+		var inSession atomic.Bool
+		res := runFaulted(spy, capture.Options{Runtime: threadedRuntime(&inSession), Timeout: 5 * time.Second})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		Expect(spy.batches.Load()).To(BeZero())
-		Expect(batched.Load()).To(BeFalse())
+		Expect(spy.sessions.Load()).To(BeZero())
+		Expect(inSession.Load()).To(BeFalse())
 		res = runFaulted(spy, capture.Options{Runtime: userRuntime})
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-		Expect(spy.batches.Load()).To(BeZero())
+		Expect(spy.sessions.Load()).To(BeZero())
 	})
 
-	// The ACL and CUDA bindings run a batch on their driver thread for main, where the device is
+	// The ACL and CUDA bindings run a session on their driver thread for main, where the device is
 	// current: the built-in runtime's calls cost no hand-off. Their calls may not run on another OS
-	// thread (the driver binds contexts and capture modes to threads), so they are no batch view,
-	// and a runtime of the user's own is not batched there.
+	// thread (the driver binds contexts and capture modes to threads), so they are no session view,
+	// and a runtime of the user's own gets no session there.
 	for _, lib := range []fake.Library{fake.ACL, fake.CUDA} {
-		It("runs an instance on the "+lib.String()+" binding over its fake library as one batch, and not under a runtime of the user's own", func(ctx SpecContext) {
+		It("runs an instance on the "+lib.String()+" binding over its fake library as one session, and not under a runtime of the user's own", func(ctx SpecContext) {
 			if why := backends.Unavailable(lib.String()); why != "" {
 				Skip(why)
 			}
@@ -137,23 +137,23 @@ var _ = Describe("the instance as one batch on the device's Main thread", func()
 			dev, err := b.Open(ctx, 0)
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(dev.Close)
-			spy := &batchSpy{Device: dev}
+			spy := &sessionSpy{Device: dev}
 			res := runFaulted(spy, capture.Options{Runtime: builtin})
 			Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-			Expect(spy.batches.Load()).To(Equal(int32(1)))
+			Expect(spy.sessions.Load()).To(Equal(int32(1)))
 
-			var batched atomic.Bool
-			res = runFaulted(dev, capture.Options{Runtime: threadedRuntime(&batched), Timeout: 5 * time.Second})
+			var inSession atomic.Bool
+			res = runFaulted(dev, capture.Options{Runtime: threadedRuntime(&inSession), Timeout: 5 * time.Second})
 			Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
-			Expect(batched.Load()).To(BeFalse())
+			Expect(inSession.Load()).To(BeFalse())
 		})
 	}
 
-	It("runs the instance on its own goroutine when the device refuses the batch (closed)", func() {
-		spy := &batchSpy{Device: openSim("cann")}
+	It("runs the instance on its own goroutine when the device refuses the session (closed)", func() {
+		spy := &sessionSpy{Device: openSim("cann")}
 		Expect(spy.Close()).To(Succeed())
 		res := runFaulted(spy, capture.Options{Runtime: builtin})
-		Expect(spy.batches.Load()).To(Equal(int32(1)))
+		Expect(spy.sessions.Load()).To(Equal(int32(1)))
 		Expect(res.Outcome).To(Equal(probes.Errored))
 		Expect(res.Reason).To(ContainSubstring("the device is closed"))
 	})
