@@ -8,25 +8,24 @@ import (
 )
 
 // Batches: the bulk of a capture is fills, copies and axpys one after another on one stream. Where
-// the runtime under test states a batch of kernels (device.Extensions.Kernels), the engine issues them from
-// the capture's plan (probes.Plan: resolved once for the probe) in one call per batch, records one
-// timeline entry per batch, and has the oracle record the plan's ops instead of its own. A batch has
-// exactly the effect, the records and the outcome of the same ops issued one by one (ops.go); the
-// equivalence spec runs the catalog both ways and compares every result.
+// the runtime under test states a batch of kernels (device.Extensions.Kernels), the engine issues
+// them from the capture's plan (probes.Plan: resolved once for the probe) in one call per batch,
+// records one timeline entry per batch, and has the oracle record the plan's ops instead of its
+// own. A batch has exactly the effect, the records and the outcome of the same ops issued one by
+// one (ops.go); the equivalence spec runs the catalog both ways and compares every result.
 //
 // An instance issues batches only where nothing needs to see each op on its own: the runtime under
-// test states a batch for itself (the reference guards do; the plugin ABI has no batch), no fault is
-// injected (a fault is charged to the call it fired in), and
-// refusals are not checked for side effects (a guarded instance snapshots the state before every
-// call). Every other op, and every op a plan did not resolve or whose buffers no longer have the
-// plan's sizes, goes one by one.
+// test states a batch for itself (the reference guards do; the plugin ABI has no batch), no fault
+// is injected (a fault is charged to the call it fired in), and refusals are not checked for side
+// effects (a guarded instance snapshots the state before every call). Every other op, and every op
+// a plan did not resolve or whose buffers no longer have the plan's sizes, goes one by one.
 
-// maxBatch is the most ops one batch holds: enough to spread a batch's own costs thin, few enough that
-// an instance's deadline is looked at every few hundred microseconds.
+// maxBatch is the most ops one batch holds: enough to spread a batch's own costs thin, few enough
+// that an instance's deadline is looked at every few hundred microseconds.
 const maxBatch = 4096
 
-// The fewest ops worth a batch, and the equivalence spec's switches (batches off, a hook told of every
-// batch, batches recorded one op short), are the instance's knobs (knobs.go).
+// The fewest ops worth a batch, and the equivalence spec's switches (batches off, a hook told of
+// every batch, batches recorded one op short), are the instance's knobs (knobs.go).
 
 // batcher is the state of the batches of the capture in progress.
 type batcher struct {
@@ -179,8 +178,9 @@ func (in *instance) issueBatch(capture string, ops []*probes.Op, from int) (int,
 	return n + 1, nil
 }
 
-// noteBatch is noteCaptured for the first n ops of the batch, from op from: the buffers and accesses
-// the batch gathered as it was formed when all of them took, else each op's entries in turn.
+// noteBatch is noteCaptured for the first n ops of the batch, from op from: the buffers and
+// accesses the batch gathered as it was formed when all of them took, else each op's entries in
+// turn.
 func (in *instance) noteBatch(from, n int) {
 	bt := in.batches
 	if n == len(bt.ks) {

@@ -16,9 +16,9 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// Batches of a capture's ops (batches.go) are an optimisation only: the same instance run with every op
-// that can go in a batch and with none must give the same result, byte for byte, timeline, ledger,
-// graph checks and outcome included (timings aside).
+// Batches of a capture's ops (batches.go) are an optimisation only: the same instance run with
+// every op that can go in a batch and with none must give the same result, byte for byte, timeline,
+// ledger, graph checks and outcome included (timings aside).
 var _ = Describe("batches of a capture's ops", func() {
 	// comparable is res as JSON with what the clock decides left out.
 	comparable := func(res *capture.Result) string {

@@ -334,7 +334,8 @@ func BenchmarkFills10kx2000(b *testing.B) {
 }
 
 // BenchmarkCapture100kOps: capturing a 100,000-op program against replaying it once, both timed by
-// the engine in the same instance (target <= 2x). The fills go to the device in batches (batches.go).
+// the engine in the same instance (target <= 2x). The fills go to the device in batches
+// (batches.go).
 func BenchmarkCapture100kOps(b *testing.B) {
 	benchCapture100k(b, false)
 }

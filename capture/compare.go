@@ -13,11 +13,11 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 )
 
-// Verification at memory speed: a buffer is compared with the oracle where it lies when the
-// backend can (device.Comparer, the simulator's pages), and otherwise read back in chunks through
-// one host buffer the instance reuses, the read of chunk i+1 overlapping the comparison of chunk i (the
-// chunk: knobs.ReadChunk).
-// Only the first corrupted round reads a differing buffer back whole, to localise its ranges.
+// Verification at memory speed: a buffer is compared with the oracle where it lies when the backend
+// can (device.Comparer, the simulator's pages), and otherwise read back in chunks through one host
+// buffer the instance reuses, the read of chunk i+1 overlapping the comparison of chunk i (the
+// chunk: knobs.ReadChunk). Only the first corrupted round reads a differing buffer back whole, to
+// localise its ranges.
 
 // verifier is the instance's way to the device's bytes for verification.
 type verifier struct {
@@ -161,9 +161,9 @@ type localisation struct {
 // only those groups are visited. With a difference every ~100 bytes (1% scattered), a branch per
 // word or per group would mispredict at almost every difference; the mask costs one unpredictable
 // branch per differing group. Every differing byte of a group is less than mergeGap from the next,
-// so a group's differences always join one range: only its first and last differing byte matter.
-// A buffer of at least 2 segment bytes (knobs.SegmentBytes) is cut into segments that separate goroutines scan, one per
-// CPU, and their ranges are joined in order across the cuts.
+// so a group's differences always join one range: only its first and last differing byte matter. A
+// buffer of at least 2 segment bytes (knobs.SegmentBytes) is cut into segments that separate
+// goroutines scan, one per CPU, and their ranges are joined in order across the cuts.
 
 const localiseChunk = 1024
 

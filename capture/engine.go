@@ -140,9 +140,9 @@ type injected struct {
 	armed  []bool
 }
 
-// Run executes one probe instance end to end on dev and classifies it: prepare, each capture, between,
-// then Replays rounds of replay, comparing every checked buffer byte for byte with the oracle after
-// every round. Run never panics and never returns nil; every failure is in the Result.
+// Run executes one probe instance end to end on dev and classifies it: prepare, each capture,
+// between, then Replays rounds of replay, comparing every checked buffer byte for byte with the
+// oracle after every round. Run never panics and never returns nil; every failure is in the Result.
 func Run(ctx context.Context, dev device.Device, spec probes.Instance, opt Options) (res *Result) {
 	p := spec.Probe
 	rut := opt.Runtime

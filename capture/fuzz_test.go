@@ -88,8 +88,9 @@ func FuzzOracleSimulator(f *testing.F) {
 	})
 }
 
-// engineHandlesCleanly runs p in mode, guards off and on, on dev: each instance must be exact (so no panic and no harness error either) and leave dev's live objects where they
-// were, counted by the test as well as by the engine.
+// engineHandlesCleanly runs p in mode, guards off and on, on dev: each instance must be exact (so
+// no panic and no harness error either) and leave dev's live objects where they were, counted by
+// the test as well as by the engine.
 func engineHandlesCleanly(dev device.Device, p *probes.Probe, mode device.CaptureMode, replays int) error {
 	for _, guarded := range []bool{false, true} {
 		base := dev.Counters()

@@ -75,8 +75,8 @@ func (in *instance) checkGraph(capture string, g device.Graph) error {
 	return nil
 }
 
-// walkGraph visits g's nodes: by the device's walk where the instance has one (walkerOf), through the
-// runtime under test otherwise.
+// walkGraph visits g's nodes: by the device's walk where the instance has one (walkerOf), through
+// the runtime under test otherwise.
 func (in *instance) walkGraph(g device.Graph, visit func(device.GraphNode)) (int, error) {
 	if in.walker != nil {
 		return in.walker.WalkGraph(device.Main, g, visit)

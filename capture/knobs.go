@@ -1,10 +1,10 @@
 package capture
 
 // Knobs: the engine's few internal switches, in one place. Each has a default fixed by a constant,
-// and nothing package-level steers the engine: an instance holds its own copy (instance.knobs), taken
-// from Options when a test tuned them (export_test.go's Tune, the one way tests set them) and the
-// defaults otherwise. Two instances running side by side in one process, one of them tuned, do not
-// see each other's.
+// and nothing package-level steers the engine: an instance holds its own copy (instance.knobs),
+// taken from Options when a test tuned them (export_test.go's Tune, the one way tests set them) and
+// the defaults otherwise. Two instances running side by side in one process, one of them tuned, do
+// not see each other's.
 
 const (
 	// defaultReadChunk is the read-back chunk of a backend without device.Comparer (compare.go).
@@ -26,8 +26,9 @@ type knobs struct {
 	// SegmentBytes is the least a goroutine of the localisation scans; tests make it small to cut
 	// small buffers.
 	SegmentBytes int
-	// MinBatch is the fewest ops worth a batch; the equivalence spec makes a batch of every op that can
-	// be one (1). NoBatches turns batches off: every op goes one by one (the spec's other side).
+	// MinBatch is the fewest ops worth a batch; the equivalence spec makes a batch of every op that
+	// can be one (1). NoBatches turns batches off: every op goes one by one (the spec's other
+	// side).
 	MinBatch  int
 	NoBatches bool
 	// BatchHook, when set, is told of every batch issued: its first op, how many ops it held, how many

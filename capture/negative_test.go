@@ -10,10 +10,11 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// Negative controls: each kernel-mode guard is removed (a test-only switch) and the catalog probe it
-// exists for is run guarded. Where the guard is the only defence, the probe turns corrupted; where
-// another guard stands behind it (the residency check catches every re-base), the refusal moves to
-// that guard, and removing both turns it corrupted. Re-introduce the defect, watch the result change.
+// Negative controls: each kernel-mode guard is removed (a test-only switch) and the catalog probe
+// it exists for is run guarded. Where the guard is the only defence, the probe turns corrupted;
+// where another guard stands behind it (the residency check catches every re-base), the refusal
+// moves to that guard, and removing both turns it corrupted. Re-introduce the defect, watch the
+// result change.
 var _ = Describe("negative controls", func() {
 	cat, err := loadCatalog()
 	if err != nil {

@@ -48,8 +48,8 @@ type kernelEvent struct {
 	batch int32
 }
 
-// kernelBatch is a batch of a capture's ops issued in one call (batches.go): n ops, their ranges those
-// of its plan at the buffers ids held then, ptrs.
+// kernelBatch is a batch of a capture's ops issued in one call (batches.go): n ops, their ranges
+// those of its plan at the buffers ids held then, ptrs.
 type kernelBatch struct {
 	n    int
 	plan *probes.Plan
@@ -194,13 +194,14 @@ func (tl *Timeline) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// timeline records the device calls of one instance in order, each stamped with the phase and replay
-// round the engine is in. An event is complete when it is recorded: nothing is added afterwards.
+// timeline records the device calls of one instance in order, each stamped with the phase and
+// replay round the engine is in. An event is complete when it is recorded: nothing is added
+// afterwards.
 //
-// A capture of 100,000 ops records 100,000 calls, so recording one allocates nothing of its own:
-// a capture's kernel calls that took go to a log of compact records in blocks (kernel), other
-// events to a slice sized for the probe up front, their steps to blocks of steps, and their call
-// texts to blocks of text (text).
+// A capture of 100,000 ops records 100,000 calls, so recording one allocates nothing of its own: a
+// capture's kernel calls that took go to a log of compact records in blocks (kernel), other events
+// to a slice sized for the probe up front, their steps to blocks of steps, and their call texts to
+// blocks of text (text).
 type timeline struct {
 	// callLog is what is recorded so far (log); its last capture is the one in progress
 	// (capture).

@@ -101,9 +101,9 @@ func (f *flipAfterReplay) Read(t device.Thread, dst []byte, src device.Ptr) erro
 	return f.Device.Read(t, dst, src)
 }
 
-// onThreadNoComparer hides the Comparer of the device it wraps (it states no Compare) and passes its
-// ThreadRunner on, handing the session a view of itself (device.ThreadRunner's rule for wrappers);
-// sessions counts the sessions run.
+// onThreadNoComparer hides the Comparer of the device it wraps (it states no Compare) and passes
+// its ThreadRunner on, handing the session a view of itself (device.ThreadRunner's rule for
+// wrappers); sessions counts the sessions run.
 type onThreadNoComparer struct {
 	device.Device
 	tr       device.ThreadRunner

@@ -9,19 +9,20 @@ import (
 	"github.com/replaycheck/replaycheck/device"
 )
 
-// The watch: every call into the backend's device is timed, so a call that never returns (a hang
-// in the driver) ends the instance in a timeout that names it instead of hanging the run. So is
-// every call into the code of a runtime of the user's own that asks (device.CallWatcher: the
-// plugin loader does, for each call into C), with the device calls it makes nested in it.
+// The watch: every call into the backend's device is timed, so a call that never returns (a hang in
+// the driver) ends the instance in a timeout that names it instead of hanging the run. So is every
+// call into the code of a runtime of the user's own that asks (device.CallWatcher: the plugin
+// loader does, for each call into C), with the device calls it makes nested in it.
 //
 // The instance runs on a goroutine of its own, which holds watch.mu at all times except inside a
 // call into the backend's device (the watched device sits between the runtime under test and the
-// backend) or into the code of a runtime of the user's own (runtimeCall). Run waits for that goroutine or for the instance's context. When the context ends, Run
-// tries watch.mu until it has it: then either the instance has finished, or it is inside a device
-// call. A call that is still in flight a grace period after the later of the deadline and its own
-// start is abandoned: Run builds the result from what the instance recorded (it touches nothing
-// while it is inside a call) and returns; the device is given up (device.Abandoner); if the call ever
-// returns, the instance's goroutine parks for good instead of touching the result.
+// backend) or into the code of a runtime of the user's own (runtimeCall). Run waits for that
+// goroutine or for the instance's context. When the context ends, Run tries watch.mu until it has
+// it: then either the instance has finished, or it is inside a device call. A call that is still in
+// flight a grace period after the later of the deadline and its own start is abandoned: Run builds
+// the result from what the instance recorded (it touches nothing while it is inside a call) and
+// returns; the device is given up (device.Abandoner); if the call ever returns, the instance's
+// goroutine parks for good instead of touching the result.
 
 // watch is one instance's device watch.
 type watch struct {
@@ -176,8 +177,8 @@ func (w *watch) back(call string) {
 
 // supervise runs body on a goroutine of its own and returns once body has finished, or once the
 // context ended and a device call stayed in flight past its grace: then stuck is called, with the
-// lock held and the instance's goroutine inside the call, and supervise returns true. timeout is the
-// instance's limit, for the grace.
+// lock held and the instance's goroutine inside the call, and supervise returns true. timeout is
+// the instance's limit, for the grace.
 func (w *watch) supervise(ctx context.Context, timeout time.Duration, body func(), stuck func(call string, abandonedAt time.Time)) (abandoned bool) {
 	done := make(chan struct{})
 	w.mu.Lock() // handed to the instance's goroutine

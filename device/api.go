@@ -116,8 +116,8 @@ func ParseHostMemory(s string) (HostMemory, error) { return hostMemoryNames.Pars
 // (and the platforms' own allocators) do.
 const PoolGranularity = 512
 
-// CaptureMode is the stream-capture mode of ACL (aclmdlRICaptureMode) and CUDA (CUstreamCaptureMode);
-// both number them the same way.
+// CaptureMode is the stream-capture mode of ACL (aclmdlRICaptureMode) and CUDA
+// (CUstreamCaptureMode); both number them the same way.
 type CaptureMode uint8
 
 const (

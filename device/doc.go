@@ -21,10 +21,11 @@
 // it; a wrapper forwards an ability only by stating it for itself (see Extensions).
 //
 // Every failure is a *Error carrying the platform's own code and a portable Class. A guard refusal
-// is an *Error of class ClassRefused. Handles (Stream, Event, Graph) are small opaque numbers owned by
-// the Device that issued them; the zero Event and Graph are never valid, and the zero Stream is
+// is an *Error of class ClassRefused. Handles (Stream, Event, Graph) are small opaque numbers owned
+// by the Device that issued them; the zero Event and Graph are never valid, and the zero Stream is
 // DefaultStream, the platform's default stream.
 //
 // Host memory (AllocHost) lives in the same Device: async copies may read and write it, and a
-// captured copy touches it again on every replay. HostWrite and HostRead are the CPU's own accesses.
+// captured copy touches it again on every replay. HostWrite and HostRead are the CPU's own
+// accesses.
 package device

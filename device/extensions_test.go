@@ -10,8 +10,8 @@ import (
 	"github.com/replaycheck/replaycheck/device/sim"
 )
 
-// embeds is a wrapper that embeds the simulator: it has every method of *sim.Device, EnqueueKernels,
-// OnThread, Equal and InjectFault among them, and states nothing of its own.
+// embeds is a wrapper that embeds the simulator: it has every method of *sim.Device,
+// EnqueueKernels, OnThread, Equal and InjectFault among them, and states nothing of its own.
 type embeds struct{ *sim.Device }
 
 // forwardsCompare states one ability of the device it wraps, on purpose.

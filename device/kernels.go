@@ -30,9 +30,10 @@ var kernelKindNames = enum.New("kernel kind", "kernel",
 // String is the name of the call the kind stands for.
 func (k KernelKind) String() string { return kernelKindNames.String(k) }
 
-// KernelEnqueuer is an optional capability of a Device: enqueuing a batch of kernels (fills,
-// copies and axpys) on one stream from one thread in one call. A capture of 100,000 ops otherwise
-// pays every layer's per-call cost (the watch, the runtime under test, the backend's lock) 100,000 times.
+// KernelEnqueuer is an optional capability of a Device: enqueuing a batch of kernels (fills, copies
+// and axpys) on one stream from one thread in one call. A capture of 100,000 ops otherwise pays
+// every layer's per-call cost (the watch, the runtime under test, the backend's lock) 100,000
+// times.
 //
 // EnqueueKernels has exactly the effect of calling Fill, Copy or Axpy for each kernel in order,
 // stopping at the first that fails: n is how many took effect, and err is the error of kernel n

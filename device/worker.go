@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 )
 
-// Worker runs closures on one goroutine that holds its OS thread for its whole life, so every call a
-// backend makes through it comes from the same OS thread (what ACL and CUDA bind contexts and capture
-// modes to). The zero Worker is not usable; use StartWorker.
+// Worker runs closures on one goroutine that holds its OS thread for its whole life, so every call
+// a backend makes through it comes from the same OS thread (what ACL and CUDA bind contexts and
+// capture modes to). The zero Worker is not usable; use StartWorker.
 type Worker struct {
 	jobs chan func()
 	quit chan struct{} // closed by Abandon

@@ -14,8 +14,8 @@ import (
 // The engine drives it in step with the device: every op it issues is reported with whether it took
 // effect (a rejected or refused op has none). An op issued inside a capture's ops list that the
 // probe means to replay (Op.Replays: fill, copy and axpy by default, whatever stream they went to,
-// and any of them or a write marked `intent: replay`) belongs to that capture's graph and applies on
-// every launch of it; every other op, inside a capture or not, applies once when issued. Buffers
+// and any of them or a write marked `intent: replay`) belongs to that capture's graph and applies
+// on every launch of it; every other op, inside a capture or not, applies once when issued. Buffers
 // are named, never addressed: a graph op applies to whatever buffer has its name when the graph is
 // launched, at the ranges resolved when it was captured (clipped to the buffer's size then). A
 // freed buffer becomes a ghost: graph ops may still read and write it, it is never checked. A

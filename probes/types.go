@@ -351,7 +351,8 @@ const (
 	IntentOnce    Intent = "once"
 )
 
-// Enqueued reports whether the op is stream work (recorded into a graph when issued during capture).
+// Enqueued reports whether the op is stream work (recorded into a graph when issued during
+// capture).
 func (k OpKind) Enqueued() bool {
 	switch k {
 	case OpFill, OpCopy, OpAxpy, OpRecord, OpWait:

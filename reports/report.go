@@ -62,7 +62,8 @@ type Summary struct {
 	Fail            int `json:"fail"`
 	Skip            int `json:"skip"`
 	Uncharacterised int `json:"uncharacterised"`
-	// ByOutcome counts instances per outcome name (exact, rejected, refused, corrupted, error, skipped).
+	// ByOutcome counts instances per outcome name (exact, rejected, refused, corrupted, error,
+	// skipped).
 	ByOutcome map[string]int `json:"by_outcome"`
 }
 

@@ -162,8 +162,8 @@ type jsonField struct {
 
 var fieldCache sync.Map // reflect.Type -> []jsonField
 
-// jsonFields are t's JSON fields in order, embedded structs' inlined, as Schema writes them and CheckEntry
-// reads them.
+// jsonFields are t's JSON fields in order, embedded structs' inlined, as Schema writes them and
+// CheckEntry reads them.
 func jsonFields(t reflect.Type) []jsonField {
 	if fs, ok := fieldCache.Load(t); ok {
 		return fs.([]jsonField)

@@ -13,9 +13,9 @@ import (
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
-// Table is the enforcement table: for every unguarded hazard probe (grouped by hazard) and capture mode,
-// what each platform run did — rejected with a code, let through silently (wrong data), or allowed
-// (exact). One column per run and mode.
+// Table is the enforcement table: for every unguarded hazard probe (grouped by hazard) and capture
+// mode, what each platform run did — rejected with a code, let through silently (wrong data), or
+// allowed (exact). One column per run and mode.
 type Table struct {
 	Columns []TableColumn `json:"columns"`
 	Rows    []TableRow    `json:"rows"`

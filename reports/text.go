@@ -345,7 +345,8 @@ func pluralInstances(n int) string {
 	return fmt.Sprintf("%d instances", n)
 }
 
-// summaryLine reads like "48 instances: 40 pass, 0 fail, 8 skip (exact 24, corrupted 16, skipped 8)".
+// summaryLine reads like "48 instances: 40 pass, 0 fail, 8 skip (exact 24, corrupted 16, skipped
+// 8)".
 func summaryLine(s Summary) string {
 	noun := "instances"
 	if s.Total == 1 {

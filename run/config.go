@@ -366,7 +366,8 @@ func (c *Config) LocateBaseline(platform string) (*verdict.Baseline, error) {
 	return b, err
 }
 
-// DefaultPaths is where the probe catalog lives in the repository, the paths of a Config without any.
+// DefaultPaths is where the probe catalog lives in the repository, the paths of a Config without
+// any.
 var DefaultPaths = []string{"specs"}
 
 // display names a file relative to the working directory when it lies below it, as given otherwise.

@@ -24,8 +24,9 @@ const BaselineVersion = "replaycheck-baseline/v1"
 
 // Baseline records what one platform did with every unguarded instance of a catalog: the outcome
 // and, for a rejection, the class, code and whether the capture was invalidated. A later run on the
-// same platform is compared with it, so a driver or runtime upgrade that changes behaviour is caught.
-// Only unguarded instances are recorded: the guards are the runtime's, the baseline is the platform's.
+// same platform is compared with it, so a driver or runtime upgrade that changes behaviour is
+// caught. Only unguarded instances are recorded: the guards are the runtime's, the baseline is the
+// platform's.
 type Baseline struct {
 	Version     string `yaml:"version"`
 	Platform    string `yaml:"platform"`
@@ -228,9 +229,9 @@ func lineOf(doc *yaml.Node, path ...string) int {
 	return line
 }
 
-// WriteYAML writes the baseline with instances in sorted order, one per line, so that baselines diff
-// well under version control. Every string is written so that ParseBaseline reads it back as it
-// was (scalar): a platform key or a class comes from a driver library or a plugin, and may hold
+// WriteYAML writes the baseline with instances in sorted order, one per line, so that baselines
+// diff well under version control. Every string is written so that ParseBaseline reads it back as
+// it was (scalar): a platform key or a class comes from a driver library or a plugin, and may hold
 // anything.
 func (b *Baseline) WriteYAML(w io.Writer) error {
 	var buf bytes.Buffer

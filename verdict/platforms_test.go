@@ -94,7 +94,8 @@ var _ = Describe("an expectation per platform family (expect.platforms)", func()
 		back := *res
 		back.Timeline = capture.Timeline{}
 		Expect(verdict.Judge(&back, nil)).To(Equal(v))
-		// The same outcome recorded on a platform of the other family is held to that family's expectation.
+		// The same outcome recorded on a platform of the other family is held to that family's
+		// expectation.
 		in := probes.Instance{Probe: mustProbe(relaxedCopy), Mode: device.Relaxed, Guarded: true}
 		back.Platform = "acl/cann-9.0-a2a3"
 		back.Expected, back.RejectedBy = in.ExpectedOn(back.Platform)

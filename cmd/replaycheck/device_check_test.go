@@ -29,9 +29,9 @@ import (
 // names a device that is not the fake. What the script promises a host with a broken or a fake
 // driver: `replaycheck devices` ends within STEP_TIMEOUT even when the driver hangs in its
 // initialisation, killed if SIGTERM does not end it, and no baseline is written for the fake
-// library or from a run whose conformance suite passed nothing on the hardware; a failed conformance
-// suite or benchmark does not stop the steps after it; and summary.md and the output end with a
-// result section naming every step that failed, the script exiting 1 when one did.
+// library or from a run whose conformance suite passed nothing on the hardware; a failed
+// conformance suite or benchmark does not stop the steps after it; and summary.md and the output
+// end with a result section naming every step that failed, the script exiting 1 when one did.
 //
 // Each run has a root of its own, a temporary directory holding what the script reads: a copy of
 // scripts/device-check.sh (the script cds to the directory above its own), a copy of the catalog
@@ -43,11 +43,10 @@ import (
 // The bundle's replaycheck is this package's CLI built with cgo. Its cuda.test and capture.test are
 // stand-ins: cuda.test prints the count of hardware specs the script decides on (as device/cuda's
 // suite prints it), capture.test one result line of the benchmark, each exiting with the status a
-// spec gives it. So a run takes about a second,
-// not the suites' time (they have specs of their own), and the script's devices, catalog and
-// baseline steps run the real CLI over the driver library. For the runs that write a baseline, the
-// bundle's replaycheck is a wrapper of that CLI whose `replaycheck devices` gives the fake library
-// a platform key of a device (disguisedSource).
+// spec gives it. So a run takes about a second, not the suites' time (they have specs of their
+// own), and the script's devices, catalog and baseline steps run the real CLI over the driver
+// library. For the runs that write a baseline, the bundle's replaycheck is a wrapper of that CLI
+// whose `replaycheck devices` gives the fake library a platform key of a device (disguisedSource).
 var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, ContinueOnFailure, func() {
 	// The CLI, the fake libcuda, a shim whose cuInit hangs, and a shim naming a device "Shim GPU";
 	// disguised wraps the CLI (disguisedSource).

@@ -207,8 +207,8 @@ func condition(cond string) (bool, error) {
 
 // segfault dies as a fault in C code loaded into the CLI would kill it: a SIGSEGV the Go runtime
 // cannot recover from. It reads address 0x8000: above the first page, where a fault would be an
-// ordinary (recoverable) nil-pointer panic, and inside the low 64 KiB that Linux (vm.mmap_min_addr),
-// Windows and macOS leave unmapped.
+// ordinary (recoverable) nil-pointer panic, and inside the low 64 KiB that Linux
+// (vm.mmap_min_addr), Windows and macOS leave unmapped.
 func segfault() {
 	p := (*byte)(unsafe.Add(unsafe.Pointer(nil), 0x8000))
 	fmt.Println(*p)

@@ -9,12 +9,12 @@
 //
 // Each Device owns two locked OS-thread workers, Main and Other, each with aclrtSetDevice done;
 // every call runs on the worker its Thread names (inline when it is already there: OnThread,
-// device.ThreadRunner, runs the engine's instance on Main's worker as one hand-off). Memory, streams, events and graphs map onto
-// aclrtMalloc (HUGE_FIRST), aclrtMemcpy (Write, Read: the synchronous "unsafe" calls),
-// aclrtMallocHost (pinned) or malloc (pageable), aclrtMemsetAsync, aclrtMemcpyAsync,
-// aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) and the model RI of a capture, replayed with
-// aclmdlRIExecuteAsync. There is no kernel: Capabilities().Kernels is false and Axpy fails
-// not-supported; GraphNodes is not supported either.
+// device.ThreadRunner, runs the engine's instance on Main's worker as one hand-off). Memory,
+// streams, events and graphs map onto aclrtMalloc (HUGE_FIRST), aclrtMemcpy (Write, Read: the
+// synchronous "unsafe" calls), aclrtMallocHost (pinned) or malloc (pageable), aclrtMemsetAsync,
+// aclrtMemcpyAsync, aclrtCreateEventExWithFlag(ACL_EVENT_SYNC) and the model RI of a capture,
+// replayed with aclmdlRIExecuteAsync. There is no kernel: Capabilities().Kernels is false and Axpy
+// fails not-supported; GraphNodes is not supported either.
 //
 // Handles are small numbers issued in Go and mapped to the runtime's pointers. CaptureInfo asks
 // aclmdlRICaptureGetInfo for the status and takes the ID (one per BeginCapture, shared by the

@@ -299,8 +299,8 @@ func (h *harness) rejectedInCapture(e *device.Error, s device.Stream, mayEnd boo
 	}
 }
 
-// finish ends whatever capture the origin s is in, as the contract says each state ends: an
-// active capture ends with a graph (returned), an invalidated one fails with ClassCaptureInvalidated,
+// finish ends whatever capture the origin s is in, as the contract says each state ends: an active
+// capture ends with a graph (returned), an invalidated one fails with ClassCaptureInvalidated,
 // returns no graph and is over; a stream in no capture is left alone (0 is returned).
 func (h *harness) finish(t device.Thread, s device.Stream) device.Graph {
 	g.GinkgoHelper()

@@ -15,8 +15,8 @@ var (
 	// A potentially unsafe call a capture mode forbids: ACL's CAPTURE_MODE_NOT_SUPPORT, CUDA's
 	// STREAM_CAPTURE_UNSUPPORTED (for a synchronous copy only where it is not legacy-stream work).
 	unsafeInCapture = []device.Class{device.ClassCaptureUnsupported, device.ClassCaptureMode}
-	// A synchronous copy during a capture where it is legacy-stream work (Options.SyncCopiesOnLegacyStream):
-	// CUDA's STREAM_CAPTURE_IMPLICIT.
+	// A synchronous copy during a capture where it is legacy-stream work
+	// (Options.SyncCopiesOnLegacyStream): CUDA's STREAM_CAPTURE_IMPLICIT.
 	syncCopyInCapture = []device.Class{device.ClassCaptureImplicit}
 	// An end on a stream in no capture: ACL's STREAM_NOT_CAPTURED, CUDA's ILLEGAL_STATE (measured,
 	// not the INVALID_VALUE cuStreamEndCapture documents).

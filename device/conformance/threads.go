@@ -11,8 +11,8 @@ import (
 )
 
 // unsafeRefused says whether a synchronous copy made while a capture is in progress is refused.
-// Where synchronous copies are legacy-stream work (Options.SyncCopiesOnLegacyStream: CUDA) it always
-// is. Elsewhere the rule for a potentially unsafe call decides (minds).
+// Where synchronous copies are legacy-stream work (Options.SyncCopiesOnLegacyStream: CUDA) it
+// always is. Elsewhere the rule for a potentially unsafe call decides (minds).
 func unsafeRefused(opts Options, captureMode, callerMode device.CaptureMode, callerBegan bool) bool {
 	return opts.SyncCopiesOnLegacyStream || minds(captureMode, callerMode, callerBegan)
 }

@@ -5,7 +5,8 @@ import "github.com/replaycheck/replaycheck/device/internal/bind"
 // PlatformKey is the platform key of a driver version and device name, for the unit tests.
 var PlatformKey = platformKey
 
-// Pitched, MemsetRanges, CopyRanges and CopySide expose the node range arithmetic to the unit tests.
+// Pitched, MemsetRanges, CopyRanges and CopySide expose the node range arithmetic to the unit
+// tests.
 var (
 	Pitched      = pitched
 	MemsetRanges = memsetRanges

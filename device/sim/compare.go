@@ -59,10 +59,11 @@ func (k knobs) segment() int64 {
 	return defaultEqualSegment
 }
 
-// equal reports whether [addr, addr+len(want)) holds want. A range of at least two segments (of
-// at least segment bytes) is cut at page boundaries into one segment per CPU, compared by separate goroutines that stop as
-// soon as any of them finds a difference: verification then runs at the memory bandwidth of every
-// core rather than of one. The caller holds the device lock, so no page changes meanwhile.
+// equal reports whether [addr, addr+len(want)) holds want. A range of at least two segments (of at
+// least segment bytes) is cut at page boundaries into one segment per CPU, compared by separate
+// goroutines that stop as soon as any of them finds a difference: verification then runs at the
+// memory bandwidth of every core rather than of one. The caller holds the device lock, so no page
+// changes meanwhile.
 func (m *memory) equal(addr uint64, want []byte, segment int64) bool {
 	n := int64(len(want))
 	parts := min(int64(runtime.GOMAXPROCS(0)), n/segment)

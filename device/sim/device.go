@@ -768,7 +768,8 @@ func (d *Device) axpy(t device.Thread, st *stream, y, x device.Ptr, a uint32) er
 
 // enqueue records w into the capture the stream belongs to, or runs it now: a stream executes its
 // work in enqueue order, and running it at once is a valid linearisation of every stream. held are
-// the allocations of w's touched ranges, in touched order (work.touched), that the range checks found.
+// the allocations of w's touched ranges, in touched order (work.touched), that the range checks
+// found.
 func (d *Device) enqueue(c *call, w work, held [3]*allocation) error {
 	if err := d.enforce(c); err != nil {
 		return err

@@ -8,8 +8,8 @@ import (
 
 // Fault injection (device.FaultInjector). An allocation fault counts the Mallocs that pass their
 // argument and capture checks, as FailMalloc does; a launch fault counts every Launch call and
-// answers it before the device looks at anything. A lost device fails every call but Close with
-// the profile's device-lost code. A hang blocks the Main or Other worker that makes the call, before
+// answers it before the device looks at anything. A lost device fails every call but Close with the
+// profile's device-lost code. A hang blocks the Main or Other worker that makes the call, before
 // the device lock is taken, so the device's counters stay readable; only Abandon lets go of it.
 
 // armedFault is a fault waiting for its call: left counts the calls still to come, 1 = the next.

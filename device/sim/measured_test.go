@@ -16,7 +16,8 @@ import (
 
 // What an NVIDIA H200 (driver 580.159.04, CUDA 13.0, 2026-12-04) answered for a replay over memory
 // freed with cuMemFree, for a capture ended while another is in progress and for pinned host memory
-// allocated or freed in a capture, as the cuda profile encodes it; and, for each row, a negative control: the profile without it answers otherwise.
+// allocated or freed in a capture, as the cuda profile encodes it; and, for each row, a negative
+// control: the profile without it answers otherwise.
 
 // replayAfterFree captures the shape of hazards/replay-after-free (copy src to tmp, tmp to out),
 // tmp of n bytes and src and out of io bytes, frees tmp and returns the replay's answer.

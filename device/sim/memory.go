@@ -268,10 +268,10 @@ func (m *memory) movePiece(dst, src uint64, length int64) {
 	copy(dp[do:do+length], sp[so:so+length])
 }
 
-// axpy computes y[i] = a*x[i] + y[i] over little-endian uint32 lanes, wrapping; n is a multiple
-// of 4. Lanes are processed in increasing order, a piece at a time where neither side crosses a page
-// (y and x are 4-byte aligned relative to each other only through their lanes, so a piece may
-// split a lane: such a lane goes through a small buffer on the stack).
+// axpy computes y[i] = a*x[i] + y[i] over little-endian uint32 lanes, wrapping; n is a multiple of
+// 4. Lanes are processed in increasing order, a piece at a time where neither side crosses a page
+// (y and x are 4-byte aligned relative to each other only through their lanes, so a piece may split
+// a lane: such a lane goes through a small buffer on the stack).
 func (m *memory) axpy(y, x uint64, n int64, a uint32) {
 	if x != y && x < y+uint64(n) && y < x+uint64(n) {
 		m.axpyStaged(y, x, n, a)

@@ -99,7 +99,8 @@ func (b ByteRange) Contains(n int64) bool {
 // IsZero reports whether the range bounds nothing.
 func (b ByteRange) IsZero() bool { return b == ByteRange{} }
 
-// String says the range in words: "at least 2 MiB", "below 2 MiB", "at least 4 KiB and below 2 MiB".
+// String says the range in words: "at least 2 MiB", "below 2 MiB", "at least 4 KiB and below 2
+// MiB".
 func (b ByteRange) String() string {
 	switch {
 	case b.IsZero():
@@ -202,7 +203,8 @@ func Profiles() []string {
 	return names
 }
 
-// embeddedProfiles parses every embedded profile once; a broken one fails every New that asks for it.
+// embeddedProfiles parses every embedded profile once; a broken one fails every New that asks for
+// it.
 var embeddedProfiles = sync.OnceValue(func() map[string]profileOrError {
 	out := map[string]profileOrError{}
 	for _, name := range Profiles() {
@@ -323,8 +325,8 @@ func (p *Profile) validateErrors(bad complain) {
 	}
 }
 
-// validateSource checks what ties a rule to its row of docs/platforms.md: the situation, the evidence
-// tag and, for a verify row, the note.
+// validateSource checks what ties a rule to its row of docs/platforms.md: the situation, the
+// evidence tag and, for a verify row, the note.
 func (r *Rule) validateSource(at string, bad complain) {
 	if r.Situation == "" {
 		bad("%s: situation is required", at)

@@ -198,7 +198,8 @@ var _ = Describe("docs/platforms.md, row by row", func() {
 		Entry("end on a stream that is not capturing: 401 (measured)", fact{"cuda", device.Global, "stream-not-capturing", "EndCapture", 401, device.ClassCaptureConflict, none}),
 		Entry("GLOBAL capture ended on another thread: 908", fact{"cuda", device.Global, "end-from-other-thread", "EndCapture", 908, device.ClassWrongThread, active}),
 		Entry("RELAXED capture ended on another thread: allowed", fact{"cuda", device.Relaxed, "end-from-other-thread", "EndCapture", 0, "", none}),
-		// A synchronous copy is legacy-stream work: 906 during any capture, whatever the modes (measured).
+		// A synchronous copy is legacy-stream work: 906 during any capture, whatever the modes
+		// (measured).
 		Entry("write by the capturing thread, GLOBAL: 906 (measured)", fact{"cuda", device.Global, "caller-began-capture", "Write", 906, device.ClassCaptureImplicit, invalidated}),
 		Entry("read by the capturing thread, THREAD_LOCAL: 906 (measured)", fact{"cuda", device.ThreadLocal, "caller-began-capture", "Read", 906, device.ClassCaptureImplicit, invalidated}),
 		Entry("write by the capturing thread, RELAXED: 906 (measured)", fact{"cuda", device.Relaxed, "caller-began-capture", "Write", 906, device.ClassCaptureImplicit, invalidated}),

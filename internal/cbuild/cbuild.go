@@ -41,8 +41,8 @@ type Library struct {
 	Name string
 	// Sources are the files written into the sources' directory, by path relative to it.
 	Sources map[string][]byte
-	// Args follow the common flags (C11, warnings as errors, hidden visibility), the soname and -o: defines, include directories, the files to compile,
-	// linker options.
+	// Args follow the common flags (C11, warnings as errors, hidden visibility), the soname and -o:
+	// defines, include directories, the files to compile, linker options.
 	Args []string
 }
 

@@ -18,8 +18,8 @@ type Disabled struct {
 	// RetainedSlot: a runtime.Retained slot grows by free + malloc and may be released or freed, as in
 	// program mode.
 	RetainedSlot bool
-	// ArenaBank: a committed runtime.Arena region re-bases above its capacity and may be released or freed,
-	// as in program mode.
+	// ArenaBank: a committed runtime.Arena region re-bases above its capacity and may be released
+	// or freed, as in program mode.
 	ArenaBank bool
 	// CaptureWatch: allocator calls and off-capture work during a capture go through.
 	CaptureWatch bool
@@ -312,8 +312,8 @@ func (d *Device) FreeHost(t device.Thread, p device.Ptr) error {
 }
 
 // Free frees p through the inner device. In kernel mode it is refused while a capture is active,
-// and for a pointer that a runtime.Retained slot or a committed runtime.Arena region holds (use Release). A slot
-// that held p is empty afterwards.
+// and for a pointer that a runtime.Retained slot or a committed runtime.Arena region holds (use
+// Release). A slot that held p is empty afterwards.
 func (d *Device) Free(t device.Thread, p device.Ptr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -481,7 +481,8 @@ func (d *Device) captureOf(t device.Thread, s device.Stream) (*capture, error) {
 }
 
 // watchStream returns the active capture s is part of (nil when none), or a refusal when a capture
-// begun here is active and s is not part of it: that work would run once, eagerly, and never replay.
+// begun here is active and s is not part of it: that work would run once, eagerly, and never
+// replay.
 func (d *Device) watchStream(t device.Thread, op string, s device.Stream) (*capture, error) {
 	c, err := d.captureOf(t, s)
 	if c != nil || len(d.captures) == 0 || !d.guarding(d.off.CaptureWatch) {
@@ -499,7 +500,8 @@ func (d *Device) watchStream(t device.Thread, op string, s device.Stream) (*capt
 // in kernel mode, where the capture watch refuses work off a capture and the residency and
 // replay-isolation checks read the ranges each graph touched. Program mode reads none of it, and a
 // capture of 100,000 ops would pay a capture-state question and a range entry for every one; it
-// passes stream work on without taking the guard's lock (the mode is latched once, read atomically).
+// passes stream work on without taking the guard's lock (the mode is latched once, read
+// atomically).
 func (d *Device) tracksWork() bool { return d.latch.Mode() == Kernel }
 
 // Fill enqueues a memset; in kernel mode it is refused on a stream outside an active capture.
@@ -569,9 +571,9 @@ func (d *Device) Axpy(t device.Thread, s device.Stream, y, x device.Ptr, a uint3
 
 var _ device.KernelEnqueuer = (*Device)(nil)
 
-// EnqueueKernels enqueues a batch of kernels (device.KernelEnqueuer). Program mode
-// passes the batch on as it passes each kernel on, untouched; kernel mode watches each kernel as its
-// own call (Fill, Copy, Axpy).
+// EnqueueKernels enqueues a batch of kernels (device.KernelEnqueuer). Program mode passes the batch
+// on as it passes each kernel on, untouched; kernel mode watches each kernel as its own call (Fill,
+// Copy, Axpy).
 func (d *Device) EnqueueKernels(t device.Thread, s device.Stream, ks []device.Kernel) (int, error) {
 	if !d.tracksWork() {
 		return device.EnqueueKernels(d.inner, t, s, ks)

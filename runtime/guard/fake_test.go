@@ -157,7 +157,8 @@ func (f *fake) Free(_ device.Thread, p device.Ptr) error {
 	return nil
 }
 
-// bytesAt returns the backing bytes of p; freed memory stays addressable, as in a caching allocator.
+// bytesAt returns the backing bytes of p; freed memory stays addressable, as in a caching
+// allocator.
 func (f *fake) bytesAt(op string, p device.Ptr) ([]byte, error) {
 	if p.Addr < fakeBase || p.End() > f.bump || p.Bytes < 0 {
 		return nil, fakeErr(op, device.ClassInvalidValue, "%v is outside device memory", p)

@@ -9,9 +9,9 @@ import (
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
-// Each spec removes one guard from a kernel-mode Device and shows the hazard that guard covers going
-// through; the matching positive specs show the guard refusing it. Together they prove that each
-// guard, and not something else, does the refusing.
+// Each spec removes one guard from a kernel-mode Device and shows the hazard that guard covers
+// going through; the matching positive specs show the guard refusing it. Together they prove that
+// each guard, and not something else, does the refusing.
 var _ = Describe("Negative controls", func() {
 	var f *fake
 

@@ -9,11 +9,11 @@ import (
 )
 
 // pool is a caching allocator over one segment the runtime reserved from the device: allocations
-// and frees are served from the segment with no device call, as PyTorch's caching allocator and
-// the memory pools of inference runtimes serve tensors.
+// and frees are served from the segment with no device call, as PyTorch's caching allocator and the
+// memory pools of inference runtimes serve tensors.
 //
-// Policy: a request is rounded up to device.PoolGranularity and served from the smallest free block that
-// holds it, the lowest address among equals (best fit); what is left of that block stays free
+// Policy: a request is rounded up to device.PoolGranularity and served from the smallest free block
+// that holds it, the lowest address among equals (best fit); what is left of that block stays free
 // after it. A freed block goes back to the pool and merges with the free blocks on either side, so
 // the next request it fits is served at its address.
 type pool struct {

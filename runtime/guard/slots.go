@@ -83,8 +83,8 @@ func (d *Device) holderOf(addr uint64) *slotState {
 	return nil
 }
 
-// refuseRelease refuses, in kernel mode, to free what a runtime.Retained slot or committed runtime.Arena region
-// holds: a graph may hold its address for the context's whole life.
+// refuseRelease refuses, in kernel mode, to free what a runtime.Retained slot or committed
+// runtime.Arena region holds: a graph may hold its address for the context's whole life.
 func (d *Device) refuseRelease(op string, st *slotState) error {
 	switch {
 	case st.slot == runtime.Retained && d.guarding(d.off.RetainedSlot):
@@ -134,9 +134,9 @@ func checkRequest(op string, slot runtime.Slot, key string, bytes int64) error {
 // Provision is the growth and first-allocation path of the buffer held in the slot named key. cur
 // is what the caller holds there (the zero Ptr for an empty slot) and must match what the guard
 // holds. It returns the buffer to use and how the request was served; see the package doc for the
-// rules of each slot and mode. A refusal or an invalid request returns cur and runtime.NotServed and leaves
-// the slot, its buffer and the allocator as they were. A re-base whose allocation fails after the
-// free returns the zero Ptr: the slot is empty then, and the error says so.
+// rules of each slot and mode. A refusal or an invalid request returns cur and runtime.NotServed
+// and leaves the slot, its buffer and the allocator as they were. A re-base whose allocation fails
+// after the free returns the zero Ptr: the slot is empty then, and the error says so.
 func (d *Device) Provision(t device.Thread, slot runtime.Slot, key string, cur device.Ptr, bytes int64) (device.Ptr, runtime.Served, error) {
 	const op = "Provision"
 	if err := checkRequest(op, slot, key, bytes); err != nil {
@@ -198,8 +198,8 @@ func (d *Device) Provision(t device.Thread, slot runtime.Slot, key string, cur d
 }
 
 // Release frees the buffer p held in the slot named key and empties the slot. In kernel mode a
-// runtime.Retained buffer and a committed runtime.Arena region are refused. Releasing an empty slot (p zero) does
-// nothing.
+// runtime.Retained buffer and a committed runtime.Arena region are refused. Releasing an empty slot
+// (p zero) does nothing.
 func (d *Device) Release(t device.Thread, slot runtime.Slot, key string, p device.Ptr) error {
 	const op = "Release"
 	if err := checkRequest(op, slot, key, 0); err != nil {
@@ -249,8 +249,8 @@ func (d *Device) CommitBank(t device.Thread, regions []runtime.Region) ([]device
 	return ptrs, err
 }
 
-// commit plans, allocates, then publishes: nothing is visible, and nothing old is freed, until every
-// allocation the bank needs has succeeded, so a failure can be rolled back completely.
+// commit plans, allocates, then publishes: nothing is visible, and nothing old is freed, until
+// every allocation the bank needs has succeeded, so a failure can be rolled back completely.
 func (d *Device) commit(t device.Thread, op string, regions []runtime.Region) ([]device.Ptr, []runtime.Served, error) {
 	ptrs := make([]device.Ptr, len(regions))
 	served := make([]runtime.Served, len(regions))
@@ -313,7 +313,8 @@ func (d *Device) commit(t device.Thread, op string, regions []runtime.Region) ([
 	return ptrs, served, nil
 }
 
-// rollback frees the blocks this commit allocated (regions made, in ptrs) after an allocation failed.
+// rollback frees the blocks this commit allocated (regions made, in ptrs) after an allocation
+// failed.
 func (d *Device) rollback(t device.Thread, op string, failed runtime.Region, cause error, made []int, ptrs []device.Ptr) error {
 	var errs []error
 	for _, i := range made {
@@ -329,10 +330,10 @@ func (d *Device) rollback(t device.Thread, op string, failed runtime.Region, cau
 	return err
 }
 
-// Retire ends the context's life: it frees every buffer a slot holds, in either mode, runtime.Retained and
-// runtime.Arena included, and every pool's segment, as a context's exit does. Afterwards Provision and CommitBank fail with
-// device.ClassInvalidState. Retire is refused in kernel mode while a capture is active; a second
-// Retire does nothing.
+// Retire ends the context's life: it frees every buffer a slot holds, in either mode,
+// runtime.Retained and runtime.Arena included, and every pool's segment, as a context's exit does.
+// Afterwards Provision and CommitBank fail with device.ClassInvalidState. Retire is refused in
+// kernel mode while a capture is active; a second Retire does nothing.
 func (d *Device) Retire(t device.Thread) error {
 	const op = "Retire"
 	d.mu.Lock()

@@ -1049,9 +1049,9 @@ var unwritten = device.Ptr{Addr: ^uint64(0), Bytes: -1}
 
 // bankAsPromised checks what a commit_bank that returned RC_OK says each region holds against the
 // contract (runtime.h, rc_runtime.commit_bank): every out[i] written, each a buffer for its region
-// as provision's *out is for its request (bufferBroken), and no two regions' buffers sharing a byte.
-// An answer that breaks it is the runtime's error, naming the rule, never a bank the caller goes on
-// with.
+// as provision's *out is for its request (bufferBroken), and no two regions' buffers sharing a
+// byte. An answer that breaks it is the runtime's error, naming the rule, never a bank the caller
+// goes on with.
 func (r *Runtime) bankAsPromised(regions []runtime.Region, out []device.Ptr) error {
 	for i, p := range out {
 		rule := bufferBroken("commit_bank", fmt.Sprintf("out[%d]", i), regions[i].Bytes, p)

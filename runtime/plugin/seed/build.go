@@ -77,9 +77,9 @@ func Build(dir, name string) (string, error) {
 	})
 }
 
-// sourceFiles returns the plugins' C sources by file name (the .c files and their headers, in a fresh
-// map) and the names of the .c files, sorted: what a plugin is compiled from, with the ABI header
-// and the defect's define.
+// sourceFiles returns the plugins' C sources by file name (the .c files and their headers, in a
+// fresh map) and the names of the .c files, sorted: what a plugin is compiled from, with the ABI
+// header and the defect's define.
 func sourceFiles() (map[string][]byte, []string, error) {
 	entries, err := fs.ReadDir(sources, "c")
 	if err != nil {
