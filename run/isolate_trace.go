@@ -20,7 +20,7 @@ func traced(dev device.Device, w *announcer) device.Device {
 // Extensions passes on what the traced device states, announced where using it is a call into
 // the driver: an in-place comparison (a device-to-host copy on CUDA) and a graph walk go through
 // the tracer. Arming a fault, abandoning the device and running a session on its thread are not
-// calls that could crash (a batch's calls come back through the tracer). A batch of kernels is
+// calls that could crash (a session's calls come back through the tracer). A batch of kernels is
 // not passed on: the tracer announces each kernel's call. A new ability is passed on only here.
 func (d *tracedDevice) Extensions() device.Extensions {
 	e := device.ExtensionsOf(d.Device)
@@ -236,10 +236,10 @@ type tracedSlotLog struct {
 	w   *announcer
 }
 
+// SlotsVersion is announced as the slots_changed a plugin answers it with.
 func (l tracedSlotLog) SlotsVersion() uint64 {
 	l.w.call("SlotsChangedSince")
-	_, now, _ := l.log.SlotsChangedSince(^uint64(0))
-	return now
+	return l.log.SlotsVersion()
 }
 
 func (l tracedSlotLog) SlotsChangedSince(v uint64) ([]string, uint64, bool) {
