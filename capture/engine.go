@@ -198,17 +198,17 @@ func Run(ctx context.Context, dev device.Device, spec probes.Instance, opt Optio
 	return res
 }
 
-// handsSessionView reports whether the session may run under a runtime of the user's own. The
-// built-in runtime makes its device calls on the engine's goroutine, so the session runs them
-// inline whatever wraps the device. A runtime of the user's own may make them from threads of its
-// own (a plugin's workers, threads the plugin starts): it gets a session only when it will be
-// handed the session's view itself: a device that states both the session and its view
-// (device.Extensions Threads and Session), whose Main calls run inline on whichever goroutine makes
-// them while the engine waits for the device. A wrapper that forwards only the session would hand
-// the runtime calls that reach the device itself, and a Main call from another thread would wait
-// for the session that waits for it.
+// handsSessionView reports whether a device that states a session (Extensions.Threads) may run
+// one under a runtime of the user's own. A direct runtime (runtime.UnderTest.Direct) makes its
+// device calls on the engine's goroutine, so the session runs them inline whatever wraps the
+// device. A runtime of the user's own may make them from threads of its own (a plugin's workers,
+// threads the plugin starts): it gets a session only when the device states the session's view
+// too (Extensions.Session), whose Main calls run inline on whichever goroutine makes them while the
+// engine waits for the device. Through a wrapper that forwards only the session, its calls would
+// reach the device itself, and a Main call from another thread would wait for the session that
+// waits for it.
 func handsSessionView(ext device.Extensions) bool {
-	return ext.Threads != nil && ext.Session != nil
+	return ext.Session != nil
 }
 
 // whole is the whole of one instance, on the goroutine the watch runs it on: open the runtime
@@ -251,7 +251,7 @@ func (in *instance) whole(rut *runtime.UnderTest) {
 		return
 	}
 	in.dev = rt
-	in.cmp, in.walker = comparerOf(dev, in.opt.Runtime.Direct), walkerOf(dev, in.opt.Runtime.Direct)
+	in.cmp, in.walker = comparerOf(dev, rut.Direct), walkerOf(dev, rut.Direct)
 	err = in.safely(in.body)
 	if len(in.faults) > 0 {
 		in.disarmFaults(err)

@@ -450,19 +450,13 @@ func (d watched) GraphNodes(t device.Thread, g device.Graph) (nodes []device.Gra
 // Close is not the runtime under test's to call: the device belongs to whoever opened it.
 func (d watched) Close() error { return nil }
 
-// InSession passes on the session's view (device.SessionView): a runtime under test in front of the
-// watched device learns that its calls for t may run where they are made.
-func (d watched) InSession(t device.Thread) bool {
-	v := device.ExtensionsOf(d.Device).Session
-	return v != nil && v.InSession(t)
-}
-
-// Extensions states what the watched device passes on, each under the watch: a batch of kernels
-// as one watched call, whether the backend's session runs calls inline, and watching a runtime's
-// own calls. The backend's other abilities are the engine's to use (it holds the backend's
-// device), not the runtime under test's.
+// Extensions states what the watched device passes on: a batch of kernels as one watched call,
+// watching a runtime's own calls, and the backend's session view as it is (asking it is no device
+// call): a runtime under test in front of the watched device learns that its calls for a thread
+// may run where they are made. The backend's other abilities are the engine's to use (it holds
+// the backend's device), not the runtime under test's.
 func (d watched) Extensions() device.Extensions {
-	return device.Extensions{Of: d, Kernels: d, Session: d, Watch: d}
+	return device.Extensions{Of: d, Kernels: d, Session: device.ExtensionsOf(d.Device).Session, Watch: d}
 }
 
 // WatchCall watches a call into the code of the runtime under test (device.CallWatcher).
