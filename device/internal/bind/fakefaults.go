@@ -38,16 +38,13 @@ func (f *FakeFaults) Injects() (bool, string) {
 }
 
 // InjectFault arms ft; an error when the library refused (non-zero) or exports no entry point.
-func (f *FakeFaults) InjectFault(ft device.Fault) error { return f.call(int(ft.Kind), ft.N) }
+func (f *FakeFaults) InjectFault(ft device.Fault) error { return f.injectAt(int(ft.Kind), ft.N) }
 
 // ClearFaults disarms every fault not yet fired.
-func (f *FakeFaults) ClearFaults() error { return f.call(0, 0) }
+func (f *FakeFaults) ClearFaults() error { return f.injectAt(0, 0) }
 
 // FiredFault is the i-th fault that fired, in order; false past the last.
 func (f *FakeFaults) FiredFault(i int) (device.Fault, bool, error) { return f.firedAt(i) }
-
-// call is InjectFault and ClearFaults.
-func (f *FakeFaults) call(kind, n int) error { return f.injectAt(kind, n) }
 
 // errNoInjection is every fault-injection call on a library without the entry points.
 var errNoInjection = errors.New("the library exports no replaycheck_fake_inject: a real driver cannot be made to fail on purpose (the fake libraries of device/fake can)")
