@@ -61,9 +61,9 @@ type Config struct {
 	RuntimeUnderTest *runtime.UnderTest `json:"-"`
 	// Guard configures the built-in guards (negative controls only).
 	Guard guard.Options `json:"-"`
-	// workerGrace replaces WorkerGrace for the isolated instances of the run when it is not zero
-	// (tests only, through export_test.go's WithWorkerGrace; negative means none).
-	workerGrace time.Duration
+	// workerGrace replaces WorkerGrace for the isolated instances of the run when set (tests only,
+	// through export_test.go's WithWorkerGrace).
+	workerGrace *time.Duration
 	// CheckSlotLog checks the runtime's slot log against every slot before every guarded call
 	// (capture.Options.CheckSlotLog): for the author of a plugin's slots_changed.
 	CheckSlotLog bool `json:"check_slot_log,omitempty"`

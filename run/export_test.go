@@ -5,9 +5,6 @@ import "time"
 // WithWorkerGrace is c with the isolated children's grace past the instance timeout set to
 // grace instead of WorkerGrace: the one door to that switch.
 func WithWorkerGrace(c Config, grace time.Duration) Config {
-	c.workerGrace = grace
-	if grace == 0 {
-		c.workerGrace = -1
-	}
+	c.workerGrace = &grace
 	return c
 }

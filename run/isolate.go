@@ -48,11 +48,8 @@ const WorkerGrace = 30 * time.Second
 
 // grace is the run's WorkerGrace.
 func (c Config) grace() time.Duration {
-	switch {
-	case c.workerGrace < 0:
-		return 0
-	case c.workerGrace > 0:
-		return c.workerGrace
+	if c.workerGrace != nil {
+		return *c.workerGrace
 	}
 	return WorkerGrace
 }
