@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/run"
+	"github.com/replaycheck/replaycheck/run/proc"
 	"github.com/replaycheck/replaycheck/runtime/guard"
 )
 
@@ -132,7 +133,11 @@ func ServeWorker() {
 	if os.Getenv(run.EnvWorker) == "" {
 		return
 	}
-	if err := run.ServeWorker(context.Background(), os.Stdin, os.NewFile(3, "results")); err != nil {
+	out, err := proc.Results()
+	if err == nil {
+		err = run.ServeWorker(context.Background(), os.Stdin, out)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "replaycheck worker: %v\n", err)
 		os.Exit(2)
 	}

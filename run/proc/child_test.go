@@ -16,7 +16,8 @@ import (
 
 // workerMode makes this test binary a worker (proc.RunWorker) that does what the mode says: hang
 // sleeps for good; page stores calls on its last-call page, echoes its request on the result pipe
-// and exits 3.
+// and exits 3; results says whether it has a result pipe (proc.Results) on standard output and
+// exits 0, or 6 when it has none.
 const workerMode = "REPLAYCHECK_TEST_PROC_WORKER"
 
 // parentMode makes this test binary the parent of one worker that hangs, for good: the specs of a
@@ -39,8 +40,20 @@ func init() {
 		}
 		page.Store("Malloc")
 		page.Store("Launch")
-		io.Copy(os.NewFile(proc.ResultsFD, "results"), os.Stdin)
+		out, err := proc.Results()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(6)
+		}
+		io.Copy(out, os.Stdin)
 		os.Exit(3)
+	case "results":
+		if _, err := proc.Results(); err != nil {
+			fmt.Println(err)
+			os.Exit(6)
+		}
+		fmt.Println("a result pipe")
+		os.Exit(0)
 	default:
 		os.Exit(4)
 	}

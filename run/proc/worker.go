@@ -23,6 +23,18 @@ const (
 	LastCallFD = 4
 )
 
+// Results is the result pipe a worker's parent passed it (descriptor ResultsFD), for the worker to
+// write its lines to; an error when that descriptor is no pipe (the process was not started as a
+// worker by RunWorker). It is asked before the descriptor is wrapped in an *os.File, whose
+// finalizer would close one that is not ours.
+func Results() (*os.File, error) {
+	var st syscall.Stat_t
+	if syscall.Fstat(ResultsFD, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return nil, fmt.Errorf("no result pipe on file descriptor %d", ResultsFD)
+	}
+	return os.NewFile(ResultsFD, "replaycheck-results"), nil
+}
+
 // WorkerWaitDelay is how long a killed worker's pipes are waited for once it has been killed
 // (exec.Cmd.WaitDelay): a parent that stops waiting for a worker waits that long more for it.
 const WorkerWaitDelay = time.Second

@@ -32,6 +32,22 @@ var _ = Describe("RunWorker", func() {
 		return end.Err.(*exec.ExitError).ExitCode()
 	}
 
+	It("gives a process it did not start no result pipe (Results), and a worker one", func() {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), workerMode+"=results")
+		out, err := cmd.Output()
+		Expect(err).To(HaveOccurred(), "started without the pipe: %s", out)
+		Expect(string(out)).To(Equal("no result pipe on file descriptor 3\n"))
+
+		cmd = exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), workerMode+"=results")
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		_, end := ended(cmd, "")
+		Expect(end.Err).NotTo(HaveOccurred())
+		Expect(stdout.String()).To(Equal("a result pipe\n"))
+	})
+
 	It("gives the worker its request, a result pipe and a last-call page, and reads the call it stored last", func() {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), workerMode+"=page")

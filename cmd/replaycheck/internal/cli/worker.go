@@ -7,15 +7,16 @@ import (
 	"os"
 
 	"github.com/replaycheck/replaycheck/run"
+	"github.com/replaycheck/replaycheck/run/proc"
 )
 
 // worker is the binary started by run --isolate (run.EnvWorker set): it runs the one instance
-// the request on stdin names and writes its lines to file descriptor 3 (run.ServeWorker). It is
-// no subcommand: nothing a user types reaches it.
+// the request on stdin names and writes its lines to the result pipe (proc.Results,
+// run.ServeWorker). It is no subcommand: nothing a user types reaches it.
 func worker(stderr io.Writer) int {
-	out := os.NewFile(3, "replaycheck-results")
-	if out == nil {
-		fmt.Fprintln(stderr, "replaycheck worker: no result pipe on file descriptor 3")
+	out, err := proc.Results()
+	if err != nil {
+		fmt.Fprintf(stderr, "replaycheck worker: %v\n", err)
 		return ExitUsage
 	}
 	if err := run.ServeWorker(context.Background(), os.Stdin, out); err != nil {
