@@ -30,17 +30,19 @@ type Rule struct {
 	Not  []string
 }
 
-// Rules are replaycheck's layering rules (see the package doc).
-var Rules = []Rule{
-	{From: "device/...", Not: []string{"runtime/...", "capture/...", "probes/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "runtime", Not: []string{"runtime/guard/...", "runtime/plugin/...", "capture/...", "probes/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "runtime/guard/...", Not: []string{"runtime/plugin/...", "capture/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "runtime/plugin/...", Not: []string{"runtime/guard/...", "capture/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "capture/...", Not: []string{"runtime/guard/...", "runtime/plugin/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "probes/...", Not: []string{"capture/...", "runtime/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "verdict/...", Not: []string{"reports/...", "run/...", "harness/...", "cmd/..."}},
-	{From: "reports/...", Not: []string{"run/...", "harness/...", "cmd/..."}},
-	{From: "run/proc/...", Not: []string{"device/...", "runtime/...", "capture/...", "probes/...", "verdict/...", "reports/...", "run", "harness/...", "cmd/...", "internal/..."}},
+// Rules are replaycheck's layering rules (see the package doc), in a fresh slice.
+func Rules() []Rule {
+	return []Rule{
+		{From: "device/...", Not: []string{"runtime/...", "capture/...", "probes/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
+		{From: "runtime", Not: []string{"runtime/guard/...", "runtime/plugin/...", "capture/...", "probes/...", "run/...", "harness/...", "cmd/..."}},
+		{From: "runtime/guard/...", Not: []string{"runtime/plugin/...", "capture/...", "run/...", "harness/...", "cmd/..."}},
+		{From: "runtime/plugin/...", Not: []string{"runtime/guard/...", "capture/...", "run/...", "harness/...", "cmd/..."}},
+		{From: "capture/...", Not: []string{"runtime/guard/...", "runtime/plugin/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
+		{From: "probes/...", Not: []string{"capture/...", "runtime/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
+		{From: "verdict/...", Not: []string{"reports/...", "run/...", "harness/...", "cmd/..."}},
+		{From: "reports/...", Not: []string{"run/...", "harness/...", "cmd/..."}},
+		{From: "run/proc/...", Not: []string{"device/...", "runtime/...", "capture/...", "probes/...", "verdict/...", "reports/...", "run", "harness/...", "cmd/...", "internal/..."}},
+	}
 }
 
 // Graph maps a package (relative path) to every package it depends on, directly or not (go list's

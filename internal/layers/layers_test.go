@@ -54,7 +54,7 @@ var _ = Describe("the module's imports", func() {
 		Expect(g).To(HaveKey("runtime/guard"))
 		Expect(g).To(HaveKey("runtime/plugin"))
 		Expect(g["capture"]).To(ContainElement("runtime"))
-		Expect(layers.Violations(g, layers.Rules)).To(BeEmpty())
+		Expect(layers.Violations(g, layers.Rules())).To(BeEmpty())
 	},
 		Entry("with cgo", "CGO_ENABLED=1"),
 		Entry("without cgo", "CGO_ENABLED=0"),
@@ -77,24 +77,24 @@ var _ = Describe("Violations", func() {
 	// The negative control: a graph that breaks each kind of rule is caught, naming the import.
 	It("reports the platform importing the runtime under test, through another package too", func() {
 		g := layers.Graph{"device/sim": {"device", "runtime/guard"}, "device": nil}
-		Expect(layers.Violations(g, layers.Rules)).To(Equal([]string{
+		Expect(layers.Violations(g, layers.Rules())).To(Equal([]string{
 			"device/sim imports runtime/guard (rule: device/... must not import runtime/...)",
 		}))
 	})
 	It("reports the guards and the plugin loader importing each other", func() {
 		g := layers.Graph{"runtime/guard": {"runtime/plugin"}, "runtime/plugin/seed": {"runtime/guard"}}
-		Expect(layers.Violations(g, layers.Rules)).To(Equal([]string{
+		Expect(layers.Violations(g, layers.Rules())).To(Equal([]string{
 			"runtime/guard imports runtime/plugin (rule: runtime/guard/... must not import runtime/plugin/...)",
 			"runtime/plugin/seed imports runtime/guard (rule: runtime/plugin/... must not import runtime/guard/...)",
 		}))
 	})
 	It("reports the seam importing an implementation", func() {
-		Expect(layers.Violations(layers.Graph{"runtime": {"runtime/guard"}}, layers.Rules)).To(HaveLen(1))
+		Expect(layers.Violations(layers.Graph{"runtime": {"runtime/guard"}}, layers.Rules())).To(HaveLen(1))
 	})
 	It("reports the engine importing an implementation of the runtime under test", func() {
-		Expect(layers.Violations(layers.Graph{"capture": {"runtime", "runtime/plugin", "runtime/guard"}}, layers.Rules)).To(HaveLen(2))
+		Expect(layers.Violations(layers.Graph{"capture": {"runtime", "runtime/plugin", "runtime/guard"}}, layers.Rules())).To(HaveLen(2))
 	})
 	It("does not take a package whose name only starts like a tree's for part of it", func() {
-		Expect(layers.Violations(layers.Graph{"devices/x": {"runtime/guard"}, "device": {"runtimes"}}, layers.Rules)).To(BeEmpty())
+		Expect(layers.Violations(layers.Graph{"devices/x": {"runtime/guard"}, "device": {"runtimes"}}, layers.Rules())).To(BeEmpty())
 	})
 })
