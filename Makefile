@@ -31,6 +31,7 @@ NOCGO_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' -E '
 test: fmt-check vet
 	@scripts/untouched.sh bin build -- $(MAKE) --no-print-directory suites
 
+# suites: the test suites of make test, without the check that they left the checkout alone
 suites:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	@# every other package: a new one lands here unless RACE_PKGS names it
