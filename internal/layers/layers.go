@@ -15,6 +15,8 @@
 //	verdict          judging: not reports, run or a front
 //	reports          rendering: not run or a front
 //	run/proc         the run's processes: nothing of replaycheck at all
+//	watch            watching a program: none of the layers above, so reports can render its
+//	                 findings; its interposer (watch/interpose) is C with a Go builder
 package layers
 
 import (
@@ -41,6 +43,7 @@ func Rules() []Rule {
 		{From: "probes/...", Not: []string{"capture/...", "runtime/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
 		{From: "verdict/...", Not: []string{"reports/...", "run/...", "harness/...", "cmd/..."}},
 		{From: "reports/...", Not: []string{"run/...", "harness/...", "cmd/..."}},
+		{From: "watch/...", Not: []string{"device/...", "runtime/...", "capture/...", "probes/...", "verdict/...", "reports/...", "run/...", "harness/...", "cmd/..."}},
 		{From: "run/proc/...", Not: []string{"device/...", "runtime/...", "capture/...", "probes/...", "verdict/...", "reports/...", "run", "harness/...", "cmd/...", "internal/..."}},
 	}
 }
