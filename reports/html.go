@@ -21,11 +21,20 @@ import (
 // buffers that hold them now. A run that did not reach every instance it selected (Report.NotRun:
 // it was interrupted) has a banner under its heading and the list of those instances at its end,
 // and the page's title says "(incomplete)".
+//
+// A watch report (Report.IsWatch) is its header, a Findings table (kind, count, pid, graph, range,
+// detail, refused), each row opening onto the finding's text with its call stacks, the
+// suppressions and the interposer's notes; a page of watch reports only has no outcome legend.
 func WriteHTML(w io.Writer, runs ...*Report) error {
-	page := htmlPage{Title: "replaycheck report"}
+	page := htmlPage{Title: "replaycheck report", Watch: allWatch(runs)}
 	incomplete := false
 	for _, r := range runs {
 		page.Title = fmt.Sprintf("replaycheck %s report", r.Version)
+		if r.IsWatch() {
+			page.Title = fmt.Sprintf("replaycheck %s watch report", r.Version)
+			page.Runs = append(page.Runs, htmlWatchRunOf(r))
+			continue
+		}
 		page.Runs = append(page.Runs, htmlRunOf(r))
 		incomplete = incomplete || len(r.NotRun) > 0
 	}
@@ -38,6 +47,8 @@ func WriteHTML(w io.Writer, runs ...*Report) error {
 type htmlPage struct {
 	Title string
 	Runs  []htmlRun
+	// Watch: every run is a watch report; the outcome legend says nothing of them.
+	Watch bool
 }
 
 type htmlRun struct {
@@ -49,6 +60,8 @@ type htmlRun struct {
 	NotRun     []string
 	// Skipped says why instances were skipped, a line per reason (skipReasons).
 	Skipped []string
+	// Watch is a watch report's section; the fields above are then unused.
+	Watch *htmlWatch
 }
 
 type htmlInstance struct {
@@ -207,7 +220,7 @@ func memorySVG(e Entry) template.HTML {
 	return template.HTML(b.String())
 }
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"words": words}).Parse(`<!DOCTYPE html>
+var htmlTemplate = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"words": words}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8"/>
@@ -219,17 +232,22 @@ svg { font-family: system-ui, sans-serif; }
 table.bytes td { font-family: monospace; padding: 0 0.8em; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
 .incomplete { background: #fff3e0; border-left: 6px solid #ef8f00; padding: 0.6em 1em; font-weight: bold; }
-</style>
+{{if .Watch}}table.findings { border-collapse: collapse; }
+table.findings th, table.findings td { border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: left; vertical-align: top; }
+table.findings td.kind { font-weight: bold; color: #c62828; }
+table.findings summary { cursor: pointer; }
+.clean { background: #e8f5e9; border-left: 6px solid #2e7d32; padding: 0.6em 1em; font-weight: bold; }
+{{end}}</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="legend">
+{{if not .Watch}}<p class="legend">
 <span style="background:#2e7d32"></span>exact<span style="background:#1565c0"></span>refused<span style="background:#ef8f00"></span>rejected<span style="background:#c62828"></span>corrupted<span style="background:#6a1b9a"></span>error<span style="background:#9e9e9e"></span>skipped; an outlined cell failed its verdict
 </p>
-{{range .Runs}}
+{{end}}{{range .Runs}}
 <section class="run">
 <h2>{{.Name}}</h2>
-{{if .Incomplete}}<p class="incomplete" role="alert">Incomplete: {{.Incomplete}}.</p>
+{{if .Watch}}{{template "watch" .Watch}}{{else}}{{if .Incomplete}}<p class="incomplete" role="alert">Incomplete: {{.Incomplete}}.</p>
 {{end}}<p>{{.Summary}}<br/>device {{.Device}}, runtime {{.Runtime}}</p>
 {{if .Skipped}}<ul class="skipped">{{range .Skipped}}
 <li>{{.}}</li>{{end}}
@@ -252,11 +270,11 @@ table.bytes td { font-family: monospace; padding: 0 0.8em; }
 <li>{{.}}</li>{{end}}
 </ul>
 </details>
-{{end}}</section>
+{{end}}{{end}}</section>
 {{end}}
 </body>
 </html>
-`))
+`)).Parse(`{{define "watch"}}` + htmlWatchTemplate + `{{end}}`))
 
 // cellTitle is what a matrix cell says on hover: the instance, its outcome and verdict, and why
 // when it was skipped (a skipped instance has no section below).

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/replaycheck/replaycheck/watch"
 )
 
 // Document is the JSON form of a run: one shape whatever was selected. A run over several
@@ -21,6 +23,10 @@ type Document struct {
 	Summary     Summary `json:"summary"`
 	Results     []Entry `json:"results"`
 	Enforcement *Table  `json:"enforcement"`
+	// Watch and Findings are a watch report's (Report.Watch, Report.Findings): absent from the
+	// report of a run.
+	Watch    *WatchRun       `json:"watch,omitempty"`
+	Findings []watch.Finding `json:"findings,omitempty"`
 }
 
 // Run is the header of one platform run of a Document.
@@ -46,7 +52,8 @@ type Run struct {
 	Config         json.RawMessage `json:"config,omitempty"`
 }
 
-// DocumentOf gathers runs into one Document, with the enforcement table over all of them.
+// DocumentOf gathers runs into one Document, with the enforcement table over all of them, and a
+// watch report's header (the first run's that has one) and findings (every run's).
 func DocumentOf(runs ...*Report) *Document {
 	d := &Document{Runs: []Run{}, Results: []Entry{}, Summary: Summary{ByOutcome: map[string]int{}}}
 	for i, r := range runs {
@@ -57,6 +64,12 @@ func DocumentOf(runs ...*Report) *Document {
 		for _, e := range r.Results {
 			d.Results = append(d.Results, e)
 			d.Summary.count(e)
+		}
+		if d.Watch == nil && r.Watch != nil {
+			d.Watch = r.Watch
+		}
+		for _, f := range r.Findings {
+			d.Findings = append(d.Findings, findingAsWritten(f))
 		}
 	}
 	d.Enforcement = EnforcementTable(runs...)

@@ -89,6 +89,9 @@ type junitText struct {
 // An instance the run did not reach (an interrupted run: Report.NotRun) is a testcase with an
 // <error type="not-run">, after those that ran, so CI counts the run against the build.
 //
+// A watch report (Report.IsWatch) is a testsuite "replaycheck watch" (junitWatchSuite): a
+// failing testcase per distinct finding, or one passing testcase "no findings".
+//
 // Times are the instances' durations in seconds; a suite's timestamp is its report's Started.
 // Nothing else depends on the clock, so the same reports write the same bytes.
 func WriteJUnit(w io.Writer, runs ...*Report) error {
@@ -129,6 +132,10 @@ func WriteJUnit(w io.Writer, runs ...*Report) error {
 }
 
 func junitSuiteOf(r *Report) (junitSuite, time.Duration, error) {
+	if r.IsWatch() {
+		s, d := junitWatchSuite(r)
+		return s, d, nil
+	}
 	s := junitSuite{Name: RunName(r), Cases: []junitCase{}}
 	if !r.Started.IsZero() {
 		// The schema's xs:dateTime without a zone; Started is UTC.

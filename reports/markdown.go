@@ -38,8 +38,21 @@ const mdDetailOpenLines = 12
 // marked ⚠️, or ❌ when a verdict failed, never ✅; so is a run that skipped every instance), why
 // instances were skipped, and the enforcement table (EnforcementTable) with WriteTable's cells.
 // Text from results is escaped: it never turns into markup, a table cell or HTML.
+//
+// Watch reports (Report.IsWatch) are written by writeMarkdownWatch instead, one after another:
+// the verdict line and header, the table of findings (kind, count, pid, graph, range, detail,
+// refused), each finding's text, the suppressions and notes.
 func WriteMarkdown(w io.Writer, runs ...*Report) error {
 	tw := &textWriter{w: w}
+	if allWatch(runs) {
+		for i, r := range runs {
+			if i > 0 {
+				tw.printf("\n")
+			}
+			writeMarkdownWatch(tw, r, "#")
+		}
+		return tw.err
+	}
 	var names []string
 	for _, r := range runs {
 		if n := RunName(r); !slices.Contains(names, n) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/watch"
 )
 
 // Reading a report back: a file is as good as a run only when it holds what a run writes, so a
@@ -62,7 +63,7 @@ func (e *ReadError) Detail() string {
 func (e *ReadError) Unwrap() error { return e.Err }
 
 // ReadDocument reads a JSON report (WriteJSON's Document) from data and checks every result with
-// CheckEntry, and that a platform's run holds each instance id once and that runs[] names every
+// CheckEntry and every watch finding with CheckFinding, and that a platform's run holds each instance id once and that runs[] names every
 // result's platform. Its error is a *ReadError: NotReport when data is not a report at all,
 // otherwise naming the first value at fault by its line and JSON path.
 func ReadDocument(data []byte) (*Document, error) {
@@ -101,7 +102,22 @@ func ReadDocument(data []byte) (*Document, error) {
 		}
 		first[k] = i
 	}
+	for i := range d.Findings {
+		if err := CheckFinding(&d.Findings[i]); err != nil {
+			var fe *FieldError
+			if errors.As(err, &fe) {
+				return nil, at("", append([]any{"findings", i}, fe.Path...), errors.New(fe.Problem()))
+			}
+			return nil, at("", []any{"findings", i}, err)
+		}
+	}
 	return &d, nil
+}
+
+// CheckFinding reports the first value of a watch finding outside the schema's closed
+// vocabularies (its kind), as CheckEntry does for an entry.
+func CheckFinding(f *watch.Finding) error {
+	return checkValue(reflect.ValueOf(f).Elem(), nil)
 }
 
 // decodeError says where decoding data failed: at the offset the JSON error names, or, for a value

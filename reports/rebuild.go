@@ -29,7 +29,8 @@ func runOf(r *Report) Run {
 }
 
 // Reports rebuilds the runs of d, one report per runs[] entry with the results of its platform,
-// with the verdicts as they were judged: nothing is judged again.
+// with the verdicts as they were judged: nothing is judged again. A watch report's header and
+// findings go to the first run.
 func (d *Document) Reports() ([]*Report, error) {
 	runs := make([]*Report, len(d.Runs))
 	byPlatform := map[string]*Report{}
@@ -44,6 +45,10 @@ func (d *Document) Reports() ([]*Report, error) {
 			return nil, fmt.Errorf("result %s is of platform %q, which no run in runs[] names", e.ID, e.Platform)
 		}
 		r.AddEntry(e)
+	}
+	if len(runs) > 0 && (d.Watch != nil || len(d.Findings) > 0) {
+		// A watch report is one run: its header and findings are the document's.
+		runs[0].Watch, runs[0].Findings = d.Watch, d.Findings
 	}
 	return runs, nil
 }

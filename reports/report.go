@@ -7,6 +7,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/verdict"
+	"github.com/replaycheck/replaycheck/watch"
 )
 
 // Report is one platform run: where it ran and what every instance did. Its JSON form is a
@@ -44,6 +45,10 @@ type Report struct {
 	// NotRun are the ids of selected instances the run never ran (it was interrupted), in
 	// selection order: neither passed nor in error, so not in Results or the Summary.
 	NotRun []string `json:"not_run,omitempty"`
+	// Watch is what `replaycheck watch` ran and saw, Findings what it found (see watch.go): set,
+	// the report is a watch report, which has no Results, and every writer renders it as one.
+	Watch    *WatchRun       `json:"watch,omitempty"`
+	Findings []watch.Finding `json:"findings,omitempty"`
 
 	opt Options
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/verdict"
+	"github.com/replaycheck/replaycheck/watch"
 )
 
 // Schema is the JSON Schema (draft 2020-12) of the JSON report (Document), derived from the Go
@@ -21,17 +22,20 @@ import (
 // rules, error kinds, classes, phases, accesses, capture modes, threads) are enums. schema/
 // report.schema.json is this value, written by `go test ./reports -update`.
 func Schema() map[string]any {
-	g := &schemaGen{defs: map[string]any{}}
+	g := &schemaGen{defs: map[string]any{}, types: map[string]reflect.Type{}}
 	root := g.of(reflect.TypeFor[Document]())
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["$id"] = "https://github.com/replaycheck/replaycheck/schema/report.schema.json"
 	root["title"] = "replaycheck report"
-	root["description"] = "The JSON report of `replaycheck run --format json` and of the Ginkgo suite (-replaycheck.report=FILE.json): docs/report-format.md."
+	root["description"] = "The JSON report of `replaycheck run --format json`, of the Ginkgo suite (-replaycheck.report=FILE.json) and of `replaycheck watch` (watch, findings): docs/report-format.md."
 	root["$defs"] = g.defs
 	return root
 }
 
-type schemaGen struct{ defs map[string]any }
+type schemaGen struct {
+	defs  map[string]any
+	types map[string]reflect.Type // the type each of defs describes
+}
 
 var (
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
@@ -51,6 +55,22 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[device.Thread]():       {device.Main.String(), device.Other.String()},
 	reflect.TypeFor[device.Class]():        classNames(),
 	reflect.TypeFor[probes.Hazard]():       hazardNames(),
+	reflect.TypeFor[watch.Kind]():          watchKinds(),
+}
+
+// nullable are the pointer types of fields the writers may write as null (a finding outside any
+// graph has "graph": null): their schema is the type's or null.
+var nullable = map[reflect.Type]bool{
+	reflect.TypeFor[*watch.Graph](): true,
+	reflect.TypeFor[*watch.Range](): true,
+}
+
+func watchKinds() []string {
+	out := make([]string, len(watch.Kinds))
+	for i, k := range watch.Kinds {
+		out[i] = string(k)
+	}
+	return out
 }
 
 func names[T interface{ String() string }](vs []T) []string {
@@ -126,7 +146,12 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		return map[string]any{"type": "object", "additionalProperties": g.of(t.Elem())}
 	case reflect.Struct:
 		name := t.Name()
+		if prev, ok := g.types[name]; ok && prev != t {
+			// $defs are keyed by bare name: two packages' types of one name would share a schema.
+			panic("reports.Schema: " + prev.String() + " and " + t.String() + " would share $defs/" + name)
+		}
 		if _, done := g.defs[name]; !done {
+			g.types[name] = t
 			g.defs[name] = map[string]any{} // breaks cycles
 			g.defs[name] = g.object(t)
 		}
@@ -140,7 +165,11 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []string
 	for _, f := range jsonFields(t) {
-		props[f.name] = g.of(t.FieldByIndex(f.index).Type)
+		ft := t.FieldByIndex(f.index).Type
+		props[f.name] = g.of(ft)
+		if nullable[ft] && !f.optional {
+			props[f.name] = map[string]any{"anyOf": []any{props[f.name], map[string]any{"type": "null"}}}
+		}
 		if !f.optional {
 			required = append(required, f.name)
 		}

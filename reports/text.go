@@ -54,8 +54,16 @@ const (
 // probe, mode, guards, outcome, expected, short reason), a detail block under each instance whose
 // verdict failed (with Verbose, also under every instance with a finding), a summary line per
 // probe set when there are several, and the summary line.
+//
+// A watch report (Report.IsWatch) is its header (program, exit status or signal, backend,
+// --refuse, processes), each finding as describe writes it, the suppressions that kept findings
+// out (with counts), the suppressions nothing used, the interposer's notes, and WatchSummary.
 func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	tw := &textWriter{w: w}
+	if rep.IsWatch() {
+		writeWatchText(tw, rep, opt)
+		return tw.err
+	}
 	tw.printf("%s %s  backend %s", rep.Tool, rep.Version, rep.Backend)
 	if rep.Profile != "" {
 		tw.printf("  profile %s", rep.Profile)
