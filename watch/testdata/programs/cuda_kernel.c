@@ -1,0 +1,61 @@
+/* cuda_kernel: a kernel argument. A graph captures the axpy kernel (y = a*x + y) with y in buffer
+ * b; b is freed and the same size allocated again, at b's address (hazard), or b is kept (clean).
+ * The graph names b only through the kernel's arguments: the interposer reads them with the
+ * driver's parameter layout, so the finding is a possible one, naming the argument.
+ * Prints "launch=<status>". */
+#define RC_CUDA
+#include "drv.h"
+
+enum { N = 4096 };
+
+/* The axpy kernel as device/cuda's AxpyPTX declares it; the fake runs it by name. */
+static const char axpy_ptx[] = ".version 7.0\n"
+			       ".target sm_50\n"
+			       ".address_size 64\n"
+			       ".visible .entry replaycheck_axpy(\n"
+			       "\t.param .u64 replaycheck_axpy_y,\n"
+			       "\t.param .u64 replaycheck_axpy_x,\n"
+			       "\t.param .u32 replaycheck_axpy_a,\n"
+			       "\t.param .u32 replaycheck_axpy_n\n"
+			       ")\n"
+			       "{\n"
+			       "\tret;\n"
+			       "}\n";
+
+int main(int argc, char **argv) {
+	static const char *const variants[] = {"hazard", "clean", NULL};
+	int clean = pick(argc, argv, variants);
+	cu_open();
+	CUstream s = cu_stream(), ls = cu_launch_stream(s);
+	CUmodule m;
+	CUfunction f;
+	CK(cu.ModuleLoadData(&m, axpy_ptx));
+	CK(cu.ModuleGetFunction(&f, m, "replaycheck_axpy"));
+	CUdeviceptr x = cu_alloc(N), b = cu_alloc(N);
+	cu_fill(x, 0x01, N);
+	cu_fill(b, 0x00, N);
+
+	unsigned int a = 2, lanes = N / 4;
+	void *params[] = {&b, &x, &a, &lanes};
+	CK(cu.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CK(cu.LaunchKernel(f, lanes / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
+	cu_graph g = cu_end(s);
+	CK(cu.GraphLaunch(g.x, ls));
+	CK(cu.CtxSynchronize());
+
+	CUdeviceptr old = b;
+	if (!clean) {
+		CK(cu.MemFree(b));
+		b = cu_alloc(N);
+		if (b != old)
+			die("the re-allocation landing at b's address", (long long)b);
+	}
+	int rc = cu.GraphLaunch(g.x, ls);
+	CK(cu.CtxSynchronize());
+	printf("launch=%d\n", rc);
+
+	cu_drop(g);
+	CK(cu.MemFree(b));
+	CK(cu.MemFree(x));
+	return rc == 0 || rc == CUDA_ERROR_INVALID_VALUE ? 0 : 3;
+}
