@@ -283,6 +283,9 @@ typedef void *aclrtStream;
 typedef void *aclmdlRI;
 
 #define ACL_ERROR_INVALID_PARAM 100000
+/* What the fake answers a replay over memory freed since capture (cann profile, after
+ * vllm-ascend's reports): the launch fails, the program goes on. */
+#define ACL_ERROR_RT_MODEL_EXECUTE 507011
 enum { ACL_MEMCPY_HOST_TO_DEVICE = 1, ACL_MEMCPY_DEVICE_TO_HOST = 2, ACL_MEMCPY_DEVICE_TO_DEVICE = 3 };
 enum { ACL_MEM_MALLOC_HUGE_FIRST = 0 };
 enum { ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL = 1, ACL_MODEL_RI_CAPTURE_MODE_RELAXED = 2 };
@@ -375,6 +378,10 @@ static inline int acl_holds(void *p, unsigned char value, size_t n) {
 	free(h);
 	return all;
 }
+
+/* acl_launched says whether a replay's status is one a scenario expects: done, refused by
+ * --refuse, or failed by the driver over freed memory. */
+static inline int acl_launched(int rc) { return rc == 0 || rc == ACL_ERROR_INVALID_PARAM || rc == ACL_ERROR_RT_MODEL_EXECUTE; }
 
 /* acl_end ends the capture on s: on Ascend the model RI is both the graph and the executable. */
 static inline aclmdlRI acl_end(aclrtStream s) {
