@@ -141,6 +141,35 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 		Expect(got.NotRun).To(Equal(interrupted().NotRun))
 	})
 
+	It("shows a watch report's findings as rows that open onto their stacks", func() {
+		var html bytes.Buffer
+		Expect(reports.WriteHTML(&html, watchReport())).To(Succeed())
+		p := load("watch.html", html.Bytes())
+		Expect(p.Problems).To(BeEmpty())
+		var got struct {
+			Rows             []string
+			Closed, Opened   bool // whether the first row's stacks show before and after a click
+			Stacks           string
+			TableTop, Screen float64
+		}
+		Expect(p.Eval(`(() => {
+			const rows = [...document.querySelectorAll('table.findings tr[id]')];
+			const pre = rows[0].querySelector('details.finding pre');
+			const closed = pre.checkVisibility();
+			rows[0].querySelector('details.finding summary').click();
+			return {
+				Rows: rows.map(r => r.querySelector('td.kind').innerText),
+				Closed: closed, Opened: pre.checkVisibility(), Stacks: pre.innerText,
+				TableTop: document.querySelector('table.findings').getBoundingClientRect().top, Screen: window.innerHeight,
+			};
+		})()`, &got)).To(Succeed())
+		Expect(got.Rows).To(Equal([]string{"stale-replay", "alloc-in-capture"}))
+		Expect(got.Closed).To(BeFalse(), "the stacks are folded until asked for")
+		Expect(got.Opened).To(BeTrue())
+		Expect(got.Stacks).To(ContainSubstring("0x401a2b step (serve.c:88)"))
+		Expect(got.TableTop).To(BeNumerically("<", got.Screen), "the findings are on the first screen")
+	})
+
 	It("hears a page that does complain (the check's negative control)", func() {
 		p := load("broken.html", []byte(`<!DOCTYPE html><html><body><img src="missing.png"><script>console.error("boom")</script></body></html>`))
 		Expect(p.Problems).To(ContainElement(ContainSubstring("console.error: boom")))

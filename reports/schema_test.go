@@ -21,12 +21,23 @@ import (
 )
 
 // validate checks a decoded JSON value against the subset of JSON Schema that reports.Schema
-// uses: type, enum, pattern, properties, required, additionalProperties, items and $ref. It returns
-// every problem, each with its JSON path.
+// uses: type, enum, pattern, properties, required, additionalProperties, items, anyOf and $ref.
+// It returns every problem, each with its JSON path.
 func validate(root map[string]any, schema map[string]any, v any, path string) []string {
 	if ref, ok := schema["$ref"].(string); ok {
 		def := root["$defs"].(map[string]any)[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
 		return validate(root, def, v, path)
+	}
+	if alts, ok := schema["anyOf"].([]any); ok {
+		var all []string
+		for _, alt := range alts {
+			probs := validate(root, alt.(map[string]any), v, path)
+			if len(probs) == 0 {
+				return nil
+			}
+			all = append(all, probs...)
+		}
+		return []string{path + ": matches none of anyOf: " + strings.Join(all, "; ")}
 	}
 	var probs []string
 	bad := func(format string, args ...any) { probs = append(probs, path+": "+fmt.Sprintf(format, args...)) }
@@ -81,6 +92,10 @@ func validate(root map[string]any, schema map[string]any, v any, path string) []
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			bad("want a boolean, got %T", v)
+		}
+	case "null":
+		if v != nil {
+			bad("want null, got %T", v)
 		}
 	}
 	return probs

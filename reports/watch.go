@@ -128,7 +128,9 @@ func describeFinding(f watch.Finding) string {
 }
 
 // oneLine keeps a line break in a field from breaking the layout.
-func oneLine(s string) string { return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s) }
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
 
 func rangeText(r *watch.Range) string {
 	if r == nil {
