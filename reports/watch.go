@@ -62,70 +62,9 @@ func allWatch(runs []*Report) bool {
 	return len(runs) > 0 && !slices.ContainsFunc(runs, func(r *Report) bool { return !r.IsWatch() })
 }
 
-// describe is the text of one finding, as every format shows it.
-// TODO(watch): watch.Describe, once the checker provides it, replaces describeFinding.
-var describe = describeFinding
-
-// describeFinding is one finding as text: its first line "watch: KIND in pid N: DETAIL", then
-// labelled lines indented by two spaces (the call, the graph, the range, what held the range at
-// capture and what holds it now), then its call stacks.
-func describeFinding(f watch.Finding) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "watch: %s in pid %d: %s\n", f.Kind, f.PID, oneLine(f.Detail))
-	line := func(label, text string) { fmt.Fprintf(&b, "  %-10s  %s\n", label, oneLine(text)) }
-	if f.Call != "" {
-		call := f.Call
-		if f.TID != 0 {
-			call += fmt.Sprintf(" (thread %d)", f.TID)
-		}
-		line("call", call)
-	}
-	if f.Refused {
-		line("refused", "the launch never reached the driver (--refuse)")
-	}
-	if f.Count > 1 {
-		line("count", fmt.Sprintf("met %d times; the first is shown", f.Count))
-	}
-	if f.Graph != nil {
-		line("graph", graphText(f.Graph, f.PID))
-	}
-	if f.Other != nil {
-		line("other", graphText(f.Other, f.PID))
-	}
-	if f.Range != nil {
-		r := rangeText(f.Range)
-		if f.Possible {
-			r += " (possible: a kernel argument that looks like a pointer)"
-		}
-		line("range", r)
-	}
-	if c := f.Captured; c != nil {
-		s := c.Call
-		if c.What != "" {
-			s += " (" + c.What + ")"
-		}
-		if c.Arg != "" {
-			s += ", " + c.Arg
-		}
-		line("captured", s)
-	}
-	if f.AtCapture != nil {
-		line("at capture", holderText(f.AtCapture))
-		if f.Now == nil {
-			line("now", "nothing holds it")
-		}
-	}
-	if f.Now != nil {
-		line("now", holderText(f.Now))
-	}
-	for _, s := range f.Stacks {
-		line("stack", s.Role)
-		for i, fr := range s.Frames {
-			fmt.Fprintf(&b, "      #%-2d %s\n", i, oneLine(frameText(fr)))
-		}
-	}
-	return b.String()
-}
+// describe is the text of one finding, as every format shows it (watch.Describe: the first line
+// "watch: KIND in pid N: DETAIL", then indented lines, the top frames of each stack last).
+var describe = watch.Describe
 
 // oneLine keeps a line break in a field from breaking the layout.
 func oneLine(s string) string {
@@ -139,30 +78,6 @@ func rangeText(r *watch.Range) string {
 	return fmt.Sprintf("%s+%d", r.Addr, r.Bytes)
 }
 
-// graphText names a graph: its handles, the capture that made it, the launch's stream.
-func graphText(g *watch.Graph, pid int) string {
-	s := g.Handle
-	if g.Exec != "" && g.Exec != g.Handle {
-		s += " (exec " + g.Exec + ")"
-	}
-	if g.Capture > 0 {
-		s += fmt.Sprintf(", capture %d", g.Capture)
-		if g.PID != 0 && g.PID != pid {
-			s += fmt.Sprintf(" of pid %d", g.PID)
-		}
-		if g.Stream != "" {
-			s += " on stream " + g.Stream
-		}
-		if g.Mode != "" {
-			s += " (" + g.Mode + ")"
-		}
-	}
-	if g.LaunchStream != "" {
-		s += ", launched on stream " + g.LaunchStream
-	}
-	return s
-}
-
 // graphCell is a graph in a table: its handle and capture; "-" for none.
 func graphCell(g *watch.Graph) string {
 	if g == nil {
@@ -172,51 +87,6 @@ func graphCell(g *watch.Graph) string {
 		return fmt.Sprintf("%s (capture %d)", g.Handle, g.Capture)
 	}
 	return g.Handle
-}
-
-// holderText says what an allocation is: "device allocation 0x..+N, generation G, by CALL".
-func holderText(h *watch.Holder) string {
-	kind := h.Kind
-	if kind == "" {
-		kind = "an"
-	}
-	s := fmt.Sprintf("%s allocation %s+%d, generation %d", kind, h.Addr, h.Bytes, h.Generation)
-	if h.Pool != "" && h.Pool != "0x0" {
-		s += " of pool " + h.Pool
-	}
-	if h.Call != "" {
-		s += ", by " + h.Call
-	}
-	if h.Freed {
-		s += "; freed"
-		if h.FreedBy != "" {
-			s += " by " + h.FreedBy
-		}
-	}
-	return s
-}
-
-// frameText is one frame: "PC FUNCTION (FILE:LINE) OBJECT+OFFSET", as far as it is symbolised.
-func frameText(f watch.Frame) string {
-	parts := []string{f.PC}
-	if f.Function != "" {
-		parts = append(parts, f.Function)
-	}
-	if f.File != "" {
-		loc := f.File
-		if f.Line > 0 {
-			loc += fmt.Sprintf(":%d", f.Line)
-		}
-		parts = append(parts, "("+loc+")")
-	}
-	if f.Object != "" {
-		obj := f.Object
-		if f.Offset != "" {
-			obj += "+" + f.Offset
-		}
-		parts = append(parts, obj)
-	}
-	return strings.Join(parts, " ")
 }
 
 // exitText says how the program ended.

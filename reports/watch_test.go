@@ -111,25 +111,31 @@ var _ = Describe("a watch report", func() {
 				"program   ./serve --model 'tiny llama'\n",
 				"exit      killed by SIGSEGV\n",
 				"processes 4242 /opt/app/serve\n", "          4243 /opt/app/serve (child of 4242)\n",
-				"\nwatch: stale-replay in pid 4242: graph 0x5000 launched while 0x7f0000001000+256",
-				"refused", "the launch never reached the driver",
-				"met 3 times",
-				"graph       0x5000 (exec 0x5100), capture 1 on stream 0x10 (global), launched on stream 0x10",
-				"range       0x7f0000001000+256",
-				"captured    cuMemcpyHtoDAsync_v2 (copy)",
-				"at capture  device allocation 0x7f0000001000+256, generation 1, by cuMemAlloc_v2; freed by cuMemFree_v2",
-				"now         device allocation 0x7f0000001000+256, generation 2",
-				"stack       finding", "#0  0x401a2b step (serve.c:88) /opt/app/serve+0x1a2b", "#1  0x401c00 main (serve.c:120)",
-				"stack       freed", "shrink_cache",
-				"\nwatch: alloc-in-capture in pid 4243: cuMemAllocAsync of 1024 bytes",
+				"\n"+watch.Describe(staleFinding())+"\n",
+				"\n"+watch.Describe(allocFinding())+"\n",
 				"\nsuppressed: torch-warmup: 2\n",
 				"unused suppression: old-nccl\n",
 				"note: kernel 0x9000 has no parameter layout: skipped\n",
 			)
+			// What a user must read of the stale replay, whatever watch.Describe's layout.
+			stale := out[strings.Index(out, "watch: stale-replay"):strings.Index(out, "watch: alloc-in-capture")]
+			for _, want := range []string{"[refused]", "0x5000", "capture 1", "0x7f0000001000", "cuMemcpyHtoDAsync_v2",
+				"generation 1", "generation 2", "freed by cuMemFree_v2", "step (serve.c:88)", "main (serve.c:120)", "shrink_cache"} {
+				Expect(stale).To(ContainSubstring(want))
+			}
 			Expect(out).NotTo(ContainSubstring("never-met"), "a suppression that kept nothing out is not a count")
 			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 			Expect(lines[len(lines)-1]).To(Equal("2 findings (2 kinds), 2 suppressed"))
 			Expect(out).NotTo(ContainSubstring("PROBE"), "no run table in a watch report")
+		})
+
+		It("marks each finding's first line in red for a terminal, and only when asked", func() {
+			colored := render(func(b *bytes.Buffer) error {
+				return reports.WriteText(b, watchReport(), reports.TextOptions{Color: true})
+			})
+			Expect(colored).To(ContainSubstring("\x1b[1;31mwatch: stale-replay in pid 4242: "))
+			Expect(strings.Count(colored, "\x1b[0m")).To(Equal(2))
+			Expect(watchText(watchReport())).NotTo(ContainSubstring("\x1b["))
 		})
 
 		It("counts kinds, not findings, in the summary line", func() {
@@ -165,8 +171,9 @@ var _ = Describe("a watch report", func() {
 				"| stale-replay | 3 | 4242 | 0x5000 (capture 1) | 0x7f0000001000+256 | graph 0x5000 launched",
 				"| alloc-in-capture | 1 | 4243 | - | 0x7f0000100000+1024 | ",
 				"### ❌ 1. stale-replay in pid 4242",
-				"watch: stale-replay in pid 4242: graph 0x5000", "step (serve.c:88)",
+				"```text\n"+watch.Describe(staleFinding())+"\n```",
 				"### ❌ 2. alloc-in-capture in pid 4243",
+				"```text\n"+watch.Describe(allocFinding())+"\n```",
 				"## Suppressed (2)", "- torch-warmup: 2",
 				"## Unused suppressions (1)", "- old-nccl",
 				"## Notes (1)", "- kernel 0x9000 has no parameter layout: skipped",
@@ -214,10 +221,12 @@ var _ = Describe("a watch report", func() {
 			stale := caseNamed(s, "stale-replay graph 0x5000 range 0x7f0000001000+256")
 			Expect(stale.Classname).To(Equal("stale-replay"))
 			Expect(stale.Failure).NotTo(BeNil())
-			Expect(stale.Failure.Message).To(Equal("watch: stale-replay in pid 4242: " + staleFinding().Detail))
+			Expect(stale.Failure.Message).To(HavePrefix("watch: stale-replay in pid 4242: " + staleFinding().Detail))
+			Expect(stale.Failure.Message).NotTo(ContainSubstring("\n"))
 			Expect(stale.Failure.Type).To(Equal("stale-replay"))
+			Expect(stale.Failure.Body).To(Equal(watch.Describe(staleFinding())))
 			Expect(stale.Failure.Body).To(HavePrefix(stale.Failure.Message + "\n"))
-			Expect(stale.Failure.Body).To(ContainSubstring("0x401a2b step (serve.c:88)"), "the body has the stacks")
+			Expect(stale.Failure.Body).To(ContainSubstring("step (serve.c:88)"), "the body has the stacks")
 			alloc := caseNamed(s, "alloc-in-capture range 0x7f0000100000+1024")
 			Expect(alloc.Failure).NotTo(BeNil())
 			crash := caseNamed(s, "program killed by SIGSEGV")
@@ -277,7 +286,7 @@ var _ = Describe("a watch report", func() {
 				"2 findings (2 kinds), 2 suppressed", "killed by SIGSEGV, backend cuda, refuse on",
 				"<th>kind</th><th>count</th><th>pid</th><th>graph</th><th>range</th>",
 				`<td class="kind">stale-replay</td><td>3</td><td>4242</td><td>0x5000 (capture 1)</td><td>0x7f0000001000&#43;256</td>`,
-				"<pre>watch: stale-replay in pid 4242", "0x401a2b step (serve.c:88)", "</pre>",
+				"<pre>watch: stale-replay in pid 4242", "step (serve.c:88)", "</pre>",
 				"<td>refused</td>",
 				`<td class="kind">alloc-in-capture</td>`,
 				"<h3>Suppressed</h3>", "torch-warmup: 2", "<h3>Unused suppressions</h3>", "old-nccl",
