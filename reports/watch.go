@@ -20,16 +20,16 @@ import (
 type WatchRun struct {
 	// Program is the command line watched (argv).
 	Program []string `json:"program"`
-	// ExitStatus is the program's own exit status; Signal names the signal that killed it
+	// ExitCode is the program's own exit status; Signal names the signal that killed it
 	// ("SIGSEGV"), "" when it exited.
-	ExitStatus int    `json:"exit_status"`
-	Signal     string `json:"signal,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
 	// Backend is the driver family watched: cuda, acl or cuda,acl.
 	Backend string `json:"backend"`
 	// Refuse: stale launches were kept from the driver (--refuse).
 	Refuse bool `json:"refuse"`
 	// Processes are the processes the interposer reported from, in the order they appeared.
-	Processes []WatchedProcess `json:"processes,omitempty"`
+	Processes []WatchProcess `json:"processes,omitempty"`
 	// Suppressed counts the findings each suppression (by name) kept from the report, every
 	// time a site was met; UnusedSuppressions names the suppressions nothing matched.
 	Suppressed         map[string]int `json:"suppressed,omitempty"`
@@ -39,8 +39,8 @@ type WatchRun struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// WatchedProcess is one process the interposer ran in (the program, a forked or exec'd child).
-type WatchedProcess struct {
+// WatchProcess is one process the interposer ran in (the program, a forked or exec'd child).
+type WatchProcess struct {
 	PID  int    `json:"pid"`
 	PPID int    `json:"ppid,omitempty"`
 	Exe  string `json:"exe"`
@@ -94,7 +94,7 @@ func exitText(w *WatchRun) string {
 	if w.Signal != "" {
 		return "killed by " + w.Signal
 	}
-	return fmt.Sprintf("exit status %d", w.ExitStatus)
+	return fmt.Sprintf("exit status %d", w.ExitCode)
 }
 
 func onOff(b bool) string {

@@ -60,9 +60,9 @@ func watchReport() *reports.Report {
 	rep.Ended = rep.Started.Add(1500 * time.Millisecond)
 	rep.Backend, rep.Platform = "cuda", "watch/cuda"
 	rep.Watch = &reports.WatchRun{
-		Program: []string{"./serve", "--model", "tiny llama"}, ExitStatus: 139, Signal: "SIGSEGV",
+		Program: []string{"./serve", "--model", "tiny llama"}, ExitCode: 139, Signal: "SIGSEGV",
 		Backend: "cuda", Refuse: true,
-		Processes:          []reports.WatchedProcess{{PID: 4242, Exe: "/opt/app/serve"}, {PID: 4243, PPID: 4242, Exe: "/opt/app/serve"}},
+		Processes:          []reports.WatchProcess{{PID: 4242, Exe: "/opt/app/serve"}, {PID: 4243, PPID: 4242, Exe: "/opt/app/serve"}},
 		Suppressed:         map[string]int{"torch-warmup": 2, "never-met": 0},
 		UnusedSuppressions: []string{"old-nccl"},
 		Notes:              []string{"kernel 0x9000 has no parameter layout: skipped"},
@@ -76,7 +76,7 @@ func cleanWatch() *reports.Report {
 	rep := reports.New("replaycheck", "v0.0.0-test", reports.Options{})
 	rep.Backend, rep.Platform = "acl", "watch/acl"
 	rep.Watch = &reports.WatchRun{Program: []string{"./infer"}, Backend: "acl",
-		Processes: []reports.WatchedProcess{{PID: 77, Exe: "/usr/bin/infer"}}}
+		Processes: []reports.WatchProcess{{PID: 77, Exe: "/usr/bin/infer"}}}
 	return rep
 }
 
@@ -371,7 +371,7 @@ var _ = Describe("a watch report", func() {
 			finding := schema["$defs"].(map[string]any)["Finding"].(map[string]any)
 			Expect(finding["required"]).To(ContainElements("kind", "refused", "pid", "graph", "range", "stacks"))
 			run := schema["$defs"].(map[string]any)["WatchRun"].(map[string]any)
-			Expect(run["required"]).To(ContainElements("program", "exit_status", "backend", "refuse"))
+			Expect(run["required"]).To(ContainElements("program", "exit_code", "backend", "refuse"))
 			for _, key := range []string{"range", "stacks", "graph"} {
 				doc := writeDoc(watchReport())
 				delete(doc["findings"].([]any)[0].(map[string]any), key)
