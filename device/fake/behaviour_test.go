@@ -48,6 +48,12 @@ var scenarios = map[fake.Library][]struct {
 		{"kernel", "loads PTX and runs the axpy kernel eagerly and captured", nil},
 		{"errors", "names error codes and counts devices", nil},
 		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, touching nothing", nil},
+		{"ptsz", "gives each thread a per-thread default stream, for NULL in a _ptsz call and CU_STREAM_PER_THREAD in any, apart from the legacy stream", nil},
+		{"v1", "answers the v1 names with cuda.h's v1 types: 32-bit cuMemAlloc after the rules, cuMemAllocHost, GLOBAL cuStreamBeginCapture, cuGraphInstantiate with a log", nil},
+		{"update", "updates an executable graph from a graph of the same shape, and refuses another shape with 910, changing nothing", nil},
+		{"async", "serves stream-ordered allocation from the device allocator, without rules, and refuses it on a capturing stream with 801", nil},
+		{"copies", "copies by unified addressing and sets 16- and 32-bit elements, eagerly and captured", nil},
+		{"launch", "describes the kernel's parameters and launches it through cuLaunchKernelEx and a packed extra buffer", nil},
 	},
 }
 

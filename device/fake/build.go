@@ -44,6 +44,25 @@ var exports = map[Library][]string{
 		"cuGraphMemsetNodeGetParams", "cuGraphMemcpyNodeGetParams",
 		"cuGraphExecDestroy", "cuGraphDestroy",
 		"cuGetErrorName", "cuGetErrorString",
+		// What watch's interposer meets in real programs: cuGetProcAddress (how the runtime
+		// library finds every entry point), the v1 names old binaries bind to, stream-ordered
+		// allocation, the other copies, memsets and launches, graph update.
+		"cuGetProcAddress", "cuGetProcAddress_v2",
+		"cuMemAlloc", "cuMemFree", "cuMemAllocHost", "cuMemHostAlloc",
+		"cuMemAllocAsync", "cuMemFreeAsync", "cuMemAllocFromPoolAsync",
+		"cuDeviceGetDefaultMemPool", "cuMemPoolCreate", "cuMemPoolDestroy",
+		"cuMemcpyAsync", "cuMemsetD16Async", "cuMemsetD32Async",
+		"cuFuncGetParamInfo", "cuLaunchKernelEx", "cuEventRecordWithFlags",
+		"cuStreamBeginCapture", "cuGraphInstantiate", "cuGraphInstantiate_v2",
+		"cuGraphExecUpdate", "cuGraphExecUpdate_v2",
+		// The per-thread-default-stream variants (_ptsz; _ptds for the synchronous copies).
+		"cuMemcpyHtoD_v2_ptds", "cuMemcpyDtoH_v2_ptds",
+		"cuMemcpyDtoDAsync_v2_ptsz", "cuMemcpyHtoDAsync_v2_ptsz", "cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpyAsync_ptsz",
+		"cuMemsetD8Async_ptsz", "cuMemsetD16Async_ptsz", "cuMemsetD32Async_ptsz",
+		"cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz",
+		"cuStreamBeginCapture_ptsz", "cuStreamBeginCapture_v2_ptsz", "cuStreamEndCapture_ptsz", "cuStreamIsCapturing_ptsz",
+		"cuGraphLaunch_ptsz", "cuEventRecord_ptsz", "cuEventRecordWithFlags_ptsz", "cuStreamWaitEvent_ptsz",
+		"cuStreamSynchronize_ptsz", "cuMemAllocAsync_ptsz", "cuMemFreeAsync_ptsz", "cuMemAllocFromPoolAsync_ptsz",
 		"replaycheck_fake_inject", "replaycheck_fake_fired",
 	},
 }
@@ -112,6 +131,8 @@ func build(dir string, lib Library, v Variant, rules []byte) (string, error) {
 		// Exact names take precedence over the wildcard: only v.Omit becomes local.
 		files["omit.map"] = fmt.Appendf(nil, "{ global: *; local: %s; };\n", v.Omit)
 		args = append(args, "-Wl,--version-script=omit.map")
+		// cuGetProcAddress answers as a driver without the entry point would.
+		args = append(args, fmt.Sprintf("-DRC_OMIT=%q", v.Omit))
 	}
 	return cbuild.Build(cbuild.Library{
 		What: fmt.Sprintf("fake: build %v (%v)", lib, v), Dir: dir, Name: lib.FileName(),

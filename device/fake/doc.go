@@ -54,18 +54,55 @@
 // (every event is capture-capable, as in the simulator). Graph introspection: a graph's nodes are
 // its work nodes only, in capture order (cuGraphGetNodes, cuGraphNodeGetType with cuda.h's
 // numbering, KERNEL 0, MEMCPY 1, MEMSET 2); cuGraphMemsetNodeGetParams answers a one-row memset
-// (elementSize 1, width the byte count, pitch 0) and cuGraphMemcpyNodeGetParams a 1-D
-// CUDA_MEMCPY3D whose host side, by the copy's direction, is CU_MEMORYTYPE_HOST. Asked of a node
-// of another kind they fail CUDA_ERROR_INVALID_VALUE.
+// (elementSize 1, 2 or 4 as the cuMemsetD*Async call, width in elements, pitch 0) and
+// cuGraphMemcpyNodeGetParams a 1-D CUDA_MEMCPY3D whose host side, by the copy's direction, is
+// CU_MEMORYTYPE_HOST. Asked of a node of another kind they fail CUDA_ERROR_INVALID_VALUE.
+//
+// The per-thread default stream (CU_STREAM_PER_THREAD, (CUstream)0x2, in any call; NULL in a
+// _ptsz or _ptds entry point) is one blocking stream per calling thread (pthread_self) and
+// device, made at its first use and kept until the device is destroyed: capturable, synchronised
+// with by the legacy stream as any blocking stream, apart from other threads' and from the legacy
+// stream. The _ptds synchronous copies are the plain ones (the rules judge every synchronous copy
+// as legacy-stream work). CU_STREAM_LEGACY ((CUstream)0x1) is the legacy stream (NULL).
+// Stream-ordered allocation (cuMemAllocAsync, cuMemAllocFromPoolAsync, cuMemFreeAsync) is served
+// by the device allocator as cuMemAlloc is and takes effect at the call (work runs at enqueue);
+// no rule judges it (it is no unsafe call), and on a capturing stream it fails
+// CUDA_ERROR_NOT_SUPPORTED where the driver would make a graph memory node. Pools are handles
+// only (any non-NULL one is the device's allocator). The v1 names take cuda.h's v1 types:
+// cuMemAlloc's CUdeviceptr is 32 bits, which cannot name the fake's memory (mmap'd above 4 GiB),
+// so after the rules it fails CUDA_ERROR_OUT_OF_MEMORY allocating nothing, and cuMemFree never
+// names a live allocation; cuMemAllocHost (32-bit size) works. cuMemcpyAsync copies between a
+// host buffer (pinned or pageable) and device memory or within device memory; a copy between two
+// host buffers fails CUDA_ERROR_INVALID_VALUE. cuLaunchKernelEx's launch attributes are not looked
+// at. cuGraphExecUpdate(_v2) also requires the same dependencies (the driver's topology), and its
+// errorFromNode is always NULL.
 //
 // # The C ABI
 //
-// Exports lists every entry point of each library; see c/acl.c and c/cuda.c for signatures. ACL
+// Exports lists every entry point of each library; see c/acl.c and c/cuda.c for signatures.
+//
+// cuGetProcAddress and cuGetProcAddress_v2 answer every CUDA entry point the fake exports (but the
+// fault-injection ones) by base name ("cuMemAlloc") and the caller's CUDA version, with the
+// variant NVIDIA's cudaTypedefs.h gives that version (cuMemAlloc_v2 from 3020, cuStreamBeginCapture_v2
+// from 10010, cuGraphInstantiate_v2 from 11000 and cuGraphInstantiateWithFlags from 12000,
+// cuGraphExecUpdate_v2 from 12000; one table in c/cuda.c), and with
+// CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2) its _ptsz variant (_ptds for the synchronous
+// copies) from 7000: the pointer dlsym on the library's handle returns, the library's own even
+// where another object (an interposer) defines the name. A versioned name ("cuMemAlloc_v2") or an
+// unknown one is CUDA_ERROR_NOT_FOUND with symbol status SYMBOL_NOT_FOUND (1), a version older
+// than every variant the fake has VERSION_NOT_SUFFICIENT (2), *pfn NULL; they need no cuInit. A
+// missing-symbol build does not find its missing export. cuFuncGetParamInfo describes the kernel's
+// parameters (y 0/8, x 8/8, a 16/4, n 20/4; index 4 and past CUDA_ERROR_INVALID_VALUE), and
+// cuLaunchKernel, its _ptsz and cuLaunchKernelEx take the arguments as kernelParams or as extra's
+// packed 24-byte buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE 24,
+// CU_LAUNCH_PARAM_END), not both.
+//
+// ACL
 // handles and CUDA streams, events, graphs and executable graphs are numbers cast to pointers; the
 // default stream is NULL. aclmdlRICaptureGetInfo's model RI for a capture in progress is
 // 1<<48 | capture id. The CUDA kernel is "replaycheck_axpy" (AxpyKernel): cuModuleLoadData takes
 // PTX text containing ".version" and ".entry" and naming it, and cuLaunchKernel takes kernelParams
-// {&y (CUdeviceptr), &x (CUdeviceptr), &a (unsigned int), &n (unsigned int, lanes)}, no extra, and
+// {&y (CUdeviceptr), &x (CUdeviceptr), &a (unsigned int), &n (unsigned int, lanes)} (or extra), and
 // computes y[i] = a*x[i] + y[i] over the little-endian uint32 lanes i < n that the launch has a
 // thread for (i = blockIdx.x*blockDim.x + threadIdx.x, one thread per lane, as device/cuda's
 // AxpyPTX): a grid too small leaves the remaining lanes as they were, as that kernel does.

@@ -65,7 +65,7 @@ var _ = BeforeSuite(func() {
 			out := filepath.Join(dir, "test_"+lib.String())
 			src, _ := filepath.Abs(filepath.Join("testdata", "test_"+lib.String()+".c"))
 			cc := cbuild.Compiler()
-			args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", out, src, "-ldl")
+			args := append(cc[1:], "-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", "-rdynamic", "-o", out, src, "-ldl")
 			if b, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
 				return &buildError{string(b), err}
 			}

@@ -368,6 +368,10 @@ typedef struct {
 	uint8_t value;
 	uint32_t a;
 	int dir; /* a memcpy's direction: RC_D2D, RC_H2D or RC_D2H */
+	/* A memset of 2- or 4-byte elements (cuMemsetD16Async, cuMemsetD32Async) writes pattern in
+	 * each; 0 is a byte memset of value. */
+	uint8_t elem;
+	uint32_t pattern;
 } work_t;
 
 typedef struct {
@@ -422,6 +426,12 @@ typedef struct {
 	int mode;
 } thread_mode_t;
 
+/* A thread's per-thread default stream (rc_thread_stream). */
+typedef struct {
+	pthread_t t;
+	uint64_t stream;
+} thread_stream_t;
+
 /* An armed fault (replaycheck_fake_inject): left counts the calls of its kind still to come. */
 typedef struct {
 	int kind;
@@ -445,6 +455,8 @@ struct rc_device {
 	uint64_t last_handle, last_capture;
 	thread_mode_t *modes;
 	size_t nmodes;
+	thread_stream_t *tstreams;
+	size_t ntstreams;
 	int seeded;
 	uint64_t rng_hi, rng_lo;
 };
@@ -606,6 +618,7 @@ static void device_destroy(rc_device *d) {
 	free(d->caps.v);
 	free(d->pending.v);
 	free(d->modes);
+	free(d->tstreams);
 	heap_destroy(&d->dev);
 	heap_destroy(&d->host);
 	free(d);
@@ -1178,7 +1191,15 @@ static void run_axpy(uint64_t y, uint64_t x, int64_t n, uint32_t a) {
 static void execute(const work_t *w) {
 	switch (w->kind) {
 	case RC_MEMSET:
-		memset((void *)(uintptr_t)w->dst.addr, w->value, (size_t)w->dst.bytes);
+		if (w->elem > 1) {
+			/* little-endian elements, as the device stores them */
+			uint8_t *p = (uint8_t *)(uintptr_t)w->dst.addr;
+			for (int64_t i = 0; i + w->elem <= w->dst.bytes; i += w->elem)
+				for (int b = 0; b < w->elem; b++)
+					p[i + b] = (uint8_t)(w->pattern >> (8 * b));
+		} else {
+			memset((void *)(uintptr_t)w->dst.addr, w->value, (size_t)w->dst.bytes);
+		}
 		break;
 	case RC_MEMCPY:
 		memmove((void *)(uintptr_t)w->dst.addr, (const void *)(uintptr_t)w->src.addr, (size_t)w->dst.bytes);
@@ -1316,13 +1337,20 @@ RC_API int replaycheck_fake_fired(long i, int *kind, long *n) {
 
 /* ---------- device calls (sim device.go) ---------- */
 
-int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr) {
+/* malloc_checked is rc_malloc; with below4g the call is a v1 entry point, whose 32-bit
+ * CUdeviceptr cannot name memory above 4 GiB: it fails out-of-memory after the rules when the
+ * device heap lies there (the fake's always does), allocating nothing. */
+static int malloc_checked(rc_device *d, uint64_t bytes, uint64_t *addr, int below4g) {
 	if (bytes == 0 || bytes > INT64_MAX)
 		return rc_fail("invalid-value", "cannot allocate %llu bytes: the size must be positive", (unsigned long long)bytes);
 	call_t c = {.op = RC_OP_MALLOC};
 	int err = enforce(d, &c);
 	if (err)
 		return err;
+	if (below4g && d->dev.limit > (1ull << 32))
+		return rc_fail("out-of-memory",
+			       "cannot allocate %llu bytes for a 32-bit CUdeviceptr (v1 entry point): the fake's device memory lies above 4 GiB",
+			       (unsigned long long)bytes);
 	if (fail_malloc > 0 && --fail_malloc == 0)
 		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (REPLAYCHECK_FAKE_FAIL_MALLOC)",
 			       (unsigned long long)bytes);
@@ -1333,6 +1361,16 @@ int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr) {
 			       (unsigned long long)bytes, (unsigned long long)(d->dev.bump - d->dev.base),
 			       (unsigned long long)(d->dev.limit - d->dev.base));
 	return 0;
+}
+
+int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr) { return malloc_checked(d, bytes, addr, 0); }
+
+int rc_malloc_v1(rc_device *d, uint64_t bytes, uint32_t *addr) {
+	uint64_t a;
+	int err = malloc_checked(d, bytes, &a, 1);
+	if (!err)
+		*addr = (uint32_t)a;
+	return err;
 }
 
 int rc_free(rc_device *d, uint64_t addr) {
@@ -1496,6 +1534,82 @@ int rc_axpy(rc_device *d, uint64_t s, uint64_t y, uint64_t x, uint64_t lanes, ui
 		return err;
 	call_t c = {.op = RC_OP_AXPY, .stream = st};
 	return enqueue(d, &c, (work_t){.kind = RC_KERNEL, .dst = {y, n}, .src = {x, n}, .a = a});
+}
+
+int rc_fill_elems(rc_device *d, uint64_t s, uint64_t dst, uint64_t count, unsigned elem, uint32_t pattern) {
+	if (elem == 1)
+		return rc_fill(d, s, dst, count, (uint8_t)pattern);
+	stream_t *st;
+	int host, err = lookup_stream(d, s, &st);
+	if (err)
+		return err;
+	if (elem != 2 && elem != 4)
+		return rc_fail("invalid-value", "a memset element is 1, 2 or 4 bytes, not %u", elem);
+	if (dst % elem)
+		return rc_fail("invalid-value", "destination %#llx is not aligned to its %u-byte elements", (unsigned long long)dst, elem);
+	if (count > (uint64_t)INT64_MAX / elem)
+		return rc_fail("invalid-value", "%llu elements of %u bytes overflow", (unsigned long long)count, elem);
+	if ((err = check_range(d, "destination", dst, (int64_t)(count * elem), 0, &host)))
+		return err;
+	call_t c = {.op = RC_OP_FILL, .stream = st};
+	return enqueue(d, &c,
+		       (work_t){.kind = RC_MEMSET, .dst = {dst, (int64_t)(count * elem)}, .value = (uint8_t)pattern, .elem = (uint8_t)elem, .pattern = pattern});
+}
+
+int rc_memory_kind(rc_device *d, uint64_t addr) {
+	return in_region(&d->dev, addr) ? RC_MEM_DEVICE : in_region(&d->host, addr) ? RC_MEM_PINNED : RC_MEM_PAGEABLE;
+}
+
+uint64_t rc_thread_stream(rc_device *d) {
+	pthread_t self = pthread_self();
+	for (size_t i = 0; i < d->ntstreams; i++)
+		if (pthread_equal(d->tstreams[i].t, self))
+			return d->tstreams[i].stream;
+	uint64_t h;
+	rc_create_stream(d, 0, &h);
+	d->tstreams = xrealloc(d->tstreams, (d->ntstreams + 1) * sizeof *d->tstreams);
+	d->tstreams[d->ntstreams++] = (thread_stream_t){self, h};
+	return h;
+}
+
+/* Stream-ordered allocation is no unsafe call (it never synchronises): no rule judges it. Work
+ * runs at enqueue, so the allocation and the free take effect at the call. */
+static int ordered_stream(rc_device *d, uint64_t s, const char *what, stream_t **st) {
+	int err = lookup_stream(d, s, st);
+	if (err)
+		return err;
+	if ((*st)->cap)
+		return rc_fail("not-supported", "stream %#llx is in %s: a stream-ordered %s there would be a graph memory node, which the fake does not model",
+			       (unsigned long long)s, cap_str((*st)->cap), what);
+	return 0;
+}
+
+int rc_malloc_async(rc_device *d, uint64_t s, uint64_t bytes, uint64_t *addr) {
+	stream_t *st;
+	int err = ordered_stream(d, s, "allocation", &st);
+	if (err)
+		return err;
+	if (bytes == 0 || bytes > INT64_MAX)
+		return rc_fail("invalid-value", "cannot allocate %llu bytes: the size must be positive", (unsigned long long)bytes);
+	if (fail_malloc > 0 && --fail_malloc == 0)
+		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (REPLAYCHECK_FAKE_FAIL_MALLOC)",
+			       (unsigned long long)bytes);
+	if (take_fault(d, RC_FAULT_ALLOC) == RC_FAULT_ALLOC)
+		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (fault alloc-fail)", (unsigned long long)bytes);
+	if (!heap_alloc(&d->dev, &d->next_gen, (int64_t)bytes, addr))
+		return rc_fail("out-of-memory", "cannot allocate %llu bytes: no cached block is large enough", (unsigned long long)bytes);
+	return 0;
+}
+
+int rc_free_async(rc_device *d, uint64_t s, uint64_t addr) {
+	stream_t *st;
+	int err = ordered_stream(d, s, "free", &st);
+	if (err)
+		return err;
+	if (!heap_live_at(&d->dev, addr))
+		return rc_fail("invalid-value", "%#llx is not a live allocation (never allocated or already freed)", (unsigned long long)addr);
+	heap_release(&d->dev, addr);
+	return 0;
 }
 
 int rc_record(rc_device *d, uint64_t e, uint64_t s) {
@@ -1808,6 +1922,49 @@ int rc_instantiate(rc_device *d, uint64_t g, uint64_t *out) {
 	return 0;
 }
 
+int rc_exec_update(rc_device *d, uint64_t exec, uint64_t g, int *result, size_t *node) {
+	graph_t *ex, *gr;
+	int err = lookup_graph(d, exec, &ex);
+	if (err || (err = lookup_graph(d, g, &gr)))
+		return err;
+	*result = RC_UPDATE_OK;
+	*node = 0;
+	size_t n = ex->nnodes < gr->nnodes ? ex->nnodes : gr->nnodes;
+	for (size_t i = 0; i < n; i++) {
+		const node_t *a = &ex->nodes[i], *b = &gr->nodes[i];
+		*node = i;
+		if (a->w.kind != b->w.kind) {
+			*result = RC_UPDATE_NODE_TYPE;
+			return 0;
+		}
+		int same = a->deps.n == b->deps.n;
+		for (size_t k = 0; same && k < a->deps.n; k++)
+			same = a->deps.v[k] == b->deps.v[k];
+		if (!same) {
+			*result = RC_UPDATE_TOPOLOGY;
+			return 0;
+		}
+	}
+	if (ex->nnodes != gr->nnodes) {
+		*node = n;
+		*result = RC_UPDATE_TOPOLOGY;
+		return 0;
+	}
+	if (ex == gr)
+		return 0;
+	node_t *nodes = calloc(gr->nnodes + 1, sizeof *nodes);
+	if (!nodes)
+		abort();
+	for (size_t i = 0; i < gr->nnodes; i++) {
+		nodes[i] = gr->nodes[i];
+		nodes[i].deps = ints_clone(&gr->nodes[i].deps);
+	}
+	nodes_free(ex->nodes, ex->nnodes);
+	ex->nodes = nodes;
+	ex->capture = gr->capture;
+	return 0;
+}
+
 int rc_graph_nodes(rc_device *d, uint64_t g, size_t *n) {
 	graph_t *gr;
 	int err = lookup_graph(d, g, &gr);
@@ -1839,5 +1996,7 @@ int rc_graph_node_info(rc_device *d, uint64_t g, size_t i, rc_node_info *out) {
 	out->bytes = w->dst.bytes;
 	out->dir = w->dir;
 	out->value = w->value;
+	out->elem = w->elem > 1 ? w->elem : 1;
+	out->pattern = w->elem > 1 ? w->pattern : w->value;
 	return 0;
 }

@@ -164,6 +164,16 @@ void rc_mem_info(rc_device *d, size_t *free_bytes, size_t *total);
 void rc_settle(rc_device *d);
 
 int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr);
+/* rc_malloc for a v1 entry point (cuMemAlloc), whose CUdeviceptr is 32 bits: after the rules it
+ * fails out-of-memory, allocating nothing, when device memory lies above 4 GiB (always, in the
+ * fake: its heaps are mmap'd). */
+int rc_malloc_v1(rc_device *d, uint64_t bytes, uint32_t *addr);
+/* Stream-ordered allocation (cuMemAllocAsync, cuMemFreeAsync): served by the device allocator as
+ * rc_malloc is, taking effect at the call (work runs at enqueue); no rule judges them (they are
+ * not unsafe calls); on a capturing stream they fail not-supported (the driver would make a graph
+ * memory node, which the fake does not model). */
+int rc_malloc_async(rc_device *d, uint64_t s, uint64_t bytes, uint64_t *addr);
+int rc_free_async(rc_device *d, uint64_t s, uint64_t addr);
 int rc_free(rc_device *d, uint64_t addr);
 int rc_alloc_host(rc_device *d, uint64_t bytes, uint64_t *addr);
 int rc_free_host(rc_device *d, uint64_t addr);
@@ -174,11 +184,22 @@ int rc_read(rc_device *d, void *dst, uint64_t src, uint64_t n);
 /* nonblocking: the default stream (handle 0, CUDA's legacy stream) does not synchronise with the
  * stream (CU_STREAM_NON_BLOCKING; every ACL stream). The default stream itself is blocking. */
 int rc_create_stream(rc_device *d, int nonblocking, uint64_t *s);
+/* The calling thread's per-thread default stream (CUDA's CU_STREAM_PER_THREAD): a blocking stream
+ * of d, made at the thread's first use and kept until d is destroyed; a thread is its
+ * pthread_self. */
+uint64_t rc_thread_stream(rc_device *d);
+/* Which memory addr lies in: the device heap, the pinned host heap, or neither (the program's
+ * own pageable memory). */
+enum { RC_MEM_PAGEABLE = 0, RC_MEM_DEVICE = 1, RC_MEM_PINNED = 2 };
+int rc_memory_kind(rc_device *d, uint64_t addr);
 int rc_destroy_stream(rc_device *d, uint64_t s);
 int rc_create_event(rc_device *d, uint64_t *e);
 int rc_destroy_event(rc_device *d, uint64_t e);
 
 int rc_fill(rc_device *d, uint64_t s, uint64_t dst, uint64_t n, uint8_t value);
+/* A memset of count elements of elem bytes (1, 2 or 4; dst aligned to it), each pattern,
+ * little-endian. elem 1 is rc_fill. */
+int rc_fill_elems(rc_device *d, uint64_t s, uint64_t dst, uint64_t count, unsigned elem, uint32_t pattern);
 int rc_copy(rc_device *d, uint64_t s, uint64_t dst, uint64_t src, uint64_t n, int dir);
 /* y[i] = a*x[i] + y[i] over n little-endian uint32 lanes. */
 int rc_axpy(rc_device *d, uint64_t s, uint64_t y, uint64_t x, uint64_t lanes, uint32_t a);
@@ -206,6 +227,11 @@ int rc_destroy_graph(rc_device *d, uint64_t g);
  * the captures in progress (an unsafe call; a rejection makes no copy and may invalidate them),
  * then a graph that replays g's nodes (the executable graph is a copy). */
 int rc_instantiate(rc_device *d, uint64_t g, uint64_t *out);
+/* cuGraphExecUpdate: when g has as many nodes as exec, of the same kinds in the same order with
+ * the same dependencies, exec replays g's nodes from then on (*result RC_UPDATE_OK); otherwise
+ * *result says why and *node names the first node that differs, and exec is unchanged. */
+enum { RC_UPDATE_OK = 0, RC_UPDATE_TOPOLOGY = 2, RC_UPDATE_NODE_TYPE = 3 };
+int rc_exec_update(rc_device *d, uint64_t exec, uint64_t g, int *result, size_t *node);
 /* Number of g's nodes and the kind of node i. */
 int rc_graph_nodes(rc_device *d, uint64_t g, size_t *n);
 int rc_graph_node_kind(rc_device *d, uint64_t g, size_t i, int *kind);
@@ -219,6 +245,8 @@ typedef struct {
 	int64_t bytes;
 	int dir;
 	uint8_t value;
+	unsigned elem;	  /* a memset's element size: 1, 2 or 4 bytes */
+	uint32_t pattern; /* a memset's element value */
 } rc_node_info;
 int rc_graph_node_info(rc_device *d, uint64_t g, size_t i, rc_node_info *out);
 

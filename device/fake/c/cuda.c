@@ -12,7 +12,13 @@
  * unsigned int *n} and computes y[i] = a*x[i] + y[i] over the little-endian uint32 lanes i < n
  * that the launch has a thread for, i = blockIdx.x * blockDim.x + threadIdx.x, as the bindings'
  * PTX (device/cuda AxpyPTX) does: one thread per lane, so a grid too small leaves lanes as they
- * were. The y and z dimensions add no lane. extra must be NULL.
+ * were. The y and z dimensions add no lane. extra may hold the packed arguments instead
+ * (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE, 24 bytes: y at 0, x at 8, a at 16, n at 20).
+ *
+ * Stream arguments: CU_STREAM_LEGACY is the legacy stream; CU_STREAM_PER_THREAD, and NULL in a
+ * _ptsz/_ptds entry point, the calling thread's per-thread default stream (rc_thread_stream).
+ * cuGetProcAddress answers from one table (procs, at the end), with hidden aliases of the
+ * exports so that its pointers are this library's own functions.
  *
  * Built with -DRC_STUB it behaves as NVIDIA's stub library: every entry point but cuGetErrorName
  * and cuGetErrorString returns CUDA_ERROR_STUB_LIBRARY (34). */
@@ -34,6 +40,39 @@ typedef void *CUfunction;
 typedef void *CUgraph;
 typedef void *CUgraphExec;
 typedef void *CUgraphNode;
+typedef void *CUmemoryPool;
+typedef unsigned long long cuuint64_t;
+
+/* Stream handles with a meaning of their own (cuda.h): the legacy default stream and the calling
+ * thread's per-thread default stream. */
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+/* cuLaunchKernel's extra and cuLaunchKernelEx's configuration, as cuda.h declares them. */
+#define CU_LAUNCH_PARAM_END ((void *)0x00)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
+
+typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
+
+/* CUgraphExecUpdateResult (an int enum) and CUgraphExecUpdateResultInfo_v1. */
+enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR = 1 };
+typedef struct CUgraphExecUpdateResultInfo_st {
+	int result;
+	CUgraphNode errorNode;
+	CUgraphNode errorFromNode;
+} CUgraphExecUpdateResultInfo;
+
+_Static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig is 56 bytes on LP64");
+_Static_assert(sizeof(CUgraphExecUpdateResultInfo) == 24, "CUgraphExecUpdateResultInfo is 24 bytes on LP64");
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
@@ -44,6 +83,7 @@ typedef void *CUgraphNode;
 #define CUDA_ERROR_INVALID_PTX 218
 #define CUDA_ERROR_INVALID_HANDLE 400
 #define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE 910
 
 /* cuStreamCreate's flags: the default stream kind (0) synchronises with the legacy stream. */
 #define CU_STREAM_NON_BLOCKING 0x1
@@ -327,9 +367,9 @@ RC_API CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *total) {
 	return end(&c, err);
 }
 
-RC_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
+static CUresult mem_alloc(const char *entry, CUdeviceptr *dptr, size_t bytes) {
 	cu_call c;
-	int err = begin(&c, "cuMemAlloc_v2", 1);
+	int err = begin(&c, entry, 1);
 	uint64_t a;
 	if (!err && !dptr)
 		err = null_arg("dptr");
@@ -338,23 +378,58 @@ RC_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
 	return end(&c, err);
 }
 
-RC_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
+RC_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) { return mem_alloc("cuMemAlloc_v2", dptr, bytes); }
+
+/* The v1 names take cuda.h's v1 types (CUdeviceptr_v1 and the sizes are 32-bit unsigned int). The
+ * fake's device memory lies above 4 GiB, so cuMemAlloc fails out-of-memory after the rules (see
+ * rc_malloc_v1) and cuMemFree never names a live allocation. */
+RC_API CUresult cuMemAlloc(unsigned int *dptr, unsigned int bytes) {
 	cu_call c;
-	int err = begin(&c, "cuMemFree_v2", 1);
+	int err = begin(&c, "cuMemAlloc", 1);
+	uint32_t a;
+	if (!err && !dptr)
+		err = null_arg("dptr");
+	if (!err && !(err = rc_malloc_v1(c.d, bytes, &a)))
+		*dptr = a;
+	return end(&c, err);
+}
+
+static CUresult mem_free(const char *entry, CUdeviceptr dptr) {
+	cu_call c;
+	int err = begin(&c, entry, 1);
 	if (!err)
 		err = rc_free(c.d, dptr);
 	return end(&c, err);
 }
 
-RC_API CUresult cuMemAllocHost_v2(void **pp, size_t bytes) {
+RC_API CUresult cuMemFree_v2(CUdeviceptr dptr) { return mem_free("cuMemFree_v2", dptr); }
+RC_API CUresult cuMemFree(unsigned int dptr) { return mem_free("cuMemFree", dptr); }
+
+static CUresult mem_alloc_host(const char *entry, void **pp, size_t bytes) {
 	cu_call c;
-	int err = begin(&c, "cuMemAllocHost_v2", 1);
+	int err = begin(&c, entry, 1);
 	uint64_t a;
 	if (!err && !pp)
 		err = null_arg("pp");
 	if (!err && !(err = rc_alloc_host(c.d, bytes, &a)))
 		*pp = P(a);
 	return end(&c, err);
+}
+
+RC_API CUresult cuMemAllocHost_v2(void **pp, size_t bytes) { return mem_alloc_host("cuMemAllocHost_v2", pp, bytes); }
+RC_API CUresult cuMemAllocHost(void **pp, unsigned int bytes) { return mem_alloc_host("cuMemAllocHost", pp, bytes); }
+
+/* flags: CU_MEMHOSTALLOC_PORTABLE, DEVICEMAP and WRITECOMBINED, none of which changes what the
+ * fake does; any other bit is CUDA_ERROR_INVALID_VALUE. */
+RC_API CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) {
+	if (flags & ~7u) {
+		cu_call c;
+		int err = begin(&c, "cuMemHostAlloc", 1);
+		if (!err)
+			err = rc_fail("invalid-value", "cuMemHostAlloc: unknown flags %#x", flags);
+		return end(&c, err);
+	}
+	return mem_alloc_host("cuMemHostAlloc", pp, bytes);
 }
 
 RC_API CUresult cuMemFreeHost(void *p) {
@@ -365,51 +440,202 @@ RC_API CUresult cuMemFreeHost(void *p) {
 	return end(&c, err);
 }
 
-RC_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+/* stream_of resolves a stream argument: CU_STREAM_LEGACY is the legacy default stream (handle 0);
+ * CU_STREAM_PER_THREAD, and NULL in a _ptsz/_ptds entry point, the calling thread's per-thread
+ * default stream (rc_thread_stream). Called after begin succeeded. */
+static uint64_t stream_of(cu_call *c, CUstream s, int ptsz) {
+	if (s == CU_STREAM_LEGACY)
+		return 0;
+	if (s == CU_STREAM_PER_THREAD || (ptsz && !s))
+		return rc_thread_stream(c->d);
+	return H(s);
+}
+
+/* The _ptds synchronous copies are the plain ones: the fake's synchronous copies are judged by the
+ * rules as the legacy stream's. */
+static CUresult memcpy_htod(const char *entry, CUdeviceptr dst, const void *src, size_t n) {
 	cu_call c;
-	int err = begin(&c, "cuMemcpyHtoD_v2", 1);
+	int err = begin(&c, entry, 1);
 	if (!err)
 		err = rc_write(c.d, dst, src, n);
 	return end(&c, err);
 }
 
-RC_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+RC_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { return memcpy_htod("cuMemcpyHtoD_v2", dst, src, n); }
+RC_API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n) { return memcpy_htod("cuMemcpyHtoD_v2_ptds", dst, src, n); }
+
+static CUresult memcpy_dtoh(const char *entry, void *dst, CUdeviceptr src, size_t n) {
 	cu_call c;
-	int err = begin(&c, "cuMemcpyDtoH_v2", 1);
+	int err = begin(&c, entry, 1);
 	if (!err)
 		err = rc_read(c.d, dst, src, n);
 	return end(&c, err);
 }
 
+RC_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) { return memcpy_dtoh("cuMemcpyDtoH_v2", dst, src, n); }
+RC_API CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n) { return memcpy_dtoh("cuMemcpyDtoH_v2_ptds", dst, src, n); }
+
+static CUresult memcpy_async(const char *entry, int ptsz, uint64_t dst, uint64_t src, size_t n, CUstream stream, int dir) {
+	cu_call c;
+	int err = begin(&c, entry, 1);
+	if (!err)
+		err = rc_copy(c.d, stream_of(&c, stream, ptsz), dst, src, n, dir);
+	return end(&c, err);
+}
+
 RC_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
-	cu_call c;
-	int err = begin(&c, "cuMemcpyDtoDAsync_v2", 1);
-	if (!err)
-		err = rc_copy(c.d, H(stream), dst, src, n, RC_D2D);
-	return end(&c, err);
+	return memcpy_async("cuMemcpyDtoDAsync_v2", 0, dst, src, n, stream, RC_D2D);
 }
-
+RC_API CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
+	return memcpy_async("cuMemcpyDtoDAsync_v2_ptsz", 1, dst, src, n, stream, RC_D2D);
+}
 RC_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream stream) {
+	return memcpy_async("cuMemcpyHtoDAsync_v2", 0, dst, H(src), n, stream, RC_H2D);
+}
+RC_API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream stream) {
+	return memcpy_async("cuMemcpyHtoDAsync_v2_ptsz", 1, dst, H(src), n, stream, RC_H2D);
+}
+RC_API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream stream) {
+	return memcpy_async("cuMemcpyDtoHAsync_v2", 0, H(dst), src, n, stream, RC_D2H);
+}
+RC_API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream stream) {
+	return memcpy_async("cuMemcpyDtoHAsync_v2_ptsz", 1, H(dst), src, n, stream, RC_D2H);
+}
+
+/* Unified addressing: the direction comes from where each side lies. A source outside device
+ * memory (pinned, or the program's pageable memory) makes a host-to-device copy, else a
+ * destination outside it a device-to-host copy, else device to device. A copy between two host
+ * buffers is not modelled (CUDA_ERROR_INVALID_VALUE, as rc_copy answers). */
+static CUresult memcpy_unified(const char *entry, int ptsz, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
 	cu_call c;
-	int err = begin(&c, "cuMemcpyHtoDAsync_v2", 1);
-	if (!err)
-		err = rc_copy(c.d, H(stream), dst, H(src), n, RC_H2D);
+	int err = begin(&c, entry, 1);
+	if (!err) {
+		int dir = rc_memory_kind(c.d, src) != RC_MEM_DEVICE	  ? RC_H2D
+			  : rc_memory_kind(c.d, dst) != RC_MEM_DEVICE ? RC_D2H
+								      : RC_D2D;
+		err = rc_copy(c.d, stream_of(&c, stream, ptsz), dst, src, n, dir);
+	}
 	return end(&c, err);
 }
 
-RC_API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream stream) {
+RC_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
+	return memcpy_unified("cuMemcpyAsync", 0, dst, src, n, stream);
+}
+RC_API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
+	return memcpy_unified("cuMemcpyAsync_ptsz", 1, dst, src, n, stream);
+}
+
+/* n counts elements of elem bytes. */
+static CUresult memset_async(const char *entry, int ptsz, CUdeviceptr dst, unsigned elem, uint32_t value, size_t n, CUstream stream) {
 	cu_call c;
-	int err = begin(&c, "cuMemcpyDtoHAsync_v2", 1);
+	int err = begin(&c, entry, 1);
 	if (!err)
-		err = rc_copy(c.d, H(stream), H(dst), src, n, RC_D2H);
+		err = rc_fill_elems(c.d, stream_of(&c, stream, ptsz), dst, n, elem, value);
 	return end(&c, err);
 }
 
 RC_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream) {
+	return memset_async("cuMemsetD8Async", 0, dst, 1, value, n, stream);
+}
+RC_API CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char value, size_t n, CUstream stream) {
+	return memset_async("cuMemsetD8Async_ptsz", 1, dst, 1, value, n, stream);
+}
+RC_API CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t n, CUstream stream) {
+	return memset_async("cuMemsetD16Async", 0, dst, 2, value, n, stream);
+}
+RC_API CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short value, size_t n, CUstream stream) {
+	return memset_async("cuMemsetD16Async_ptsz", 1, dst, 2, value, n, stream);
+}
+RC_API CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream stream) {
+	return memset_async("cuMemsetD32Async", 0, dst, 4, value, n, stream);
+}
+RC_API CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int value, size_t n, CUstream stream) {
+	return memset_async("cuMemsetD32Async_ptsz", 1, dst, 4, value, n, stream);
+}
+
+/* Stream-ordered allocation: the device allocator serves it as cuMemAlloc, at the call; no rule
+ * judges it; on a capturing stream it fails CUDA_ERROR_NOT_SUPPORTED (see rc_malloc_async). Every
+ * pool is the device's one allocator: any non-NULL pool handle is accepted. */
+static CUresult mem_alloc_async(const char *entry, int ptsz, CUdeviceptr *dptr, size_t bytes, int pooled, CUmemoryPool pool, CUstream stream) {
 	cu_call c;
-	int err = begin(&c, "cuMemsetD8Async", 1);
+	int err = begin(&c, entry, 1);
+	uint64_t a;
+	if (!err && !dptr)
+		err = null_arg("dptr");
+	if (!err && pooled && !pool)
+		err = null_arg("pool");
+	if (!err && !(err = rc_malloc_async(c.d, stream_of(&c, stream, ptsz), bytes, &a)))
+		*dptr = a;
+	return end(&c, err);
+}
+
+RC_API CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream stream) {
+	return mem_alloc_async("cuMemAllocAsync", 0, dptr, bytes, 0, NULL, stream);
+}
+RC_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream stream) {
+	return mem_alloc_async("cuMemAllocAsync_ptsz", 1, dptr, bytes, 0, NULL, stream);
+}
+RC_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream stream) {
+	return mem_alloc_async("cuMemAllocFromPoolAsync", 0, dptr, bytes, 1, pool, stream);
+}
+RC_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream stream) {
+	return mem_alloc_async("cuMemAllocFromPoolAsync_ptsz", 1, dptr, bytes, 1, pool, stream);
+}
+
+static CUresult mem_free_async(const char *entry, int ptsz, CUdeviceptr dptr, CUstream stream) {
+	cu_call c;
+	int err = begin(&c, entry, 1);
 	if (!err)
-		err = rc_fill(c.d, H(stream), dst, n, value);
+		err = rc_free_async(c.d, stream_of(&c, stream, ptsz), dptr);
+	return end(&c, err);
+}
+
+RC_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) { return mem_free_async("cuMemFreeAsync", 0, dptr, stream); }
+RC_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) { return mem_free_async("cuMemFreeAsync_ptsz", 1, dptr, stream); }
+
+/* Pools are handles only: the default pool of device d is RC_POOL_TAG + d, a created pool
+ * RC_POOL_TAG + 0x100 + slot. cuMemPoolCreate accepts any non-NULL properties. */
+#define RC_POOL_TAG 0x9001000ull
+#define MAX_POOLS 64
+static int pool_live[MAX_POOLS];
+
+RC_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev) {
+	cu_call c;
+	int err = begin_lib(&c, "cuDeviceGetDefaultMemPool");
+	if (!err && !pool)
+		err = null_arg("pool_out");
+	if (!err && !(err = check_device(dev)))
+		*pool = P(RC_POOL_TAG + (uint64_t)dev);
+	return end(&c, err);
+}
+
+RC_API CUresult cuMemPoolCreate(CUmemoryPool *pool, const void *props) {
+	cu_call c;
+	int err = begin(&c, "cuMemPoolCreate", 0);
+	if (!err && (!pool || !props))
+		err = null_arg(pool ? "poolProps" : "pool");
+	if (!err) {
+		int i = 0;
+		while (i < MAX_POOLS && pool_live[i])
+			i++;
+		if (i == MAX_POOLS) {
+			err = rc_fail("out-of-memory", "cuMemPoolCreate: %d pools exist", MAX_POOLS);
+		} else {
+			pool_live[i] = 1;
+			*pool = P(RC_POOL_TAG + 0x100 + (uint64_t)i);
+		}
+	}
+	return end(&c, err);
+}
+
+RC_API CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+	cu_call c;
+	int err = begin(&c, "cuMemPoolDestroy", 1);
+	uint64_t h = H(pool);
+	if (!err && (h < RC_POOL_TAG + 0x100 || h >= RC_POOL_TAG + 0x100 + MAX_POOLS || !pool_live[h - RC_POOL_TAG - 0x100]))
+		err = rc_fail("invalid-value", "cuMemPoolDestroy: %p is not a pool cuMemPoolCreate made", pool);
+	if (!err)
+		pool_live[h - RC_POOL_TAG - 0x100] = 0;
 	return end(&c, err);
 }
 
@@ -439,13 +665,16 @@ RC_API CUresult cuStreamDestroy_v2(CUstream stream) {
 	return end(&c, err);
 }
 
-RC_API CUresult cuStreamSynchronize(CUstream stream) {
+static CUresult stream_synchronize(const char *entry, int ptsz, CUstream stream) {
 	cu_call c;
-	int err = begin(&c, "cuStreamSynchronize", 1);
+	int err = begin(&c, entry, 1);
 	if (!err)
-		err = rc_sync_stream(c.d, H(stream));
+		err = rc_sync_stream(c.d, stream_of(&c, stream, ptsz));
 	return end(&c, err);
 }
+
+RC_API CUresult cuStreamSynchronize(CUstream stream) { return stream_synchronize("cuStreamSynchronize", 0, stream); }
+RC_API CUresult cuStreamSynchronize_ptsz(CUstream stream) { return stream_synchronize("cuStreamSynchronize_ptsz", 1, stream); }
 
 RC_API CUresult cuEventCreate(CUevent *event, unsigned int flags) {
 	(void)flags;
@@ -467,21 +696,43 @@ RC_API CUresult cuEventDestroy_v2(CUevent event) {
 	return end(&c, err);
 }
 
-RC_API CUresult cuEventRecord(CUevent event, CUstream stream) {
+/* cuEventRecordWithFlags' flags: CU_EVENT_RECORD_DEFAULT 0 or CU_EVENT_RECORD_EXTERNAL 1, which
+ * records as cuEventRecord does (the fake has no event nodes); any other bit is
+ * CUDA_ERROR_INVALID_VALUE. */
+static CUresult event_record(const char *entry, int ptsz, CUevent event, CUstream stream, unsigned int flags) {
 	cu_call c;
-	int err = begin(&c, "cuEventRecord", 1);
+	int err = begin(&c, entry, 1);
+	if (!err && (flags & ~1u))
+		err = rc_fail("invalid-value", "%s: unknown flags %#x", entry, flags);
 	if (!err)
-		err = rc_record(c.d, H(event), H(stream));
+		err = rc_record(c.d, H(event), stream_of(&c, stream, ptsz));
+	return end(&c, err);
+}
+
+RC_API CUresult cuEventRecord(CUevent event, CUstream stream) { return event_record("cuEventRecord", 0, event, stream, 0); }
+RC_API CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return event_record("cuEventRecord_ptsz", 1, event, stream, 0); }
+RC_API CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags) {
+	return event_record("cuEventRecordWithFlags", 0, event, stream, flags);
+}
+RC_API CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags) {
+	return event_record("cuEventRecordWithFlags_ptsz", 1, event, stream, flags);
+}
+
+static CUresult stream_wait_event(const char *entry, int ptsz, CUstream stream, CUevent event) {
+	cu_call c;
+	int err = begin(&c, entry, 1);
+	if (!err)
+		err = rc_wait(c.d, stream_of(&c, stream, ptsz), H(event));
 	return end(&c, err);
 }
 
 RC_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
 	(void)flags;
-	cu_call c;
-	int err = begin(&c, "cuStreamWaitEvent", 1);
-	if (!err)
-		err = rc_wait(c.d, H(stream), H(event));
-	return end(&c, err);
+	return stream_wait_event("cuStreamWaitEvent", 0, stream, event);
+}
+RC_API CUresult cuStreamWaitEvent_ptsz(CUstream stream, CUevent event, unsigned int flags) {
+	(void)flags;
+	return stream_wait_event("cuStreamWaitEvent_ptsz", 1, stream, event);
 }
 
 /* Work runs at enqueue, so a recorded event is always complete: never CUDA_ERROR_NOT_READY. */
@@ -568,27 +819,124 @@ RC_API CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char 
 	return end(&c, err);
 }
 
+/* The kernel's parameters as cuFuncGetParamInfo answers them: y (CUdeviceptr) at 0, x at 8, a
+ * (unsigned int) at 16, n at 20; the packed buffer of extra's CU_LAUNCH_PARAM_BUFFER_POINTER is 24
+ * bytes. */
+static const size_t axpy_offset[4] = {0, 8, 16, 20}, axpy_size[4] = {8, 8, 4, 4};
+#define AXPY_ARGS_BYTES 24
+
+RC_API CUresult cuFuncGetParamInfo(CUfunction f, size_t paramIndex, size_t *paramOffset, size_t *paramSize) {
+	cu_call c;
+	int err = begin(&c, "cuFuncGetParamInfo", 0);
+	if (!err && f != RC_AXPY_FUNC) {
+		rc_set_detail("cuFuncGetParamInfo: %p is not a function of a loaded module", f);
+		err = CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!err && !paramOffset)
+		err = null_arg("paramOffset");
+	if (!err && paramIndex >= 4)
+		err = rc_fail("invalid-value", "cuFuncGetParamInfo: " RC_AXPY_NAME " has 4 parameters, not %zu", paramIndex + 1);
+	if (!err) {
+		*paramOffset = axpy_offset[paramIndex];
+		if (paramSize)
+			*paramSize = axpy_size[paramIndex];
+	}
+	return end(&c, err);
+}
+
+/* axpy_args reads the kernel's arguments from kernelParams, or from extra's packed buffer
+ * ({CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END},
+ * size 24), not both. */
+static int axpy_args(const char *entry, void **kernelParams, void **extra, CUdeviceptr *y, CUdeviceptr *x, unsigned int *a, unsigned int *n) {
+	if (kernelParams && !extra) {
+		if (!kernelParams[0] || !kernelParams[1] || !kernelParams[2] || !kernelParams[3])
+			return rc_fail("invalid-value", "%s: " RC_AXPY_NAME " takes kernelParams {&y, &x, &a, &n}", entry);
+		*y = *(CUdeviceptr *)kernelParams[0];
+		*x = *(CUdeviceptr *)kernelParams[1];
+		*a = *(unsigned int *)kernelParams[2];
+		*n = *(unsigned int *)kernelParams[3];
+		return 0;
+	}
+	if (kernelParams || !extra)
+		return rc_fail("invalid-value", "%s: give kernelParams or extra, not %s", entry, kernelParams ? "both" : "neither");
+	const unsigned char *buf = NULL;
+	size_t size = 0;
+	int sized = 0;
+	for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+			buf = extra[i + 1];
+		} else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1]) {
+			size = *(size_t *)extra[i + 1];
+			sized = 1;
+		} else {
+			return rc_fail("invalid-value", "%s: extra[%zu] = %p is not a launch parameter the fake knows", entry, i, extra[i]);
+		}
+	}
+	if (!buf || !sized || size != AXPY_ARGS_BYTES)
+		return rc_fail("invalid-value", "%s: extra needs CU_LAUNCH_PARAM_BUFFER_POINTER and CU_LAUNCH_PARAM_BUFFER_SIZE %d, not %zu", entry,
+			       AXPY_ARGS_BYTES, size);
+	memcpy(y, buf + axpy_offset[0], sizeof *y);
+	memcpy(x, buf + axpy_offset[1], sizeof *x);
+	memcpy(a, buf + axpy_offset[2], sizeof *a);
+	memcpy(n, buf + axpy_offset[3], sizeof *n);
+	return 0;
+}
+
+static CUresult launch_kernel(const char *entry, int ptsz, CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+			      unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, CUstream stream, void **kernelParams,
+			      void **extra) {
+	cu_call c;
+	int err = begin(&c, entry, 1);
+	CUdeviceptr y = 0, x = 0;
+	unsigned int a = 0, n = 0;
+	if (!err && f != RC_AXPY_FUNC) {
+		rc_set_detail("%s: %p is not a function of a loaded module", entry, f);
+		err = CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!err)
+		err = axpy_args(entry, kernelParams, extra, &y, &x, &a, &n);
+	if (!err && (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY || !blockDimZ))
+		err = rc_fail("invalid-value", "%s: a grid or block dimension is 0", entry);
+	if (!err) {
+		uint64_t threads = (uint64_t)gridDimX * blockDimX;
+		err = rc_axpy(c.d, stream_of(&c, stream, ptsz), y, x, threads < n ? threads : n, a);
+	}
+	return end(&c, err);
+}
+
 RC_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
 			       unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
 			       unsigned int sharedMemBytes, CUstream stream, void **kernelParams, void **extra) {
 	(void)sharedMemBytes;
-	cu_call c;
-	int err = begin(&c, "cuLaunchKernel", 1);
-	if (!err && f != RC_AXPY_FUNC) {
-		rc_set_detail("cuLaunchKernel: %p is not a function of a loaded module", f);
-		err = CUDA_ERROR_INVALID_HANDLE;
+	return launch_kernel("cuLaunchKernel", 0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, stream, kernelParams, extra);
+}
+
+RC_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+				    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+				    unsigned int sharedMemBytes, CUstream stream, void **kernelParams, void **extra) {
+	(void)sharedMemBytes;
+	return launch_kernel("cuLaunchKernel_ptsz", 1, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, stream, kernelParams,
+			     extra);
+}
+
+/* The launch attributes are not looked at (none changes what the fake's kernel computes). */
+static CUresult launch_kernel_ex(const char *entry, int ptsz, const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
+	if (!config) {
+		cu_call c;
+		int err = begin(&c, entry, 1);
+		if (!err)
+			err = null_arg("config");
+		return end(&c, err);
 	}
-	if (!err && (!kernelParams || extra || !kernelParams[0] || !kernelParams[1] || !kernelParams[2] || !kernelParams[3]))
-		err = rc_fail("invalid-value", "cuLaunchKernel: " RC_AXPY_NAME " takes kernelParams {&y, &x, &a, &n} and no extra");
-	if (!err && (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY || !blockDimZ))
-		err = rc_fail("invalid-value", "cuLaunchKernel: a grid or block dimension is 0");
-	if (!err) {
-		CUdeviceptr y = *(CUdeviceptr *)kernelParams[0], x = *(CUdeviceptr *)kernelParams[1];
-		unsigned int a = *(unsigned int *)kernelParams[2], n = *(unsigned int *)kernelParams[3];
-		uint64_t threads = (uint64_t)gridDimX * blockDimX;
-		err = rc_axpy(c.d, H(stream), y, x, threads < n ? threads : n, a);
-	}
-	return end(&c, err);
+	return launch_kernel(entry, ptsz, f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
+			     config->blockDimZ, config->hStream, kernelParams, extra);
+}
+
+RC_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
+	return launch_kernel_ex("cuLaunchKernelEx", 0, config, f, kernelParams, extra);
+}
+RC_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
+	return launch_kernel_ex("cuLaunchKernelEx_ptsz", 1, config, f, kernelParams, extra);
 }
 
 RC_API CUresult cuThreadExchangeStreamCaptureMode(int *mode) {
@@ -602,60 +950,152 @@ RC_API CUresult cuThreadExchangeStreamCaptureMode(int *mode) {
 	return end(&c, err);
 }
 
-RC_API CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) {
+static CUresult begin_capture(const char *entry, int ptsz, CUstream stream, int mode) {
 	cu_call c;
-	int err = begin(&c, "cuStreamBeginCapture_v2", 1);
+	int err = begin(&c, entry, 1);
 	if (!err)
-		err = rc_begin_capture(c.d, H(stream), mode);
+		err = rc_begin_capture(c.d, stream_of(&c, stream, ptsz), mode);
 	return end(&c, err);
 }
 
-RC_API CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+RC_API CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) { return begin_capture("cuStreamBeginCapture_v2", 0, stream, mode); }
+RC_API CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, int mode) {
+	return begin_capture("cuStreamBeginCapture_v2_ptsz", 1, stream, mode);
+}
+/* v1 (CUDA 10.0) takes no mode: the capture is GLOBAL. */
+RC_API CUresult cuStreamBeginCapture(CUstream stream) { return begin_capture("cuStreamBeginCapture", 0, stream, RC_GLOBAL); }
+RC_API CUresult cuStreamBeginCapture_ptsz(CUstream stream) { return begin_capture("cuStreamBeginCapture_ptsz", 1, stream, RC_GLOBAL); }
+
+static CUresult end_capture(const char *entry, int ptsz, CUstream stream, CUgraph *graph) {
 	cu_call c;
-	int err = begin(&c, "cuStreamEndCapture", 1);
+	int err = begin(&c, entry, 1);
 	uint64_t g;
 	if (!err && !graph)
 		err = null_arg("graph");
 	if (!err) {
 		*graph = NULL;
-		if (!(err = rc_end_capture(c.d, H(stream), 0, &g)))
+		if (!(err = rc_end_capture(c.d, stream_of(&c, stream, ptsz), 0, &g)))
 			*graph = P(g);
 	}
 	return end(&c, err);
 }
 
-RC_API CUresult cuStreamIsCapturing(CUstream stream, int *status) {
+RC_API CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) { return end_capture("cuStreamEndCapture", 0, stream, graph); }
+RC_API CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph *graph) { return end_capture("cuStreamEndCapture_ptsz", 1, stream, graph); }
+
+static CUresult is_capturing(const char *entry, int ptsz, CUstream stream, int *status) {
 	cu_call c;
-	int err = begin(&c, "cuStreamIsCapturing", 0);
+	int err = begin(&c, entry, 0);
 	int st, mode;
 	uint64_t id, origin;
 	if (!err && !status)
 		err = null_arg("status");
-	if (!err && !(err = rc_capture_info(c.d, H(stream), &st, &id, &origin, &mode)))
+	if (!err && !(err = rc_capture_info(c.d, stream_of(&c, stream, ptsz), &st, &id, &origin, &mode)))
 		*status = st;
 	return end(&c, err);
 }
 
+RC_API CUresult cuStreamIsCapturing(CUstream stream, int *status) { return is_capturing("cuStreamIsCapturing", 0, stream, status); }
+RC_API CUresult cuStreamIsCapturing_ptsz(CUstream stream, int *status) { return is_capturing("cuStreamIsCapturing_ptsz", 1, stream, status); }
+
 /* The executable graph is a copy of the graph's nodes: destroying the graph leaves it usable. The
  * instantiation is an unsafe call: the profile's instantiation rules (EndCapture's rules on the
  * other captures in progress) answer here, not in cuStreamEndCapture, as the driver does. */
+static int instantiate(cu_call *c, CUgraphExec *exec, CUgraph graph) {
+	uint64_t h;
+	int err = exec ? 0 : null_arg("exec");
+	if (!err && !(err = rc_instantiate(c->d, H(graph), &h)))
+		*exec = P(h);
+	return err;
+}
+
 RC_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags) {
 	(void)flags;
 	cu_call c;
 	int err = begin(&c, "cuGraphInstantiateWithFlags", 1);
-	uint64_t h;
-	if (!err && !exec)
-		err = null_arg("exec");
-	if (!err && !(err = rc_instantiate(c.d, H(graph), &h)))
-		*exec = P(h);
+	if (!err)
+		err = instantiate(&c, exec, graph);
 	return end(&c, err);
 }
 
-RC_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+/* cuGraphInstantiate (CUDA 10.0) and _v2 (11.0): on failure *errNode is NULL (the fake names no
+ * node) and logBuffer, when given, holds the failure's detail. */
+static CUresult instantiate_logged(const char *entry, CUgraphExec *exec, CUgraph graph, CUgraphNode *errNode, char *logBuffer, size_t bufferSize) {
 	cu_call c;
-	int err = begin(&c, "cuGraphLaunch", 0);
+	int err = begin(&c, entry, 1);
 	if (!err)
-		err = rc_launch(c.d, H(exec), H(stream), 1);
+		err = instantiate(&c, exec, graph);
+	if (err && errNode)
+		*errNode = NULL;
+	if (logBuffer && bufferSize)
+		snprintf(logBuffer, bufferSize, "%s", err ? rc_detail() : "");
+	return end(&c, err);
+}
+
+RC_API CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph, CUgraphNode *errNode, char *logBuffer, size_t bufferSize) {
+	return instantiate_logged("cuGraphInstantiate", exec, graph, errNode, logBuffer, bufferSize);
+}
+RC_API CUresult cuGraphInstantiate_v2(CUgraphExec *exec, CUgraph graph, CUgraphNode *errNode, char *logBuffer, size_t bufferSize) {
+	return instantiate_logged("cuGraphInstantiate_v2", exec, graph, errNode, logBuffer, bufferSize);
+}
+
+static CUresult graph_launch(const char *entry, int ptsz, CUgraphExec exec, CUstream stream) {
+	cu_call c;
+	int err = begin(&c, entry, 0);
+	if (!err)
+		err = rc_launch(c.d, H(exec), stream_of(&c, stream, ptsz), 1);
+	return end(&c, err);
+}
+
+RC_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) { return graph_launch("cuGraphLaunch", 0, exec, stream); }
+RC_API CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) { return graph_launch("cuGraphLaunch_ptsz", 1, exec, stream); }
+
+/* exec_update: an update succeeds when graph has as many nodes as exec, of the same types in the
+ * same order with the same dependencies; exec then replays graph's nodes (their addresses).
+ * Otherwise CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, *result CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+ * or _NODE_TYPE_CHANGED, *node graph's first node that differs (NULL past its last), and exec is
+ * unchanged. */
+static int exec_update(cu_call *c, CUgraphExec exec, CUgraph graph, int *result, CUgraphNode *node) {
+	size_t i;
+	int err = rc_exec_update(c->d, H(exec), H(graph), result, &i);
+	*node = NULL;
+	if (err || *result == RC_UPDATE_OK)
+		return err;
+	size_t n = 0;
+	rc_graph_nodes(c->d, H(graph), &n);
+	if (i < n)
+		*node = P((H(graph) << 20) | (i + 1));
+	rc_set_detail("%s: graph %p differs from executable graph %p at node %zu (%s)", c->entry, graph, exec, i,
+		      *result == RC_UPDATE_NODE_TYPE ? "node type changed" : "topology changed");
+	return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+}
+
+RC_API CUresult cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphNode *hErrorNode_out, int *updateResult_out) {
+	cu_call c;
+	int err = begin(&c, "cuGraphExecUpdate", 1);
+	int result = CU_GRAPH_EXEC_UPDATE_ERROR;
+	CUgraphNode node = NULL;
+	if (!err && (!hErrorNode_out || !updateResult_out))
+		err = null_arg(hErrorNode_out ? "updateResult_out" : "hErrorNode_out");
+	if (!err) {
+		err = exec_update(&c, exec, graph, &result, &node);
+		*hErrorNode_out = node;
+		*updateResult_out = result;
+	}
+	return end(&c, err);
+}
+
+RC_API CUresult cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *resultInfo) {
+	cu_call c;
+	int err = begin(&c, "cuGraphExecUpdate_v2", 1);
+	int result = CU_GRAPH_EXEC_UPDATE_ERROR;
+	CUgraphNode node = NULL;
+	if (!err && !resultInfo)
+		err = null_arg("resultInfo");
+	if (!err) {
+		err = exec_update(&c, exec, graph, &result, &node);
+		*resultInfo = (CUgraphExecUpdateResultInfo){.result = result, .errorNode = node, .errorFromNode = NULL};
+	}
 	return end(&c, err);
 }
 
@@ -700,8 +1140,8 @@ RC_API CUresult cuGraphNodeGetType(CUgraphNode node, int *type) {
 	return end(&c, err);
 }
 
-/* A captured cuMemsetD8Async: one row of width bytes, elementSize 1; pitch is 0 (unused when
- * height is 1). */
+/* A captured cuMemsetD8Async, D16Async or D32Async: one row of width elements of elementSize
+ * bytes (1, 2 or 4), value the element; pitch is 0 (unused when height is 1). */
 RC_API CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS *params) {
 	cu_call c;
 	int err = begin(&c, "cuGraphMemsetNodeGetParams", 1);
@@ -710,7 +1150,7 @@ RC_API CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PA
 		err = rc_fail("invalid-value", "cuGraphMemsetNodeGetParams: %p is not a memset node", node);
 	if (!err)
 		*params = (CUDA_MEMSET_NODE_PARAMS){
-			.dst = info.dst, .pitch = 0, .value = info.value, .elementSize = 1, .width = (size_t)info.bytes, .height = 1};
+			.dst = info.dst, .pitch = 0, .value = info.pattern, .elementSize = info.elem, .width = (size_t)info.bytes / info.elem, .height = 1};
 	return end(&c, err);
 }
 
@@ -786,3 +1226,208 @@ static CUresult error_text(const char *entry, CUresult error, const char **pStr,
 RC_API CUresult cuGetErrorName(CUresult error, const char **pStr) { return error_text("cuGetErrorName", error, pStr, 1); }
 
 RC_API CUresult cuGetErrorString(CUresult error, const char **pStr) { return error_text("cuGetErrorString", error, pStr, 0); }
+
+/* ---------- cuGetProcAddress ---------- */
+
+/* Hidden aliases of the exports: their addresses are this library's own functions, as dlsym on
+ * its handle answers, even where another object (an LD_PRELOAD interposer) defines the same name
+ * and the exported symbol itself would bind to that one. */
+#define RC_ALIAS(name) extern __typeof__(name) rc_own_##name __attribute__((alias(#name), visibility("hidden")));
+#define RC_EXPORTS(X)                                                                                                     \
+	X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceTotalMem_v2)        \
+	X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxRelease_v2) X(cuCtxSetCurrent)         \
+	X(cuCtxSynchronize) X(cuMemGetInfo_v2) X(cuMemAlloc) X(cuMemAlloc_v2) X(cuMemFree) X(cuMemFree_v2)                   \
+	X(cuMemAllocHost) X(cuMemAllocHost_v2) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemcpyHtoD_v2)                        \
+	X(cuMemcpyHtoD_v2_ptds) X(cuMemcpyDtoH_v2) X(cuMemcpyDtoH_v2_ptds) X(cuMemcpyAsync) X(cuMemcpyAsync_ptsz)           \
+	X(cuMemcpyDtoDAsync_v2) X(cuMemcpyDtoDAsync_v2_ptsz) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyHtoDAsync_v2_ptsz)           \
+	X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoHAsync_v2_ptsz) X(cuMemsetD8Async) X(cuMemsetD8Async_ptsz)                     \
+	X(cuMemsetD16Async) X(cuMemsetD16Async_ptsz) X(cuMemsetD32Async) X(cuMemsetD32Async_ptsz) X(cuMemAllocAsync)        \
+	X(cuMemAllocAsync_ptsz) X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) X(cuMemAllocFromPoolAsync)                         \
+	X(cuMemAllocFromPoolAsync_ptsz) X(cuDeviceGetDefaultMemPool) X(cuMemPoolCreate) X(cuMemPoolDestroy)                 \
+	X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuStreamSynchronize_ptsz) X(cuEventCreate)         \
+	X(cuEventRecord) X(cuEventRecord_ptsz) X(cuEventRecordWithFlags) X(cuEventRecordWithFlags_ptsz)                     \
+	X(cuStreamWaitEvent) X(cuStreamWaitEvent_ptsz) X(cuEventQuery) X(cuEventSynchronize) X(cuEventDestroy_v2)           \
+	X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetParamInfo) X(cuLaunchKernel)                \
+	X(cuLaunchKernel_ptsz) X(cuLaunchKernelEx) X(cuLaunchKernelEx_ptsz) X(cuStreamBeginCapture)                         \
+	X(cuStreamBeginCapture_ptsz) X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamEndCapture)       \
+	X(cuStreamEndCapture_ptsz) X(cuStreamIsCapturing) X(cuStreamIsCapturing_ptsz) X(cuThreadExchangeStreamCaptureMode)  \
+	X(cuGraphInstantiate) X(cuGraphInstantiate_v2) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphLaunch_ptsz) \
+	X(cuGraphExecUpdate) X(cuGraphExecUpdate_v2) X(cuGraphGetNodes) X(cuGraphNodeGetType)                               \
+	X(cuGraphMemsetNodeGetParams) X(cuGraphMemcpyNodeGetParams) X(cuGraphExecDestroy) X(cuGraphDestroy)                 \
+	X(cuGetErrorName) X(cuGetErrorString) X(cuGetProcAddress) X(cuGetProcAddress_v2)
+
+RC_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+RC_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *symbolStatus);
+RC_EXPORTS(RC_ALIAS)
+
+/* One driver entry point (a base name, as cuGetProcAddress is asked for it) in one version: since
+ * is the CUDA version that introduced the variant sym; ptsz its per-thread-default-stream variant
+ * (_ptsz, _ptds for the synchronous copies), NULL for an entry point without a stream. */
+typedef struct {
+	const char *name;
+	int since;
+	const char *sym;
+	void *fn;
+	const char *ptsz;
+	void *ptsz_fn;
+} proc_t;
+
+#define V(sym) #sym, (void *)rc_own_##sym
+#define NOPT NULL, NULL
+
+/* The versions are those of NVIDIA's cudaTypedefs.h (CUDA 12.6): PFN_<name>_v<since> names each
+ * variant's typedef (PFN_cuMemAlloc_v2000 is cuMemAlloc, PFN_cuMemAlloc_v3020 cuMemAlloc_v2,
+ * PFN_cuStreamBeginCapture_v10000 and _v10010, PFN_cuGraphExecUpdate_v10020 and _v12000,
+ * PFN_cuGraphInstantiate_v10000 and _v11000); cuGraphInstantiate from 12000 is
+ * cuGraphInstantiateWithFlags, as cuda.h's #define and cudaTypedefs.h's PFN_cuGraphInstantiate
+ * say. The per-thread variants exist from 7000 (PFN_..._v7000_ptsz) or from the entry point's
+ * first version when later. A variant older than the fake exports (cuStreamDestroy of 2000) is
+ * not in the table: asked for a version before the fake's oldest, the answer is
+ * CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT. */
+static const proc_t procs[] = {
+	{"cuInit", 2000, V(cuInit), NOPT},
+	{"cuDriverGetVersion", 2020, V(cuDriverGetVersion), NOPT},
+	{"cuDeviceGetCount", 2000, V(cuDeviceGetCount), NOPT},
+	{"cuDeviceGet", 2000, V(cuDeviceGet), NOPT},
+	{"cuDeviceGetName", 2000, V(cuDeviceGetName), NOPT},
+	{"cuDeviceTotalMem", 3020, V(cuDeviceTotalMem_v2), NOPT},
+	{"cuDevicePrimaryCtxRetain", 7000, V(cuDevicePrimaryCtxRetain), NOPT},
+	{"cuDevicePrimaryCtxRelease", 7000, V(cuDevicePrimaryCtxRelease), NOPT},
+	{"cuDevicePrimaryCtxRelease", 11000, V(cuDevicePrimaryCtxRelease_v2), NOPT},
+	{"cuCtxSetCurrent", 4000, V(cuCtxSetCurrent), NOPT},
+	{"cuCtxSynchronize", 2000, V(cuCtxSynchronize), NOPT},
+	{"cuMemGetInfo", 3020, V(cuMemGetInfo_v2), NOPT},
+	{"cuMemAlloc", 2000, V(cuMemAlloc), NOPT},
+	{"cuMemAlloc", 3020, V(cuMemAlloc_v2), NOPT},
+	{"cuMemFree", 2000, V(cuMemFree), NOPT},
+	{"cuMemFree", 3020, V(cuMemFree_v2), NOPT},
+	{"cuMemAllocHost", 2000, V(cuMemAllocHost), NOPT},
+	{"cuMemAllocHost", 3020, V(cuMemAllocHost_v2), NOPT},
+	{"cuMemHostAlloc", 2020, V(cuMemHostAlloc), NOPT},
+	{"cuMemFreeHost", 2000, V(cuMemFreeHost), NOPT},
+	{"cuMemcpyHtoD", 3020, V(cuMemcpyHtoD_v2), V(cuMemcpyHtoD_v2_ptds)},
+	{"cuMemcpyDtoH", 3020, V(cuMemcpyDtoH_v2), V(cuMemcpyDtoH_v2_ptds)},
+	{"cuMemcpyAsync", 4000, V(cuMemcpyAsync), V(cuMemcpyAsync_ptsz)},
+	{"cuMemcpyDtoDAsync", 3020, V(cuMemcpyDtoDAsync_v2), V(cuMemcpyDtoDAsync_v2_ptsz)},
+	{"cuMemcpyHtoDAsync", 3020, V(cuMemcpyHtoDAsync_v2), V(cuMemcpyHtoDAsync_v2_ptsz)},
+	{"cuMemcpyDtoHAsync", 3020, V(cuMemcpyDtoHAsync_v2), V(cuMemcpyDtoHAsync_v2_ptsz)},
+	{"cuMemsetD8Async", 3020, V(cuMemsetD8Async), V(cuMemsetD8Async_ptsz)},
+	{"cuMemsetD16Async", 3020, V(cuMemsetD16Async), V(cuMemsetD16Async_ptsz)},
+	{"cuMemsetD32Async", 3020, V(cuMemsetD32Async), V(cuMemsetD32Async_ptsz)},
+	{"cuMemAllocAsync", 11020, V(cuMemAllocAsync), V(cuMemAllocAsync_ptsz)},
+	{"cuMemFreeAsync", 11020, V(cuMemFreeAsync), V(cuMemFreeAsync_ptsz)},
+	{"cuMemAllocFromPoolAsync", 11020, V(cuMemAllocFromPoolAsync), V(cuMemAllocFromPoolAsync_ptsz)},
+	{"cuDeviceGetDefaultMemPool", 11020, V(cuDeviceGetDefaultMemPool), NOPT},
+	{"cuMemPoolCreate", 11020, V(cuMemPoolCreate), NOPT},
+	{"cuMemPoolDestroy", 11020, V(cuMemPoolDestroy), NOPT},
+	{"cuStreamCreate", 2000, V(cuStreamCreate), NOPT},
+	{"cuStreamDestroy", 4000, V(cuStreamDestroy_v2), NOPT},
+	{"cuStreamSynchronize", 2000, V(cuStreamSynchronize), V(cuStreamSynchronize_ptsz)},
+	{"cuEventCreate", 2000, V(cuEventCreate), NOPT},
+	{"cuEventRecord", 2000, V(cuEventRecord), V(cuEventRecord_ptsz)},
+	{"cuEventRecordWithFlags", 11010, V(cuEventRecordWithFlags), V(cuEventRecordWithFlags_ptsz)},
+	{"cuStreamWaitEvent", 3020, V(cuStreamWaitEvent), V(cuStreamWaitEvent_ptsz)},
+	{"cuEventQuery", 2000, V(cuEventQuery), NOPT},
+	{"cuEventSynchronize", 2000, V(cuEventSynchronize), NOPT},
+	{"cuEventDestroy", 4000, V(cuEventDestroy_v2), NOPT},
+	{"cuModuleLoadData", 2000, V(cuModuleLoadData), NOPT},
+	{"cuModuleUnload", 2000, V(cuModuleUnload), NOPT},
+	{"cuModuleGetFunction", 2000, V(cuModuleGetFunction), NOPT},
+	{"cuFuncGetParamInfo", 12040, V(cuFuncGetParamInfo), NOPT},
+	{"cuLaunchKernel", 4000, V(cuLaunchKernel), V(cuLaunchKernel_ptsz)},
+	{"cuLaunchKernelEx", 11060, V(cuLaunchKernelEx), V(cuLaunchKernelEx_ptsz)},
+	{"cuStreamBeginCapture", 10000, V(cuStreamBeginCapture), V(cuStreamBeginCapture_ptsz)},
+	{"cuStreamBeginCapture", 10010, V(cuStreamBeginCapture_v2), V(cuStreamBeginCapture_v2_ptsz)},
+	{"cuStreamEndCapture", 10000, V(cuStreamEndCapture), V(cuStreamEndCapture_ptsz)},
+	{"cuStreamIsCapturing", 10000, V(cuStreamIsCapturing), V(cuStreamIsCapturing_ptsz)},
+	{"cuThreadExchangeStreamCaptureMode", 10010, V(cuThreadExchangeStreamCaptureMode), NOPT},
+	{"cuGraphInstantiate", 10000, V(cuGraphInstantiate), NOPT},
+	{"cuGraphInstantiate", 11000, V(cuGraphInstantiate_v2), NOPT},
+	{"cuGraphInstantiate", 12000, V(cuGraphInstantiateWithFlags), NOPT},
+	{"cuGraphInstantiateWithFlags", 11040, V(cuGraphInstantiateWithFlags), NOPT},
+	{"cuGraphLaunch", 10000, V(cuGraphLaunch), V(cuGraphLaunch_ptsz)},
+	{"cuGraphExecUpdate", 10020, V(cuGraphExecUpdate), NOPT},
+	{"cuGraphExecUpdate", 12000, V(cuGraphExecUpdate_v2), NOPT},
+	{"cuGraphGetNodes", 10000, V(cuGraphGetNodes), NOPT},
+	{"cuGraphNodeGetType", 10000, V(cuGraphNodeGetType), NOPT},
+	{"cuGraphMemsetNodeGetParams", 10000, V(cuGraphMemsetNodeGetParams), NOPT},
+	{"cuGraphMemcpyNodeGetParams", 10000, V(cuGraphMemcpyNodeGetParams), NOPT},
+	{"cuGraphExecDestroy", 10000, V(cuGraphExecDestroy), NOPT},
+	{"cuGraphDestroy", 10000, V(cuGraphDestroy), NOPT},
+	{"cuGetErrorName", 6000, V(cuGetErrorName), NOPT},
+	{"cuGetErrorString", 6000, V(cuGetErrorString), NOPT},
+	{"cuGetProcAddress", 11030, V(cuGetProcAddress), NOPT},
+	{"cuGetProcAddress", 12000, V(cuGetProcAddress_v2), NOPT},
+};
+
+/* cuGetProcAddress' flags and CUdriverProcAddressQueryResult. */
+#define CU_GET_PROC_ADDRESS_LEGACY_STREAM 0x1
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 0x2
+enum { CU_GET_PROC_ADDRESS_SUCCESS = 0, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 };
+
+/* exported says whether the build exports sym (a missing-symbol variant, built with RC_OMIT, does
+ * not: the driver it stands for lacks it). */
+static int exported(const char *sym) {
+#ifdef RC_OMIT
+	return strcmp(sym, RC_OMIT) != 0;
+#else
+	(void)sym;
+	return 1;
+#endif
+}
+
+static CUresult get_proc(const char *entry, const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *status) {
+	cu_call c = {.entry = entry};
+	int err = rc_enter(entry), st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+#ifdef RC_STUB
+	if (!err) {
+		rc_set_detail("%s: CUDA driver is a stub library (fake)", entry);
+		err = CUDA_ERROR_STUB_LIBRARY;
+	}
+#endif
+	if (!err && (!symbol || !pfn))
+		err = null_arg(symbol ? "pfn" : "symbol");
+	if (!err && (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
+		err = rc_fail("invalid-value", "%s: unknown flags %#llx", entry, flags);
+	if (err)
+		return end(&c, err);
+	const proc_t *best = NULL;
+	for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+		if (strcmp(procs[i].name, symbol) != 0)
+			continue;
+		if (procs[i].since > cudaVersion) {
+			st = best ? st : CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+			continue;
+		}
+		if (!best || procs[i].since > best->since)
+			best = &procs[i];
+	}
+	*pfn = NULL;
+	if (best) {
+		int ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->ptsz && cudaVersion >= 7000;
+		const char *sym = ptsz ? best->ptsz : best->sym;
+		if (exported(sym)) {
+			*pfn = ptsz ? best->ptsz_fn : best->fn;
+			st = CU_GET_PROC_ADDRESS_SUCCESS;
+		} else {
+			st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+		}
+	}
+	if (status)
+		*status = st;
+	if (!*pfn) {
+		rc_set_detail("%s: %s %s", entry, symbol,
+			      st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "needs a later CUDA version than the one asked for"
+									       : "is not an entry point of the fake");
+		err = CUDA_ERROR_NOT_FOUND;
+	}
+	return end(&c, err);
+}
+
+RC_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
+	return get_proc("cuGetProcAddress", symbol, pfn, cudaVersion, flags, NULL);
+}
+
+RC_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *symbolStatus) {
+	return get_proc("cuGetProcAddress_v2", symbol, pfn, cudaVersion, flags, symbolStatus);
+}

@@ -660,6 +660,433 @@ static void scenario_crash(void) {
 	OK(cu.cuMemAlloc_v2(&p, 64));
 }
 
+/* ---------- what watch's interposer meets (cuGetProcAddress, _ptsz, v1 names, ...) ---------- */
+
+typedef struct {
+	unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+	void *hStream;
+	void *attrs;
+	unsigned numAttrs;
+} launch_config;
+
+typedef struct {
+	int result;
+	void *errorNode, *errorFromNode;
+} update_info;
+
+static void *lib_handle;
+
+/* The entry points the scenarios below use beyond cu's, found by dlsym. */
+static struct {
+	int (*cuGetProcAddress)(const char *, void **, int, unsigned long long);
+	int (*cuGetProcAddress_v2)(const char *, void **, int, unsigned long long, int *);
+	int (*cuMemAlloc)(unsigned *, unsigned);
+	int (*cuMemFree)(unsigned);
+	int (*cuMemAllocHost)(void **, unsigned);
+	int (*cuMemHostAlloc)(void **, size_t, unsigned);
+	int (*cuMemAllocAsync)(dptr *, size_t, void *);
+	int (*cuMemFreeAsync)(dptr, void *);
+	int (*cuMemAllocFromPoolAsync)(dptr *, size_t, void *, void *);
+	int (*cuDeviceGetDefaultMemPool)(void **, int);
+	int (*cuMemPoolCreate)(void **, const void *);
+	int (*cuMemPoolDestroy)(void *);
+	int (*cuMemcpyAsync)(dptr, dptr, size_t, void *);
+	int (*cuMemsetD16Async)(dptr, unsigned short, size_t, void *);
+	int (*cuMemsetD32Async)(dptr, unsigned, size_t, void *);
+	int (*cuMemsetD8Async_ptsz)(dptr, unsigned char, size_t, void *);
+	int (*cuFuncGetParamInfo)(void *, size_t, size_t *, size_t *);
+	int (*cuLaunchKernelEx)(const launch_config *, void *, void **, void **);
+	int (*cuLaunchKernel_ptsz)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
+	int (*cuEventRecordWithFlags)(void *, void *, unsigned);
+	int (*cuStreamBeginCapture)(void *);
+	int (*cuStreamBeginCapture_v2_ptsz)(void *, int);
+	int (*cuStreamEndCapture_ptsz)(void *, void **);
+	int (*cuStreamIsCapturing_ptsz)(void *, int *);
+	int (*cuStreamSynchronize_ptsz)(void *);
+	int (*cuGraphLaunch_ptsz)(void *, void *);
+	int (*cuGraphInstantiate)(void **, void *, void **, char *, size_t);
+	int (*cuGraphInstantiate_v2)(void **, void *, void **, char *, size_t);
+	int (*cuGraphExecUpdate)(void *, void *, void **, int *);
+	int (*cuGraphExecUpdate_v2)(void *, void *, update_info *);
+	int (*cuGraphMemsetNodeGetParams)(void *, void *);
+	int (*cuGraphMemcpyNodeGetParams)(void *, void *);
+} cx;
+
+static int load_cx(void) {
+#define LOADX(name) *(void **)(&cx.name) = dlsym(lib_handle, #name)
+	LOADX(cuGetProcAddress); LOADX(cuGetProcAddress_v2); LOADX(cuMemAlloc); LOADX(cuMemFree); LOADX(cuMemAllocHost);
+	LOADX(cuMemHostAlloc); LOADX(cuMemAllocAsync); LOADX(cuMemFreeAsync); LOADX(cuMemAllocFromPoolAsync);
+	LOADX(cuDeviceGetDefaultMemPool); LOADX(cuMemPoolCreate); LOADX(cuMemPoolDestroy); LOADX(cuMemcpyAsync);
+	LOADX(cuMemsetD16Async); LOADX(cuMemsetD32Async); LOADX(cuMemsetD8Async_ptsz); LOADX(cuFuncGetParamInfo);
+	LOADX(cuLaunchKernelEx); LOADX(cuLaunchKernel_ptsz); LOADX(cuEventRecordWithFlags); LOADX(cuStreamBeginCapture);
+	LOADX(cuStreamBeginCapture_v2_ptsz); LOADX(cuStreamEndCapture_ptsz); LOADX(cuStreamIsCapturing_ptsz);
+	LOADX(cuStreamSynchronize_ptsz); LOADX(cuGraphLaunch_ptsz); LOADX(cuGraphInstantiate); LOADX(cuGraphInstantiate_v2);
+	LOADX(cuGraphExecUpdate); LOADX(cuGraphExecUpdate_v2); LOADX(cuGraphMemsetNodeGetParams); LOADX(cuGraphMemcpyNodeGetParams);
+	void **slots = (void **)&cx;
+	for (size_t i = 0; i < sizeof cx / sizeof(void *); i++)
+		if (!slots[i]) {
+			printf("FAIL missing watch symbol %zu\n", i);
+			return 0;
+		}
+	return 1;
+}
+
+/* A decoy of one of the fake's exports, defined by this program (built -rdynamic), as an
+ * LD_PRELOAD interposer defines it: a reference to the export through the fake's GOT would bind
+ * here, and cuGetProcAddress must answer the fake's own function all the same. */
+int cuMemAlloc_v2(dptr *p, size_t n);
+int cuMemAlloc_v2(dptr *p, size_t n) {
+	(void)p;
+	(void)n;
+	return 12345;
+}
+
+/* proc_queries checks RC_TEST_PROCS, "name:version:flags:export;...": cuGetProcAddress and _v2
+ * answer each with dlsym(library, export), status SUCCESS. */
+static void proc_queries(void) {
+	const char *env = getenv("RC_TEST_PROCS");
+	CHECK(env && *env, "RC_TEST_PROCS is set");
+	if (!env)
+		return;
+	char *list = strdup(env), *save = NULL;
+	int n = 0;
+	for (char *q = strtok_r(list, ";", &save); q; q = strtok_r(NULL, ";", &save), n++) {
+		char name[128], want[128];
+		int version;
+		unsigned long long flags;
+		if (sscanf(q, "%127[^:]:%d:%llu:%127s", name, &version, &flags, want) != 4) {
+			CHECK(0, "bad query %s", q);
+			continue;
+		}
+		void *pfn = NULL, *pfn1 = NULL, *own = dlsym(lib_handle, want);
+		int st = -1;
+		int got = cx.cuGetProcAddress_v2(name, &pfn, version, flags, &st);
+		CHECK(got == 0 && st == 0 && own && pfn == own, "cuGetProcAddress_v2(%s, %d, %llu) = %d, status %d, %p; dlsym(%s) = %p", name, version,
+		      flags, got, st, pfn, want, own);
+		got = cx.cuGetProcAddress(name, &pfn1, version, flags);
+		CHECK(got == 0 && pfn1 == own, "cuGetProcAddress(%s, %d, %llu) = %d, %p; dlsym(%s) = %p", name, version, flags, got, pfn1, want, own);
+	}
+	free(list);
+	printf("queries %d\n", n);
+}
+
+static void scenario_procaddress(void) {
+	proc_queries();
+	void *pfn = (void *)1;
+	int st = -1;
+	EQ(cx.cuGetProcAddress_v2("cuNoSuchEntryPoint", &pfn, 12040, 0, &st), 500);
+	EQ(st, 1);
+	CHECK(pfn == NULL, "not found: *pfn = NULL");
+	pfn = (void *)1;
+	EQ(cx.cuGetProcAddress_v2("cuMemAlloc_v2", &pfn, 12040, 0, &st), 500); /* base names only */
+	EQ(st, 1);
+	EQ(cx.cuGetProcAddress_v2("cuMemAllocAsync", &pfn, 11010, 0, &st), 500);
+	EQ(st, 2);
+	CHECK(pfn == NULL, "version not sufficient: *pfn = NULL");
+	EQ(cx.cuGetProcAddress("cuFuncGetParamInfo", &pfn, 12030, 0), 500);
+	EQ(cx.cuGetProcAddress_v2("cuMemAlloc", &pfn, 12040, 4, &st), 1);
+	EQ(cx.cuGetProcAddress_v2(NULL, &pfn, 12040, 0, &st), 1);
+	/* the fake's own function, not the program's decoy that its exported name binds to here */
+	void *decoy = dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
+	CHECK(decoy == (void *)cuMemAlloc_v2, "the decoy is the program's (built -rdynamic)");
+	OK(cx.cuGetProcAddress_v2("cuMemAlloc", &pfn, 12040, 0, &st));
+	CHECK(pfn != decoy && pfn == dlsym(lib_handle, "cuMemAlloc_v2"), "cuMemAlloc: %p, decoy %p", pfn, decoy);
+	int (*alloc)(dptr *, size_t) = (int (*)(dptr *, size_t))pfn;
+	dptr p = 0;
+	OK(alloc(&p, 64));
+	OK(cu.cuMemFree_v2(p));
+}
+
+/* The per-thread default stream (CU_STREAM_PER_THREAD, (CUstream)0x2, and NULL in a _ptsz entry
+ * point) is one blocking stream per thread, apart from the legacy stream and other threads'. */
+static void *ptsz_there(void *arg) {
+	int st = -1;
+	(void)arg;
+	OK(cu.cuCtxSetCurrent(ctx));
+	OK(cx.cuStreamIsCapturing_ptsz(NULL, &st));
+	other_result = st;
+	return NULL;
+}
+
+static void scenario_ptsz(void) {
+	void *per_thread = (void *)2, *g = NULL, *x = NULL;
+	dptr a = dmalloc(64);
+	unsigned char zero[64] = {0};
+	OK(cu.cuMemcpyHtoD_v2(a, zero, 64));
+	int st = -1;
+	OK(cx.cuStreamBeginCapture_v2_ptsz(NULL, GLOBAL));
+	OK(cx.cuStreamIsCapturing_ptsz(NULL, &st));
+	EQ(st, 1);
+	EQ(status(per_thread), 1);
+	EQ(status(NULL), 0); /* the legacy stream is another stream */
+	on_other_thread(ptsz_there, NULL);
+	EQ(other_result, 0); /* and so is another thread's */
+	OK(cx.cuMemsetD8Async_ptsz(a, 7, 64, NULL));
+	OK(cx.cuStreamEndCapture_ptsz(NULL, &g));
+	EQ(first_byte(a), 0); /* captured, not run */
+	x = instantiate(g);
+	OK(cx.cuGraphLaunch_ptsz(x, NULL));
+	OK(cx.cuStreamSynchronize_ptsz(NULL));
+	EQ(first_byte(a), 7);
+	/* (CUstream)0x2 in the plain calls is the same stream */
+	OK(cu.cuStreamBeginCapture_v2(per_thread, GLOBAL));
+	OK(cx.cuStreamIsCapturing_ptsz(NULL, &st));
+	EQ(st, 1);
+	OK(cu.cuMemsetD8Async(a, 9, 64, per_thread));
+	OK(cu.cuStreamEndCapture(per_thread, &g));
+	size_t num = 0;
+	OK(cu.cuGraphGetNodes(g, NULL, &num));
+	EQ(num, 1);
+	OK(cu.cuMemsetD8Async(a, 5, 64, per_thread)); /* not capturing: runs now */
+	OK(cu.cuStreamSynchronize(per_thread));
+	EQ(first_byte(a), 5);
+	/* NULL in a plain call stays the legacy stream: its capture is refused, as ever */
+	EQ(cu.cuStreamBeginCapture_v2(NULL, GLOBAL), 900);
+	OK(cu.cuGraphExecDestroy(x));
+}
+
+/* v1 names: cuda.h's 32-bit CUdeviceptr_v1 cannot name the fake's memory (above 4 GiB). */
+static void scenario_v1(void) {
+	unsigned p32 = 7;
+	EQ(cx.cuMemAlloc(&p32, 64), 2);
+	EQ(p32, 7);
+	EQ(cx.cuMemFree(0x1000), 1);
+	void *h = NULL, *h2 = NULL;
+	OK(cx.cuMemAllocHost(&h, 4096));
+	memset(h, 3, 4096);
+	dptr d = dmalloc(4096);
+	OK(cu.cuMemcpyHtoD_v2(d, h, 4096));
+	EQ(first_byte(d), 3);
+	OK(cu.cuMemFreeHost(h));
+	OK(cx.cuMemHostAlloc(&h2, 4096, 1 | 2 | 4));
+	EQ(cx.cuMemHostAlloc(&h, 4096, 8), 1);
+	OK(cu.cuMemFreeHost(h2));
+	/* cuStreamBeginCapture (v1) captures in GLOBAL: the capturing thread's cuMemAlloc is refused */
+	void *s = stream(), *g = NULL;
+	OK(cx.cuStreamBeginCapture(s));
+	EQ(status(s), 1);
+	EQ(cx.cuMemAlloc(&p32, 64), 900); /* the rules answer before the address question */
+	EQ(status(s), 2);
+	EQ(cu.cuStreamEndCapture(s, &g), 901);
+	/* cuGraphInstantiate and _v2 */
+	OK(cx.cuStreamBeginCapture(s));
+	OK(cu.cuMemsetD8Async(d, 4, 4096, s));
+	OK(cu.cuStreamEndCapture(s, &g));
+	void *x = NULL, *x2 = NULL, *err_node = (void *)1;
+	char log[128] = "x";
+	OK(cx.cuGraphInstantiate(&x, g, &err_node, log, sizeof log));
+	OK(cx.cuGraphInstantiate_v2(&x2, g, NULL, NULL, 0));
+	OK(cu.cuGraphLaunch(x2, s));
+	EQ(first_byte(d), 4);
+	EQ(cx.cuGraphInstantiate_v2(&x2, (void *)0x77, &err_node, log, sizeof log), 1);
+	CHECK(err_node == NULL, "a failed instantiation names no node");
+	CHECK(strstr(log, "does not exist") != NULL, "the log holds the failure: %s", log);
+	OK(cu.cuGraphExecDestroy(x));
+	OK(cu.cuGraphDestroy(g));
+}
+
+/* capture_seq captures onto s: a memset of dst, then (copy) a copy of dst into out or (!copy)
+ * the two swapped. */
+static void *capture_seq(void *s, dptr dst, dptr out, unsigned char v, int memset_first, int nodes) {
+	void *g = NULL;
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	if (memset_first) {
+		OK(cu.cuMemsetD8Async(dst, v, 64, s));
+		if (nodes > 1)
+			OK(cu.cuMemcpyDtoDAsync_v2(out, dst, 64, s));
+	} else {
+		OK(cu.cuMemcpyDtoDAsync_v2(out, dst, 64, s));
+		if (nodes > 1)
+			OK(cu.cuMemsetD8Async(dst, v, 64, s));
+	}
+	OK(cu.cuStreamEndCapture(s, &g));
+	return g;
+}
+
+static void scenario_update(void) {
+	void *s = stream();
+	dptr a = dmalloc(64), b = dmalloc(64), c = dmalloc(64), d = dmalloc(64);
+	unsigned char zero[64] = {0};
+	OK(cu.cuMemcpyHtoD_v2(c, zero, 64));
+	OK(cu.cuMemcpyHtoD_v2(d, zero, 64));
+	void *g1 = capture_seq(s, a, b, 1, 1, 2), *g2 = capture_seq(s, c, d, 2, 1, 2);
+	void *other = capture_seq(s, c, d, 3, 0, 2), *fewer = capture_seq(s, c, d, 3, 1, 1);
+	void *x = instantiate(g1);
+	update_info info = {-1, (void *)1, (void *)1};
+	/* a node of another type: 910, NODE_TYPE_CHANGED naming the node, nothing changes */
+	EQ(cx.cuGraphExecUpdate_v2(x, other, &info), 910);
+	EQ(info.result, 3);
+	void *nodes[2];
+	size_t num = 2;
+	OK(cu.cuGraphGetNodes(other, nodes, &num));
+	CHECK(info.errorNode == nodes[0], "errorNode %p, want %p", info.errorNode, nodes[0]);
+	void *err_node = NULL;
+	int result = -1;
+	EQ(cx.cuGraphExecUpdate(x, fewer, &err_node, &result), 910);
+	EQ(result, 2);
+	OK(cu.cuGraphLaunch(x, s));
+	OK(cu.cuStreamSynchronize(s));
+	EQ(first_byte(b), 1);
+	EQ(first_byte(d), 0);
+	/* the same shape: the executable graph runs g2's nodes from then on */
+	OK(cx.cuGraphExecUpdate_v2(x, g2, &info));
+	EQ(info.result, 0);
+	CHECK(info.errorNode == NULL, "no error node");
+	OK(cu.cuGraphDestroy(g2));
+	OK(cu.cuGraphLaunch(x, s));
+	OK(cu.cuStreamSynchronize(s));
+	EQ(first_byte(d), 2);
+	/* v1 back to g1 */
+	OK(cx.cuGraphExecUpdate(x, g1, &err_node, &result));
+	EQ(result, 0);
+	OK(cu.cuMemcpyHtoD_v2(b, zero, 64));
+	OK(cu.cuGraphLaunch(x, s));
+	OK(cu.cuStreamSynchronize(s));
+	EQ(first_byte(b), 1);
+	OK(cu.cuGraphExecDestroy(x));
+}
+
+static void scenario_async(void) {
+	void *s = stream(), *cap = stream_flags(1), *g = NULL, *pool = NULL, *mine = NULL;
+	dptr p = 0, q = 0;
+	OK(cx.cuMemAllocAsync(&p, 1000, s));
+	OK(cx.cuMemFreeAsync(p, s));
+	EQ(dmalloc(1000), p); /* the device allocator serves both: LIFO reuse */
+	OK(cu.cuMemFree_v2(p));
+	EQ(cx.cuMemFreeAsync(p, s), 1);
+	OK(cx.cuDeviceGetDefaultMemPool(&pool, 0));
+	CHECK(pool != NULL, "a default pool");
+	OK(cx.cuMemAllocFromPoolAsync(&q, 1000, pool, s));
+	EQ(q, p);
+	EQ(cx.cuMemAllocFromPoolAsync(&p, 1000, NULL, s), 1);
+	OK(cx.cuMemPoolCreate(&mine, &q));
+	OK(cx.cuMemPoolDestroy(mine));
+	EQ(cx.cuMemPoolDestroy(mine), 1);
+	EQ(cx.cuMemPoolDestroy(pool), 1);
+	/* on a capturing stream: not supported, the capture goes on */
+	OK(cu.cuStreamBeginCapture_v2(cap, GLOBAL));
+	EQ(cx.cuMemAllocAsync(&p, 1000, cap), 801);
+	EQ(cx.cuMemFreeAsync(q, cap), 801);
+	EQ(status(cap), 1);
+	/* elsewhere during a GLOBAL capture: no rule judges it, as cuMemAlloc's does */
+	OK(cx.cuMemAllocAsync(&p, 512, s));
+	OK(cx.cuMemFreeAsync(p, s));
+	EQ(status(cap), 1);
+	OK(cu.cuStreamEndCapture(cap, &g));
+	OK(cu.cuGraphDestroy(g));
+	OK(cx.cuMemFreeAsync(q, NULL));
+}
+
+typedef struct {
+	unsigned long long dst;
+	size_t pitch;
+	unsigned value, elementSize;
+	size_t width, height;
+} memset_params;
+
+static void scenario_copies(void) {
+	void *s = stream(), *g = NULL;
+	dptr a = dmalloc(64), b = dmalloc(64);
+	unsigned char src[64], back[64];
+	for (int i = 0; i < 64; i++)
+		src[i] = (unsigned char)i;
+	/* unified: pageable to device, device to device, device to pageable, pinned to device */
+	OK(cx.cuMemcpyAsync(a, (dptr)(uintptr_t)src, 64, s));
+	OK(cx.cuMemcpyAsync(b, a, 64, s));
+	OK(cx.cuMemcpyAsync((dptr)(uintptr_t)back, b, 64, s));
+	OK(cu.cuStreamSynchronize(s));
+	CHECK(memcmp(src, back, 64) == 0, "the copies went round");
+	void *h = NULL;
+	OK(cu.cuMemAllocHost_v2(&h, 64));
+	memset(h, 0x42, 64);
+	OK(cx.cuMemcpyAsync(a, (dptr)(uintptr_t)h, 64, s));
+	EQ(first_byte(a), 0x42);
+	EQ(cx.cuMemcpyAsync((dptr)(uintptr_t)back, (dptr)(uintptr_t)src, 64, s), 1); /* host to host: not modelled */
+	/* memsets of 16- and 32-bit elements, counted in elements */
+	uint32_t words[16];
+	OK(cx.cuMemsetD32Async(a, 0x11223344u, 16, s));
+	OK(cx.cuMemsetD16Async(b, 0xabcd, 4, s));
+	OK(cu.cuMemcpyDtoH_v2(words, a, 64));
+	EQ(words[0], 0x11223344u);
+	EQ(words[15], 0x11223344u);
+	uint16_t halves[8];
+	OK(cu.cuMemcpyDtoH_v2(halves, b, 16));
+	EQ(halves[3], 0xabcd);
+	EQ(halves[4], 0x0908); /* past the 4 elements: the earlier copy's bytes 8 and 9 */
+	EQ(cx.cuMemsetD32Async(a + 2, 0, 4, s), 1); /* misaligned */
+	EQ(cx.cuMemsetD32Async(a, 0, 17, s), 1);    /* past the allocation */
+	/* captured: a node each, as cuda.h describes them */
+	OK(cu.cuStreamBeginCapture_v2(s, GLOBAL));
+	OK(cx.cuMemsetD16Async(a, 0x0102, 8, s));
+	OK(cx.cuMemcpyAsync(a, (dptr)(uintptr_t)h, 64, s));
+	OK(cu.cuStreamEndCapture(s, &g));
+	void *nodes[2];
+	size_t num = 2;
+	OK(cu.cuGraphGetNodes(g, nodes, &num));
+	EQ(num, 2);
+	memset_params mp;
+	OK(cx.cuGraphMemsetNodeGetParams(nodes[0], &mp));
+	EQ(mp.elementSize, 2);
+	EQ(mp.width, 8);
+	EQ(mp.value, 0x0102);
+	unsigned char cp[200];
+	OK(cx.cuGraphMemcpyNodeGetParams(nodes[1], cp));
+	int src_type;
+	memcpy(&src_type, cp + 32, sizeof src_type); /* srcMemoryType */
+	EQ(src_type, 1);                             /* CU_MEMORYTYPE_HOST: pinned memory, host to device */
+	OK(cu.cuGraphDestroy(g));
+	OK(cu.cuMemFreeHost(h));
+}
+
+static void scenario_launch(void) {
+	void *mod = NULL, *fn = NULL, *s = stream();
+	OK(cu.cuModuleLoadData(&mod, ptx));
+	OK(cu.cuModuleGetFunction(&fn, mod, "replaycheck_axpy"));
+	size_t off = 99, size = 99;
+	const size_t offs[4] = {0, 8, 16, 20}, sizes[4] = {8, 8, 4, 4};
+	for (size_t i = 0; i < 4; i++) {
+		OK(cx.cuFuncGetParamInfo(fn, i, &off, &size));
+		EQ(off, offs[i]);
+		EQ(size, sizes[i]);
+	}
+	EQ(cx.cuFuncGetParamInfo(fn, 4, &off, &size), 1);
+	EQ(cx.cuFuncGetParamInfo((void *)0x1234, 0, &off, &size), 400);
+	uint32_t xs[4] = {1, 2, 3, 4}, ys[4] = {10, 20, 30, 40}, out[4];
+	dptr x = dmalloc(16), y = dmalloc(16);
+	OK(cu.cuMemcpyHtoD_v2(x, xs, 16));
+	OK(cu.cuMemcpyHtoD_v2(y, ys, 16));
+	unsigned a = 2, n = 4;
+	void *params[] = {&y, &x, &a, &n};
+	launch_config cfg = {1, 1, 1, 32, 1, 1, 0, s, NULL, 0};
+	OK(cx.cuLaunchKernelEx(&cfg, fn, params, NULL));
+	OK(cu.cuMemcpyDtoH_v2(out, y, 16));
+	EQ(out[0], 12);
+	EQ(out[3], 48);
+	/* extra: the packed 24-byte buffer */
+	unsigned char buf[24];
+	size_t buf_size = sizeof buf;
+	memcpy(buf, &y, 8);
+	memcpy(buf + 8, &x, 8);
+	memcpy(buf + 16, &a, 4);
+	n = 2;
+	memcpy(buf + 20, &n, 4);
+	void *extra[] = {(void *)1, buf, (void *)2, &buf_size, (void *)0};
+	OK(cx.cuLaunchKernel_ptsz(fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, extra));
+	OK(cu.cuMemcpyDtoH_v2(out, y, 16));
+	EQ(out[0], 14);
+	EQ(out[1], 28);
+	EQ(out[2], 36); /* n = 2 lanes */
+	EQ(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, params, extra), 1);
+	buf_size = 20;
+	EQ(cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, extra), 1);
+	EQ(cx.cuLaunchKernelEx(NULL, fn, params, NULL), 1);
+	/* cuEventRecordWithFlags: CU_EVENT_RECORD_EXTERNAL is a record; other bits are refused */
+	void *e = event();
+	OK(cx.cuEventRecordWithFlags(e, s, 1));
+	OK(cu.cuEventQuery(e));
+	EQ(cx.cuEventRecordWithFlags(e, s, 4), 1);
+}
+
 int main(int argc, char **argv) {
 	if (argc != 3) {
 		fprintf(stderr, "usage: test_cuda LIBRARY SCENARIO\n");
@@ -669,6 +1096,26 @@ int main(int argc, char **argv) {
 	if (!lib) {
 		printf("FAIL dlopen: %s\n", dlerror());
 		return 1;
+	}
+	lib_handle = lib;
+	if (strcmp(argv[2], "procmissing") == 0) {
+		/* the missing-symbol variant without cuMemAlloc_v2: cuGetProcAddress does not find it */
+		int (*gpa)(const char *, void **, int, unsigned long long, int *);
+		*(void **)&gpa = dlsym(lib, "cuGetProcAddress_v2");
+		void *pfn = (void *)1;
+		int st = -1;
+		CHECK(gpa != NULL, "cuGetProcAddress_v2 exported");
+		if (gpa) {
+			EQ(gpa("cuMemAlloc", &pfn, 12040, 0, &st), 500);
+			EQ(st, 1);
+			CHECK(pfn == NULL, "no pointer");
+			OK(gpa("cuMemFree", &pfn, 12040, 0, &st));
+			CHECK(pfn == dlsym(lib, "cuMemFree_v2"), "cuMemFree_v2");
+		}
+		if (failures)
+			return 1;
+		printf("ok procmissing\n");
+		return 0;
 	}
 #define LOAD(name) *(void **)(&cu.name) = dlsym(lib, #name)
 	LOAD(cuInit); LOAD(cuDeviceGetCount); LOAD(cuDeviceGet); LOAD(cuDevicePrimaryCtxRetain);
@@ -695,7 +1142,18 @@ int main(int argc, char **argv) {
 		const char *name = NULL;
 		OK(cu.cuGetErrorName(34, &name));
 		CHECK(name && strcmp(name, "CUDA_ERROR_STUB_LIBRARY") == 0, "name %s", name);
+		if (load_cx()) {
+			void *pfn = NULL;
+			EQ(cx.cuGetProcAddress_v2("cuInit", &pfn, 12040, 0, NULL), 34);
+		}
 	} else {
+		/* the runtime library finds cuInit with cuGetProcAddress before it calls it */
+		if (!load_cx())
+			return 1;
+		void *pfn = NULL;
+		int st = -1;
+		OK(cx.cuGetProcAddress_v2("cuInit", &pfn, 12040, 0, &st));
+		CHECK(pfn == dlsym(lib, "cuInit"), "cuInit before cuInit");
 		int n;
 		EQ(cu.cuDeviceGetCount(&n), 3);
 		OK(cu.cuInit(0));
@@ -717,6 +1175,13 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "race") == 0) scenario_race();
 		else if (strcmp(sc, "fail") == 0) scenario_fail();
 		else if (strcmp(sc, "crash") == 0) scenario_crash();
+		else if (strcmp(sc, "procaddress") == 0) scenario_procaddress();
+		else if (strcmp(sc, "ptsz") == 0) scenario_ptsz();
+		else if (strcmp(sc, "v1") == 0) scenario_v1();
+		else if (strcmp(sc, "update") == 0) scenario_update();
+		else if (strcmp(sc, "async") == 0) scenario_async();
+		else if (strcmp(sc, "copies") == 0) scenario_copies();
+		else if (strcmp(sc, "launch") == 0) scenario_launch();
 		else {
 			printf("FAIL unknown scenario %s\n", sc);
 			return 2;
