@@ -1,7 +1,9 @@
 /* cuda_kernel: a kernel argument. A graph captures the axpy kernel (y = a*x + y) with y in buffer
  * b; b is freed and the same size allocated again, at b's address (hazard), or b is kept (clean).
  * The graph names b only through the kernel's arguments: the interposer reads them with the
- * driver's parameter layout, so the finding is a possible one, naming the argument.
+ * driver's parameter layout, so the finding is a possible one, naming the argument. The kernel is
+ * launched with cuLaunchKernel's kernelParams, with its extra (one packed argument buffer), or
+ * with cuLaunchKernelEx: hazard, hazard-extra, hazard-ex and their clean twins.
  * Prints "launch=<status>". */
 #define RC_CUDA
 #include "drv.h"
@@ -23,8 +25,8 @@ static const char axpy_ptx[] = ".version 7.0\n"
 			       "}\n";
 
 int main(int argc, char **argv) {
-	static const char *const variants[] = {"hazard", "clean", NULL};
-	int clean = pick(argc, argv, variants);
+	static const char *const variants[] = {"hazard", "clean", "hazard-extra", "clean-extra", "hazard-ex", "clean-ex", NULL};
+	int v = pick(argc, argv, variants), clean = v % 2, how = v / 2;
 	cu_open();
 	CUstream s = cu_stream(), ls = cu_launch_stream(s);
 	CUmodule m;
@@ -37,8 +39,26 @@ int main(int argc, char **argv) {
 
 	unsigned int a = 2, lanes = N / 4;
 	void *params[] = {&b, &x, &a, &lanes};
+	/* the packed buffer: y at 0, x at 8, a at 16, n at 20 (cuFuncGetParamInfo's layout) */
+	unsigned char packed[24];
+	size_t packed_size = sizeof packed;
+	memcpy(packed, &b, 8);
+	memcpy(packed + 8, &x, 8);
+	memcpy(packed + 16, &a, 4);
+	memcpy(packed + 20, &lanes, 4);
+	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed_size, CU_LAUNCH_PARAM_END};
+	CUlaunchConfig config = {.gridDimX = lanes / 256, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256, .blockDimY = 1, .blockDimZ = 1, .hStream = s};
 	CK(cu.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-	CK(cu.LaunchKernel(f, lanes / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
+	switch (how) {
+	case 0:
+		CK(cu.LaunchKernel(f, lanes / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
+		break;
+	case 1:
+		CK(cu.LaunchKernel(f, lanes / 256, 1, 1, 256, 1, 1, 0, s, NULL, extra));
+		break;
+	default:
+		CK(cu.LaunchKernelEx(&config, f, params, NULL));
+	}
 	cu_graph g = cu_end(s);
 	CK(cu.GraphLaunch(g.x, ls));
 	CK(cu.CtxSynchronize());

@@ -95,6 +95,19 @@ typedef void *CUgraph;
 typedef void *CUgraphExec;
 
 #define CUDA_ERROR_INVALID_VALUE 1
+#define CU_LAUNCH_PARAM_END ((void *)0x00)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
+
+typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+typedef struct {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
 #define CU_STREAM_NON_BLOCKING 0x1
 enum { CU_STREAM_CAPTURE_MODE_GLOBAL = 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1, CU_STREAM_CAPTURE_MODE_RELAXED = 2 };
 enum { CU_GET_PROC_ADDRESS_DEFAULT = 0, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2 };
@@ -111,6 +124,8 @@ enum { CU_GET_PROC_ADDRESS_DEFAULT = 0, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_S
 	X(CtxSynchronize, cuCtxSynchronize, cuCtxSynchronize, (void))                                    \
 	X(MemAlloc, cuMemAlloc_v2, cuMemAlloc, (CUdeviceptr *, size_t))                                  \
 	X(MemFree, cuMemFree_v2, cuMemFree, (CUdeviceptr))                                               \
+	X(MemAllocAsync, cuMemAllocAsync, cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream))             \
+	X(MemFreeAsync, cuMemFreeAsync, cuMemFreeAsync, (CUdeviceptr, CUstream))                         \
 	X(MemcpyHtoD, cuMemcpyHtoD_v2, cuMemcpyHtoD, (CUdeviceptr, const void *, size_t))                \
 	X(MemcpyDtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH, (void *, CUdeviceptr, size_t))                      \
 	X(MemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
@@ -125,6 +140,7 @@ enum { CU_GET_PROC_ADDRESS_DEFAULT = 0, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_S
 	X(LaunchKernel, cuLaunchKernel, cuLaunchKernel,                                                  \
 	  (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, \
 	   unsigned int, CUstream, void **, void **))                                                    \
+	X(LaunchKernelEx, cuLaunchKernelEx, cuLaunchKernelEx, (const CUlaunchConfig *, CUfunction, void **, void **)) \
 	X(StreamBeginCapture, cuStreamBeginCapture_v2, cuStreamBeginCapture, (CUstream, int))            \
 	X(StreamEndCapture, cuStreamEndCapture, cuStreamEndCapture, (CUstream, CUgraph *))               \
 	X(ThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, (int *)) \
