@@ -34,6 +34,7 @@ var scenarios = map[fake.Library][]struct {
 		{"host", "rejects pageable copies into a capture and replays pinned ones", nil},
 		{"errmsg", "reports the last failure's detail in aclGetRecentErrMsg", nil},
 		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, naming the injection, touching nothing", nil},
+		{"kernel", "loads a binary naming the axpy kernel and launches it with packed arguments read at the call, eagerly and captured", nil},
 	},
 	fake.CUDA: {
 		{"alloc", "reuses freed blocks, replays a re-base into the bystander and, silently, a small freed block", nil},

@@ -27,6 +27,8 @@ var exports = map[Library][]string{
 		"aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo", "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode",
 		"aclmdlRIExecuteAsync", "aclmdlRIDestroy",
 		"aclrtGetSocName", "aclsysGetVersionStr",
+		// Kernels as watch's interposer meets them (Ascend C custom operators).
+		"aclrtBinaryLoadFromData", "aclrtBinaryGetFunction", "aclrtBinaryUnLoad", "aclrtLaunchKernel",
 		"replaycheck_fake_inject", "replaycheck_fake_fired",
 	},
 	CUDA: {

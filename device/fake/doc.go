@@ -97,6 +97,15 @@
 // packed 24-byte buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE 24,
 // CU_LAUNCH_PARAM_END), not both.
 //
+// libascendcl's kernel is the same replaycheck_axpy: aclrtBinaryLoadFromData takes any data
+// naming it (options may be NULL), aclrtBinaryGetFunction finds it, aclrtBinaryUnLoad ends the
+// binary and its function, and aclrtLaunchKernel takes the packed arguments {void *y; void *x;
+// uint32_t a; uint32_t n;} (argsSize 24, else ACL_ERROR_INVALID_PARAM) in host memory or, as
+// CANN documents, in device memory, and computes all n lanes whatever numBlocks (an Ascend C
+// kernel splits its lanes among its blocks itself). The arguments are read at the call: the
+// buffer may be reused at once, and a capture holds their values (a device would read a
+// device-memory argument buffer when the kernel runs, which the fake does not model).
+//
 // ACL
 // handles and CUDA streams, events, graphs and executable graphs are numbers cast to pointers; the
 // default stream is NULL. aclmdlRICaptureGetInfo's model RI for a capture in progress is

@@ -7,6 +7,7 @@
  *
  * Built with -DRC_STUB it is a library with no driver behind it: aclInit and aclFinalize succeed,
  * every device call fails ACL_ERROR_RT_NO_DEVICE (207004) and aclrtGetDeviceCount reports 0. */
+#define _GNU_SOURCE /* memmem */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -476,5 +477,118 @@ RC_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
 	int err = begin(&c, "aclmdlRIDestroy", 1);
 	if (!err)
 		err = rc_destroy_graph(c.d, H(modelRI));
+	return end(&c, err);
+}
+
+/* ---------- kernels: aclrtBinaryLoadFromData, aclrtBinaryGetFunction, aclrtLaunchKernel ---------- */
+
+/* The one kernel, as libcuda's fake has it: replaycheck_axpy computes y[i] = a*x[i] + y[i] over
+ * the n little-endian uint32 lanes, all n whatever numBlocks (an Ascend C kernel splits its lanes
+ * among its blocks itself). A binary is any data naming "replaycheck_axpy"; its handle is
+ * RC_ACL_BIN_TAG + index + 1 and its function's RC_ACL_FUNC_TAG + index + 1, dead once the
+ * binary is unloaded. */
+typedef void *aclrtBinHandle;
+typedef void *aclrtFuncHandle;
+typedef struct aclrtBinaryLoadOptions aclrtBinaryLoadOptions;
+
+#define RC_ACL_AXPY_NAME "replaycheck_axpy"
+#define RC_ACL_BIN_TAG 0xb1b0000ull
+#define RC_ACL_FUNC_TAG 0xf0f0000ull
+#define MAX_BINARIES 64
+/* The packed arguments {void *y; void *x; uint32_t a; uint32_t n;}. */
+#define RC_ACL_AXPY_ARGS 24
+
+static int binary_live[MAX_BINARIES];
+
+static int tagged_index(void *h, uint64_t tag) {
+	uint64_t v = H(h);
+	if (v <= tag || v > tag + MAX_BINARIES || !binary_live[v - tag - 1])
+		return -1;
+	return (int)(v - tag - 1);
+}
+
+static int invalid_param(const char *fmt, const char *entry, const void *what) {
+	rc_set_detail(fmt, entry, what);
+	return ACL_ERROR_INVALID_PARAM;
+}
+
+RC_API aclError aclrtBinaryLoadFromData(const void *data, size_t length, const aclrtBinaryLoadOptions *options, aclrtBinHandle *binHandle) {
+	(void)options;
+	acl_call c;
+	int err = begin(&c, "aclrtBinaryLoadFromData", 0);
+	if (!err && (!data || !binHandle))
+		err = invalid_param("%s: %s is NULL", c.entry, data ? "binHandle" : "data");
+	if (!err && (length < sizeof RC_ACL_AXPY_NAME - 1 || !memmem(data, length, RC_ACL_AXPY_NAME, sizeof RC_ACL_AXPY_NAME - 1)))
+		err = invalid_param("%s: the binary at %p holds no kernel the fake knows (" RC_ACL_AXPY_NAME ")", c.entry, data);
+	if (!err) {
+		int i = 0;
+		while (i < MAX_BINARIES && binary_live[i])
+			i++;
+		if (i == MAX_BINARIES) {
+			err = rc_fail("out-of-memory", "aclrtBinaryLoadFromData: %d binaries are loaded", MAX_BINARIES);
+		} else {
+			binary_live[i] = 1;
+			*binHandle = P(RC_ACL_BIN_TAG + (uint64_t)i + 1);
+		}
+	}
+	return end(&c, err);
+}
+
+RC_API aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName, aclrtFuncHandle *funcHandle) {
+	acl_call c;
+	int err = begin(&c, "aclrtBinaryGetFunction", 0);
+	int i = tagged_index(binHandle, RC_ACL_BIN_TAG);
+	if (!err && (!kernelName || !funcHandle))
+		err = invalid_param("%s: %s is NULL", c.entry, kernelName ? "funcHandle" : "kernelName");
+	if (!err && i < 0)
+		err = invalid_param("%s: %p is not a loaded binary", c.entry, binHandle);
+	if (!err && strcmp(kernelName, RC_ACL_AXPY_NAME) != 0)
+		err = invalid_param("%s: no kernel %s in the binary (the fake knows " RC_ACL_AXPY_NAME ")", c.entry, kernelName);
+	if (!err)
+		*funcHandle = P(RC_ACL_FUNC_TAG + (uint64_t)i + 1);
+	return end(&c, err);
+}
+
+RC_API aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle) {
+	acl_call c;
+	int err = begin(&c, "aclrtBinaryUnLoad", 0);
+	int i = tagged_index(binHandle, RC_ACL_BIN_TAG);
+	if (!err && i < 0)
+		err = invalid_param("%s: %p is not a loaded binary", c.entry, binHandle);
+	if (!err)
+		binary_live[i] = 0;
+	return end(&c, err);
+}
+
+/* argsData holds the packed arguments, 24 bytes (else ACL_ERROR_INVALID_PARAM). CANN documents it
+ * as device memory; a host buffer is accepted too. Either way the fake reads the arguments at the
+ * call, so the caller may reuse the buffer at once and a capture holds the values (a device reads
+ * a device-memory argument buffer when the kernel runs). */
+RC_API aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize, aclrtStream stream) {
+	acl_call c;
+	int err = begin(&c, "aclrtLaunchKernel", 1);
+	if (!err && tagged_index(funcHandle, RC_ACL_FUNC_TAG) < 0)
+		err = invalid_param("%s: %p is not a function of a loaded binary", c.entry, funcHandle);
+	if (!err && (!argsData || argsSize != RC_ACL_AXPY_ARGS)) {
+		rc_set_detail("aclrtLaunchKernel: " RC_ACL_AXPY_NAME " takes %d bytes of packed arguments {y, x, a, n}, not %zu%s", RC_ACL_AXPY_ARGS,
+			      argsSize, argsData ? "" : " (argsData is NULL)");
+		err = ACL_ERROR_INVALID_PARAM;
+	}
+	if (!err && rc_memory_kind(c.d, H(argsData)) != RC_MEM_PAGEABLE)
+		err = rc_live_range(c.d, "argsData", H(argsData), RC_ACL_AXPY_ARGS);
+	if (!err && numBlocks == 0) {
+		rc_set_detail("aclrtLaunchKernel: numBlocks is 0");
+		err = ACL_ERROR_INVALID_PARAM;
+	}
+	if (!err) {
+		const unsigned char *args = argsData;
+		uint64_t y, x;
+		uint32_t a, n;
+		memcpy(&y, args, 8);
+		memcpy(&x, args + 8, 8);
+		memcpy(&a, args + 16, 4);
+		memcpy(&n, args + 20, 4);
+		err = rc_axpy(c.d, H(stream), y, x, n, a);
+	}
 	return end(&c, err);
 }

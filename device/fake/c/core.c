@@ -1556,6 +1556,11 @@ int rc_fill_elems(rc_device *d, uint64_t s, uint64_t dst, uint64_t count, unsign
 		       (work_t){.kind = RC_MEMSET, .dst = {dst, (int64_t)(count * elem)}, .value = (uint8_t)pattern, .elem = (uint8_t)elem, .pattern = pattern});
 }
 
+int rc_live_range(rc_device *d, const char *what, uint64_t addr, uint64_t n) {
+	int host;
+	return check_range(d, what, addr, (int64_t)n, 1, &host);
+}
+
 int rc_memory_kind(rc_device *d, uint64_t addr) {
 	return in_region(&d->dev, addr) ? RC_MEM_DEVICE : in_region(&d->host, addr) ? RC_MEM_PINNED : RC_MEM_PAGEABLE;
 }

@@ -192,6 +192,9 @@ uint64_t rc_thread_stream(rc_device *d);
  * own pageable memory). */
 enum { RC_MEM_PAGEABLE = 0, RC_MEM_DEVICE = 1, RC_MEM_PINNED = 2 };
 int rc_memory_kind(rc_device *d, uint64_t addr);
+/* 0 when [addr, addr+n) lies inside one live device or pinned host allocation, else invalid-value
+ * naming what. */
+int rc_live_range(rc_device *d, const char *what, uint64_t addr, uint64_t n);
 int rc_destroy_stream(rc_device *d, uint64_t s);
 int rc_create_event(rc_device *d, uint64_t *e);
 int rc_destroy_event(rc_device *d, uint64_t e);

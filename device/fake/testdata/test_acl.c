@@ -456,6 +456,89 @@ static void scenario_crash(void) { /* REPLAYCHECK_FAKE_CRASH=aclrtMalloc dies he
 	OK(acl.aclrtMalloc(&p, 64, 0));
 }
 
+/* Kernels as Ascend C custom operators reach them: a binary, its function, a launch with packed
+ * arguments {y, x, a, n} (24 bytes), read at the call. */
+static struct {
+	int (*aclrtBinaryLoadFromData)(const void *, size_t, const void *, void **);
+	int (*aclrtBinaryGetFunction)(void *, const char *, void **);
+	int (*aclrtBinaryUnLoad)(void *);
+	int (*aclrtLaunchKernel)(void *, uint32_t, const void *, size_t, void *);
+} ak;
+
+static void pack(unsigned char *args, void *y, void *x, uint32_t a, uint32_t n) {
+	memcpy(args, &y, 8);
+	memcpy(args + 8, &x, 8);
+	memcpy(args + 16, &a, 4);
+	memcpy(args + 20, &n, 4);
+}
+
+static void scenario_kernel(void *lib) {
+	*(void **)&ak.aclrtBinaryLoadFromData = dlsym(lib, "aclrtBinaryLoadFromData");
+	*(void **)&ak.aclrtBinaryGetFunction = dlsym(lib, "aclrtBinaryGetFunction");
+	*(void **)&ak.aclrtBinaryUnLoad = dlsym(lib, "aclrtBinaryUnLoad");
+	*(void **)&ak.aclrtLaunchKernel = dlsym(lib, "aclrtLaunchKernel");
+	CHECK(ak.aclrtBinaryLoadFromData && ak.aclrtBinaryGetFunction && ak.aclrtBinaryUnLoad && ak.aclrtLaunchKernel, "kernel entry points");
+	if (!ak.aclrtLaunchKernel)
+		return;
+	static const char bin[] = "\x7f" "ELF....replaycheck_axpy....", other[] = "\x7f" "ELF....other_kernel";
+	void *b = NULL, *b2 = NULL, *f = NULL, *f2 = NULL;
+	EQ(ak.aclrtBinaryLoadFromData(other, sizeof other, NULL, &b), 100000);
+	OK(ak.aclrtBinaryLoadFromData(bin, sizeof bin, NULL, &b));
+	EQ(ak.aclrtBinaryGetFunction(b, "other", &f), 100000);
+	OK(ak.aclrtBinaryGetFunction(b, "replaycheck_axpy", &f));
+	uint32_t xs[4] = {1, 2, 3, 0xffffffffu}, ys[4] = {10, 20, 30, 5}, out[4];
+	void *x = dmalloc(16), *y = dmalloc(16), *s = stream(), *ri = NULL;
+	OK(acl.aclrtMemcpy(x, 16, xs, 16, H2D));
+	OK(acl.aclrtMemcpy(y, 16, ys, 16, H2D));
+	unsigned char args[24];
+	pack(args, y, x, 3, 4);
+	OK(ak.aclrtLaunchKernel(f, 1, args, sizeof args, s));
+	OK(acl.aclrtSynchronizeStream(s));
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 13);
+	EQ(out[2], 39);
+	EQ(out[3], 2); /* 3*0xffffffff + 5 wraps */
+	EQ(ak.aclrtLaunchKernel(f, 1, args, 20, s), 100000);
+	EQ(ak.aclrtLaunchKernel(f, 1, NULL, 24, s), 100000);
+	EQ(ak.aclrtLaunchKernel(f, 0, args, 24, s), 100000);
+	EQ(ak.aclrtLaunchKernel((void *)0x1234, 1, args, 24, s), 100000);
+	/* captured: the arguments are read at the call, so the buffer is reused at once */
+	OK(acl.aclrtMemcpy(y, 16, ys, 16, H2D));
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	OK(ak.aclrtLaunchKernel(f, 2, args, sizeof args, s));
+	pack(args, x, y, 1000, 4); /* would swap x and y if read at replay */
+	OK(acl.aclmdlRICaptureEnd(s, &ri));
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 10); /* captured, not run */
+	OK(acl.aclmdlRIExecuteAsync(ri, s));
+	OK(acl.aclrtSynchronizeStream(s));
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 13);
+	EQ(out[1], 26);
+	uint32_t xs_now[4];
+	OK(acl.aclrtMemcpy(xs_now, 16, x, 16, D2H));
+	EQ(xs_now[0], 1);
+	OK(acl.aclmdlRIDestroy(ri));
+	/* the arguments in device memory, as CANN documents them: read at the call too */
+	void *dargs = dmalloc(24);
+	pack(args, y, x, 1, 1);
+	OK(acl.aclrtMemcpy(dargs, 24, args, 24, H2D));
+	OK(ak.aclrtLaunchKernel(f, 1, dargs, 24, s));
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 14);
+	EQ(out[1], 26); /* n = 1 lane */
+	OK(acl.aclrtFree(dargs));
+	EQ(ak.aclrtLaunchKernel(f, 1, dargs, 24, s), 107000); /* freed device memory */
+	/* a second binary, then unload: its function dies with it */
+	OK(ak.aclrtBinaryLoadFromData(bin, sizeof bin, NULL, &b2));
+	OK(ak.aclrtBinaryGetFunction(b2, "replaycheck_axpy", &f2));
+	OK(ak.aclrtBinaryUnLoad(b2));
+	EQ(ak.aclrtLaunchKernel(f2, 1, args, 24, s), 100000);
+	EQ(ak.aclrtBinaryUnLoad(b2), 100000);
+	OK(ak.aclrtLaunchKernel(f, 1, args, 24, s));
+	OK(ak.aclrtBinaryUnLoad(b));
+}
+
 int main(int argc, char **argv) {
 	if (argc != 3) {
 		fprintf(stderr, "usage: test_acl LIBRARY SCENARIO\n");
@@ -511,6 +594,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "race") == 0) scenario_race();
 		else if (strcmp(sc, "fail") == 0) scenario_fail();
 		else if (strcmp(sc, "crash") == 0) scenario_crash();
+		else if (strcmp(sc, "kernel") == 0) scenario_kernel(lib);
 		else {
 			printf("FAIL unknown scenario %s\n", sc);
 			return 2;
