@@ -109,6 +109,19 @@ func (a *alloc) layer() layer {
 	return driverLayer
 }
 
+// what names the kind of allocation for people.
+func (a *alloc) what() string {
+	switch a.kind {
+	case "pool":
+		return "pool block"
+	case "async":
+		return "async allocation"
+	case "host":
+		return "host allocation"
+	}
+	return "device allocation"
+}
+
 func (a *alloc) overlaps(addr, n uint64) bool {
 	return addr < a.base+a.size && a.base < addr+max(n, 1)
 }
@@ -633,7 +646,7 @@ func (c *Checker) end(p *proc, e Event, emit func(*Finding, *capture)) {
 				lo, hi := max(os.addr, s.addr), min(os.addr+max(os.bytes, 1), s.addr+max(s.bytes, 1))
 				emit(&Finding{Kind: OffCaptureWork, PID: p.pid, TID: o.ev.TID, Call: o.ev.Call,
 					Detail:   fmt.Sprintf("%s (%s) ran on stream %s, outside capture %d that its thread was making on stream %s, on memory the capture also uses: the graph will not repeat it, and its order against the graph's work is not the one captured", o.ev.Call, o.ev.What, o.ev.Stream, cp.id, cp.stream),
-					Graph:    captureGraph(p, cp, nil, o.ev.Stream),
+					Graph:    captureGraph(p, cp, nil, ""),
 					Range:    &Range{Addr: hex(lo), Bytes: hi - lo},
 					Captured: &s.site, Possible: s.possible || os.possible, AtCapture: s.holders[0].holder(),
 					Stacks: c.stacks(p, o.ev.Stack, s.stack, s.holders[0].stack, 0, 0)}, nil)
@@ -734,8 +747,8 @@ func (c *Checker) staleFinding(p *proc, e Event, x *execGraph, v verdict) *Findi
 		what = fmt.Sprintf("now inside another allocation (%s, %d bytes, %s)", hex(v.now.base), v.now.size, v.now.call)
 	}
 	f := &Finding{Kind: StaleReplay, Refused: e.Refused, Possible: s.possible, PID: p.pid, TID: e.TID, Call: e.Call,
-		Detail: fmt.Sprintf("graph %s was launched on stream %s, but the range %s+%d it captured in %s held %s %s (%d bytes, generation %d), %s",
-			hex(x.cap.graph), e.Stream, hex(s.addr), s.bytes, s.call, h.kind, hex(h.base), h.size, h.gen, what),
+		Detail: fmt.Sprintf("graph %s was launched on stream %s, but the range %s+%d it captured in %s held the %s %s (%d bytes, generation %d), %s",
+			hex(x.cap.graph), e.Stream, hex(s.addr), s.bytes, s.call, h.what(), hex(h.base), h.size, h.gen, what),
 		Graph: captureGraph(p, x.cap, x, e.Stream), Range: &Range{Addr: hex(s.addr), Bytes: s.bytes},
 		Captured: &s.site, AtCapture: h.holder(),
 		Stacks: c.stacks(p, e.Stack, s.stack, h.stack, h.freeStack, 0)}

@@ -30,7 +30,7 @@ func Describe(f Finding) string {
 		fmt.Fprintf(&b, " (x %d)", f.Count)
 	}
 	b.WriteByte('\n')
-	row := func(label, text string) { fmt.Fprintf(&b, "    %-12s%s\n", label+":", text) }
+	row := func(label, text string) { fmt.Fprintf(&b, "    %-13s %s\n", label+":", text) }
 	if f.Graph != nil {
 		row("graph", describeGraph(f.Graph))
 	}
