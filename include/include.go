@@ -11,3 +11,11 @@ var RuntimeABI []byte
 
 // RuntimeABIPath is where a C source includes RuntimeABI from: #include "replaycheck/runtime.h".
 const RuntimeABIPath = "replaycheck/runtime.h"
+
+// WatchABI is replaycheck/watch.h, the pool annotations replaycheck watch's interposer defines.
+//
+//go:embed replaycheck/watch.h
+var WatchABI []byte
+
+// WatchABIPath is where a C source includes WatchABI from: #include "replaycheck/watch.h".
+const WatchABIPath = "replaycheck/watch.h"

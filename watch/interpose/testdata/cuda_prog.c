@@ -1,0 +1,545 @@
+/* cuda_prog.c: a program on the (fake) CUDA driver API that the interposer's tests run under
+ * LD_PRELOAD. It reaches the driver in one of the ways real programs do:
+ *
+ *   linked   the exported symbols (built with -DLINKED, linked to -lcuda)
+ *   dlsym    dlopen("libcuda.so.1") + dlsym of each versioned name
+ *   proc     cuGetProcAddress_v2 of each base name, version 12040 (found with dlsym)
+ *   ptsz     the same with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+ *
+ * Usage: cuda_prog WAY SCENARIO. It prints what the tests compare ("key=value" lines) and exits 0,
+ * or prints "FAIL ..." and exits 1. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "replaycheck/watch.h"
+
+typedef unsigned long long dptr;
+typedef void *CUstream;
+
+/* field, exported name, base name (cuGetProcAddress), signature */
+#define CU_FUNCS(F)                                                                                                    \
+	F(Init, cuInit, cuInit, int (*)(unsigned))                                                                         \
+	F(DeviceGet, cuDeviceGet, cuDeviceGet, int (*)(int *, int))                                                        \
+	F(Retain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, int (*)(void **, int))                               \
+	F(SetCurrent, cuCtxSetCurrent, cuCtxSetCurrent, int (*)(void *))                                                   \
+	F(MemAlloc, cuMemAlloc_v2, cuMemAlloc, int (*)(dptr *, size_t))                                                    \
+	F(MemFree, cuMemFree_v2, cuMemFree, int (*)(dptr))                                                                 \
+	F(MemAllocAsync, cuMemAllocAsync, cuMemAllocAsync, int (*)(dptr *, size_t, CUstream))                              \
+	F(MemFreeAsync, cuMemFreeAsync, cuMemFreeAsync, int (*)(dptr, CUstream))                                           \
+	F(MemAllocHost, cuMemAllocHost_v2, cuMemAllocHost, int (*)(void **, size_t))                                       \
+	F(MemFreeHost, cuMemFreeHost, cuMemFreeHost, int (*)(void *))                                                      \
+	F(HtoD, cuMemcpyHtoD_v2, cuMemcpyHtoD, int (*)(dptr, const void *, size_t))                                        \
+	F(DtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH, int (*)(void *, dptr, size_t))                                              \
+	F(DtoDAsync, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, int (*)(dptr, dptr, size_t, CUstream))                       \
+	F(HtoDAsync, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, int (*)(dptr, const void *, size_t, CUstream))              \
+	F(MemsetD8Async, cuMemsetD8Async, cuMemsetD8Async, int (*)(dptr, unsigned char, size_t, CUstream))                 \
+	F(MemsetD32Async, cuMemsetD32Async, cuMemsetD32Async, int (*)(dptr, unsigned int, size_t, CUstream))               \
+	F(StreamCreate, cuStreamCreate, cuStreamCreate, int (*)(CUstream *, unsigned))                                     \
+	F(StreamSync, cuStreamSynchronize, cuStreamSynchronize, int (*)(CUstream))                                         \
+	F(CtxSync, cuCtxSynchronize, cuCtxSynchronize, int (*)(void))                                                      \
+	F(EventCreate, cuEventCreate, cuEventCreate, int (*)(void **, unsigned))                                           \
+	F(EventRecord, cuEventRecord, cuEventRecord, int (*)(void *, CUstream))                                            \
+	F(EventSync, cuEventSynchronize, cuEventSynchronize, int (*)(void *))                                              \
+	F(StreamWaitEvent, cuStreamWaitEvent, cuStreamWaitEvent, int (*)(CUstream, void *, unsigned))                      \
+	F(ModuleLoadData, cuModuleLoadData, cuModuleLoadData, int (*)(void **, const void *))                              \
+	F(ModuleGetFunction, cuModuleGetFunction, cuModuleGetFunction, int (*)(void **, void *, const char *))             \
+	F(LaunchKernel, cuLaunchKernel, cuLaunchKernel,                                                                    \
+	  int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **)) \
+	F(BeginCapture, cuStreamBeginCapture_v2, cuStreamBeginCapture, int (*)(CUstream, int))                             \
+	F(EndCapture, cuStreamEndCapture, cuStreamEndCapture, int (*)(CUstream, void **))                                  \
+	F(ExchangeMode, cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, int (*)(int *))              \
+	F(Instantiate, cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, int (*)(void **, void *, unsigned long long)) \
+	F(ExecUpdate, cuGraphExecUpdate_v2, cuGraphExecUpdate, int (*)(void *, void *, void *))                            \
+	F(Launch, cuGraphLaunch, cuGraphLaunch, int (*)(void *, CUstream))                                                 \
+	F(ExecDestroy, cuGraphExecDestroy, cuGraphExecDestroy, int (*)(void *))                                            \
+	F(GraphDestroy, cuGraphDestroy, cuGraphDestroy, int (*)(void *))
+
+#define FIELD(f, sym, base, type) __typeof__(type) f;
+static struct {
+	CU_FUNCS(FIELD)
+} cu;
+
+#ifdef LINKED
+#define DECL(f, sym, base, type) extern int sym();
+CU_FUNCS(DECL)
+#endif
+
+static int failures;
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (!(cond)) {                                              \
+			printf("FAIL %s:%d: ", __func__, __LINE__);         \
+			printf(__VA_ARGS__);                                \
+			printf("\n");                                       \
+			failures++;                                         \
+		}                                                           \
+	} while (0)
+#define OK(call)                                                            \
+	do {                                                                \
+		int rc_ = (call);                                           \
+		CHECK(rc_ == 0, "%s = %d", #call, rc_);                     \
+	} while (0)
+
+static const char ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+			  ".visible .entry replaycheck_axpy(.param .u64 y, .param .u64 x, .param .u32 a, .param .u32 n)\n{\n}\n";
+
+static void bind(const char *way) {
+#ifdef LINKED
+	(void)way;
+#define LINK(f, sym, base, type) cu.f = (type)sym;
+	CU_FUNCS(LINK)
+#else
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		printf("FAIL dlopen: %s\n", dlerror());
+		exit(1);
+	}
+	if (!strcmp(way, "dlsym")) {
+#define SYM(f, sym, base, type) cu.f = (type)dlsym(h, #sym);
+		CU_FUNCS(SYM)
+	} else {
+		int (*gpa)(const char *, void **, int, unsigned long long, int *) =
+			(int (*)(const char *, void **, int, unsigned long long, int *))dlsym(h, "cuGetProcAddress_v2");
+		unsigned long long flags = !strcmp(way, "ptsz") ? 0x2 : 0;
+		if (!gpa) {
+			printf("FAIL no cuGetProcAddress_v2\n");
+			exit(1);
+		}
+		/* As the runtime does: cuGetProcAddress_v2 itself, through cuGetProcAddress_v2. */
+		void *self = NULL;
+		int st;
+		if (gpa("cuGetProcAddress", &self, 12040, 0, &st) || !self) {
+			printf("FAIL cuGetProcAddress of itself\n");
+			exit(1);
+		}
+		gpa = (int (*)(const char *, void **, int, unsigned long long, int *))self;
+#define PROC(f, sym, base, type)                                          \
+	{                                                                 \
+		void *p = NULL;                                           \
+		if (gpa(#base, &p, 12040, flags, &st) == 0)               \
+			cu.f = (type)p;                                   \
+	}
+		CU_FUNCS(PROC)
+	}
+#endif
+#define NEED(f, sym, base, type)                           \
+	if (!cu.f) {                                       \
+		printf("FAIL no %s\n", #sym);              \
+		exit(1);                                   \
+	}
+	CU_FUNCS(NEED)
+}
+
+static void *ctx;
+static void init(void) {
+	int dev;
+	OK(cu.Init(0));
+	OK(cu.DeviceGet(&dev, 0));
+	OK(cu.Retain(&ctx, dev));
+	OK(cu.SetCurrent(ctx));
+}
+
+static void *axpy(void) {
+	void *mod, *fn;
+	OK(cu.ModuleLoadData(&mod, ptx));
+	OK(cu.ModuleGetFunction(&fn, mod, "replaycheck_axpy"));
+	return fn;
+}
+
+/* Two buffers, a graph that sets a, copies a to b and runs y=b, x=a; launched, then b freed and
+ * launched again. */
+static void basic(void) {
+	dptr a, b;
+	CUstream s;
+	void *g, *ex, *fn = axpy();
+	OK(cu.MemAlloc(&a, 4096));
+	OK(cu.MemAlloc(&b, 4096));
+	OK(cu.StreamCreate(&s, 1));
+	printf("a=0x%llx\nb=0x%llx\nstream=%p\n", a, b, s);
+	OK(cu.BeginCapture(s, 0));
+	OK(cu.MemsetD8Async(a, 1, 4096, s));
+	OK(cu.DtoDAsync(b, a, 4096, s));
+	unsigned int k = 2, n = 1024;
+	void *params[] = {&b, &a, &k, &n};
+	OK(cu.LaunchKernel(fn, 4, 1, 1, 256, 1, 1, 0, s, params, NULL));
+	OK(cu.EndCapture(s, &g));
+	OK(cu.Instantiate(&ex, g, 0));
+	printf("graph=%p\nexec=%p\n", g, ex);
+	OK(cu.Launch(ex, s));
+	OK(cu.StreamSync(s));
+	OK(cu.MemFree(b));
+	OK(cu.Launch(ex, s));
+	OK(cu.ExecDestroy(ex));
+	OK(cu.GraphDestroy(g));
+	OK(cu.MemFree(a));
+}
+
+/* A graph that sets a; a freed and the same bytes handed to a bystander, then the graph launched. */
+static void refuse(void) {
+	dptr a, by;
+	CUstream s;
+	void *g, *ex;
+	unsigned char host[64];
+	OK(cu.MemAlloc(&a, 64));
+	OK(cu.StreamCreate(&s, 1));
+	OK(cu.BeginCapture(s, 0));
+	OK(cu.MemsetD8Async(a, 0xaa, 64, s));
+	OK(cu.EndCapture(s, &g));
+	OK(cu.Instantiate(&ex, g, 0));
+	OK(cu.MemFree(a));
+	OK(cu.MemAlloc(&by, 64));
+	printf("a=0x%llx\nbystander=0x%llx\n", a, by);
+	memset(host, 0x11, sizeof host);
+	OK(cu.HtoD(by, host, sizeof host));
+	int r = cu.Launch(ex, s);
+	printf("launch=%d\n", r);
+	OK(cu.StreamSync(s));
+	memset(host, 0, sizeof host);
+	OK(cu.DtoH(host, by, sizeof host));
+	printf("bystander_byte=%02x\n", host[0]);
+}
+
+/* Results only, no address: the same with and without the interposer. */
+static void plain(void) {
+	dptr a;
+	CUstream s;
+	void *g, *ex, *fn = axpy();
+	unsigned int host[16], k = 3, n = 16;
+	OK(cu.MemAlloc(&a, sizeof host));
+	OK(cu.StreamCreate(&s, 1));
+	for (int i = 0; i < 16; i++)
+		host[i] = (unsigned)i;
+	OK(cu.HtoD(a, host, sizeof host));
+	OK(cu.BeginCapture(s, 0));
+	void *params[] = {&a, &a, &k, &n};
+	OK(cu.LaunchKernel(fn, 1, 1, 1, 16, 1, 1, 0, s, params, NULL));
+	OK(cu.EndCapture(s, &g));
+	OK(cu.Instantiate(&ex, g, 0));
+	OK(cu.Launch(ex, s));
+	OK(cu.Launch(ex, s));
+	OK(cu.StreamSync(s));
+	OK(cu.DtoH(host, a, sizeof host));
+	for (int i = 0; i < 16; i++)
+		printf("%u%c", host[i], i == 15 ? '\n' : ' ');
+	printf("free=%d\n", cu.MemFree(a));
+	printf("free_again=%d\n", cu.MemFree(a));
+}
+
+/* The same call site in a loop, and a second site: two stacks. */
+static dptr __attribute__((noinline)) site_one(void) {
+	dptr p;
+	OK(cu.MemAlloc(&p, 256));
+	return p;
+}
+
+static dptr __attribute__((noinline)) site_two(void) {
+	dptr p;
+	OK(cu.MemAlloc(&p, 256));
+	return p;
+}
+
+static void stacks(void) {
+	dptr p[4];
+	for (int i = 0; i < 3; i++)
+		p[i] = site_one();
+	p[3] = site_two();
+	for (int i = 0; i < 4; i++)
+		OK(cu.MemFree(p[i]));
+}
+
+/* A second stream forked into the capture through an event, and joined back. */
+static void join(void) {
+	dptr a;
+	CUstream s1, s2;
+	void *e1, *e2, *g;
+	OK(cu.MemAlloc(&a, 256));
+	OK(cu.StreamCreate(&s1, 1));
+	OK(cu.StreamCreate(&s2, 1));
+	OK(cu.EventCreate(&e1, 0));
+	OK(cu.EventCreate(&e2, 0));
+	printf("s1=%p\ns2=%p\ne1=%p\n", s1, s2, e1);
+	OK(cu.BeginCapture(s1, 0));
+	OK(cu.EventRecord(e1, s1));
+	OK(cu.StreamWaitEvent(s2, e1, 0));
+	OK(cu.MemsetD32Async(a, 7, 64, s2));
+	OK(cu.EventRecord(e2, s2));
+	OK(cu.StreamWaitEvent(s1, e2, 0));
+	OK(cu.EndCapture(s1, &g));
+	/* After the end s2 is no longer in a capture: no op. */
+	OK(cu.MemsetD32Async(a, 8, 64, s2));
+	OK(cu.StreamSync(s2));
+}
+
+/* Work on a stream outside the capture by the capturing thread (tcap), in relaxed mode. */
+static void tcap(void) {
+	dptr a, b;
+	CUstream s1, s2;
+	void *g;
+	int mode = 2;
+	OK(cu.ExchangeMode(&mode));
+	OK(cu.MemAlloc(&a, 256));
+	OK(cu.StreamCreate(&s1, 1));
+	OK(cu.StreamCreate(&s2, 1));
+	printf("a=0x%llx\ns1=%p\ns2=%p\n", a, s1, s2);
+	OK(cu.BeginCapture(s1, 2));
+	OK(cu.MemAlloc(&b, 256));
+	printf("b=0x%llx\n", b);
+	OK(cu.MemsetD8Async(a, 1, 256, s2));
+	OK(cu.MemsetD8Async(a, 2, 256, s1));
+	OK(cu.MemFree(b));
+	OK(cu.EndCapture(s1, &g));
+	/* No capture anywhere: no op. */
+	OK(cu.MemsetD8Async(a, 3, 256, s2));
+	OK(cu.StreamSync(s2));
+}
+
+/* The per-thread default stream (the legacy one cannot capture). */
+static void streams(void) {
+	dptr a;
+	void *g;
+	OK(cu.MemAlloc(&a, 256));
+	OK(cu.BeginCapture((CUstream)0x2, 2));
+	OK(cu.MemsetD8Async(a, 1, 256, (CUstream)0x2));
+	OK(cu.EndCapture((CUstream)0x2, &g));
+}
+
+/* Stream-ordered allocation and pinned host memory. */
+static void async(void) {
+	dptr a;
+	void *h;
+	CUstream s;
+	OK(cu.StreamCreate(&s, 1));
+	OK(cu.MemAllocAsync(&a, 512, s));
+	OK(cu.MemFreeAsync(a, s));
+	OK(cu.MemAllocHost(&h, 128));
+	OK(cu.MemFreeHost(h));
+	printf("a=0x%llx\nhost=%p\nstream=%p\n", a, h, s);
+}
+
+/* A private pool's block captured, freed in the capture and taken by a second capture into the
+ * same pool (PyTorch's pattern: not stale), then handed to an eager allocation (stale). Also the
+ * record, wait and sync events that follow a private pool's declaration. */
+static char pool_tag;
+static void pool(void) {
+	dptr seg;
+	CUstream s;
+	void *g1, *g2, *x1, *x2, *ev;
+	const void *pool = &pool_tag;
+	CHECK(rc_watch_pool_alloc != NULL, "rc_watch_pool_alloc is not bound");
+	OK(cu.MemAlloc(&seg, 1 << 16));
+	OK(cu.StreamCreate(&s, 1));
+	OK(cu.EventCreate(&ev, 0));
+	printf("seg=0x%llx\npool=%p\n", seg, pool);
+	RC_WATCH_POOL_PRIVATE(pool);
+	OK(cu.BeginCapture(s, 2));
+	RC_WATCH_POOL_ALLOC(pool, (void *)(uintptr_t)seg, 1024);
+	OK(cu.MemsetD8Async(seg, 1, 1024, s));
+	RC_WATCH_POOL_FREE(pool, (void *)(uintptr_t)seg);
+	OK(cu.EndCapture(s, &g1));
+	OK(cu.Instantiate(&x1, g1, 0));
+	OK(cu.BeginCapture(s, 2));
+	RC_WATCH_POOL_ALLOC(pool, (void *)(uintptr_t)seg, 1024);
+	OK(cu.MemsetD8Async(seg, 2, 1024, s));
+	OK(cu.EndCapture(s, &g2));
+	OK(cu.Instantiate(&x2, g2, 0));
+	OK(cu.Launch(x1, s));
+	OK(cu.Launch(x2, s));
+	OK(cu.EventRecord(ev, s));
+	OK(cu.EventSync(ev));
+	OK(cu.StreamWaitEvent(s, ev, 0));
+	OK(cu.StreamSync(s));
+	OK(cu.CtxSync());
+	/* Misuse: the block goes back to the pool and an eager allocation takes it. */
+	RC_WATCH_POOL_FREE(pool, (void *)(uintptr_t)seg);
+	RC_WATCH_POOL_ALLOC(pool, (void *)(uintptr_t)seg, 1024);
+	OK(cu.Launch(x1, s));
+}
+
+/* cuGraphExecUpdate to a graph over another buffer: the executable graph names that one after. */
+static void update(void) {
+	dptr a, b;
+	CUstream s;
+	void *g1, *g2, *ex, *info[4] = {0};
+	OK(cu.MemAlloc(&a, 256));
+	OK(cu.MemAlloc(&b, 256));
+	OK(cu.StreamCreate(&s, 1));
+	OK(cu.BeginCapture(s, 0));
+	OK(cu.MemsetD8Async(a, 1, 256, s));
+	OK(cu.EndCapture(s, &g1));
+	OK(cu.BeginCapture(s, 0));
+	OK(cu.MemsetD8Async(b, 1, 256, s));
+	OK(cu.EndCapture(s, &g2));
+	OK(cu.Instantiate(&ex, g1, 0));
+	printf("update=%d\n", cu.ExecUpdate(ex, g2, info));
+	OK(cu.MemFree(a));
+	OK(cu.Launch(ex, s));
+	OK(cu.MemFree(b));
+	OK(cu.Launch(ex, s));
+}
+
+/* A kernel whose arguments come packed in extra. */
+static void extra(void) {
+	dptr a;
+	CUstream s;
+	void *g, *fn = axpy();
+	OK(cu.MemAlloc(&a, 256));
+	OK(cu.StreamCreate(&s, 1));
+	printf("a=0x%llx\n", a);
+	unsigned char buf[24];
+	unsigned int k = 1, n = 4;
+	size_t size = sizeof buf;
+	memcpy(buf, &a, 8);
+	memcpy(buf + 8, &a, 8);
+	memcpy(buf + 16, &k, 4);
+	memcpy(buf + 20, &n, 4);
+	void *ex[] = {(void *)1, buf, (void *)2, &size, NULL};
+	OK(cu.BeginCapture(s, 0));
+	OK(cu.LaunchKernel(fn, 1, 1, 1, 4, 1, 1, 0, s, NULL, ex));
+	OK(cu.EndCapture(s, &g));
+}
+
+static void forked(void) {
+	dptr a;
+	OK(cu.MemAlloc(&a, 128));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dptr c;
+		int r = cu.MemAlloc(&c, 128);
+		printf("child=%d\n", (int)getpid());
+		fflush(stdout);
+		_exit(r == 0 ? 0 : 1);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	printf("parent=%d\n", (int)getpid());
+	OK(cu.MemFree(a));
+}
+
+static void crash(void) {
+	dptr a;
+	OK(cu.MemAlloc(&a, 128));
+	printf("a=0x%llx\n", a);
+	fflush(stdout);
+	raise(SIGSEGV);
+}
+
+/* Two threads capturing at once in thread-local mode, each with a capture of its own. */
+static CUstream thread_stream[2];
+static pthread_barrier_t both_capturing;
+static void *thread_capture(void *arg) {
+	int i = (int)(intptr_t)arg, mode = 1;
+	void *g;
+	dptr a;
+	OK(cu.SetCurrent(ctx));
+	OK(cu.ExchangeMode(&mode));
+	OK(cu.MemAlloc(&a, 128));
+	OK(cu.BeginCapture(thread_stream[i], 1));
+	pthread_barrier_wait(&both_capturing);
+	OK(cu.MemsetD8Async(a, 1, 128, thread_stream[i]));
+	OK(cu.EndCapture(thread_stream[i], &g));
+	return NULL;
+}
+
+static void threads(void) {
+	pthread_t t[2];
+	pthread_barrier_init(&both_capturing, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		OK(cu.StreamCreate(&thread_stream[i], 1));
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, thread_capture, (void *)(intptr_t)i);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* N allocations and frees, and launches of a 100-node graph, timed by the caller. */
+static void bench_alloc(int n) {
+	dptr p;
+	for (int i = 0; i < n; i++) {
+		cu.MemAlloc(&p, 4096);
+		cu.MemFree(p);
+	}
+}
+
+static void bench_launch(int n) {
+	dptr a;
+	CUstream s;
+	void *g, *ex;
+	OK(cu.MemAlloc(&a, 1 << 20));
+	OK(cu.StreamCreate(&s, 1));
+	OK(cu.BeginCapture(s, 0));
+	for (int i = 0; i < 100; i++)
+		OK(cu.MemsetD8Async(a + (dptr)i * 1024, (unsigned char)i, 1024, s));
+	OK(cu.EndCapture(s, &g));
+	OK(cu.Instantiate(&ex, g, 0));
+	for (int i = 0; i < n; i++)
+		cu.Launch(ex, s);
+	OK(cu.StreamSync(s));
+}
+
+int main(int argc, char **argv) {
+	if (argc < 3) {
+		fprintf(stderr, "usage: cuda_prog linked|dlsym|proc|ptsz SCENARIO [N]\n");
+		return 2;
+	}
+	const char *sc = argv[2];
+	if (!strcmp(sc, "probe")) {
+		/* Before any driver is loaded: a program probing for one must not find ours. */
+		printf("cuInit=%s\n", dlsym(RTLD_DEFAULT, "cuInit") ? "found" : "null");
+		printf("cuMemAlloc_v2=%s\n", dlsym(RTLD_DEFAULT, "cuMemAlloc_v2") ? "found" : "null");
+		printf("next_cuMemAlloc_v2=%s\n", dlsym(RTLD_NEXT, "cuMemAlloc_v2") ? "found" : "null");
+		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+		printf("loaded_cuMemAlloc_v2=%s\n", h && dlsym(RTLD_DEFAULT, "cuMemAlloc_v2") ? "found" : "null");
+		return 0;
+	}
+	bind(argv[1]);
+	init();
+	int n = argc > 3 ? atoi(argv[3]) : 0;
+	if (!strcmp(sc, "basic"))
+		basic();
+	else if (!strcmp(sc, "refuse"))
+		refuse();
+	else if (!strcmp(sc, "plain"))
+		plain();
+	else if (!strcmp(sc, "stacks"))
+		stacks();
+	else if (!strcmp(sc, "join"))
+		join();
+	else if (!strcmp(sc, "tcap"))
+		tcap();
+	else if (!strcmp(sc, "streams"))
+		streams();
+	else if (!strcmp(sc, "async"))
+		async();
+	else if (!strcmp(sc, "pool"))
+		pool();
+	else if (!strcmp(sc, "update"))
+		update();
+	else if (!strcmp(sc, "extra"))
+		extra();
+	else if (!strcmp(sc, "fork"))
+		forked();
+	else if (!strcmp(sc, "crash"))
+		crash();
+	else if (!strcmp(sc, "threads"))
+		threads();
+	else if (!strcmp(sc, "bench-alloc"))
+		bench_alloc(n);
+	else if (!strcmp(sc, "bench-launch"))
+		bench_launch(n);
+	else {
+		printf("FAIL unknown scenario %s\n", sc);
+		return 2;
+	}
+	printf("ok %s\n", sc);
+	return failures ? 1 : 0;
+}
