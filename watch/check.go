@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/internal/addrmap"
@@ -204,6 +205,7 @@ type recorded struct {
 // proc is the model of one process (one program: an exec starts a new one).
 type proc struct {
 	pid     int
+	hello   bool // the model began at a hello (not at an event of a process never introduced)
 	stacks  map[int][]RawFrame
 	symbols map[int][]Frame
 	layers  [2]addrmap.Map[*alloc]
@@ -241,19 +243,7 @@ func newProc(pid int) *proc {
 func (c *Checker) Add(e Event) []Finding {
 	p := c.procs[e.PID]
 	if e.Name == "hello" {
-		if p != nil && !e.Fork {
-			p = nil // an exec: the new program's model starts empty
-		}
-		if p == nil || e.Fork {
-			p = newProc(e.PID)
-			c.procs[e.PID] = p
-		}
-		seen := false
-		for _, q := range c.sum.Processes {
-			seen = seen || q.PID == e.PID
-		}
-		c.sum.Processes = append(c.sum.Processes, Process{PID: e.PID, PPID: e.PPID, Exe: e.Exe,
-			Backend: e.Backend, Forked: e.Fork, Exec: seen && !e.Fork})
+		c.hello(e)
 		return nil
 	}
 	if p == nil { // a stream without its hello (cut short or hand-written): model it all the same
@@ -347,6 +337,37 @@ func (c *Checker) Add(e Event) []Finding {
 		}
 	}
 	return out
+}
+
+// hello starts a process's model: a new process, a forked child (an empty model: nothing of the
+// parent's device state is valid in it), or an exec (the program's model starts over).
+//
+// A forked child sends its hello on the connection it makes in the fork; once it execs, the new
+// program connects again. The two connections are read apart, so the exec's hello may come
+// first: a fork hello for a pid whose only hello so far was a first, non-fork one from the same
+// parent is that late hello. The exec's model stays (the child's work before its exec, if any,
+// lands in it), and the processes are listed in the order they happened.
+func (c *Checker) hello(e Event) {
+	last := -1
+	for i, q := range c.sum.Processes {
+		if q.PID == e.PID {
+			last = i
+		}
+	}
+	if e.Fork && last >= 0 {
+		q := &c.sum.Processes[last]
+		if !q.Forked && !q.Exec && q.PPID == e.PPID && c.procs[e.PID] != nil && c.procs[e.PID].hello {
+			q.Exec = true
+			c.sum.Processes = slices.Insert(c.sum.Processes, last, Process{PID: e.PID, PPID: e.PPID,
+				Exe: e.Exe, Backend: e.Backend, Forked: true})
+			return
+		}
+	}
+	p := newProc(e.PID)
+	p.hello = true
+	c.procs[e.PID] = p
+	c.sum.Processes = append(c.sum.Processes, Process{PID: e.PID, PPID: e.PPID, Exe: e.Exe,
+		Backend: e.Backend, Forked: e.Fork, Exec: last >= 0 && !e.Fork})
 }
 
 func (c *Checker) bind(p *proc, x *execGraph) {

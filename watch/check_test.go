@@ -114,6 +114,33 @@ var _ = Describe("Checker", func() {
 		}))
 	})
 
+	It("puts a forked child's hello that comes after its exec's where it happened", func() {
+		// The fork's connection and the exec's are read apart: the exec's hello may come first.
+		text := `hello pid=100 tid=100 ppid=1 exe=/a backend=cuda refuse=0 version=1
+hello pid=101 tid=101 ppid=100 exe=/b backend=cuda refuse=0 version=1
+stack pid=101 id=1 frames=0x401010,0x400000,/b,
+alloc pid=101 tid=101 call=cuMemAlloc_v2 stack=1 addr=0x7f0000100000 size=4096 kind=device pool=0x0 stream=0x0
+begin pid=101 tid=101 call=cuStreamBeginCapture_v2 stack=1 stream=0x10 capture=1 mode=global
+hello pid=101 tid=101 ppid=100 exe=/a backend=cuda refuse=0 version=1 fork=1
+free pid=101 tid=101 call=cuMemFree_v2 stack=1 addr=0x7f0000100000 kind=device pool=0x0 stream=0x0
+`
+		sum, _ := runText(text, watch.Options{})
+		Expect(sum.Processes).To(Equal([]watch.Process{
+			{PID: 100, PPID: 1, Exe: "/a", Backend: "cuda"},
+			{PID: 101, PPID: 100, Exe: "/a", Backend: "cuda", Forked: true},
+			{PID: 101, PPID: 100, Exe: "/b", Backend: "cuda", Exec: true},
+		}))
+		// The exec'd program's model went on: its capture is still active at the free.
+		Expect(kindsOf(sum.Findings)).To(Equal([]watch.Kind{watch.FreeInCapture}))
+
+		// A fork hello for a pid whose last hello came after a fork is a new child (the pid reused).
+		text = strings.Replace(text, "exe=/b backend=cuda refuse=0 version=1\n", "exe=/b backend=cuda refuse=0 version=1 fork=1\n", 1)
+		sum, _ = runText(text, watch.Options{})
+		Expect(sum.Processes).To(HaveLen(3))
+		Expect(sum.Processes[2].Forked).To(BeTrue())
+		Expect(sum.Findings).To(BeEmpty(), "the second child's model starts empty")
+	})
+
 	It("keeps each note once", func() {
 		sum, _ := runText(stream("clean-driver.events"), watch.Options{})
 		Expect(sum.Notes).To(Equal([]string{"kernel 0xf2 has no parameter layout: its arguments are not checked"}))
