@@ -4,6 +4,7 @@
  * void *. A model RI made by aclmdlRICaptureEnd is both the graph and the executable graph, so its
  * end is followed by instantiate and its destroy sends destroy-exec and destroy-graph. A wrapper
  * whose real function the loaded library lacks answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "rcw.h"
@@ -134,14 +135,20 @@ RCW_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, 
 	return r;
 }
 
-/* argsData is the host copy of the kernel's argument block, argsSize bytes: argument 0. */
+/* argsData is the kernel's argument block, argsSize bytes: argument 0. CANN allows it in device
+ * memory, which the host must not read: such a block is not scanned (nolayout, with a note). */
 RCW_API aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize,
 				   aclrtStream stream) {
 	REAL(aclrtLaunchKernel);
 	aclError r = real(funcHandle, numBlocks, argsData, argsSize, stream);
 	if (!r && ON && rcw_capturing()) {
 		rcw_arg a = {argsData, argsData ? argsSize : 0};
-		rcw_kernel("aclrtLaunchKernel", H(stream), H(funcHandle), &a, 1, 0, NULL);
+		static atomic_int noted;
+		int dev = rcw_device_memory(H(argsData));
+		rcw_kernel("aclrtLaunchKernel", H(stream), H(funcHandle), &a, 1, dev,
+			   dev && !atomic_exchange(&noted, 1)
+				   ? "aclrtLaunchKernel: an argument block in device memory is not read: its pointers are not followed"
+				   : NULL);
 	}
 	return r;
 }

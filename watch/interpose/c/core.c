@@ -1104,9 +1104,10 @@ void rcw_memset(const char *call, uint64_t stream, uint64_t dst, uint64_t bytes)
 	unlock();
 }
 
-static void send_note(const char *text) {
+static void send_note(const char *call, uint32_t stack, const char *text) {
 	ev_t e;
 	ev_start(&e, "note");
+	ev_call(&e, call, stack);
 	put(&e, " text=");
 	put_esc(&e, text);
 	ev_send(&e);
@@ -1122,7 +1123,7 @@ void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg 
 	ev_t e;
 	cap_t *c;
 	if (note)
-		send_note(note);
+		send_note(call, stk_intern(&s), note);
 	if (op_start(&e, call, &s, stream, "kernel", &c)) {
 		put_key_hex(&e, " func=", func);
 		if (nolayout)
@@ -1157,6 +1158,14 @@ void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg 
 		ev_send(&e);
 	}
 	unlock();
+}
+
+int rcw_device_memory(uint64_t addr) {
+	lock();
+	const rec *r = rv_find(&g_drv, addr);
+	int dev = r && (r->kind == RCW_DEVICE || r->kind == RCW_ASYNC);
+	unlock();
+	return dev;
 }
 
 /* ---- pool annotations (include/replaycheck/watch.h) ---- */

@@ -80,6 +80,9 @@ typedef struct {
 void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg *args, size_t nargs, int nolayout,
 		const char *note);
 
+/* Whether addr lies in a live device allocation (not host memory the interposer may read). */
+int rcw_device_memory(uint64_t addr);
+
 /* Fork: the parts' own locks and caches (cuda.c's layout cache). */
 void rcw_cuda_atfork_prepare(void);
 void rcw_cuda_atfork_parent(void);

@@ -234,13 +234,17 @@ static void plain(void) {
 }
 
 /* The same call site in a loop, and a second site: two stacks. */
-static dptr __attribute__((noinline)) site_one(void) {
+dptr site_one(void);
+dptr site_two(void);
+
+/* Exported (-rdynamic), so that dladdr names them. */
+__attribute__((noinline)) dptr site_one(void) {
 	dptr p;
 	OK(cu.MemAlloc(&p, 256));
 	return p;
 }
 
-static dptr __attribute__((noinline)) site_two(void) {
+__attribute__((noinline)) dptr site_two(void) {
 	dptr p;
 	OK(cu.MemAlloc(&p, 256));
 	return p;

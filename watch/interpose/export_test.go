@@ -1,0 +1,4 @@
+package interpose
+
+// CachedIn is Cached with the cache's root given.
+var CachedIn = cachedIn
