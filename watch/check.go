@@ -173,6 +173,19 @@ type capture struct {
 
 func (c *capture) live() bool { return c.graphLive || len(c.execs) > 0 }
 
+// dead: the capture has ended and neither its graph nor an exec of it is left, so nothing it
+// names can be launched again.
+func (c *capture) dead() bool { return !c.active && !c.live() }
+
+// appendPruned appends v, first dropping the entries gone says are gone when s is full, so a
+// list that outlives many captures (a weight every capture names) stays as long as what is live.
+func appendPruned[T any](s []T, v T, gone func(T) bool) []T {
+	if len(s) == cap(s) && len(s) >= 16 {
+		s = slices.DeleteFunc(s, gone)
+	}
+	return append(s, v)
+}
+
 // offOp is work the capturing thread enqueued outside its capture.
 type offOp struct {
 	ev    Event
@@ -505,7 +518,10 @@ func (c *Checker) ended(p *proc, a *alloc, by string, stack int) {
 		cp.stale++
 	}
 	if a.kind == "pool" && p.private[a.pool] && len(a.namedBy) > 0 {
-		p.freedNamed[a.pool] = append(p.freedNamed[a.pool], a)
+		p.freedNamed[a.pool] = appendPruned(p.freedNamed[a.pool], a, func(f *alloc) bool {
+			f.namedBy = slices.DeleteFunc(f.namedBy, (*capture).dead)
+			return len(f.namedBy) == 0
+		})
 	}
 }
 
@@ -615,7 +631,7 @@ func (c *Checker) op(p *proc, e Event) {
 			for _, a := range s.holders {
 				if !cp.named[a] {
 					cp.named[a] = true
-					a.namedBy = append(a.namedBy, cp)
+					a.namedBy = appendPruned(a.namedBy, cp, (*capture).dead)
 				}
 			}
 		}
@@ -635,6 +651,7 @@ func (c *Checker) end(p *proc, e Event, emit func(*Finding, *capture)) {
 	}
 	cp.active = false
 	delete(p.active, cp.id)
+	delete(p.caps, cp.id) // ops and joins name active captures only
 	for s, owner := range p.streams {
 		if owner == cp {
 			delete(p.streams, s)

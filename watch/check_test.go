@@ -1,6 +1,7 @@
 package watch_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -139,6 +140,28 @@ free pid=101 tid=101 call=cuMemFree_v2 stack=1 addr=0x7f0000100000 kind=device p
 		Expect(sum.Processes).To(HaveLen(3))
 		Expect(sum.Processes[2].Forked).To(BeTrue())
 		Expect(sum.Findings).To(BeEmpty(), "the second child's model starts empty")
+	})
+
+	It("forgets destroyed graphs but not a live one among them", func() {
+		var b strings.Builder
+		b.WriteString("hello pid=1 tid=1 ppid=0 exe=/a backend=cuda refuse=0 version=1\n")
+		b.WriteString("alloc pid=1 tid=1 call=cuMemAlloc_v2 stack=0 addr=0x10000 size=4096 kind=device pool=0x0 stream=0x0\n")
+		for i := 1; i <= 100; i++ {
+			fmt.Fprintf(&b, "begin pid=1 tid=1 call=cuStreamBeginCapture_v2 stack=0 stream=0x10 capture=%d mode=global\n", i)
+			fmt.Fprintf(&b, "op pid=1 tid=1 call=cuMemsetD8Async stack=0 stream=0x10 capture=%d tcap=%d what=memset w=0x10000+64\n", i, i)
+			fmt.Fprintf(&b, "end pid=1 tid=1 call=cuStreamEndCapture stack=0 stream=0x10 capture=%d graph=%#x ok=1\n", i, 0x5000+i)
+			fmt.Fprintf(&b, "instantiate pid=1 tid=1 call=cuGraphInstantiateWithFlags stack=0 graph=%#x exec=0x6000\n", 0x5000+i)
+			b.WriteString("launch pid=1 tid=1 call=cuGraphLaunch stack=0 exec=0x6000 stream=0x10 stale=0 refused=0\n")
+			b.WriteString("destroy-exec pid=1 tid=1 call=cuGraphExecDestroy stack=0 exec=0x6000\n")
+			if i != 50 {
+				fmt.Fprintf(&b, "destroy-graph pid=1 tid=1 call=cuGraphDestroy stack=0 graph=%#x\n", 0x5000+i)
+			}
+		}
+		b.WriteString("free pid=1 tid=1 call=cuMemFree_v2 stack=0 addr=0x10000 kind=device pool=0x0 stream=0x0\n")
+		sum, _ := runText(b.String(), watch.Options{})
+		Expect(kindsOf(sum.Findings)).To(Equal([]watch.Kind{watch.FreeCaptured}))
+		Expect(sum.Findings[0].Graph.Handle).To(Equal("0x5032"), "graph 50, never destroyed")
+		Expect(sum.Findings[0].Count).To(Equal(1))
 	})
 
 	It("keeps each note once", func() {
