@@ -157,6 +157,11 @@ func scenarios() []scenario {
 		{program: "acl_pool", arg: "clean", kinds: none, stdout: "launch=0 tensor=intact\n"},
 		{program: "acl_capalloc", arg: "hazard", kinds: map[watch.Kind]int{inCapture: 3, freeInCap: 2}, stdout: "", check: allocatingThreads(2)},
 		{program: "acl_capalloc", arg: "clean", kinds: none, stdout: ""},
+		{program: "acl_kernel", arg: "hazard", kinds: map[watch.Kind]int{stale: 1, freed: 1}, stdout: "launch=0\n", possible: true,
+			check: kernelArgument},
+		{program: "acl_kernel", arg: "clean", kinds: none, stdout: "launch=0\n"},
+		// a known blind spot: an argument block in device memory is not read, and says so
+		{program: "acl_kernel", arg: "hazard-devargs", kinds: none, stdout: "launch=0\n", check: noted("aclrtLaunchKernel")},
 	}
 }
 
@@ -230,6 +235,14 @@ func kernelArgument(r *run) {
 		Expect(f.Captured).NotTo(BeNil())
 		Expect(f.Captured.What).To(Equal("kernel"))
 		Expect(f.Captured.Arg).To(Equal("arg 0 at offset 0"))
+	}
+}
+
+// noted: the run has a note about entry.
+func noted(entry string) func(r *run) {
+	return func(r *run) {
+		Expect(r.res.Notes).To(ContainElement(ContainSubstring(entry)))
+		Expect(r.events).To(MatchRegexp(`(?m)^op .*\bnolayout=1\b`))
 	}
 }
 

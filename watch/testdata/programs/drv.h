@@ -297,6 +297,8 @@ static inline CUstream cu_launch_stream(CUstream s) {
 typedef int aclError;
 typedef void *aclrtStream;
 typedef void *aclmdlRI;
+typedef void *aclrtBinHandle;
+typedef void *aclrtFuncHandle;
 
 #define ACL_ERROR_INVALID_PARAM 100000
 /* What the fake answers a replay over memory freed since capture (cann profile, after
@@ -321,7 +323,10 @@ enum { ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LO
 	X(CaptureEnd, aclmdlRICaptureEnd, (aclrtStream, aclmdlRI *))                                 \
 	X(CaptureThreadExchangeMode, aclmdlRICaptureThreadExchangeMode, (int *))                     \
 	X(ExecuteAsync, aclmdlRIExecuteAsync, (aclmdlRI, aclrtStream))                               \
-	X(RIDestroy, aclmdlRIDestroy, (aclmdlRI))
+	X(RIDestroy, aclmdlRIDestroy, (aclmdlRI))                                                    \
+	X(BinaryLoadFromData, aclrtBinaryLoadFromData, (const void *, size_t, const void *, aclrtBinHandle *)) \
+	X(BinaryGetFunction, aclrtBinaryGetFunction, (aclrtBinHandle, const char *, aclrtFuncHandle *)) \
+	X(LaunchKernel, aclrtLaunchKernel, (aclrtFuncHandle, uint32_t, const void *, size_t, aclrtStream))
 
 #define RC_ACL_FIELD(f, sym, params) aclError(*f) params;
 static struct {
