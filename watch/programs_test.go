@@ -330,6 +330,10 @@ func buildAll(dir string) error {
 	if err != nil {
 		return err
 	}
+	include, err := filepath.Abs(filepath.Join("..", "include")) // replaycheck/watch.h
+	if err != nil {
+		return err
+	}
 	type job struct{ program, way, define, out string }
 	var jobs []job
 	seen := map[string]bool{}
@@ -354,7 +358,7 @@ func buildAll(dir string) error {
 	return cbuild.Each(len(jobs), func(i int) error {
 		j := jobs[i]
 		args := append(slices.Clone(cc[1:]), "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g", "-pthread",
-			"-DRC_ATTACH="+j.define, "-o", j.out, filepath.Join(src, j.program+".c"), "-ldl")
+			"-I"+include, "-DRC_ATTACH="+j.define, "-o", j.out, filepath.Join(src, j.program+".c"), "-ldl")
 		if j.way == "linked" {
 			lib := "-l:" + fake.CUDA.FileName()
 			if strings.HasPrefix(j.program, "acl_") {

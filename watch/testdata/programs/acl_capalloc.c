@@ -28,8 +28,8 @@ static void churn(void *victim, void **mine) {
 	pthread_t t;
 	if (pthread_create(&t, NULL, other_thread, NULL) || pthread_join(t, NULL))
 		die("pthread", 0);
-	pool_alloc(&pool, pool.segment, N);
-	pool_free(&pool, pool.segment);
+	RC_WATCH_POOL_ALLOC(&pool, pool.segment, N);
+	RC_WATCH_POOL_FREE(&pool, pool.segment);
 	CK(acl.Free(victim));
 }
 

@@ -23,12 +23,12 @@ static void *block_alloc(void) {
 		p = pool.segment + pool.used;
 		pool.used += N;
 	}
-	pool_alloc(&pool, p, N);
+	RC_WATCH_POOL_ALLOC(&pool, p, N);
 	return p;
 }
 
 static void block_free(void *p) {
-	pool_free(&pool, p);
+	RC_WATCH_POOL_FREE(&pool, p);
 	pool.cached = p;
 }
 

@@ -29,8 +29,8 @@ static void churn(CUdeviceptr victim, CUdeviceptr *mine) {
 	pthread_t t;
 	if (pthread_create(&t, NULL, other_thread, NULL) || pthread_join(t, NULL))
 		die("pthread", 0);
-	pool_alloc(&pool, (void *)(uintptr_t)pool.segment, N);
-	pool_free(&pool, (void *)(uintptr_t)pool.segment);
+	RC_WATCH_POOL_ALLOC(&pool, (void *)(uintptr_t)pool.segment, N);
+	RC_WATCH_POOL_FREE(&pool, (void *)(uintptr_t)pool.segment);
 	CK(cu.MemFree(victim));
 }
 

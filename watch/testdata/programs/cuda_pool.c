@@ -25,12 +25,12 @@ static CUdeviceptr block_alloc(void) {
 		p = pool.segment + pool.used;
 		pool.used += N;
 	}
-	pool_alloc(&pool, (void *)(uintptr_t)p, N);
+	RC_WATCH_POOL_ALLOC(&pool, (void *)(uintptr_t)p, N);
 	return p;
 }
 
 static void block_free(CUdeviceptr p) {
-	pool_free(&pool, (void *)(uintptr_t)p);
+	RC_WATCH_POOL_FREE(&pool, (void *)(uintptr_t)p);
 	pool.cached = p;
 }
 

@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
 	cu_open();
 	CUstream s = cu_stream(), s2 = cu_stream();
 	pool.segment = cu_alloc(SEGMENT);
-	pool_private(&pool);
+	RC_WATCH_POOL_PRIVATE(&pool);
 	CUdeviceptr src1 = cu_alloc(N), src2 = cu_alloc(N), out1 = cu_alloc(N), out2 = cu_alloc(N);
 	cu_fill(src1, 0xA5, N);
 	cu_fill(src2, 0xB5, N);
@@ -32,26 +32,26 @@ int main(int argc, char **argv) {
 	/* capture 1: x is an intermediate, dropped inside the capture */
 	CUdeviceptr x = pool.segment;
 	CK(cu.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-	pool_alloc(&pool, (void *)(uintptr_t)x, N);
+	RC_WATCH_POOL_ALLOC(&pool, (void *)(uintptr_t)x, N);
 	CK(cu.MemcpyDtoDAsync(x, src1, N, s));
 	CK(cu.MemcpyDtoDAsync(out1, x, N, s));
-	pool_free(&pool, (void *)(uintptr_t)x);
+	RC_WATCH_POOL_FREE(&pool, (void *)(uintptr_t)x);
 	cu_graph g1 = cu_end(s);
 	CK(cu.GraphLaunch(g1.x, s));
 	CK(cu.CtxSynchronize());
 
 	if (v == EAGER) {
-		pool_alloc(&pool, (void *)(uintptr_t)x, N);
+		RC_WATCH_POOL_ALLOC(&pool, (void *)(uintptr_t)x, N);
 		cu_fill(x, 0x5D, N);
 		CK(cu.GraphLaunch(g1.x, s));
 		printf("tensor=%s\n", cu_holds(x, 0x5D, N) ? "intact" : "overwritten");
-		pool_free(&pool, (void *)(uintptr_t)x);
+		RC_WATCH_POOL_FREE(&pool, (void *)(uintptr_t)x);
 		cu_drop(g1);
 	} else {
 		/* capture 2 takes the block capture 1 dropped, for its output */
 		CUdeviceptr y = pool.segment;
 		CK(cu.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-		pool_alloc(&pool, (void *)(uintptr_t)y, N);
+		RC_WATCH_POOL_ALLOC(&pool, (void *)(uintptr_t)y, N);
 		CK(cu.MemcpyDtoDAsync(y, src2, N, s));
 		CK(cu.MemcpyDtoDAsync(out2, y, N, s));
 		cu_graph g2 = cu_end(s);
@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
 		}
 		cu_drop(g1);
 		cu_drop(g2);
-		pool_free(&pool, (void *)(uintptr_t)y);
+		RC_WATCH_POOL_FREE(&pool, (void *)(uintptr_t)y);
 	}
 	CK(cu.MemFree(src1));
 	CK(cu.MemFree(src2));

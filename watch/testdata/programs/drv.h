@@ -33,24 +33,8 @@
 #error "RC_ATTACH must name how the driver is reached (RC_ATTACH_LINKED, RC_ATTACH_DLOPEN, ...)"
 #endif
 
-/* Pool annotations (include/replaycheck/watch.h's contract): weak, so a program runs unchanged
- * without the interposer, at the cost of one null test. */
-void rc_watch_pool_alloc(const void *pool, const void *addr, size_t bytes) __attribute__((weak));
-void rc_watch_pool_free(const void *pool, const void *addr) __attribute__((weak));
-void rc_watch_pool_private(const void *pool) __attribute__((weak));
-
-static inline void pool_alloc(const void *pool, const void *addr, size_t bytes) {
-	if (rc_watch_pool_alloc)
-		rc_watch_pool_alloc(pool, addr, bytes);
-}
-static inline void pool_free(const void *pool, const void *addr) {
-	if (rc_watch_pool_free)
-		rc_watch_pool_free(pool, addr);
-}
-static inline void pool_private(const void *pool) {
-	if (rc_watch_pool_private)
-		rc_watch_pool_private(pool);
-}
+/* The pool annotations, as a runtime uses them (the test compiles with -I include). */
+#include "replaycheck/watch.h"
 
 static inline void die(const char *what, long long code) {
 	fprintf(stderr, "program: %s failed: %lld\n", what, code);
