@@ -13,7 +13,17 @@ const topFrames = 5
 // lists it: a first line `watch: <kind> in pid N: <detail>` with [refused], (possible, arg ...)
 // and (x COUNT) where they apply, then the graph, the range, the captured call, the allocation at
 // capture and now, and the top frames of each stack, indented.
-func Describe(f Finding) string {
+func Describe(f Finding) string { return describe(f, true) }
+
+// DescribeLive is the shorter text watch prints while the program runs, so the program's own
+// stderr stays readable: the first line, the graph, the range, the captured call and the top
+// frames of the finding's own stack. The report at the end has the rest.
+func DescribeLive(f Finding) string { return describe(f, false) }
+
+// liveFrames is how many frames of the finding's own stack DescribeLive shows.
+const liveFrames = 3
+
+func describe(f Finding, full bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "watch: %s in pid %d: %s", f.Kind, f.PID, f.Detail)
 	if f.Refused {
@@ -46,6 +56,24 @@ func Describe(f Finding) string {
 			s += ", " + f.Captured.Arg
 		}
 		row("captured by", s)
+	}
+	if !full {
+		for _, s := range f.Stacks {
+			if s.Role != "finding" {
+				continue
+			}
+			for i, fr := range s.Frames {
+				if i == liveFrames {
+					break
+				}
+				label := ""
+				if i == 0 {
+					label = "at"
+				}
+				fmt.Fprintf(&b, "    %-13s %s\n", label, describeFrame(fr))
+			}
+		}
+		return strings.TrimSuffix(b.String(), "\n")
 	}
 	if f.AtCapture != nil {
 		row("at capture", describeHolder(f.AtCapture))

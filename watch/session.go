@@ -33,7 +33,7 @@ type Config struct {
 	Refuse bool
 	// Interposer is the path of libreplaycheck-watch.so (watch/interpose builds it).
 	Interposer string
-	// Live gets each new finding once, as Describe writes it (nil: nowhere).
+	// Live gets each new finding once, as DescribeLive writes it (nil: nowhere).
 	Live io.Writer
 	// Suppress holds the suppressions (nil: none).
 	Suppress *Suppressions
@@ -239,7 +239,7 @@ func (s *session) line(msg []byte) {
 	}
 	for _, f := range s.checker.Add(ev) {
 		if s.live != nil {
-			fmt.Fprintln(s.live, Describe(f))
+			fmt.Fprintln(s.live, DescribeLive(f))
 		}
 	}
 }
