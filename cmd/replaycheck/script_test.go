@@ -61,6 +61,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -71,6 +72,8 @@ import (
 
 	"github.com/replaycheck/replaycheck/cmd/replaycheck/internal/cli"
 	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
+	"github.com/replaycheck/replaycheck/watch/interpose"
 )
 
 var updateScripts = flag.Bool("update", false,
@@ -140,8 +143,44 @@ func setup(env *testscript.Env) error {
 		return err
 	}
 	env.Setenv("REPO", root)
+	// $FAKECUDA is a directory holding the fake libcuda.so.1 and $WATCHLIB the watch interposer,
+	// both built once per test process, for the watch scripts (unset when they could not be built,
+	// and $WATCHLIB_ERROR says why).
+	watchLibs.Do(func() {
+		dir, err := os.MkdirTemp("", "replaycheck-scripts-")
+		if err != nil {
+			watchLibs.err = err
+			return
+		}
+		watchLibs.dir = dir
+		if _, watchLibs.err = fake.Build(filepath.Join(dir, "fake"), fake.CUDA, fake.Variant{}); watchLibs.err != nil {
+			return
+		}
+		watchLibs.lib, watchLibs.err = interpose.Build(dir)
+	})
+	if watchLibs.err != nil {
+		// Only the watch scripts need them, and they fail on the missing variables.
+		env.Setenv("WATCHLIB_ERROR", watchLibs.err.Error())
+		return nil
+	}
+	env.Setenv("FAKECUDA", filepath.Join(watchLibs.dir, "fake"))
+	env.Setenv("WATCHLIB", watchLibs.lib)
 	return nil
 }
+
+// watchLibs are the libraries the watch scripts run with, built once per test process and
+// removed by AfterSuite.
+var watchLibs struct {
+	sync.Once
+	dir, lib string
+	err      error
+}
+
+var _ = AfterSuite(func() {
+	if watchLibs.dir != "" {
+		Expect(os.RemoveAll(watchLibs.dir)).To(Succeed())
+	}
+})
 
 // goCrash matches what the Go runtime writes to stderr when a process crashes: an unrecovered
 // panic, a fatal error (an unexpected fault address among them), or a signal caught in cgo code.

@@ -135,12 +135,15 @@ type command struct {
 	summary  string // one line in the command list
 	argsHelp string // the positional arguments in the usage line
 	detail   string // the paragraph under the usage line
+	// program: the positional arguments are a program's command line, so flags end at the first
+	// of them (the program's own flags are its own).
+	program bool
 	// flags declares the command's flags on fs and returns the function that runs it with the
 	// positional arguments once the flags are parsed.
 	flags func(fs *flag.FlagSet, env Env) func(ctx context.Context, args []string) int
 }
 
-var commands = []*command{runCommand, listCommand, validateCommand, baselineCommand, reportCommand, devicesCommand, versionCommand}
+var commands = []*command{runCommand, listCommand, validateCommand, baselineCommand, reportCommand, devicesCommand, watchCommand, versionCommand}
 
 func lookup(name string) (*command, bool) {
 	for _, c := range commands {
@@ -239,7 +242,15 @@ func (c *command) run(ctx context.Context, args []string, env Env) int {
 	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {} // usage is printed below, to stdout for -h and to stderr for a mistake
 	body := c.flags(fs, env)
-	pos, err := parseInterleaved(fs, args)
+	var pos []string
+	var err error
+	if c.program {
+		if err = fs.Parse(args); err == nil {
+			pos = fs.Args()
+		}
+	} else {
+		pos, err = parseInterleaved(fs, args)
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		printCommandUsage(env.Stdout, c, fs)
 		return ExitOK
