@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test suites check build bench fuzz vet fmt-check clean device-check device-bundle fakes plugins
+.PHONY: run test suites check build bench fuzz vet fmt-check clean device-check device-bundle fakes plugins interposer
 
 ## build: the replaycheck CLI into bin/; with gcc present it carries the acl and cuda backends
 ## (cgo), and CGO_ENABLED=0 builds one that runs everything on the simulator
@@ -96,6 +96,12 @@ fakes:
 ## built-in guards' rules for `replaycheck run --runtime`, and one .so per defective variant
 plugins:
 	@$(GO) run ./runtime/plugin/seed/cmd/mkplugins build/plugins
+
+## interposer: replaycheck watch's interposer (C, built with $$CC or cc) into
+## build/watch/libreplaycheck-watch.so; watch builds its own copy in the user cache directory when
+## REPLAYCHECK_WATCH_LIB does not name one
+interposer:
+	@$(GO) run ./watch/interpose/cmd/mkinterposer build/watch
 
 vet:
 	$(GO) vet ./...
