@@ -1,0 +1,117 @@
+package watch_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/device/fake"
+	"github.com/replaycheck/replaycheck/internal/cbuild"
+	"github.com/replaycheck/replaycheck/watch"
+	"github.com/replaycheck/replaycheck/watch/interpose"
+)
+
+// The benchmarks run watch/testdata/bench/bench.c over the fake libcuda, alternately unwatched
+// (the yardstick) and under watch.Run, and report watched over unwatched. The program times its
+// own workload, so starting it, loading the interposer and the checker's end of run are left out.
+
+var benchOnce struct {
+	sync.Once
+	prog, lib, fakeDir string
+	err                error
+}
+
+func benchSetup(b *testing.B) (prog, lib, fakeDir string) {
+	benchOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "replaycheck-watch-bench-")
+		if err != nil {
+			benchOnce.err = err
+			return
+		}
+		o := &benchOnce
+		if o.fakeDir = filepath.Join(dir, "fake"); os.Mkdir(o.fakeDir, 0o755) != nil {
+			o.err = fmt.Errorf("mkdir %s", o.fakeDir)
+			return
+		}
+		if _, o.err = fake.Build(o.fakeDir, fake.CUDA, fake.Variant{}); o.err != nil {
+			return
+		}
+		if o.lib, o.err = interpose.Build(dir); o.err != nil {
+			return
+		}
+		o.prog = filepath.Join(dir, "bench")
+		src, _ := filepath.Abs("testdata/bench/bench.c")
+		args := append(cbuild.Compiler(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-o", o.prog, src,
+			"-L"+o.fakeDir, "-l:"+fake.CUDA.FileName(), "-Wl,-rpath,"+o.fakeDir)
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			o.err = fmt.Errorf("%v: %v\n%s", args, err, out)
+		}
+	})
+	if benchOnce.err != nil {
+		b.Fatal(benchOnce.err)
+	}
+	return benchOnce.prog, benchOnce.lib, benchOnce.fakeDir
+}
+
+// benchRun runs the workload once and returns the nanoseconds it timed.
+func benchRun(b *testing.B, watched bool, workload string, n int) int64 {
+	prog, lib, _ := benchSetup(b)
+	args := []string{prog, workload, fmt.Sprint(n)}
+	var out, errOut bytes.Buffer
+	if watched {
+		res, err := watch.Run(context.Background(), watch.Config{Program: args, Stdout: &out, Stderr: &errOut,
+			Backend: "cuda", Interposer: lib})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.ExitCode != 0 || len(res.Findings) > 0 {
+			b.Fatalf("watched %v: exit %d, %d findings, stderr %s", args, res.ExitCode, len(res.Findings), errOut.String())
+		}
+	} else {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%v: %v: %s", args, err, errOut.String())
+		}
+	}
+	var ns, ops int64
+	if _, err := fmt.Sscanf(out.String(), "ns=%d ops=%d", &ns, &ops); err != nil {
+		b.Fatalf("%v printed %q: %v", args, out.String(), err)
+	}
+	return ns
+}
+
+// benchRatio alternates unwatched and watched runs in ABBA order, b.N times each, and reports
+// the ratio of their totals and the difference per operation.
+func benchRatio(b *testing.B, workload string, n int) {
+	benchSetup(b)
+	benchRun(b, false, workload, n) // untimed: page cache, the fake's first use
+	benchRun(b, true, workload, n)
+	var plain, watched int64
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			plain += benchRun(b, false, workload, n)
+			watched += benchRun(b, true, workload, n)
+		} else {
+			watched += benchRun(b, true, workload, n)
+			plain += benchRun(b, false, workload, n)
+		}
+	}
+	b.ReportMetric(float64(watched)/float64(max(plain, 1)), "x-unwatched")
+	b.ReportMetric(float64(watched-plain)/float64(b.N)/float64(n), "ns-over/op")
+}
+
+// 10,000 launches of a 100-node graph: target at most 1.10x.
+func BenchmarkLaunch100Nodes(b *testing.B) { benchRatio(b, "launch", 10000) }
+
+// An allocation and a free, stacks included: target at most 5 µs over unwatched per pair.
+func BenchmarkAllocFree(b *testing.B) { benchRatio(b, "allocfree", 10000) }
+
+// A program that never captures: target at most 1.02x.
+func BenchmarkNoCapture(b *testing.B) { benchRatio(b, "nocapture", 20000) }
