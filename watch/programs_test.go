@@ -425,14 +425,14 @@ var _ = Describe("watched programs", Ordered, ContinueOnFailure, func() {
 		Expect(plainOut.String()).To(MatchRegexp("^"+plain+"$"), "unwatched stdout")
 
 		// Watched.
-		var stdout, stderr, events bytes.Buffer
+		var stdout, stderr, events, live bytes.Buffer
 		backend := "cuda"
 		if s.acl() {
 			backend = "acl"
 		}
 		res, err := watch.Run(ctx, watch.Config{
 			Program: []string{bin, s.arg}, Env: programEnv(), Backend: backend, Refuse: s.refuse,
-			Interposer: built.interposer, Stdout: &stdout, Stderr: &stderr, Events: &events,
+			Interposer: built.interposer, Stdout: &stdout, Stderr: &stderr, Events: &events, Live: &live,
 		})
 		Expect(err).NotTo(HaveOccurred())
 		r := &run{scenario: s, way: w, res: res, stdout: stdout.String(), events: events.String()}
@@ -496,6 +496,18 @@ var _ = Describe("watched programs", Ordered, ContinueOnFailure, func() {
 					Expect(f.Graph.LaunchStream).To(HavePrefix("ptds:"))
 				}
 			}
+		}
+		// Each distinct site was printed once while the program ran.
+		Expect(regexp.MustCompile(`(?m)^watch: `).FindAllString(live.String(), -1)).To(HaveLen(len(res.Findings)), live.String())
+		// The recorded stream, checked again without the program, finds the same.
+		again, err := watch.CheckEvents(strings.NewReader(r.events), "events", watch.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again.Disagreements).To(BeEmpty())
+		Expect(again.Findings).To(HaveLen(len(res.Findings)))
+		for i, f := range again.Findings {
+			Expect(f.Kind).To(Equal(res.Findings[i].Kind))
+			Expect(f.Count).To(Equal(res.Findings[i].Count))
+			Expect(f.Range).To(Equal(res.Findings[i].Range))
 		}
 		if s.refuse && s.kinds[stale] > 0 {
 			Expect(r.events).To(MatchRegexp(`(?m)^launch .*\brefused=1\b`))
