@@ -276,13 +276,19 @@ var _ = Describe("the CUDA interposer", func() {
 		r := watched(built.cuDl, "proc", "fork")
 		Expect(r.code).To(Equal(0), r.out)
 		child, parent := r.value("child"), r.value("parent")
-		hellos := r.named("hello")
+		// The two connections' events interleave in any order: each process's come in its own.
+		hellos := map[string]event{}
+		for _, h := range r.named("hello") {
+			hellos[h.get("pid")] = h
+		}
 		Expect(hellos).To(HaveLen(2))
-		Expect(hellos[0].get("pid")).To(Equal(parent))
-		Expect(hellos[0].fields).NotTo(HaveKey("fork"))
-		Expect(hellos[1].get("pid")).To(Equal(child))
-		Expect(hellos[1].get("ppid")).To(Equal(parent))
-		Expect(hellos[1].get("fork")).To(Equal("1"))
+		Expect(hellos[parent].fields).NotTo(HaveKey("fork"))
+		Expect(hellos[child].get("ppid")).To(Equal(parent))
+		Expect(hellos[child].get("fork")).To(Equal("1"))
+		for pid := range hellos {
+			first := slices.IndexFunc(r.events, func(e event) bool { return e.get("pid") == pid })
+			Expect(r.events[first].name).To(Equal("hello"), "a process's first event is its hello")
+		}
 		var childAllocs []event
 		for _, e := range r.named("alloc") {
 			if e.get("pid") == child {
@@ -375,3 +381,33 @@ func addHex(a string, n uint64) string {
 	Expect(err).NotTo(HaveOccurred())
 	return strconv.FormatUint(v+n, 16)
 }
+
+var _ = Describe("the interposer's unwinder", func() {
+	It("finds the same frames as glibc's backtrace()", func() {
+		// Each stack as "OFFSET@OBJECT|...": the return addresses relative to their objects,
+		// which ASLR does not move between runs.
+		frames := func(env ...string) []string {
+			r := run(opts{driverDir: built.cuda, preload: true, env: env}, built.cuDl, "proc", "stacks")
+			Expect(r.code).To(Equal(0), r.out)
+			var out []string
+			for _, e := range r.named("stack") {
+				var fs []string
+				for _, f := range strings.Split(e.get("frames"), "|") {
+					parts := strings.Split(f, ",")
+					Expect(parts).To(HaveLen(4), f)
+					pc, err := strconv.ParseUint(strings.TrimPrefix(parts[0], "0x"), 16, 64)
+					Expect(err).NotTo(HaveOccurred())
+					base, err := strconv.ParseUint(strings.TrimPrefix(parts[1], "0x"), 16, 64)
+					Expect(err).NotTo(HaveOccurred())
+					fs = append(fs, fmt.Sprintf("%x@%s", pc-base, parts[2]))
+				}
+				out = append(out, strings.Join(fs, "|"))
+			}
+			return out
+		}
+		fast, glibc := frames(), frames("RC_WATCH_UNWIND=backtrace")
+		Expect(fast).To(HaveLen(3))
+		Expect(len(strings.Split(fast[0], "|"))).To(BeNumerically(">=", 5), "site_one, stacks, main, libc, _start")
+		Expect(fast).To(Equal(glibc))
+	})
+})

@@ -36,11 +36,11 @@ const (
 	EnvRefuse  = "RC_WATCH_REFUSE"
 )
 
-//go:embed c/rcw.h c/core.c c/cuda.c c/acl.c
+//go:embed c/rcw.h c/core.c c/unwind.c c/cuda.c c/acl.c
 var sources embed.FS
 
 // units are the files compiled, in order.
-var units = []string{"core.c", "cuda.c", "acl.c"}
+var units = []string{"core.c", "unwind.c", "cuda.c", "acl.c"}
 
 func files() (map[string][]byte, error) {
 	out := map[string][]byte{}

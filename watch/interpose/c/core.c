@@ -41,6 +41,7 @@ static int g_fd = -1;
 static atomic_int g_on;
 static int g_backend = RCW_CUDA | RCW_ACL;
 static int g_refuse;
+static int g_glibc_unwind; /* RC_WATCH_UNWIND=backtrace: glibc's backtrace() for every stack */
 static int g_pid;
 static atomic_uint g_epoch;
 static atomic_int g_active;
@@ -197,7 +198,7 @@ static uint32_t g_stk_next = 1;
 /* Captures the caller's stack, the interposer's own frames left out (outside the lock). */
 static void stk_capture(stk_t *s) {
 	void *raw[MAX_FRAMES + 8];
-	int n = backtrace(raw, MAX_FRAMES + 8), i = 0;
+	int n = g_glibc_unwind ? backtrace(raw, MAX_FRAMES + 8) : rcw_backtrace(raw, MAX_FRAMES + 8), i = 0;
 	while (i < n && (uintptr_t)raw[i] >= g_self_lo && (uintptr_t)raw[i] < g_self_hi)
 		i++;
 	s->n = 0;
@@ -1480,6 +1481,7 @@ static void connect_socket(void) {
 }
 
 static void atfork_prepare(void) {
+	rcw_unwind_atfork_prepare();
 	rcw_cuda_atfork_prepare();
 	pthread_mutex_lock(&g_dl_lock);
 	pthread_mutex_lock(&g_lock);
@@ -1489,6 +1491,7 @@ static void atfork_parent(void) {
 	pthread_mutex_unlock(&g_lock);
 	pthread_mutex_unlock(&g_dl_lock);
 	rcw_cuda_atfork_parent();
+	rcw_unwind_atfork_parent();
 }
 
 /* A forked child starts empty (CUDA and ACL are not usable across fork), on a connection of its
@@ -1497,6 +1500,7 @@ static void atfork_child(void) {
 	pthread_mutex_init(&g_lock, NULL);
 	pthread_mutex_init(&g_dl_lock, NULL);
 	rcw_cuda_atfork_child();
+	rcw_unwind_atfork_child();
 	atomic_fetch_add(&g_epoch, 1);
 	g_pid = getpid();
 	if (g_fd >= 0)
@@ -1529,6 +1533,8 @@ __attribute__((constructor)) static void rcw_init(void) {
 	}
 	const char *r = getenv("RC_WATCH_REFUSE");
 	g_refuse = r && !strcmp(r, "1");
+	const char *u = getenv("RC_WATCH_UNWIND");
+	g_glibc_unwind = u && !strcmp(u, "backtrace");
 	ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
 	g_exe[n > 0 ? n : 0] = 0;
 	self_range_cb_init();

@@ -83,6 +83,12 @@ void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg 
 /* Whether addr lies in a live device allocation (not host memory the interposer may read). */
 int rcw_device_memory(uint64_t addr);
 
+/* The caller's return addresses, innermost first (unwind.c): at most max, how many. */
+int rcw_backtrace(void **pcs, int max);
+void rcw_unwind_atfork_prepare(void);
+void rcw_unwind_atfork_parent(void);
+void rcw_unwind_atfork_child(void);
+
 /* Fork: the parts' own locks and caches (cuda.c's layout cache). */
 void rcw_cuda_atfork_prepare(void);
 void rcw_cuda_atfork_parent(void);
