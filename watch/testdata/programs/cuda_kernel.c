@@ -10,10 +10,12 @@
 
 enum { N = 4096 };
 
-/* The axpy kernel as device/cuda's AxpyPTX declares it; the fake runs it by name. */
+/* device/cuda's AxpyPTX, the kernel the binding loads, verbatim (watch/hardware_test.go checks):
+ * a device runs it, the fake runs it by name. */
 static const char axpy_ptx[] = ".version 7.0\n"
 			       ".target sm_50\n"
 			       ".address_size 64\n"
+			       "\n"
 			       ".visible .entry replaycheck_axpy(\n"
 			       "\t.param .u64 replaycheck_axpy_y,\n"
 			       "\t.param .u64 replaycheck_axpy_x,\n"
@@ -21,6 +23,30 @@ static const char axpy_ptx[] = ".version 7.0\n"
 			       "\t.param .u32 replaycheck_axpy_n\n"
 			       ")\n"
 			       "{\n"
+			       "\t.reg .pred %p<2>;\n"
+			       "\t.reg .b32 %r<9>;\n"
+			       "\t.reg .b64 %rd<8>;\n"
+			       "\n"
+			       "\tld.param.u64 %rd1, [replaycheck_axpy_y];\n"
+			       "\tld.param.u64 %rd2, [replaycheck_axpy_x];\n"
+			       "\tld.param.u32 %r1, [replaycheck_axpy_a];\n"
+			       "\tld.param.u32 %r2, [replaycheck_axpy_n];\n"
+			       "\tmov.u32 %r3, %ctaid.x;\n"
+			       "\tmov.u32 %r4, %ntid.x;\n"
+			       "\tmov.u32 %r5, %tid.x;\n"
+			       "\tmad.lo.u32 %r6, %r3, %r4, %r5;\n"
+			       "\tsetp.ge.u32 %p1, %r6, %r2;\n"
+			       "\t@%p1 bra DONE;\n"
+			       "\tcvta.to.global.u64 %rd3, %rd1;\n"
+			       "\tcvta.to.global.u64 %rd4, %rd2;\n"
+			       "\tmul.wide.u32 %rd5, %r6, 4;\n"
+			       "\tadd.s64 %rd6, %rd4, %rd5;\n"
+			       "\tadd.s64 %rd7, %rd3, %rd5;\n"
+			       "\tld.global.u32 %r7, [%rd6];\n"
+			       "\tld.global.u32 %r8, [%rd7];\n"
+			       "\tmad.lo.u32 %r8, %r7, %r1, %r8;\n"
+			       "\tst.global.u32 [%rd7], %r8;\n"
+			       "DONE:\n"
 			       "\tret;\n"
 			       "}\n";
 
