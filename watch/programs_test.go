@@ -466,8 +466,13 @@ var _ = Describe("watched programs", Ordered, ContinueOnFailure, func() {
 			launch = "aclmdlRIExecuteAsync"
 		}
 		Expect(r.events).To(MatchRegexp(`(?m)^end .*\bok=1\b`), "no capture ended well:\n%s", r.events)
-		Expect(r.events).To(MatchRegexp(`(?m)^launch .*\bcall=`+launch+`\b`), "no launch through %s:\n%s", launch, r.events)
-		if s.ptds && w.name == "getproc_ptsz" {
+		// A clean launch may wait in the interposer and die with a process a signal kills
+		// (docs/watch-events.md): nothing else shows that the launch went through it then.
+		launched := s.signal == "" || len(s.kinds) > 0
+		if launched {
+			Expect(r.events).To(MatchRegexp(`(?m)^launch .*\bcall=`+launch+`\b`), "no launch through %s:\n%s", launch, r.events)
+		}
+		if launched && s.ptds && w.name == "getproc_ptsz" {
 			Expect(r.events).To(MatchRegexp(`(?m)^launch .*\bstream=ptds:\d+\b`), "no launch on the per-thread default stream:\n%s", r.events)
 		}
 		Expect(res.Disagreements).To(BeEmpty(), report())

@@ -160,13 +160,21 @@ static void ev_call(ev_t *e, const char *call, uint32_t stack) {
 	put_key_dec(e, " stack=", stack);
 }
 
-/* Sends one line, lock held. A failed send turns the interposer off for this process. */
-static void ev_send(ev_t *e) {
-	if (g_fd < 0)
+/* Events that cannot make a finding by themselves (docs/watch-events.md: clean launches of graphs
+ * that name no private-pool block, allocations and frees outside every capture of memory nothing
+ * names, and the stack events they name) wait here, lock held, whole lines: a send per launch
+ * would double the cost of a graph launch. Every other event sends them first. */
+#define DEFER_BYTES (64 * 1024)
+static char g_defer[DEFER_BYTES];
+static size_t g_defer_n;
+
+/* Sends n bytes as one message, lock held. A failed send turns the interposer off for this
+ * process. */
+static void send_msg(const char *b, size_t n) {
+	if (g_fd < 0 || !n)
 		return;
-	e->b[e->n++] = '\n';
 	for (;;) {
-		ssize_t r = send(g_fd, e->b, e->n, MSG_NOSIGNAL);
+		ssize_t r = send(g_fd, b, n, MSG_NOSIGNAL);
 		if (r >= 0)
 			return;
 		if (errno != EINTR)
@@ -175,6 +183,32 @@ static void ev_send(ev_t *e) {
 	atomic_store(&g_on, 0);
 	close(g_fd);
 	g_fd = -1;
+}
+
+/* Sends the deferred events, lock held. */
+static void ev_flush(void) {
+	send_msg(g_defer, g_defer_n);
+	g_defer_n = 0;
+}
+
+/* Sends one line at once, after whatever waits, lock held. */
+static void ev_send(ev_t *e) {
+	if (g_fd < 0)
+		return;
+	e->b[e->n++] = '\n';
+	ev_flush();
+	send_msg(e->b, e->n);
+}
+
+/* Lets one line wait with the others, lock held. */
+static void ev_defer(ev_t *e) {
+	if (g_fd < 0)
+		return;
+	e->b[e->n++] = '\n';
+	if (g_defer_n + e->n > DEFER_BYTES)
+		ev_flush();
+	memcpy(g_defer + g_defer_n, e->b, e->n);
+	g_defer_n += e->n;
 }
 
 /* ---- call stacks ---- */
@@ -246,7 +280,7 @@ static void stk_send(uint32_t id, const stk_t *s) {
 			break;
 		}
 	}
-	ev_send(&e);
+	ev_defer(&e); /* before every event that names it, which sends it at the latest */
 }
 
 /* The stack's id, sending a stack event the first time (lock held). */
@@ -730,7 +764,10 @@ static void do_alloc(const char *call, const stk_t *s, uint64_t addr, uint64_t s
 	put(&e, kind_name(kind));
 	put_key_hex(&e, " pool=", pool);
 	put_stream(&e, " stream=", stream);
-	ev_send(&e);
+	if (atomic_load(&g_active) > 0)
+		ev_send(&e); /* alloc-in-capture, or a private block the checker must see now */
+	else
+		ev_defer(&e);
 	unlock();
 }
 
@@ -744,10 +781,12 @@ static void do_free(const char *call, const stk_t *s, uint64_t addr, int kind, u
 	lock();
 	recvec *v = kind == RCW_POOL ? &g_blk : &g_drv;
 	size_t i = rv_upper(v, addr);
+	int named = 0; /* a capture, graph or executable graph names it: free-captured */
 	if (i && v->v[i - 1]->addr == addr && (kind != RCW_POOL || v->v[i - 1]->pool == pool)) {
 		rec *r = v->v[i - 1];
 		kind = r->kind;
 		pool = r->pool;
+		named = r->refs > 0;
 		rec_kill(v, i - 1);
 	}
 	uint32_t id = stk_intern(s);
@@ -759,7 +798,10 @@ static void do_free(const char *call, const stk_t *s, uint64_t addr, int kind, u
 	put(&e, kind_name(kind));
 	put_key_hex(&e, " pool=", pool);
 	put_stream(&e, " stream=", stream);
-	ev_send(&e);
+	if (named || atomic_load(&g_active) > 0)
+		ev_send(&e);
+	else
+		ev_defer(&e);
 	unlock();
 }
 
@@ -908,10 +950,14 @@ void rcw_update(const char *call, uint64_t exec, uint64_t graph, int ok) {
 }
 
 /* Stale: an allocation the graph names was freed, unless it was a private pool's block and its
- * range is now free or held by a block of the same pool allocated during a capture. */
-static int exec_stale(const graph_t *ex) {
+ * range is now free or held by a block of the same pool allocated during a capture. *shared says
+ * whether the graph names a private pool's block (its launches matter to shared-concurrent). */
+static int exec_stale(const graph_t *ex, int *shared) {
+	*shared = 0;
 	for (size_t i = 0; i < ex->recs.n; i++) {
 		const rec *r = ex->recs.v[i];
+		if (r->kind == RCW_POOL && is_private(r->pool))
+			*shared = 1;
 		if (r->live)
 			continue;
 		if (r->kind == RCW_POOL && is_private(r->pool)) {
@@ -929,7 +975,8 @@ int rcw_launch(const char *call, uint64_t exec, uint64_t stream) {
 	stk_capture(&s);
 	lock();
 	graph_t *ex = hm_get(&g_execs, exec);
-	int stale = ex && exec_stale(ex), refused = stale && g_refuse;
+	int shared = 0;
+	int stale = ex && exec_stale(ex, &shared), refused = stale && g_refuse;
 	uint32_t id = stk_intern(&s);
 	ev_t e;
 	ev_start(&e, "launch");
@@ -938,7 +985,10 @@ int rcw_launch(const char *call, uint64_t exec, uint64_t stream) {
 	put_stream(&e, " stream=", stream);
 	put_key_dec(&e, " stale=", stale);
 	put_key_dec(&e, " refused=", refused);
-	ev_send(&e);
+	if (stale || shared)
+		ev_send(&e);
+	else
+		ev_defer(&e);
 	unlock();
 	return refused;
 }
@@ -1485,6 +1535,7 @@ static void atfork_prepare(void) {
 	rcw_cuda_atfork_prepare();
 	pthread_mutex_lock(&g_dl_lock);
 	pthread_mutex_lock(&g_lock);
+	ev_flush(); /* the parent's, not the child's */
 }
 
 static void atfork_parent(void) {
@@ -1505,6 +1556,7 @@ static void atfork_child(void) {
 	g_pid = getpid();
 	if (g_fd >= 0)
 		close(g_fd); /* the parent's connection */
+	g_defer_n = 0;
 	model_clear();
 	connect_socket();
 	if (g_fd >= 0) {
@@ -1515,6 +1567,16 @@ static void atfork_child(void) {
 }
 
 static void self_range_cb_init(void);
+
+/* At exit the deferred events go too (a process ended by a signal or _exit loses them: none of
+ * them makes a finding by itself). */
+__attribute__((destructor)) static void rcw_fini(void) {
+	/* Another thread may hold the lock for good as the process ends: never wait for it. */
+	if (pthread_mutex_trylock(&g_lock))
+		return;
+	ev_flush();
+	unlock();
+}
 
 __attribute__((constructor)) static void rcw_init(void) {
 	g_pid = getpid();

@@ -420,7 +420,7 @@ static void forked(void) {
 		int r = cu.MemAlloc(&c, 128);
 		printf("child=%d\n", (int)getpid());
 		fflush(stdout);
-		_exit(r == 0 ? 0 : 1);
+		exit(r == 0 ? 0 : 1); /* exit, not _exit: events that wait go at exit */
 	}
 	int st;
 	waitpid(pid, &st, 0);
@@ -429,10 +429,16 @@ static void forked(void) {
 	OK(cu.MemFree(a));
 }
 
+/* An allocation outside any capture may wait in the interposer and die with the process; one
+ * inside a capture is a finding of its own and is sent at once. */
 static void crash(void) {
-	dptr a;
+	dptr a, b;
+	CUstream s;
 	OK(cu.MemAlloc(&a, 128));
-	printf("a=0x%llx\n", a);
+	OK(cu.StreamCreate(&s, 1));
+	OK(cu.BeginCapture(s, 2));
+	OK(cu.MemAlloc(&b, 128));
+	printf("a=0x%llx\nb=0x%llx\n", a, b);
 	fflush(stdout);
 	raise(SIGSEGV);
 }
