@@ -102,7 +102,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cmd.Env = programEnv(os.Environ(), cfg.Env, cfg.Interposer, sock, backend, cfg.Refuse)
 
 	s := &session{checker: NewChecker(Options{Suppress: cfg.Suppress, Symbolizer: NewSymbolizer()}),
-		live: cfg.Live, events: cfg.Events}
+		live: cfg.Live, events: cfg.Events, queue: make(chan []byte, queueMessages)}
+	checked := make(chan struct{})
+	go s.check(checked)
 	accepted := make(chan struct{})
 	go s.accept(ln, accepted)
 
@@ -140,6 +142,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ln.Close()
 	<-accepted
 	s.wg.Wait()
+	close(s.queue)
+	<-checked
 	res.Summary = s.checker.Result()
 	if s.err != nil {
 		res.Summary.Notes = append(res.Summary.Notes, s.err.Error())
@@ -168,13 +172,19 @@ func programEnv(base, extra []string, lib, sock, backend string, refuse bool) []
 		"RC_WATCH_REFUSE="+r)
 }
 
+// queueMessages is how many messages may wait between the connections' readers and the checker.
+// Readers only copy: a process never waits for the checker until this many are queued (a message
+// is one line, or up to 64 KiB of lines that waited in the interposer).
+const queueMessages = 4096
+
 // session reads the processes' connections and feeds one checker.
 type session struct {
-	mu      sync.Mutex
-	checker *Checker
+	mu      sync.Mutex // conns
+	checker *Checker   // the check goroutine's alone
 	live    io.Writer
 	events  io.Writer
 	err     error // the first malformed event, kept as a note
+	queue   chan []byte
 
 	wg    sync.WaitGroup
 	conns map[*net.UnixConn]bool
@@ -210,10 +220,8 @@ func (s *session) read(c *net.UnixConn) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := c.Read(buf)
-		for msg := buf[:n]; len(msg) > 0; {
-			line, rest, _ := bytes.Cut(msg, []byte("\n"))
-			s.line(line)
-			msg = rest
+		if n > 0 {
+			s.queue <- bytes.Clone(buf[:n])
 		}
 		if err != nil {
 			return
@@ -221,9 +229,19 @@ func (s *session) read(c *net.UnixConn) {
 	}
 }
 
+// check feeds the checker the queued messages, line by line, until the queue is closed.
+func (s *session) check(done chan<- struct{}) {
+	defer close(done)
+	for msg := range s.queue {
+		for len(msg) > 0 {
+			var line []byte
+			line, msg, _ = bytes.Cut(msg, []byte("\n"))
+			s.line(line)
+		}
+	}
+}
+
 func (s *session) line(msg []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(msg) == 0 {
 		return
 	}
