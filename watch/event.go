@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -120,29 +121,74 @@ var events = map[string]fieldSet{
 // repeated are the keys an event may carry more than once.
 var repeated = map[string]bool{"w": true, "r": true, "arg": true}
 
+// The parser's tables: every key an event kind has gets a bit, and each kind its required and
+// known keys as masks, so a line parses without a map of its own (the checker reads tens of
+// thousands of events a second).
+var (
+	keyBit   = map[string]uint64{}
+	keyNames []string
+	specs    = map[string]spec{}
+)
+
+type spec struct {
+	required, known uint64
+	order           []int // key indexes, required then optional: the order fields are parsed in
+	requiredOrder   []int
+}
+
+func init() {
+	index := func(k string) int {
+		if _, ok := keyBit[k]; !ok {
+			keyBit[k] = 1 << len(keyNames)
+			keyNames = append(keyNames, k)
+		}
+		return bits.TrailingZeros64(keyBit[k])
+	}
+	for name, set := range events {
+		var sp spec
+		for _, k := range set.required {
+			i := index(k)
+			sp.required |= 1 << i
+			sp.known |= 1 << i
+			sp.order = append(sp.order, i)
+			sp.requiredOrder = append(sp.requiredOrder, i)
+		}
+		for _, k := range set.optional {
+			i := index(k)
+			sp.known |= 1 << i
+			sp.order = append(sp.order, i)
+		}
+		specs[name] = sp
+	}
+	if len(keyNames) > 64 {
+		panic("watch: more than 64 event keys")
+	}
+}
+
 // ParseEvent parses one line of the stream (with or without its newline). An unknown event name,
 // a missing required field, a repeated field or a value that does not parse is an error naming the
 // event and the field; keys the event kind does not have are ignored.
 func ParseEvent(line []byte) (Event, error) {
 	s := strings.TrimRight(string(line), "\r\n")
-	words := strings.Split(s, " ")
-	name := words[0]
+	name, rest, _ := strings.Cut(s, " ")
 	if name == "" {
 		return Event{}, errors.New("empty line where an event was expected")
 	}
-	set, ok := events[name]
+	sp, ok := specs[name]
 	if !ok {
 		return Event{}, fmt.Errorf("unknown event %q", name)
 	}
-	known := map[string]bool{}
-	for _, k := range set.required {
-		known[k] = true
-	}
-	for _, k := range set.optional {
-		known[k] = true
-	}
-	fields := map[string][]string{}
-	for _, w := range words[1:] {
+	var (
+		vals [64]string
+		seen uint64
+		reps []struct {
+			key int
+			v   string
+		}
+	)
+	for rest != "" {
+		var w string
+		w, rest, _ = strings.Cut(rest, " ")
 		if w == "" {
 			return Event{}, fmt.Errorf("%s: two spaces in a row (fields are separated by one)", name)
 		}
@@ -150,30 +196,50 @@ func ParseEvent(line []byte) (Event, error) {
 		if !ok {
 			return Event{}, fmt.Errorf("%s: %q is not key=value", name, w)
 		}
-		if !known[k] {
+		bit := keyBit[k]
+		if sp.known&bit == 0 {
 			continue // a newer interposer's key
 		}
-		if len(fields[k]) > 0 && !repeated[k] {
+		i := bits.TrailingZeros64(bit)
+		if repeated[k] {
+			reps = append(reps, struct {
+				key int
+				v   string
+			}{i, v})
+		} else if seen&bit != 0 {
 			return Event{}, fmt.Errorf("%s: field %s given twice", name, k)
 		}
-		fields[k] = append(fields[k], v)
+		vals[i] = v
+		seen |= bit
 	}
-	for _, k := range set.required {
-		if len(fields[k]) == 0 {
-			return Event{}, fmt.Errorf("%s: missing field %s", name, k)
+	if missing := sp.required &^ seen; missing != 0 {
+		for _, i := range sp.requiredOrder {
+			if missing&(1<<i) != 0 {
+				return Event{}, fmt.Errorf("%s: missing field %s", name, keyNames[i])
+			}
 		}
 	}
 	e := Event{Name: name}
 	p := parser{event: name}
-	for _, k := range append(append([]string{}, set.required...), set.optional...) {
-		for _, v := range fields[k] {
-			p.field(&e, k, v)
+	for _, i := range sp.order {
+		k := keyNames[i]
+		switch {
+		case seen&(1<<i) == 0:
+		case repeated[k]:
+			for _, r := range reps {
+				if r.key == i {
+					p.field(&e, k, r.v)
+				}
+			}
+		default:
+			p.field(&e, k, vals[i])
 		}
 	}
 	if p.err != nil {
 		return Event{}, p.err
 	}
-	if err := check(&e, fields); err != nil {
+	has := func(k string) bool { return seen&keyBit[k] != 0 }
+	if err := check(&e, has); err != nil {
 		return Event{}, err
 	}
 	return e, nil
@@ -371,20 +437,20 @@ func (p *parser) field(e *Event, k, v string) {
 }
 
 // check applies the rules that tie one field to another.
-func check(e *Event, fields map[string][]string) error {
+func check(e *Event, has func(key string) bool) error {
 	switch e.Name {
 	case "op":
-		if e.What == "kernel" && len(fields["func"]) == 0 {
+		if e.What == "kernel" && !has("func") {
 			return errors.New("op: missing field func (a kernel op names its function)")
 		}
 		if e.Capture == 0 && e.TCap == 0 {
 			return errors.New("op: capture and tcap both 0 (an op is sent only inside a capture)")
 		}
 	case "sync":
-		if e.What == "stream" && len(fields["stream"]) == 0 {
+		if e.What == "stream" && !has("stream") {
 			return errors.New("sync: missing field stream (what=stream)")
 		}
-		if e.What == "event" && len(fields["event"]) == 0 {
+		if e.What == "event" && !has("event") {
 			return errors.New("sync: missing field event (what=event)")
 		}
 	case "begin", "join", "end":
