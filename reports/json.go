@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/replaycheck/replaycheck/watch"
@@ -22,7 +23,7 @@ type Document struct {
 	// Summary counts every result of every run.
 	Summary     Summary `json:"summary"`
 	Results     []Entry `json:"results"`
-	Enforcement *Table  `json:"enforcement"`
+	Enforcement *Table  `json:"enforcement,omitempty"` // nil for watch reports
 	// Watch and Findings are a watch report's (Report.Watch, Report.Findings): absent from the
 	// report of a run.
 	Watch    *WatchRun       `json:"watch,omitempty"`
@@ -71,6 +72,10 @@ func DocumentOf(runs ...*Report) *Document {
 		for _, f := range r.Findings {
 			d.Findings = append(d.Findings, findingAsWritten(f))
 		}
+	}
+	// A watch report has no instances, so no enforcement table: null, not a table of empty columns.
+	if !slices.ContainsFunc(runs, func(r *Report) bool { return !r.IsWatch() }) {
+		return d
 	}
 	d.Enforcement = EnforcementTable(runs...)
 	return d

@@ -85,7 +85,8 @@ func watchProgram(ctx context.Context, env Env, f *watchFlags, args []string) in
 		}
 	}
 	rep := reports.New("replaycheck", version(), reports.Options{})
-	rep.Backend, rep.Platform, rep.Device = "watch", f.backend, "watched program"
+	// A watch report has no device or runtime under test of replaycheck's: the program is both.
+	rep.Backend, rep.Platform, rep.Device, rep.Runtime = "watch", "watch/"+f.backend, "the watched program", "the watched program"
 	w := &reports.WatchRun{Backend: f.backend, Refuse: f.refuse}
 	rep.Watch = w
 
