@@ -170,6 +170,6 @@ func fillWatchReport(rep *reports.Report, res *watch.Result) {
 	w.Suppressed = res.Suppressed
 	w.UnusedSuppressions = res.Unused
 	for _, p := range res.Processes {
-		w.Processes = append(w.Processes, reports.WatchProcess{PID: p.PID, Exe: p.Exe})
+		w.Processes = append(w.Processes, reports.WatchProcess{PID: p.PID, PPID: p.PPID, Exe: p.Exe})
 	}
 }
