@@ -234,7 +234,7 @@ table.bytes td { font-family: monospace; padding: 0 0.8em; }
 .incomplete { background: #fff3e0; border-left: 6px solid #ef8f00; padding: 0.6em 1em; font-weight: bold; }
 {{if .Watch}}table.findings { border-collapse: collapse; }
 table.findings th, table.findings td { border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: left; vertical-align: top; }
-table.findings td.kind { font-weight: bold; color: #c62828; }
+table.findings td.kind { font-weight: bold; color: #c62828; white-space: nowrap; }
 table.findings summary { cursor: pointer; }
 .clean { background: #e8f5e9; border-left: 6px solid #2e7d32; padding: 0.6em 1em; font-weight: bold; }
 {{end}}</style>
