@@ -40,6 +40,8 @@ type Process struct {
 	Backend string `json:"backend,omitempty"`
 	Forked  bool   `json:"forked,omitempty"` // a child made by fork
 	Exec    bool   `json:"exec,omitempty"`   // a new program in a pid seen before
+
+	conn int // the connection its events came over (Event.Conn)
 }
 
 // Disagreement is a launch whose stale= verdict (the interposer's) differs from the checker's.
@@ -56,7 +58,7 @@ type Disagreement struct {
 // makes the findings. It is not safe for concurrent use.
 type Checker struct {
 	opt   Options
-	procs map[int]*proc
+	procs map[procKey]*proc
 	sites map[string]*Finding
 	order []*Finding
 	notes map[string]bool
@@ -68,7 +70,7 @@ type Checker struct {
 func NewChecker(opt Options) *Checker {
 	return &Checker{
 		opt:   opt,
-		procs: map[int]*proc{},
+		procs: map[procKey]*proc{},
 		sites: map[string]*Finding{},
 		notes: map[string]bool{},
 		used:  map[*Suppression]bool{},
@@ -254,14 +256,14 @@ func newProc(pid int) *proc {
 // Add takes the next event and returns the findings it made that are new distinct sites and not
 // suppressed, in order: each is returned once, the first time its site is met.
 func (c *Checker) Add(e Event) []Finding {
-	p := c.procs[e.PID]
+	p := c.procs[procKey{e.PID, e.Conn}]
 	if e.Name == "hello" {
 		c.hello(e)
 		return nil
 	}
 	if p == nil { // a stream without its hello (cut short or hand-written): model it all the same
 		p = newProc(e.PID)
-		c.procs[e.PID] = p
+		c.procs[procKey{e.PID, e.Conn}] = p
 		c.sum.Processes = append(c.sum.Processes, Process{PID: e.PID})
 	}
 	p.seq++
@@ -369,19 +371,31 @@ func (c *Checker) hello(e Event) {
 	}
 	if e.Fork && last >= 0 {
 		q := &c.sum.Processes[last]
-		if !q.Forked && !q.Exec && q.PPID == e.PPID && c.procs[e.PID] != nil && c.procs[e.PID].hello {
+		if ep := c.procs[procKey{e.PID, q.conn}]; !q.Forked && !q.Exec && q.PPID == e.PPID && ep != nil && ep.hello {
 			q.Exec = true
 			c.sum.Processes = slices.Insert(c.sum.Processes, last, Process{PID: e.PID, PPID: e.PPID,
-				Exe: e.Exe, Backend: e.Backend, Forked: true})
+				Exe: e.Exe, Backend: e.Backend, Forked: true, conn: e.Conn})
+			if e.Conn == 0 || e.Conn == q.conn {
+				// Without connections the two images cannot be told apart: what the child did
+				// before its exec lands in the exec'd image's model.
+				return
+			}
+			p := newProc(e.PID)
+			p.hello = true
+			c.procs[procKey{e.PID, e.Conn}] = p
 			return
 		}
 	}
 	p := newProc(e.PID)
 	p.hello = true
-	c.procs[e.PID] = p
+	c.procs[procKey{e.PID, e.Conn}] = p
 	c.sum.Processes = append(c.sum.Processes, Process{PID: e.PID, PPID: e.PPID, Exe: e.Exe,
-		Backend: e.Backend, Forked: e.Fork, Exec: last >= 0 && !e.Fork})
+		Backend: e.Backend, Forked: e.Fork, Exec: last >= 0 && !e.Fork, conn: e.Conn})
 }
+
+// procKey names one process image: its pid and the connection its events came over (0 when the
+// stream does not say).
+type procKey struct{ pid, conn int }
 
 func (c *Checker) bind(p *proc, x *execGraph) {
 	p.execs[x.handle] = x

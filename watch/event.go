@@ -19,6 +19,10 @@ type Event struct {
 	TID   int
 	Call  string // the entry point the program reached
 	Stack int    // a stack id sent earlier by the same process; 0: none
+	// Conn numbers the connection the event came over, from 1 (0: unknown, as in a hand-written
+	// stream). Each process image has a connection of its own, so it tells a forked child from
+	// the image it exec'd, whichever hello is read first. replaycheck adds it to recorded streams.
+	Conn int
 
 	// hello
 	PPID    int
@@ -144,8 +148,10 @@ func init() {
 		}
 		return bits.TrailingZeros64(keyBit[k])
 	}
+	connBit := uint64(1) << index("conn")
 	for name, set := range events {
 		var sp spec
+		sp.known |= connBit
 		for _, k := range set.required {
 			i := index(k)
 			sp.required |= 1 << i
@@ -234,6 +240,9 @@ func ParseEvent(line []byte) (Event, error) {
 		default:
 			p.field(&e, k, vals[i])
 		}
+	}
+	if bit := keyBit["conn"]; seen&bit != 0 {
+		p.field(&e, "conn", vals[bits.TrailingZeros64(bit)])
 	}
 	if p.err != nil {
 		return Event{}, p.err
@@ -363,6 +372,8 @@ func (p *parser) frames(key, v string) []RawFrame {
 
 func (p *parser) field(e *Event, k, v string) {
 	switch k {
+	case "conn":
+		e.Conn = p.int(k, v)
 	case "pid":
 		e.PID = p.int(k, v)
 	case "tid":

@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -187,4 +188,27 @@ var _ = Describe("recorded event streams", func() {
 			}
 		})
 	}
+})
+
+var _ = Describe("connections", func() {
+	It("keep a forked image apart from the image it exec'd, whichever hello comes first", func() {
+		path := filepath.Join("testdata", "events", "fork-exec-late-hello.events")
+		sum, _ := checkStream(path, watch.Options{})
+		Expect(sum.Findings).To(BeEmpty())
+		Expect(sum.Processes).To(HaveLen(3))
+		Expect(sum.Processes[1].Forked).To(BeTrue())
+		Expect(sum.Processes[2].Exec).To(BeTrue())
+
+		// The control: the same stream without conn= is one model for both images, and the
+		// capture the forked image began is active when the exec'd image allocates.
+		data, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		stripped := regexp.MustCompile(` conn=\d+`).ReplaceAll(data, nil)
+		c := watch.NewChecker(watch.Options{})
+		Expect(watch.ReadEvents(bytes.NewReader(stripped), "stripped", func(e watch.Event) error {
+			c.Add(e)
+			return nil
+		})).To(Succeed())
+		Expect(kindsOf(c.Result().Findings)).To(Equal([]watch.Kind{watch.AllocInCapture}))
+	})
 })

@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cmd.Env = programEnv(os.Environ(), cfg.Env, cfg.Interposer, sock, backend, cfg.Refuse)
 
 	s := &session{checker: NewChecker(Options{Suppress: cfg.Suppress, Symbolizer: NewSymbolizer()}),
-		live: cfg.Live, events: cfg.Events, queue: make(chan []byte, queueMessages)}
+		live: cfg.Live, events: cfg.Events, queue: make(chan message, queueMessages)}
 	checked := make(chan struct{})
 	go s.check(checked)
 	accepted := make(chan struct{})
@@ -184,7 +184,8 @@ type session struct {
 	live    io.Writer
 	events  io.Writer
 	err     error // the first malformed event, kept as a note
-	queue   chan []byte
+	queue   chan message
+	nconn   int // connections accepted
 
 	wg    sync.WaitGroup
 	conns map[*net.UnixConn]bool
@@ -202,14 +203,22 @@ func (s *session) accept(ln *net.UnixListener, done chan<- struct{}) {
 			s.conns = map[*net.UnixConn]bool{}
 		}
 		s.conns[c] = true
+		s.nconn++
+		conn := s.nconn
 		s.mu.Unlock()
 		s.wg.Add(1)
-		go s.read(c)
+		go s.read(c, conn)
 	}
 }
 
-// read handles one process's events: one message is one line.
-func (s *session) read(c *net.UnixConn) {
+// message is what one read of a connection got: whole lines.
+type message struct {
+	conn int
+	data []byte
+}
+
+// read queues one process's messages, conn numbering its connection.
+func (s *session) read(c *net.UnixConn, conn int) {
 	defer s.wg.Done()
 	defer func() {
 		s.mu.Lock()
@@ -221,7 +230,7 @@ func (s *session) read(c *net.UnixConn) {
 	for {
 		n, err := c.Read(buf)
 		if n > 0 {
-			s.queue <- bytes.Clone(buf[:n])
+			s.queue <- message{conn, bytes.Clone(buf[:n])}
 		}
 		if err != nil {
 			return
@@ -232,21 +241,22 @@ func (s *session) read(c *net.UnixConn) {
 // check feeds the checker the queued messages, line by line, until the queue is closed.
 func (s *session) check(done chan<- struct{}) {
 	defer close(done)
-	for msg := range s.queue {
-		for len(msg) > 0 {
+	for m := range s.queue {
+		for data := m.data; len(data) > 0; {
 			var line []byte
-			line, msg, _ = bytes.Cut(msg, []byte("\n"))
-			s.line(line)
+			line, data, _ = bytes.Cut(data, []byte("\n"))
+			s.line(line, m.conn)
 		}
 	}
 }
 
-func (s *session) line(msg []byte) {
+// line checks one event; a recorded stream gets it with the connection's number (conn=N).
+func (s *session) line(msg []byte, conn int) {
 	if len(msg) == 0 {
 		return
 	}
 	if s.events != nil {
-		s.events.Write(append(msg, '\n'))
+		fmt.Fprintf(s.events, "%s conn=%d\n", msg, conn)
 	}
 	ev, err := ParseEvent(msg)
 	if err != nil {
@@ -255,6 +265,7 @@ func (s *session) line(msg []byte) {
 		}
 		return
 	}
+	ev.Conn = conn
 	for _, f := range s.checker.Add(ev) {
 		if s.live != nil {
 			fmt.Fprintln(s.live, DescribeLive(f))
