@@ -86,6 +86,7 @@ device-bundle:
 	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/cuda.test ./device/cuda
 	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/acl.test ./device/acl
 	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/capture.test ./capture
+	CGO_ENABLED=1 $(GO) test -c -ldflags='-s -w' -o build/device-bundle/watch.test ./watch
 
 ## fakes: the fake driver libraries (C, built with $$CC or cc) into build/fake/: libascendcl.so,
 ## libcuda.so.1, stub/ and missing-<symbol>/ variants, for the cgo bindings' tests without hardware

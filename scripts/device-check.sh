@@ -176,6 +176,46 @@ log "exit status $run_rc (0: every verdict passes; 1: a verdict failed, listed i
 log ""
 sed 's/^/    /' "$out/table.txt" | tee -a "$out/summary.md" > /dev/null
 
+step "watch on the device and on the fake"
+# replaycheck watch's hazard programs (C, driver API, the binding's PTX kernel) run under watch on
+# the driver the dynamic loader finds and on the fake driver library: their findings must be the
+# same (watch/hardware_test.go; with REPLAYCHECK_HARDWARE the suite runs those specs only, and
+# prints what each found and one line counting them). Then, on CUDA, the watch benchmarks' ratios
+# of watched to unwatched (docs/performance.md). A failure fails the step; the steps after it run.
+watch_why=
+watch_rc=0
+if REPLAYCHECK_HARDWARE=$backend gotest watch -count=1 -v -timeout "${STEP_TIMEOUT}s" > "$out/watch.log" 2>&1; then
+	log "passed ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$out/watch.log" | tail -1))"
+else
+	watch_rc=$?
+	log "FAILED: see watch.log"
+	tail -40 "$out/watch.log" | sed 's/\x1b\[[0-9;]*m//g; s/^/    /' | tee -a "$out/summary.md"
+fi
+whw=$(grep -Eo 'watch hardware specs: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out/watch.log" | tail -1 || true)
+if [ -z "$whw" ]; then
+	log "no count of watch hardware specs: the run above compared nothing"
+	watch_why="the specs exited $watch_rc and printed no count of watch hardware specs; see watch.log"
+elif echo "$whw" | grep -q ': 0 passed'; then
+	log "no watch spec passed on the device ($whw): the run above compared nothing"
+	watch_why="$whw; see watch.log"
+else
+	log "$whw"
+	if [ "$watch_rc" -ne 0 ]; then watch_why="$whw; see watch.log"; fi
+fi
+if [ "$backend" = cuda ]; then
+	if REPLAYCHECK_HARDWARE=$backend gotest watch -run '^$' -bench 'Launch100Nodes|AllocFree|NoCapture' -benchtime 4x -count 1 -timeout "${STEP_TIMEOUT}s" > "$out/watch-bench.txt" 2>&1; then
+		grep -E '^Benchmark(Launch100Nodes|AllocFree|NoCapture)' "$out/watch-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
+			log "no result: the watch benchmarks printed none (skipped?); see watch-bench.txt"
+	else
+		watch_bench_rc=$?
+		log "FAILED: the watch benchmarks; see watch-bench.txt"
+		watch_why="${watch_why:+$watch_why; }the benchmarks exited $watch_bench_rc; see watch-bench.txt"
+	fi
+fi
+if [ -n "$watch_why" ]; then
+	fail "FAILED ($watch_why)"
+fi
+
 step "verification throughput"
 # The engine's read-back verification of 256 MiB on the device (chunks read while the previous one
 # is compared) against one plain device-to-host read of the same bytes (docs/performance.md).

@@ -45,12 +45,17 @@ import (
 // suite prints it), capture.test one result line of the benchmark, each exiting with the status a
 // spec gives it. So a run takes about a second, not the suites' time (they have specs of their
 // own), and the script's devices, catalog and baseline steps run the real CLI over the driver
-// library. For the runs that write a baseline, the bundle's replaycheck is a wrapper of that CLI
+// library. Its watch.test is a stand-in too (passing, or as a spec says), except where a spec runs
+// the real one (realWatch): the watch package's specs labelled hardware, whose "device" is the
+// library the dynamic loader finds through LD_LIBRARY_PATH (the fake, or the shim), and its
+// benchmarks. For the runs that write a baseline, the bundle's replaycheck is a wrapper of that CLI
 // whose `replaycheck devices` gives the fake library a platform key of a device (disguisedSource).
 var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, ContinueOnFailure, func() {
 	// The CLI, the fake libcuda, a shim whose cuInit hangs, and a shim naming a device "Shim GPU";
 	// disguised wraps the CLI (disguisedSource).
 	var replaycheck, disguised, fakeCUDA, hangCUDA, shimCUDA string
+	// watchTest is the watch package's test binary, as make device-bundle builds it.
+	var watchTest string
 
 	BeforeAll(func() {
 		if runtime.GOOS != "linux" {
@@ -68,7 +73,7 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 			Skip("no C compiler: " + err.Error())
 		}
 		dir := GinkgoT().TempDir()
-		errs := make([]error, 4)
+		errs := make([]error, 5)
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			replaycheck = filepath.Join(dir, "replaycheck")
@@ -82,6 +87,14 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		wg.Go(func() { fakeCUDA, errs[1] = fake.Build(filepath.Join(dir, "fake"), fake.CUDA, fake.Variant{}) })
 		wg.Go(func() { hangCUDA, errs[2] = buildShim(filepath.Join(dir, "hang"), true) })
 		wg.Go(func() { shimCUDA, errs[3] = buildShim(filepath.Join(dir, "shim"), false) })
+		wg.Go(func() {
+			watchTest = filepath.Join(dir, "watch.test")
+			cmd := exec.Command("go", "test", "-c", "-o", watchTest, "github.com/replaycheck/replaycheck/watch")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[4] = fmt.Errorf("go test -c ./watch: %w\n%s", err, out)
+			}
+		})
 		wg.Wait()
 		Expect(errors.Join(errs...)).NotTo(HaveOccurred())
 		disguised = filepath.Join(dir, "replaycheck-disguised")
@@ -140,10 +153,10 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		Expect(r.exit).To(Equal(1), r.output)
 		Expect(r.summary).To(ContainSubstring("FAILED: see conformance.log"))
 		Expect(r.summary).To(ContainSubstring("\nhardware specs: 3 passed, 2 failed, 0 skipped\n"))
-		for _, section := range []string{"the catalog, every mode, guards off and on", "verification throughput", "baseline"} {
+		for _, section := range []string{"the catalog, every mode, guards off and on", watchStep, "verification throughput", "baseline"} {
 			Expect(r.summary).To(ContainSubstring("\n## "+section+"\n"), "the check stopped before %s", section)
 		}
-		Expect(r.files).To(ContainElements("run.json", "run.txt", "table.txt", "verify-bench.txt"))
+		Expect(r.files).To(ContainElements("run.json", "run.txt", "table.txt", "watch.log", "watch-bench.txt", "verify-bench.txt"))
 		Expect(r.summary).To(ContainSubstring("    BenchmarkVerifyReadBack256MiB/pinned-copy-2"))
 		Expect(r.result()).To(Equal("2 steps failed:\n" +
 			"- conformance suite on the real driver: FAILED (hardware specs: 3 passed, 2 failed, 0 skipped); see conformance.log\n" +
@@ -175,12 +188,52 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 
 	It("writes the baseline from a device whose every step passed, says no step failed, and exits 0", func() {
 		root := newCheckRoot(disguised, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
-		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		// The real watch specs and benchmarks, the fake standing in for the driver the programs find.
+		realWatch(root, watchTest)
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA,
+			"LD_LIBRARY_PATH="+filepath.Dir(fakeCUDA))
 		Expect(r.changed()).To(Equal([]string{fakeBaseline}))
 		Expect(r.exit).To(Equal(0), r.output)
+		Expect(r.summary).To(MatchRegexp(`\n## ` + watchStep + `\n\npassed \(Ran [1-9][0-9]* of [0-9]+ Specs\)\n` +
+			`watch hardware specs: [1-9][0-9]* passed, 0 failed, [0-9]+ skipped\n` +
+			`    BenchmarkLaunch100Nodes-[0-9]+ .* x-unwatched\n    BenchmarkAllocFree-[0-9]+ .*\n    BenchmarkNoCapture-[0-9]+ .*\n\n## verification throughput\n`))
+		Expect(r.files).To(ContainElements("watch.log", "watch-bench.txt"))
+		// The log says what each spec found on the device, the refused replay's included.
+		log, err := os.ReadFile(filepath.Join(r.run, "watch.log"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(log)).To(ContainSubstring("--- passed: cuda_realloc hazard, --refuse: the refused replay leaves the bystander's bytes intact on the device\n"))
+		Expect(string(log)).To(MatchRegexp(`(?m)^device: exit 0 , stdout "launch=1 bystander=intact\\n"`))
 		Expect(r.summary).To(ContainSubstring("wrote specs/baselines/cuda-12.4-replaycheck-fake.yaml"))
 		Expect(r.summary).NotTo(ContainSubstring("review it"))
 		Expect(r.result()).To(Equal("no step failed\n"))
+	})
+
+	It("fails the watch step where the programs find a driver that is not the fake (the shim), with the count and the benchmarks, goes on, and exits 1", func() {
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
+		realWatch(root, watchTest)
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA,
+			"LD_LIBRARY_PATH="+filepath.Dir(shimCUDA))
+		r.unchanged()
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).To(ContainSubstring("\n## " + watchStep + "\n\nFAILED: see watch.log\n"))
+		Expect(r.summary).To(MatchRegexp(`\nno watch spec passed on the device \(watch hardware specs: 0 passed, [1-9][0-9]* failed, [0-9]+ skipped\): the run above compared nothing\n`))
+		Expect(r.summary).To(ContainSubstring("\nFAILED: the watch benchmarks; see watch-bench.txt\n"))
+		Expect(r.summary).To(ContainSubstring("\n## verification throughput\n"))
+		Expect(r.result()).To(MatchRegexp(`^2 steps failed:\n- ` + watchStep + `: FAILED \(watch hardware specs: 0 passed, [1-9][0-9]* failed, [0-9]+ skipped; see watch\.log; ` +
+			`the benchmarks exited 1; see watch-bench\.txt\)\n` + regexp.QuoteMeta(baselineNotWritten) + `$`))
+	})
+
+	It("fails the watch step whose specs passed none on the device (all skipped), and goes on", func() {
+		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
+		writeStandIn(root, "watch.test", "Ran 0 of 287 Specs in 0.001 seconds\nwatch hardware specs: 0 passed, 0 failed, 16 skipped\n", 0)
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		r.unchanged()
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).To(ContainSubstring("\n## " + watchStep + "\n\npassed (Ran 0 of 287 Specs)\n" +
+			"no watch spec passed on the device (watch hardware specs: 0 passed, 0 failed, 16 skipped): the run above compared nothing\n"))
+		Expect(r.result()).To(Equal("2 steps failed:\n" +
+			"- " + watchStep + ": FAILED (watch hardware specs: 0 passed, 0 failed, 16 skipped; see watch.log)\n" +
+			baselineNotWritten))
 	})
 
 	It("stops at the build step without Go or the bundle's replaycheck, saying so in the result", func() {
@@ -210,8 +263,9 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 })
 
 // baselineNotWritten is the result's line for the baseline step over the fake library; fakeBaseline
-// the baseline a run over the disguised CLI writes.
+// the baseline a run over the disguised CLI writes; watchStep the watch step's title.
 const (
+	watchStep          = "watch on the device and on the fake"
 	baselineNotWritten = "- baseline: not written: cuda/12.4-replaycheck-fake is not a device this run checked (see the conformance suite above)\n"
 	fakeBaseline       = "specs/baselines/cuda-12.4-replaycheck-fake.yaml"
 )
@@ -251,8 +305,10 @@ type checkRun struct {
 	// build/device-check/<time>/.
 	output, summary string
 	files           []string
-	exit            int
-	took            time.Duration
+	// run is the run's build/device-check/<time>/.
+	run  string
+	exit int
+	took time.Duration
 }
 
 // newCheckRoot makes a root for one run (see the Describe above) whose stand-in conformance suite
@@ -266,20 +322,42 @@ func newCheckRoot(replaycheck, hardware string, status, benchStatus int) string 
 	Expect(err).NotTo(HaveOccurred())
 	bundle := filepath.Join(root, "build", "device-bundle")
 	// The test binaries run in their packages' directories.
-	for _, d := range []string{"scripts", filepath.Join("device", "cuda"), "capture", filepath.Join("build", "device-bundle")} {
+	for _, d := range []string{"scripts", filepath.Join("device", "cuda"), "capture", "watch", filepath.Join("build", "device-bundle")} {
 		Expect(os.MkdirAll(filepath.Join(root, d), 0o755)).To(Succeed())
 	}
 	Expect(os.WriteFile(filepath.Join(root, "scripts", "device-check.sh"), script, 0o755)).To(Succeed())
 	Expect(os.CopyFS(filepath.Join(root, "specs"), os.DirFS(filepath.Join(repo, "specs")))).To(Succeed())
 	Expect(os.Symlink(replaycheck, filepath.Join(bundle, "replaycheck"))).To(Succeed())
-	standIn := func(name, lines string, status int) {
-		text := fmt.Sprintf("#!/bin/sh\n# A stand-in for the bundle's %s (cmd/replaycheck/device_check_test.go).\ncat <<'EOF'\n%sEOF\nexit %d\n",
-			name, lines, status)
-		Expect(os.WriteFile(filepath.Join(bundle, name), []byte(text), 0o755)).To(Succeed())
-	}
-	standIn("cuda.test", "Ran 3 of 3 Specs in 0.001 seconds\n"+hardware+"\n", status)
-	standIn("capture.test", "BenchmarkVerifyReadBack256MiB/pinned-copy-2 \t 5 \t 16604713 ns/op\n", benchStatus)
+	writeStandIn(root, "cuda.test", "Ran 3 of 3 Specs in 0.001 seconds\n"+hardware+"\n", status)
+	writeStandIn(root, "capture.test", "BenchmarkVerifyReadBack256MiB/pinned-copy-2 \t 5 \t 16604713 ns/op\n", benchStatus)
+	// Its specs and its benchmarks at once: the script reads each line from its own run.
+	writeStandIn(root, "watch.test", "Ran 11 of 287 Specs in 0.001 seconds\nwatch hardware specs: 11 passed, 0 failed, 5 skipped\n"+
+		"BenchmarkLaunch100Nodes-2 \t 4 \t 142276671 ns/op \t 1.05 x-unwatched\n", 0)
 	return root
+}
+
+// writeStandIn makes the root's bundle's test binary name a script that prints lines and exits
+// with status.
+func writeStandIn(root, name, lines string, status int) {
+	GinkgoHelper()
+	text := fmt.Sprintf("#!/bin/sh\n# A stand-in for the bundle's %s (cmd/replaycheck/device_check_test.go).\ncat <<'EOF'\n%sEOF\nexit %d\n",
+		name, lines, status)
+	path := filepath.Join(root, "build", "device-bundle", name)
+	Expect(os.RemoveAll(path)).To(Succeed())
+	Expect(os.WriteFile(path, []byte(text), 0o755)).To(Succeed())
+}
+
+// realWatch makes the root's bundle's watch.test the real one, with what it reads from the clone:
+// the programs and the benchmark's source under watch/testdata/, and include/ (replaycheck/watch.h).
+func realWatch(root, watchTest string) {
+	GinkgoHelper()
+	repo := filepath.Join("..", "..")
+	bin := filepath.Join(root, "build", "device-bundle", "watch.test")
+	Expect(os.Remove(bin)).To(Succeed())
+	Expect(os.Symlink(watchTest, bin)).To(Succeed())
+	for _, d := range []string{filepath.Join("watch", "testdata", "programs"), filepath.Join("watch", "testdata", "bench"), "include"} {
+		Expect(os.CopyFS(filepath.Join(root, d), os.DirFS(filepath.Join(repo, d)))).To(Succeed())
+	}
 }
 
 // runDeviceCheck runs the root's scripts/device-check.sh with env added to a copy of this
@@ -337,6 +415,7 @@ func runDeviceCheck(root string, limit time.Duration, env ...string) checkRun {
 	runs, err := filepath.Glob(filepath.Join(root, "build", "device-check", "*"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(runs).To(HaveLen(1), "one build/device-check/<time>/ per run; output:\n%s", r.output)
+	r.run = runs[0]
 	summary, err := os.ReadFile(filepath.Join(runs[0], "summary.md"))
 	Expect(err).NotTo(HaveOccurred())
 	r.summary = string(summary)
