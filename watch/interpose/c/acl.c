@@ -122,7 +122,7 @@ RCW_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
 RCW_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, int kind, aclrtStream stream) {
 	REAL(aclrtMemcpyAsync);
 	aclError r = real(dst, destMax, src, count, kind, stream);
-	if (!r && ON)
+	if (!r && ON && rcw_capturing())
 		rcw_copy("aclrtMemcpyAsync", H(stream), H(dst), H(src), count);
 	return r;
 }
@@ -130,7 +130,7 @@ RCW_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, si
 RCW_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
 	REAL(aclrtMemsetAsync);
 	aclError r = real(devPtr, maxCount, value, count, stream);
-	if (!r && ON)
+	if (!r && ON && rcw_capturing())
 		rcw_memset("aclrtMemsetAsync", H(stream), H(devPtr), count);
 	return r;
 }

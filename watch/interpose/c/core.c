@@ -38,13 +38,13 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_dl_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_fd = -1;
-static atomic_int g_on;
-static int g_backend = RCW_CUDA | RCW_ACL;
+atomic_int rcw_g_on;
+int rcw_g_backend = RCW_CUDA | RCW_ACL;
 static int g_refuse;
 static int g_glibc_unwind; /* RC_WATCH_UNWIND=backtrace: glibc's backtrace() for every stack */
 static int g_pid;
 static atomic_uint g_epoch;
-static atomic_int g_active;
+atomic_int rcw_g_active;
 static atomic_int g_private_any;
 static uintptr_t g_self_lo, g_self_hi;
 static uintptr_t g_main_base; /* the program's load address: its frames name g_exe */
@@ -54,8 +54,6 @@ static char g_sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static TLS unsigned tl_epoch;
 static TLS long tl_tid;
 
-int rcw_watching(int fam) { return atomic_load_explicit(&g_on, memory_order_relaxed) && (g_backend & fam); }
-int rcw_capturing(void) { return atomic_load_explicit(&g_active, memory_order_relaxed) > 0; }
 int rcw_private_declared(void) { return atomic_load_explicit(&g_private_any, memory_order_relaxed); }
 int rcw_refuse(void) { return g_refuse; }
 
@@ -180,7 +178,7 @@ static void send_msg(const char *b, size_t n) {
 		if (errno != EINTR)
 			break;
 	}
-	atomic_store(&g_on, 0);
+	atomic_store(&rcw_g_on, 0);
 	close(g_fd);
 	g_fd = -1;
 }
@@ -701,7 +699,7 @@ static void model_clear(void) {
 	free(g_caps);
 	g_caps = NULL;
 	g_caps_n = g_caps_cap = 0;
-	atomic_store(&g_active, 0);
+	atomic_store(&rcw_g_active, 0);
 	free(g_streams);
 	free(g_events);
 	g_streams = g_events = NULL;
@@ -751,7 +749,7 @@ static void do_alloc(const char *call, const stk_t *s, uint64_t addr, uint64_t s
 		uintptr_t gen = (uintptr_t)hm_get(&g_gens, addr) + 1;
 		hm_put(&g_gens, addr, (void *)gen);
 		*r = (rec){.addr = addr, .size = size ? size : 1, .pool = pool, .gen = (uint32_t)gen, .kind = (uint8_t)kind, .live = 1,
-			   .in_capture = atomic_load(&g_active) > 0};
+			   .in_capture = atomic_load(&rcw_g_active) > 0};
 		rv_insert(kind == RCW_POOL ? &g_blk : &g_drv, r);
 	}
 	uint32_t id = stk_intern(s);
@@ -764,7 +762,7 @@ static void do_alloc(const char *call, const stk_t *s, uint64_t addr, uint64_t s
 	put(&e, kind_name(kind));
 	put_key_hex(&e, " pool=", pool);
 	put_stream(&e, " stream=", stream);
-	if (atomic_load(&g_active) > 0)
+	if (atomic_load(&rcw_g_active) > 0)
 		ev_send(&e); /* alloc-in-capture, or a private block the checker must see now */
 	else
 		ev_defer(&e);
@@ -798,7 +796,7 @@ static void do_free(const char *call, const stk_t *s, uint64_t addr, int kind, u
 	put(&e, kind_name(kind));
 	put_key_hex(&e, " pool=", pool);
 	put_stream(&e, " stream=", stream);
-	if (named || atomic_load(&g_active) > 0)
+	if (named || atomic_load(&rcw_g_active) > 0)
 		ev_send(&e);
 	else
 		ev_defer(&e);
@@ -831,7 +829,7 @@ void rcw_begin(const char *call, uint64_t stream, int mode) {
 	}
 	g_caps[g_caps_n++] = c;
 	*c = (cap_t){.id = (int)g_caps_n, .active = 1, .mode = mode, .tid = rcw_tid(), .stream = stream};
-	atomic_fetch_add(&g_active, 1);
+	atomic_fetch_add(&rcw_g_active, 1);
 	kc_set(&g_streams, &g_streams_n, &g_streams_cap, stream, c);
 	thread_push_cap(c->id);
 	uint32_t id = stk_intern(&s);
@@ -859,7 +857,7 @@ void rcw_end(const char *call, uint64_t stream, uint64_t graph, int ok, int acl)
 		return;
 	}
 	c->active = 0;
-	atomic_fetch_sub(&g_active, 1);
+	atomic_fetch_sub(&rcw_g_active, 1);
 	kc_drop_cap(g_streams, &g_streams_n, c);
 	kc_drop_cap(g_events, &g_events_n, c);
 	if (ok && graph && g) {
@@ -1222,7 +1220,7 @@ int rcw_device_memory(uint64_t addr) {
 /* ---- pool annotations (include/replaycheck/watch.h) ---- */
 
 RCW_API void rc_watch_pool_alloc(const void *pool, const void *addr, size_t bytes) {
-	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+	if (!atomic_load_explicit(&rcw_g_on, memory_order_relaxed))
 		return;
 	stk_t s;
 	stk_capture(&s);
@@ -1230,7 +1228,7 @@ RCW_API void rc_watch_pool_alloc(const void *pool, const void *addr, size_t byte
 }
 
 RCW_API void rc_watch_pool_free(const void *pool, const void *addr) {
-	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+	if (!atomic_load_explicit(&rcw_g_on, memory_order_relaxed))
 		return;
 	stk_t s;
 	stk_capture(&s);
@@ -1238,7 +1236,7 @@ RCW_API void rc_watch_pool_free(const void *pool, const void *addr) {
 }
 
 RCW_API void rc_watch_pool_private(const void *pool) {
-	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+	if (!atomic_load_explicit(&rcw_g_on, memory_order_relaxed))
 		return;
 	lock();
 	uint64_t p = (uint64_t)(uintptr_t)pool;
@@ -1405,7 +1403,7 @@ static void *fam_handle(fam_t *f) {
 	return f->handle;
 }
 
-void *rcw_real(int fam, rcw_entry *e) {
+void *rcw_real_slow(int fam, rcw_entry *e) {
 	void *p = __atomic_load_n(&e->real, __ATOMIC_ACQUIRE);
 	if (p || __atomic_load_n(&e->state, __ATOMIC_ACQUIRE))
 		return p;
@@ -1502,7 +1500,7 @@ static void hello(int forked) {
 	put_key_dec(&e, " ppid=", getppid());
 	put(&e, " exe=");
 	put_esc(&e, g_exe);
-	put(&e, g_backend == RCW_CUDA ? " backend=cuda" : g_backend == RCW_ACL ? " backend=acl" : " backend=cuda,acl");
+	put(&e, rcw_g_backend == RCW_CUDA ? " backend=cuda" : rcw_g_backend == RCW_ACL ? " backend=acl" : " backend=cuda,acl");
 	put_key_dec(&e, " refuse=", g_refuse);
 	put(&e, " version=1");
 	if (forked)
@@ -1512,7 +1510,7 @@ static void hello(int forked) {
 
 static void connect_socket(void) {
 	g_fd = -1;
-	atomic_store(&g_on, 0);
+	atomic_store(&rcw_g_on, 0);
 	if (!g_sock_path[0])
 		return;
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -1527,7 +1525,7 @@ static void connect_socket(void) {
 		return;
 	}
 	g_fd = fd;
-	atomic_store(&g_on, 1);
+	atomic_store(&rcw_g_on, 1);
 }
 
 static void atfork_prepare(void) {
@@ -1587,11 +1585,11 @@ __attribute__((constructor)) static void rcw_init(void) {
 	memcpy(g_sock_path, sock, strlen(sock) + 1);
 	const char *b = getenv("RC_WATCH_BACKEND");
 	if (b && *b) {
-		g_backend = 0;
+		rcw_g_backend = 0;
 		if (strstr(b, "cuda"))
-			g_backend |= RCW_CUDA;
+			rcw_g_backend |= RCW_CUDA;
 		if (strstr(b, "acl"))
-			g_backend |= RCW_ACL;
+			rcw_g_backend |= RCW_ACL;
 	}
 	const char *r = getenv("RC_WATCH_REFUSE");
 	g_refuse = r && !strcmp(r, "1");

@@ -326,7 +326,7 @@ RCW_API CUresult cuGraphDestroy(CUgraph g) {
 	RCW_API CUresult n(dt dst, st src, size_t bytes, CUstream s) {                       \
 		REAL(n);                                                                     \
 		CUresult r = real(dst, src, bytes, s);                                       \
-		if (!r && ON)                                                                \
+		if (!r && ON && rcw_capturing())                                             \
 			rcw_copy(#n, skey(s, ptsz), H(dst), H(src), bytes);                  \
 		return r;                                                                    \
 	}
@@ -343,7 +343,7 @@ COPY(cuMemcpyDtoDAsync_v2_ptsz, 1, CUdeviceptr, CUdeviceptr)
 	RCW_API CUresult n(CUdeviceptr dst, vt value, size_t count, CUstream s) {            \
 		REAL(n);                                                                     \
 		CUresult r = real(dst, value, count, s);                                     \
-		if (!r && ON)                                                                \
+		if (!r && ON && rcw_capturing())                                             \
 			rcw_memset(#n, skey(s, ptsz), dst, (uint64_t)count * (width));       \
 		return r;                                                                    \
 	}

@@ -4,6 +4,7 @@
 #ifndef RCW_H
 #define RCW_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,15 +29,25 @@ extern const size_t rcw_cuda_count;
 extern rcw_entry rcw_acl_entries[];
 extern const size_t rcw_acl_count;
 
-/* The real function for e, or NULL when the real library is not loaded or lacks it. */
-void *rcw_real(int fam, rcw_entry *e);
+/* The real function for e, or NULL when the real library is not loaded or lacks it. The fast
+ * paths below are inline: every wrapped call takes them, capturing or not. */
+void *rcw_real_slow(int fam, rcw_entry *e);
+static inline void *rcw_real(int fam, rcw_entry *e) {
+	void *p = __atomic_load_n(&e->real, __ATOMIC_ACQUIRE);
+	return p ? p : rcw_real_slow(fam, e);
+}
 /* The wrapper that stands for real pointer p (from cuGetProcAddress), or p. ptsz: 1 prefers
  * per-thread variants among entries with the same real pointer, 0 the others. */
 void *rcw_map_real(int fam, void *p, int ptsz);
+extern atomic_int rcw_g_on;     /* connected */
+extern int rcw_g_backend;       /* RC_WATCH_BACKEND's families */
+extern atomic_int rcw_g_active; /* captures in progress */
 /* Whether events are sent for fam: connected and named by RC_WATCH_BACKEND. */
-int rcw_watching(int fam);
+static inline int rcw_watching(int fam) {
+	return atomic_load_explicit(&rcw_g_on, memory_order_relaxed) && (rcw_g_backend & fam);
+}
 /* Whether a capture is in progress anywhere in the process (ops matter only then). */
-int rcw_capturing(void);
+static inline int rcw_capturing(void) { return atomic_load_explicit(&rcw_g_active, memory_order_relaxed) > 0; }
 /* Whether a private pool was declared (record, wait and sync matter only then). */
 int rcw_private_declared(void);
 int rcw_refuse(void);
