@@ -318,7 +318,11 @@ func (c *Checker) Add(e Event) []Finding {
 			c.bind(p, x)
 		}
 	case "launch":
-		c.launch(p, e, emit)
+		// A run of launches (n=) is that many launches, one after the other: nothing happened
+		// between them.
+		for range max(e.Repeat, 1) {
+			c.launch(p, e, emit)
+		}
 	case "destroy-exec":
 		c.unbind(p, e.Exec)
 	case "destroy-graph":

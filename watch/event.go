@@ -64,6 +64,8 @@ type Event struct {
 	OK      bool
 	Stale   bool
 	Refused bool
+	// Repeat is how many launches in a row the event stands for (n=; 0 when absent: one).
+	Repeat int
 
 	// note
 	Text string
@@ -113,7 +115,7 @@ var events = map[string]fieldSet{
 	"end":           {required: withCall("stream", "capture", "graph", "ok")},
 	"instantiate":   {required: withCall("graph", "exec")},
 	"update":        {required: withCall("exec", "graph", "ok")},
-	"launch":        {required: withCall("exec", "stream", "stale", "refused")},
+	"launch":        {required: withCall("exec", "stream", "stale", "refused"), optional: []string{"n"}},
 	"destroy-exec":  {required: withCall("exec")},
 	"destroy-graph": {required: withCall("graph")},
 	"record":        {required: withCall("event", "stream")},
@@ -442,6 +444,10 @@ func (p *parser) field(e *Event, k, v string) {
 		e.Stale = p.bool(k, v)
 	case "refused":
 		e.Refused = p.bool(k, v)
+	case "n":
+		if e.Repeat = p.int(k, v); e.Repeat < 1 {
+			p.fail(k, v, "a count of 1 or more")
+		}
 	case "text":
 		e.Text = p.text(k, v)
 	}

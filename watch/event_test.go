@@ -69,6 +69,7 @@ var _ = Describe("ParseEvent", func() {
 		Entry("a frame of three parts", "stack pid=1 id=1 frames=0x1,0x0,/a", "field frames"),
 		Entry("a sync of a stream without the stream", "sync pid=1 tid=1 call=c stack=1 what=stream", "missing field stream"),
 		Entry("a bad stream", "wait pid=1 tid=1 call=c stack=1 stream=ptds:x event=0x1", "field stream"),
+		Entry("a run of no launches", "launch pid=1 tid=1 call=c stack=1 exec=0x1 stream=0x0 stale=0 refused=0 n=0", "field n"),
 	)
 })
 

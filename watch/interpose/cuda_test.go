@@ -414,3 +414,18 @@ var _ = Describe("the interposer's unwinder", func() {
 		Expect(fast).To(Equal(glibc))
 	})
 })
+
+var _ = Describe("the CUDA interposer's runs of launches", func() {
+	It("sends clean launches in a row from one call site as one line with n, and a stale one alone", func() {
+		r := watched(built.cuDl, "proc", "repeat")
+		Expect(r.code).To(Equal(0), r.out)
+		var got []string
+		for _, l := range r.named("launch") {
+			got = append(got, l.get("stale")+"/"+l.get("n"))
+		}
+		// Round 0: five from the loop, one from the other site; round 1: five from the loop (the
+		// sync sends nothing and leaves the run open); the stale launch after the free ends the
+		// run and goes alone, at once.
+		Expect(got).To(Equal([]string{"0/5", "0/", "0/5", "1/"}))
+	})
+})

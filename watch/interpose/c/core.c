@@ -183,8 +183,51 @@ static void send_msg(const char *b, size_t n) {
 	g_fd = -1;
 }
 
+/* A run of clean launches waiting to be written: the same thread launching the same executable
+ * graph on the same stream from the same call stack, n times in a row (docs/watch-events.md:
+ * launch's n). Formatting a line per launch cost as much as the rest of the interposer's work. */
+static struct {
+	int on;
+	long tid;
+	const char *call;
+	uint32_t stack;
+	uint64_t exec, stream, n;
+} g_run;
+
+/* Appends a whole line to the deferred events, sending them first when it would not fit. */
+static void defer_append(const ev_t *e) {
+	if (g_defer_n + e->n > DEFER_BYTES) {
+		send_msg(g_defer, g_defer_n);
+		g_defer_n = 0;
+	}
+	memcpy(g_defer + g_defer_n, e->b, e->n);
+	g_defer_n += e->n;
+}
+
+/* Writes the run of clean launches, if any, as one line with the deferred events (lock held). */
+static void run_close(void) {
+	if (!g_run.on)
+		return;
+	g_run.on = 0;
+	ev_t e;
+	e.n = 0;
+	e.over = 0;
+	put(&e, "launch");
+	put_key_dec(&e, " pid=", g_pid);
+	put_key_dec(&e, " tid=", g_run.tid);
+	ev_call(&e, g_run.call, g_run.stack);
+	put_key_hex(&e, " exec=", g_run.exec);
+	put_stream(&e, " stream=", g_run.stream);
+	put(&e, " stale=0 refused=0");
+	if (g_run.n > 1)
+		put_key_dec(&e, " n=", (int64_t)g_run.n);
+	e.b[e.n++] = '\n';
+	defer_append(&e);
+}
+
 /* Sends the deferred events, lock held. */
 static void ev_flush(void) {
+	run_close();
 	send_msg(g_defer, g_defer_n);
 	g_defer_n = 0;
 }
@@ -203,10 +246,26 @@ static void ev_defer(ev_t *e) {
 	if (g_fd < 0)
 		return;
 	e->b[e->n++] = '\n';
-	if (g_defer_n + e->n > DEFER_BYTES)
-		ev_flush();
-	memcpy(g_defer + g_defer_n, e->b, e->n);
-	g_defer_n += e->n;
+	run_close();
+	defer_append(e);
+}
+
+/* A clean launch that may wait: it extends the run in progress or starts one (lock held). */
+static void launch_defer(const char *call, uint32_t stack, uint64_t exec, uint64_t stream) {
+	long tid = rcw_tid();
+	if (g_run.on && g_run.tid == tid && g_run.call == call && g_run.stack == stack && g_run.exec == exec &&
+	    g_run.stream == stream) {
+		g_run.n++;
+		return;
+	}
+	run_close();
+	g_run.on = 1;
+	g_run.tid = tid;
+	g_run.call = call;
+	g_run.stack = stack;
+	g_run.exec = exec;
+	g_run.stream = stream;
+	g_run.n = 1;
 }
 
 /* ---- call stacks ---- */
@@ -976,6 +1035,11 @@ int rcw_launch(const char *call, uint64_t exec, uint64_t stream) {
 	int shared = 0;
 	int stale = ex && exec_stale(ex, &shared), refused = stale && g_refuse;
 	uint32_t id = stk_intern(&s);
+	if (!stale && !shared && g_fd >= 0) {
+		launch_defer(call, id, exec, stream);
+		unlock();
+		return 0;
+	}
 	ev_t e;
 	ev_start(&e, "launch");
 	ev_call(&e, call, id);
@@ -983,10 +1047,7 @@ int rcw_launch(const char *call, uint64_t exec, uint64_t stream) {
 	put_stream(&e, " stream=", stream);
 	put_key_dec(&e, " stale=", stale);
 	put_key_dec(&e, " refused=", refused);
-	if (stale || shared)
-		ev_send(&e);
-	else
-		ev_defer(&e);
+	ev_send(&e); /* stale, or its graph shares a private pool's block */
 	unlock();
 	return refused;
 }
@@ -1555,6 +1616,7 @@ static void atfork_child(void) {
 	if (g_fd >= 0)
 		close(g_fd); /* the parent's connection */
 	g_defer_n = 0;
+	g_run.on = 0;
 	model_clear();
 	connect_socket();
 	if (g_fd >= 0) {

@@ -182,6 +182,30 @@ static void basic(void) {
 	OK(cu.MemFree(a));
 }
 
+/* One graph launched five times from one call site, then once from another, then once more from
+ * the first after its memory was freed: a run of clean launches, a launch of its own, a stale one. */
+static void repeat(void) {
+	dptr a;
+	CUstream s;
+	void *g, *ex;
+	OK(cu.MemAlloc(&a, 64));
+	OK(cu.StreamCreate(&s, 1));
+	OK(cu.BeginCapture(s, 0));
+	OK(cu.MemsetD8Async(a, 1, 64, s));
+	OK(cu.EndCapture(s, &g));
+	OK(cu.Instantiate(&ex, g, 0));
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 5; i++)
+			OK(cu.Launch(ex, s));
+		if (round == 0)
+			OK(cu.Launch(ex, s));
+		else
+			OK(cu.StreamSync(s));
+	}
+	OK(cu.MemFree(a));
+	printf("stale=%d\n", cu.Launch(ex, s));
+}
+
 /* A graph that sets a; a freed and the same bytes handed to a bystander, then the graph launched. */
 static void refuse(void) {
 	dptr a, by;
@@ -518,6 +542,8 @@ int main(int argc, char **argv) {
 		basic();
 	else if (!strcmp(sc, "refuse"))
 		refuse();
+	else if (!strcmp(sc, "repeat"))
+		repeat();
 	else if (!strcmp(sc, "plain"))
 		plain();
 	else if (!strcmp(sc, "stacks"))
