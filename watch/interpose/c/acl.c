@@ -121,16 +121,20 @@ RCW_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
 
 RCW_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, int kind, aclrtStream stream) {
 	REAL(aclrtMemcpyAsync);
+	if (!rcw_capturing())
+		return real(dst, destMax, src, count, kind, stream);
 	aclError r = real(dst, destMax, src, count, kind, stream);
-	if (!r && ON && rcw_capturing())
+	if (!r && ON)
 		rcw_copy("aclrtMemcpyAsync", H(stream), H(dst), H(src), count);
 	return r;
 }
 
 RCW_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
 	REAL(aclrtMemsetAsync);
+	if (!rcw_capturing())
+		return real(devPtr, maxCount, value, count, stream);
 	aclError r = real(devPtr, maxCount, value, count, stream);
-	if (!r && ON && rcw_capturing())
+	if (!r && ON)
 		rcw_memset("aclrtMemsetAsync", H(stream), H(devPtr), count);
 	return r;
 }
@@ -140,8 +144,10 @@ RCW_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, 
 RCW_API aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize,
 				   aclrtStream stream) {
 	REAL(aclrtLaunchKernel);
+	if (!rcw_capturing())
+		return real(funcHandle, numBlocks, argsData, argsSize, stream);
 	aclError r = real(funcHandle, numBlocks, argsData, argsSize, stream);
-	if (!r && ON && rcw_capturing()) {
+	if (!r && ON) {
 		rcw_arg a = {argsData, argsData ? argsSize : 0};
 		static atomic_int noted;
 		int dev = rcw_device_memory(H(argsData));

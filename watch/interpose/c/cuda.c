@@ -322,14 +322,25 @@ RCW_API CUresult cuGraphDestroy(CUgraph g) {
 
 /* ---- copies and memsets ---- */
 
+/* Outside every capture a copy, memset or kernel launch only passes through: the wrapper is a
+ * tail call after two loads, and the watched path is a function of its own, so that the fast one
+ * saves no registers. */
+#define FAST(n, ...)                                                                         \
+	__typeof__(&n) real = (__typeof__(&n))__atomic_load_n(&rcw_cuda_entries[E_##n].real, __ATOMIC_ACQUIRE); \
+	if (real && !rcw_capturing())                                                        \
+		return real(__VA_ARGS__);                                                    \
+	return n##_watched(__VA_ARGS__)
+
 #define COPY(n, ptsz, dt, st)                                                                \
-	RCW_API CUresult n(dt dst, st src, size_t bytes, CUstream s) {                       \
+	RCW_API CUresult n(dt dst, st src, size_t bytes, CUstream s);                        \
+	__attribute__((noinline)) static CUresult n##_watched(dt dst, st src, size_t bytes, CUstream s) { \
 		REAL(n);                                                                     \
 		CUresult r = real(dst, src, bytes, s);                                       \
 		if (!r && ON && rcw_capturing())                                             \
 			rcw_copy(#n, skey(s, ptsz), H(dst), H(src), bytes);                  \
 		return r;                                                                    \
-	}
+	}                                                                                    \
+	RCW_API CUresult n(dt dst, st src, size_t bytes, CUstream s) { FAST(n, dst, src, bytes, s); }
 COPY(cuMemcpyAsync, 0, CUdeviceptr, CUdeviceptr)
 COPY(cuMemcpyAsync_ptsz, 1, CUdeviceptr, CUdeviceptr)
 COPY(cuMemcpyHtoDAsync_v2, 0, CUdeviceptr, const void *)
@@ -340,13 +351,15 @@ COPY(cuMemcpyDtoDAsync_v2, 0, CUdeviceptr, CUdeviceptr)
 COPY(cuMemcpyDtoDAsync_v2_ptsz, 1, CUdeviceptr, CUdeviceptr)
 
 #define MEMSET(n, ptsz, vt, width)                                                           \
-	RCW_API CUresult n(CUdeviceptr dst, vt value, size_t count, CUstream s) {            \
+	RCW_API CUresult n(CUdeviceptr dst, vt value, size_t count, CUstream s);             \
+	__attribute__((noinline)) static CUresult n##_watched(CUdeviceptr dst, vt value, size_t count, CUstream s) { \
 		REAL(n);                                                                     \
 		CUresult r = real(dst, value, count, s);                                     \
 		if (!r && ON && rcw_capturing())                                             \
 			rcw_memset(#n, skey(s, ptsz), dst, (uint64_t)count * (width));       \
 		return r;                                                                    \
-	}
+	}                                                                                    \
+	RCW_API CUresult n(CUdeviceptr dst, vt value, size_t count, CUstream s) { FAST(n, dst, value, count, s); }
 MEMSET(cuMemsetD8Async, 0, unsigned char, 1)
 MEMSET(cuMemsetD8Async_ptsz, 1, unsigned char, 1)
 MEMSET(cuMemsetD16Async, 0, unsigned short, 2)
@@ -461,23 +474,33 @@ static void kernel(const char *call, CUfunction f, uint64_t stream, void **param
 
 #define LAUNCH_KERNEL(n, ptsz)                                                                                    \
 	RCW_API CUresult n(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,      \
-			   unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra) { \
+			   unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra); \
+	__attribute__((noinline)) static CUresult n##_watched(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, \
+			   unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra) { \
 		REAL(n);                                                                                          \
 		CUresult r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);                            \
 		if (!r && ON)                                                                                     \
 			kernel(#n, f, skey(s, ptsz), params, extra);                                              \
 		return r;                                                                                         \
+	}                                                                                                         \
+	RCW_API CUresult n(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,      \
+			   unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra) { \
+		FAST(n, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);                                      \
 	}
 LAUNCH_KERNEL(cuLaunchKernel, 0)
 LAUNCH_KERNEL(cuLaunchKernel_ptsz, 1)
 
 #define LAUNCH_KERNEL_EX(n, ptsz)                                                                   \
-	RCW_API CUresult n(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) { \
+	RCW_API CUresult n(const CUlaunchConfig *config, CUfunction f, void **params, void **extra); \
+	__attribute__((noinline)) static CUresult n##_watched(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) { \
 		REAL(n);                                                                            \
 		CUresult r = real(config, f, params, extra);                                        \
 		if (!r && config && ON)                                                             \
 			kernel(#n, f, skey(config->hStream, ptsz), params, extra);                  \
 		return r;                                                                           \
+	}                                                                                           \
+	RCW_API CUresult n(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) { \
+		FAST(n, config, f, params, extra);                                                 \
 	}
 LAUNCH_KERNEL_EX(cuLaunchKernelEx, 0)
 LAUNCH_KERNEL_EX(cuLaunchKernelEx_ptsz, 1)
