@@ -14,7 +14,8 @@
 #
 # It builds replaycheck with cgo, lists the backends (`replaycheck devices`), runs the device-API
 # conformance suite on the real driver, runs the whole catalog on the device in every capture mode
-# with guards off and on, writes the reports, measures the verification's read-back throughput
+# with guards off and on, writes the reports, runs replaycheck watch's hazard programs on the device
+# and on the fake and compares their findings (with watch's benchmarks on CUDA), measures the verification's read-back throughput
 # against a plain device-to-host read, and records the platform's baseline under
 # specs/baselines/ named after the device's platform key. Everything it writes lands in
 # build/device-check/<time>/ (reports, logs, summary.md), and with Go the CLI in bin/replaycheck;
@@ -203,7 +204,7 @@ else
 	if [ "$watch_rc" -ne 0 ]; then watch_why="$whw; see watch.log"; fi
 fi
 if [ "$backend" = cuda ]; then
-	if REPLAYCHECK_HARDWARE=$backend gotest watch -run '^$' -bench 'Launch100Nodes|AllocFree|NoCapture' -benchtime 4x -count 1 -timeout "${STEP_TIMEOUT}s" > "$out/watch-bench.txt" 2>&1; then
+	if REPLAYCHECK_HARDWARE=$backend gotest watch -run '^$' -bench 'Launch100Nodes|AllocFree|NoCapture' -benchtime 20x -count 1 -timeout "${STEP_TIMEOUT}s" > "$out/watch-bench.txt" 2>&1; then
 		grep -E '^Benchmark(Launch100Nodes|AllocFree|NoCapture)' "$out/watch-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
 			log "no result: the watch benchmarks printed none (skipped?); see watch-bench.txt"
 	else

@@ -45,17 +45,13 @@ import (
 // suite prints it), capture.test one result line of the benchmark, each exiting with the status a
 // spec gives it. So a run takes about a second, not the suites' time (they have specs of their
 // own), and the script's devices, catalog and baseline steps run the real CLI over the driver
-// library. Its watch.test is a stand-in too (passing, or as a spec says), except where a spec runs
-// the real one (realWatch): the watch package's specs labelled hardware, whose "device" is the
-// library the dynamic loader finds through LD_LIBRARY_PATH (the fake, or the shim), and its
-// benchmarks. For the runs that write a baseline, the bundle's replaycheck is a wrapper of that CLI
+// library. Its watch.test is a stand-in too (passing, or as a spec says): the watch package runs
+// its specs labelled hardware itself, the fake standing in for the device. For the runs that write a baseline, the bundle's replaycheck is a wrapper of that CLI
 // whose `replaycheck devices` gives the fake library a platform key of a device (disguisedSource).
 var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, ContinueOnFailure, func() {
 	// The CLI, the fake libcuda, a shim whose cuInit hangs, and a shim naming a device "Shim GPU";
 	// disguised wraps the CLI (disguisedSource).
 	var replaycheck, disguised, fakeCUDA, hangCUDA, shimCUDA string
-	// watchTest is the watch package's test binary, as make device-bundle builds it.
-	var watchTest string
 
 	BeforeAll(func() {
 		if runtime.GOOS != "linux" {
@@ -73,7 +69,7 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 			Skip("no C compiler: " + err.Error())
 		}
 		dir := GinkgoT().TempDir()
-		errs := make([]error, 5)
+		errs := make([]error, 4)
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			replaycheck = filepath.Join(dir, "replaycheck")
@@ -87,14 +83,6 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		wg.Go(func() { fakeCUDA, errs[1] = fake.Build(filepath.Join(dir, "fake"), fake.CUDA, fake.Variant{}) })
 		wg.Go(func() { hangCUDA, errs[2] = buildShim(filepath.Join(dir, "hang"), true) })
 		wg.Go(func() { shimCUDA, errs[3] = buildShim(filepath.Join(dir, "shim"), false) })
-		wg.Go(func() {
-			watchTest = filepath.Join(dir, "watch.test")
-			cmd := exec.Command("go", "test", "-c", "-o", watchTest, "github.com/replaycheck/replaycheck/watch")
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[4] = fmt.Errorf("go test -c ./watch: %w\n%s", err, out)
-			}
-		})
 		wg.Wait()
 		Expect(errors.Join(errs...)).NotTo(HaveOccurred())
 		disguised = filepath.Join(dir, "replaycheck-disguised")
@@ -146,8 +134,9 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 			"- the catalog, every mode, guards off and on: BROKEN (replaycheck run exited 2 for json, 2 for text); see run.stderr; the steps after it did not run\n"))
 	})
 
-	It("goes on past a failed conformance suite to every later step, then names it, with its count, and the baseline not written, and exits 1", func() {
+	It("goes on past a failed conformance suite to every later step, a watch step whose specs passed none on the device (all skipped) among them, then names them, and the baseline not written, and exits 1", func() {
 		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 2 failed, 0 skipped", 1, 0)
+		writeStandIn(root, "watch.test", "Ran 0 of 287 Specs in 0.001 seconds\nwatch hardware specs: 0 passed, 0 failed, 16 skipped\n", 0)
 		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
 		r.unchanged()
 		Expect(r.exit).To(Equal(1), r.output)
@@ -158,19 +147,26 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		}
 		Expect(r.files).To(ContainElements("run.json", "run.txt", "table.txt", "watch.log", "watch-bench.txt", "verify-bench.txt"))
 		Expect(r.summary).To(ContainSubstring("    BenchmarkVerifyReadBack256MiB/pinned-copy-2"))
-		Expect(r.result()).To(Equal("2 steps failed:\n" +
+		Expect(r.summary).To(ContainSubstring("\n## " + watchStep + "\n\npassed (Ran 0 of 287 Specs)\n" +
+			"no watch spec passed on the device (watch hardware specs: 0 passed, 0 failed, 16 skipped): the run above compared nothing\n"))
+		Expect(r.result()).To(Equal("3 steps failed:\n" +
 			"- conformance suite on the real driver: FAILED (hardware specs: 3 passed, 2 failed, 0 skipped); see conformance.log\n" +
+			"- " + watchStep + ": FAILED (watch hardware specs: 0 passed, 0 failed, 16 skipped; see watch.log)\n" +
 			baselineNotWritten))
 	})
 
-	It("goes on past a failed benchmark to the baseline, then names it, and exits 1", func() {
+	It("goes on past failed watch specs and benchmarks, and a failed benchmark, to the baseline, then names them, and exits 1", func() {
 		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 2)
+		// The watch binary is the specs and the benchmarks at once: both exit 1.
+		writeStandIn(root, "watch.test", "Ran 11 of 287 Specs in 0.001 seconds\nwatch hardware specs: 10 passed, 1 failed, 5 skipped\n", 1)
 		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
 		r.unchanged()
 		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).To(ContainSubstring("\n## " + watchStep + "\n\nFAILED: see watch.log\n"))
 		Expect(r.summary).To(ContainSubstring("\n## verification throughput\n\nFAILED: see verify-bench.txt\n"))
 		Expect(r.summary).To(ContainSubstring("\n## baseline\n"))
-		Expect(r.result()).To(Equal("2 steps failed:\n" +
+		Expect(r.result()).To(Equal("3 steps failed:\n" +
+			"- " + watchStep + ": FAILED (watch hardware specs: 10 passed, 1 failed, 5 skipped; see watch.log; the benchmarks exited 1; see watch-bench.txt)\n" +
 			"- verification throughput: FAILED (the benchmark exited 2); see verify-bench.txt\n" +
 			baselineNotWritten))
 	})
@@ -188,52 +184,16 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 
 	It("writes the baseline from a device whose every step passed, says no step failed, and exits 0", func() {
 		root := newCheckRoot(disguised, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
-		// The real watch specs and benchmarks, the fake standing in for the driver the programs find.
-		realWatch(root, watchTest)
-		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA,
-			"LD_LIBRARY_PATH="+filepath.Dir(fakeCUDA))
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
 		Expect(r.changed()).To(Equal([]string{fakeBaseline}))
 		Expect(r.exit).To(Equal(0), r.output)
-		Expect(r.summary).To(MatchRegexp(`\n## ` + watchStep + `\n\npassed \(Ran [1-9][0-9]* of [0-9]+ Specs\)\n` +
-			`watch hardware specs: [1-9][0-9]* passed, 0 failed, [0-9]+ skipped\n` +
-			`    BenchmarkLaunch100Nodes-[0-9]+ .* x-unwatched\n    BenchmarkAllocFree-[0-9]+ .*\n    BenchmarkNoCapture-[0-9]+ .*\n\n## verification throughput\n`))
+		Expect(r.summary).To(ContainSubstring("\n## " + watchStep + "\n\npassed (Ran 11 of 287 Specs)\n" +
+			"watch hardware specs: 11 passed, 0 failed, 5 skipped\n" +
+			"    BenchmarkLaunch100Nodes-2 \t 4 \t 142276671 ns/op \t 1.05 x-unwatched\n\n## verification throughput\n"))
 		Expect(r.files).To(ContainElements("watch.log", "watch-bench.txt"))
-		// The log says what each spec found on the device, the refused replay's included.
-		log, err := os.ReadFile(filepath.Join(r.run, "watch.log"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(log)).To(ContainSubstring("--- passed: cuda_realloc hazard, --refuse: the refused replay leaves the bystander's bytes intact on the device\n"))
-		Expect(string(log)).To(MatchRegexp(`(?m)^device: exit 0 , stdout "launch=1 bystander=intact\\n"`))
 		Expect(r.summary).To(ContainSubstring("wrote specs/baselines/cuda-12.4-replaycheck-fake.yaml"))
 		Expect(r.summary).NotTo(ContainSubstring("review it"))
 		Expect(r.result()).To(Equal("no step failed\n"))
-	})
-
-	It("fails the watch step where the programs find a driver that is not the fake (the shim), with the count and the benchmarks, goes on, and exits 1", func() {
-		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
-		realWatch(root, watchTest)
-		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA,
-			"LD_LIBRARY_PATH="+filepath.Dir(shimCUDA))
-		r.unchanged()
-		Expect(r.exit).To(Equal(1), r.output)
-		Expect(r.summary).To(ContainSubstring("\n## " + watchStep + "\n\nFAILED: see watch.log\n"))
-		Expect(r.summary).To(MatchRegexp(`\nno watch spec passed on the device \(watch hardware specs: 0 passed, [1-9][0-9]* failed, [0-9]+ skipped\): the run above compared nothing\n`))
-		Expect(r.summary).To(ContainSubstring("\nFAILED: the watch benchmarks; see watch-bench.txt\n"))
-		Expect(r.summary).To(ContainSubstring("\n## verification throughput\n"))
-		Expect(r.result()).To(MatchRegexp(`^2 steps failed:\n- ` + watchStep + `: FAILED \(watch hardware specs: 0 passed, [1-9][0-9]* failed, [0-9]+ skipped; see watch\.log; ` +
-			`the benchmarks exited 1; see watch-bench\.txt\)\n` + regexp.QuoteMeta(baselineNotWritten) + `$`))
-	})
-
-	It("fails the watch step whose specs passed none on the device (all skipped), and goes on", func() {
-		root := newCheckRoot(replaycheck, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
-		writeStandIn(root, "watch.test", "Ran 0 of 287 Specs in 0.001 seconds\nwatch hardware specs: 0 passed, 0 failed, 16 skipped\n", 0)
-		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
-		r.unchanged()
-		Expect(r.exit).To(Equal(1), r.output)
-		Expect(r.summary).To(ContainSubstring("\n## " + watchStep + "\n\npassed (Ran 0 of 287 Specs)\n" +
-			"no watch spec passed on the device (watch hardware specs: 0 passed, 0 failed, 16 skipped): the run above compared nothing\n"))
-		Expect(r.result()).To(Equal("2 steps failed:\n" +
-			"- " + watchStep + ": FAILED (watch hardware specs: 0 passed, 0 failed, 16 skipped; see watch.log)\n" +
-			baselineNotWritten))
 	})
 
 	It("stops at the build step without Go or the bundle's replaycheck, saying so in the result", func() {
@@ -345,19 +305,6 @@ func writeStandIn(root, name, lines string, status int) {
 	path := filepath.Join(root, "build", "device-bundle", name)
 	Expect(os.RemoveAll(path)).To(Succeed())
 	Expect(os.WriteFile(path, []byte(text), 0o755)).To(Succeed())
-}
-
-// realWatch makes the root's bundle's watch.test the real one, with what it reads from the clone:
-// the programs and the benchmark's source under watch/testdata/, and include/ (replaycheck/watch.h).
-func realWatch(root, watchTest string) {
-	GinkgoHelper()
-	repo := filepath.Join("..", "..")
-	bin := filepath.Join(root, "build", "device-bundle", "watch.test")
-	Expect(os.Remove(bin)).To(Succeed())
-	Expect(os.Symlink(watchTest, bin)).To(Succeed())
-	for _, d := range []string{filepath.Join("watch", "testdata", "programs"), filepath.Join("watch", "testdata", "bench"), "include"} {
-		Expect(os.CopyFS(filepath.Join(root, d), os.DirFS(filepath.Join(repo, d)))).To(Succeed())
-	}
 }
 
 // runDeviceCheck runs the root's scripts/device-check.sh with env added to a copy of this
