@@ -14,10 +14,10 @@
 #
 # It builds replaycheck with cgo, lists the backends (`replaycheck devices`), runs the device-API
 # conformance suite on the real driver, runs the whole catalog on the device in every capture mode
-# with guards off and on, writes the reports, runs replaycheck watch's hazard programs on the device
-# and on the fake and compares their findings (with watch's benchmarks on CUDA), measures the verification's read-back throughput
-# against a plain device-to-host read, and records the platform's baseline under
-# specs/baselines/ named after the device's platform key. Everything it writes lands in
+# with guards off and on, writes the reports, runs replaycheck watch's hazard programs on the
+# device and on the fake and compares their findings (with watch's benchmarks on CUDA), measures
+# the verification's read-back throughput against a plain device-to-host read, and records the
+# platform's baseline under specs/baselines/ named after the device's platform key. Everything it writes lands in
 # build/device-check/<time>/ (reports, logs, summary.md), and with Go the CLI in bin/replaycheck;
 # the baseline is the one tracked file it writes, for review and commit.
 #
