@@ -35,6 +35,7 @@ var scenarios = map[fake.Library][]struct {
 		{"errmsg", "reports the last failure's detail in aclGetRecentErrMsg", nil},
 		{"fail", "fails the entry point REPLAYCHECK_FAKE_FAIL names at every call, naming the injection, touching nothing", nil},
 		{"kernel", "loads a binary naming the axpy kernel and launches it with packed arguments read at the call, eagerly and captured", nil},
+		{"launches", "launches the kernel through aclrtLaunchKernelV2, WithHostArgs (no placeholders) and WithConfig over an argument list appended in order and finalized", nil},
 	},
 	fake.CUDA: {
 		{"alloc", "reuses freed blocks, replays a re-base into the bystander and, silently, a small freed block", nil},

@@ -29,6 +29,8 @@ var exports = map[Library][]string{
 		"aclrtGetSocName", "aclsysGetVersionStr",
 		// Kernels as watch's interposer meets them (Ascend C custom operators).
 		"aclrtBinaryLoadFromData", "aclrtBinaryGetFunction", "aclrtBinaryUnLoad", "aclrtLaunchKernel",
+		"aclrtLaunchKernelV2", "aclrtLaunchKernelWithHostArgs", "aclrtLaunchKernelWithConfig",
+		"aclrtKernelArgsInit", "aclrtKernelArgsAppend", "aclrtKernelArgsFinalize",
 		"replaycheck_fake_inject", "replaycheck_fake_fired",
 	},
 	CUDA: {

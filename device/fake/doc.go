@@ -105,6 +105,17 @@
 // kernel splits its lanes among its blocks itself). The arguments are read at the call: the
 // buffer may be reused at once, and a capture holds their values (a device would read a
 // device-memory argument buffer when the kernel runs, which the fake does not model).
+// aclrtLaunchKernelV2 is aclrtLaunchKernel with a launch configuration (cfg; NULL accepted; no
+// configuration is looked at). aclrtLaunchKernelWithHostArgs takes the same 24 bytes in host
+// memory (device memory: ACL_ERROR_INVALID_PARAM); placeholders are not modelled: a
+// placeHolderNum other than 0 fails ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000, the cann profile's
+// not-supported). aclrtLaunchKernelWithConfig takes an argument list: aclrtKernelArgsInit makes
+// one for a function, aclrtKernelArgsAppend copies each parameter (host memory) onto its end in
+// order, aclrtKernelArgsFinalize closes it (an append after: ACL_ERROR_INVALID_PARAM), and the
+// launch needs it finalized, made for the launched function and 24 bytes long (else
+// ACL_ERROR_INVALID_PARAM; reserve is not looked at). Lists live host-side for the whole
+// process, as CANN has no call that ends one: at most 1024 are made (then Init fails
+// out-of-memory, 207001), each at most 1024 bytes.
 //
 // ACL
 // handles and CUDA streams, events, graphs and executable graphs are numbers cast to pointers; the

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* memmem */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -560,35 +561,184 @@ RC_API aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle) {
 	return end(&c, err);
 }
 
-/* argsData holds the packed arguments, 24 bytes (else ACL_ERROR_INVALID_PARAM). CANN documents it
- * as device memory; a host buffer is accepted too. Either way the fake reads the arguments at the
- * call, so the caller may reuse the buffer at once and a capture holds the values (a device reads
- * a device-memory argument buffer when the kernel runs). */
+/* The launch every entry point shares: funcHandle a function of a loaded binary, args the packed
+ * arguments, argsSize 24 (else ACL_ERROR_INVALID_PARAM), numBlocks > 0. args in device memory must
+ * be live; host_only refuses device memory (the WithHostArgs and WithConfig blocks are the host's).
+ * The fake reads the arguments at the call, so the caller may reuse the buffer at once and a
+ * capture holds the values (a device reads a device-memory argument block when the kernel runs). */
+static int launch_axpy(acl_call *c, aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize,
+		       aclrtStream stream, int host_only) {
+	if (tagged_index(funcHandle, RC_ACL_FUNC_TAG) < 0)
+		return invalid_param("%s: %p is not a function of a loaded binary", c->entry, funcHandle);
+	if (!argsData || argsSize != RC_ACL_AXPY_ARGS) {
+		rc_set_detail("%s: " RC_ACL_AXPY_NAME " takes %d bytes of packed arguments {y, x, a, n}, not %zu%s", c->entry, RC_ACL_AXPY_ARGS,
+			      argsSize, argsData ? "" : " (the arguments are NULL)");
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	int kind = rc_memory_kind(c->d, H(argsData));
+	if (host_only && kind == RC_MEM_DEVICE)
+		return invalid_param("%s: the arguments at %p are in device memory, not the host's", c->entry, argsData);
+	if (kind != RC_MEM_PAGEABLE) {
+		int err = rc_live_range(c->d, "argsData", H(argsData), RC_ACL_AXPY_ARGS);
+		if (err)
+			return err;
+	}
+	if (numBlocks == 0) {
+		rc_set_detail("%s: numBlocks is 0", c->entry);
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	const unsigned char *args = argsData;
+	uint64_t y, x;
+	uint32_t a, n;
+	memcpy(&y, args, 8);
+	memcpy(&x, args + 8, 8);
+	memcpy(&a, args + 16, 4);
+	memcpy(&n, args + 20, 4);
+	return rc_axpy(c->d, H(stream), y, x, n, a);
+}
+
+/* argsData holds the packed arguments. CANN documents it as device memory; a host buffer is
+ * accepted too. */
 RC_API aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize, aclrtStream stream) {
 	acl_call c;
 	int err = begin(&c, "aclrtLaunchKernel", 1);
-	if (!err && tagged_index(funcHandle, RC_ACL_FUNC_TAG) < 0)
+	if (!err)
+		err = launch_axpy(&c, funcHandle, numBlocks, argsData, argsSize, stream, 0);
+	return end(&c, err);
+}
+
+/* The launch configuration (cfg, NULL allowed) is not looked at. */
+typedef struct aclrtLaunchKernelCfg aclrtLaunchKernelCfg;
+
+/* aclrtLaunchKernel with a launch configuration. */
+RC_API aclError aclrtLaunchKernelV2(aclrtFuncHandle funcHandle, uint32_t numBlocks, const void *argsData, size_t argsSize,
+				    aclrtLaunchKernelCfg *cfg, aclrtStream stream) {
+	(void)cfg;
+	acl_call c;
+	int err = begin(&c, "aclrtLaunchKernelV2", 1);
+	if (!err)
+		err = launch_axpy(&c, funcHandle, numBlocks, argsData, argsSize, stream, 0);
+	return end(&c, err);
+}
+
+typedef struct {
+	uint32_t addrOffset;
+	uint32_t dataOffset;
+} aclrtPlaceHolderInfo;
+
+/* The arguments in host memory, copied by the runtime. Placeholders (data the runtime copies to
+ * the device and whose address it writes into the arguments) are not modelled: placeHolderNum
+ * must be 0, else ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+RC_API aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+					      void *hostArgs, size_t argsSize, aclrtPlaceHolderInfo *placeHolderArray, size_t placeHolderNum) {
+	(void)cfg;
+	(void)placeHolderArray;
+	acl_call c;
+	int err = begin(&c, "aclrtLaunchKernelWithHostArgs", 1);
+	if (!err && placeHolderNum != 0)
+		err = rc_fail("not-supported", "aclrtLaunchKernelWithHostArgs: %zu placeholders: the fake does not model placeholders", placeHolderNum);
+	if (!err)
+		err = launch_axpy(&c, funcHandle, numBlocks, hostArgs, argsSize, stream, 1);
+	return end(&c, err);
+}
+
+/* Argument lists (aclrtKernelArgsInit, aclrtKernelArgsAppend, aclrtKernelArgsFinalize,
+ * aclrtLaunchKernelWithConfig): the fake keeps each list host-side, the bytes appended in order,
+ * at most RC_ACL_ARGS_BYTES. Its handle is RC_ACL_ARGS_TAG + index + 1; at most MAX_ARG_LISTS
+ * lists are made in a process (CANN has no call that ends one), after which Init fails
+ * out-of-memory. A parameter's handle is RC_ACL_PARAM_TAG | list index << 16 | its offset. */
+typedef void *aclrtArgsHandle;
+typedef void *aclrtParamHandle;
+
+#define RC_ACL_ARGS_TAG 0xa4a0000ull
+#define RC_ACL_PARAM_TAG (1ull << 40)
+#define MAX_ARG_LISTS 1024
+#define RC_ACL_ARGS_BYTES 1024
+
+static struct {
+	int finalized, func;
+	size_t n;
+	unsigned char bytes[RC_ACL_ARGS_BYTES];
+} *arg_lists;
+static int arg_lists_n;
+
+static int args_index(aclrtArgsHandle h) {
+	uint64_t v = H(h);
+	if (v <= RC_ACL_ARGS_TAG || v > RC_ACL_ARGS_TAG + (uint64_t)arg_lists_n)
+		return -1;
+	return (int)(v - RC_ACL_ARGS_TAG - 1);
+}
+
+RC_API aclError aclrtKernelArgsInit(aclrtFuncHandle funcHandle, aclrtArgsHandle *argsHandle) {
+	acl_call c;
+	int err = begin(&c, "aclrtKernelArgsInit", 0);
+	int f = tagged_index(funcHandle, RC_ACL_FUNC_TAG);
+	if (!err && !argsHandle)
+		err = null_arg("argsHandle");
+	if (!err && f < 0)
 		err = invalid_param("%s: %p is not a function of a loaded binary", c.entry, funcHandle);
-	if (!err && (!argsData || argsSize != RC_ACL_AXPY_ARGS)) {
-		rc_set_detail("aclrtLaunchKernel: " RC_ACL_AXPY_NAME " takes %d bytes of packed arguments {y, x, a, n}, not %zu%s", RC_ACL_AXPY_ARGS,
-			      argsSize, argsData ? "" : " (argsData is NULL)");
-		err = ACL_ERROR_INVALID_PARAM;
+	if (!err && !arg_lists && !(arg_lists = calloc(MAX_ARG_LISTS, sizeof *arg_lists)))
+		err = rc_fail("out-of-memory", "aclrtKernelArgsInit: no host memory for argument lists");
+	if (!err && arg_lists_n == MAX_ARG_LISTS)
+		err = rc_fail("out-of-memory", "aclrtKernelArgsInit: %d argument lists were made", MAX_ARG_LISTS);
+	if (!err) {
+		int i = arg_lists_n++;
+		arg_lists[i].func = f;
+		*argsHandle = P(RC_ACL_ARGS_TAG + (uint64_t)i + 1);
 	}
-	if (!err && rc_memory_kind(c.d, H(argsData)) != RC_MEM_PAGEABLE)
-		err = rc_live_range(c.d, "argsData", H(argsData), RC_ACL_AXPY_ARGS);
-	if (!err && numBlocks == 0) {
-		rc_set_detail("aclrtLaunchKernel: numBlocks is 0");
+	return end(&c, err);
+}
+
+/* param is host memory, copied at the call; appending to a finalized list is refused. */
+RC_API aclError aclrtKernelArgsAppend(aclrtArgsHandle argsHandle, void *param, size_t paramSize, aclrtParamHandle *paramHandle) {
+	acl_call c;
+	int err = begin(&c, "aclrtKernelArgsAppend", 0);
+	int i = args_index(argsHandle);
+	if (!err && (!param || !paramHandle))
+		err = null_arg(param ? "paramHandle" : "param");
+	if (!err && i < 0)
+		err = invalid_param("%s: %p is not an argument list", c.entry, argsHandle);
+	if (!err && arg_lists[i].finalized)
+		err = invalid_param("%s: the argument list %p is finalized", c.entry, argsHandle);
+	if (!err && paramSize > RC_ACL_ARGS_BYTES - arg_lists[i].n) {
+		rc_set_detail("aclrtKernelArgsAppend: %zu bytes more pass the fake's %d bytes of arguments", paramSize, RC_ACL_ARGS_BYTES);
 		err = ACL_ERROR_INVALID_PARAM;
 	}
 	if (!err) {
-		const unsigned char *args = argsData;
-		uint64_t y, x;
-		uint32_t a, n;
-		memcpy(&y, args, 8);
-		memcpy(&x, args + 8, 8);
-		memcpy(&a, args + 16, 4);
-		memcpy(&n, args + 20, 4);
-		err = rc_axpy(c.d, H(stream), y, x, n, a);
+		memcpy(arg_lists[i].bytes + arg_lists[i].n, param, paramSize);
+		*paramHandle = P(RC_ACL_PARAM_TAG | (uint64_t)i << 16 | arg_lists[i].n);
+		arg_lists[i].n += paramSize;
 	}
+	return end(&c, err);
+}
+
+RC_API aclError aclrtKernelArgsFinalize(aclrtArgsHandle argsHandle) {
+	acl_call c;
+	int err = begin(&c, "aclrtKernelArgsFinalize", 0);
+	int i = args_index(argsHandle);
+	if (!err && i < 0)
+		err = invalid_param("%s: %p is not an argument list", c.entry, argsHandle);
+	if (!err)
+		arg_lists[i].finalized = 1;
+	return end(&c, err);
+}
+
+/* The arguments are the list's, which must be finalized and made for funcHandle (else
+ * ACL_ERROR_INVALID_PARAM); reserve is not looked at. */
+RC_API aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlocks, aclrtStream stream, aclrtLaunchKernelCfg *cfg,
+					    aclrtArgsHandle argsHandle, void *reserve) {
+	(void)cfg;
+	(void)reserve;
+	acl_call c;
+	int err = begin(&c, "aclrtLaunchKernelWithConfig", 1);
+	int i = args_index(argsHandle);
+	if (!err && i < 0)
+		err = invalid_param("%s: %p is not an argument list", c.entry, argsHandle);
+	if (!err && !arg_lists[i].finalized)
+		err = invalid_param("%s: the argument list %p is not finalized (aclrtKernelArgsFinalize)", c.entry, argsHandle);
+	if (!err && arg_lists[i].func != tagged_index(funcHandle, RC_ACL_FUNC_TAG))
+		err = invalid_param("%s: the argument list %p was made for another function", c.entry, argsHandle);
+	if (!err)
+		err = launch_axpy(&c, funcHandle, numBlocks, arg_lists[i].bytes, arg_lists[i].n, stream, 0);
 	return end(&c, err);
 }

@@ -539,6 +539,113 @@ static void scenario_kernel(void *lib) {
 	OK(ak.aclrtBinaryUnLoad(b));
 }
 
+/* The other launch entry points: aclrtLaunchKernelV2 (cfg NULL), aclrtLaunchKernelWithHostArgs
+ * (no placeholders) and aclrtLaunchKernelWithConfig over an argument list built with
+ * aclrtKernelArgsInit, Append (in order) and Finalize. */
+typedef struct {
+	uint32_t addrOffset, dataOffset;
+} placeholder;
+static struct {
+	int (*aclrtLaunchKernelV2)(void *, uint32_t, const void *, size_t, void *, void *);
+	int (*aclrtLaunchKernelWithHostArgs)(void *, uint32_t, void *, void *, void *, size_t, placeholder *, size_t);
+	int (*aclrtLaunchKernelWithConfig)(void *, uint32_t, void *, void *, void *, void *);
+	int (*aclrtKernelArgsInit)(void *, void **);
+	int (*aclrtKernelArgsAppend)(void *, void *, size_t, void **);
+	int (*aclrtKernelArgsFinalize)(void *);
+} al;
+
+static void scenario_launches(void *lib) {
+	*(void **)&ak.aclrtBinaryLoadFromData = dlsym(lib, "aclrtBinaryLoadFromData");
+	*(void **)&ak.aclrtBinaryGetFunction = dlsym(lib, "aclrtBinaryGetFunction");
+	*(void **)&al.aclrtLaunchKernelV2 = dlsym(lib, "aclrtLaunchKernelV2");
+	*(void **)&al.aclrtLaunchKernelWithHostArgs = dlsym(lib, "aclrtLaunchKernelWithHostArgs");
+	*(void **)&al.aclrtLaunchKernelWithConfig = dlsym(lib, "aclrtLaunchKernelWithConfig");
+	*(void **)&al.aclrtKernelArgsInit = dlsym(lib, "aclrtKernelArgsInit");
+	*(void **)&al.aclrtKernelArgsAppend = dlsym(lib, "aclrtKernelArgsAppend");
+	*(void **)&al.aclrtKernelArgsFinalize = dlsym(lib, "aclrtKernelArgsFinalize");
+	void **slots = (void **)&al;
+	for (size_t i = 0; i < sizeof al / sizeof(void *); i++)
+		if (!slots[i]) {
+			CHECK(0, "launch entry point %zu missing", i);
+			return;
+		}
+	static const char bin[] = "\x7f" "ELF....replaycheck_axpy....";
+	void *b = NULL, *f = NULL;
+	OK(ak.aclrtBinaryLoadFromData(bin, sizeof bin, NULL, &b));
+	OK(ak.aclrtBinaryGetFunction(b, "replaycheck_axpy", &f));
+	uint32_t xs[4] = {1, 2, 3, 4}, ys[4] = {10, 20, 30, 40}, out[4];
+	void *x = dmalloc(16), *y = dmalloc(16), *s = stream(), *ri = NULL;
+	OK(acl.aclrtMemcpy(x, 16, xs, 16, H2D));
+	OK(acl.aclrtMemcpy(y, 16, ys, 16, H2D));
+	unsigned char args[24];
+
+	/* V2, the arguments in device memory, cfg NULL: y += 1*x */
+	void *dargs = dmalloc(24);
+	pack(args, y, x, 1, 4);
+	OK(acl.aclrtMemcpy(dargs, 24, args, 24, H2D));
+	OK(al.aclrtLaunchKernelV2(f, 1, dargs, 24, NULL, s));
+	OK(acl.aclrtSynchronizeStream(s));
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 11);
+	EQ(out[3], 44);
+	EQ(al.aclrtLaunchKernelV2(f, 1, dargs, 16, NULL, s), 100000);
+	EQ(al.aclrtLaunchKernelV2(f, 0, dargs, 24, NULL, s), 100000);
+	OK(acl.aclrtFree(dargs));
+	EQ(al.aclrtLaunchKernelV2(f, 1, dargs, 24, NULL, s), 107000); /* freed device memory */
+
+	/* WithHostArgs: y += 2*x, captured; the host block is read at the call */
+	pack(args, y, x, 2, 4);
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	OK(al.aclrtLaunchKernelWithHostArgs(f, 1, s, NULL, args, sizeof args, NULL, 0));
+	OK(acl.aclmdlRICaptureEnd(s, &ri));
+	pack(args, x, y, 1000, 4);
+	OK(acl.aclmdlRIExecuteAsync(ri, s));
+	OK(acl.aclrtSynchronizeStream(s));
+	OK(acl.aclmdlRIDestroy(ri));
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 13);
+	EQ(out[3], 52);
+	placeholder ph = {0, 8};
+	EQ(al.aclrtLaunchKernelWithHostArgs(f, 1, s, NULL, args, sizeof args, &ph, 1), 207000);
+	EQ(al.aclrtLaunchKernelWithHostArgs(f, 1, s, NULL, args, 20, NULL, 0), 100000);
+	EQ(al.aclrtLaunchKernelWithHostArgs((void *)0x1234, 1, s, NULL, args, 24, NULL, 0), 100000);
+	void *dev24 = dmalloc(24);
+	EQ(al.aclrtLaunchKernelWithHostArgs(f, 1, s, NULL, dev24, 24, NULL, 0), 100000); /* not host memory */
+	OK(acl.aclrtFree(dev24));
+
+	/* WithConfig: the list holds what was appended, in order: y += 3*x */
+	void *h = NULL, *h2 = NULL, *p = NULL;
+	uint32_t a = 3, n = 4;
+	EQ(al.aclrtKernelArgsInit((void *)0x1234, &h), 100000);
+	OK(al.aclrtKernelArgsInit(f, &h));
+	OK(al.aclrtKernelArgsAppend(h, &y, 8, &p));
+	OK(al.aclrtKernelArgsAppend(h, &x, 8, &p));
+	OK(al.aclrtKernelArgsAppend(h, &a, 4, &p));
+	OK(al.aclrtKernelArgsAppend(h, &n, 4, &p));
+	EQ(al.aclrtLaunchKernelWithConfig(f, 1, s, NULL, h, NULL), 100000); /* not finalized */
+	OK(al.aclrtKernelArgsFinalize(h));
+	EQ(al.aclrtKernelArgsAppend(h, &n, 4, &p), 100000); /* finalized */
+	a = 1000; /* appended values were copied */
+	OK(acl.aclmdlRICaptureBegin(s, GLOBAL));
+	OK(al.aclrtLaunchKernelWithConfig(f, 1, s, NULL, h, NULL));
+	OK(acl.aclmdlRICaptureEnd(s, &ri));
+	OK(acl.aclmdlRIExecuteAsync(ri, s));
+	OK(acl.aclrtSynchronizeStream(s));
+	OK(acl.aclmdlRIDestroy(ri));
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 16);
+	EQ(out[3], 64);
+	/* a list of the wrong size, one never made */
+	OK(al.aclrtKernelArgsInit(f, &h2));
+	OK(al.aclrtKernelArgsAppend(h2, &y, 8, &p));
+	OK(al.aclrtKernelArgsFinalize(h2));
+	EQ(al.aclrtLaunchKernelWithConfig(f, 1, s, NULL, h2, NULL), 100000);
+	EQ(al.aclrtLaunchKernelWithConfig(f, 1, s, NULL, (void *)0x1234, NULL), 100000);
+	EQ(al.aclrtKernelArgsFinalize((void *)0x1234), 100000);
+	OK(acl.aclrtMemcpy(out, 16, y, 16, D2H));
+	EQ(out[0], 16); /* the refused launches ran nothing */
+}
+
 int main(int argc, char **argv) {
 	if (argc != 3) {
 		fprintf(stderr, "usage: test_acl LIBRARY SCENARIO\n");
@@ -595,6 +702,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "fail") == 0) scenario_fail();
 		else if (strcmp(sc, "crash") == 0) scenario_crash();
 		else if (strcmp(sc, "kernel") == 0) scenario_kernel(lib);
+		else if (strcmp(sc, "launches") == 0) scenario_launches(lib);
 		else {
 			printf("FAIL unknown scenario %s\n", sc);
 			return 2;
