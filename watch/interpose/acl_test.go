@@ -85,5 +85,38 @@ var _ = Describe("the ACL interposer", func() {
 		Expect(ops[1].get("nolayout")).To(Equal("1"))
 		Expect(ops[1].fields).NotTo(HaveKey("arg"))
 		Expect(r.named("note")).To(HaveLen(1))
+		Expect(ops[1].get("r")).To(Equal(hex(r.value("args_dev"))+"+24"), "the device block is a range the graph reads")
 	})
+
+	for _, way := range []string{"linked", "dlsym"} {
+		It("sees aclrtLaunchKernelV2, WithHostArgs and WithConfig's argument lists reached through "+way, func() {
+			r := aclRun(nil, way, "launches")
+			Expect(r.code).To(Equal(0), r.out)
+			a, b, dev := hex(r.value("a")), hex(r.value("b")), hex(r.value("args_dev"))
+			args := func(y string) []string { return []string{"0:0:" + y, "0:8:" + hex("0x"+addHex(y, 16))} }
+			ops := r.named("op")
+			Expect(ops).To(HaveLen(5), "one op per launch in the capture, none for the eager one")
+			for _, op := range ops {
+				Expect(op.get("what")).To(Equal("kernel"))
+				Expect(op.get("func")).To(Equal(hex(r.value("func"))))
+				Expect(op.get("capture")).To(Equal("1"))
+			}
+			Expect(ops[0].get("call")).To(Equal("aclrtLaunchKernelV2"))
+			Expect(ops[0].fields["arg"]).To(Equal(args(a)))
+			Expect(ops[0].fields).NotTo(HaveKey("r"))
+			Expect(ops[1].get("call")).To(Equal("aclrtLaunchKernelV2"))
+			Expect(ops[1].get("nolayout")).To(Equal("1"))
+			Expect(ops[1].fields).NotTo(HaveKey("arg"))
+			Expect(ops[1].get("r")).To(Equal(dev+"+24"))
+			Expect(ops[2].get("call")).To(Equal("aclrtLaunchKernelWithHostArgs"))
+			Expect(ops[2].fields["arg"]).To(Equal(args(a)), "c, past argsSize, is never read")
+			Expect(ops[3].get("call")).To(Equal("aclrtLaunchKernelWithConfig"))
+			Expect(ops[3].fields["arg"]).To(Equal(args(b)), "each list holds what was appended to it")
+			Expect(ops[4].get("call")).To(Equal("aclrtLaunchKernelWithConfig"))
+			Expect(ops[4].fields["arg"]).To(Equal(args(a)))
+			notes := r.named("note")
+			Expect(notes).To(HaveLen(1))
+			Expect(notes[0].get("text")).To(HavePrefix("aclrtLaunchKernelV2:"))
+		})
+	}
 })

@@ -1223,10 +1223,8 @@ static void send_note(const char *call, uint32_t stack, const char *text) {
 	ev_send(&e);
 }
 
-void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg *args, size_t nargs, int nolayout,
-		const char *note) {
-	if (!rcw_capturing())
-		return;
+static void kernel_op(const char *call, uint64_t stream, uint64_t func, const rcw_arg *args, size_t nargs, int nolayout,
+		      uint64_t block, uint64_t block_bytes, const char *note) {
 	stk_t s;
 	stk_capture(&s);
 	lock();
@@ -1238,6 +1236,11 @@ void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg 
 		put_key_hex(&e, " func=", func);
 		if (nolayout)
 			put(&e, " nolayout=1");
+		if (block && block_bytes) {
+			put_range(&e, " r=", block, block_bytes);
+			if (c)
+				cap_add_range(c, block, block_bytes);
+		}
 		for (size_t i = 0; i < nargs && !nolayout; i++) {
 			if (!args[i].p)
 				continue;
@@ -1268,6 +1271,17 @@ void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg 
 		ev_send(&e);
 	}
 	unlock();
+}
+
+void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg *args, size_t nargs, int nolayout,
+		const char *note) {
+	if (rcw_capturing())
+		kernel_op(call, stream, func, args, nargs, nolayout, 0, 0, note);
+}
+
+void rcw_kernel_block(const char *call, uint64_t stream, uint64_t func, uint64_t block, uint64_t bytes, const char *note) {
+	if (rcw_capturing())
+		kernel_op(call, stream, func, NULL, 0, 1, block, bytes, note);
 }
 
 int rcw_device_memory(uint64_t addr) {

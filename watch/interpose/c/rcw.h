@@ -90,6 +90,9 @@ typedef struct {
  * is sent once first (the first launch of a function without a layout). */
 void rcw_kernel(const char *call, uint64_t stream, uint64_t func, const rcw_arg *args, size_t nargs, int nolayout,
 		const char *note);
+/* A kernel launch whose argument block (bytes at block) is device memory, which the host must not
+ * read: its arguments are not scanned (nolayout), but the block is a range the graph reads. */
+void rcw_kernel_block(const char *call, uint64_t stream, uint64_t func, uint64_t block, uint64_t bytes, const char *note);
 
 /* Whether addr lies in a live device allocation (not host memory the interposer may read). */
 int rcw_device_memory(uint64_t addr);

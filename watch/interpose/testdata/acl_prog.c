@@ -5,8 +5,7 @@
  *   dlsym    dlopen("libascendcl.so") + dlsym of each name
  *
  * Usage: acl_prog WAY SCENARIO. It prints what the tests compare ("key=value" lines) and exits 0,
- * or prints "FAIL ..." and exits 1. aclrtLaunchKernel is optional: the kernel scenario says
- * "nokernel" when the library lacks it. */
+ * or prints "FAIL ..." and exits 1. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -38,14 +37,21 @@ typedef void *aclrtStream;
 	F(CaptureBegin, aclmdlRICaptureBegin, int (*)(aclrtStream, int))                          \
 	F(CaptureEnd, aclmdlRICaptureEnd, int (*)(aclrtStream, void **))                          \
 	F(Execute, aclmdlRIExecuteAsync, int (*)(void *, aclrtStream))                            \
-	F(Destroy, aclmdlRIDestroy, int (*)(void *))
+	F(Destroy, aclmdlRIDestroy, int (*)(void *))                                              \
+	F(LaunchKernel, aclrtLaunchKernel, int (*)(void *, uint32_t, const void *, size_t, aclrtStream)) \
+	F(BinaryLoadFromData, aclrtBinaryLoadFromData, int (*)(const void *, size_t, const void *, void **)) \
+	F(BinaryGetFunction, aclrtBinaryGetFunction, int (*)(void *, const char *, void **))      \
+	F(LaunchKernelV2, aclrtLaunchKernelV2, int (*)(void *, uint32_t, const void *, size_t, void *, aclrtStream)) \
+	F(LaunchKernelWithHostArgs, aclrtLaunchKernelWithHostArgs,                                \
+	  int (*)(void *, uint32_t, aclrtStream, void *, void *, size_t, void *, size_t))         \
+	F(LaunchKernelWithConfig, aclrtLaunchKernelWithConfig, int (*)(void *, uint32_t, aclrtStream, void *, void *, void *)) \
+	F(KernelArgsInit, aclrtKernelArgsInit, int (*)(void *, void **))                          \
+	F(KernelArgsAppend, aclrtKernelArgsAppend, int (*)(void *, void *, size_t, void **))      \
+	F(KernelArgsFinalize, aclrtKernelArgsFinalize, int (*)(void *))
 
 #define FIELD(f, sym, type) __typeof__(type) f;
 static struct {
 	ACL_FUNCS(FIELD)
-	int (*LaunchKernel)(void *, uint32_t, const void *, size_t, aclrtStream);
-	int (*BinaryLoadFromData)(const void *, size_t, const void *, void **);
-	int (*BinaryGetFunction)(void *, const char *, void **);
 } acl;
 
 #ifdef LINKED
@@ -86,9 +92,6 @@ static void bind(const char *way) {
 #define SYM(f, sym, type) acl.f = (type)dlsym(h, #sym);
 	ACL_FUNCS(SYM)
 #endif
-	acl.LaunchKernel = (int (*)(void *, uint32_t, const void *, size_t, aclrtStream))dlsym(h, "aclrtLaunchKernel");
-	acl.BinaryLoadFromData = (int (*)(const void *, size_t, const void *, void **))dlsym(h, "aclrtBinaryLoadFromData");
-	acl.BinaryGetFunction = (int (*)(void *, const char *, void **))dlsym(h, "aclrtBinaryGetFunction");
 #define NEED(f, sym, type)                                 \
 	if (!acl.f) {                                      \
 		printf("FAIL no %s\n", #sym);              \
@@ -176,10 +179,6 @@ static void kernel(void) {
 	void *a, *dev, *bin, *fn, *ri;
 	aclrtStream s;
 	static const char binary[] = "\x7f" "ELF replaycheck_axpy";
-	if (!acl.LaunchKernel || !acl.BinaryLoadFromData || !acl.BinaryGetFunction) {
-		printf("nokernel\n");
-		return;
-	}
 	OK(acl.BinaryLoadFromData(binary, sizeof binary, NULL, &bin));
 	OK(acl.BinaryGetFunction(bin, "replaycheck_axpy", &fn));
 	OK(acl.Malloc(&a, 256, 0));
@@ -200,6 +199,64 @@ static void kernel(void) {
 	OK(acl.CaptureEnd(s, &ri));
 }
 
+static void pack(unsigned char *args, void *y, uint32_t n) {
+	uint64_t yv = (uint64_t)(uintptr_t)y, xv = yv + 16;
+	uint32_t k = 1;
+	memcpy(args, &yv, 8);
+	memcpy(args + 8, &xv, 8);
+	memcpy(args + 16, &k, 4);
+	memcpy(args + 20, &n, 4);
+}
+
+/* The other launch entry points, each with the packed {y, x, a, n} (y = a buffer, x = y + 16),
+ * inside one capture after one eager launch (no op): aclrtLaunchKernelV2 with the block in host
+ * memory, then in device memory (not read; named as r=); aclrtLaunchKernelWithHostArgs with a
+ * block whose bytes past argsSize hold another pointer (never scanned); two argument lists, b's
+ * launched before a's, each naming its own buffer. */
+static void launches(void) {
+	void *a, *b, *c, *dev, *bin, *fn, *ri, *la, *lb, *ph;
+	aclrtStream s;
+	static const char binary[] = "\x7f" "ELF replaycheck_axpy";
+	OK(acl.BinaryLoadFromData(binary, sizeof binary, NULL, &bin));
+	OK(acl.BinaryGetFunction(bin, "replaycheck_axpy", &fn));
+	OK(acl.Malloc(&a, 256, 0));
+	OK(acl.Malloc(&b, 256, 0));
+	OK(acl.Malloc(&c, 256, 0));
+	OK(acl.Malloc(&dev, 64, 0));
+	OK(acl.CreateStream(&s));
+	printf("a=%p\nb=%p\nc=%p\nfunc=%p\nargs_dev=%p\n", a, b, c, fn, dev);
+	unsigned char args[32];
+	pack(args, a, 4);
+	uint64_t cv = (uint64_t)(uintptr_t)c;
+	memcpy(args + 24, &cv, 8); /* past argsSize */
+	OK(acl.Memcpy(dev, 64, args, 24, H2D));
+	OK(acl.LaunchKernelV2(fn, 1, args, 24, NULL, s)); /* eager: no op */
+
+	OK(acl.KernelArgsInit(fn, &la));
+	OK(acl.KernelArgsInit(fn, &lb));
+	uint64_t av = (uint64_t)(uintptr_t)a, bv = (uint64_t)(uintptr_t)b, ax = av + 16, bx = bv + 16;
+	uint32_t k = 1, n = 4;
+	OK(acl.KernelArgsAppend(la, &av, 8, &ph));
+	OK(acl.KernelArgsAppend(lb, &bv, 8, &ph));
+	OK(acl.KernelArgsAppend(la, &ax, 8, &ph));
+	OK(acl.KernelArgsAppend(lb, &bx, 8, &ph));
+	OK(acl.KernelArgsAppend(la, &k, 4, &ph));
+	OK(acl.KernelArgsAppend(lb, &k, 4, &ph));
+	OK(acl.KernelArgsAppend(la, &n, 4, &ph));
+	OK(acl.KernelArgsAppend(lb, &n, 4, &ph));
+	OK(acl.KernelArgsFinalize(la));
+	OK(acl.KernelArgsFinalize(lb));
+	av = bv = cv; /* appended values were copied */
+
+	OK(acl.CaptureBegin(s, 0));
+	OK(acl.LaunchKernelV2(fn, 1, args, 24, NULL, s));
+	OK(acl.LaunchKernelV2(fn, 1, dev, 24, NULL, s));
+	OK(acl.LaunchKernelWithHostArgs(fn, 1, s, NULL, args, 24, NULL, 0));
+	OK(acl.LaunchKernelWithConfig(fn, 1, s, NULL, lb, NULL));
+	OK(acl.LaunchKernelWithConfig(fn, 1, s, NULL, la, NULL));
+	OK(acl.CaptureEnd(s, &ri));
+}
+
 int main(int argc, char **argv) {
 	if (argc < 3) {
 		fprintf(stderr, "usage: acl_prog linked|dlsym SCENARIO\n");
@@ -217,6 +274,8 @@ int main(int argc, char **argv) {
 		join();
 	else if (!strcmp(sc, "kernel"))
 		kernel();
+	else if (!strcmp(sc, "launches"))
+		launches();
 	else {
 		printf("FAIL unknown scenario %s\n", sc);
 		return 2;
