@@ -107,7 +107,7 @@ var _ = Describe("the ACL interposer", func() {
 			Expect(ops[1].get("call")).To(Equal("aclrtLaunchKernelV2"))
 			Expect(ops[1].get("nolayout")).To(Equal("1"))
 			Expect(ops[1].fields).NotTo(HaveKey("arg"))
-			Expect(ops[1].get("r")).To(Equal(dev+"+24"))
+			Expect(ops[1].get("r")).To(Equal(dev + "+24"))
 			Expect(ops[2].get("call")).To(Equal("aclrtLaunchKernelWithHostArgs"))
 			Expect(ops[2].fields["arg"]).To(Equal(args(a)), "c, past argsSize, is never read")
 			Expect(ops[3].get("call")).To(Equal("aclrtLaunchKernelWithConfig"))
