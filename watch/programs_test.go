@@ -162,6 +162,16 @@ func scenarios() []scenario {
 		{program: "acl_kernel", arg: "clean", kinds: none, stdout: "launch=0\n"},
 		// a known blind spot: an argument block in device memory is not read, and says so
 		{program: "acl_kernel", arg: "hazard-devargs", kinds: none, stdout: "launch=0\n", check: noted("aclrtLaunchKernel")},
+		{program: "acl_kernel", arg: "hazard-hostargs", kinds: map[watch.Kind]int{stale: 1, freed: 1}, stdout: "launch=0\n", possible: true,
+			check: kernelArgument},
+		{program: "acl_kernel", arg: "clean-hostargs", kinds: none, stdout: "launch=0\n"},
+		{program: "acl_kernel", arg: "hazard-config", kinds: map[watch.Kind]int{stale: 1, freed: 1}, stdout: "launch=0\n", possible: true,
+			check: kernelArgument},
+		{program: "acl_kernel", arg: "clean-config", kinds: none, stdout: "launch=0\n"},
+		// the argument block in device memory is not read, but the graph reads it when it runs
+		{program: "acl_kernel", arg: "hazard-v2-devargs", kinds: map[watch.Kind]int{stale: 1, freed: 1}, stdout: "launch=0\n",
+			check: argumentBlock("aclrtLaunchKernelV2", 24)},
+		{program: "acl_kernel", arg: "clean-v2-devargs", kinds: none, stdout: "launch=0\n", check: noted("aclrtLaunchKernelV2")},
 	}
 }
 
@@ -235,6 +245,22 @@ func kernelArgument(r *run) {
 		Expect(f.Captured).NotTo(BeNil())
 		Expect(f.Captured.What).To(Equal("kernel"))
 		Expect(f.Captured.Arg).To(Equal("arg 0 at offset 0"))
+	}
+}
+
+// argumentBlock: the stale range is the kernel's argument block (bytes in device memory, a
+// definite range, no argument named), launched through entry, allocated again at its address.
+func argumentBlock(entry string, bytes uint64) func(r *run) {
+	return func(r *run) {
+		sameAddressAgain("device")(r)
+		for _, f := range append(r.of(stale), r.of(freed)...) {
+			Expect(f.Captured).NotTo(BeNil())
+			Expect(f.Captured.What).To(Equal("kernel"))
+			Expect(f.Captured.Call).To(Equal(entry))
+			Expect(f.Captured.Arg).To(BeEmpty())
+			Expect(f.Range.Bytes).To(Equal(bytes))
+		}
+		noted(entry)(r)
 	}
 }
 
