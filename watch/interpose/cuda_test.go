@@ -429,3 +429,269 @@ var _ = Describe("the CUDA interposer's runs of launches", func() {
 		Expect(got).To(Equal([]string{"0/5", "0/", "0/5", "1/"}))
 	})
 })
+
+// variants are the entry points cuda_prog.c's CU_VARIANTS binds, each one a wrapper.
+var variants = []string{
+	"cuMemAlloc", "cuMemFree", "cuMemAllocHost", "cuMemHostAlloc", "cuMemAllocFromPoolAsync",
+	"cuMemAllocFromPoolAsync_ptsz", "cuMemFreeAsync_ptsz", "cuMemsetD16Async", "cuMemsetD16Async_ptsz",
+	"cuMemsetD32Async_ptsz", "cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz", "cuStreamBeginCapture",
+	"cuStreamBeginCapture_ptsz", "cuStreamEndCapture_ptsz", "cuGraphInstantiate", "cuGraphInstantiate_v2",
+	"cuGraphExecUpdate",
+}
+
+// results returns what the program printed as rc_*=: return codes and what the driver wrote
+// back, the same with the interposer as without.
+func results(r result) []string {
+	var out []string
+	for _, l := range strings.Split(r.out, "\n") {
+		if strings.HasPrefix(l, "rc_") {
+			out = append(out, l)
+		}
+	}
+	Expect(out).NotTo(BeEmpty(), "no rc_ lines in:\n%s", r.out)
+	return out
+}
+
+// calls returns the call of every event named name.
+func calls(r result, name string) []string {
+	var out []string
+	for _, e := range r.named(name) {
+		out = append(out, e.get("call"))
+	}
+	return out
+}
+
+// passedThrough runs the scenario without the interposer and checks that the watched run r
+// printed the same results: every failure (and success) the driver answered reached the program.
+func passedThrough(r result, way, scenario string) {
+	plain := run(opts{driverDir: built.cuda}, cudaProg(way), way, scenario)
+	Expect(plain.code).To(Equal(0), plain.out)
+	Expect(results(r)).To(Equal(results(plain)))
+}
+
+var _ = Describe("the CUDA interposer's legacy and per-thread variants", func() {
+	for _, way := range []string{"linked", "dlsym", "proc"} {
+		It("binds each variant to its wrapper through "+way, func() {
+			for _, o := range []struct {
+				opts
+				object string
+			}{
+				{opts{driverDir: built.cuda, preload: true}, "libreplaycheck-watch.so"},
+				{opts{driverDir: built.cuda}, "libcuda.so.1"},
+			} {
+				r := run(o.opts, cudaProg(way), way, "via")
+				Expect(r.code).To(Equal(0), r.out)
+				for _, v := range variants {
+					Expect(r.value("via_"+v)).To(Equal(o.object), v)
+				}
+			}
+		})
+
+		It("sends the legacy entry points' events, and none for a call the driver failed, through "+way, func() {
+			r := watched(cudaProg(way), way, "legacy")
+			Expect(r.code).To(Equal(0), r.out)
+			stacksSound(r)
+			// cuMemAlloc (v1) fails out-of-memory and cuMemFree (v1) of a's low 32 bits fails: no
+			// alloc or free; neither do the failed cuMemHostAlloc, cuMemAllocHost, cuStreamBeginCapture
+			// (the legacy stream) and cuGraphInstantiate(_v2) (a bad graph, an injected failure).
+			Expect(r.value("rc_alloc_v1")).To(Equal("2"), "CUDA_ERROR_OUT_OF_MEMORY")
+			Expect(r.value("alloc_v1")).To(Equal("0x1234"), "the pointer left as it was")
+			for _, k := range []string{"rc_free_v1", "rc_host_alloc_flags", "rc_alloc_host_v1_injected",
+				"rc_begin_legacy_stream", "rc_instantiate_bad", "rc_instantiate_v2_injected"} {
+				Expect(r.value(k)).NotTo(Equal("0"), k)
+			}
+			Expect(r.names()).To(Equal([]string{"hello", "alloc", "alloc", "alloc", "free", "free", "begin", "op", "end",
+				"instantiate", "instantiate", "launch", "free", "launch", "launch"}))
+			Expect(calls(r, "alloc")).To(Equal([]string{"cuMemAlloc_v2", "cuMemAllocHost", "cuMemHostAlloc"}))
+			Expect(calls(r, "free")).To(Equal([]string{"cuMemFreeHost", "cuMemFreeHost", "cuMemFree_v2"}))
+			a, h1, h2 := hex(r.value("a")), hex(r.value("host_v1")), hex(r.value("host_alloc"))
+			for i, want := range []struct{ addr, size string }{{h1, "128"}, {h2, "64"}} {
+				e := r.named("alloc")[i+1]
+				Expect(e.get("addr")).To(Equal(want.addr))
+				Expect(e.get("size")).To(Equal(want.size))
+				Expect(e.get("kind")).To(Equal("host"))
+				Expect(e.get("stream")).To(Equal("0x0"))
+			}
+			Expect(r.named("free")[0].get("addr")).To(Equal(h1))
+			Expect(r.named("free")[2].get("addr")).To(Equal(a))
+			begin := r.named("begin")[0]
+			Expect(begin.get("call")).To(Equal("cuStreamBeginCapture"))
+			Expect(begin.get("stream")).To(Equal(hex(r.value("stream"))))
+			Expect(begin.get("mode")).To(Equal("global"), "the v1 entry point has no mode")
+			graph, x1, x2 := hex(r.value("graph")), hex(r.value("exec_v1")), hex(r.value("exec_v2"))
+			inst := r.named("instantiate")
+			Expect(calls(r, "instantiate")).To(Equal([]string{"cuGraphInstantiate", "cuGraphInstantiate_v2"}))
+			Expect(inst[0].get("graph")).To(Equal(graph))
+			Expect(inst[0].get("exec")).To(Equal(x1))
+			Expect(inst[1].get("graph")).To(Equal(graph))
+			Expect(inst[1].get("exec")).To(Equal(x2))
+			var launches []string
+			for _, l := range r.named("launch") {
+				launches = append(launches, l.get("exec")+"/"+l.get("stale"))
+			}
+			// Not stale after the failed v1 free; both executable graphs name a once it is freed.
+			Expect(launches).To(Equal([]string{x1 + "/0", x1 + "/1", x2 + "/1"}))
+			passedThrough(r, way, "legacy")
+		})
+
+		It("sends allocations from a pool with the pool and the stream, _ptsz on ptds, through "+way, func() {
+			r := watched(cudaProg(way), way, "frompool")
+			Expect(r.code).To(Equal(0), r.out)
+			Expect(r.value("rc_injected")).NotTo(Equal("0"))
+			Expect(r.value("rc_in_capture")).NotTo(Equal("0"), "no memory node on the fake")
+			Expect(r.names()).To(Equal([]string{"hello", "alloc", "alloc", "free", "free", "begin", "end"}),
+				"nothing for the two failed allocations")
+			pool, s, ptds := hex(r.value("pool")), hex(r.value("stream")), "ptds:"+r.events[0].get("tid")
+			x, y := hex(r.value("x")), hex(r.value("y"))
+			var got []event
+			for _, e := range r.events {
+				if e.name == "alloc" || e.name == "free" {
+					got = append(got, e)
+				}
+			}
+			for i, want := range []struct{ call, addr, size, stream string }{
+				{"cuMemAllocFromPoolAsync", x, "512", s}, {"cuMemAllocFromPoolAsync_ptsz", y, "256", ptds},
+				{"cuMemFreeAsync", x, "", s}, {"cuMemFreeAsync_ptsz", y, "", ptds},
+			} {
+				Expect(got[i].get("call")).To(Equal(want.call))
+				Expect(got[i].get("addr")).To(Equal(want.addr))
+				Expect(got[i].get("size")).To(Equal(want.size))
+				Expect(got[i].get("kind")).To(Equal("async"))
+				Expect(got[i].get("pool")).To(Equal(pool))
+				Expect(got[i].get("stream")).To(Equal(want.stream))
+			}
+			passedThrough(r, way, "frompool")
+		})
+
+		It("sends 16- and 32-bit memsets with their widths, _ptsz on ptds, through "+way, func() {
+			r := watched(cudaProg(way), way, "memsets")
+			Expect(r.code).To(Equal(0), r.out)
+			a, b, s, ptds := hex(r.value("a")), r.value("b"), hex(r.value("stream")), "ptds:"+r.events[0].get("tid")
+			Expect(r.names()).To(Equal([]string{"hello", "alloc", "alloc", "begin", "op", "op", "end", "begin", "op", "op", "end"}),
+				"nothing for the injected failures, nothing outside the captures")
+			var got []string
+			for _, e := range r.named("op") {
+				Expect(e.get("what")).To(Equal("memset"))
+				got = append(got, strings.Join([]string{e.get("call"), e.get("stream"), e.get("capture"), e.get("w")}, " "))
+			}
+			Expect(got).To(Equal([]string{
+				"cuMemsetD16Async " + s + " 1 " + a + "+128",
+				"cuMemsetD32Async " + s + " 1 0x" + addHex(a, 256) + "+64",
+				"cuMemsetD16Async_ptsz " + ptds + " 2 " + hex(b) + "+64",
+				"cuMemsetD32Async_ptsz " + ptds + " 2 0x" + addHex(b, 64) + "+32",
+			}))
+			Expect(calls(r, "begin")).To(Equal([]string{"cuStreamBeginCapture_v2", "cuStreamBeginCapture_ptsz"}))
+			Expect(calls(r, "end")).To(Equal([]string{"cuStreamEndCapture", "cuStreamEndCapture_ptsz"}))
+			second := r.named("begin")[1]
+			Expect(second.get("stream")).To(Equal(ptds))
+			Expect(second.get("mode")).To(Equal("global"))
+			Expect(r.named("end")[1].get("stream")).To(Equal(ptds))
+			Expect(r.named("end")[1].get("ok")).To(Equal("1"))
+			passedThrough(r, way, "memsets")
+		})
+
+		It("follows cuEventRecordWithFlags into a capture and sends its records, _ptsz on ptds, through "+way, func() {
+			r := watched(cudaProg(way), way, "record")
+			Expect(r.code).To(Equal(0), r.out)
+			Expect(r.value("rc_flags")).NotTo(Equal("0"))
+			Expect(r.value("rc_wait_unrecorded")).To(Equal("0"))
+			// s2 joins through e1; s3 waits on e3, whose record failed: no join.
+			Expect(r.names()).To(Equal([]string{"hello", "alloc", "begin", "join", "op", "end", "pool-private", "record", "record"}))
+			j := r.named("join")[0]
+			Expect(j.get("stream")).To(Equal(hex(r.value("s2"))))
+			Expect(j.get("event")).To(Equal(hex(r.value("e1"))))
+			Expect(r.named("op")[0].get("capture")).To(Equal("1"))
+			var got []string
+			for _, e := range r.named("record") {
+				got = append(got, e.get("call")+" "+e.get("event")+" "+e.get("stream"))
+			}
+			Expect(got).To(Equal([]string{
+				"cuEventRecordWithFlags " + hex(r.value("e1")) + " " + hex(r.value("s1")),
+				"cuEventRecordWithFlags_ptsz " + hex(r.value("e2")) + " ptds:" + r.events[0].get("tid"),
+			}), "nothing for the two failed records")
+			passedThrough(r, way, "record")
+		})
+
+		It("follows the v1 cuGraphExecUpdate, and a failed one changes nothing, through "+way, func() {
+			r := watched(cudaProg(way), way, "update-v1")
+			Expect(r.code).To(Equal(0), r.out)
+			Expect(r.value("rc_update_bad")).NotTo(Equal("0"))
+			Expect(r.value("rc_update")).To(Equal("0"))
+			ex := hex(r.value("exec"))
+			var got []string
+			for _, u := range r.named("update") {
+				got = append(got, strings.Join([]string{u.get("call"), u.get("exec"), u.get("graph"), u.get("ok")}, " "))
+			}
+			Expect(got).To(Equal([]string{
+				"cuGraphExecUpdate " + ex + " " + hex(r.value("g3")) + " 0",
+				"cuGraphExecUpdate " + ex + " " + hex(r.value("g2")) + " 1",
+			}))
+			var stale []string
+			for _, l := range r.named("launch") {
+				stale = append(stale, l.get("stale"))
+			}
+			// c freed after the failed update to g3, a after the update to g2, then b.
+			Expect(stale).To(Equal([]string{"0", "0", "1"}))
+			passedThrough(r, way, "update-v1")
+		})
+
+		It("answers cuGraphInstantiateWithParams(_ptsz), which the fake lacks, with CUDA_ERROR_NOT_FOUND, through "+way, func() {
+			// The fake exports no cuGraphInstantiateWithParams: linked weakly the program finds the
+			// interposer's wrappers, which answer 500; dlsym and cuGetProcAddress find nothing.
+			r := watched(cudaProg(way), way, "withparams")
+			Expect(r.code).To(Equal(0), r.out)
+			Expect(r.named("instantiate")).To(BeEmpty())
+			Expect(r.value("default_withparams")).To(Equal("null"), "no export of ours stands in for a missing one")
+			Expect(r.value("rc_exec_untouched")).To(Equal("1"))
+			plain := run(opts{driverDir: built.cuda}, cudaProg(way), way, "withparams")
+			Expect(plain.code).To(Equal(0), plain.out)
+			switch way {
+			case "linked":
+				Expect(r.value("withparams")).To(Equal("libreplaycheck-watch.so"))
+				Expect(r.value("withparams_ptsz")).To(Equal("libreplaycheck-watch.so"))
+				Expect(r.value("rc_withparams")).To(Equal("500"))
+				Expect(r.value("rc_withparams_ptsz")).To(Equal("500"))
+				Expect(plain.value("withparams")).To(Equal("null"))
+			case "dlsym":
+				Expect(r.value("withparams")).To(Equal("null"))
+				Expect(r.value("withparams_ptsz")).To(Equal("null"))
+				Expect(results(r)).To(Equal(results(plain)))
+			case "proc":
+				Expect(r.value("rc_withparams_proc")).To(Equal("500"))
+				Expect(r.value("rc_withparams_ptsz_proc")).To(Equal("500"))
+				Expect(r.value("withparams")).To(Equal("null"))
+				Expect(results(r)).To(Equal(results(plain)))
+			}
+		})
+	}
+
+	It("answers dlvsym as glibc does without the interposer", func() {
+		// The fake's names are unversioned, so glibc's dlvsym finds none of them; libc's versioned
+		// memcpy and dlsym it finds, at the same offsets.
+		lookups := func(r result) []string {
+			Expect(r.code).To(Equal(0), r.out)
+			var out []string
+			for _, l := range strings.Split(r.out, "\n") {
+				if strings.Contains(l, "=") && !strings.HasPrefix(l, "dlvsym_is=") {
+					out = append(out, l)
+				}
+			}
+			return out
+		}
+		plain := run(opts{driverDir: built.cuda}, built.cuDl, "dlsym", "dlvsym")
+		Expect(plain.value("dlvsym_is")).To(Equal("libc.so.6"))
+		Expect(plain.value("cu_handle")).To(Equal("null"))
+		Expect(plain.value("memcpy_libc")).To(HavePrefix("libc.so.6+0x"))
+		Expect(plain.value("memcpy_next")).To(Equal(plain.value("memcpy_libc")))
+		Expect(plain.value("memcpy_libc_old")).NotTo(Equal(plain.value("memcpy_libc")), "two versions of memcpy")
+		Expect(plain.value("memcpy_libc_none")).To(Equal("null"))
+		for _, o := range []opts{
+			{driverDir: built.cuda, preload: true},
+			{driverDir: built.cuda, preload: true, socket: "none"},
+		} {
+			r := run(o, built.cuDl, "dlsym", "dlvsym")
+			Expect(r.value("dlvsym_is")).To(Equal("libreplaycheck-watch.so"), "the interposer's dlvsym answered")
+			Expect(lookups(r)).To(Equal(lookups(plain)))
+		}
+	})
+})
