@@ -1553,17 +1553,45 @@ static void *map_dlsym(void *handle, const char *name, void *p) {
 	return map_real(f, p, name, -1);
 }
 
-RCW_API void *dlsym(void *handle, const char *name) {
+/* RTLD_NEXT as the caller means it: glibc resolves it from the return address of the dlsym call,
+ * which, once this library answers dlsym, would be ours. So the search is done here: the objects
+ * loaded after the caller's, in load order, the first that defines name itself. */
+static void *next_after(const void *caller, const char *name, const char *version) {
+	Dl_info info;
+	struct link_map *self = NULL;
+	if (!dladdr1(caller, &info, (void **)&self, RTLD_DL_LINKMAP) || !self)
+		return NULL;
+	for (struct link_map *l = self->l_next; l; l = l->l_next) {
+		void *h = dlopen(l->l_name, RTLD_NOLOAD | RTLD_LAZY);
+		if (!h)
+			continue;
+		void *p = version ? real_dlvsym(h, name, version) : real_dlsym(h, name);
+		struct link_map *def = NULL;
+		Dl_info di;
+		int own = p && dladdr1(p, &di, (void **)&def, RTLD_DL_LINKMAP) && def == l;
+		dlclose(h);
+		if (own)
+			return p;
+	}
+	return NULL;
+}
+
+/* noinline: the caller's return address is the program's, not an inlined frame's. */
+__attribute__((noinline)) RCW_API void *dlsym(void *handle, const char *name) {
 	pthread_once(&g_dl_once, dl_init);
 	if (!real_dlsym)
 		return NULL;
+	if (handle == RTLD_NEXT)
+		return map_dlsym(handle, name, next_after(__builtin_return_address(0), name, NULL));
 	return map_dlsym(handle, name, real_dlsym(handle, name));
 }
 
-RCW_API void *dlvsym(void *handle, const char *name, const char *version) {
+__attribute__((noinline)) RCW_API void *dlvsym(void *handle, const char *name, const char *version) {
 	pthread_once(&g_dl_once, dl_init);
 	if (!real_dlvsym)
 		return NULL;
+	if (handle == RTLD_NEXT)
+		return map_dlsym(handle, name, next_after(__builtin_return_address(0), name, version));
 	return map_dlsym(handle, name, real_dlvsym(handle, name, version));
 }
 
