@@ -153,15 +153,7 @@ func compareRuns(device, fake watchedRun) []string {
 func describeRun(r watchedRun) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: exit %d %s, stdout %q, stderr %q, %d findings\n", r.where, r.res.ExitCode, r.res.Signal, r.stdout, r.stderr, len(r.res.Findings))
-	for _, f := range r.res.Findings {
-		fmt.Fprintf(&b, "  %s\n", watch.Describe(f))
-	}
-	for _, d := range r.res.Disagreements {
-		fmt.Fprintf(&b, "  disagreement: %s\n", d.Description)
-	}
-	for _, n := range r.res.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
-	}
+	describeResult(&b, r.res)
 	return b.String()
 }
 

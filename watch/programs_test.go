@@ -571,14 +571,19 @@ func sourceFrames(f watch.Finding, role string) []string {
 func describe(r *run) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s (%s), exit %d %s, stdout %q\n", r.program, r.arg, r.way.name, r.res.ExitCode, r.res.Signal, r.stdout)
-	for _, f := range r.res.Findings {
-		fmt.Fprintf(&b, "  %s\n", watch.Describe(f))
-	}
-	for _, d := range r.res.Disagreements {
-		fmt.Fprintf(&b, "  disagreement: %s\n", d.Description)
-	}
-	for _, n := range r.res.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
-	}
+	describeResult(&b, r.res)
 	return b.String()
+}
+
+// describeResult writes a result's findings, disagreements and notes, one indented line each.
+func describeResult(b *strings.Builder, res *watch.Result) {
+	for _, f := range res.Findings {
+		fmt.Fprintf(b, "  %s\n", watch.Describe(f))
+	}
+	for _, d := range res.Disagreements {
+		fmt.Fprintf(b, "  disagreement: %s\n", d.Description)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
+	}
 }
