@@ -1177,7 +1177,8 @@ static void put_range(ev_t *e, const char *key, uint64_t addr, uint64_t bytes) {
 	put_dec(e, (int64_t)bytes);
 }
 
-void rcw_copy(const char *call, uint64_t stream, uint64_t dst, uint64_t src, uint64_t bytes) {
+/* A copy (src set: w = dst, r = src) or a memset (w = dst) on stream. */
+static void copy_op(const char *call, const char *what, uint64_t stream, uint64_t dst, const uint64_t *src, uint64_t bytes) {
 	if (!rcw_capturing())
 		return;
 	stk_t s;
@@ -1185,33 +1186,26 @@ void rcw_copy(const char *call, uint64_t stream, uint64_t dst, uint64_t src, uin
 	lock();
 	ev_t e;
 	cap_t *c;
-	if (op_start(&e, call, &s, stream, "copy", &c)) {
+	if (op_start(&e, call, &s, stream, what, &c)) {
 		put_range(&e, " w=", dst, bytes);
-		put_range(&e, " r=", src, bytes);
+		if (src)
+			put_range(&e, " r=", *src, bytes);
 		if (c) {
 			cap_add_range(c, dst, bytes);
-			cap_add_range(c, src, bytes);
+			if (src)
+				cap_add_range(c, *src, bytes);
 		}
 		ev_send(&e);
 	}
 	unlock();
 }
 
+void rcw_copy(const char *call, uint64_t stream, uint64_t dst, uint64_t src, uint64_t bytes) {
+	copy_op(call, "copy", stream, dst, &src, bytes);
+}
+
 void rcw_memset(const char *call, uint64_t stream, uint64_t dst, uint64_t bytes) {
-	if (!rcw_capturing())
-		return;
-	stk_t s;
-	stk_capture(&s);
-	lock();
-	ev_t e;
-	cap_t *c;
-	if (op_start(&e, call, &s, stream, "memset", &c)) {
-		put_range(&e, " w=", dst, bytes);
-		if (c)
-			cap_add_range(c, dst, bytes);
-		ev_send(&e);
-	}
-	unlock();
+	copy_op(call, "memset", stream, dst, NULL, bytes);
 }
 
 static void send_note(const char *call, uint32_t stack, const char *text) {
