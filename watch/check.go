@@ -98,9 +98,12 @@ type alloc struct {
 	// allocation on a capturing stream (a graph memory node).
 	capture    *capture
 	graphOwned bool
-	freed      bool
-	freedBy    string
-	freeStack  int
+	// servesPrivate: a block of a private pool was annotated inside this driver allocation, so
+	// it is that pool's segment (PyTorch grows a graph's private pool during its capture).
+	servesPrivate bool
+	freed         bool
+	freedBy       string
+	freeStack     int
 	// namedBy are the captures with a range in it.
 	namedBy []*capture
 }
@@ -167,6 +170,9 @@ type capture struct {
 	execs     map[*execGraph]bool
 	// pending are findings made during the capture, whose graph handle is known only at its end.
 	pending []*Finding
+	// segments are driver allocations made during the capture, judged when it ends: an
+	// allocation a private pool's block then lies in is that pool's segment, not a finding.
+	segments []pendingAlloc
 	// shares are the captures whose graphs share private-pool memory with this one's.
 	shares map[*capture]*span
 	// launches are this graph's last launch on each stream.
@@ -174,6 +180,13 @@ type capture struct {
 }
 
 func (c *capture) live() bool { return c.graphLive || len(c.execs) > 0 }
+
+// pendingAlloc is an allocation made during a capture and the finding it is unless it turns out
+// to be a private pool's segment.
+type pendingAlloc struct {
+	a *alloc
+	f *Finding
+}
 
 // dead: the capture has ended and neither its graph nor an exec of it is left, so nothing it
 // names can be launched again.
@@ -484,6 +497,9 @@ func (c *Checker) alloc(p *proc, e Event, emit func(*Finding, *capture)) {
 		return
 	}
 	if a.pool != 0 && p.private[a.pool] {
+		for _, seg := range p.overlapping(driverLayer, a.base, a.size) {
+			seg.servesPrivate = true
+		}
 		// A private block taken in a capture shares memory with the captures that named blocks
 		// of this pool freed at the same place.
 		for _, f := range p.freedNamed[a.pool] {
@@ -505,10 +521,27 @@ func (c *Checker) alloc(p *proc, e Event, emit func(*Finding, *capture)) {
 	if capturingStream {
 		return
 	}
-	emit(&Finding{Kind: AllocInCapture, PID: p.pid, TID: e.TID, Call: e.Call,
+	f := &Finding{Kind: AllocInCapture, PID: p.pid, TID: e.TID, Call: e.Call,
 		Detail: fmt.Sprintf("%s allocated %d bytes at %s while capture %d (stream %s, %s mode) was active: the graph may bake in an address that is not its own", e.Call, a.size, hex(a.base), cp.id, cp.stream, cp.mode),
 		Graph:  captureGraph(p, cp, nil, ""), Range: &Range{Addr: hex(a.base), Bytes: a.size},
-		Now: a.holder(), Stacks: []Stack{{Role: "finding", Frames: c.frames(p, e.Stack)}}}, cp)
+		Now: a.holder(), Stacks: []Stack{{Role: "finding", Frames: c.frames(p, e.Stack)}}}
+	if l == driverLayer && len(p.private) > 0 {
+		// Perhaps the segment a private pool grows by: decided when the capture ends.
+		cp.segments = append(cp.segments, pendingAlloc{a, f})
+		return
+	}
+	emit(f, cp)
+}
+
+// judgeSegments reports the allocations made during cp that no private pool's block came to lie
+// in: at its end, or at the end of the stream for a capture that never ended.
+func (c *Checker) judgeSegments(cp *capture, emit func(*Finding, *capture)) {
+	for _, s := range cp.segments {
+		if !s.a.servesPrivate {
+			emit(s.f, cp)
+		}
+	}
+	cp.segments = nil
 }
 
 func (s *span) holds(a *alloc) bool {
@@ -667,6 +700,7 @@ func (c *Checker) end(p *proc, e Event, emit func(*Finding, *capture)) {
 	if cp == nil {
 		return
 	}
+	c.judgeSegments(cp, emit) // while active: their graph handle is filled in below
 	cp.active = false
 	delete(p.active, cp.id)
 	delete(p.caps, cp.id) // ops and joins name active captures only
@@ -953,6 +987,12 @@ func (c *Checker) report(f *Finding, pending *capture, out []Finding) []Finding 
 // Result is the summary so far: the distinct sites with their counts, the suppressions used and
 // unused, the notes, the processes and the disagreements.
 func (c *Checker) Result() Summary {
+	// A capture that never ended (the program died in it) decides its allocations now.
+	for _, p := range c.procs {
+		for _, cp := range p.active {
+			c.judgeSegments(cp, func(f *Finding, pending *capture) { c.report(f, pending, nil) })
+		}
+	}
 	s := c.sum
 	s.Findings = make([]Finding, len(c.order))
 	for i, f := range c.order {

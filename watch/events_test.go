@@ -212,3 +212,19 @@ var _ = Describe("connections", func() {
 		Expect(kindsOf(c.Result().Findings)).To(Equal([]watch.Kind{watch.AllocInCapture}))
 	})
 })
+
+var _ = Describe("an allocation in a capture that never ends", func() {
+	It("is reported at the end of the stream when it served no private pool", func() {
+		data, err := os.ReadFile(filepath.Join("testdata", "events", "segment-unused.events"))
+		Expect(err).NotTo(HaveOccurred())
+		cut, _, _ := bytes.Cut(data, []byte("op pid=")) // the program died inside the capture
+		c := watch.NewChecker(watch.Options{})
+		var live []watch.Finding
+		Expect(watch.ReadEvents(bytes.NewReader(cut), "cut", func(e watch.Event) error {
+			live = append(live, c.Add(e)...)
+			return nil
+		})).To(Succeed())
+		Expect(live).To(BeEmpty(), "undecided while the capture may still give the segment a private block")
+		Expect(kindsOf(c.Result().Findings)).To(Equal([]watch.Kind{watch.AllocInCapture}))
+	})
+})
