@@ -112,6 +112,9 @@ func scenarios() []scenario {
 		{program: "cuda_private", arg: "concurrent", kinds: map[watch.Kind]int{shared: 1}, stdout: "", check: twoStreams},
 		// the intermediate block is named by both of capture 1's copies
 		{program: "cuda_private", arg: "eager", kinds: map[watch.Kind]int{stale: 2}, stdout: "tensor=overwritten\n", check: poolBlockTakenEagerly},
+		// a private pool grows during its capture: its segment is not an allocation in capture
+		{program: "cuda_grow", arg: "clean", kinds: none, stdout: ""},
+		{program: "cuda_grow", arg: "hazard", kinds: map[watch.Kind]int{inCapture: 1}, stdout: ""},
 		{program: "cuda_capalloc", arg: "hazard", kinds: map[watch.Kind]int{inCapture: 3, freeInCap: 2}, stdout: "", ptds: true,
 			check: allocatingThreads(2)},
 		{program: "cuda_capalloc", arg: "clean", kinds: none, stdout: "", ptds: true},
