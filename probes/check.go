@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/device"
 )
@@ -17,6 +18,7 @@ func (l *loader) check(p *Probe) {
 	t := newTracker(l, p)
 	t.references()
 	l.checkGuarded(p)
+	l.checkModeExpects(p)
 	all := executionOrder(p)
 	// The race check compares every racing op with every unordered one; a probe over the op
 	// limit is not worth it.
@@ -81,6 +83,64 @@ func (t *tracker) references() {
 			t.stream(lc.Stream, lc.Pos)
 		}
 	}
+}
+
+// checkModeExpects reports what expect.modes and the families' modes say in vain or against
+// themselves: an entry for a capture mode the probe does not run, an outcome for a guard setting
+// it does not run, and rejected-by classes given where no instance the entry decides expects a
+// rejection.
+func (l *loader) checkModeExpects(p *Probe) {
+	x := p.Expect
+	check := func(what string, mode device.CaptureMode, m ModeExpect, cells []string) {
+		if !slices.Contains(p.Modes, mode) {
+			l.errorf(m.Pos, RuleExpectMode, "%s %s: the probe does not run in %s (its modes: %s)", what, mode, mode, joinModes(p.Modes))
+			return
+		}
+		if m.Guarded != "" && !slices.Contains(p.Guards, true) {
+			l.errorf(m.Pos, RuleExpectMode, "%s %s gives guarded, but the probe runs with guards: [off] only", what, mode)
+		}
+		if m.Unguarded != "" && !slices.Contains(p.Guards, false) {
+			l.errorf(m.Pos, RuleExpectMode, "%s %s gives unguarded, but the probe runs with guards: [on] only", what, mode)
+		}
+		if len(m.RejectedBy) == 0 {
+			return
+		}
+		for _, family := range cells {
+			e := x.For(family, mode)
+			for _, g := range p.Guards {
+				if (Instance{Probe: p, Mode: mode, Guarded: g}).expected(e) == Rejected {
+					return
+				}
+			}
+		}
+		l.errorf(m.Pos, RuleExpectMode, "%s %s: rejected-by names classes, but no instance it decides expects rejected", what, mode)
+	}
+	for _, mode := range device.CaptureModes() {
+		if m, ok := x.Modes[mode]; ok {
+			// The entry's rejected-by decides on every platform whose family's own entry for the
+			// mode gives none.
+			var cells []string
+			for _, family := range append([]string{""}, PlatformFamilies()...) {
+				if x.Platforms[family].Modes[mode].RejectedBy == nil {
+					cells = append(cells, family)
+				}
+			}
+			check("expect modes", mode, m, cells)
+		}
+		for _, family := range PlatformFamilies() {
+			if m, ok := x.Platforms[family].Modes[mode]; ok {
+				check("expect platforms "+family+" modes", mode, m, []string{family})
+			}
+		}
+	}
+}
+
+func joinModes(modes []device.CaptureMode) string {
+	var names []string
+	for _, m := range modes {
+		names = append(names, m.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkGuarded reports an expect without guarded in a probe that runs with guards on.

@@ -30,6 +30,7 @@ const (
 	RulePool               = "pool"
 	RuleLimit              = "limit"
 	RuleFault              = "fault"
+	RuleExpectMode         = "expect-mode"
 	RuleYAML               = "yaml"
 	RuleEncoding           = "encoding"
 	RuleAlias              = "alias"

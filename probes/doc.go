@@ -46,8 +46,10 @@
 // once in order, and each launch of it to replay.stream; buffer and alloc slots default to plain.
 // Byte counts and offsets that an op leaves out stay nil: the executor resolves them with
 // [Op.Resolve] when the op is issued. The stream name [DefaultStream] ("default") needs no
-// declaration: it is the platform's default stream. expect.platforms is kept as given ([Expect]
-// Platforms); [Expect.On] and [Instance.ExpectedOn] apply it for a device's platform key.
+// declaration: it is the platform's default stream. expect.platforms and expect.modes are kept as
+// given ([Expect] Platforms and Modes); [Expect.For] and [Instance.ExpectedOn] apply the most
+// specific for a device's platform key and an instance's capture mode: platform × mode, then mode,
+// then platform, then the probe's own, field by field.
 //
 // # Rules
 //
@@ -57,7 +59,8 @@
 //	yaml                  the file is not well-formed YAML, or holds more than one document.
 //	unknown-key           a key the language does not define, at any level, or an unknown op kind;
 //	                      the message lists the allowed keys. A platform family expect.platforms
-//	                      does not know (PlatformFamilies; the message says which keys each covers).
+//	                      does not know (PlatformFamilies; the message says which keys each covers);
+//	                      a capture mode expect.modes or a family's modes does not know.
 //	missing-key           a required key is missing: version, set, probes; a probe's name, hazard,
 //	                      streams, expect and capture or captures; a buffer's or pool's bytes; a
 //	                      captures entry's name; a replay order entry's capture; expect.guarded,
@@ -74,8 +77,9 @@
 //	                      that is not a one-key map; an empty streams, non-blocking, modes,
 //	                      guards, captures, check or replay order list; intent outside a
 //	                      capture's ops; a slot other than plain on a pooled or host buffer; host
-//	                      on a pooled buffer; an expect.platforms that is not a mapping, or an
-//	                      entry of it that gives none of guarded, unguarded and rejected-by.
+//	                      on a pooled buffer; an expect.platforms or expect.modes (or a family's
+//	                      modes) that is not a mapping, or an entry of it that gives none of its
+//	                      keys.
 //	bad-size              a size or offset that is not a non-negative decimal integer of bytes,
 //	                      without a leading 0, or such an integer with KiB, MiB, GiB, TiB (KB, MB,
 //	                      k, hex, a leading 0, signs, fractions, overflow: ParseSize), a buffer
@@ -85,7 +89,8 @@
 //	                      name given twice; an alloc of a buffer that is still live (alloc after
 //	                      its free is allowed); a set name already loaded from another file; a
 //	                      repeated label, capability, non-blocking stream, mode, guard setting,
-//	                      class or checked buffer.
+//	                      class or checked buffer; a platform family or capture mode given twice in
+//	                      expect.
 //	undeclared            an op, capture, end-stream, replay or the non-blocking list naming a
 //	                      stream, an op naming an event, a buffer naming a pool, or an op or check
 //	                      naming a buffer that the probe does not declare (or has not allocated
@@ -122,6 +127,10 @@
 //	                      hang; N from 1 to MaxFaultIndex, written as ParseUint reads), a replay
 //	                      fault at a round the probe does not replay, or two faults that fire at
 //	                      the same allocation or at the same round.
+//	expect-mode           an expect.modes entry, or a family's modes entry, for a capture mode the
+//	                      probe does not run; one giving guarded (unguarded) to a probe that runs
+//	                      with guards off (on) only; one whose rejected-by names classes where no
+//	                      instance it decides expects rejected (a conflict).
 //	read                  a path that cannot be read.
 //
 // # Hostile input

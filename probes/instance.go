@@ -28,24 +28,26 @@ func (in Instance) ID() string {
 	return fmt.Sprintf("%s@%s/guards-%s", in.Probe.ID(), in.Mode, GuardsName(in.Guarded))
 }
 
-// Expected is the outcome this instance promises on a platform of no family expect.platforms
-// names; "" when the probe leaves it to the baseline. ExpectedOn is what it promises on a device.
+// Expected is the outcome this instance promises in its capture mode on a platform of no family
+// expect.platforms names (expect.modes applies); "" when the probe leaves it to the baseline.
+// ExpectedOn is what it promises on a device.
 func (in Instance) Expected() Outcome {
-	return in.expected(in.Probe.Expect)
+	return in.expected(in.Probe.Expect.For("", in.Mode))
 }
 
 // ExpectedOn is the outcome this instance promises on the platform whose key is platform, and the
-// error classes that count as the expected rejection there (empty: any): the probe's expectation
-// with its family's fields from expect.platforms in place (Expect.On). The engine records both in
-// the result, which is what the verdict judges.
+// error classes that count as the expected rejection there (empty: any): the most specific
+// expectation for the platform's family and the instance's capture mode (Expect.For). The engine
+// records both in the result, which is what the verdict judges.
 func (in Instance) ExpectedOn(platform string) (Outcome, []device.Class) {
-	e := in.Probe.Expect.On(platform)
+	e := in.Probe.Expect.For(Family(platform), in.Mode)
 	return in.expected(e), e.RejectedBy
 }
 
-// ExpectedIn is the outcome this instance promises on the platforms of family (PlatformFamilies).
+// ExpectedIn is the outcome this instance promises on the platforms of family (PlatformFamilies),
+// in its capture mode.
 func (in Instance) ExpectedIn(family string) Outcome {
-	return in.expected(in.Probe.Expect.OnFamily(family))
+	return in.expected(in.Probe.Expect.For(family, in.Mode))
 }
 
 func (in Instance) expected(e Expect) Outcome {

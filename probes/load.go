@@ -355,12 +355,15 @@ var (
 	captureKeys      = []string{"stream", "ops", "end-thread", "end-stream"}
 	capturesItemKeys = []string{"name", "stream", "ops", "end-thread", "end-stream"}
 	replayKeys       = []string{"stream", "order", "each"}
-	expectKeys       = []string{"guarded", "unguarded", "rejected-by", "platforms"}
+	expectKeys       = []string{"guarded", "unguarded", "rejected-by", "platforms", "modes"}
 	// platformExpectKeys are the keys of one family's entry in expect.platforms.
-	platformExpectKeys = []string{"guarded", "unguarded", "rejected-by"}
-	guardedOutcomes    = []string{string(Exact), string(Refused), string(Rejected)}
-	unguardedOutcomes  = []string{string(Exact), string(Refused), string(Rejected), string(Corrupted)}
-	slotNames          = []string{string(SlotPlain), string(SlotRetained), string(SlotArena)}
+	platformExpectKeys = []string{"guarded", "unguarded", "rejected-by", "modes"}
+	// modeExpectKeys are the keys of one capture mode's entry in expect.modes or in a family's
+	// modes.
+	modeExpectKeys    = []string{"guarded", "unguarded", "rejected-by"}
+	guardedOutcomes   = []string{string(Exact), string(Refused), string(Rejected)}
+	unguardedOutcomes = []string{string(Exact), string(Refused), string(Rejected), string(Corrupted)}
+	slotNames         = []string{string(SlotPlain), string(SlotRetained), string(SlotArena)}
 )
 
 func hazardNames() []string { return texts(hazards) }
@@ -716,6 +719,9 @@ func (l *loader) expect(p *Probe, e entry) {
 	if e, ok := f["platforms"]; ok {
 		x.Platforms = l.platformExpects(e.val)
 	}
+	if e, ok := f["modes"]; ok {
+		l.through(e.val, func() { x.Modes = l.modeExpects(e.val, "expect modes") })
+	}
 }
 
 // outcomes reads the guarded, unguarded and rejected-by fields of an expectation (what names it
@@ -785,7 +791,61 @@ func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
 		}
 		pe := l.outcomes(f, what)
 		pe.Pos = l.placed(raw)
+		if e, ok := f["modes"]; ok {
+			l.through(e.val, func() { pe.Modes = l.modeExpects(e.val, what+" modes") })
+		}
 		out[family] = pe
+	}
+	return out
+}
+
+// modeNames are the capture modes' names, as expect.modes keys them.
+func modeNames() []string {
+	var out []string
+	for _, m := range device.CaptureModes() {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+// modeExpects reads a mapping from capture mode to the expectation's fields that differ in that
+// mode: expect.modes, or a family's modes in expect.platforms (what names it in errors).
+func (l *loader) modeExpects(n *yaml.Node, what string) map[device.CaptureMode]ModeExpect {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		l.errorf(l.at(n), RuleBadValue, "%s: want a mapping from capture mode (%s) to expectations, got %s",
+			what, strings.Join(modeNames(), ", "), describe(n))
+		return nil
+	}
+	out := map[device.CaptureMode]ModeExpect{}
+	seen := firstSeen{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		raw, v := n.Content[i], n.Content[i+1]
+		k := deref(raw)
+		name, ok := l.scalar(k, what+" key")
+		if !ok {
+			continue
+		}
+		mode, err := device.ParseCaptureMode(name)
+		if err != nil {
+			l.errorf(l.at(k), RuleUnknownKey, "unknown capture mode %q in %s%s (modes: %s)",
+				name, what, didYouMean(name, modeNames()), strings.Join(modeNames(), ", "))
+			continue
+		}
+		if !l.unique(seen, "capture mode", name, l.at(raw)) {
+			continue
+		}
+		entry := what + " " + name
+		f, ok := l.fields(v, entry, modeExpectKeys)
+		if !ok {
+			continue
+		}
+		if len(f) == 0 {
+			l.errorf(l.at(deref(v)), RuleBadValue, "%s: give at least one of %s", entry, strings.Join(modeExpectKeys, ", "))
+			continue
+		}
+		o := l.outcomes(f, entry)
+		out[mode] = ModeExpect{Pos: l.placed(raw), Guarded: o.Guarded, Unguarded: o.Unguarded, RejectedBy: o.RejectedBy}
 	}
 	return out
 }

@@ -235,6 +235,33 @@ var _ = Describe("Load", func() {
 			`expect platforms cuda unguarded "fine"`, `unknown key "guraded" in expect platforms cuda`, `error class "capture-wrong"`,
 			"expect platforms cann: give at least one of guarded, unguarded, rejected-by", `duplicate platform family "cuda"`,
 			"expect platforms: want a mapping from platform family (cann, cuda) to expectations, got a list"),
+		Entry("expect.modes and a family's modes: known modes, once each, modes and guards the probe runs, no conflict", "expect-modes.yaml", lim, []string{
+			"8:38 unknown-key",   // relaxd
+			"8:67 unknown-key",   // eager
+			"13:67 duplicate",    // global twice
+			"13:102 bad-value",   // relaxed: {}
+			"18:47 unknown-key",  // guraded
+			"18:77 bad-value",    // unguarded: fine
+			"18:97 bad-value",    // capture-wrong
+			"23:37 bad-value",    // a list
+			"29:41 expect-mode",  // relaxed, not run
+			"29:96 expect-mode",  // cuda × relaxed, not run
+			"34:42 unknown-key",  // a mode for an unknown family
+			"34:101 unknown-key", // cuda × relaxd
+			"34:156 duplicate",   // cuda × global twice
+			"39:124 expect-mode", // cuda × relaxed: rejected-by, exact
+			"45:38 expect-mode",  // unguarded, guards on only
+			"50:41 expect-mode",  // relaxed: rejected-by, exact
+		}, `unknown capture mode "relaxd" in expect modes (did you mean "relaxed"?) (modes: global, thread-local, relaxed)`,
+			`duplicate capture mode "global" (first at line 13)`, "expect modes relaxed: give at least one of guarded, unguarded, rejected-by",
+			`unknown key "guraded" in expect modes global`, `expect modes global unguarded "fine"`,
+			"expect modes: want a mapping from capture mode (global, thread-local, relaxed) to expectations, got a list",
+			"expect modes relaxed: the probe does not run in relaxed (its modes: global, thread-local)",
+			"expect platforms cuda modes relaxed: the probe does not run in relaxed",
+			`unknown capture mode "relaxd" in expect platforms cuda modes`,
+			"expect platforms cuda modes relaxed: rejected-by names classes, but no instance it decides expects rejected",
+			"expect modes global gives unguarded, but the probe runs with guards: [on] only",
+			"expect modes relaxed: rejected-by names classes, but no instance it decides expects rejected"),
 		Entry("several problems in one file, all reported together", "several.yaml", lim, []string{
 			"8:18 bad-size", "12:5 unknown-key", "18:11 race", "19:31 undeclared", "21:21 unknown-capture", "22:23 bad-value",
 		}),
@@ -318,6 +345,142 @@ probes:
 		Expect(in.Expected()).To(Equal(probes.Exact), "Expected is the probe's own, for no platform")
 	})
 
+	It("reads expect.modes and a family's modes, and applies the most specific expectation field by field", func() {
+		set, err := probes.Parse("modes.yaml", []byte(`version: replaycheck/v1
+set: modes
+probes:
+  - name: p
+    hazard: free-in-capture
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    expect:
+      guarded: refused
+      unguarded: exact
+      rejected-by: [capture-mode]
+      modes:
+        global: {unguarded: rejected}
+      platforms:
+        cuda:
+          unguarded: rejected
+          rejected-by: [capture-unsupported]
+          modes:
+            relaxed: {unguarded: exact}
+            global: {rejected-by: [capture-invalidated]}
+`), lim)
+		Expect(err).NotTo(HaveOccurred())
+		p := set.Probes[0]
+		Expect(p.Expect.Modes).To(HaveLen(1))
+		Expect(p.Expect.Modes[device.Global].Pos.Line).To(Equal(17))
+		cuda := p.Expect.Platforms[probes.FamilyCUDA]
+		Expect(cuda.Modes).To(HaveLen(2))
+		Expect(cuda.Modes[device.Relaxed].Pos.Line).To(Equal(23))
+		Expect(cuda.Modes[device.Relaxed].Unguarded).To(Equal(probes.Exact))
+
+		type cell struct {
+			unguarded probes.Outcome
+			by        []device.Class
+		}
+		want := map[string]map[device.CaptureMode]cell{
+			// No family: expect.modes, then the probe's own.
+			"": {
+				device.Global:      {probes.Rejected, []device.Class{device.ClassCaptureMode}},
+				device.ThreadLocal: {probes.Exact, []device.Class{device.ClassCaptureMode}},
+				device.Relaxed:     {probes.Exact, []device.Class{device.ClassCaptureMode}},
+			},
+			// cann has no entry: the same as no family.
+			probes.FamilyCANN: {
+				device.Global:      {probes.Rejected, []device.Class{device.ClassCaptureMode}},
+				device.ThreadLocal: {probes.Exact, []device.Class{device.ClassCaptureMode}},
+				device.Relaxed:     {probes.Exact, []device.Class{device.ClassCaptureMode}},
+			},
+			// cuda: platform × mode over mode over platform over the probe's own, per field.
+			probes.FamilyCUDA: {
+				device.Global:      {probes.Rejected, []device.Class{device.ClassCaptureInvalidated}},
+				device.ThreadLocal: {probes.Rejected, []device.Class{device.ClassCaptureUnsupported}},
+				device.Relaxed:     {probes.Exact, []device.Class{device.ClassCaptureUnsupported}},
+			},
+		}
+		for family, modes := range want {
+			for mode, c := range modes {
+				e := p.Expect.For(family, mode)
+				Expect(e.Unguarded).To(Equal(c.unguarded), "%q %s", family, mode)
+				Expect(e.RejectedBy).To(Equal(c.by), "%q %s", family, mode)
+				Expect(e.Guarded).To(Equal(probes.Refused), "%q %s: guarded is given nowhere else", family, mode)
+				Expect(e.Platforms).To(BeNil())
+				Expect(e.Modes).To(BeNil())
+			}
+		}
+		for mode, c := range want[probes.FamilyCUDA] {
+			o, by := probes.Instance{Probe: p, Mode: mode}.ExpectedOn("cuda/13.0-h200")
+			Expect(o).To(Equal(c.unguarded), "%s", mode)
+			Expect(by).To(Equal(c.by), "%s", mode)
+			Expect(probes.Instance{Probe: p, Mode: mode}.ExpectedIn(probes.FamilyCUDA)).To(Equal(c.unguarded), "%s", mode)
+		}
+		for mode, c := range want[""] {
+			o, _ := probes.Instance{Probe: p, Mode: mode}.ExpectedOn("sim/cann")
+			Expect(o).To(Equal(c.unguarded), "%s", mode)
+			Expect(probes.Instance{Probe: p, Mode: mode}.Expected()).To(Equal(c.unguarded), "%s", mode)
+		}
+		// On is the platform's expectation whatever the mode, as before expect.modes.
+		Expect(p.Expect.On("sim/cuda").Unguarded).To(Equal(probes.Rejected))
+		Expect(p.Expect.On("sim/cann").Unguarded).To(Equal(probes.Exact))
+	})
+
+	It("reports a modes entry used through an alias where the alias makes the use", func() {
+		_, err := probes.Parse("alias.yaml", []byte(`version: replaycheck/v1
+set: alias
+probes:
+  - name: a
+    hazard: none
+    streams: [main]
+    capture: {}
+    expect: {guarded: rejected, modes: &m {relaxed: {guarded: exact}}}
+  - name: b
+    hazard: none
+    modes: [global]
+    streams: [main]
+    capture: {}
+    expect: {guarded: rejected, modes: *m}
+`), lim)
+		ds := diagnostics(err)
+		Expect(ds).To(HaveLen(1), "probe a runs relaxed: only b's use is wrong")
+		Expect(ds[0].Error()).To(Equal("alias.yaml:14:40: expect-mode: expect modes relaxed: the probe does not run in relaxed (its modes: global)"))
+	})
+
+	It("keeps a probe without modes entries the same in every mode: For is On", func() {
+		set, err := probes.Parse("platforms.yaml", []byte(`version: replaycheck/v1
+set: platforms
+probes:
+  - name: p
+    hazard: unsafe-call
+    buffers:
+      a: {bytes: 4KiB}
+    streams: [main]
+    capture:
+      ops:
+        - fill: {dst: a, value: 1}
+    expect:
+      guarded: rejected
+      unguarded: exact
+      rejected-by: [capture-mode]
+      platforms:
+        cuda: {unguarded: rejected, rejected-by: [capture-implicit]}
+        cann: {rejected-by: []}
+`), lim)
+		Expect(err).NotTo(HaveOccurred())
+		p := set.Probes[0]
+		Expect(p.Expect.Modes).To(BeNil())
+		for _, key := range []string{"sim/cuda", "cuda/13.0-h200", "sim/cann", "rocm/1"} {
+			for _, mode := range device.CaptureModes() {
+				Expect(p.Expect.For(probes.Family(key), mode)).To(Equal(p.Expect.On(key)), "%s %s", key, mode)
+			}
+		}
+	})
+
 	DescribeTable("a platform key's family",
 		func(key, family string) { Expect(probes.Family(key)).To(Equal(family)) },
 		Entry(nil, "sim/cann", probes.FamilyCANN),
@@ -365,7 +528,7 @@ probes:
 
 	It("has a table entry for every bad fixture", func() {
 		files, _ := filepath.Glob("testdata/bad/*.yaml")
-		Expect(len(files)).To(Equal(50))
+		Expect(len(files)).To(Equal(51))
 	})
 
 	It("reports a directory's bad file and returns the good ones", func() {

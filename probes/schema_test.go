@@ -76,6 +76,14 @@ var _ = Describe("the JSON schema", func() {
 			gm.Expect(platforms.Properties[family].Ref).To(gm.Equal("#/definitions/expect-platform"), "family %s", family)
 		}
 		gm.Expect(def("expect-platform").keys()).To(gm.Equal(sorted(platformExpectKeys)))
+		gm.Expect(probe.Properties["expect"].Properties["modes"].Ref).To(gm.Equal("#/definitions/expect-modes"))
+		gm.Expect(def("expect-platform").Properties["modes"].Ref).To(gm.Equal("#/definitions/expect-modes"))
+		modes := def("expect-modes")
+		gm.Expect(modes.keys()).To(gm.Equal(sorted(modeNames())))
+		for _, mode := range modeNames() {
+			gm.Expect(modes.Properties[mode].Ref).To(gm.Equal("#/definitions/expect-mode"), "mode %s", mode)
+		}
+		gm.Expect(def("expect-mode").keys()).To(gm.Equal(sorted(modeExpectKeys)))
 	})
 
 	It("has every op with its fields and required fields", func() {
@@ -103,6 +111,10 @@ var _ = Describe("the JSON schema", func() {
 		gm.Expect(override.Properties["rejected-by"].Items.Enum).To(gm.Equal(classNames()))
 		gm.Expect(override.Properties["guarded"].Enum).To(gm.Equal(guardedOutcomes))
 		gm.Expect(override.Properties["unguarded"].Enum).To(gm.Equal(unguardedOutcomes))
+		mode := def("expect-mode")
+		gm.Expect(mode.Properties["rejected-by"].Items.Enum).To(gm.Equal(classNames()))
+		gm.Expect(mode.Properties["guarded"].Enum).To(gm.Equal(guardedOutcomes))
+		gm.Expect(mode.Properties["unguarded"].Enum).To(gm.Equal(unguardedOutcomes))
 		gm.Expect(def("slot").Enum).To(gm.Equal(slotNames))
 		gm.Expect(def("thread").Enum).To(gm.Equal(threadNames))
 		gm.Expect(probe.Properties["faults"].Items.Pattern).To(gm.Equal("^(" + strings.Join(stringers(device.FaultKinds()), "|") + ")@[1-9][0-9]{0,6}$"))

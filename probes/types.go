@@ -276,45 +276,78 @@ type Expect struct {
 	Unguarded  Outcome // "" when the platform baseline decides
 	RejectedBy []device.Class
 	// Platforms is what the probe promises instead on the platforms of a family (PlatformFamilies),
-	// where that platform answers otherwise: expect.platforms. On applies it.
+	// where that platform answers otherwise: expect.platforms. For applies it.
 	Platforms map[string]PlatformExpect
+	// Modes is what the probe promises instead in a capture mode, on every platform:
+	// expect.modes. For applies it.
+	Modes map[device.CaptureMode]ModeExpect
 }
 
 // PlatformExpect is a probe's expectation on the platforms of one family: each field it gives
 // replaces the probe's own there. "" and nil are not given; a RejectedBy given empty means any
-// class.
+// class. Modes is what it promises instead in a capture mode on those platforms (platform ×
+// mode: expect.platforms.FAMILY.modes).
 type PlatformExpect struct {
 	Pos        Pos // of the family's key
 	Guarded    Outcome
 	Unguarded  Outcome
 	RejectedBy []device.Class
+	Modes      map[device.CaptureMode]ModeExpect
 }
 
-// On is what the probe promises on the platform whose key is platform (device.Device.Platform):
-// its own expectation, with the fields that expect.platforms gives for the platform's family
-// (Family) in their place. A key of no known family gets the probe's own. The result has no
-// Platforms.
+// ModeExpect is a probe's expectation in one capture mode (expect.modes, or a platform family's
+// modes): each field it gives replaces the less specific one there, as PlatformExpect's do.
+type ModeExpect struct {
+	Pos        Pos // of the mode's key
+	Guarded    Outcome
+	Unguarded  Outcome
+	RejectedBy []device.Class
+}
+
+// On is what the probe promises on the platform whose key is platform (device.Device.Platform),
+// whatever the capture mode: its own expectation, with the fields that expect.platforms gives for
+// the platform's family (Family) in their place. A key of no known family gets the probe's own.
+// The result has no Platforms and no Modes. An instance's expectation is For's.
 func (e Expect) On(platform string) Expect { return e.OnFamily(Family(platform)) }
 
-// OnFamily is what the probe promises on the platforms of family (PlatformFamilies): On for any
-// platform key of that family.
+// OnFamily is what the probe promises on the platforms of family (PlatformFamilies), whatever
+// the capture mode: On for any platform key of that family.
 func (e Expect) OnFamily(family string) Expect {
 	out := e
-	out.Platforms = nil
+	out.Platforms, out.Modes = nil, nil
 	o, ok := e.Platforms[family]
-	if !ok {
-		return out
-	}
-	if o.Guarded != "" {
-		out.Guarded = o.Guarded
-	}
-	if o.Unguarded != "" {
-		out.Unguarded = o.Unguarded
-	}
-	if o.RejectedBy != nil {
-		out.RejectedBy = o.RejectedBy
+	if ok {
+		out.override(o.Guarded, o.Unguarded, o.RejectedBy)
 	}
 	return out
+}
+
+// For is what the probe promises on the platforms of family ("" for a platform key of no
+// family) in capture mode: field by field, the most specific expectation that gives it —
+// expect.platforms.FAMILY.modes.MODE, then expect.modes.MODE, then expect.platforms.FAMILY, then
+// the probe's own. The result has no Platforms and no Modes.
+func (e Expect) For(family string, mode device.CaptureMode) Expect {
+	out := e.OnFamily(family)
+	if m, ok := e.Modes[mode]; ok {
+		out.override(m.Guarded, m.Unguarded, m.RejectedBy)
+	}
+	if m, ok := e.Platforms[family].Modes[mode]; ok {
+		out.override(m.Guarded, m.Unguarded, m.RejectedBy)
+	}
+	return out
+}
+
+// override puts the fields given ("" and nil are not) in place of e's.
+func (e *Expect) override(guarded, unguarded Outcome, rejectedBy []device.Class) {
+	if guarded != "" {
+		e.Guarded = guarded
+	}
+	if unguarded != "" {
+		e.Unguarded = unguarded
+	}
+	if rejectedBy != nil {
+		e.RejectedBy = rejectedBy
+	}
 }
 
 // OpKind is the op's key in the probe file.
