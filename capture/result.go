@@ -31,9 +31,9 @@ type Result struct {
 	Runtime  string `json:"runtime"`
 
 	Outcome probes.Outcome `json:"outcome"`
-	// Expected is what the probe expects of this instance on Platform, its expect.platforms entry
-	// for the platform's family applied (probes.Instance.ExpectedOn); "" when the probe leaves it
-	// to the baseline.
+	// Expected is what the probe expects of this instance on Platform, its expect entries for the
+	// platform's family and the instance's capture mode applied (probes.Instance.ExpectedOn); ""
+	// when the probe leaves it to the baseline.
 	Expected probes.Outcome `json:"expected,omitempty"`
 	// RejectedBy are the classes that count as the expected rejection on Platform (empty: any).
 	RejectedBy []device.Class `json:"rejected_by,omitempty"`

@@ -106,8 +106,8 @@ var listCommand = &command{
 	argsHelp: "[PATH...]",
 	detail: `List every instance (probe x capture mode x guard setting) the probe files expand to, one per
 line: its id, hazard and expected outcome ("baseline" when the probe leaves it to the platform
-baseline), followed by the outcome expected on a platform family where expect.platforms makes it
-differ ("expect exact, cuda: rejected"). Problems in the files are printed as in validate and exit
+baseline), followed by the outcome expected on a platform family where expect.platforms (or its
+modes entry for the instance's mode) makes it differ ("expect exact, cuda: rejected"). Problems in the files are printed as in validate and exit
 with status 2.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		cfg := run.Defaults(env.getenv)
@@ -135,7 +135,7 @@ with status 2.`,
 
 // listedExpectation is what list prints of an instance's expectation: its outcome, "baseline"
 // when the probe leaves it to the platform baseline, then each platform family whose
-// expect.platforms entry expects another outcome.
+// expect.platforms entry (with its modes entry for the instance's mode) expects another outcome.
 func listedExpectation(in probes.Instance) string {
 	text := func(o probes.Outcome) string {
 		if o == "" {
