@@ -41,6 +41,10 @@ type condition struct {
 var (
 	enqueueCalls = []string{"Fill", "Copy", "Axpy", "Record", "Wait"}
 	unsafeCalls  = []string{"Malloc", "Free", "AllocHost", "FreeHost", "Write", "Read", "SyncDevice"}
+	// threadCalls are the calls the interaction-mode conditions judge: the potentially unsafe
+	// calls, a copy (ACL's pageable copy turned synchronous) and an event query or sync (CUDA's
+	// cuEventQuery and cuEventSynchronize; an event recorded in a capture is event-captured's).
+	threadCalls = append(slices.Clone(unsafeCalls), "Copy", "QueryEvent", "SyncEvent")
 	// callNames are the Device methods a rule may name. AllocHost and FreeHost are checked for
 	// pinned memory only: pageable memory is the program's malloc, no driver call.
 	callNames = []string{
@@ -74,7 +78,7 @@ var conditions = map[string]condition{
 	},
 	"caller-began-capture": {
 		doc:    "the calling thread began a capture in progress",
-		calls:  append(slices.Clone(unsafeCalls), "Copy"),
+		calls:  threadCalls,
 		scoped: true,
 		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			caps := capturesWhere(d, func(x *capture) bool { return x.thread == c.thread })
@@ -86,7 +90,7 @@ var conditions = map[string]condition{
 	},
 	"other-thread-began-capture": {
 		doc:    "another thread began a capture in progress",
-		calls:  append(slices.Clone(unsafeCalls), "Copy"),
+		calls:  threadCalls,
 		scoped: true,
 		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			caps := capturesWhere(d, func(x *capture) bool { return x.thread != c.thread })

@@ -183,6 +183,8 @@ var _ = Describe("docs/platforms.md, row by row", func() {
 		Entry("work on the default stream during a capture: runs", fact{"cann", device.Global, "default-stream-during-capture", "Fill", 0, "", active}),
 		Entry("the default stream joining a capture: 107031", fact{"cann", device.Global, "default-stream-joins-capture", "Wait", 107031, device.ClassCaptureImplicit, active}),
 		Entry("aclrtMallocHost during a GLOBAL capture: unchecked", fact{"cann", device.Global, "caller-began-capture", "AllocHost", 0, "", active}),
+		Entry("query an uncaptured event by the capturing thread, GLOBAL: unchecked", fact{"cann", device.Global, "caller-began-capture", "QueryEvent", 0, "", active}),
+		Entry("query an uncaptured event by another thread, GLOBAL: unchecked", fact{"cann", device.Global, "other-thread-began-capture", "QueryEvent", 0, "", active}),
 	)
 
 	DescribeTable("cuda: 900/902/903/905/906/907 invalidate",
@@ -211,6 +213,13 @@ var _ = Describe("docs/platforms.md, row by row", func() {
 		Entry("cuMemAlloc by another thread, GLOBAL: 900", fact{"cuda", device.Global, "other-thread-began-capture", "Malloc", 900, device.ClassCaptureUnsupported, invalidated}),
 		Entry("cuMemAlloc by another thread, THREAD_LOCAL: allowed", fact{"cuda", device.ThreadLocal, "other-thread-began-capture", "Malloc", 0, "", active}),
 		Entry("cuMemFree by the capturing thread, THREAD_LOCAL: 900 (verify)", fact{"cuda", device.ThreadLocal, "caller-began-capture", "Free", 900, device.ClassCaptureUnsupported, invalidated}),
+		// cuEventQuery and cuEventSynchronize on an event not recorded in the capture: potentially
+		// unsafe calls, by the interaction modes (doc; pytorch#104555).
+		Entry("query an uncaptured event by the capturing thread, GLOBAL: 900", fact{"cuda", device.Global, "caller-began-capture", "QueryEvent", 900, device.ClassCaptureUnsupported, invalidated}),
+		Entry("sync an uncaptured event by the capturing thread, THREAD_LOCAL: 900", fact{"cuda", device.ThreadLocal, "caller-began-capture", "SyncEvent", 900, device.ClassCaptureUnsupported, invalidated}),
+		Entry("query an uncaptured event by the capturing thread, RELAXED: allowed", fact{"cuda", device.Relaxed, "caller-began-capture", "QueryEvent", 0, "", active}),
+		Entry("query an uncaptured event by another thread, GLOBAL: 900", fact{"cuda", device.Global, "other-thread-began-capture", "QueryEvent", 900, device.ClassCaptureUnsupported, invalidated}),
+		Entry("sync an uncaptured event by another thread, THREAD_LOCAL: allowed", fact{"cuda", device.ThreadLocal, "other-thread-began-capture", "SyncEvent", 0, "", active}),
 		Entry("work enqueued into an invalidated capture: 901", fact{"cuda", device.Global, "capture-invalidated", "Fill", 901, device.ClassCaptureInvalidated, invalidated}),
 		Entry("end of an invalidated capture: 901, no graph", fact{"cuda", device.Global, "capture-invalidated", "EndCapture", 901, device.ClassCaptureInvalidated, none}),
 		Entry("capture on the legacy stream: 900 (measured)", fact{"cuda", device.Global, "default-stream", "BeginCapture", 900, device.ClassCaptureUnsupported, none}),
