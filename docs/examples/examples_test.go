@@ -70,16 +70,16 @@ var corruptedOnBoth = []string{
 // stated is docs/runtime-abi.md's table "What replaycheck finds in it".
 var stated = map[string]findings{
 	"cann": {
-		outcomes: map[probes.Outcome]int{probes.Exact: 40, probes.Refused: 9, probes.Rejected: 53, probes.Corrupted: 54},
-		pass:     76,
+		outcomes: map[probes.Outcome]int{probes.Exact: 46, probes.Refused: 9, probes.Rejected: 53, probes.Corrupted: 54},
+		pass:     82,
 		refused:  refusedByTiny,
 		// On cann the default stream and the legacy-stream readback are not rejected by the
 		// platform either: the off-capture work runs eagerly and the replays miss it.
 		corrupted: sorted(append(slices.Clone(corruptedOnBoth), "incidents/warp-653-readback-on-legacy-stream", "platform/work-on-default-stream-in-capture")),
 	},
 	"cuda": {
-		outcomes: map[probes.Outcome]int{probes.Exact: 31, probes.Refused: 9, probes.Rejected: 58, probes.Corrupted: 58},
-		pass:     76,
+		outcomes: map[probes.Outcome]int{probes.Exact: 34, probes.Refused: 9, probes.Rejected: 61, probes.Corrupted: 58},
+		pass:     82,
 		refused:  refusedByTiny,
 		// On cuda the replays over freed memory are silent (allocations below 2 MiB stay mapped, as
 		// on an H200), and the stale-range tracking finds them.
