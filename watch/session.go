@@ -48,8 +48,10 @@ type Config struct {
 type Result struct {
 	// ExitCode is the program's exit status; -1 when a signal killed it.
 	ExitCode int
-	// Signal names the signal that killed the program ("SIGSEGV"), "" when it exited.
-	Signal string
+	// Signal names the signal that killed the program ("SIGSEGV"), "" when it exited;
+	// SignalNumber is its number (0 when it exited).
+	Signal       string
+	SignalNumber int
 	// Started and Ended bound the program's run.
 	Started, Ended time.Time
 	Summary
@@ -130,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.Signal = signalName(ws.Signal())
+		res.Signal, res.SignalNumber = signalName(ws.Signal()), int(ws.Signal())
 	}
 
 	// The program's own connection ends with it; children it left behind get Linger to end theirs.
@@ -301,31 +303,17 @@ func (s *session) drain(d time.Duration) {
 
 // signalName is "SIGSEGV" for syscall.SIGSEGV.
 func signalName(sig syscall.Signal) string {
-	for name, s := range signalNames {
-		if s == sig {
-			return name
-		}
+	if n, ok := signalNames[sig]; ok {
+		return n
 	}
 	return fmt.Sprintf("signal %d", int(sig))
 }
 
-// SignalNumber is the number of a signal Result.Signal names (SIGKILL's for one it does not know).
-func SignalNumber(name string) int {
-	if s, ok := signalNames[name]; ok {
-		return int(s)
-	}
-	var n int
-	if _, err := fmt.Sscanf(name, "signal %d", &n); err == nil {
-		return n
-	}
-	return int(syscall.SIGKILL)
-}
-
-var signalNames = map[string]syscall.Signal{
-	"SIGABRT": syscall.SIGABRT, "SIGBUS": syscall.SIGBUS, "SIGFPE": syscall.SIGFPE, "SIGHUP": syscall.SIGHUP,
-	"SIGILL": syscall.SIGILL, "SIGINT": syscall.SIGINT, "SIGKILL": syscall.SIGKILL, "SIGPIPE": syscall.SIGPIPE,
-	"SIGQUIT": syscall.SIGQUIT, "SIGSEGV": syscall.SIGSEGV, "SIGTERM": syscall.SIGTERM, "SIGTRAP": syscall.SIGTRAP,
-	"SIGUSR1": syscall.SIGUSR1, "SIGUSR2": syscall.SIGUSR2, "SIGALRM": syscall.SIGALRM, "SIGXCPU": syscall.SIGXCPU,
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGHUP: "SIGHUP",
+	syscall.SIGILL: "SIGILL", syscall.SIGINT: "SIGINT", syscall.SIGKILL: "SIGKILL", syscall.SIGPIPE: "SIGPIPE",
+	syscall.SIGQUIT: "SIGQUIT", syscall.SIGSEGV: "SIGSEGV", syscall.SIGTERM: "SIGTERM", syscall.SIGTRAP: "SIGTRAP",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGALRM: "SIGALRM", syscall.SIGXCPU: "SIGXCPU",
 }
 
 // CheckEvents checks a recorded event stream (Config.Events' output) again, without a program.

@@ -157,7 +157,7 @@ func watchProgram(ctx context.Context, env Env, f *watchFlags, args []string) in
 	case len(res.Findings) > 0:
 		return f.errorExit
 	case res.Signal != "":
-		return 128 + watch.SignalNumber(res.Signal)
+		return 128 + res.SignalNumber
 	}
 	return res.ExitCode
 }
