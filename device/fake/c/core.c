@@ -1337,6 +1337,21 @@ RC_API int replaycheck_fake_fired(long i, int *kind, long *n) {
 
 /* ---------- device calls (sim device.go) ---------- */
 
+/* take_device carves bytes of device memory once the call's checks passed: the injected
+ * failures first (REPLAYCHECK_FAKE_FAIL_MALLOC, the alloc-fail fault), then the heap. */
+static int take_device(rc_device *d, uint64_t bytes, uint64_t *addr) {
+	if (fail_malloc > 0 && --fail_malloc == 0)
+		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (REPLAYCHECK_FAKE_FAIL_MALLOC)",
+			       (unsigned long long)bytes);
+	if (take_fault(d, RC_FAULT_ALLOC) == RC_FAULT_ALLOC)
+		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (fault alloc-fail)", (unsigned long long)bytes);
+	if (!heap_alloc(&d->dev, &d->next_gen, (int64_t)bytes, addr))
+		return rc_fail("out-of-memory", "cannot allocate %llu bytes: %llu of %llu bytes are carved out and no cached block is large enough",
+			       (unsigned long long)bytes, (unsigned long long)(d->dev.bump - d->dev.base),
+			       (unsigned long long)(d->dev.limit - d->dev.base));
+	return 0;
+}
+
 /* malloc_checked is rc_malloc; with below4g the call is a v1 entry point, whose 32-bit
  * CUdeviceptr cannot name memory above 4 GiB: it fails out-of-memory after the rules when the
  * device heap lies there (the fake's always does), allocating nothing. */
@@ -1351,16 +1366,7 @@ static int malloc_checked(rc_device *d, uint64_t bytes, uint64_t *addr, int belo
 		return rc_fail("out-of-memory",
 			       "cannot allocate %llu bytes for a 32-bit CUdeviceptr (v1 entry point): the fake's device memory lies above 4 GiB",
 			       (unsigned long long)bytes);
-	if (fail_malloc > 0 && --fail_malloc == 0)
-		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (REPLAYCHECK_FAKE_FAIL_MALLOC)",
-			       (unsigned long long)bytes);
-	if (take_fault(d, RC_FAULT_ALLOC) == RC_FAULT_ALLOC)
-		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (fault alloc-fail)", (unsigned long long)bytes);
-	if (!heap_alloc(&d->dev, &d->next_gen, (int64_t)bytes, addr))
-		return rc_fail("out-of-memory", "cannot allocate %llu bytes: %llu of %llu bytes are carved out and no cached block is large enough",
-			       (unsigned long long)bytes, (unsigned long long)(d->dev.bump - d->dev.base),
-			       (unsigned long long)(d->dev.limit - d->dev.base));
-	return 0;
+	return take_device(d, bytes, addr);
 }
 
 int rc_malloc(rc_device *d, uint64_t bytes, uint64_t *addr) { return malloc_checked(d, bytes, addr, 0); }
@@ -1596,14 +1602,7 @@ int rc_malloc_async(rc_device *d, uint64_t s, uint64_t bytes, uint64_t *addr) {
 		return err;
 	if (bytes == 0 || bytes > INT64_MAX)
 		return rc_fail("invalid-value", "cannot allocate %llu bytes: the size must be positive", (unsigned long long)bytes);
-	if (fail_malloc > 0 && --fail_malloc == 0)
-		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (REPLAYCHECK_FAKE_FAIL_MALLOC)",
-			       (unsigned long long)bytes);
-	if (take_fault(d, RC_FAULT_ALLOC) == RC_FAULT_ALLOC)
-		return rc_fail("out-of-memory", "allocation of %llu bytes failed by injection (fault alloc-fail)", (unsigned long long)bytes);
-	if (!heap_alloc(&d->dev, &d->next_gen, (int64_t)bytes, addr))
-		return rc_fail("out-of-memory", "cannot allocate %llu bytes: no cached block is large enough", (unsigned long long)bytes);
-	return 0;
+	return take_device(d, bytes, addr);
 }
 
 int rc_free_async(rc_device *d, uint64_t s, uint64_t addr) {
