@@ -139,7 +139,7 @@ var (
 type spec struct {
 	required, known uint64
 	order           []int // key indexes, required then optional: the order fields are parsed in
-	requiredOrder   []int
+	nrequired       int   // order[:nrequired] are the required keys
 }
 
 func init() {
@@ -159,7 +159,7 @@ func init() {
 			sp.required |= 1 << i
 			sp.known |= 1 << i
 			sp.order = append(sp.order, i)
-			sp.requiredOrder = append(sp.requiredOrder, i)
+			sp.nrequired++
 		}
 		for _, k := range set.optional {
 			i := index(k)
@@ -221,7 +221,7 @@ func ParseEvent(line []byte) (Event, error) {
 		seen |= bit
 	}
 	if missing := sp.required &^ seen; missing != 0 {
-		for _, i := range sp.requiredOrder {
+		for _, i := range sp.order[:sp.nrequired] {
 			if missing&(1<<i) != 0 {
 				return Event{}, fmt.Errorf("%s: missing field %s", name, keyNames[i])
 			}
