@@ -12,7 +12,8 @@
 //     include/replaycheck/runtime.h.
 //
 // The package holds the seam's vocabulary and nothing else: slots ([Slot]), how a request was
-// served ([Served]), arena regions ([Region]), and the Backend names a runtime's own errors carry
-// ([GuardBackend], [PluginBackend]) so that the engine can tell them from the platform's. The
+// served ([Served]), arena regions ([Region]), the Backend names a runtime's own errors carry
+// ([GuardBackend], [PluginBackend]) so that the engine can tell them from the platform's, and who
+// refused a call ([Refusal], [RefusedBy]: a reference guard, [Guards], or a plugin's rule). The
 // device a runtime sits in front of is package device's; nothing here imports the engine.
 package runtime

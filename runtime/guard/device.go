@@ -227,14 +227,14 @@ func (d *Device) DestroyStream(t device.Thread, s device.Stream) error {
 // or whose membership cannot be established while one is active.
 func (d *Device) refuseDestroy(t device.Thread, s device.Stream) error {
 	if c := d.capturedFrom(s); c != nil {
-		return refusal("DestroyStream", "%v is the origin of %s: destroying it would end the capture behind the guard's back", s, c)
+		return refusal(runtime.GuardCaptureWatch, "DestroyStream", "%v is the origin of %s: destroying it would end the capture behind the guard's back", s, c)
 	}
 	c, err := d.captureOf(t, s)
 	switch {
 	case c != nil:
-		return refusal("DestroyStream", "%v is part of %s: destroying it would end the capture behind the guard's back", s, c)
+		return refusal(runtime.GuardCaptureWatch, "DestroyStream", "%v is part of %s: destroying it would end the capture behind the guard's back", s, c)
 	case err != nil:
-		return refusal("DestroyStream", "%s is active and membership of %v cannot be established: %v", d.activeCaptures(), s, err)
+		return refusal(runtime.GuardCaptureWatch, "DestroyStream", "%s is active and membership of %v cannot be established: %v", d.activeCaptures(), s, err)
 	}
 	return nil
 }
@@ -342,7 +342,7 @@ func (d *Device) watchAllocator(op string) error {
 	if !d.guarding(d.off.CaptureWatch) || len(d.captures) == 0 {
 		return nil
 	}
-	return refusal(op, "allocator call while %s is active: an allocation made or freed inside a capture leaves the graph holding an address it does not own", d.activeCaptures())
+	return refusal(runtime.GuardCaptureWatch, op, "allocator call while %s is active: an allocation made or freed inside a capture leaves the graph holding an address it does not own", d.activeCaptures())
 }
 
 func (d *Device) activeCaptures() string {
@@ -489,9 +489,9 @@ func (d *Device) watchStream(t device.Thread, op string, s device.Stream) (*capt
 		return c, nil
 	}
 	if err != nil {
-		return nil, refusal(op, "%s is active and membership of %v cannot be established: %v", d.activeCaptures(), s, err)
+		return nil, refusal(runtime.GuardCaptureWatch, op, "%s is active and membership of %v cannot be established: %v", d.activeCaptures(), s, err)
 	}
-	return nil, refusal(op, "%v is not part of %s: the work would run once, eagerly, and never replay", s, d.activeCaptures())
+	return nil, refusal(runtime.GuardCaptureWatch, op, "%v is not part of %s: the work would run once, eagerly, and never replay", s, d.activeCaptures())
 }
 
 // --- Stream work. ---
@@ -664,7 +664,7 @@ func (d *Device) Launch(t device.Thread, g device.Graph, s device.Stream) error 
 
 func (d *Device) checkResidency(g device.Graph, ranges []capturedRange, known bool) error {
 	if !known {
-		return refusal("Launch", "%v was not captured through this guard: its captured ranges are unknown", g)
+		return refusal(runtime.GuardResidency, "Launch", "%v was not captured through this guard: its captured ranges are unknown", g)
 	}
 	var first string
 	stale := 0
@@ -680,9 +680,9 @@ func (d *Device) checkResidency(g device.Graph, ranges []capturedRange, known bo
 	case 0:
 		return nil
 	case 1:
-		return refusal("Launch", "replay of %v refused: %s", g, first)
+		return refusal(runtime.GuardResidency, "Launch", "replay of %v refused: %s", g, first)
 	}
-	return refusal("Launch", "replay of %v refused: %s (and %d more stale ranges)", g, first, stale-1)
+	return refusal(runtime.GuardResidency, "Launch", "replay of %v refused: %s (and %d more stale ranges)", g, first, stale-1)
 }
 
 // describeHolder names the slot or pool holding a, for refusal details.

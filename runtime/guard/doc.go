@@ -26,7 +26,10 @@
 //
 // A refusal is a *device.Error of class device.ClassRefused whose Op names the call and whose
 // Detail names what was protected (slot and key, capacity and request, capture and stream, captured
-// range and generation). A refusal is decided before the inner device is asked to do anything that
+// range and generation), wrapped in a *runtime.Refusal that names the guard that refused
+// (runtime.RefusedBy): runtime.GuardRetained, GuardArena, GuardCaptureWatch, GuardResidency or
+// GuardIsolation, the guards below; a guard removed by Options.Disabled names nothing, and the
+// hazard it covers reaches the guard after it. A refusal is decided before the inner device is asked to do anything that
 // changes state: no address, size, content, allocator counter, slot or capture changes. (The guard
 // may query the inner device's CaptureInfo to decide.) Misuse of the guard's own API (an unknown
 // slot, a pointer that does not match what a slot holds, a negative size) is class

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // flights tracks the graphs launched through the Device that may still be running, for the
@@ -97,7 +98,7 @@ func (f *flights) isolated(g device.Graph, s device.Stream, ranges []capturedRan
 	slices.SortFunc(racing, func(a, b flight) int { return cmp.Compare(a.seq, b.seq) })
 	for _, fl := range racing {
 		if a, b, ok := conflict(ranges, fl.fp); ok {
-			return refusal("Launch", "replay of %v on %v refused: %v, launched on %v, may still be running and nothing orders it before %v; both touch %v (%s by this graph, %s by that one): concurrent replays would race",
+			return refusal(runtime.GuardIsolation, "Launch", "replay of %v on %v refused: %v, launched on %v, may still be running and nothing orders it before %v; both touch %v (%s by this graph, %s by that one): concurrent replays would race",
 				g, s, fl.graph, fl.stream, s, overlap(a.ptr, b.ptr), access(a), access(b))
 		}
 	}

@@ -59,7 +59,7 @@ func guardError(class device.Class, op, format string, args ...any) *device.Erro
 	return &device.Error{Backend: runtime.GuardBackend, Op: op, Class: class, Detail: fmt.Sprintf(format, args...)}
 }
 
-// refusal builds a guard refusal: nothing was done.
-func refusal(op, format string, args ...any) *device.Error {
-	return guardError(device.ClassRefused, op, format, args...)
+// refusal builds a refusal of the guard named guard (runtime.Guards): nothing was done.
+func refusal(guard, op, format string, args ...any) error {
+	return runtime.Refuse(guard, guardError(device.ClassRefused, op, format, args...))
 }

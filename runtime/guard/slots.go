@@ -88,9 +88,9 @@ func (d *Device) holderOf(addr uint64) *slotState {
 func (d *Device) refuseRelease(op string, st *slotState) error {
 	switch {
 	case st.slot == runtime.Retained && d.guarding(d.off.RetainedSlot):
-		return refusal(op, "retained slot %q holds %v for the context's life: kernel mode never frees it", st.key, st.ptr)
+		return refusal(runtime.GuardRetained, op, "retained slot %q holds %v for the context's life: kernel mode never frees it", st.key, st.ptr)
 	case st.slot == runtime.Arena && d.guarding(d.off.ArenaBank):
-		return refusal(op, "arena region %q is committed at %v: kernel mode never releases it", st.key, st.ptr)
+		return refusal(runtime.GuardArena, op, "arena region %q is committed at %v: kernel mode never releases it", st.key, st.ptr)
 	}
 	return nil
 }
@@ -166,7 +166,7 @@ func (d *Device) Provision(t device.Thread, slot runtime.Slot, key string, cur d
 		return device.Ptr{}, runtime.InPlace, nil
 	case st != nil && slot == runtime.Retained && d.guarding(d.off.RetainedSlot):
 		// Refused ahead of the free: the buffer stays where a captured graph may expect it.
-		return cur, runtime.NotServed, refusal(op, "retained slot %q holds %v (capacity %d bytes); growth to %d bytes would re-base it: refused before anything was freed",
+		return cur, runtime.NotServed, refusal(runtime.GuardRetained, op, "retained slot %q holds %v (capacity %d bytes); growth to %d bytes would re-base it: refused before anything was freed",
 			key, st.ptr, st.ptr.Bytes, bytes)
 	}
 	if err := d.watchAllocator(op); err != nil {
@@ -270,7 +270,7 @@ func (d *Device) commit(t device.Thread, op string, regions []runtime.Region) ([
 			need = append(need, i)
 		case d.guarding(d.off.ArenaBank):
 			// Checked for every region before any allocation or free, so the peers stay as they were.
-			return nil, nil, refusal(op, "arena region %q is committed at %v with capacity %d bytes; a request of %d bytes exceeds it: refused before any allocation or free, no region of the %d changed",
+			return nil, nil, refusal(runtime.GuardArena, op, "arena region %q is committed at %v with capacity %d bytes; a request of %d bytes exceeds it: refused before any allocation or free, no region of the %d changed",
 				r.Key, st.ptr, st.ptr.Bytes, r.Bytes, len(regions))
 		default:
 			served[i] = runtime.Rebased
