@@ -27,6 +27,8 @@ var exports = map[Library][]string{
 		"aclmdlRICaptureBegin", "aclmdlRICaptureGetInfo", "aclmdlRICaptureEnd", "aclmdlRICaptureThreadExchangeMode",
 		"aclmdlRIExecuteAsync", "aclmdlRIDestroy",
 		"aclrtGetSocName", "aclsysGetVersionStr",
+		// CANN 9.1's graph reading (trial entry points), which the acl binding finds optionally.
+		"aclmdlRIGetStreams", "aclmdlRIGetTasksByStream", "aclmdlRITaskGetType",
 		// Kernels as watch's interposer meets them (Ascend C custom operators).
 		"aclrtBinaryLoadFromData", "aclrtBinaryGetFunction", "aclrtBinaryUnLoad", "aclrtLaunchKernel",
 		"aclrtLaunchKernelV2", "aclrtLaunchKernelWithHostArgs", "aclrtLaunchKernelWithConfig",

@@ -481,6 +481,114 @@ RC_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
 	return end(&c, err);
 }
 
+/* ---------- graph reading: aclmdlRIGetStreams, aclmdlRIGetTasksByStream, aclmdlRITaskGetType ----------
+ *
+ * CANN 9.1's trial entry points, with the signatures of hicann/runtime's include/external/acl/acl_rt.h
+ * (aclmdlRITask is void*, aclmdlRITaskType an int enum) and the array protocol of its
+ * Model::ModelGetStreams and Stream::StreamGetTasks: a NULL array asks the count; with an array of
+ * *num entries, min(*num, count) are filled in, the rest set to NULL, *num becomes the number filled
+ * in, and fewer entries than the count fail ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY (107039).
+ *
+ * A graph's model has one stream, handle RC_ACL_RI_STREAM_TAG | graph, holding the graph's work
+ * nodes in capture order; a task is RC_ACL_TASK_TAG | graph << 24 | (index + 1). Types follow the
+ * runtime's ConvertTaskType (src/runtime/core/src/kernel/kernel_utils.cc): a kernel is
+ * ACL_MODEL_RI_TASK_KERNEL; a memset or memcpy task is ACL_MODEL_RI_TASK_DEFAULT, the type the
+ * runtime gives every task that is not a kernel, event or value task.
+ *
+ * REPLAYCHECK_FAKE_RI_DROP=<n>, read at every call, makes aclmdlRIGetTasksByStream misreport the
+ * graph: it leaves out task n (from 0) of every stream, as a runtime that loses a task would. */
+typedef void *aclmdlRITask;
+enum { ACL_MODEL_RI_TASK_DEFAULT = 0, ACL_MODEL_RI_TASK_KERNEL = 1 };
+#define ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY 107039
+#define RC_ACL_RI_STREAM_TAG (1ull << 49)
+#define RC_ACL_TASK_TAG (1ull << 50)
+#define RC_ACL_TASK_GRAPHS (1ull << 24) /* graph handles a task handle can name */
+
+/* ri_graph is the graph whose model stream (or model RI) h is, 0 and a failure when none. */
+static int ri_graph(acl_call *c, uint64_t h, int stream, uint64_t *g) {
+	uint64_t graph = stream ? h & ~RC_ACL_RI_STREAM_TAG : h;
+	if ((stream && !(h & RC_ACL_RI_STREAM_TAG)) || graph >= RC_ACL_TASK_GRAPHS || !rc_is_graph(c->d, graph))
+		return rc_fail("invalid-value", "%s: %#llx is not a %s of a live model RI", c->entry, (unsigned long long)h,
+			       stream ? "stream" : "handle");
+	*g = graph;
+	return 0;
+}
+
+/* dropped is the task REPLAYCHECK_FAKE_RI_DROP leaves out, SIZE_MAX when none. */
+static size_t dropped(void) {
+	const char *v = getenv("REPLAYCHECK_FAKE_RI_DROP");
+	char *end;
+	if (!v || !*v)
+		return SIZE_MAX;
+	long n = strtol(v, &end, 0);
+	return *end || n < 0 ? SIZE_MAX : (size_t)n;
+}
+
+/* fill_array answers the array protocol above for count entries, entry(i) the i-th. */
+static int fill_array(const char *entry, void **out, uint32_t *num, size_t count, uint64_t base, size_t skip) {
+	if (!out) {
+		*num = (uint32_t)count;
+		return 0;
+	}
+	size_t n = count < *num ? count : *num;
+	for (size_t i = 0, k = 0; i < *num; i++) {
+		if (i < n) {
+			k += k == skip;
+			out[i] = P(base + k++);
+		} else {
+			out[i] = NULL;
+		}
+	}
+	*num = (uint32_t)n;
+	if (n < count) {
+		rc_set_detail("%s: the array holds %zu entries, fewer than the %zu there are", entry, n, count);
+		return ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY;
+	}
+	return 0;
+}
+
+RC_API aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRIGetStreams", 1);
+	uint64_t g;
+	if (!err && !numStreams)
+		err = null_arg("numStreams");
+	if (!err && !(err = ri_graph(&c, H(modelRI), 0, &g)))
+		err = fill_array(c.entry, streams, numStreams, 1, RC_ACL_RI_STREAM_TAG | g, SIZE_MAX);
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRIGetTasksByStream", 1);
+	uint64_t g;
+	size_t n = 0, skip = dropped();
+	if (!err && !numTasks)
+		err = null_arg("numTasks");
+	if (!err && !(err = ri_graph(&c, H(stream), 1, &g)) && !(err = rc_graph_nodes(c.d, g, &n))) {
+		if (skip < n)
+			n--;
+		else
+			skip = SIZE_MAX;
+		err = fill_array(c.entry, tasks, numTasks, n, RC_ACL_TASK_TAG | g << 24 | 1, skip);
+	}
+	return end(&c, err);
+}
+
+RC_API aclError aclmdlRITaskGetType(aclmdlRITask task, int *type) {
+	acl_call c;
+	int err = begin(&c, "aclmdlRITaskGetType", 1);
+	uint64_t h = H(task), g = (h & ~RC_ACL_TASK_TAG) >> 24, i = h & (RC_ACL_TASK_GRAPHS - 1);
+	int kind;
+	if (!err && !type)
+		err = null_arg("type");
+	if (!err && (!(h & RC_ACL_TASK_TAG) || i == 0 || !rc_is_graph(c.d, g)))
+		err = rc_fail("invalid-value", "aclmdlRITaskGetType: %p is not a task of a live model RI", task);
+	if (!err && !(err = rc_graph_node_kind(c.d, g, i - 1, &kind)))
+		*type = kind == RC_KERNEL ? ACL_MODEL_RI_TASK_KERNEL : ACL_MODEL_RI_TASK_DEFAULT;
+	return end(&c, err);
+}
+
 /* ---------- kernels: aclrtBinaryLoadFromData, aclrtBinaryGetFunction, aclrtLaunchKernel ---------- */
 
 /* The one kernel, as libcuda's fake has it: replaycheck_axpy computes y[i] = a*x[i] + y[i] over
