@@ -19,6 +19,7 @@ func (l *loader) check(p *Probe) {
 	t.references()
 	l.checkGuarded(p)
 	l.checkModeExpects(p)
+	l.checkRefusedBy(p)
 	all := executionOrder(p)
 	// The race check compares every racing op with every unordered one; a probe over the op
 	// limit is not worth it.
@@ -132,6 +133,116 @@ func (l *loader) checkModeExpects(p *Probe) {
 				check("expect platforms "+family+" modes", mode, m, []string{family})
 			}
 		}
+	}
+}
+
+// checkRefusedBy reports what a refused-by entry says in vain or cannot mean: a step the probe
+// does not have (a capture it does not declare, an op past its phase's list, a round past its
+// replays, a launch of a capture its replay order does not launch, a phase it has no step of),
+// and an entry that decides no instance expected refused (on every platform family and capture
+// mode where it is the most specific refused-by, no instance expects refused). An entry for a
+// mode the probe does not run is expect-mode's to report.
+func (l *loader) checkRefusedBy(p *Probe) {
+	x := p.Expect
+	type place struct {
+		what string
+		r    *RefusedBy
+	}
+	var places []place
+	add := func(what string, r *RefusedBy) {
+		if r != nil {
+			places = append(places, place{what, r})
+		}
+	}
+	add("expect refused-by", x.RefusedBy)
+	for _, family := range PlatformFamilies() {
+		add("expect platforms "+family+" refused-by", x.Platforms[family].RefusedBy)
+	}
+	for _, mode := range p.Modes {
+		add("expect modes "+mode.String()+" refused-by", x.Modes[mode].RefusedBy)
+		for _, family := range PlatformFamilies() {
+			add("expect platforms "+family+" modes "+mode.String()+" refused-by", x.Platforms[family].Modes[mode].RefusedBy)
+		}
+	}
+	for _, pl := range places {
+		l.checkRefusalStep(p, pl.what, pl.r)
+		if !l.decidesRefused(p, pl.r) {
+			l.errorf(l.where(pl.r, "key", x.Pos), RuleRefusedBy, "%s names who must refuse, but no instance it decides expects refused", pl.what)
+		}
+	}
+}
+
+// decidesRefused reports whether r is the most specific refused-by of an instance of p expected
+// refused, on some platform family (or none) in some capture mode p runs.
+func (l *loader) decidesRefused(p *Probe, r *RefusedBy) bool {
+	for _, family := range append([]string{""}, PlatformFamilies()...) {
+		for _, mode := range p.Modes {
+			e := p.Expect.For(family, mode)
+			if e.RefusedBy != r {
+				continue
+			}
+			for _, g := range p.Guards {
+				if (Instance{Probe: p, Mode: mode, Guarded: g}).expected(e) == Refused {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// checkRefusalStep reports a refused-by step that names no step of p. A step of a phase this
+// check does not follow is taken as written.
+func (l *loader) checkRefusalStep(p *Probe, what string, r *RefusedBy) {
+	if r.Step == "" {
+		return
+	}
+	at := l.where(r, "step", l.where(r, "key", p.Expect.Pos))
+	if phase := Phase(r.Step); slices.Contains(RefusalPhases(), phase) {
+		has := map[Phase]bool{PhasePrepare: len(p.Prepare) > 0, PhaseCapture: len(p.Captures) > 0,
+			PhaseBetween: len(p.Between) > 0, PhaseEach: len(p.Replay.Each) > 0, PhaseReplay: len(p.Replay.Order) > 0}
+		if !has[phase] {
+			l.errorf(at, RuleRefusedBy, "%s step %s: the probe has no %s step", what, phase, phase)
+		}
+		return
+	}
+	s, err := ParseStep(r.Step)
+	if err != nil {
+		return // reported as it was read
+	}
+	var ops []*Op
+	switch s.Phase {
+	case PhasePrepare:
+		ops = p.Prepare
+	case PhaseBetween:
+		ops = p.Between
+	case PhaseEach:
+		ops = p.Replay.Each
+	case PhaseCapture, PhaseReplay:
+		c := p.Capture(s.Capture)
+		if c == nil {
+			var names []string
+			for _, c := range p.Captures {
+				names = append(names, c.Name)
+			}
+			l.unknown(at, RuleUnknownCapture, what+" step names unknown capture", s.Capture, "captures", func() []string { return names })
+			return
+		}
+		ops = c.Ops
+	default:
+		return
+	}
+	switch {
+	case s.Point == StepLaunch && s.Round > p.Replays:
+		l.errorf(at, RuleRefusedBy, "%s step %s: the probe replays %d rounds", what, r.Step, p.Replays)
+	case s.Point == StepLaunch && !slices.ContainsFunc(p.Replay.Order, func(lc Launch) bool { return lc.Capture == s.Capture }):
+		l.errorf(at, RuleRefusedBy, "%s step %s: the replay order does not launch capture %s", what, r.Step, s.Capture)
+	case s.Point == StepOp && s.Index >= len(ops):
+		where := string(s.Phase)
+		if s.Phase == PhaseCapture {
+			where = "capture " + s.Capture
+		}
+		l.errorf(at, RuleRefusedBy, "%s step %s: %s has %d ops", what, r.Step, where, len(ops))
 	}
 }
 

@@ -31,6 +31,7 @@ const (
 	RuleLimit              = "limit"
 	RuleFault              = "fault"
 	RuleExpectMode         = "expect-mode"
+	RuleRefusedBy          = "refused-by"
 	RuleYAML               = "yaml"
 	RuleEncoding           = "encoding"
 	RuleAlias              = "alias"

@@ -355,12 +355,14 @@ var (
 	captureKeys      = []string{"stream", "ops", "end-thread", "end-stream"}
 	capturesItemKeys = []string{"name", "stream", "ops", "end-thread", "end-stream"}
 	replayKeys       = []string{"stream", "order", "each"}
-	expectKeys       = []string{"guarded", "unguarded", "rejected-by", "platforms", "modes"}
+	expectKeys       = []string{"guarded", "unguarded", "rejected-by", "refused-by", "platforms", "modes"}
 	// platformExpectKeys are the keys of one family's entry in expect.platforms.
-	platformExpectKeys = []string{"guarded", "unguarded", "rejected-by", "modes"}
+	platformExpectKeys = []string{"guarded", "unguarded", "rejected-by", "refused-by", "modes"}
 	// modeExpectKeys are the keys of one capture mode's entry in expect.modes or in a family's
 	// modes.
-	modeExpectKeys    = []string{"guarded", "unguarded", "rejected-by"}
+	modeExpectKeys = []string{"guarded", "unguarded", "rejected-by", "refused-by"}
+	// refusedByKeys are the keys of a refused-by entry.
+	refusedByKeys     = []string{"guard", "step"}
 	guardedOutcomes   = []string{string(Exact), string(Refused), string(Rejected)}
 	unguardedOutcomes = []string{string(Exact), string(Refused), string(Rejected), string(Corrupted)}
 	slotNames         = []string{string(SlotPlain), string(SlotRetained), string(SlotArena)}
@@ -716,6 +718,7 @@ func (l *loader) expect(p *Probe, e entry) {
 	if len(o.RejectedBy) > 0 {
 		x.RejectedBy = o.RejectedBy
 	}
+	x.RefusedBy = o.RefusedBy
 	if e, ok := f["platforms"]; ok {
 		x.Platforms = l.platformExpects(e.val)
 	}
@@ -724,8 +727,9 @@ func (l *loader) expect(p *Probe, e entry) {
 	}
 }
 
-// outcomes reads the guarded, unguarded and rejected-by fields of an expectation (what names it
-// in errors); a field not given stays empty, a rejected-by given empty is empty and not nil.
+// outcomes reads the guarded, unguarded, rejected-by and refused-by fields of an expectation
+// (what names it in errors); a field not given stays empty, a rejected-by given empty is empty and
+// not nil.
 func (l *loader) outcomes(f map[string]entry, what string) PlatformExpect {
 	var o PlatformExpect
 	if e, ok := f["guarded"]; ok {
@@ -739,8 +743,48 @@ func (l *loader) outcomes(f map[string]entry, what string) PlatformExpect {
 	if e, ok := f["rejected-by"]; ok {
 		o.RejectedBy = l.classes(e.val)
 	}
+	if e, ok := f["refused-by"]; ok {
+		l.through(e.val, func() { o.RefusedBy = l.refusedBy(e, what+" refused-by") })
+	}
 	return o
 }
+
+// refusedBy reads a refused-by entry: who must refuse (guard, a name) and where (step, a phase
+// or a step as reports write it). It is nil when the entry is not a mapping. The check after
+// decoding (checkRefusedBy) finds it by the positions marked here: "key", "guard", "step".
+func (l *loader) refusedBy(e entry, what string) *RefusedBy {
+	f, ok := l.fields(e.val, what, refusedByKeys)
+	if !ok {
+		return nil
+	}
+	r := &RefusedBy{}
+	l.mark(r, "key", e.key)
+	if g, ok := f["guard"]; ok {
+		if name, ok := l.name(g.val, what+" guard"); ok {
+			if len(name) > maxRuleName {
+				l.errorf(l.at(deref(g.val)), RuleBadName, "bad %s guard: %d bytes, above the limit of %d", what, len(name), maxRuleName)
+			}
+			r.Guard = name
+			l.mark(r, "guard", g.val)
+		}
+	}
+	if s, ok := f["step"]; ok {
+		if text, ok := l.scalar(s.val, what+" step"); ok {
+			step, err := ParseRefusalStep(text)
+			if err != nil {
+				l.errorf(l.at(deref(s.val)), RuleBadValue, "%s: %v", what, err)
+			} else {
+				r.Step = step
+				l.mark(r, "step", s.val)
+			}
+		}
+	}
+	return r
+}
+
+// maxRuleName bounds refused-by's guard as a runtime bounds the name of a rule
+// (runtime.MaxRuleBytes): a longer name can never match.
+const maxRuleName = 63
 
 // classes reads a rejected-by list of error classes; given empty, it is empty and not nil.
 func (l *loader) classes(n *yaml.Node) []device.Class {
@@ -845,7 +889,7 @@ func (l *loader) modeExpects(n *yaml.Node, what string) map[device.CaptureMode]M
 			continue
 		}
 		o := l.outcomes(f, entry)
-		out[mode] = ModeExpect{Pos: l.placed(raw), Guarded: o.Guarded, Unguarded: o.Unguarded, RejectedBy: o.RejectedBy}
+		out[mode] = ModeExpect{Pos: l.placed(raw), Guarded: o.Guarded, Unguarded: o.Unguarded, RejectedBy: o.RejectedBy, RefusedBy: o.RefusedBy}
 	}
 	return out
 }

@@ -275,6 +275,9 @@ type Expect struct {
 	Guarded    Outcome // required: exact, refused or rejected
 	Unguarded  Outcome // "" when the platform baseline decides
 	RejectedBy []device.Class
+	// RefusedBy is who must refuse an instance expected refused: expect.refused-by; nil when the
+	// probe names no one.
+	RefusedBy *RefusedBy
 	// Platforms is what the probe promises instead on the platforms of a family (PlatformFamilies),
 	// where that platform answers otherwise: expect.platforms. For applies it.
 	Platforms map[string]PlatformExpect
@@ -292,6 +295,7 @@ type PlatformExpect struct {
 	Guarded    Outcome
 	Unguarded  Outcome
 	RejectedBy []device.Class
+	RefusedBy  *RefusedBy
 	Modes      map[device.CaptureMode]ModeExpect
 }
 
@@ -302,6 +306,89 @@ type ModeExpect struct {
 	Guarded    Outcome
 	Unguarded  Outcome
 	RejectedBy []device.Class
+	RefusedBy  *RefusedBy
+}
+
+// RefusedBy is who must refuse an instance expected refused (expect.refused-by): the guard or
+// runtime rule that makes the instance's first refusal, and the step it refuses. A field left ""
+// names any; a RefusedBy given empty (refused-by: {}) names anyone anywhere, in place of a less
+// specific entry's.
+type RefusedBy struct {
+	// Guard is a reference guard's name (retained, arena, capture-watch, residency, isolation) or a
+	// runtime plugin's rule name.
+	Guard string `json:"guard,omitempty"`
+	// Step is a phase, naming every step of it (RefusalPhases: prepare, capture, between, each,
+	// replay), or one step in its text form (Step.String: "between op 1", "capture main end",
+	// "replay 2 main").
+	Step string `json:"step,omitempty"`
+}
+
+// RefusalPhases are the phases refused-by's step may name whole, in a fresh slice.
+func RefusalPhases() []Phase {
+	return []Phase{PhasePrepare, PhaseCapture, PhaseBetween, PhaseEach, PhaseReplay}
+}
+
+// ParseRefusalStep reads refused-by's step: a phase of RefusalPhases, or a step ParseStep reads.
+// It returns the step's text as Matches compares it (a step as Step.String writes it).
+func ParseRefusalStep(text string) (string, error) {
+	if slices.Contains(RefusalPhases(), Phase(text)) {
+		return text, nil
+	}
+	s, err := ParseStep(text)
+	if err != nil {
+		var phases []string
+		for _, p := range RefusalPhases() {
+			phases = append(phases, string(p))
+		}
+		return "", fmt.Errorf("%w, or a phase (%s)", err, strings.Join(phases, ", "))
+	}
+	return s.String(), nil
+}
+
+// Matches reports whether a refusal by guard ("" when the runtime named none) at step is one r
+// names.
+func (r RefusedBy) Matches(guard string, step Step) bool {
+	if r.Guard != "" && r.Guard != guard {
+		return false
+	}
+	switch {
+	case r.Step == "":
+		return true
+	case slices.Contains(RefusalPhases(), Phase(r.Step)):
+		return step.Phase == Phase(r.Step)
+	}
+	want, err := ParseStep(r.Step)
+	return err == nil && want == step
+}
+
+// String says whom r names, for messages: "guard retained at between op 1", "guard residency at
+// any step", "any guard at replay", "any guard at any step".
+func (r RefusedBy) String() string { return RefusalText(r.Guard, r.Step) }
+
+// RefusalText names a refusal by guard ("" any, or none named) at step ("" any), as RefusedBy's
+// String does.
+func RefusalText(guard, step string) string {
+	who, where := "any guard", "any step"
+	if guard != "" {
+		who = "guard " + guard
+	}
+	if step != "" {
+		where = step
+	}
+	return who + " at " + where
+}
+
+// RefusedByOn is who must refuse this instance on the platform whose key is platform (the most
+// specific expectation, as ExpectedOn's): nil when the instance is not expected refused there, or
+// the probe names no one (or anyone anywhere). The engine records it in the result
+// (capture.Result.RefusedBy), which the verdict judges; it is a copy, the caller's.
+func (in Instance) RefusedByOn(platform string) *RefusedBy {
+	e := in.Probe.Expect.For(Family(platform), in.Mode)
+	if in.expected(e) != Refused || e.RefusedBy == nil || *e.RefusedBy == (RefusedBy{}) {
+		return nil
+	}
+	r := *e.RefusedBy
+	return &r
 }
 
 // On is what the probe promises on the platform whose key is platform (device.Device.Platform),
@@ -317,7 +404,7 @@ func (e Expect) OnFamily(family string) Expect {
 	out.Platforms, out.Modes = nil, nil
 	o, ok := e.Platforms[family]
 	if ok {
-		out.override(o.Guarded, o.Unguarded, o.RejectedBy)
+		out.override(o.Guarded, o.Unguarded, o.RejectedBy, o.RefusedBy)
 	}
 	return out
 }
@@ -329,16 +416,16 @@ func (e Expect) OnFamily(family string) Expect {
 func (e Expect) For(family string, mode device.CaptureMode) Expect {
 	out := e.OnFamily(family)
 	if m, ok := e.Modes[mode]; ok {
-		out.override(m.Guarded, m.Unguarded, m.RejectedBy)
+		out.override(m.Guarded, m.Unguarded, m.RejectedBy, m.RefusedBy)
 	}
 	if m, ok := e.Platforms[family].Modes[mode]; ok {
-		out.override(m.Guarded, m.Unguarded, m.RejectedBy)
+		out.override(m.Guarded, m.Unguarded, m.RejectedBy, m.RefusedBy)
 	}
 	return out
 }
 
 // override puts the fields given ("" and nil are not) in place of e's.
-func (e *Expect) override(guarded, unguarded Outcome, rejectedBy []device.Class) {
+func (e *Expect) override(guarded, unguarded Outcome, rejectedBy []device.Class, refusedBy *RefusedBy) {
 	if guarded != "" {
 		e.Guarded = guarded
 	}
@@ -347,6 +434,9 @@ func (e *Expect) override(guarded, unguarded Outcome, rejectedBy []device.Class)
 	}
 	if rejectedBy != nil {
 		e.RejectedBy = rejectedBy
+	}
+	if refusedBy != nil {
+		e.RefusedBy = refusedBy
 	}
 }
 
