@@ -49,7 +49,7 @@ func (in *instance) runCapture(c *probes.Capture) error {
 	defer func() { in.capture, in.batches = "", nil }()
 	in.tl.capture(c)
 	in.startBatches(c)
-	if err := in.ops(probes.PhaseCapture, c.Name, c.Ops); err != nil {
+	if err := in.ops(probes.OpStep(probes.PhaseCapture, c.Name, 0), c.Ops); err != nil {
 		return in.abandonAfter(c, err)
 	}
 

@@ -318,10 +318,14 @@ func lacking(p *probes.Probe, caps device.Capabilities) (capability, why string)
 // than copied as they grow, and its first block of compact records is no larger than needed (a
 // capture of 100,000 ops).
 func expectedEvents(p *probes.Probe, replays int) (events, kernels int) {
-	n := len(p.Prepare) + len(p.Between) + 2*len(p.Streams) + 2*len(p.Events) + 3*len(p.Buffers) + 16
-	for _, c := range p.Captures {
+	n := 2*len(p.Streams) + 2*len(p.Events) + 3*len(p.Buffers) + 16
+	for _, st := range p.Stages() {
+		if st.Capture == nil {
+			n += len(st.Ops) + 1 // and the SyncDevice that ends the stage
+			continue
+		}
 		n += 4
-		for _, op := range c.Ops {
+		for _, op := range st.Capture.Ops {
 			if op.Kind.TouchesData() {
 				kernels++ // recorded compactly when it takes (Timeline)
 			} else {
@@ -398,33 +402,48 @@ func (in *instance) body() error {
 	if err := in.setupObjects(); err != nil {
 		return err
 	}
-	in.tl.enter(PhasePrepare)
-	if err := in.eager(probes.PhasePrepare, in.p.Prepare); err != nil {
-		return err
-	}
-	for _, c := range in.p.Captures {
-		if err := in.runCapture(c); err != nil {
+	// The probe's stages in order (probes.Probe.Stages): prepare, each capture, between; or the
+	// entries of its phases list, eager work between two captures included.
+	for _, st := range in.p.Stages() {
+		if st.Capture != nil {
+			if err := in.runCapture(st.Capture); err != nil {
+				return err
+			}
+			continue
+		}
+		in.tl.enter(timelinePhase(st.Phase))
+		if err := in.eager(st, st.Ops); err != nil {
 			return err
 		}
-	}
-	in.tl.enter(PhaseBetween)
-	if err := in.eager(probes.PhaseBetween, in.p.Between); err != nil {
-		return err
 	}
 	return in.replays()
 }
 
-// eager issues an eager phase's ops and waits for the device: an eager phase is complete before
-// the next begins, whatever streams its work went to (on real hardware nothing else orders work on
-// a side stream before a capture or a launch on another).
-func (in *instance) eager(phase probes.Phase, ops []*probes.Op) error {
+// timelinePhase is the timeline's phase of an eager stage's calls.
+func timelinePhase(p probes.Phase) Phase {
+	switch p {
+	case probes.PhasePrepare:
+		return PhasePrepare
+	case probes.PhaseBetween:
+		return PhaseBetween
+	case probes.PhaseEach:
+		return PhaseEach
+	}
+	return PhaseEager
+}
+
+// eager issues the ops of an eager stage st (prepare, an eager entry of phases, between, or each,
+// st's ops or ops) and waits for the device: an eager phase is complete before the next begins,
+// whatever streams its work went to (on real hardware nothing else orders work on a side stream
+// before a capture or a launch on another).
+func (in *instance) eager(st probes.Stage, ops []*probes.Op) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	if err := in.ops(phase, "", ops); err != nil {
+	if err := in.ops(st.Step(0), ops); err != nil {
 		return err
 	}
-	return in.must(fmt.Sprintf("SyncDevice (end of %s)", phase), func() error { return in.dev.SyncDevice(device.Main) })
+	return in.must(fmt.Sprintf("SyncDevice (end of %s)", st), func() error { return in.dev.SyncDevice(device.Main) })
 }
 
 func (in *instance) setupObjects() error {

@@ -161,7 +161,10 @@ func rejectionOf(step probes.Step, e *device.Error) *Rejection {
 	return &Rejection{Step: step, Op: e.Op, Code: e.Code, Name: e.Name, Class: e.Class}
 }
 
-func (in *instance) ops(phase probes.Phase, capture string, ops []*probes.Op) error {
+// ops issues ops, those of a capture (at.Capture, the capture in progress) or of an eager stage;
+// at is the step of the first, whose Index the others' steps replace.
+func (in *instance) ops(at probes.Step, ops []*probes.Op) error {
+	capture := at.Capture
 	for i := 0; i < len(ops); i++ {
 		if in.batches != nil && capture != "" {
 			n, err := in.issueBatch(capture, ops, i)
@@ -174,7 +177,8 @@ func (in *instance) ops(phase probes.Phase, capture string, ops []*probes.Op) er
 			}
 		}
 		op := ops[i]
-		step := probes.OpStep(phase, capture, i)
+		step := at
+		step.Index = i
 		acc, why := in.resolve(op)
 		if why != "" {
 			// Neither the device nor the oracle sees the op: an earlier op that the platform

@@ -311,6 +311,7 @@ const (
 	PhaseCapture  Phase = "capture"
 	PhaseCleanup  Phase = "cleanup" // ending a capture the probe left active
 	PhaseBetween  Phase = "between"
+	PhaseEager    Phase = "eager" // an eager entry of the probe's phases list, between captures or around them
 	PhaseEach     Phase = "each"
 	PhaseReplay   Phase = "replay"
 	PhaseVerify   Phase = "verify"

@@ -19,7 +19,7 @@ func (in *instance) replays() error {
 		in.tl.beginRound(round)
 		corrupted, stale := in.res.CorruptedRounds, len(in.res.Stale)
 		in.tl.enter(PhaseEach)
-		if err := in.eager(probes.PhaseEach, in.p.Replay.Each); err != nil {
+		if err := in.eager(probes.Stage{Phase: probes.PhaseEach}, in.p.Replay.Each); err != nil {
 			return err
 		}
 		in.tl.enter(PhaseReplay)

@@ -261,8 +261,9 @@ func (l *loader) checkGuarded(p *Probe) {
 	}
 }
 
-// walk follows the buffers in execution order: declared buffers, prepare, each capture's ops
-// (checking races unless checkRaces is false), between, and two rounds of replay.each.
+// walk follows the buffers in execution order: declared buffers, the stages (prepare, each
+// capture's ops, checking races unless checkRaces is false, and between; or the phases list's
+// entries in order), and two rounds of replay.each.
 func (t *tracker) walk(checkRaces bool) {
 	p := t.p
 	for _, b := range p.Buffers {
@@ -273,11 +274,13 @@ func (t *tracker) walk(checkRaces bool) {
 			t.claim(lb, 0, b.Pos)
 		}
 	}
-	t.steps(p.Prepare)
-	for _, c := range p.Captures {
-		t.capture(c, checkRaces)
+	for _, st := range p.Stages() {
+		if st.Capture != nil {
+			t.capture(st.Capture, checkRaces)
+		} else {
+			t.steps(st.Ops)
+		}
 	}
-	t.steps(p.Between)
 	t.steps(p.Replay.Each)
 	t.eachRoundTwo(p.Replay.Each)
 }
@@ -320,7 +323,11 @@ func (t *tracker) capture(c *Capture, checkRaces bool) {
 
 // checkIntents reports intent on ops outside the captures.
 func (l *loader) checkIntents(p *Probe) {
-	for _, ops := range [][]*Op{p.Prepare, p.Between, p.Replay.Each} {
+	lists := [][]*Op{p.Replay.Each}
+	for _, st := range p.Stages() {
+		lists = append(lists, st.Ops) // an eager stage's; a capture's stage has none
+	}
+	for _, ops := range lists {
 		for _, op := range ops {
 			if op.Intent != IntentDefault {
 				l.errorf(l.where(op, "intent", op.Pos), RuleBadValue, "intent belongs to ops inside a capture's ops list: outside a capture every op applies once, when it is issued")
@@ -693,11 +700,10 @@ func toSet(names []string) map[string]bool {
 
 // executionOrder lists a probe's ops in the order they are first issued.
 func executionOrder(p *Probe) []*Op {
-	ops := slices.Clone(p.Prepare)
-	for _, c := range p.Captures {
-		ops = append(ops, c.Ops...)
+	var ops []*Op
+	for _, st := range p.Stages() {
+		ops = append(ops, st.Issued()...)
 	}
-	ops = append(ops, p.Between...)
 	return append(ops, p.Replay.Each...)
 }
 

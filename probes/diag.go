@@ -24,6 +24,7 @@ const (
 	RuleAxpySize           = "axpy-size"
 	RuleUseAfterFree       = "use-after-free"
 	RuleCaptureAndCaptures = "capture-and-captures"
+	RulePhases             = "phases"
 	RuleUnknownCapture     = "unknown-capture"
 	RuleRace               = "race"
 	RuleMemory             = "memory"

@@ -212,6 +212,7 @@ func rawOps(n *yaml.Node) int {
 	listLen(value(n, "between"))
 	listLen(value(value(n, "capture"), "ops"))
 	listLen(value(value(n, "replay"), "each"))
+	rawPhaseOps(value(n, "phases"), listLen, value)
 	if cs := deref(value(n, "captures")); cs != nil && cs.Kind == yaml.SequenceNode {
 		for _, c := range cs.Content {
 			listLen(value(c, "ops"))

@@ -347,7 +347,7 @@ func (l *loader) nonEmpty(n *yaml.Node, what string) {
 
 var (
 	probeKeys = []string{"name", "description", "hazard", "labels", "requires", "pools", "buffers", "streams",
-		"non-blocking", "events", "prepare", "capture", "captures", "between", "replay", "check", "expect", "replays",
+		"non-blocking", "events", "prepare", "capture", "captures", "between", "phases", "replay", "check", "expect", "replays",
 		"modes", "guards", "faults"}
 	bufferKeys       = []string{"bytes", "init", "slot", "host", "pool"}
 	poolKeys         = []string{"bytes", "host"}
@@ -426,12 +426,16 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	if e, ok := f["events"]; ok {
 		p.Events, _ = l.names(e.val, "event", l.name)
 	}
-	if e, ok := f["prepare"]; ok {
-		p.Prepare = l.ops(e.val, "prepare")
-	}
-	l.captures(p, n, f)
-	if e, ok := f["between"]; ok {
-		p.Between = l.ops(e.val, "between")
+	if _, ok := f["phases"]; ok {
+		l.phases(p, f) // phases.go: the sequence entry by entry, instead of the sections below
+	} else {
+		if e, ok := f["prepare"]; ok {
+			p.Prepare = l.ops(e.val, "prepare")
+		}
+		l.captures(p, n, f)
+		if e, ok := f["between"]; ok {
+			p.Between = l.ops(e.val, "between")
+		}
 	}
 	p.Replay.Pos = p.Pos
 	if e, ok := f["replay"]; ok {
@@ -590,7 +594,7 @@ func (l *loader) captures(p *Probe, n *yaml.Node, f map[string]entry) {
 		l.errorf(l.at(later), RuleCaptureAndCaptures, "capture and captures are both given: use capture for one capture sequence, captures for several")
 		return
 	case !hasOne && !hasMany:
-		l.errorf(l.at(n), RuleMissingKey, "probe lacks required key \"capture\" (or \"captures\")")
+		l.errorf(l.at(n), RuleMissingKey, "probe lacks required key \"capture\" (or \"captures\", or \"phases\")")
 		return
 	case hasOne:
 		c := &Capture{Pos: l.at(one.key), Name: "main"}
@@ -941,6 +945,9 @@ func resolveDefaults(p *Probe, d Defaults) {
 		defaultStream(c.Ops, c.Stream)
 	}
 	defaultStream(p.Between, first)
+	for _, st := range p.Phases {
+		defaultStream(st.Ops, first)
+	}
 	defaultStream(p.Replay.Each, first)
 	if p.Replay.Stream == "" && len(p.Captures) > 0 {
 		p.Replay.Stream = p.Captures[0].Stream

@@ -100,11 +100,11 @@ func (p *Probe) table() *names {
 	for _, b := range p.Buffers {
 		add(b.Name)
 	}
-	lists := [][]*Op{p.Prepare}
-	for _, c := range p.Captures {
-		lists = append(lists, c.Ops)
+	var lists [][]*Op
+	for _, st := range p.Stages() {
+		lists = append(lists, st.Issued())
 	}
-	lists = append(lists, p.Between, p.Replay.Each)
+	lists = append(lists, p.Replay.Each)
 	for _, ops := range lists {
 		for _, op := range ops {
 			for _, n := range op.buffers() {

@@ -13,6 +13,7 @@ import (
 // show and ParseStep reads back:
 //
 //	prepare op 2, between op 1, each op 1   an eager phase's op (1-based)
+//	phase 3 op 1                             an op of entry 3 of phases, an eager one
 //	capture main op 3                        an op inside capture main's ops
 //	capture main begin, capture main end     the capture's begin and end
 //	replay 4 main                            round 4's launch of capture main's graph
@@ -21,6 +22,7 @@ type Step struct {
 	Capture string    // the capture, for capture steps and launches
 	Index   int       // the op's 0-based index, for an op
 	Round   int       // the 1-based replay round, for a launch
+	Entry   int       // the 1-based entry of the phases list, for an op of an eager entry (PhaseEager)
 	Point   StepPoint // what the step is; "" is an op
 }
 
@@ -57,6 +59,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("capture %s %s", s.Capture, s.Point)
 	case s.Phase == PhaseCapture:
 		return fmt.Sprintf("capture %s op %d", s.Capture, s.Index+1)
+	case s.Phase == PhaseEager:
+		return fmt.Sprintf("phase %d op %d", s.Entry, s.Index+1)
 	}
 	return fmt.Sprintf("%s op %d", s.Phase, s.Index+1)
 }
@@ -64,7 +68,7 @@ func (s Step) String() string {
 // ParseStep reads the text form String writes.
 func ParseStep(text string) (Step, error) {
 	f := strings.Fields(text)
-	bad := fmt.Errorf("step %q: want PHASE op N, capture NAME op N|begin|end, or replay ROUND NAME", text)
+	bad := fmt.Errorf("step %q: want PHASE op N, phase ENTRY op N, capture NAME op N|begin|end, or replay ROUND NAME", text)
 	number := func(s string) (int, bool) {
 		n, err := strconv.Atoi(s)
 		return n, err == nil && n >= 1
@@ -81,6 +85,11 @@ func ParseStep(text string) (Step, error) {
 	case len(f) == 4 && f[0] == string(PhaseCapture) && f[2] == "op":
 		if n, ok := number(f[3]); ok {
 			return OpStep(PhaseCapture, f[1], n-1), nil
+		}
+	case len(f) == 4 && f[0] == "phase" && f[2] == "op":
+		entry, ok := number(f[1])
+		if n, ok2 := number(f[3]); ok && ok2 {
+			return Step{Phase: PhaseEager, Entry: entry, Index: n - 1}, nil
 		}
 	case len(f) == 3 && f[1] == "op":
 		switch p := Phase(f[0]); p {

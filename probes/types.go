@@ -117,6 +117,11 @@ type Probe struct {
 	// fault-injection capability skips the probe.
 	Faults []Fault
 
+	// Phases is the probe's sequence when it gives a phases list (phases.go): eager entries and
+	// captures in order, its captures also in Captures; nil for a probe of prepare, captures and
+	// between, which have nothing between two captures. Stages lists either.
+	Phases []Stage
+
 	// names is the probe's buffer name table and its capture plans (plan.go), made on first use.
 	names *names
 }

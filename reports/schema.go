@@ -49,7 +49,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[verdict.Rule]():        {string(verdict.RuleSkipped), string(verdict.RuleError), string(verdict.RuleNoExpectation), string(verdict.RuleOutcome), string(verdict.RuleRejectedBy), string(verdict.RuleDrift), string(verdict.RuleBaseline)},
 	reflect.TypeFor[capture.ErrorKind]():   {string(capture.ErrSetup), string(capture.ErrTimeout), string(capture.ErrInterrupted), string(capture.ErrLeak), string(capture.ErrSideEffect), string(capture.ErrRuntime), string(capture.ErrHarness), string(capture.ErrCrash), string(capture.ErrFault), string(capture.ErrDeviceLost)},
 	reflect.TypeFor[capture.DeviceState](): {string(capture.DeviceLost), string(capture.DeviceAbandoned)},
-	reflect.TypeFor[capture.Phase]():       {string(capture.PhaseSetup), string(capture.PhasePrepare), string(capture.PhaseCapture), string(capture.PhaseCleanup), string(capture.PhaseBetween), string(capture.PhaseEach), string(capture.PhaseReplay), string(capture.PhaseVerify), string(capture.PhaseTeardown)},
+	reflect.TypeFor[capture.Phase]():       {string(capture.PhaseSetup), string(capture.PhasePrepare), string(capture.PhaseCapture), string(capture.PhaseCleanup), string(capture.PhaseBetween), string(capture.PhaseEager), string(capture.PhaseEach), string(capture.PhaseReplay), string(capture.PhaseVerify), string(capture.PhaseTeardown)},
 	reflect.TypeFor[capture.Access]():      {string(capture.AccessRead), string(capture.AccessWrite), string(capture.AccessReadWrite)},
 	reflect.TypeFor[device.CaptureMode]():  names(device.CaptureModes()),
 	reflect.TypeFor[device.Thread]():       {device.Main.String(), device.Other.String()},

@@ -575,13 +575,17 @@ func DeviceChangeText(c *DeviceChange) string {
 }
 
 // timeline shows the last events that explain a failure: the probe's captured and eager ops, the
-// ops between capture and replay, and every call that returned an error or was skipped. Engine
-// bookkeeping (setup, verify reads, teardown) and the successful replay launches are left out.
+// ops between capture and replay, the ops of the eager entries of a phases list (the work between
+// two captures), and every call that returned an error or was skipped. Engine bookkeeping (setup,
+// verify reads, teardown) and the successful replay launches are left out.
 func (t *textWriter) timeline(indent string, events []capture.Event) {
 	var keep []capture.Event
+	phases := false // an eager entry of a phases list is kept: the head says so
 	for _, ev := range events {
-		if ev.Err != "" || ev.Skipped != "" || (ev.Step != nil && (ev.Phase == capture.PhaseCapture || ev.Phase == capture.PhaseBetween)) {
+		shown := ev.Step != nil && (ev.Phase == capture.PhaseCapture || ev.Phase == capture.PhaseBetween || ev.Phase == capture.PhaseEager)
+		if ev.Err != "" || ev.Skipped != "" || shown {
 			keep = append(keep, ev)
+			phases = phases || ev.Phase == capture.PhaseEager
 		}
 	}
 	if len(keep) == 0 {
@@ -595,9 +599,13 @@ func (t *textWriter) timeline(indent string, events []capture.Event) {
 			calls++
 		}
 	}
-	head := fmt.Sprintf("%d of %d calls (capture, between, errors)", len(keep), calls)
+	kinds, in := "capture, between, errors", "capture, between or with errors"
+	if phases {
+		kinds, in = "capture, eager phases, between, errors", "capture, eager phases, between or with errors"
+	}
+	head := fmt.Sprintf("%d of %d calls (%s)", len(keep), calls, kinds)
 	if len(keep) > maxTimelineEvents {
-		head = fmt.Sprintf("last %d of the %d calls in capture, between or with errors (%d calls in all)", maxTimelineEvents, len(keep), calls)
+		head = fmt.Sprintf("last %d of the %d calls in %s (%d calls in all)", maxTimelineEvents, len(keep), in, calls)
 		keep = keep[len(keep)-maxTimelineEvents:]
 	}
 	t.label(indent, "timeline", head)
