@@ -143,7 +143,7 @@ type command struct {
 	flags func(fs *flag.FlagSet, env Env) func(ctx context.Context, args []string) int
 }
 
-var commands = []*command{runCommand, listCommand, validateCommand, baselineCommand, reportCommand, devicesCommand, watchCommand, versionCommand}
+var commands = []*command{runCommand, listCommand, validateCommand, baselineCommand, measureCommand, reportCommand, devicesCommand, watchCommand, versionCommand}
 
 func lookup(name string) (*command, bool) {
 	for _, c := range commands {
