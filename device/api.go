@@ -232,8 +232,12 @@ func (c Counters) Leaks(base Counters) []string {
 // A kernel node lists its ranges when the backend can read the kernel's parameters, and none
 // otherwise (the CUDA backend does not bind cuGraphKernelNodeGetParams, whose export and struct
 // changed in CUDA 12.0); memset and memcpy nodes always list theirs.
+//
+// A "task" node is one the platform names no kind or parameters for: it may be work (a fill or a
+// copy) or the runtime's own. ACL types a fill or a copy ACL_MODEL_RI_TASK_DEFAULT and gives no
+// parameters for it, so every such task of an ACL graph is a "task" node without ranges.
 type GraphNode struct {
-	Kind   string // "memset", "memcpy", "kernel", "event-record", "event-wait", "empty"
+	Kind   string // "memset", "memcpy", "kernel", "event-record", "event-wait", "empty", "task"
 	Reads  []Ptr
 	Writes []Ptr
 }
@@ -294,6 +298,9 @@ type DeviceInfo struct {
 	Runtime string `json:"runtime,omitempty"`
 	// Platform is the key a device opened here reports (Device.Platform).
 	Platform string `json:"platform"`
+	// Lacks names what the backend's library lacks that a device opened here would otherwise do,
+	// each with the entry points missing ("graph reading: the runtime library lacks ...").
+	Lacks []string `json:"lacks,omitempty"`
 }
 
 // Device is one opened device. Every method is safe to call from any goroutine; the Thread

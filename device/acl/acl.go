@@ -72,6 +72,19 @@ static aclError rc_aclrtGetMemInfo(void *fn, int attr, size_t *freeBytes, size_t
 static aclError rc_aclsysGetVersionStr(void *fn, char *pkg, char *out) {
 	return ((aclError (*)(char *, char *))fn)(pkg, out);
 }
+// Graph reading, CANN 9.1's trial entry points (A2/A3), as hicann/runtime's
+// include/external/acl/acl_rt.h declares them (aclmdlRI, aclrtStream and aclmdlRITask are void*,
+// aclmdlRITaskType is an int enum):
+//   aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams)
+//   aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks)
+//   aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type)
+// A NULL array asks the count; an array of *num entries gets min(*num, count) of them.
+static aclError rc_aclmdlRIGetList(void *fn, void *owner, void **out, uint32_t *num) {
+	return ((aclError (*)(void *, void **, uint32_t *))fn)(owner, out, num);
+}
+static aclError rc_aclmdlRITaskGetType(void *fn, void *task, int *type) {
+	return ((aclError (*)(void *, int *))fn)(task, type);
+}
 */
 import "C"
 
@@ -112,6 +125,8 @@ type functions struct {
 	aclmdlRICaptureBegin, aclmdlRICaptureGetInfo, aclmdlRICaptureEnd         unsafe.Pointer
 	aclmdlRICaptureThreadExchangeMode, aclmdlRIExecuteAsync, aclmdlRIDestroy unsafe.Pointer
 	aclrtGetSocName, aclrtGetMemInfo, aclsysGetVersionStr                    unsafe.Pointer // optional: naming only
+	// optional: graph reading (CANN 9.1 trial entry points), all three or no graph-introspection
+	aclmdlRIGetStreams, aclmdlRIGetTasksByStream, aclmdlRITaskGetType unsafe.Pointer
 	// optional: the fake libraries' fault injection (bind.FakeFaults); a real driver has neither
 	faults bind.FakeFaults
 }
@@ -150,7 +165,33 @@ func (f *functions) table() []dl.Symbol {
 		{Names: []string{"aclrtGetMemInfo"}, Slot: &f.aclrtGetMemInfo, Optional: true},
 		{Names: []string{"aclsysGetVersionStr"}, Slot: &f.aclsysGetVersionStr, Optional: true},
 	}
+	syms = append(syms, f.graphReading()...)
 	return append(syms, f.faults.Symbols()...)
+}
+
+// graphReading is the table of the graph-reading entry points, all optional: CANN 9.1 added them
+// as trial APIs for Atlas A2 and A3, and older runtimes lack them.
+func (f *functions) graphReading() []dl.Symbol {
+	opt := func(name string, slot *unsafe.Pointer) dl.Symbol {
+		return dl.Symbol{Names: []string{name}, Slot: slot, Optional: true}
+	}
+	return []dl.Symbol{
+		opt("aclmdlRIGetStreams", &f.aclmdlRIGetStreams),
+		opt("aclmdlRIGetTasksByStream", &f.aclmdlRIGetTasksByStream),
+		opt("aclmdlRITaskGetType", &f.aclmdlRITaskGetType),
+	}
+}
+
+// missingGraphReading names the graph-reading entry points the library lacks, none when it has
+// all three.
+func (f *functions) missingGraphReading() []string {
+	var missing []string
+	for _, s := range f.graphReading() {
+		if *s.Slot == nil {
+			missing = append(missing, s.Names[0])
+		}
+	}
+	return missing
 }
 
 // backend is an opened ACL runtime library.
@@ -290,6 +331,9 @@ func (b *backend) info() device.DeviceInfo {
 			info.Memory = int64(total)
 		}
 	}
+	if missing := b.fn.missingGraphReading(); len(missing) > 0 {
+		info.Lacks = append(info.Lacks, fmt.Sprintf("graph reading: the runtime library lacks %s (CANN 9.1 trial APIs)", strings.Join(missing, ", ")))
+	}
 	info.Runtime = b.version("runtime")
 	info.Driver = b.version("driver")
 	info.Platform = platformKey(info.Runtime, info.Name)
@@ -317,6 +361,7 @@ func (b *backend) Open(ctx context.Context, index int) (device.Device, error) {
 		}
 		drv := &driverImpl{FakeFaults: &b.fn.faults, fn: &b.fn, index: int32(index)}
 		caps := device.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present(), NonBlockingStreams: true}
+		caps.GraphIntrospection, _ = drv.Introspects()
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
 			return nil, nil, err
@@ -491,4 +536,73 @@ func (d *driverImpl) Detail(int) string {
 		return strings.TrimSpace(C.GoString(s))
 	}
 	return ""
+}
+
+// Introspects says whether the library has the three graph-reading entry points, and names those
+// it lacks.
+func (d *driverImpl) Introspects() (bool, string) {
+	if missing := d.fn.missingGraphReading(); len(missing) > 0 {
+		return false, fmt.Sprintf("the runtime library lacks %s (CANN 9.1 trial APIs): the graph is not read", strings.Join(missing, ", "))
+	}
+	return true, ""
+}
+
+// GraphNodes reads the tasks of the model RI (g.A) a capture made: its streams
+// (aclmdlRIGetStreams), each stream's tasks in order (aclmdlRIGetTasksByStream) and each task's
+// type (aclmdlRITaskGetType), one node per task, stream after stream. Types map as taskKind says:
+// a kernel task is a kernel node without ranges, an event record or wait task its event node,
+// and every other task a "task" node, which names neither its work nor its memory. CANN types a
+// fill or a copy ACL_MODEL_RI_TASK_DEFAULT and answers aclmdlRITaskGetParams only for kernel,
+// event and value tasks (hicann/runtime src/runtime/core/src/kernel/kernel_utils.cc
+// ConvertTaskType, src/runtime/api/impl/api_impl.cc ApiImpl::TaskGetParams), so no task of a
+// graph replaycheck captures on ACL carries a range.
+func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, string) {
+	fail := func(call string, code int) ([]device.GraphNode, int, string) {
+		detail := d.Detail(code)
+		if detail == "" {
+			detail = fmt.Sprintf("error %d", code)
+		}
+		return nil, code, fmt.Sprintf("%s: %s", call, detail)
+	}
+	streams, code := d.list(d.fn.aclmdlRIGetStreams, g.A)
+	if code != 0 {
+		return fail("aclmdlRIGetStreams", code)
+	}
+	out := []device.GraphNode{}
+	for _, s := range streams {
+		tasks, code := d.list(d.fn.aclmdlRIGetTasksByStream, s)
+		if code != 0 {
+			return fail("aclmdlRIGetTasksByStream", code)
+		}
+		for _, t := range tasks {
+			var typ C.int
+			if code := int(C.rc_aclmdlRITaskGetType(d.fn.aclmdlRITaskGetType, t, &typ)); code != 0 {
+				return fail("aclmdlRITaskGetType", code)
+			}
+			out = append(out, device.GraphNode{Kind: taskKind(int(typ))})
+		}
+	}
+	return out, 0, ""
+}
+
+// list asks fn (aclmdlRIGetStreams or aclmdlRIGetTasksByStream) for owner's count, then for that
+// many entries; entries the runtime left NULL are dropped.
+func (d *driverImpl) list(fn, owner unsafe.Pointer) ([]unsafe.Pointer, int) {
+	var n C.uint32_t
+	if code := int(C.rc_aclmdlRIGetList(fn, owner, nil, &n)); code != 0 || n == 0 {
+		return nil, code
+	}
+	buf := (*unsafe.Pointer)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	defer C.free(unsafe.Pointer(buf))
+	got := n
+	if code := int(C.rc_aclmdlRIGetList(fn, owner, buf, &got)); code != 0 {
+		return nil, code
+	}
+	var out []unsafe.Pointer
+	for _, p := range unsafe.Slice(buf, int(n))[:min(got, n)] {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out, 0
 }
