@@ -61,31 +61,38 @@ func Says(r *sim.Rule) Answer {
 	return Answer{Code: r.Code, Name: r.Name, Class: r.Class, Invalidated: r.Invalidates}
 }
 
-// Observe reads the platform's answer at step from res. ok is false, with why, when res decides
-// nothing there: the instance ended in error, or never made the step's call.
-func Observe(res *capture.Result, step probes.Step) (a Answer, ok bool, why string) {
+// Observe reads the platform's answer at step from res, and the error text of the step's call
+// ("" when it succeeded). ok is false, with why, when res decides nothing there: the instance
+// ended in error, or never made the step's call.
+func Observe(res *capture.Result, step probes.Step) (a Answer, detail string, ok bool, why string) {
 	if res.Outcome == probes.Errored {
-		return Answer{}, false, "the instance ended in error: " + res.Reason
+		return Answer{}, "", false, "the instance ended in error: " + res.Reason
+	}
+	var event *capture.Event
+	for _, e := range res.Timeline.Events() {
+		if e.Step != nil && *e.Step == step && e.Elided == nil {
+			event = &e
+			break
+		}
+	}
+	if event != nil {
+		detail = event.Err
 	}
 	if rej := res.Rejection; rej != nil && rej.Step == step {
 		a = Answer{Code: rej.Code, Name: rej.Name, Class: rej.Class, Invalidated: rej.Invalidated, Asynchronous: rej.Asynchronous}
 		a.Invalidated = a.Invalidated || endInvalidated(res, step)
-		return a, true, ""
+		return a, detail, true, ""
 	}
-	for _, e := range res.Timeline.Events() {
-		if e.Step == nil || *e.Step != step || e.Elided != nil {
-			continue
-		}
-		if e.Skipped != "" {
-			return Answer{}, false, fmt.Sprintf("step %s was not issued: %s", step, e.Skipped)
-		}
-		if e.Code == 0 && e.Class == "" {
-			return Answer{Allowed: true}, true, ""
-		}
-		invalidated := endInvalidated(res, step) || strings.Contains(e.Err, "), capture invalidated")
-		return Answer{Code: e.Code, Class: e.Class, Name: codeName(e.Err, e.Code), Invalidated: invalidated}, true, ""
+	switch {
+	case event == nil:
+		return Answer{}, "", false, fmt.Sprintf("the instance made no call at step %s", step)
+	case event.Skipped != "":
+		return Answer{}, "", false, fmt.Sprintf("step %s was not issued: %s", step, event.Skipped)
+	case event.Code == 0 && event.Class == "":
+		return Answer{Allowed: true}, "", true, ""
 	}
-	return Answer{}, false, fmt.Sprintf("the instance made no call at step %s", step)
+	invalidated := endInvalidated(res, step) || strings.Contains(event.Err, "), capture invalidated")
+	return Answer{Code: event.Code, Class: event.Class, Name: codeName(event.Err, event.Code), Invalidated: invalidated}, detail, true, ""
 }
 
 // endInvalidated reports whether the capture that step's call was made in ended with
@@ -143,6 +150,9 @@ type Row struct {
 	Says     Answer `json:"says"`
 	// Did is what the device did; nil when the row is inconclusive or not measured.
 	Did *Answer `json:"did,omitempty"`
+	// Detail is the error the device answered at the step, as the backend words it ("" when the
+	// call succeeded): the simulator's names the profile's rule that decided it.
+	Detail string `json:"detail,omitempty"`
 	// Why says why a row is inconclusive or not measured.
 	Why string `json:"why,omitempty"`
 	// Otherwise is the measurement's word on what a disagreement means.
@@ -154,7 +164,8 @@ type Row struct {
 func Compare(m *Measurement, index int, rule *sim.Rule, res *capture.Result) Row {
 	row := Row{Profile: m.Profile, RuleIndex: index, Rule: rule.Situation, Evidence: rule.Source,
 		Instance: res.ID, Step: m.Step.String(), Says: Says(rule), Otherwise: m.Otherwise}
-	did, ok, why := Observe(res, m.Step)
+	did, detail, ok, why := Observe(res, m.Step)
+	row.Detail = detail
 	switch {
 	case !ok:
 		row.Status, row.Why = Inconclusive, why

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -118,10 +119,14 @@ func decodeStrict(n *yaml.Node, v any) error {
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
 		// The line numbers of the re-encoded node are its own: drop them, the caller names the line.
-		return errors.New(strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:\n  "))
+		text := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:\n  ")
+		return errors.New(reLine.ReplaceAllString(text, ""))
 	}
 	return nil
 }
+
+// reLine is yaml.v3's "line N: " before each problem.
+var reLine = regexp.MustCompile(`(?m)^\s*line [0-9]+: `)
 
 // check checks what a measurement says on its own, and parses its step and modes.
 func (m *Measurement) check(bad func(format string, args ...any)) {
