@@ -550,7 +550,7 @@ static int fill_array(const char *entry, void **out, uint32_t *num, size_t count
 RC_API aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams) {
 	acl_call c;
 	int err = begin(&c, "aclmdlRIGetStreams", 1);
-	uint64_t g;
+	uint64_t g = 0;
 	if (!err && !numStreams)
 		err = null_arg("numStreams");
 	if (!err && !(err = ri_graph(&c, H(modelRI), 0, &g)))
@@ -561,7 +561,7 @@ RC_API aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint3
 RC_API aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks) {
 	acl_call c;
 	int err = begin(&c, "aclmdlRIGetTasksByStream", 1);
-	uint64_t g;
+	uint64_t g = 0;
 	size_t n = 0, skip = dropped();
 	if (!err && !numTasks)
 		err = null_arg("numTasks");
@@ -579,7 +579,7 @@ RC_API aclError aclmdlRITaskGetType(aclmdlRITask task, int *type) {
 	acl_call c;
 	int err = begin(&c, "aclmdlRITaskGetType", 1);
 	uint64_t h = H(task), g = (h & ~RC_ACL_TASK_TAG) >> 24, i = h & (RC_ACL_TASK_GRAPHS - 1);
-	int kind;
+	int kind = 0;
 	if (!err && !type)
 		err = null_arg("type");
 	if (!err && (!(h & RC_ACL_TASK_TAG) || i == 0 || !rc_is_graph(c.d, g)))
