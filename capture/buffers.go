@@ -144,6 +144,7 @@ func (in *instance) allocate(step *probes.Step, t device.Thread, name string, n 
 		return took, err
 	}
 	in.gen++
+	in.notePrivate(in.gen, place)
 	in.setBuf(name, &allocation{ptr: ptr, gen: in.gen, init: init, slot: gs, place: place, host: in.isHost(place)})
 	return true, in.initialise(name, init)
 }

@@ -18,6 +18,7 @@ func (in *instance) runCapture(c *probes.Capture) error {
 	in.tl.enter(PhaseCapture)
 	defer func(start time.Time) { in.times.capture += time.Since(start) }(time.Now())
 	origin := in.streams[c.Stream]
+	in.captureInto(c)
 	took, err := in.call(deviceCall{step: probes.CaptureStep(c.Name, probes.StepBegin), desc: fmt.Sprintf("BeginCapture(%s, %s)", c.Stream, in.spec.Mode),
 		thread: device.Main}, exec(func() error { return in.dev.BeginCapture(device.Main, origin, in.spec.Mode) }))
 	if err != nil {
@@ -62,6 +63,7 @@ func (in *instance) runCapture(c *probes.Capture) error {
 	if took {
 		in.graphs[c.Name] = g
 		in.entries[c.Name] = span{from, len(in.res.Ledger)}
+		in.capturedInto(c)
 		if err := in.checkGraph(c.Name, g); err != nil {
 			return in.abandonAfter(c, err)
 		}

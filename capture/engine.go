@@ -78,6 +78,8 @@ type instance struct {
 	// batches issues the capture in progress's ops in batches where it can (batches.go); nil when
 	// not.
 	batches *batcher
+
+	priv privatePools // the probe's graph-private pools (privatepool.go)
 }
 
 // handles are the device objects an instance made for the probe's names, and the engine's own
@@ -234,7 +236,11 @@ func (in *instance) whole(rut *runtime.UnderTest) {
 		res.Outcome, res.Reason, res.Error = probes.Errored, err.Error(), runErrorOf(err)
 		return
 	}
-	if capability, why := lacking(in.p, rt.Capabilities()); why != "" {
+	capability, why := lacking(in.p, rt.Capabilities())
+	if why == "" {
+		capability, why = in.lacksPrivatePools(rt)
+	}
+	if why != "" {
 		// The runtime in front of the device can do less than the device (a plugin's streams).
 		res.Outcome, res.Reason = probes.Skipped, fmt.Sprintf("runtime %s lacks capability %s", rut.Name, why)
 		if l := runtime.ExtensionsOf(rt).Lacks; l != nil {
@@ -473,6 +479,9 @@ func (in *instance) setupObjects() error {
 			return err
 		}
 	}
+		if err := in.makePrivate(pl); err != nil {
+			return err
+		}
 	for _, name := range in.p.Events {
 		var e device.Event
 		if err := in.must("CreateEvent "+name, func() (err error) { e, err = in.dev.CreateEvent(device.Main); return }); err != nil {

@@ -37,6 +37,10 @@ type knobs struct {
 	// SkewBatches has the oracle record each batch one op short: the equivalence spec's negative
 	// control.
 	SkewBatches bool
+	// NoPrivatePools judges a private pool's blocks as an ordinary pool's (a freed block is stale),
+	// and NoSharingRule drops the sharing rule (privatepool.go): their negative controls.
+	NoPrivatePools bool
+	NoSharingRule  bool
 }
 
 // defaultKnobs are the knobs of every instance no test tuned.

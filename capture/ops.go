@@ -249,6 +249,8 @@ func (in *instance) issue(step probes.Step, op *probes.Op, acc probes.Access) (b
 	case probes.OpGrow:
 		return in.grow(step, op)
 	case probes.OpExchangeMode:
+	case probes.OpDestroy:
+		return in.destroy(step, op)
 		t := op.Thread
 		var old device.CaptureMode
 		took, err := in.call(deviceCall{step: step, desc: fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), thread: t}, func() (string, error) {

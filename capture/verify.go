@@ -44,6 +44,7 @@ func (in *instance) replays() error {
 			// captured; one the runtime refused touched nothing.
 			if took || in.tl.last().Class != device.ClassRefused {
 				in.noteStale(lc.Capture, round, took)
+				in.noteSharing(round, lc, took)
 			}
 			if took {
 				in.roundLaunch = step
@@ -195,7 +196,7 @@ func (in *instance) noteStale(capture string, round int, ran bool) {
 		owners device.Ranges
 	)
 	for _, l := range in.entriesOf(capture) {
-		if a := in.bufs[l.Buffer]; a != nil && a.gen == l.Generation {
+		if a := in.bufs[l.Buffer]; (a != nil && a.gen == l.Generation) || in.heldPrivately(l) {
 			continue
 		}
 		key := staleKey{l.Capture, l.Buffer, l.Generation}

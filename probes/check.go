@@ -17,6 +17,7 @@ import (
 func (l *loader) check(p *Probe) {
 	t := newTracker(l, p)
 	t.references()
+	l.checkPrivatePools(p)
 	l.checkGuarded(p)
 	l.checkModeExpects(p)
 	l.checkRefusedBy(p)

@@ -350,10 +350,10 @@ var (
 		"non-blocking", "events", "prepare", "capture", "captures", "between", "phases", "replay", "check", "expect", "replays",
 		"modes", "guards", "faults"}
 	bufferKeys       = []string{"bytes", "init", "slot", "host", "pool"}
-	poolKeys         = []string{"bytes", "host"}
+	poolKeys         = []string{"bytes", "host", "private"}
 	launchKeys       = []string{"capture", "stream"}
-	captureKeys      = []string{"stream", "ops", "end-thread", "end-stream"}
-	capturesItemKeys = []string{"name", "stream", "ops", "end-thread", "end-stream"}
+	captureKeys      = []string{"stream", "ops", "end-thread", "end-stream", "pool"}
+	capturesItemKeys = []string{"name", "stream", "ops", "end-thread", "end-stream", "pool"}
 	replayKeys       = []string{"stream", "order", "each"}
 	expectKeys       = []string{"guarded", "unguarded", "rejected-by", "refused-by", "platforms", "modes"}
 	// platformExpectKeys are the keys of one family's entry in expect.platforms.
@@ -576,6 +576,9 @@ func (l *loader) pools(n *yaml.Node) []*Pool {
 		if e, ok := f["host"]; ok {
 			pl.Host = l.host(e.val, what+" host")
 		}
+		if e, ok := f["private"]; ok {
+			pl.Private = l.private(pl, e.val, what+" private")
+		}
 		out = append(out, pl)
 	})
 	return out
@@ -646,6 +649,10 @@ func (l *loader) capture(c *Capture, n *yaml.Node, what string, keys []string, r
 	if e, ok := f["ops"]; ok {
 		c.Ops = l.ops(e.val, "capture ops")
 	}
+	if e, ok := f["pool"]; ok {
+		c.Pool, _ = l.scalar(e.val, "capture pool")
+		l.mark(c, "pool", e.val)
+	}
 	return true
 }
 
@@ -661,6 +668,7 @@ func (l *loader) replay(p *Probe, e entry) {
 		l.mark(r, "stream", e.val)
 	}
 	if e, ok := f["order"]; ok {
+		l.mark(r, "order", e.val)
 		l.through(e.val, func() {
 			items := l.list(e.val, "replay order")
 			if len(items) == 0 {

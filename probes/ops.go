@@ -29,6 +29,7 @@ var opFields = map[OpKind]struct {
 	OpFree:         {[]string{"buffer", "thread"}, 1},
 	OpGrow:         {[]string{"buffer", "bytes", "thread"}, 2},
 	OpExchangeMode: {[]string{"mode", "thread"}, 1},
+	OpDestroy:      {[]string{"capture", "thread"}, 1},
 }
 
 // maxOpKeys is the most keys an op has (copy's).
@@ -36,7 +37,7 @@ const maxOpKeys = 8
 
 // opKinds lists every op in the order of PROBE-LANGUAGE.md.
 var opKinds = []OpKind{OpFill, OpCopy, OpAxpy, OpWrite, OpRead, OpRecord, OpWait, OpSync, OpSyncDevice,
-	OpQuery, OpSyncEvent, OpAlloc, OpFree, OpGrow, OpExchangeMode}
+	OpQuery, OpSyncEvent, OpAlloc, OpFree, OpGrow, OpExchangeMode, OpDestroy}
 
 // onStream reports whether the op names a stream (and so gets the phase's default stream).
 func (k OpKind) onStream() bool {
@@ -174,6 +175,8 @@ func refField(op *Op, key string) *string {
 		return &op.Stream
 	case "pool":
 		return &op.Place.Pool
+	case "capture":
+		return &op.Capture
 	}
 	return nil
 }

@@ -205,6 +205,9 @@ type Pool struct {
 	Name  string
 	Bytes int64
 	Host  device.HostMemory // 0: a device pool
+	// Private makes the pool graph-private (privatepool.go): only a capture into it allocates
+	// from it, and a block freed stays its own for later captures into it.
+	Private bool
 }
 
 // Capture is one capture sequence.
@@ -218,6 +221,9 @@ type Capture struct {
 	// EndStream is the stream the capture is ended on; defaults to Stream. (Extension: lets probes
 	// end on a non-origin stream or on one that is not capturing.)
 	EndStream string
+	// Pool is the graph-private pool the capture allocates from (privatepool.go): its pool key,
+	// else the private pool named like the capture when one is declared; "" for none.
+	Pool string
 }
 
 // Replay describes one replay round.
@@ -500,6 +506,7 @@ type Op struct {
 	Dst, Src string // fill/write: Dst; copy: Dst, Src; read: Src
 	Y, X     string // axpy
 	Buffer   string // alloc, free, grow
+	Capture  string // destroy: the capture whose graph it destroys
 	Event    string // record, wait, query, sync-event
 
 	Value   byte    // fill

@@ -39,6 +39,8 @@ type Extensions struct {
 	// SlotLog names the slots whose holdings changed, so that the engine's snapshot before a
 	// guarded call asks about those only.
 	SlotLog SlotLog
+	// PrivatePools keeps graph-private pools (privatepool.go).
+	PrivatePools PrivatePools
 }
 
 // ExtensionsOf is what r states it can do beyond Runtime: r.RuntimeExtensions() when they were
