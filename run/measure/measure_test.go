@@ -144,7 +144,7 @@ var _ = Describe("measuring on the simulator", func() {
 			func(r *sim.Rule) {
 				r.Allow, r.Code, r.Name, r.Class = false, 900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", device.ClassCaptureUnsupported
 			}),
-		Entry("invalidation dropped", "cuda", "work on, or a synchronisation of, the legacy default stream while a blocking stream captures",
+		Entry("invalidation dropped", "cuda", "synchronisation of the legacy default stream while a blocking stream captures",
 			func(r *sim.Rule) { r.Invalidates = false }),
 	)
 
