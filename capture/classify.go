@@ -35,7 +35,7 @@ func (in *instance) classify(err error) {
 		res.Outcome, res.Reason = probes.Rejected, b.String()
 	case res.Refusal != nil:
 		res.Outcome = probes.Refused
-		res.Reason = fmt.Sprintf("guard refused %s (%s): %s", res.Refusal.Step, res.Refusal.Op, res.Refusal.Detail)
+		res.Reason = res.Refusal.Reason()
 	default:
 		res.Outcome = probes.Exact
 		res.Reason = fmt.Sprintf("%d of %d rounds byte-identical to the oracle, no error", res.Rounds, res.Replays)

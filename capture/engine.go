@@ -154,6 +154,7 @@ func Run(ctx context.Context, dev device.Device, spec probes.Instance, opt Optio
 		Backend: dev.Backend(), Platform: dev.Platform(), Device: dev.Describe(),
 	}
 	res.Expected, res.RejectedBy = spec.ExpectedOn(res.Platform)
+	res.RefusedBy = spec.RefusedByOn(res.Platform)
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	if rut == nil {

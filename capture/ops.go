@@ -6,6 +6,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // The op interpreter: each probe op becomes one device call through the runtime under test, its
@@ -131,7 +132,7 @@ func (in *instance) outcomeOf(step *probes.Step, err error) (bool, error) {
 	}
 	if e.Class == device.ClassRefused {
 		if in.res.Refusal == nil {
-			in.res.Refusal = &Refusal{Step: *step, Op: e.Op, Detail: e.Detail}
+			in.res.Refusal = &Refusal{Step: *step, Op: e.Op, Guard: runtime.RefusedBy(err), Detail: e.Detail}
 		}
 		return false, nil
 	}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/replaycheck/replaycheck/device"
@@ -37,6 +38,10 @@ type Result struct {
 	Expected probes.Outcome `json:"expected,omitempty"`
 	// RejectedBy are the classes that count as the expected rejection on Platform (empty: any).
 	RejectedBy []device.Class `json:"rejected_by,omitempty"`
+	// RefusedBy is who must make the instance's first refusal, and at which step, on Platform
+	// (probes.Instance.RefusedByOn); nil when the instance is not expected refused or the probe
+	// names no one.
+	RefusedBy *probes.RefusedBy `json:"refused_by,omitempty"`
 	// Reason is one human sentence saying why the outcome is what it is.
 	Reason string `json:"reason"`
 	// Error says what broke when the outcome is probes.Errored; nil otherwise.
@@ -199,12 +204,29 @@ func (r *Rejection) EndedCapture() bool { return r.Op == "EndCapture" }
 
 // Refusal is the first refusal of the runtime under test.
 type Refusal struct {
-	Step   probes.Step `json:"step"`
-	Op     string      `json:"op"`
-	Detail string      `json:"detail,omitempty"`
+	Step probes.Step `json:"step"`
+	Op   string      `json:"op"`
+	// Guard names the guard of the runtime under test that refused (runtime.RefusedBy: a reference
+	// guard, or a plugin's rule); "" when the runtime named none.
+	Guard  string `json:"guard,omitempty"`
+	Detail string `json:"detail,omitempty"`
 	// Checked lists the side-effect checks the engine made after the refusal (device counters,
 	// slots, addresses and sizes) and whether each held.
 	Checked []SideEffectCheck `json:"checked,omitempty"`
+}
+
+// Who names who refused: "guard retained", or "guard" when the runtime named none.
+func (r *Refusal) Who() string {
+	if r.Guard == "" {
+		return "guard"
+	}
+	return "guard " + r.Guard
+}
+
+// Reason is the result's reason when the refusal decides its outcome: "guard retained refused
+// between op 1 (Provision): DETAIL".
+func (r *Refusal) Reason() string {
+	return fmt.Sprintf("%s refused %s (%s): %s", r.Who(), r.Step, r.Op, r.Detail)
 }
 
 // SideEffectCheck is one check that a refusal changed nothing.

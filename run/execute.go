@@ -444,6 +444,7 @@ func unrunEntry(in probes.Instance, c Config, backend, platform, device string, 
 		Outcome: outcome, Reason: reason, Error: runErr,
 	}
 	res.Expected, res.RejectedBy = in.ExpectedOn(platform)
+	res.RefusedBy = in.RefusedByOn(platform)
 	return reports.Entry{Result: *res, Verdict: verdict.Judge(res, baseline)}
 }
 
