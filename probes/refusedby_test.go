@@ -89,7 +89,7 @@ var _ = Describe("expect.refused-by", func() {
 		Expect(ps[2]).To(Equal(`a.yaml:15:76: unknown-key: unknown key "who" in expect refused-by (allowed: guard, step)`))
 		Expect(problems(refusedSet(`{guarded: refused, refused-by: [retained]}`))).To(ConsistOf(
 			`a.yaml:15:44: bad-value: expect refused-by: want a mapping, got a list`))
-		Expect(problems(refusedSet(`{guarded: refused, refused-by: {guard: `+strings.Repeat("r", 64)+`}}`))).To(ConsistOf(
+		Expect(problems(refusedSet(`{guarded: refused, refused-by: {guard: ` + strings.Repeat("r", 64) + `}}`))).To(ConsistOf(
 			`a.yaml:15:52: bad-name: bad expect refused-by guard: 64 bytes, above the limit of 63`))
 		Expect(problems(refusedSet(`{guarded: refused, modes: {global: {refused-by: {step: replay 0 one}}}}`))).To(ConsistOf(
 			HavePrefix(`a.yaml:15:68: bad-value: expect modes global refused-by: step "replay 0 one": want `)))

@@ -26,6 +26,7 @@ const (
 	RuleNoExpectation Rule = "no-expectation" // neither the probe nor a baseline says what to expect
 	RuleOutcome       Rule = "outcome"        // the outcome is, or is not, the one the probe expects
 	RuleRejectedBy    Rule = "rejected-by"    // the rejection's class is not one the probe names
+	RuleRefusedBy     Rule = "refused-by"     // the refusal is not by the guard, or at the step, the probe names
 	RuleDrift         Rule = "drift"          // the platform's behaviour differs from the baseline
 	RuleBaseline      Rule = "baseline"       // the baseline holds the instance as it happened
 )
@@ -47,8 +48,9 @@ type Verdict struct {
 // platform baseline b (nil: none). It is the only place a verdict is decided:
 //
 //   - skipped is skip; a run that ended in error fails, expected or not: it proves nothing;
-//   - an outcome other than the expected one fails, and a rejection must be of one of the probe's
-//     rejected-by classes when it names any;
+//   - an outcome other than the expected one fails, a rejection must be of one of the probe's
+//     rejected-by classes when it names any, and the first refusal must be by the guard and at
+//     the step the probe's refused-by names, when it names them;
 //   - behaviour that differs from the baseline fails with the drift;
 //   - an instance without expectation passes when the baseline holds it as it happened, and is
 //     uncharacterised when the baseline does not hold it.
@@ -85,6 +87,16 @@ func expectation(res *capture.Result) Verdict {
 			}
 		}
 		return Verdict{Status: Fail, Rule: RuleRejectedBy, Reason: "rejected with class " + string(res.Rejection.Class) + ", not one of the expected rejected-by classes"}
+	case res.Outcome == probes.Refused && res.RefusedBy != nil && res.Refusal != nil:
+		r := res.Refusal
+		if res.RefusedBy.Matches(r.Guard, r.Step) {
+			return Verdict{Status: Pass, Rule: RuleRefusedBy}
+		}
+		who := "a guard the runtime did not name"
+		if r.Guard != "" {
+			who = "guard " + r.Guard
+		}
+		return Verdict{Status: Fail, Rule: RuleRefusedBy, Reason: fmt.Sprintf("refused by %s at %s (%s), expected refused by %s", who, r.Step, r.Op, res.RefusedBy)}
 	}
 	return Verdict{Status: Pass, Rule: RuleOutcome}
 }
