@@ -479,10 +479,10 @@ func (in *instance) setupObjects() error {
 		if err := in.must(call+")", func() error { return in.dev.ReservePool(device.Main, pl.Name, pl.Bytes, pl.Host) }); err != nil {
 			return err
 		}
-	}
 		if err := in.makePrivate(pl); err != nil {
 			return err
 		}
+	}
 	for _, name := range in.p.Events {
 		var e device.Event
 		if err := in.must("CreateEvent "+name, func() (err error) { e, err = in.dev.CreateEvent(device.Main); return }); err != nil {

@@ -249,9 +249,9 @@ func (in *instance) issue(step probes.Step, op *probes.Op, acc probes.Access) (b
 		return took, err
 	case probes.OpGrow:
 		return in.grow(step, op)
-	case probes.OpExchangeMode:
 	case probes.OpDestroy:
 		return in.destroy(step, op)
+	case probes.OpExchangeMode:
 		t := op.Thread
 		var old device.CaptureMode
 		took, err := in.call(deviceCall{step: step, desc: fmt.Sprintf("ExchangeCaptureMode(%s)", op.Mode), thread: t}, func() (string, error) {

@@ -17,8 +17,9 @@ import (
 	"github.com/replaycheck/replaycheck/device/internal/bind/bindtest"
 )
 
-// suite runs the specs both bindings share (bindtest) over the fake libascendcl.so builds and,
-// with REPLAYCHECK_HARDWARE=acl, over the real runtime.
+// suite runs the specs both bindings share (bindtest) over the fake libascendcl.so builds (with one
+// more: without aclmdlRIGetTasksByStream, one of the optional graph-reading symbols) and, with
+// REPLAYCHECK_HARDWARE=acl, over the real runtime.
 var suite = bindtest.Run(bindtest.Binding{
 	Fake:         fake.ACL,
 	New:          func(library string) (device.Backend, error) { return acl.New(acl.Options{Library: library}) },
@@ -26,6 +27,7 @@ var suite = bindtest.Run(bindtest.Binding{
 	ErrNoLibrary: acl.ErrNoLibrary,
 	Lookup:       acl.Lookup,
 	Missing:      "aclrtMemsetAsync",
+	Variants:     map[string]fake.Variant{"no-graph-reading": {Omit: "aclmdlRIGetTasksByStream"}},
 	Calls: bindtest.Entries{
 		Init: "aclInit", Bind: "aclrtSetDevice", CreateStream: "aclrtCreateStream", Malloc: "aclrtMalloc",
 		Fill: "aclrtMemsetAsync", BeginCapture: "aclmdlRICaptureBegin", EndCapture: "aclmdlRICaptureEnd",
@@ -74,6 +76,7 @@ var _ = Describe("opening", func() {
 		caps := d.Capabilities()
 		Expect(caps.Kernels).To(BeFalse())
 		Expect(caps.ThreadRules).To(BeTrue())
+		Expect(caps.GraphIntrospection).To(BeTrue(), "the fake exports the three graph-reading calls")
 		Expect(caps.FaultInjection).To(BeTrue(), "the fake exports its fault-injection entry points (the conformance suite's fault specs need them)")
 	})
 

@@ -6,3 +6,6 @@ var (
 	Family      = family
 	MajorMinor  = majorMinor
 )
+
+// TaskKind maps an aclmdlRITaskType to a device.GraphNode kind.
+var TaskKind = taskKind

@@ -201,14 +201,25 @@ func captureSpecs(h *harness) {
 			}
 			Expect(err).NotTo(HaveOccurred())
 			var memsets, memcpys []device.GraphNode
+			tasks := 0
 			for _, n := range nodes {
-				Expect(n.Kind).To(BeElementOf("memset", "memcpy", "kernel", "event-record", "event-wait", "empty"))
+				Expect(n.Kind).To(BeElementOf("memset", "memcpy", "kernel", "event-record", "event-wait", "empty", "task"))
 				switch n.Kind {
 				case "memset":
 					memsets = append(memsets, n)
 				case "memcpy":
 					memcpys = append(memcpys, n)
+				case "task":
+					Expect(n.Reads).To(BeEmpty())
+					Expect(n.Writes).To(BeEmpty())
+					tasks++
 				}
+			}
+			if tasks > 0 {
+				// A platform that names no kind for a fill or a copy (ACL) lists them as tasks:
+				// at least one node for each of the two ops.
+				Expect(len(memsets) + len(memcpys) + tasks).To(BeNumerically(">=", 2))
+				return
 			}
 			Expect(memsets).To(ConsistOf(HaveField("Writes", ConsistOf(x))))
 			Expect(memcpys).To(ConsistOf(And(

@@ -79,8 +79,9 @@
 // stream. With "graph-introspection" GraphNodes lists a memset node writing the filled range, a
 // memcpy node reading and writing the copied ranges (and, with "kernels", a kernel node: with its
 // ranges, reading x and y and writing y, or with none when the backend cannot read kernel
-// parameters), of the kinds device.GraphNode names; without it GraphNodes fails
-// not-supported. DestroyGraph releases the graph, and the destroyed graph is refused.
+// parameters), of the kinds device.GraphNode names, or, on a platform that names no kind for a
+// fill or a copy (ACL), at least one "task" node without ranges for each; without it GraphNodes
+// fails not-supported. DestroyGraph releases the graph, and the destroyed graph is refused.
 //
 // Capture rules common to the platforms. EndCapture of a stream in no capture fails with no graph.
 // BeginCapture on the default stream, with an unknown mode, or on a stream already capturing

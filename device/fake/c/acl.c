@@ -490,7 +490,8 @@ RC_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
  * in, and fewer entries than the count fail ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY (107039).
  *
  * A graph's model has one stream, handle RC_ACL_RI_STREAM_TAG | graph, holding the graph's work
- * nodes in capture order; a task is RC_ACL_TASK_TAG | graph << 24 | (index + 1). Types follow the
+ * nodes in capture order; a task is graph << 20 | (index + 1), as libcuda's fake numbers its graph
+ * nodes. Types follow the
  * runtime's ConvertTaskType (src/runtime/core/src/kernel/kernel_utils.cc): a kernel is
  * ACL_MODEL_RI_TASK_KERNEL; a memset or memcpy task is ACL_MODEL_RI_TASK_DEFAULT, the type the
  * runtime gives every task that is not a kernel, event or value task.
@@ -500,14 +501,12 @@ RC_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
 typedef void *aclmdlRITask;
 enum { ACL_MODEL_RI_TASK_DEFAULT = 0, ACL_MODEL_RI_TASK_KERNEL = 1 };
 #define ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY 107039
-#define RC_ACL_RI_STREAM_TAG (1ull << 49)
-#define RC_ACL_TASK_TAG (1ull << 50)
-#define RC_ACL_TASK_GRAPHS (1ull << 24) /* graph handles a task handle can name */
+#define RC_ACL_RI_STREAM_TAG (1ull << 49) /* above every graph handle */
 
 /* ri_graph is the graph whose model stream (or model RI) h is, 0 and a failure when none. */
 static int ri_graph(acl_call *c, uint64_t h, int stream, uint64_t *g) {
 	uint64_t graph = stream ? h & ~RC_ACL_RI_STREAM_TAG : h;
-	if ((stream && !(h & RC_ACL_RI_STREAM_TAG)) || graph >= RC_ACL_TASK_GRAPHS || !rc_is_graph(c->d, graph))
+	if ((stream && !(h & RC_ACL_RI_STREAM_TAG)) || graph >= RC_ACL_RI_STREAM_TAG || !rc_is_graph(c->d, graph))
 		return rc_fail("invalid-value", "%s: %#llx is not a %s of a live model RI", c->entry, (unsigned long long)h,
 			       stream ? "stream" : "handle");
 	*g = graph;
@@ -570,7 +569,7 @@ RC_API aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks
 			n--;
 		else
 			skip = SIZE_MAX;
-		err = fill_array(c.entry, tasks, numTasks, n, RC_ACL_TASK_TAG | g << 24 | 1, skip);
+		err = fill_array(c.entry, tasks, numTasks, n, g << 20 | 1, skip);
 	}
 	return end(&c, err);
 }
@@ -578,11 +577,11 @@ RC_API aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks
 RC_API aclError aclmdlRITaskGetType(aclmdlRITask task, int *type) {
 	acl_call c;
 	int err = begin(&c, "aclmdlRITaskGetType", 1);
-	uint64_t h = H(task), g = (h & ~RC_ACL_TASK_TAG) >> 24, i = h & (RC_ACL_TASK_GRAPHS - 1);
+	uint64_t h = H(task), g = h >> 20, i = h & ((1u << 20) - 1);
 	int kind = 0;
 	if (!err && !type)
 		err = null_arg("type");
-	if (!err && (!(h & RC_ACL_TASK_TAG) || i == 0 || !rc_is_graph(c.d, g)))
+	if (!err && (i == 0 || !rc_is_graph(c.d, g)))
 		err = rc_fail("invalid-value", "aclmdlRITaskGetType: %p is not a task of a live model RI", task);
 	if (!err && !(err = rc_graph_node_kind(c.d, g, i - 1, &kind)))
 		*type = kind == RC_KERNEL ? ACL_MODEL_RI_TASK_KERNEL : ACL_MODEL_RI_TASK_DEFAULT;
