@@ -66,7 +66,7 @@ probes:
 
 	It("suggests the key for a typo", func() {
 		Expect(problems(strings.Replace(withNonBlocking("[main]"), "non-blocking:", "non-blockng:", 1))).To(Equal([]string{
-			`a.yaml:8:5: unknown-key: unknown key "non-blockng" in probe (did you mean "non-blocking"?) (allowed: name, description, hazard, labels, requires, pools, buffers, streams, non-blocking, events, prepare, capture, captures, between, replay, check, expect, replays, modes, guards, faults)`,
+			`a.yaml:8:5: unknown-key: unknown key "non-blockng" in probe (did you mean "non-blocking"?) (allowed: name, description, hazard, labels, requires, pools, buffers, streams, non-blocking, events, prepare, capture, captures, between, phases, replay, check, expect, replays, modes, guards, faults)`,
 		}))
 	})
 
