@@ -207,6 +207,8 @@ func mdCell(e Entry) string {
 		why = "expected " + string(e.Expected)
 	case e.Verdict.Rule == verdict.RuleRejectedBy && e.Rejection != nil:
 		why = "class " + string(e.Rejection.Class)
+	case e.Verdict.Rule == verdict.RuleRefusedBy && e.Refusal != nil:
+		why = "refused by " + e.Refusal.Who() + " at " + e.Refusal.Step.String()
 	case e.Verdict.Rule == verdict.RuleDrift:
 		why = "drift from baseline"
 	default:

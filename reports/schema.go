@@ -46,7 +46,7 @@ var (
 var enums = map[reflect.Type][]string{
 	reflect.TypeFor[probes.Outcome]():      {"exact", "rejected", "refused", "corrupted", "error", "skipped"},
 	reflect.TypeFor[verdict.Status]():      {string(verdict.Pass), string(verdict.Fail), string(verdict.Skip), string(verdict.Uncharacterised)},
-	reflect.TypeFor[verdict.Rule]():        {string(verdict.RuleSkipped), string(verdict.RuleError), string(verdict.RuleNoExpectation), string(verdict.RuleOutcome), string(verdict.RuleRejectedBy), string(verdict.RuleDrift), string(verdict.RuleBaseline)},
+	reflect.TypeFor[verdict.Rule]():        {string(verdict.RuleSkipped), string(verdict.RuleError), string(verdict.RuleNoExpectation), string(verdict.RuleOutcome), string(verdict.RuleRejectedBy), string(verdict.RuleRefusedBy), string(verdict.RuleDrift), string(verdict.RuleBaseline)},
 	reflect.TypeFor[capture.ErrorKind]():   {string(capture.ErrSetup), string(capture.ErrTimeout), string(capture.ErrInterrupted), string(capture.ErrLeak), string(capture.ErrSideEffect), string(capture.ErrRuntime), string(capture.ErrHarness), string(capture.ErrCrash), string(capture.ErrFault), string(capture.ErrDeviceLost)},
 	reflect.TypeFor[capture.DeviceState](): {string(capture.DeviceLost), string(capture.DeviceAbandoned)},
 	reflect.TypeFor[capture.Phase]():       {string(capture.PhaseSetup), string(capture.PhasePrepare), string(capture.PhaseCapture), string(capture.PhaseCleanup), string(capture.PhaseBetween), string(capture.PhaseEager), string(capture.PhaseEach), string(capture.PhaseReplay), string(capture.PhaseVerify), string(capture.PhaseTeardown)},

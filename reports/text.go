@@ -267,8 +267,8 @@ func markOf(s verdict.Status) string {
 func shortReason(e Entry) string {
 	var s string
 	switch {
-	case e.Verdict.Status == verdict.Fail && e.Verdict.Rule == verdict.RuleRejectedBy:
-		s = e.Verdict.Reason // the outcome matched; the rejection class did not
+	case e.Verdict.Status == verdict.Fail && (e.Verdict.Rule == verdict.RuleRejectedBy || e.Verdict.Rule == verdict.RuleRefusedBy):
+		s = e.Verdict.Reason // the outcome matched; the rejection's class, or who refused where, did not
 	case e.Verdict.Status == verdict.Fail && e.Verdict.Drift != nil:
 		// The platform changed: what changed is the news, not the outcome alone.
 		s = fmt.Sprintf("drift: baseline says %s, now %s", e.Verdict.Drift.Baseline, e.Verdict.Drift.Now)
@@ -305,7 +305,7 @@ func shortReason(e Entry) string {
 			s += fmt.Sprintf("; over %d stale ranges", n)
 		}
 	case e.Outcome == probes.Refused && e.Refusal != nil:
-		s = fmt.Sprintf("guard refused %s (%s)", e.Refusal.Step, e.Refusal.Op)
+		s = fmt.Sprintf("%s refused %s (%s)", e.Refusal.Who(), e.Refusal.Step, e.Refusal.Op)
 	default:
 		s, _, _ = strings.Cut(e.Reason, "\n")
 	}
@@ -507,6 +507,9 @@ func (t *textWriter) detail(indent string, e Entry) {
 	}
 	if r := e.Refusal; r != nil {
 		text := fmt.Sprintf("%s: %s", r.Step, r.Op)
+		if r.Guard != "" {
+			text += ", by guard " + r.Guard
+		}
 		if r.Detail != "" {
 			text += ": " + r.Detail
 		}
@@ -538,11 +541,12 @@ func (t *textWriter) detail(indent string, e Entry) {
 	t.timeline(indent, e.Timeline.Events())
 }
 
-// refusalReason reports whether e's reason is only its refusal, as the engine words it ("guard
-// refused STEP (OP): DETAIL"), which the refusal line of the detail block already shows.
+// refusalReason reports whether e's reason is only its refusal, as the engine words it
+// (capture.Refusal.Reason: "guard GUARD refused STEP (OP): DETAIL"), which the refusal line of the
+// detail block already shows.
 func refusalReason(e Entry) bool {
 	r := e.Refusal
-	return r != nil && e.Reason == fmt.Sprintf("guard refused %s (%s): %s", r.Step, r.Op, r.Detail)
+	return r != nil && e.Reason == r.Reason()
 }
 
 // faultDetail is a fault's detail without the device's error when the reason already quotes it
