@@ -17,7 +17,9 @@
 # with guards off and on, writes the reports, runs replaycheck watch's hazard programs on the
 # device and on the fake and compares their findings (with watch's benchmarks on CUDA), measures
 # the verification's read-back throughput against a plain device-to-host read, and records the
-# platform's baseline under specs/baselines/ named after the device's platform key. Everything it writes lands in
+# platform's baseline under specs/baselines/ named after the device's platform key, and last measures the rules of the
+# platform's profile that no device has settled (replaycheck measure: specs/measure), ending with their table: each
+# rule, what the profile says, what the device did, whether they agree. Everything it writes lands in
 # build/device-check/<time>/ (reports, logs, summary.md), and with Go the CLI in bin/replaycheck;
 # the baseline is the one tracked file it writes, for review and commit.
 #
@@ -25,7 +27,8 @@
 # written, does not stop the steps after it (device time is scarce: every step's evidence counts);
 # a check that cannot go on (no binaries, no usable device, a hung driver, a catalog run that broke)
 # stops there. Either way summary.md ends with a result section naming each failed step and why.
-# A failing catalog verdict is a finding, reported in summary.md, not a failed step.
+# A failing catalog verdict, and a measured rule that disagrees with its profile, are findings, reported in summary.md,
+# not failed steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,10 +55,15 @@ finish() {
 	fi
 	step "result"
 	if [ "${#failed[@]}" -eq 0 ]; then
-		if [ "${run_rc:-0}" -eq 1 ]; then
-			log "no step failed; a catalog verdict failed, a finding (listed in run.txt)"
-		else
+		local findings=
+		if [ "${run_rc:-0}" -eq 1 ]; then findings="a catalog verdict failed (listed in run.txt)"; fi
+		if [ "${measure_rc:-0}" -eq 1 ]; then
+			findings="${findings:+$findings; }a measured rule disagreed with its profile or decided nothing (measure.txt)"
+		fi
+		if [ -z "$findings" ]; then
 			log "no step failed"
+		else
+			log "no step failed; findings: $findings"
 		fi
 	else
 		if [ "${#failed[@]}" -eq 1 ]; then log "1 step failed:"; else log "${#failed[@]} steps failed:"; fi
@@ -243,4 +251,23 @@ else
 	if [ -z "$conformance_ok" ]; then
 		log "this baseline was recorded from a device whose conformance suite failed ($hw; see conformance.log): review it before it is committed"
 	fi
+fi
+
+step "verify rules measured"
+# The measurement probes (specs/measure/probes) on the device, each answer compared with the rule of the platform's
+# profile that specs/measure/rules.yaml says it decides (docs/platforms.md, "Settling verify rules"). The table ends
+# the check. Exit 1 (a rule disagreed, or a row decided nothing) is a finding for the profile, not a failed step;
+# anything else but 0 is a measurement that broke.
+set +e
+timeout -k 5 "$STEP_TIMEOUT" "$rc" measure --backend "$backend" specs/measure > "$out/measure.txt" 2> "$out/measure.stderr"
+measure_rc=$?
+set -e
+if [ "$measure_rc" -gt 1 ]; then
+	log "BROKEN: replaycheck measure exited $measure_rc; see measure.stderr"
+	tail -20 "$out/measure.stderr" | sed 's/^/    /' | tee -a "$out/summary.md"
+	fail "BROKEN (replaycheck measure exited $measure_rc); see measure.stderr"
+else
+	log "exit status $measure_rc (0: every measured rule agrees with its profile; 1: one disagreed or decided nothing, a finding)"
+	log ""
+	sed 's/^./    &/' "$out/measure.txt" | tee -a "$out/summary.md"
 fi

@@ -193,7 +193,36 @@ var _ = Describe("scripts/device-check.sh on a host without a device", Ordered, 
 		Expect(r.files).To(ContainElements("watch.log", "watch-bench.txt"))
 		Expect(r.summary).To(ContainSubstring("wrote specs/baselines/cuda-12.4-replaycheck-fake.yaml"))
 		Expect(r.summary).NotTo(ContainSubstring("review it"))
+		// The measurement table ends the check, right before the result.
+		Expect(r.files).To(ContainElements("measure.txt", "measure.stderr"))
+		Expect(r.summary).To(MatchRegexp(`\n## verify rules measured\n\nexit status 0 \(0: every measured rule agrees with its profile; .*\n\n` +
+			`    measure: cuda/12\.4-replaycheck-fake \(backend cuda\) against profile cuda \(the embedded profile\), table specs/measure/rules\.yaml\n` +
+			`(?s:.*)\n    agree +cuda rule [0-9]+ \(verify\): synchronous copy while only non-blocking streams capture (?s:.*)` +
+			`\n\n    [0-9]+ measurements: [0-9]+ agree, 0 disagree, 0 inconclusive, 0 not measured\n\n## result\n`))
 		Expect(r.result()).To(Equal("no step failed\n"))
+	})
+
+	It("reports a measured rule that disagrees with its profile as a finding, not a failed step, and a measurement that broke as a failed step", func() {
+		root := newCheckRoot(disguised, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
+		// The table pairs the non-blocking copies with the blocking-capture rule, which says 906.
+		rules := filepath.Join(root, "specs", "measure", "rules.yaml")
+		data, err := os.ReadFile(rules)
+		Expect(err).NotTo(HaveOccurred())
+		wrong := strings.ReplaceAll(string(data), "rule: synchronous copy while only non-blocking streams capture\n",
+			"rule: synchronous copy while a blocking stream captures, by any thread in any interaction mode (legacy-stream work that would depend on the capturing blocking stream)\n")
+		Expect(wrong).NotTo(Equal(string(data)))
+		Expect(os.WriteFile(rules, []byte(wrong), 0o644)).To(Succeed())
+		r := runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		Expect(r.exit).To(Equal(0), r.output)
+		Expect(r.summary).To(MatchRegexp(`\n    disagree +cuda rule [0-9]+ \(measured\): synchronous copy while a blocking stream captures.* +allowed\n`))
+		Expect(r.result()).To(Equal("no step failed; findings: a measured rule disagreed with its profile or decided nothing (measure.txt)\n"))
+
+		root = newCheckRoot(disguised, "hardware specs: 3 passed, 0 failed, 0 skipped", 0, 0)
+		Expect(os.Remove(filepath.Join(root, "specs", "measure", "rules.yaml"))).To(Succeed())
+		r = runDeviceCheck(root, time.Minute, "STEP_TIMEOUT=60", "REPLAYCHECK_CUDA_LIB="+fakeCUDA)
+		Expect(r.exit).To(Equal(1), r.output)
+		Expect(r.summary).To(ContainSubstring("BROKEN: replaycheck measure exited 2; see measure.stderr"))
+		Expect(r.result()).To(Equal("1 step failed:\n- verify rules measured: BROKEN (replaycheck measure exited 2); see measure.stderr\n"))
 	})
 
 	It("stops at the build step without Go or the bundle's replaycheck, saying so in the result", func() {
