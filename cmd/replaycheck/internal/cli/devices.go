@@ -18,7 +18,8 @@ var devicesCommand = &command{
 	detail: `List every backend replaycheck defines (sim, acl, cuda): whether this binary can use it on this
 host and, when not, exactly why (built without cgo, the library paths tried, a symbol missing, a
 library without a driver, no device); for each device its name, memory, driver and runtime
-versions and the platform key its baselines go under. Exit 0 whatever is found; 2 for usage errors.`,
+versions and the platform key its baselines go under, and what its library lacks that a device
+would otherwise do ("without graph reading: ..."). Exit 0 whatever is found; 2 for usage errors.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		format := fs.String("format", "text", "output format: text or json")
 		return func(ctx context.Context, args []string) int {
@@ -119,6 +120,9 @@ func writeInventory(env Env, inv []backendState) {
 			}
 			parts = append(parts, "platform "+d.Platform)
 			fmt.Fprintf(env.Stdout, "%*s  device %d: %s; %s\n", nameW, "", d.Index, d.Name, strings.Join(parts, ", "))
+			for _, l := range d.Lacks {
+				fmt.Fprintf(env.Stdout, "%*s    without %s\n", nameW, "", l)
+			}
 		}
 	}
 }
