@@ -73,8 +73,9 @@ fuzz:
 	done
 
 ## device-check: on a device host (NPU or GPU with its driver): devices, the conformance suite on
-## the real driver, the catalog in every mode with guards off and on, the reports, and the
-## platform's baseline under specs/baselines/ (see scripts/device-check.sh)
+## the real driver, the catalog in every mode with guards off and on, the reports, the platform's
+## baseline under specs/baselines/, and last the table of the profile's unsettled rules measured on
+## the device (replaycheck measure specs/measure; see scripts/device-check.sh)
 device-check:
 	GO=$(GO) scripts/device-check.sh
 
