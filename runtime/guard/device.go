@@ -28,6 +28,9 @@ type Disabled struct {
 	// ReplayIsolation: a graph is launched while another graph that shares its memory is still in
 	// flight on another stream.
 	ReplayIsolation bool
+	// PrivatePools: a graph-private pool's blocks are judged as an ordinary pool's
+	// (privatepool.go).
+	PrivatePools bool
 }
 
 // Options configure a Device beyond its mode.
@@ -62,6 +65,7 @@ type Device struct {
 	pools   map[string]*pool
 	flights flights
 	retired bool
+	priv    privateState // graph-private pools (privatepool.go)
 }
 
 var _ device.Device = (*Device)(nil)
@@ -128,7 +132,7 @@ func (d *Device) Extensions() device.Extensions { return device.Extensions{Of: d
 
 // RuntimeExtensions states the guards' slot log (SlotsVersion, SlotsChangedSince).
 func (d *Device) RuntimeExtensions() runtime.Extensions {
-	return runtime.Extensions{Of: d, SlotLog: d}
+	return runtime.Extensions{Of: d, SlotLog: d, PrivatePools: d}
 }
 func (d *Device) Counters() device.Counters { return d.inner.Counters() }
 func (d *Device) Close() error              { return d.inner.Close() }
@@ -257,6 +261,7 @@ func (d *Device) DestroyGraph(t device.Thread, g device.Graph) error {
 		return err
 	}
 	delete(d.graphs, g)
+	d.dropped(g)
 	return nil
 }
 
@@ -376,6 +381,7 @@ func (d *Device) BeginCapture(t device.Thread, s device.Stream, mode device.Capt
 		c.id = info.ID
 	}
 	d.captures[c.seq] = c
+	d.begun(c.seq)
 	return nil
 }
 
@@ -391,6 +397,7 @@ func (d *Device) EndCapture(t device.Thread, s device.Stream) (device.Graph, err
 	}
 	if err == nil {
 		d.graphs[g] = &footprint{ranges: distinct(c.ranges)}
+		d.ended(c.seq, g)
 	}
 	// A failed end may or may not terminate the capture (platforms differ): ask.
 	if err == nil || !d.stillCapturing(t, c) {
@@ -511,6 +518,9 @@ func (d *Device) Fill(t device.Thread, s device.Stream, dst device.Ptr, value by
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.initialising(dst) {
+		return d.inner.Fill(t, s, dst, value)
+	}
 	c, err := d.watchStream(t, "Fill", s)
 	if err != nil {
 		return err
@@ -643,6 +653,9 @@ func (d *Device) Launch(t device.Thread, g device.Graph, s device.Stream) error 
 		if err := d.checkResidency(g, ranges, known); err != nil {
 			return err
 		}
+		if err := d.checkShared(g, ranges); err != nil {
+			return err
+		}
 	}
 	if d.guarding(d.off.ReplayIsolation) {
 		if err := d.flights.isolated(g, s, ranges); err != nil {
@@ -653,6 +666,7 @@ func (d *Device) Launch(t device.Thread, g device.Graph, s device.Stream) error 
 		return err
 	}
 	d.flights.launch(g, s, fp)
+	d.launchedPrivate(ranges)
 	if c != nil {
 		// A graph launched into a capture replays its ranges as part of the new graph.
 		for _, r := range ranges {
@@ -669,7 +683,7 @@ func (d *Device) checkResidency(g device.Graph, ranges []capturedRange, known bo
 	var first string
 	stale := 0
 	for _, r := range ranges {
-		if why := d.ledger.stale(r, d.describeHolder, d.describeFree); why != "" {
+		if why := d.ledger.stale(r, d.describeHolder, d.describeFree); why != "" && !d.heldPrivately(r) {
 			if stale == 0 {
 				first = why
 			}

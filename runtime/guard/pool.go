@@ -19,6 +19,7 @@ import (
 type pool struct {
 	name    string
 	host    device.HostMemory // 0: device memory
+	private bool              // graph-private (privatepool.go)
 	segment device.Ptr
 	blocks  []poolBlock // cover the segment in address order
 }
@@ -144,7 +145,7 @@ func (d *Device) PoolAlloc(t device.Thread, name string, bytes int64) (device.Pt
 	if bytes <= 0 {
 		return device.Ptr{}, guardError(device.ClassInvalidValue, op, "%v: cannot allocate %d bytes", p, bytes)
 	}
-	if err := d.watchAllocator(op); err != nil {
+	if err := d.watchPool(op, p, true); err != nil {
 		return device.Ptr{}, err
 	}
 	ptr, ok := p.alloc(bytes)
@@ -152,7 +153,7 @@ func (d *Device) PoolAlloc(t device.Thread, name string, bytes int64) (device.Pt
 		return device.Ptr{}, guardError(device.ClassOutOfMemory, op, "%v has no free block of %d bytes (the largest free block has %d): size the pool for the blocks live at once",
 			p, bytes, p.largestFree())
 	}
-	d.ledger.add(ptr)
+	d.tookPrivate(p, d.ledger.add(ptr))
 	return ptr, nil
 }
 
@@ -166,7 +167,7 @@ func (d *Device) PoolFree(t device.Thread, name string, ptr device.Ptr) error {
 	if err != nil {
 		return err
 	}
-	if err := d.watchAllocator(op); err != nil {
+	if err := d.watchPool(op, p, false); err != nil {
 		return err
 	}
 	if !p.free(ptr) {
