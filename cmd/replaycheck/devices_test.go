@@ -53,4 +53,10 @@ var _ = Describe("replaycheck devices on a host with a driver library", func() {
 		Expect(devices("REPLAYCHECK_CUDA_LIB", build(fake.CUDA, fake.Variant{Omit: "cuMemsetD8Async"}))).To(
 			MatchRegexp(`(?m)^cuda\s+unavailable\s+.*symbol "cuMemsetD8Async" not found`))
 	})
+
+	It("names a runtime without CANN 9.1's graph reading under its device, which stays usable", func() {
+		out := devices("REPLAYCHECK_ACL_LIB", build(fake.ACL, fake.Variant{Omit: "aclmdlRITaskGetType"}))
+		Expect(out).To(MatchRegexp(`(?m)^acl\s+usable\s+\S+libascendcl\.so\n\s+device 0: .*\n\s+without graph reading: the runtime library lacks aclmdlRITaskGetType \(CANN 9\.1 trial APIs\)$`))
+		Expect(devices("REPLAYCHECK_ACL_LIB", build(fake.ACL, fake.Variant{}))).NotTo(ContainSubstring("without graph reading"))
+	})
 })
