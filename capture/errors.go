@@ -30,6 +30,8 @@ func fail(kind ErrorKind, step *probes.Step, err error) error {
 		kind = ErrTimeout
 	case errors.Is(err, context.Canceled):
 		kind = ErrInterrupted
+	case kind != ErrFault && kind != ErrRuntime && crashed(err):
+		kind = ErrCrash
 	case kind != ErrFault && kind != ErrRuntime && (deviceLost(err) || sticky(err)):
 		kind = ErrDeviceLost
 	}
@@ -41,6 +43,13 @@ func fail(kind ErrorKind, step *probes.Step, err error) error {
 func deviceLost(err error) bool {
 	e, ok := device.AsError(err)
 	return ok && e.Class == device.ClassDeviceLost && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
+}
+
+// crashed reports whether err is the platform's process dying inside the call
+// (device.Error.Crash), which a backend that survives it (the simulator) answers instead.
+func crashed(err error) bool {
+	e, ok := device.AsError(err)
+	return ok && e.Crash != "" && !strings.HasPrefix(e.Backend, runtime.PluginBackend)
 }
 
 // sticky reports whether err is the platform's sticky error (device.Error.Sticky): the device

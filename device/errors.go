@@ -64,6 +64,10 @@ type Error struct {
 	// address, launch failure and the other errors its documentation says need the process
 	// relaunched).
 	Sticky bool
+	// Crash, when set, is the signal the platform's process dies of inside this call (SIGSEGV): a
+	// backend that survives it (the simulator) answers this error instead, and the engine reports
+	// the instance as crashed, as an isolated worker that died would be.
+	Crash  string
 	Detail string
 }
 
@@ -81,6 +85,9 @@ func (e *Error) Error() string {
 	}
 	if e.Sticky {
 		s += ", sticky (every later call answers it)"
+	}
+	if e.Crash != "" {
+		s += fmt.Sprintf(", crashes the process (signal %s)", e.Crash)
 	}
 	if e.Detail != "" {
 		s += ": " + e.Detail

@@ -41,7 +41,7 @@ var Codes = map[int]Code{
 	107029: {"ACL_ERROR_RT_STREAM_NOT_CAPTURED", device.ClassCaptureNotCapturing},
 	107030: {"ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT", device.ClassCaptureMode},
 	107031: {"ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT", device.ClassCaptureImplicit},
-	107032: {"ACL_ERROR_RT_STREAM_CAPTURE_CONFLICT", device.ClassCaptureConflict},
+	107032: {"ACL_ERROR_STREAM_CAPTURE_CONFLICT", device.ClassCaptureConflict},
 	107036: {"ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED", device.ClassCaptureUnmatched},
 	107037: {"ACL_ERROR_RT_MODEL_RUNNING", device.ClassInvalidState},
 	107038: {"ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD", device.ClassWrongThread},

@@ -125,11 +125,32 @@ var _ = Describe("the fakes' behaviour", func() {
 			[]string{"end_and_instantiate(s1) = 0, want 900", "= 0, want 901"}),
 		Entry("another thread's GLOBAL capture at an end", "end a capture while another thread's GLOBAL capture is in progress, in GLOBAL", "instantiate",
 			[]string{"end_and_instantiate(s1) = 0, want 900", "other_result = 0, want 901"}),
-		Entry("legacy-stream work while a blocking stream captures", "work on, or a synchronisation of, the legacy default stream while a blocking stream captures", "nonblocking",
+		Entry("legacy-stream work while a blocking stream captures", "work on the legacy default stream while a blocking stream captures", "nonblocking",
 			[]string{"legacy-stream call 0 during a blocking capture = 0, want 906", "cu.cuMemsetD8Async(y, 4, 64, NULL) = 0, want 906"}),
+		Entry("a legacy-stream synchronisation while a blocking stream captures", "synchronisation of the legacy default stream while a blocking stream captures", "nonblocking",
+			[]string{"legacy-stream call 1 during a blocking capture = 0, want 906"}),
 		Entry("a synchronous copy while a blocking stream captures", "synchronous copy while a blocking stream captures", "nonblocking",
 			[]string{"legacy-stream call 2 during a blocking capture = 0, want 906", "cu.cuMemcpyDtoH_v2(&b1, y, 1) = 0, want 906"}),
 	)
+
+	// The H200's driver crashed the process inside cuGraphInstantiateWithFlags for a graph holding a
+	// copy from memory freed during its capture: the fake faults there too, and only there.
+	It("libcuda.so.1 crashes with SIGSEGV instantiating a graph whose copy reads memory freed during its capture, and not without the row", func() {
+		out, st := scenario(fake.CUDA, built.full[fake.CUDA], "freecopy")
+		ws, ok := st.Sys().(syscall.WaitStatus)
+		Expect(ok).To(BeTrue())
+		Expect(ws.Signaled() && ws.Signal() == syscall.SIGSEGV).To(BeTrue(), "status %v: %s", st, out)
+		Expect(out).To(ContainSubstring("allocated again: instantiated\ninstantiating over the freed source\n"))
+
+		p, err := sim.LoadProfile("cuda")
+		Expect(err).NotTo(HaveOccurred())
+		p.Rules = slices.DeleteFunc(p.Rules, func(r sim.Rule) bool { return r.Crash != "" })
+		lib, err := fake.BuildProfile(GinkgoT().TempDir(), fake.CUDA, p)
+		Expect(err).NotTo(HaveOccurred())
+		out, st = scenario(fake.CUDA, lib, "freecopy")
+		Expect(st.ExitCode()).To(Equal(0), out)
+		Expect(out).To(HaveSuffix("ok freecopy\n"))
+	})
 
 	It("libascendcl.so answers capture-fill-freed at the end that makes the model, where a profile has it", func() {
 		p, err := sim.LoadProfile("cann")

@@ -77,6 +77,7 @@ var Conditions = []string{
 	"blocking-capture",
 	"caller-began-capture",
 	"caller-began-other-capture",
+	"capture-copy-freed",
 	"capture-fill-freed",
 	"capture-invalidated",
 	"default-stream",
@@ -101,12 +102,16 @@ var Conditions = []string{
 
 // InstantiationConditions are the EndCapture conditions that judge the graph's instantiation on
 // CUDA: the other captures in progress at the end (the instantiation is an unsafe call) and the
-// graph's own nodes (capture-fill-freed). The fake libcuda answers their rules from
+// graph's own nodes (capture-fill-freed, capture-copy-freed). The fake libcuda answers their rules from
 // cuGraphInstantiateWithFlags, after cuStreamEndCapture succeeded, as the driver does (the fake
 // libascendcl, whose end makes the model, from aclmdlRICaptureEnd). The generator marks their
 // rules .instantiation, and requires them to follow every other rejecting EndCapture rule, so
 // that answering them a call later decides what the simulator's rule order decides.
-var InstantiationConditions = []string{"caller-began-other-capture", "other-thread-began-other-capture", "capture-fill-freed"}
+var InstantiationConditions = []string{"caller-began-other-capture", "other-thread-began-other-capture", "capture-fill-freed", "capture-copy-freed"}
+
+// crashSignals are the crashes a rule may name that the C core can raise: it faults, as a
+// crashing driver does.
+var crashSignals = []string{"SIGSEGV"}
 
 // Calls are the device calls a rule may name, in the order of the C enum rc_op: RC_OP_ and the
 // name in upper snake case.
@@ -157,7 +162,7 @@ var platformCodes = map[Library][]platformCode{
 		{107029, "ACL_ERROR_RT_STREAM_NOT_CAPTURED", "stream not captured"},
 		{107030, "ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT", "capture mode not supported"},
 		{107031, "ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT", "implicit stream capture"},
-		{107032, "ACL_ERROR_RT_STREAM_CAPTURE_CONFLICT", "stream capture conflict"},
+		{107032, "ACL_ERROR_STREAM_CAPTURE_CONFLICT", "stream capture conflict"},
 		{107036, "ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED", "stream capture unmatched"},
 		{107037, "ACL_ERROR_RT_MODEL_RUNNING", "model running"},
 		{107038, "ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD", "stream capture ended on the wrong thread"},
@@ -226,7 +231,10 @@ func generate(p *sim.Profile, codes []platformCode, implemented []string) ([]byt
 			continue
 		}
 		instantiation := slices.Contains(InstantiationConditions, r.When)
-		if r.When == "capture-fill-freed" && !r.Allow && (len(r.Modes) > 0 || r.Invalidates) {
+		if r.Crash != "" && !slices.Contains(crashSignals, r.Crash) {
+			bad("%s: crash %s: the fake's C core crashes with %s only", at, r.Crash, strings.Join(crashSignals, ", "))
+		}
+		if (r.When == "capture-fill-freed" || r.When == "capture-copy-freed") && !r.Allow && (len(r.Modes) > 0 || r.Invalidates) {
 			// Judged at the instantiation, when cuStreamEndCapture has ended the capture: there is
 			// no capture left to select by mode or to invalidate.
 			bad("%s: condition %q takes neither modes nor invalidates in the fake", at, r.When)
@@ -252,8 +260,8 @@ func generate(p *sim.Profile, codes []platformCode, implemented []string) ([]byt
 			i+1, strings.Join(calls, " | "), CondEnum(r.When), modeMask(r.Modes), modeMask(r.CallerModes), b2i(r.Pageable), b2i(r.Allow))
 		fmt.Fprintf(&b, "\t .freed_at_least = %d, .freed_below = %d, .instantiation = %d,\n",
 			int64(r.FreedBytes.AtLeast), int64(r.FreedBytes.Below), b2i(instantiation))
-		fmt.Fprintf(&b, "\t .code = %d, .name = %s, .class_name = %s, .invalidates = %d, .ends_capture = %d,\n",
-			r.Code, cString(r.Name), cString(string(r.Class)), b2i(r.Invalidates), b2i(r.EndsCapture))
+		fmt.Fprintf(&b, "\t .code = %d, .name = %s, .class_name = %s, .invalidates = %d, .ends_capture = %d, .crash = %d,\n",
+			r.Code, cString(r.Name), cString(string(r.Class)), b2i(r.Invalidates), b2i(r.EndsCapture), b2i(r.Crash != ""))
 		fmt.Fprintf(&b, "\t .situation = %s},\n", cString(r.Situation))
 	}
 	b.WriteString("};\n\n")
@@ -309,7 +317,7 @@ func codeTable(p *sim.Profile, codes []platformCode) ([]platformCode, error) {
 		add(platformCode{code: c.Code, name: c.Name}, fmt.Sprintf("profile %s errors (%s)", p.Name, class))
 	}
 	for i, r := range p.Rules {
-		if !r.Allow {
+		if !r.Allow && r.Crash == "" {
 			add(platformCode{code: r.Code, name: r.Name}, fmt.Sprintf("profile %s rule %d", p.Name, i+1))
 		}
 	}

@@ -174,6 +174,9 @@ func (m *memory) containing(p device.Ptr) *allocation {
 
 func (h *heap) liveBytes() int64 { return h.bytes }
 
+// within reports whether addr lies in h's address range, live or not.
+func (h *heap) within(addr uint64) bool { return addr >= h.base && addr < h.limit }
+
 func (m *memory) residentBytes() int64 { return int64(len(m.pages)) * PageSize }
 
 // span calls f for each page-sized piece of [addr, addr+n): the page index, the offset in the page

@@ -42,7 +42,10 @@ func platformTables() string {
 				modes += "; freed allocation " + r.FreedBytes.String()
 			}
 			answer := "allowed, unchecked"
-			if !r.Allow {
+			switch {
+			case r.Crash != "":
+				answer = fmt.Sprintf("crashes the process (%s); the simulator ends the instance in error of kind crash, the capture over", r.Crash)
+			case !r.Allow:
 				answer = fmt.Sprintf("%d %s [%s]", r.Code, r.Name, r.Class)
 				switch {
 				case r.Invalidates && r.EndsCapture:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -73,6 +74,11 @@ type Rule struct {
 	FreedBytes ByteRange `yaml:"freed-bytes"`
 	// Allow lets the call through: the platform does not check this situation.
 	Allow bool `yaml:"allow"`
+	// Crash is the signal the platform's process dies of inside the call ("SIGSEGV"): no answer
+	// comes back. The simulator answers an error naming it (device.Error.Crash, class device-lost:
+	// the process is gone, its device with it), which the engine reports as a crash, and ends the
+	// capture the call ends with no graph. A crash rule gives no code, name or class.
+	Crash string `yaml:"crash"`
 	// Code, Name and Class are the error a rejecting rule returns.
 	Code  int          `yaml:"code"`
 	Name  string       `yaml:"name"`
@@ -178,6 +184,9 @@ func (p *Profile) clone() *Profile {
 	}
 	return &c
 }
+
+// crashSignal is what a rule's crash names: a signal, as the isolated worker reports one.
+var crashSignal = regexp.MustCompile(`^SIG[A-Z]+$`)
 
 // Source tags a rule may carry, as docs/platforms.md defines them.
 var sourceTags = []string{"measured", "source", "doc", "verify"}
@@ -380,8 +389,17 @@ func (r *Rule) validateScope(at string, bad complain) (cond condition, known boo
 // error, with invalidates and ends-capture only where its condition names the capture.
 func (r *Rule) validateAnswer(at string, cond condition, known bool, bad complain) {
 	if r.Allow {
+		if r.Code != 0 || r.Name != "" || r.Class != "" || r.Invalidates || r.EndsCapture || r.Crash != "" {
+			bad("%s: an allow rule carries no code, name, class, invalidates, ends-capture or crash", at)
+		}
+		return
+	}
+	if r.Crash != "" {
+		if !crashSignal.MatchString(r.Crash) {
+			bad("%s: crash %q is not a signal name (SIGSEGV, SIGABRT, ...)", at, r.Crash)
+		}
 		if r.Code != 0 || r.Name != "" || r.Class != "" || r.Invalidates || r.EndsCapture {
-			bad("%s: an allow rule carries no code, name, class, invalidates or ends-capture", at)
+			bad("%s: a crash rule carries no code, name, class, invalidates or ends-capture: the process dies in the call", at)
 		}
 		return
 	}

@@ -141,6 +141,49 @@ rules:
 		}
 	})
 
+	It("take a crash as a signal name, with no answer beside it", func() {
+		_, err := sim.ParseProfile([]byte(header + `
+rules:
+  - situation: a crash that is no signal
+    source: measured
+    calls: [EndCapture]
+    when: capture-copy-freed
+    crash: segfault
+  - situation: a crash with an answer
+    source: measured
+    calls: [EndCapture]
+    when: capture-copy-freed
+    crash: SIGSEGV
+    code: 1
+    name: X
+    class: invalid-value
+  - situation: an allowed crash
+    source: measured
+    calls: [EndCapture]
+    when: capture-copy-freed
+    allow: true
+    crash: SIGSEGV
+`))
+		Expect(err).To(HaveOccurred())
+		for _, want := range []string{
+			`crash "segfault" is not a signal name`,
+			"a crash rule carries no code, name, class, invalidates or ends-capture",
+			"an allow rule carries no code, name, class, invalidates, ends-capture or crash",
+		} {
+			Expect(err.Error()).To(ContainSubstring(want))
+		}
+		p, err := sim.ParseProfile([]byte(header + `
+rules:
+  - situation: a crash
+    source: measured
+    calls: [EndCapture]
+    when: capture-copy-freed
+    crash: SIGSEGV
+`))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.Rules[0].Crash).To(Equal("SIGSEGV"))
+	})
+
 	It("take freed-bytes only on a condition about freed allocations, as a range, in bytes or binary units", func() {
 		_, err := sim.ParseProfile([]byte(header + `
 rules:

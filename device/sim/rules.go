@@ -123,8 +123,8 @@ var conditions = map[string]condition{
 		},
 	},
 	"event-in-other-capture": {
-		doc:    "a capturing stream waits on an event recorded in another capture in progress",
-		calls:  []string{"Wait"},
+		doc:    "a capturing stream waits on, or records, an event last recorded in another capture in progress",
+		calls:  []string{"Wait", "Record"},
 		scoped: true,
 		eval: func(d *Device, c call) ([]*capture, string, bool) {
 			sc, ec := c.stream.capture, c.event.capture
@@ -323,6 +323,27 @@ var conditions = map[string]condition{
 			return nil, "", false
 		},
 	},
+	// The same instantiation with a copy node whose source memory no allocation holds any more: on
+	// the H200 the driver crashed the process inside cuGraphInstantiateWithFlags. Device memory
+	// only: a copy from host memory names the program's memory, freed or not.
+	"capture-copy-freed": {
+		doc:    "a copy the capture ended holds reads device memory that lies in no live allocation: freed during the capture, and not allocated again",
+		calls:  []string{"EndCapture"},
+		scoped: true,
+		eval: func(d *Device, c call) ([]*capture, string, bool) {
+			cp := c.stream.capture
+			if cp == nil || cp.origin != c.stream.id || cp.frees == d.counters.Frees {
+				return nil, "", false
+			}
+			for n := range cp.len() {
+				w := cp.works.at(n)
+				if src := w.source(); w.kind == kindMemcpy && d.mem.device.within(src.Addr) && d.mem.containing(src) == nil {
+					return []*capture{cp}, fmt.Sprintf("%v holds a copy from %v, which lies in no live allocation", cp, src), true
+				}
+			}
+			return nil, "", false
+		},
+	},
 	// CUDA's EndCapture is cuStreamEndCapture and cuGraphInstantiateWithFlags right after it: the
 	// instantiation is a potentially unsafe call, judged by the other captures still in progress.
 	"caller-began-other-capture": {
@@ -432,6 +453,17 @@ func (d *Device) enforce(c *call) error {
 			caps = slices.DeleteFunc(caps, func(x *capture) bool { return !r.appliesToMode(x.mode) })
 			if len(caps) == 0 {
 				continue
+			}
+		}
+		if r.Crash != "" {
+			// The platform's process dies in the call: nothing it did survives, so the capture the
+			// call ends is over, with no graph.
+			if c.op == "EndCapture" && c.stream != nil && c.stream.capture != nil {
+				d.terminate(c.stream.capture)
+			}
+			return &device.Error{
+				Backend: "sim", Op: c.op, Class: device.ClassDeviceLost, Crash: r.Crash,
+				Detail: fmt.Sprintf("%s: %s (profile %s, rule %d); the platform's process dies in this call, the simulator's goes on", r.Situation, detail, d.profile.Name, i+1),
 			}
 		}
 		invalidated := false

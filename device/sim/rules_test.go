@@ -76,6 +76,18 @@ var _ = Describe("profile rules, as the device applies them", func() {
 				Expect(err).NotTo(HaveOccurred(), "the platform lets %s through: %s", call, r.Situation)
 				return
 			}
+			if r.Crash != "" {
+				// The platform's process dies in the call: an error naming the signal, the device
+				// gone with the process, and the capture the call ends over with no graph.
+				e := expectError(err, 0, device.ClassDeviceLost)
+				Expect(e.Crash).To(Equal(r.Crash))
+				Expect(e.Error()).To(ContainSubstring("crashes the process (signal " + r.Crash + ")"))
+				Expect(e.Detail).To(ContainSubstring(r.Situation))
+				if st.Watch != 0 && call == "EndCapture" {
+					Expect(status(d, st.Watch)).To(Equal(device.CaptureNone))
+				}
+				return
+			}
 			e := expectError(err, r.Code, r.Class)
 			Expect(e.Name).To(Equal(r.Name))
 			Expect(e.Op).To(Equal(call))
@@ -151,8 +163,14 @@ const (
 )
 
 var _ = Describe("docs/platforms.md, row by row", func() {
-	DescribeTable("cann: rejections never invalidate",
+	DescribeTable("cann: rejections leave the capture active, but for an event crossing two captures",
 		checkFact,
+		// hicann/runtime: CaptureEventWait's RT_ERROR_STREAM_CAPTURE_CONFLICT, then TerminateCapture
+		// of both captures; an invalidated capture takes work and fails its end 507903.
+		Entry("wait on an event of another capture: 107032, both invalidated", fact{"cann", device.Global, "event-in-other-capture", "Wait", 107032, device.ClassCaptureConflict, invalidated}),
+		Entry("record an event of another capture: moves, allowed (verify)", fact{"cann", device.Relaxed, "event-in-other-capture", "Record", 0, "", active}),
+		Entry("work into an invalidated capture: captured", fact{"cann", device.Global, "capture-invalidated", "Fill", 0, "", invalidated}),
+		Entry("end of an invalidated capture: 507903, no model", fact{"cann", device.Global, "capture-invalidated", "EndCapture", 507903, device.ClassCaptureInvalidated, none}),
 		Entry("sync the capturing stream: 107027", fact{"cann", device.Global, "stream-capturing", "SyncStream", 107027, device.ClassCapturedStream, active}),
 		Entry("sync the device while capturing: 107027", fact{"cann", device.Relaxed, "any-capture", "SyncDevice", 107027, device.ClassCapturedStream, active}),
 		Entry("query an event recorded in the capture: 107028", fact{"cann", device.Global, "event-captured", "QueryEvent", 107028, device.ClassCapturedEvent, active}),
@@ -375,10 +393,61 @@ var _ = Describe("the embedded profiles", func() {
 			Expect(p.Name).To(Equal(name))
 			for _, r := range p.Rules {
 				Expect(slices.Contains([]string{"measured", "source", "doc", "verify"}, r.Source)).To(BeTrue())
-				if !r.Allow {
+				if !r.Allow && r.Crash == "" {
 					Expect(device.ValidClass(r.Class)).To(BeTrue())
 				}
 			}
 		}
+	})
+})
+
+var _ = Describe("an event wait across two captures", func() {
+	// hicann/runtime ApiImpl::StreamWaitEvent: 107032 and TerminateCapture of both captures, whose
+	// ends then fail (Context::StreamEndCapture); CUDA merges nothing either: 902, both invalidated.
+	DescribeTable("fails both captures' ends",
+		func(profile string, code, endCode int) {
+			d := onProfile(profile)
+			st := stage(d, device.Global, "event-in-other-capture")
+			situations.ByCondition["event-in-other-capture"](st)
+			expectError(st.Do("Wait"), code, device.ClassCaptureConflict)
+			for _, s := range []device.Stream{st.Watch, st.Also} {
+				Expect(status(d, s)).To(Equal(device.CaptureInvalidated))
+				_, err := d.EndCapture(device.Main, s)
+				expectError(err, endCode, device.ClassCaptureInvalidated)
+				Expect(status(d, s)).To(Equal(device.CaptureNone))
+			}
+		},
+		Entry("cann: 107032, then 507903 at each end", "cann", 107032, 507903),
+		Entry("cuda: 902, then 901 at each end", "cuda", 902, 901),
+	)
+})
+
+var _ = Describe("the end of a capture holding a copy from memory freed during it", func() {
+	// On the H200 the driver crashed the process inside cuGraphInstantiateWithFlags (SIGSEGV).
+	It("crashes on cuda: an error naming the signal, the capture over with no graph", func() {
+		d := onProfile("cuda")
+		st := stage(d, device.Relaxed, "capture-copy-freed")
+		situations.ByCondition["capture-copy-freed"](st)
+		_, err := d.EndCapture(device.Main, st.Watch)
+		e := expectError(err, 0, device.ClassDeviceLost)
+		Expect(e.Crash).To(Equal("SIGSEGV"))
+		Expect(status(d, st.Watch)).To(Equal(device.CaptureNone))
+	})
+
+	It("makes the graph on cuda once the memory is allocated again, and on cann", func() {
+		d := onProfile("cuda")
+		st := stage(d, device.Relaxed, "capture-copy-freed")
+		situations.ByCondition["capture-copy-freed"](st)
+		again, err := d.Malloc(device.Other, st.X.Bytes) // LIFO: the freed block, at the same address
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again).To(Equal(st.X))
+		_, err = d.EndCapture(device.Main, st.Watch)
+		Expect(err).NotTo(HaveOccurred())
+
+		d = onProfile("cann")
+		st = stage(d, device.Relaxed, "capture-copy-freed")
+		situations.ByCondition["capture-copy-freed"](st)
+		_, err = d.EndCapture(device.Main, st.Watch)
+		Expect(err).NotTo(HaveOccurred())
 	})
 })

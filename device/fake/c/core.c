@@ -137,15 +137,18 @@ __attribute__((destructor)) static void close_log(void) {
  * syscall.Gettid returns on that thread. */
 static long thread_id(void) { return (long)syscall(SYS_gettid); }
 
+/* fault crashes the process as a crashing driver does: the kernel's SIGSEGV, which a Go process
+ * cannot mistake for a signal sent by another process. */
+static void fault(void) {
+	volatile uintptr_t bad = 8;
+	*(volatile int *)bad = 1;
+	abort();
+}
+
 static void trace(const char *entry, const char *args) {
 	pthread_once(&env_once, read_env);
-	if (crash_entry[0] && strcmp(crash_entry, entry) == 0) {
-		/* A real fault, as a crashing driver raises it: the kernel's SIGSEGV, which a Go process
-		 * cannot mistake for a signal sent by another process. */
-		volatile uintptr_t bad = 8;
-		*(volatile int *)bad = 1;
-		abort();
-	}
+	if (crash_entry[0] && strcmp(crash_entry, entry) == 0)
+		fault();
 	if (call_log)
 		fprintf(call_log, "%ld call %s%s%s\n", thread_id(), entry, args ? " " : "", args ? args : "");
 }
@@ -868,11 +871,13 @@ typedef struct {
 	int rules;
 } call_t;
 
-/* Whether a condition names captures. capture-fill-freed does in the simulator, the capture the
- * call ends; here it is judged at the instantiation, after cuStreamEndCapture ended that capture. */
+/* Whether a condition names captures. capture-fill-freed and capture-copy-freed do in the
+ * simulator, the capture the call ends; here they are judged at the instantiation, after
+ * cuStreamEndCapture ended that capture. */
 static int cond_scoped(int cond) {
 	switch (cond) {
 	case RC_COND_CAPTURE_FILL_FREED:
+	case RC_COND_CAPTURE_COPY_FREED:
 	case RC_COND_DEFAULT_STREAM:
 	case RC_COND_STREAM_NOT_CAPTURING:
 	case RC_COND_GRAPH_RANGE_STALE:
@@ -1069,6 +1074,33 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 		free(open);
 		return n > 0;
 	}
+	case RC_COND_CAPTURE_COPY_FREED: {
+		/* sim capture-copy-freed: a copy node of the graph cuStreamEndCapture made, at its
+		 * instantiation (CUDA), or of the capture the call ends, whose device source lies in no
+		 * live allocation. */
+		const node_t *nodes = NULL;
+		size_t n = 0;
+		if (c->op != RC_OP_END_CAPTURE)
+			return 0;
+		if (c->graph) {
+			nodes = c->graph->nodes;
+			n = c->graph->nnodes;
+		} else if (st && st->cap && st->cap->origin == st->h) {
+			nodes = st->cap->nodes;
+			n = st->cap->nnodes;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const work_t *w = &nodes[i].w;
+			int host;
+			if (w->kind == RC_MEMCPY && rc_memory_kind(d, w->src.addr) == RC_MEM_DEVICE &&
+			    !containing(d, w->src.addr, w->src.bytes, &host)) {
+				snprintf(det, ndet, "a copy from %#llx+%lld in the capture, which lies in no live allocation",
+					 (unsigned long long)w->src.addr, (long long)w->src.bytes);
+				return 1;
+			}
+		}
+		return 0;
+	}
 	case RC_COND_CAPTURE_FILL_FREED: {
 		/* The nodes of the graph cuStreamEndCapture made, at its instantiation (CUDA), or of the
 		 * capture the call ends (an end that makes the graph, as ACL's). */
@@ -1139,6 +1171,10 @@ static int enforce(rc_device *d, const call_t *c) {
 					caps[k++] = caps[j];
 			if ((n = k) == 0)
 				continue;
+		}
+		if (r->crash) {
+			/* The platform's process dies in the call (the driver faults): so does this one. */
+			fault();
 		}
 		int invalidated = 0;
 		if (r->invalidates)

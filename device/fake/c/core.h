@@ -51,6 +51,7 @@ enum rc_cond {
 	RC_COND_BLOCKING_CAPTURE,
 	RC_COND_CALLER_BEGAN_CAPTURE,
 	RC_COND_CALLER_BEGAN_OTHER_CAPTURE,
+	RC_COND_CAPTURE_COPY_FREED,
 	RC_COND_CAPTURE_FILL_FREED,
 	RC_COND_CAPTURE_INVALIDATED,
 	RC_COND_DEFAULT_STREAM,
@@ -98,6 +99,7 @@ typedef struct {
 	const char *class_name;
 	int invalidates;
 	int ends_capture;
+	int crash; /* the platform's process dies in the call: the core faults (SIGSEGV) */
 	const char *situation;
 } rc_rule;
 

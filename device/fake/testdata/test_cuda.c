@@ -232,6 +232,30 @@ static void scenario_freefill(void) {
 	}
 }
 
+/* A copy from memory freed during its capture: allocated again at the same address, the graph is
+ * instantiated; freed, the instantiation crashes the process (the H200's driver did, SIGSEGV),
+ * where a profile has that row. */
+static void scenario_freecopy(void) {
+	for (int again = 1; again >= 0; again--) {
+		void *s = stream(), *g = NULL, *x = NULL;
+		dptr src = dmalloc(4096), dst = dmalloc(4096);
+		OK(cu.cuStreamBeginCapture_v2(s, RELAXED));
+		OK(cu.cuMemcpyDtoDAsync_v2(dst, src, 4096, s));
+		OK(cu.cuMemFree_v2(src));
+		if (again)
+			EQ(dmalloc(4096), src);
+		OK(cu.cuStreamEndCapture(s, &g));
+		EQ(status(s), 0);
+		printf("%s\n", again ? "allocated again: instantiating" : "instantiating over the freed source");
+		fflush(stdout);
+		OK(cu.cuGraphInstantiateWithFlags(&x, g, 0));
+		if (again)
+			printf("allocated again: instantiated\n");
+		OK(cu.cuGraphExecDestroy(x));
+		OK(cu.cuGraphDestroy(g));
+	}
+}
+
 static void scenario_capture(void) {
 	for (int mode = GLOBAL; mode <= RELAXED; mode++) {
 		void *s = stream(), *g = NULL;
@@ -1169,6 +1193,7 @@ int main(int argc, char **argv) {
 		else if (strcmp(sc, "freed") == 0) scenario_freed();
 		else if (strcmp(sc, "host") == 0) scenario_host();
 		else if (strcmp(sc, "freefill") == 0) scenario_freefill();
+		else if (strcmp(sc, "freecopy") == 0) scenario_freecopy();
 		else if (strcmp(sc, "instantiate") == 0) scenario_instantiate();
 		else if (strcmp(sc, "kernel") == 0) scenario_kernel();
 		else if (strcmp(sc, "errors") == 0) scenario_errors();

@@ -98,6 +98,7 @@ var ByCondition = map[string]func(st *Stage){
 		elsewhere := st.Stream()
 		Expect(st.Device.BeginCapture(device.Main, elsewhere, device.Relaxed)).To(Succeed())
 		Expect(st.Device.Record(device.Main, st.Event, elsewhere)).To(Succeed())
+		st.Also = elsewhere // the event's capture: a rule that invalidates acts on both
 		st.Begin(device.Main)
 	},
 	"capture-invalidated": func(st *Stage) {
@@ -145,6 +146,16 @@ var ByCondition = map[string]func(st *Stage){
 		st.Begin(device.Main)
 		Expect(st.Device.Fill(device.Main, st.Watch, st.X, 1)).To(Succeed())
 		// Freed by a thread whose RELAXED interaction mode lets it free during any capture.
+		old, err := st.Device.ExchangeCaptureMode(device.Other, device.Relaxed)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.Device.Free(device.Other, st.X)).To(Succeed())
+		_, err = st.Device.ExchangeCaptureMode(device.Other, old)
+		Expect(err).NotTo(HaveOccurred())
+	},
+	"capture-copy-freed": func(st *Stage) {
+		st.Begin(device.Main)
+		Expect(st.Device.Copy(device.Main, st.Watch, st.Y, st.X)).To(Succeed())
+		// The copy's source freed by a thread whose RELAXED interaction mode lets it free.
 		old, err := st.Device.ExchangeCaptureMode(device.Other, device.Relaxed)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.Device.Free(device.Other, st.X)).To(Succeed())
