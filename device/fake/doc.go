@@ -117,6 +117,12 @@
 // process, as CANN has no call that ends one: at most 1024 are made (then Init fails
 // out-of-memory, 207001), each at most 1024 bytes.
 //
+// libascendcl's graph reading (CANN 9.1's trial aclmdlRIGetStreams, aclmdlRIGetTasksByStream,
+// aclmdlRITaskGetType) answers from the same graph nodes: a model RI has one stream holding its
+// nodes in capture order as tasks, a kernel typed ACL_MODEL_RI_TASK_KERNEL and a memset or memcpy
+// ACL_MODEL_RI_TASK_DEFAULT, as the runtime types them; REPLAYCHECK_FAKE_RI_DROP=<n>, read at
+// every call, leaves task n of each stream out (a runtime that misreports its graph).
+//
 // ACL
 // handles and CUDA streams, events, graphs and executable graphs are numbers cast to pointers; the
 // default stream is NULL. aclmdlRICaptureGetInfo's model RI for a capture in progress is
