@@ -43,12 +43,13 @@ const (
 	CellAllowed = "allowed" // exact: no error, right data
 	CellRefused = "refused" // a guard refused (only when guards ran)
 	CellError   = "error"
+	CellCrash   = "crash" // the platform's process died inside a call (run a device with --isolate)
 	CellSkipped = "skip"
 	CellNotRun  = "-"
 )
 
 // TableLegend explains the cells.
-const TableLegend = "a number: rejected with that platform code (+inv: the capture was invalidated; +silent: and the bytes were wrong all the same); silent: wrong data and no error; allowed: no error, exact; -: not run"
+const TableLegend = "a number: rejected with that platform code (+inv: the capture was invalidated; +silent: and the bytes were wrong all the same); silent: wrong data and no error; allowed: no error, exact; crash: the platform's process dies in a call (on a device, run with --isolate); -: not run"
 
 // RunName labels a report's column group: backend/profile.
 func RunName(r *Report) string {
@@ -77,6 +78,9 @@ func cellOf(e Entry) string {
 	case probes.Refused:
 		return CellRefused
 	case probes.Errored:
+		if crashed(e) {
+			return CellCrash
+		}
 		return CellError
 	case probes.Skipped:
 		return CellSkipped

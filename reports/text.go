@@ -129,6 +129,9 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	if rep.Summary.Uncharacterised > 0 {
 		tw.printf("%s\n", uncharacterisedHint(rep))
 	}
+	if advice := crashAdvice(rep); advice != "" {
+		tw.printf("%s\n", advice)
+	}
 	if rep.Enforcement != nil {
 		tw.printf("\n")
 		if tw.err == nil {
