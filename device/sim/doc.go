@@ -80,13 +80,19 @@
 // of the graph, does both: the capture is over without a graph and the others are invalidated). A
 // rule on freed memory may be restricted to freed allocations of some sizes (freed-bytes). The
 // first matching rejecting rule decides; allow rules document what the platform lets through and
-// never pre-empt a rejection. A rejected call has no other effect. "cann" encodes CANN 9.0
-// (rejections never invalidate; aclrtMalloc and aclrtFree are unchecked); "cuda" encodes the CUDA
-// driver API (900/902/903/905/906/907 invalidate, then work enqueued into the capture fails 901 and
-// its end fails 901 with no graph). Options.ProfileYAML runs a device on a profile document
-// instead, to try a corrected row. Failures outside the rules (bad arguments, out of memory) use
-// the profile's codes for their class. Every error is a *device.Error{Backend: "sim", Op: the
-// method name, ...} whose Detail names the situation, the objects involved and the profile rule.
+// never pre-empt a rejection. A rejected call has no other effect. A rule may instead say the
+// platform's process dies in the call (crash: the signal): the device answers a *device.Error
+// whose Crash names it (class device-lost), which the engine reports as a crash, and ends the
+// capture the call ends with no graph, as if the instance ran in a process of its own. "cann"
+// encodes CANN 9.0 (rejections leave the capture active, but an event crossing two captures: 107032
+// and both invalidated, each end then failing 507903; aclrtMalloc and aclrtFree are unchecked);
+// "cuda" encodes the CUDA driver API (900/902/903/905/906/907 invalidate, then work enqueued into
+// the capture fails 901 and its end fails 901 with no graph; a capture holding a copy from memory
+// freed during it crashes the process at the graph's instantiation). Options.ProfileYAML runs a
+// device on a profile document instead, to try a corrected row. Failures outside the rules (bad
+// arguments, out of memory) use the profile's codes for their class. Every error is a
+// *device.Error{Backend: "sim", Op: the method name, ...} whose Detail names the situation, the
+// objects involved and the profile rule.
 //
 // Counters are exact: Mallocs, Frees, Launches and CapturesDone count successful calls; the live
 // counts are what exists. Close destroys everything and stops the workers.
@@ -126,9 +132,8 @@
 //     differ and no probe depends on it.
 //   - Several devices of one backend share nothing (no peer access); opening one index twice gives
 //     two independent devices.
-//   - A crash of the platform's own: on an H200 the instantiation of a graph holding a copy whose
-//     memory was freed during the capture crashed the process (a fill answers 1, which the cuda
-//     profile encodes), and so did a replay over pinned host memory given back to the driver (the
-//     bindings keep such memory, see device/internal/bind). The simulator makes the graph, and
-//     replays.
+//   - A crash on a replay: on an H200 a replay over pinned host memory given back to the driver
+//     crashed the process (the bindings keep such memory, see device/internal/bind). The simulator
+//     replays. (The crash at the instantiation of a graph holding a copy from memory freed during
+//     the capture is a rule of the cuda profile, capture-copy-freed.)
 package sim
