@@ -39,7 +39,8 @@
 //
 // What the loader resolves, so that later layers see no gaps: a probe takes the keys it leaves out
 // (replays, modes, guards) from its set's defaults, then from [DefaultReplays], [DefaultModes] and
-// [DefaultGuards]; `capture:` becomes the one [Capture] named "main"; a capture's stream defaults to
+// [DefaultGuards]; `capture:` becomes the one [Capture] named "main"; the captures of a phases list
+// are the probe's Captures too, in order, and the list itself is [Probe.Phases]; a capture's stream defaults to
 // the probe's first stream and its end-stream to its stream; the stream of fill, copy, axpy, record,
 // wait and sync ops defaults to the capture's stream inside a capture's ops and to the first stream
 // elsewhere; replay.stream defaults to the first capture's stream and replay.order to each capture
@@ -62,8 +63,8 @@
 //	                      does not know (PlatformFamilies; the message says which keys each covers);
 //	                      a capture mode expect.modes or a family's modes does not know.
 //	missing-key           a required key is missing: version, set, probes; a probe's name, hazard,
-//	                      streams, expect and capture or captures; a buffer's or pool's bytes; a
-//	                      captures entry's name; a replay order entry's capture; expect.guarded,
+//	                      streams, expect and capture, captures or phases; a buffer's or pool's
+//	                      bytes; a captures or phases capture entry's name; a replay order entry's capture; expect.guarded,
 //	                      unless the probe runs with guards off only; an op's required fields.
 //	bad-name              a set, probe, buffer, pool, stream, event, capture name or a label that is
 //	                      not [a-z0-9][a-z0-9-]*; a declared stream named "default"; "default" in
@@ -74,8 +75,9 @@
 //	                      outcomes, rejected-by classes, fill value (0..255), axpy a (uint32), a
 //	                      replay count that is not an integer (ParseUint: decimal without a
 //	                      leading 0, or 0x hex; fill values and a are written so too); an op
-//	                      that is not a one-key map; an empty streams, non-blocking, modes,
-//	                      guards, captures, check or replay order list; intent outside a
+//	                      that is not a one-key map; a phases entry that is not a one-key map of
+//	                      eager or capture, or an empty eager entry; an empty streams,
+//	                      non-blocking, modes, guards, captures, check or replay order list; intent outside a
 //	                      capture's ops; a slot other than plain on a pooled or host buffer; host
 //	                      on a pooled buffer; an expect.platforms or expect.modes (or a family's
 //	                      modes) that is not a mapping, or an entry of it that gives none of its
@@ -105,6 +107,9 @@
 //	pool                  the live blocks of a pool, each rounded up to device.PoolGranularity,
 //	                      would exceed its segment at some point of the probe.
 //	capture-and-captures  a probe with both capture and captures.
+//	phases                a phases list beside prepare, capture, captures or between (at each
+//	                      of those keys); two eager entries in a row (at the second); a phases
+//	                      list without a capture entry.
 //	unknown-capture       replay.order naming a capture the probe does not have.
 //	race                  two data ops of one capture's ops list that overlap, at least one writing,
 //	                      with no order between them (below).
@@ -148,8 +153,8 @@
 // # Static checks in execution order
 //
 // Buffer names, liveness and sizes are followed through the probe in the order its ops are first
-// issued: the declared buffers, prepare, each capture's ops (captures in declaration order),
-// between, then replay.each twice (it runs before every round: what round 1 leaves, round 2
+// issued: the declared buffers, the probe's stages ([Probe.Stages]: prepare, each capture's ops in
+// declaration order and between; or the entries of its phases list in order), then replay.each twice (it runs before every round: what round 1 leaves, round 2
 // meets). alloc adds a buffer, free removes it, grow to a larger size raises it (never lowers).
 // Each op's ranges are resolved with [Op.Resolve] at the sizes of that point. The total-bytes
 // limit sums, over every unpooled buffer name, the largest size it reaches, and every pool's
