@@ -73,16 +73,16 @@ var corruptedOnBoth = []string{
 // stated is docs/runtime-abi.md's table "What replaycheck finds in it".
 var stated = map[string]findings{
 	"cann": {
-		outcomes: map[probes.Outcome]int{probes.Exact: 49, probes.Refused: 15, probes.Rejected: 56, probes.Corrupted: 57},
-		pass:     91,
+		outcomes: map[probes.Outcome]int{probes.Exact: 52, probes.Refused: 15, probes.Rejected: 56, probes.Corrupted: 57},
+		pass:     94,
 		refused:  refusedByTiny,
 		// On cann the default stream and the legacy-stream readback are not rejected by the
 		// platform either: the off-capture work runs eagerly and the replays miss it.
 		corrupted: sorted(append(slices.Clone(corruptedOnBoth), "incidents/warp-653-readback-on-legacy-stream", "platform/work-on-default-stream-in-capture")),
 	},
 	"cuda": {
-		outcomes: map[probes.Outcome]int{probes.Exact: 37, probes.Refused: 15, probes.Rejected: 61, probes.Corrupted: 64},
-		pass:     91,
+		outcomes: map[probes.Outcome]int{probes.Exact: 40, probes.Refused: 15, probes.Rejected: 61, probes.Corrupted: 64},
+		pass:     94,
 		refused:  refusedByTiny,
 		// On cuda the replays over freed memory are silent (allocations below 2 MiB stay mapped, as
 		// on an H200), and the stale-range tracking finds them.
