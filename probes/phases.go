@@ -84,6 +84,17 @@ func (p *Probe) Stages() []Stage {
 	return append(out, Stage{Pos: p.Pos, Phase: PhaseBetween, Ops: p.Between})
 }
 
+// Entry is entry n (1-based) of p's phases list, as a step of an eager entry names it
+// (Step.Entry); false when p has no such entry.
+func (p *Probe) Entry(n int) (Stage, bool) {
+	for _, st := range p.Phases {
+		if st.Entry == n {
+			return st, true
+		}
+	}
+	return Stage{}, false
+}
+
 // HasPhases reports whether p gives its sequence as a phases list.
 func (p *Probe) HasPhases() bool { return p.Phases != nil }
 

@@ -124,6 +124,20 @@ var _ = Describe("phases", func() {
 			Expect(p.Stages()[3].Step(0).String()).To(Equal("between op 1"))
 		})
 
+		It("are found by their entry's number", func() {
+			p := phasesProbe(kvGrow)
+			st, ok := p.Entry(3)
+			Expect(ok).To(BeTrue())
+			Expect(st.String()).To(Equal("phase 3"))
+			st, ok = p.Entry(4)
+			Expect(ok).To(BeTrue())
+			Expect(st.Capture.Name).To(Equal("big"))
+			for _, n := range []int{0, 5} {
+				_, ok = p.Entry(n)
+				Expect(ok).To(BeFalse(), "entry %d", n)
+			}
+		})
+
 		It("name their ops' steps, which parse back", func() {
 			p := phasesProbe(kvGrow)
 			steps := []string{p.Stages()[0].Step(0).String(), p.Stages()[1].Step(0).String(), p.Stages()[2].Step(1).String()}
