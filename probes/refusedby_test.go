@@ -124,4 +124,26 @@ var _ = Describe("expect.refused-by", func() {
 		// Decided in one cell is enough: cuda overrides the probe's own, which still decides cann.
 		load(refusedSet(`{guarded: refused, refused-by: {guard: retained}, platforms: {cuda: {refused-by: {guard: residency}}}}`))
 	})
+
+	It("is given, guard and step, wherever the catalog expects an instance refused", func() {
+		sets, err := probes.Load(probes.DefaultLimits(), "../specs")
+		Expect(err).NotTo(HaveOccurred())
+		n := 0
+		for _, s := range sets {
+			for _, in := range probes.Instances(s.Probes, probes.Matrix{}) {
+				for _, platform := range []string{"sim/cann", "sim/cuda"} {
+					want, _ := in.ExpectedOn(platform)
+					if want != probes.Refused {
+						continue
+					}
+					n++
+					by := in.RefusedByOn(platform)
+					Expect(by).NotTo(BeNil(), "%s on %s: expected refused, and no refused-by", in.ID(), platform)
+					Expect(by.Guard).NotTo(BeEmpty(), "%s on %s", in.ID(), platform)
+					Expect(by.Step).NotTo(BeEmpty(), "%s on %s", in.ID(), platform)
+				}
+			}
+		}
+		Expect(n).To(BeNumerically(">", 100))
+	})
 })

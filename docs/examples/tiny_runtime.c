@@ -2,8 +2,9 @@
 
 /*
  * tiny_runtime.c: a small runtime under replaycheck's probes, written against the plugin ABI
- * (include/replaycheck/runtime.h, version 3; it leaves the optional slots_changed NULL). It is the
- * worked example of docs/runtime-abi.md.
+ * (include/replaycheck/runtime.h, version 4; it leaves the optional slots_changed NULL, and names
+ * the rule behind each refusal, retained or arena, in refusal_rule). It is the worked example of
+ * docs/runtime-abi.md.
  *
  *   cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -I include -o tiny_runtime.so docs/examples/tiny_runtime.c
  *   replaycheck run --runtime ./tiny_runtime.so specs
@@ -67,6 +68,7 @@ typedef struct {
 	pool *pools;
 	size_t npools;
 	bool retired;
+	const char *refused_by; /* the rule of the last refusal: what refusal_rule answers (version 4) */
 } tiny;
 
 static bool kernel(const tiny *T) { return T->mode == RC_MODE_KERNEL; }
@@ -83,7 +85,9 @@ static int32_t say(rc_error *err, int32_t status, const char *class_name, const 
 	va_end(ap);
 	return status;
 }
-#define REFUSE(err, ...) say(err, RC_REFUSED, "refused", __VA_ARGS__)
+/* REFUSE refuses by the rule named rule: named as replaycheck's reference guard of the same rule,
+ * so that the catalog's expect.refused-by holds for it. */
+#define REFUSE(T, rule, err, ...) ((T)->refused_by = (rule), say(err, RC_REFUSED, "refused", __VA_ARGS__))
 #define FAIL(err, cls, ...) say(err, RC_ERROR, cls, __VA_ARGS__)
 
 static void *grow_array(void *v, size_t n, size_t elem) {
@@ -165,9 +169,9 @@ static int32_t d_launch(void *self, rc_thread t, rc_graph g, rc_stream s, rc_err
 static int32_t d_destroy_graph(void *self, rc_thread t, rc_graph g, rc_error *err) { return IN(self).destroy_graph(IN(self).self, t, g, err); }
 
 /* keeps refuses, in kernel mode, to give up what a retained slot or an arena region holds. */
-static int32_t keeps(const tiny *T, const slot *s, rc_error *err) {
+static int32_t keeps(tiny *T, const slot *s, rc_error *err) {
 	if (kernel(T) && s->kind != RC_SLOT_PLAIN)
-		return REFUSE(err, "%s slot \"%s\" holds 0x%llx+%lld for the context's life: kernel mode never frees it", kind_name(s->kind),
+		return REFUSE(T, kind_name(s->kind), err, "%s slot \"%s\" holds 0x%llx+%lld for the context's life: kernel mode never frees it", kind_name(s->kind),
 		              s->key, (unsigned long long)s->ptr.addr, (long long)s->ptr.bytes);
 	return RC_OK;
 }
@@ -195,7 +199,7 @@ static int32_t commit(tiny *T, rc_thread t, const rc_region *r, size_t n, rc_ptr
 		if (s && s->kind != RC_SLOT_ARENA)
 			return FAIL(err, "invalid-value", "key \"%s\" names a %s slot, not an arena region", r[i].key, kind_name(s->kind));
 		if (s && r[i].bytes > s->ptr.bytes && kernel(T))
-			return REFUSE(err, "arena region \"%s\" has capacity %lld bytes; %lld bytes exceed it: refused before any allocation or free",
+			return REFUSE(T, "arena", err, "arena region \"%s\" has capacity %lld bytes; %lld bytes exceed it: refused before any allocation or free",
 			              r[i].key, (long long)s->ptr.bytes, (long long)r[i].bytes);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -286,7 +290,7 @@ static int32_t r_provision(void *self, rc_thread t, rc_slot kind, const char *ke
 		return RC_OK;
 	}
 	if (s && kind == RC_SLOT_RETAINED && kernel(T))
-		return REFUSE(err, "retained slot \"%s\" holds %lld bytes; growth to %lld would re-base it: refused before anything was freed",
+		return REFUSE(T, "retained", err, "retained slot \"%s\" holds %lld bytes; growth to %lld would re-base it: refused before anything was freed",
 		              key, (long long)s->ptr.bytes, (long long)bytes);
 	bool rebase = s != NULL;
 	if (rebase) { /* free, then allocate at the new size */
@@ -442,6 +446,10 @@ static int32_t r_retire(void *self, rc_thread t, rc_error *err) {
 	return status;
 }
 
+/* refusal_rule names the rule behind the last refusal (version 4): the call that returned
+ * RC_REFUSED just before. */
+static const char *r_refusal_rule(void *self) { return ((const tiny *)self)->refused_by; }
+
 /* ---- The three entry points. ---- */
 
 EXPORT uint32_t rc_runtime_abi_version(void) { return RC_ABI_VERSION; }
@@ -489,5 +497,6 @@ EXPORT int32_t rc_runtime_open(uint32_t abi, rc_mode mode, const rc_device *inne
 	out->pool_free = r_pool_free;
 	out->retire = r_retire;
 	out->create_stream_with_flags = r_create_stream_with_flags; /* non-blocking streams, as PyTorch's */
+	out->refusal_rule = r_refusal_rule;
 	return RC_OK;
 }

@@ -1,5 +1,5 @@
 /*
- * replaycheck runtime plugin ABI, version 3.
+ * replaycheck runtime plugin ABI, version 4.
  *
  * A team puts its own runtime (its allocator and its capture guards) under replaycheck's probes by
  * building a shared library that implements this ABI and running `replaycheck run --runtime
@@ -12,10 +12,11 @@
  *
  * Loading. replaycheck dlopens the library and resolves rc_runtime_abi_version, rc_runtime_open
  * and rc_runtime_close; a missing one fails the load and is named. rc_runtime_abi_version() must
- * return RC_ABI_VERSION as the plugin was compiled. replaycheck loads plugins of version 3 (this
- * header), of version 2 (without rc_runtime.create_stream_with_flags, which replaycheck then treats
- * as NULL) and of version 1 (without rc_runtime.slots_changed either, NULL too); any other version
- * is refused at load with the numbers. For every probe instance, rc_runtime_open is called with
+ * return RC_ABI_VERSION as the plugin was compiled. replaycheck loads plugins of version 4 (this
+ * header), of version 3 (without rc_runtime.refusal_rule, which replaycheck then treats as NULL),
+ * of version 2 (without rc_runtime.create_stream_with_flags either, NULL too) and of version 1
+ * (without rc_runtime.slots_changed either, NULL too); any other version is refused at load with
+ * the numbers. For every probe instance, rc_runtime_open is called with
  * the version the plugin reported, the instance's execution mode (program: guards off, kernel:
  * guards on) and a fresh inner table over the run's device (one device serves every instance of a
  * run, so its memory and counters carry over from one instance to the next): from version 3, inner
@@ -29,7 +30,8 @@
  * Results. Every call returns RC_OK, RC_REFUSED or RC_ERROR:
  *   - RC_OK: the call took effect; out-parameters are set.
  *   - RC_REFUSED: the runtime refused the call and changed nothing: no address, size, contents,
- *     slot or allocator call. err->message says what was protected (the report shows it). After
+ *     slot or allocator call. err->message says what was protected (the report shows it), and
+ *     rc_runtime.refusal_rule (version 4) which of the runtime's rules refused. After
  *     every refusal of a probe's op in kernel mode replaycheck compares the device's counters and
  *     every buffer's slot, address and size with what they were before: a refusal with a side
  *     effect fails the instance and names what changed. Contents a refusal touched show in the
@@ -96,7 +98,7 @@
 extern "C" {
 #endif
 
-#define RC_ABI_VERSION 3u
+#define RC_ABI_VERSION 4u
 
 typedef enum { RC_OK = 0, RC_REFUSED = 1, RC_ERROR = 2 } rc_status;
 
@@ -273,6 +275,19 @@ typedef struct rc_runtime {
 	 * that the runtime lacks the capability non-blocking-streams. replaycheck calls it only for
 	 * RC_STREAM_NON_BLOCKING; device.create_stream makes every blocking stream. */
 	int32_t (*create_stream_with_flags)(void *self, rc_thread t, uint32_t flags, rc_stream *out, rc_error *err);
+
+	/* Version 4. refusal_rule names the rule of the runtime's that refused its last call: the one
+	 * that returned RC_REFUSED. replaycheck asks right after every RC_REFUSED, before any other call
+	 * into the runtime, and records the name with the refusal, so that a probe can say which rule
+	 * must refuse (expect.refused-by: {guard: NAME}) and a refusal by another rule fails it. A name
+	 * is 1 to 63 bytes of lower-case ASCII letters, digits and '-', not starting with '-'; a rule
+	 * that is one of replaycheck's reference guards' takes its name: "retained", "arena",
+	 * "capture-watch", "residency", "isolation". NULL or "" names none. The string stays valid until
+	 * the runtime's next call. It never fails, changes nothing and makes no inner call, like holds
+	 * (one it makes is not made, and fails the refused call with the runtime's error); a name that
+	 * is not one fails the refused call as the runtime's error. The entry may be NULL: the
+	 * runtime's refusals then name no rule, and a probe that names one fails on them. */
+	const char *(*refusal_rule)(void *self);
 } rc_runtime;
 
 /* The three entry points a plugin exports. */

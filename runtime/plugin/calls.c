@@ -106,6 +106,24 @@ void rt_holds_box(rc_runtime *r) {
 int64_t rt_slots_changed(const rc_runtime *r, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
 	RCP_CALL(r, int64_t, r->slots_changed(r->self, since, keys, cap, now))
 }
+// rt_refusal_rule copies the name refusal_rule gives into buf, of n bytes with the NUL: it
+// returns the name's length, n when the name is longer than n-1 bytes (buf then holds its first
+// n-1), and -1 when the runtime named none (NULL). It reads at most n bytes of the name.
+int64_t rt_refusal_rule(const rc_runtime *r, char *buf, size_t n) {
+	rcp_note in = rcp_in(r);
+	const char *s = r->refusal_rule(r->self);
+	rcp_out(in);
+	buf[0] = 0;
+	if (s == NULL)
+		return -1;
+	size_t len = 0;
+	while (len < n && s[len] != 0)
+		len++;
+	size_t k = len < n ? len : n - 1;
+	memcpy(buf, s, k);
+	buf[k] = 0;
+	return (int64_t)len;
+}
 int32_t rt_commit_bank(const rc_runtime *r, uint32_t t, const rc_region *regions, size_t n, rc_ptr *o, rc_error *e) { RCP_CALL(r, int32_t, r->commit_bank(r->self, (rc_thread)t, regions, n, o, e)) }
 int32_t rt_reserve_pool(const rc_runtime *r, uint32_t t, const char *name, int64_t n, uint32_t host, rc_error *e) { RCP_CALL(r, int32_t, r->reserve_pool(r->self, (rc_thread)t, name, n, host, e)) }
 int32_t rt_pool_alloc(const rc_runtime *r, uint32_t t, const char *name, int64_t n, rc_ptr *o, rc_error *e) { RCP_CALL(r, int32_t, r->pool_alloc(r->self, (rc_thread)t, name, n, o, e)) }

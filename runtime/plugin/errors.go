@@ -177,7 +177,7 @@ var entries = map[string]string{
 	"Launch": "device.launch", "DestroyGraph": "device.destroy_graph",
 	"Provision": "provision", "Release": "release", "Holds": "holds", "SlotsChangedSince": "slots_changed",
 	"CommitBank": "commit_bank", "ReservePool": "reserve_pool", "PoolAlloc": "pool_alloc", "PoolFree": "pool_free",
-	"Retire": "retire", "rc_runtime_open": "rc_runtime_open", "rc_runtime_close": "rc_runtime_close",
+	"Retire": "retire", "RefusalRule": "refusal_rule", "rc_runtime_open": "rc_runtime_open", "rc_runtime_close": "rc_runtime_close",
 }
 
 // entryOf is the ABI's name of the call the loader names op.

@@ -172,6 +172,10 @@ func (st *state) broken(t C.uint32_t, op string) error {
 		return &device.Error{Backend: BackendPrefix + st.plugin, Op: "between calls", Class: device.ClassInternal,
 			Detail: fmt.Sprintf("%s: a thread of the runtime made a device call (the inner device's %s) while no call of replaycheck's into the runtime was in progress: a runtime makes inner calls inside the call they serve, from its thread or a thread the call waits for (runtime.h, Threads); the call was not made",
 				st.path, field)}
+	case query && outer == "RefusalRule":
+		return &device.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: device.ClassInternal,
+			Detail: fmt.Sprintf("%s: refusal_rule made a device call (the inner device's %s): it names a rule from the runtime's own state, makes no inner call and never changes anything (runtime.h: rc_runtime.refusal_rule); the call was not made",
+				st.path, field)}
 	case query:
 		return &device.Error{Backend: BackendPrefix + st.plugin, Op: outer, Class: device.ClassInternal,
 			Detail: fmt.Sprintf("%s: %s made a device call (the inner device's %s): holds and slots_changed answer from the runtime's own state, make no inner call and never change anything (runtime.h: rc_runtime.holds, slots_changed); the call was not made",

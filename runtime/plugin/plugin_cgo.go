@@ -34,10 +34,11 @@ import (
 const ABIVersion = uint32(C.RC_ABI_VERSION)
 
 // MinABIVersion is the oldest ABI version Load accepts. Version 1 is version 2 without
-// rc_runtime.slots_changed, and version 2 is version 3 without rc_runtime.create_stream_with_flags:
-// each version's tables are a prefix of the next one's, so an older plugin runs as it did (version
-// 1 asked holds about every buffer before every call of a guarded instance, versions 1 and 2
-// create blocking streams only).
+// rc_runtime.slots_changed, version 2 is version 3 without rc_runtime.create_stream_with_flags,
+// and version 3 is version 4 without rc_runtime.refusal_rule: each version's tables are a prefix of
+// the next one's, so an older plugin runs as it did (version 1 asked holds about every buffer
+// before every call of a guarded instance, versions 1 and 2 create blocking streams only, and the
+// refusals of versions 1 to 3 name no rule).
 const MinABIVersion = uint32(1)
 
 // Plugin is a loaded runtime plugin library.
@@ -226,6 +227,8 @@ type Runtime struct {
 	logged bool
 	// flagged: the runtime creates non-blocking streams (ABI 3's create_stream_with_flags).
 	flagged bool
+	// ruled: the runtime names the rule behind each refusal (ABI 4's refusal_rule).
+	ruled   bool
 	keys    **C.char
 	keysCap int
 	// live are the streams, events and graphs the runtime made and has not destroyed (issued).
@@ -280,6 +283,7 @@ func (p *Plugin) Open(dev device.Device, guarded bool) (*Runtime, error) {
 	// An older plugin's table ends before the entries of later versions: they are Open's zeroed
 	// memory.
 	r.flagged = p.version >= 3 && r.rt.create_stream_with_flags != nil
+	r.ruled = p.version >= 4 && r.rt.refusal_rule != nil
 	if r.logged = p.version >= 2 && r.rt.slots_changed != nil; r.logged {
 		r.keysCap = 64
 		r.keys = (**C.char)(C.malloc(C.size_t(r.keysCap) * C.size_t(unsafe.Sizeof(uintptr(0)))))
@@ -385,12 +389,40 @@ func (r *Runtime) do(t device.Thread, op string, f func(*C.rc_error) C.int32_t) 
 	if v := r.st.takeViolation(); v != nil {
 		return v
 	}
+	if status == statusRefused && r.ruled {
+		return r.named(op, err)
+	}
 	return err
+}
+
+// named asks the runtime which of its rules made refusal, the error of its call op
+// (rc_runtime.refusal_rule, ABI version 4), and names it (runtime.Refuse). A name that breaks the
+// ABI's form, or an inner call the question made, is the call's error instead.
+func (r *Runtime) named(op string, refusal error) error {
+	var buf [runtime.MaxRuleBytes + 1]C.char
+	var n C.int64_t
+	r.query("RefusalRule", func() { n = C.rt_refusal_rule(r.rt, &buf[0], C.size_t(len(buf))) })
+	if v := r.st.takeViolation(); v != nil {
+		return v
+	}
+	name := C.GoString(&buf[0])
+	e, ok := device.AsError(refusal)
+	switch {
+	case !ok || n <= 0:
+		return refusal // none named
+	case n > runtime.MaxRuleBytes:
+		return misuse(r.p.name, op, device.ClassInternal, "%s: refusal_rule named a rule of more than %d bytes (%q...) for the refusal of %s (runtime.h: rc_runtime.refusal_rule)",
+			r.p.path, runtime.MaxRuleBytes, name, entryOf(op))
+	case !runtime.ValidRule(name):
+		return misuse(r.p.name, op, device.ClassInternal, "%s: refusal_rule named the rule %q for the refusal of %s: a name is lower-case letters, digits and '-', not starting with '-' (runtime.h: rc_runtime.refusal_rule)",
+			r.p.path, name, entryOf(op))
+	}
+	return runtime.Refuse(name, e)
 }
 
 // queryOps are the names of the queries, boxed once: holds is asked about every buffer before
 // every call of a guarded instance, and a string stored in inCall would be boxed every time.
-var queryOps = map[string]any{"Holds": "Holds", "SlotsChangedSince": "SlotsChangedSince"}
+var queryOps = map[string]any{"Holds": "Holds", "SlotsChangedSince": "SlotsChangedSince", "RefusalRule": "RefusalRule"}
 
 // query makes f, a call into the plugin named op that takes no thread, cannot fail and must change
 // nothing (holds, slots_changed), from the caller's goroutine under the device's watch, as every

@@ -12,7 +12,7 @@ import (
 )
 
 // ABIVersion is the RC_ABI_VERSION of include/replaycheck/runtime.h.
-const ABIVersion = uint32(3)
+const ABIVersion = uint32(4)
 
 // MinABIVersion is the oldest ABI version a cgo build loads.
 const MinABIVersion = uint32(1)

@@ -141,13 +141,13 @@ var _ = Describe("Load", func() {
 	})
 
 	It("refuses a plugin built for an ABI version it does not load, naming the file and the versions", func() {
-		Expect(plugin.ABIVersion).To(BeEquivalentTo(3))
-		for _, v := range []string{"0", "4"} {
+		Expect(plugin.ABIVersion).To(BeEquivalentTo(4))
+		for _, v := range []string{"0", "5"} {
 			path := build("v"+v, "-DRC_TEST_ABI="+v)
 			_, err := plugin.Load(path)
 			Expect(err).To(MatchError(SatisfyAll(
 				ContainSubstring(path), ContainSubstring("it implements ABI version "+v),
-				ContainSubstring("implements ABI version 3"), ContainSubstring("loads versions 1 to 3"))), v)
+				ContainSubstring("implements ABI version 4"), ContainSubstring("loads versions 1 to 4"))), v)
 		}
 	})
 
@@ -195,12 +195,12 @@ var _ = Describe("Load", func() {
 			Expect(res.Reason).To(Equal(`runtime blocking lacks capability "non-blocking-streams", which the probe's non-blocking streams need (solver): ` + why))
 		},
 		Entry("version 2", []string{"-DRC_TEST_ABI=2"}, "", 2, "it implements ABI version 2, which has no create_stream_with_flags"),
-		Entry("version 3, the entry NULL", nil, "1", 3, "its create_stream_with_flags is NULL"),
+		Entry("version 4, the entry NULL", nil, "1", 4, "its create_stream_with_flags is NULL"),
 	)
 
-	It("answers without a slot log for a version 3 plugin whose slots_changed is NULL", func() {
+	It("answers without a slot log for a version 4 plugin whose slots_changed is NULL", func() {
 		p := load()
-		Expect(p.Version()).To(BeEquivalentTo(3))
+		Expect(p.Version()).To(BeEquivalentTo(4))
 		rt, err := p.Open(openSim("cann"), true)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(rt.Close)

@@ -37,7 +37,8 @@ void rcp_close(void *f, const rc_runtime *r);
 void rcp_missing(const rc_runtime *r, char *buf, size_t n);
 
 // calls.c: calls into the runtime's table, each noted in flight for the exit handlers. rt_holds_box
-// asks holds about the box's hkey into its held, hslot and hptr.
+// asks holds about the box's hkey into its held, hslot and hptr; rt_refusal_rule copies the name
+// refusal_rule gives into buf (see calls.c).
 int32_t rt_malloc(const rc_runtime *r, uint32_t t, int64_t n, rc_ptr *o, rc_error *e);
 int32_t rt_free(const rc_runtime *r, uint32_t t, rc_ptr p, rc_error *e);
 int32_t rt_write(const rc_runtime *r, uint32_t t, rc_ptr d, const void *src, rc_error *e);
@@ -70,6 +71,7 @@ int32_t rt_provision(const rc_runtime *r, uint32_t t, uint32_t slot, const char 
 int32_t rt_release(const rc_runtime *r, uint32_t t, uint32_t slot, const char *key, rc_ptr p, rc_error *e);
 void rt_holds_box(rc_runtime *r);
 int64_t rt_slots_changed(const rc_runtime *r, uint64_t since, const char **keys, size_t cap, uint64_t *now);
+int64_t rt_refusal_rule(const rc_runtime *r, char *buf, size_t n);
 int32_t rt_commit_bank(const rc_runtime *r, uint32_t t, const rc_region *regions, size_t n, rc_ptr *o, rc_error *e);
 int32_t rt_reserve_pool(const rc_runtime *r, uint32_t t, const char *name, int64_t n, uint32_t host, rc_error *e);
 int32_t rt_pool_alloc(const rc_runtime *r, uint32_t t, const char *name, int64_t n, rc_ptr *o, rc_error *e);

@@ -190,7 +190,7 @@ provision after retire: error not-served mallocs+0 frees+0 same-address=1 held=0
 done retire
 `,
 	"opens": `
-abi version=3
+abi version=4
 a retained: ok allocated mallocs+1 frees+0 same-address=0 held=1
 b holds a's slot=0
 b retained: ok allocated mallocs+1 frees+0 same-address=0 held=1
@@ -271,6 +271,21 @@ var exposed = map[string]map[string]struct{ gone, instead []string }{
 				"destroy the origin during capture: ok",
 				"retire during capture: ok",
 				"end: error capture-not-capturing",
+			},
+		},
+	},
+	"no-retained-slot": {
+		// The retained slot grows by free + malloc and is released, as in program mode.
+		"grow-kernel": {
+			gone: []string{
+				"retained growth: refused not-served mallocs+0 frees+0 same-address=1 held=1 class=refused",
+				"release retained: refused refused",
+				"release retained frees+0",
+			},
+			instead: []string{
+				"retained growth: ok rebased mallocs+1 frees+1 same-address=0 held=1",
+				"release retained: ok",
+				"release retained frees+1",
 			},
 		},
 	},

@@ -34,6 +34,7 @@ var plugins = []plugin{
 	{"retained-free-before-refuse", []string{"RC_SEED_DEFECT_RETAINED_FREE"}},
 	{"no-capture-watch", []string{"RC_SEED_DEFECT_NO_CAPTURE_WATCH"}},
 	{"pointer-equality-residency", []string{"RC_SEED_DEFECT_POINTER_EQUALITY"}},
+	{"no-retained-slot", []string{"RC_SEED_DEFECT_NO_RETAINED_SLOT"}},
 }
 
 // Names lists the plugins Build compiles, the reference first, in a fresh slice.

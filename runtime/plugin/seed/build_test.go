@@ -30,8 +30,8 @@ func exported(path string) []string {
 }
 
 var _ = Describe("building the plugins", func() {
-	It("names the reference first, then the four defects", func() {
-		Expect(seed.Names()).To(Equal([]string{"reference", "arena-rollback-on-refusal", "retained-free-before-refuse", "no-capture-watch", "pointer-equality-residency"}))
+	It("names the reference first, then the five defects", func() {
+		Expect(seed.Names()).To(Equal([]string{"reference", "arena-rollback-on-refusal", "retained-free-before-refuse", "no-capture-watch", "pointer-equality-residency", "no-retained-slot"}))
 		Expect(seed.Defects()).To(Equal(seed.Names()[1:]))
 	})
 
@@ -76,4 +76,5 @@ var defines = map[string][]string{
 	"retained-free-before-refuse": {"-DRC_SEED_DEFECT_RETAINED_FREE"},
 	"no-capture-watch":            {"-DRC_SEED_DEFECT_NO_CAPTURE_WATCH"},
 	"pointer-equality-residency":  {"-DRC_SEED_DEFECT_POINTER_EQUALITY"},
+	"no-retained-slot":            {"-DRC_SEED_DEFECT_NO_RETAINED_SLOT"},
 }

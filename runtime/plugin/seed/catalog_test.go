@@ -33,6 +33,9 @@ var exposing = map[string]struct{ probe, effect string }{
 	"no-capture-watch": {"hazards/off-capture-stream", "corrupted"},
 	// The replay after free + same-address re-allocation goes through into the bystander.
 	"pointer-equality-residency": {"guards/same-address-reallocation", "corrupted"},
+	// The retained slot re-bases; the residency check refuses the replay instead: still refused,
+	// by the wrong guard at the wrong step, which the probe's refused-by names.
+	"no-retained-slot": {"hazards/rebase-after-capture", "refused by guard residency at replay 1 main (Launch), expected refused by guard retained at between op 1"},
 }
 
 var _ = Describe("the plugins on the catalog", func() {
@@ -145,14 +148,14 @@ var _ = Describe("the plugins on the catalog", func() {
 })
 
 // behaviour is what must agree between two runtimes on one instance: the outcome, the rejection,
-// the refusal's step, and how many rounds ran and differed.
+// the refusal's step and the guard that made it, and how many rounds ran and differed.
 func behaviour(r *capture.Result) string {
 	s := fmt.Sprintf("%s, %d rounds, %d corrupted", r.Outcome, r.Rounds, r.CorruptedRounds)
 	if rej := r.Rejection; rej != nil {
 		s += fmt.Sprintf(", rejected at %s with %d [%s] invalidated=%v", rej.Step, rej.Code, rej.Class, rej.Invalidated)
 	}
 	if r.Refusal != nil {
-		s += ", refused at " + r.Refusal.Step.String()
+		s += ", refused at " + r.Refusal.Step.String() + " by " + r.Refusal.Who()
 	}
 	if r.Error != nil {
 		s += ", error " + string(r.Error.Kind)

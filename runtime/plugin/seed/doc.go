@@ -7,10 +7,12 @@
 // before any state changes, plain, retained and arena slots with Provision, Release and the arena
 // bank, pools (best fit in device.PoolGranularity units, the lowest address among equals,
 // coalescing), host memory in the residency ledger, the capture watch, the residency check with
-// allocation generations, replay isolation, Retire, and the slot log (ABI 2's slots_changed: the
-// keys of the last 4,096 slot changes, as runtime/guard keeps them). Run through the catalog it
-// must give the built-in guards' outcome for every instance, with its slot log checked against
-// every slot before every guarded call (capture.Options.CheckSlotLog).
+// allocation generations, replay isolation, Retire, the slot log (ABI 2's slots_changed: the keys
+// of the last 4,096 slot changes, as runtime/guard keeps them), and the rule behind each refusal
+// (ABI 4's refusal_rule), named as the built-in guard of the same rule is (runtime.Guards). Run
+// through the catalog it must give the built-in guards' outcome for every instance, refused by the
+// same guard at the same step, with its slot log checked against every slot before every guarded
+// call (capture.Options.CheckSlotLog).
 //
 // Each other plugin is the reference with one defect, the kind a team's own runtime has:
 //
@@ -19,15 +21,19 @@
 //   - retained-free-before-refuse: a retained slot's growth frees the buffer, then is refused;
 //   - no-capture-watch: allocator calls and off-capture work go through during a capture;
 //   - pointer-equality-residency: the residency check asks only whether each captured range is
-//     still allocated, so a free and a re-allocation at the same address passes.
+//     still allocated, so a free and a re-allocation at the same address passes;
+//   - no-retained-slot: a retained slot's buffer grows by free + malloc and may be released or
+//     freed, as a plain one's. The residency check then refuses the replay of the graph that
+//     captured it: still refused, by the wrong rule at the wrong step, which only a probe's
+//     expect.refused-by catches.
 //
-// All five come from the same C sources in c/, the defects selected with -D flags: seed.c, the
+// All six come from the same C sources in c/, the defects selected with -D flags: seed.c, the
 // reference rules; defects.c (defects.h), each defect's code, called from seed.c where it strikes
 // and doing nothing without its flag; hooks.c (hooks.h), the test hooks below; grow.c (grow.h), the
 // growable arrays, every size overflow-checked; seed.h, the state they share. The package has no
 // cgo: Build writes the embedded sources to a directory and runs $CC (else cc) on the four .c
 // files, as device/fake does for the fake drivers. The ABI header comes from package include, which
-// embeds include/replaycheck/runtime.h itself. `make plugins` builds all five into build/plugins/.
+// embeds include/replaycheck/runtime.h itself. `make plugins` builds all six into build/plugins/.
 //
 // Every plugin faults with SIGSEGV, a real invalid access, on entering the entry point that
 // REPLAYCHECK_SEED_CRASH names (malloc, free, begin_capture, end_capture, launch, fill, copy or

@@ -77,7 +77,7 @@ var _ = Describe("the reference plugin's slot log", func() {
 		}
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(p.Close)
-		Expect(p.Version()).To(BeEquivalentTo(3))
+		Expect(p.Version()).To(BeEquivalentTo(4))
 		b, err := sim.New(sim.Options{Profile: "cann"})
 		Expect(err).NotTo(HaveOccurred())
 		dev, err := b.Open(context.Background(), 0)

@@ -68,6 +68,10 @@
  *   RC_TEST_FORWARD_FROM_THREAD=1      fill, copy and launch are forwarded from a thread the plugin
  *                                      starts for the call and joins, as a runtime with a driver
  *                                      thread of its own would: the call waits for the inner one
+ *   RC_TEST_RULE=name                  refusal_rule is filled, even by a plugin built for version 3
+ *                                      or older (which a replaycheck must not read), and names name
+ *                                      for every refusal; "-" answers NULL; \xHH is the byte HH. With
+ *                                      RC_TEST_QUERY_CALLS=refusal_rule, hang or exit, as holds
  * Compile-time variants:
  *   -DRC_TEST_ABI=N                    rc_runtime_abi_version() returns N, and rc_runtime_open
  *                                      accepts only N (1: a plugin built against the version 1
@@ -132,6 +136,7 @@ typedef struct {
 	char hang[64];
 	char exit_in[64];
 	char query_calls[64];
+	char rule[128];
 	char bad_thread[64];
 	char lie[64];
 	char bank_lie[64];
@@ -826,6 +831,11 @@ static int32_t pt_destroy_graph(void *self, rc_thread t, rc_graph g, rc_error *e
 	return FWD("destroy_graph", t, destroy_graph, t, g, err);
 }
 
+static const char *pt_refusal_rule(void *self) {
+	query(P, "refusal_rule");
+	return strcmp(P->rule, "-") == 0 ? NULL : P->rule;
+}
+
 static int64_t pt_slots_changed(void *self, uint64_t since, const char **keys, size_t cap, uint64_t *now) {
 	(void)since, (void)keys, (void)cap;
 	query(P, "slots_changed");
@@ -932,6 +942,9 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	unescape(p->fail_msg);
 	if ((v = getenv("RC_TEST_EXIT")) && *v) snprintf(p->exit_in, sizeof p->exit_in, "%s", v);
 	if ((v = getenv("RC_TEST_QUERY_CALLS")) && *v) snprintf(p->query_calls, sizeof p->query_calls, "%s", v);
+	int ruled = (v = getenv("RC_TEST_RULE")) != NULL;
+	if (ruled) snprintf(p->rule, sizeof p->rule, "%s", v);
+	unescape(p->rule);
 	if ((v = getenv("RC_TEST_BAD_THREAD")) && *v) snprintf(p->bad_thread, sizeof p->bad_thread, "%s", v);
 	if ((v = getenv("RC_TEST_PROVISION_LIE")) && *v) snprintf(p->lie, sizeof p->lie, "%s", v);
 	if ((v = getenv("RC_TEST_BANK_LIE")) && *v) snprintf(p->bank_lie, sizeof p->bank_lie, "%s", v);
@@ -991,6 +1004,7 @@ int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_device *inn
 	if (slot_log) out->slots_changed = pt_slots_changed; /* a version 1 replaycheck would not read it */
 	if (p->in_create_stream_with_flags && !((v = getenv("RC_TEST_BLOCKING_ONLY")) && strcmp(v, "1") == 0))
 		out->create_stream_with_flags = pt_create_stream_with_flags;
+	if (ruled) out->refusal_rule = pt_refusal_rule; /* read from version 4 only */
 #ifdef RC_TEST_NULL_ENTRIES
 	d->launch = NULL;
 	out->retire = NULL;

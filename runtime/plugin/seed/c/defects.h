@@ -8,7 +8,11 @@
  *   RC_SEED_DEFECT_NO_CAPTURE_WATCH    allocator calls and off-capture work go through during a
  *                                      capture;
  *   RC_SEED_DEFECT_POINTER_EQUALITY    the residency check asks only whether each captured range is
- *                                      still allocated, not by the allocation it had at capture.
+ *                                      still allocated, not by the allocation it had at capture;
+ *   RC_SEED_DEFECT_NO_RETAINED_SLOT    a retained slot's buffer grows by free + malloc and may be
+ *                                      released or freed, as a plain one's: the retained slot's
+ *                                      refusals are gone, and the residency check refuses the
+ *                                      replay of the graph that captured it instead.
  *
  * The reference rules (seed.c) call the hooks below where a defect would strike; every defect's
  * code is in defects.c, and built without the defect's macro its hook does nothing.
@@ -23,6 +27,13 @@
 #define WATCH_OFF true
 #else
 #define WATCH_OFF false
+#endif
+
+/* RETAINED_OFF is guarding's removed for the retained slot: true, its refusals are gone. */
+#ifdef RC_SEED_DEFECT_NO_RETAINED_SLOT
+#define RETAINED_OFF true
+#else
+#define RETAINED_OFF false
 #endif
 
 /* Shared by the plugin's files, exported by none: the plugin exports the ABI's three entry points

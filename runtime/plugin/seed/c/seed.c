@@ -58,13 +58,15 @@ static int32_t failv(rc_error *err, int32_t status, const char *class_name, cons
 	return status;
 }
 
-/* refuse is a refusal: nothing was done. */
-static int32_t refuse(rc_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int32_t refuse(rc_error *err, const char *fmt, ...) {
+/* refuse is a refusal by the rule named rule (a RULE_ name, which refusal_rule answers): nothing
+ * was done. */
+static int32_t refuse(state *S, const char *rule, rc_error *err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int32_t refuse(state *S, const char *rule, rc_error *err, const char *fmt, ...) {
 	va_list ap;
 	va_start(ap, fmt);
 	int32_t st = failv(err, RC_REFUSED, "refused", fmt, ap);
 	va_end(ap);
+	S->refused_by = rule;
 	return st;
 }
 
@@ -551,7 +553,7 @@ static int32_t watch_allocator(state *S, rc_error *err) {
 		return RC_OK;
 	char act[512];
 	active_captures(S, act, sizeof act);
-	return refuse(err,
+	return refuse(S, RULE_CAPTURE_WATCH, err,
 	              "allocator call while %s is active: an allocation made or freed inside a capture leaves the graph holding an address it does not own",
 	              act);
 }
@@ -568,8 +570,8 @@ static int32_t watch_stream(state *S, rc_thread t, rc_stream s, capture **out, r
 	active_captures(S, act, sizeof act);
 	word sw = stream_str(s);
 	if (why[0])
-		return refuse(err, "%s is active and membership of %s cannot be established: %s", act, sw.s, why);
-	return refuse(err, "%s is not part of %s: the work would run once, eagerly, and never replay", sw.s, act);
+		return refuse(S, RULE_CAPTURE_WATCH, err, "%s is active and membership of %s cannot be established: %s", act, sw.s, why);
+	return refuse(S, RULE_CAPTURE_WATCH, err, "%s is not part of %s: the work would run once, eagerly, and never replay", sw.s, act);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -660,7 +662,7 @@ static int32_t isolated(state *S, rc_graph g, rc_stream s, const ranges *rs, rc_
 				uint64_t hi = ptr_end(a.ptr) < ptr_end(b.ptr) ? ptr_end(a.ptr) : ptr_end(b.ptr);
 				rc_ptr ov = {lo, (int64_t)(hi - lo)};
 				word gw = graph_str(g), sw = stream_str(s), fg = graph_str(f->g), fs = stream_str(f->s), ow = ptr_str(ov);
-				return refuse(err,
+				return refuse(S, RULE_ISOLATION, err,
 				              "replay of %s on %s refused: %s, launched on %s, may still be running and nothing orders it before %s; both touch %s (%s by this graph, %s by that one): concurrent replays would race",
 				              gw.s, sw.s, fg.s, fs.s, sw.s, ow.s, a.write ? "written" : "read", b.write ? "written" : "read");
 			}
@@ -741,16 +743,16 @@ static int32_t d_destroy_stream(void *self, rc_thread t, rc_stream s, rc_error *
 		const capture *c = captured_from(S, s);
 		if (c) {
 			capture_str(buf, sizeof buf, c);
-			return refuse(err, "%s is the origin of %s: destroying it would end the capture behind the guard's back", sw.s, buf);
+			return refuse(S, RULE_CAPTURE_WATCH, err, "%s is the origin of %s: destroying it would end the capture behind the guard's back", sw.s, buf);
 		}
 		c = capture_of(S, t, s, why, sizeof why);
 		if (c) {
 			capture_str(buf, sizeof buf, c);
-			return refuse(err, "%s is part of %s: destroying it would end the capture behind the guard's back", sw.s, buf);
+			return refuse(S, RULE_CAPTURE_WATCH, err, "%s is part of %s: destroying it would end the capture behind the guard's back", sw.s, buf);
 		}
 		if (why[0]) {
 			active_captures(S, buf, sizeof buf);
-			return refuse(err, "%s is active and membership of %s cannot be established: %s", buf, sw.s, why);
+			return refuse(S, RULE_CAPTURE_WATCH, err, "%s is active and membership of %s cannot be established: %s", buf, sw.s, why);
 		}
 	}
 	int32_t st = S->in.destroy_stream(S->in.self, t, s, err);
@@ -840,10 +842,10 @@ static int32_t d_free_host(void *self, rc_thread t, rc_ptr p, rc_error *err) {
  * holds: a graph may hold its address for the context's whole life. */
 static int32_t refuse_release(state *S, const slot_state *st, rc_error *err) {
 	word p = ptr_str(st->ptr);
-	if (st->slot == RC_SLOT_RETAINED && guarding(S, false))
-		return refuse(err, "retained slot \"%s\" holds %s for the context's life: kernel mode never frees it", st->key, p.s);
+	if (st->slot == RC_SLOT_RETAINED && guarding(S, RETAINED_OFF))
+		return refuse(S, RULE_RETAINED, err, "retained slot \"%s\" holds %s for the context's life: kernel mode never frees it", st->key, p.s);
 	if (st->slot == RC_SLOT_ARENA && guarding(S, false))
-		return refuse(err, "arena region \"%s\" is committed at %s: kernel mode never releases it", st->key, p.s);
+		return refuse(S, RULE_ARENA, err, "arena region \"%s\" is committed at %s: kernel mode never releases it", st->key, p.s);
 	return RC_OK;
 }
 
@@ -1084,7 +1086,7 @@ static void stale(state *S, range r, char *buf, size_t cap) {
 static int32_t check_residency(state *S, rc_graph g, const graph *known, rc_error *err) {
 	word gw = graph_str(g);
 	if (!known)
-		return refuse(err, "%s was not captured through this guard: its captured ranges are unknown", gw.s);
+		return refuse(S, RULE_RESIDENCY, err, "%s was not captured through this guard: its captured ranges are unknown", gw.s);
 	char first[512] = "", why[512];
 	size_t n = 0;
 	for (size_t i = 0; i < known->ranges.n; i++) {
@@ -1097,8 +1099,8 @@ static int32_t check_residency(state *S, rc_graph g, const graph *known, rc_erro
 	if (n == 0)
 		return RC_OK;
 	if (n == 1)
-		return refuse(err, "replay of %s refused: %s", gw.s, first);
-	return refuse(err, "replay of %s refused: %s (and %zu more stale ranges)", gw.s, first, n - 1);
+		return refuse(S, RULE_RESIDENCY, err, "replay of %s refused: %s", gw.s, first);
+	return refuse(S, RULE_RESIDENCY, err, "replay of %s refused: %s (and %zu more stale ranges)", gw.s, first, n - 1);
 }
 
 static int32_t d_launch(void *self, rc_thread t, rc_graph g, rc_stream s, rc_error *err) {
@@ -1197,7 +1199,7 @@ static int32_t commit(state *S, rc_thread t, const rc_region *regions, size_t n,
 			         "arena region \"%s\" is committed at %s with capacity %lld bytes; a request of %lld bytes exceeds it: refused before any allocation or free, no region of the %zu changed",
 			         r->key, p.s, (long long)s->ptr.bytes, (long long)r->bytes, n);
 			defect_arena_rollback(S, t);
-			st = refuse(err, "%s", msg);
+			st = refuse(S, RULE_ARENA, err, "%s", msg);
 			goto out;
 		} else {
 			served[i] = RC_REBASED;
@@ -1292,7 +1294,7 @@ static int32_t r_provision(void *self, rc_thread t, rc_slot slot, const char *ke
 		*served = RC_IN_PLACE;
 		return RC_OK;
 	}
-	if (st && slot == RC_SLOT_RETAINED && guarding(S, false)) {
+	if (st && slot == RC_SLOT_RETAINED && guarding(S, RETAINED_OFF)) {
 		word p = ptr_str(st->ptr);
 		char msg[sizeof err->message];
 		snprintf(msg, sizeof msg,
@@ -1302,7 +1304,7 @@ static int32_t r_provision(void *self, rc_thread t, rc_slot slot, const char *ke
 		if (fs != RC_OK)
 			return fs;
 		/* Refused ahead of the free: the buffer stays where a captured graph may expect it. */
-		return refuse(err, "%s", msg);
+		return refuse(S, RULE_RETAINED, err, "%s", msg);
 	}
 	if (watch_allocator(S, err) != RC_OK)
 		return RC_REFUSED;
@@ -1583,6 +1585,9 @@ static int32_t r_retire(void *self, rc_thread t, rc_error *err) {
 /* ---------------------------------------------------------------------------------------------- */
 /* Entry points. */
 
+/* r_refusal_rule names the rule behind the last refusal: the guard's name whose rule it is. */
+static const char *r_refusal_rule(void *self) { return ((const state *)self)->refused_by; }
+
 EXPORT uint32_t rc_runtime_abi_version(void) { return RC_ABI_VERSION; }
 
 EXPORT void rc_runtime_close(void *self) {
@@ -1670,5 +1675,6 @@ EXPORT int32_t rc_runtime_open(uint32_t abi_version, rc_mode mode, const rc_devi
 	out->retire = r_retire;
 	out->slots_changed = r_slots_changed;
 	out->create_stream_with_flags = r_create_stream_with_flags;
+	out->refusal_rule = r_refusal_rule;
 	return RC_OK;
 }

@@ -110,7 +110,16 @@ typedef struct {
 	 * at version log_base + i + 1. */
 	VEC(char *) slot_log;
 	uint64_t log_base;
+	/* refused_by names the rule behind the last refusal (refusal_rule): one of the RULE_ names. */
+	const char *refused_by;
 } state;
+
+/* The rules that refuse, named as replaycheck's reference guards are (rc_runtime.refusal_rule). */
+#define RULE_RETAINED "retained"
+#define RULE_ARENA "arena"
+#define RULE_CAPTURE_WATCH "capture-watch"
+#define RULE_RESIDENCY "residency"
+#define RULE_ISOLATION "isolation"
 
 /* Shared by the plugin's files, exported by none: the plugin exports the ABI's three entry points
  * only, whatever its visibility flags. */
