@@ -4,10 +4,11 @@
 //
 // Load opens the library (internal/dl), resolves rc_runtime_abi_version, rc_runtime_open
 // and rc_runtime_close (a missing one fails the load and is named) and refuses a library whose
-// version is not MinABIVersion (1) to ABIVersion (3), naming the file and the versions; each
+// version is not MinABIVersion (1) to ABIVersion (4), naming the file and the versions; each
 // version's tables are the next one's without its last entries (version 2 added
 // rc_runtime.slots_changed, version 3 rc_runtime.create_stream_with_flags and the inner
-// rc_inner around rc_device), and rc_runtime_open gets the version the plugin reported.
+// rc_inner around rc_device, version 4 rc_runtime.refusal_rule), and rc_runtime_open gets the
+// version the plugin reported.
 // Plugin.Open puts the runtime in front of one device for one probe instance: it hands the plugin
 // the device as the INNER rc_device table (the first member of an rc_inner), calls rc_runtime_open in RC_MODE_KERNEL (guarded) or RC_MODE_PROGRAM, and
 // returns a *Runtime: a device.Device and the allocator calls the engine drives
@@ -23,7 +24,10 @@
 // Every call returns RC_OK, RC_REFUSED or RC_ERROR, mapped to Go as follows.
 //
 //   - RC_REFUSED is a *device.Error{Backend: "runtime:" + Name, Op, Class: device.ClassRefused,
-//     Detail: err.message}.
+//     Detail: err.message}. When the runtime names the rule that refused (refusal_rule, ABI
+//     version 4, asked right after the call as holds is asked, under the same watch), the error is
+//     a *runtime.Refusal naming it around that one (runtime.RefusedBy reads it); a plugin of an
+//     older version, or one whose refusal_rule is NULL or answers NULL or "", names none.
 //   - RC_ERROR that forwards an inner device error is that error, unchanged. Every inner call the
 //     plugin makes during one outer call that fails writes the Go error into the plugin's rc_error
 //     (code, name, class_name, invalidated, message = Detail) and is remembered, with the exact
@@ -72,6 +76,9 @@
 //   - an inner call from holds or slots_changed, which must change nothing: not made, it fails, and
 //     as neither can return an error, the next call into the plugin returns it (Runtime.Close,
 //     when none follows);
+//   - a rule's name from refusal_rule that is not 1 to runtime.MaxRuleBytes bytes of lower-case
+//     letters, digits and '-' (not starting with '-'), or an inner call it makes (not made): the
+//     refused call fails with the rule's error instead;
 //   - an inner call while no call into the plugin is in progress (a thread of the plugin's on its
 //     own schedule): not made, it fails, and the next call into the plugin returns the rule's
 //     error (Runtime.Close, when none follows).
