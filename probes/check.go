@@ -192,8 +192,7 @@ func (l *loader) decidesRefused(p *Probe, r *RefusedBy) bool {
 	return false
 }
 
-// checkRefusalStep reports a refused-by step that names no step of p. A step of a phase this
-// check does not follow is taken as written.
+// checkRefusalStep reports a refused-by step that names no step of p.
 func (l *loader) checkRefusalStep(p *Probe, what string, r *RefusedBy) {
 	if r.Step == "" {
 		return
@@ -230,6 +229,13 @@ func (l *loader) checkRefusalStep(p *Probe, what string, r *RefusedBy) {
 			return
 		}
 		ops = c.Ops
+	case PhaseEager:
+		i := slices.IndexFunc(p.Phases, func(st Stage) bool { return st.Entry == s.Entry && st.Eager() })
+		if i < 0 {
+			l.errorf(at, RuleRefusedBy, "%s step %s: entry %d of the probe's phases is no eager entry", what, r.Step, s.Entry)
+			return
+		}
+		ops = p.Phases[i].Ops
 	default:
 		return
 	}
@@ -240,8 +246,11 @@ func (l *loader) checkRefusalStep(p *Probe, what string, r *RefusedBy) {
 		l.errorf(at, RuleRefusedBy, "%s step %s: the replay order does not launch capture %s", what, r.Step, s.Capture)
 	case s.Point == StepOp && s.Index >= len(ops):
 		where := string(s.Phase)
-		if s.Phase == PhaseCapture {
+		switch s.Phase {
+		case PhaseCapture:
 			where = "capture " + s.Capture
+		case PhaseEager:
+			where = fmt.Sprintf("phase %d", s.Entry)
 		}
 		l.errorf(at, RuleRefusedBy, "%s step %s: %s has %d ops", what, r.Step, where, len(ops))
 	}

@@ -112,6 +112,33 @@ var _ = Describe("expect.refused-by", func() {
 			`a.yaml:15:51: refused-by: expect refused-by step each: the probe has no each step`))
 	})
 
+	It("follows a phases list: an eager entry's ops, by the entry's place", func() {
+		phases := func(step string) string {
+			return `version: replaycheck/v1
+set: s
+probes:
+  - name: p
+    hazard: rebase
+    buffers:
+      a: {bytes: 4KiB, slot: retained}
+    streams: [main]
+    phases:
+      - capture: {name: small, ops: [{fill: {dst: a, value: 1}}]}
+      - eager: [{grow: {buffer: a, bytes: 8KiB}}]
+      - capture: {name: big, ops: [{fill: {dst: a, value: 2}}]}
+    expect: {guarded: refused, refused-by: {step: ` + step + `}}
+`
+		}
+		Expect(load(phases("phase 2 op 1")).Expect.RefusedBy).To(Equal(&probes.RefusedBy{Step: "phase 2 op 1"}))
+		Expect(problems(phases("phase 2 op 2"))).To(ConsistOf(
+			`a.yaml:13:51: refused-by: expect refused-by step phase 2 op 2: phase 2 has 1 ops`))
+		Expect(problems(phases("phase 3 op 1"))).To(ConsistOf(
+			`a.yaml:13:51: refused-by: expect refused-by step phase 3 op 1: entry 3 of the probe's phases is no eager entry`))
+		Expect(problems(phases("between"))).To(ConsistOf(
+			`a.yaml:13:51: refused-by: expect refused-by step between: the probe has no between step`))
+		Expect(load(phases("capture big op 1")).Expect.RefusedBy.Step).To(Equal("capture big op 1"))
+	})
+
 	It("reports a refused-by where no instance it decides expects refused", func() {
 		Expect(problems(refusedSet(`{guarded: exact, refused-by: {guard: retained}}`))).To(ConsistOf(
 			`a.yaml:15:30: refused-by: expect refused-by names who must refuse, but no instance it decides expects refused`))
