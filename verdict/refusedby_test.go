@@ -105,15 +105,23 @@ var _ = Describe("who must refuse (expect.refused-by)", func() {
 		}
 	})
 
-	It("names a refusal whose runtime named no guard as such", func() {
+	It("judges a refusal whose runtime named no guard by its step alone, and says so", func() {
 		res := &capture.Result{Outcome: probes.Refused, Expected: probes.Refused, Guarded: true,
-			RefusedBy: &probes.RefusedBy{Guard: "retained"},
+			RefusedBy: &probes.RefusedBy{Guard: "retained", Step: "between op 1"},
 			Refusal:   &capture.Refusal{Step: probes.OpStep(probes.PhaseBetween, "", 0), Op: "Provision"}}
 		v := verdict.Judge(res, nil)
+		Expect(v.Status).To(Equal(verdict.Pass))
+		Expect(v.Reason).To(Equal("refused at between op 1; the runtime names no guard, so only the step was judged"))
+
+		By("the step still tells the retained slot's refusal from the residency check's at the replay")
+		res.Refusal = &capture.Refusal{Step: probes.LaunchStep(1, "main"), Op: "Launch"}
+		v = verdict.Judge(res, nil)
 		Expect(v.Status).To(Equal(verdict.Fail))
-		Expect(v.Reason).To(Equal("refused by a guard the runtime did not name at between op 1 (Provision), expected refused by guard retained at any step"))
-		res.RefusedBy = &probes.RefusedBy{Step: "between op 1"}
-		Expect(verdict.Judge(res, nil).Status).To(Equal(verdict.Pass), "the step alone holds")
+		Expect(v.Reason).To(Equal("refused by a guard the runtime did not name at replay 1 main (Launch), expected refused by guard retained at between op 1"))
+
+		By("a guard named by the runtime is judged by its name")
+		res.Refusal = &capture.Refusal{Step: probes.OpStep(probes.PhaseBetween, "", 0), Op: "Provision", Guard: "residency"}
+		Expect(verdict.Judge(res, nil).Status).To(Equal(verdict.Fail))
 	})
 
 	It("judges the outcome first: an instance expected refused that came out exact fails by outcome", func() {
