@@ -29,6 +29,8 @@ const (
 	RuleRace               = "race"
 	RuleMemory             = "memory"
 	RulePool               = "pool"
+	RulePrivatePool        = "private-pool" // a private pool used outside a capture into it
+	RuleDestroyed          = "destroyed"    // a destroyed graph named again
 	RuleLimit              = "limit"
 	RuleFault              = "fault"
 	RuleExpectMode         = "expect-mode"

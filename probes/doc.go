@@ -106,6 +106,12 @@
 //	                      device side.
 //	pool                  the live blocks of a pool, each rounded up to device.PoolGranularity,
 //	                      would exceed its segment at some point of the probe.
+//	private-pool          a graph-private pool used outside a capture into it: an eager alloc or
+//	                      grow from it, an alloc or grow in a capture into another pool, a
+//	                      declared buffer in it, a capture naming a pool that is not private, a
+//	                      private pool with host.
+//	destroyed             a destroyed graph in replay.order, a graph destroyed twice, or every
+//	                      graph destroyed.
 //	capture-and-captures  a probe with both capture and captures.
 //	phases                a phases list beside prepare, capture, captures or between (at each
 //	                      of those keys); two eager entries in a row (at the second); a phases

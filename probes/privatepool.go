@@ -24,14 +24,6 @@ import (
 // of the pool no buffer holds is released.
 const OpDestroy OpKind = "destroy"
 
-// Rules of the private pools' static checks.
-const (
-	// RulePrivatePool: a graph-private pool used where only a capture into it may use it.
-	RulePrivatePool = "private-pool"
-	// RuleDestroyed: a destroyed graph named again.
-	RuleDestroyed = "destroyed"
-)
-
 // private reads a pool's private key, a boolean.
 func (l *loader) private(pl *Pool, n *yaml.Node, what string) bool {
 	l.mark(pl, "private", n)
