@@ -15,8 +15,8 @@ import (
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
-// relaxedCopy is platform/unsafe-call-by-capturing-thread-relaxed: a synchronous copy by the
-// capturing thread of a relaxed capture. ACL lets it through; CUDA rejects it (906, legacy-stream
+// relaxedCopy is the relaxed instance of platform/unsafe-call-by-capturing-thread: a synchronous
+// copy by the capturing thread of a relaxed capture. ACL lets it through; CUDA rejects it (906, legacy-stream
 // work), which the probe's expect.platforms states.
 const relaxedCopy = `version: replaycheck/v1
 set: platforms
