@@ -311,16 +311,9 @@ var conditions = map[string]condition{
 		calls:  []string{"EndCapture"},
 		scoped: true,
 		eval: func(d *Device, c call) ([]*capture, string, bool) {
-			cp := c.stream.capture
-			if cp == nil || cp.origin != c.stream.id || cp.frees == d.counters.Frees {
-				return nil, "", false
-			}
-			for n := range cp.len() {
-				if w := cp.works.at(n); w.kind == kindMemset && d.mem.containing(w.dst) == nil {
-					return []*capture{cp}, fmt.Sprintf("%v holds a fill of %v, which lies in no live allocation", cp, w.dst), true
-				}
-			}
-			return nil, "", false
+			return endedWorkFreed(d, c, func(w work) (device.Ptr, string, bool) {
+				return w.dst, "a fill of", w.kind == kindMemset
+			})
 		},
 	},
 	// The same instantiation with a copy node whose source memory no allocation holds any more: on
@@ -331,17 +324,10 @@ var conditions = map[string]condition{
 		calls:  []string{"EndCapture"},
 		scoped: true,
 		eval: func(d *Device, c call) ([]*capture, string, bool) {
-			cp := c.stream.capture
-			if cp == nil || cp.origin != c.stream.id || cp.frees == d.counters.Frees {
-				return nil, "", false
-			}
-			for n := range cp.len() {
-				w := cp.works.at(n)
-				if src := w.source(); w.kind == kindMemcpy && d.mem.device.within(src.Addr) && d.mem.containing(src) == nil {
-					return []*capture{cp}, fmt.Sprintf("%v holds a copy from %v, which lies in no live allocation", cp, src), true
-				}
-			}
-			return nil, "", false
+			return endedWorkFreed(d, c, func(w work) (device.Ptr, string, bool) {
+				src := w.source()
+				return src, "a copy from", w.kind == kindMemcpy && d.mem.device.within(src.Addr)
+			})
 		},
 	},
 	// CUDA's EndCapture is cuStreamEndCapture and cuGraphInstantiateWithFlags right after it: the
@@ -485,4 +471,20 @@ func (d *Device) enforce(c *call) error {
 		}
 	}
 	return nil
+}
+
+// endedWorkFreed finds, in the capture an EndCapture ends on its origin stream, the first work that
+// touches (names) memory lying in no live allocation: freed during the capture, and not allocated
+// again. Captures that freed nothing are not searched.
+func endedWorkFreed(d *Device, c call, touches func(work) (r device.Ptr, what string, ok bool)) ([]*capture, string, bool) {
+	cp := c.stream.capture
+	if cp == nil || cp.origin != c.stream.id || cp.frees == d.counters.Frees {
+		return nil, "", false
+	}
+	for n := range cp.len() {
+		if r, what, ok := touches(cp.works.at(n)); ok && d.mem.containing(r) == nil {
+			return []*capture{cp}, fmt.Sprintf("%v holds %s %v, which lies in no live allocation", cp, what, r), true
+		}
+	}
+	return nil, "", false
 }
