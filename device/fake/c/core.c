@@ -915,6 +915,24 @@ static size_t blocking_caps(rc_device *d, capture_t **out, stream_t **first) {
 	return n;
 }
 
+/* The nodes an end of capture hands to the rules that check a graph as it is made: those of the
+ * graph cuStreamEndCapture made, at its instantiation (CUDA), or of the capture the call ends (an
+ * end that makes the graph, as ACL's). None for any other call. */
+static const node_t *ended_nodes(const call_t *c, const stream_t *st, size_t *n) {
+	*n = 0;
+	if (c->op != RC_OP_END_CAPTURE)
+		return NULL;
+	if (c->graph) {
+		*n = c->graph->nnodes;
+		return c->graph->nodes;
+	}
+	if (st && st->cap && st->cap->origin == st->h) {
+		*n = st->cap->nnodes;
+		return st->cap->nodes;
+	}
+	return NULL;
+}
+
 /* eval evaluates rule r's condition: whether it holds, the captures it names and a detail. */
 static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **caps, size_t *ncaps, char *det, size_t ndet) {
 	enum rc_cond cond = (enum rc_cond)r->cond;
@@ -1075,20 +1093,9 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 		return n > 0;
 	}
 	case RC_COND_CAPTURE_COPY_FREED: {
-		/* sim capture-copy-freed: a copy node of the graph cuStreamEndCapture made, at its
-		 * instantiation (CUDA), or of the capture the call ends, whose device source lies in no
-		 * live allocation. */
-		const node_t *nodes = NULL;
-		size_t n = 0;
-		if (c->op != RC_OP_END_CAPTURE)
-			return 0;
-		if (c->graph) {
-			nodes = c->graph->nodes;
-			n = c->graph->nnodes;
-		} else if (st && st->cap && st->cap->origin == st->h) {
-			nodes = st->cap->nodes;
-			n = st->cap->nnodes;
-		}
+		/* sim capture-copy-freed: a copy whose device source lies in no live allocation. */
+		size_t n;
+		const node_t *nodes = ended_nodes(c, st, &n);
 		for (size_t i = 0; i < n; i++) {
 			const work_t *w = &nodes[i].w;
 			int host;
@@ -1102,19 +1109,9 @@ static int eval(rc_device *d, const call_t *c, const rc_rule *r, capture_t **cap
 		return 0;
 	}
 	case RC_COND_CAPTURE_FILL_FREED: {
-		/* The nodes of the graph cuStreamEndCapture made, at its instantiation (CUDA), or of the
-		 * capture the call ends (an end that makes the graph, as ACL's). */
-		const node_t *nodes = NULL;
-		size_t n = 0;
-		if (c->op != RC_OP_END_CAPTURE)
-			return 0;
-		if (c->graph) {
-			nodes = c->graph->nodes;
-			n = c->graph->nnodes;
-		} else if (st && st->cap && st->cap->origin == st->h) {
-			nodes = st->cap->nodes;
-			n = st->cap->nnodes;
-		}
+		/* sim capture-fill-freed: a fill of memory that lies in no live allocation. */
+		size_t n;
+		const node_t *nodes = ended_nodes(c, st, &n);
 		for (size_t i = 0; i < n; i++) {
 			const work_t *w = &nodes[i].w;
 			int host;
