@@ -380,6 +380,8 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	if !ok {
 		return nil
 	}
+	l.mistyped = mistypedKeys(n, probeKeys)
+	defer func() { l.mistyped = nil }()
 	if e, ok := f["name"]; ok {
 		p.Name, _ = l.name(e.val, "probe name")
 		l.mark(p, "name", e.val)
@@ -462,7 +464,12 @@ func (l *loader) probe(n *yaml.Node, s *Set) *Probe {
 	m := l.matrix(f, "replays")
 	p.Replays, p.Modes, p.Guards = m.Replays, m.Modes, m.Guards
 	resolveDefaults(p, s.Defaults)
-	l.check(p)
+	if !l.mistyped["buffers"] && !l.mistyped["streams"] && !l.mistyped["events"] && !l.mistyped["pools"] {
+		// A probe that misspells a declaration key is not checked further: every name the key
+		// declares would come out undeclared, and its ops racing, one problem for each use of the
+		// one reported.
+		l.check(p)
+	}
 	l.checkFaults(p)
 	return p
 }
@@ -597,6 +604,9 @@ func (l *loader) captures(p *Probe, n *yaml.Node, f map[string]entry) {
 		l.errorf(l.at(later), RuleCaptureAndCaptures, "capture and captures are both given: use capture for one capture sequence, captures for several")
 		return
 	case !hasOne && !hasMany:
+		if l.mistyped["capture"] || l.mistyped["captures"] || l.mistyped["phases"] {
+			return // the misspelt key is the problem, reported as such
+		}
 		l.errorf(l.at(n), RuleMissingKey, "probe lacks required key \"capture\" (or \"captures\", or \"phases\")")
 		return
 	case hasOne:

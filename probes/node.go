@@ -39,6 +39,8 @@ type loader struct {
 	// sizes holds the sizes and offsets ops point to, one block after another: one allocation
 	// each, wherever the decoder left it, made the first read of an op's sizes a cache miss.
 	sizes chunk.Log[int64]
+	// mistyped holds the keys the probe being decoded misspells (mistypedKeys).
+	mistyped map[string]bool
 }
 
 // fieldKey names one field of one decoded value (an *Op, *Capture, *Replay, *Probe...).
@@ -164,6 +166,34 @@ func describe(n *yaml.Node) string {
 	return "an unexpected node"
 }
 
+// mistypedKeys are the keys of keys that mapping n lacks but has a misspelling of (an unknown key
+// whose closest allowed key it is): the unknown key is reported, and what follows from the
+// missing one (a required key, every name it declares) is not reported again.
+func mistypedKeys(n *yaml.Node, keys []string) map[string]bool {
+	var out map[string]bool
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	given := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		given[deref(n.Content[i]).Value] = true
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := deref(n.Content[i])
+		if k.Kind != yaml.ScalarNode || slices.Contains(keys, k.Value) {
+			continue
+		}
+		if c := Closest(k.Value, keys); c != "" && !given[c] {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[c] = true
+		}
+	}
+	return out
+}
+
 // entry is one key of a mapping and its value; raw is the key as written, an alias or key.
 type entry struct{ key, val, raw *yaml.Node }
 
@@ -195,7 +225,7 @@ func (l *loader) fields(n *yaml.Node, what string, keys []string, required ...st
 		}
 	}
 	for _, r := range required {
-		if _, ok := out[r]; !ok {
+		if _, ok := out[r]; !ok && !mistypedKeys(n, keys)[r] {
 			l.errorf(l.at(n), RuleMissingKey, "%s lacks required key %q", what, r)
 		}
 	}
@@ -402,22 +432,29 @@ func (l *loader) names(n *yaml.Node, what string, check func(*yaml.Node, string)
 	return out, at
 }
 
-// didYouMean suggests the closest allowed word for a small typo.
 // DidYouMean suggests the allowed word closest to word, as " (did you mean "x"?)", or "" when none
 // is close: for messages about names a user typed.
 func DidYouMean(word string, allowed []string) string { return didYouMean(word, allowed) }
 
 func didYouMean(word string, allowed []string) string {
+	best := Closest(word, allowed)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// Closest is the allowed word closest to word when it is a small typo of it (an edit distance
+// below 3 and below word's length), or "": the suggestion DidYouMean words, for callers that
+// word their own (the command line's "did you mean --profile?").
+func Closest(word string, allowed []string) string {
 	best, bestDist := "", 3
 	for _, a := range allowed {
 		if d := editDistance(word, a); d < bestDist && d < len(word) {
 			best, bestDist = a, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 func editDistance(a, b string) int {
