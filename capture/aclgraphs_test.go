@@ -14,7 +14,7 @@ import (
 // An Ascend graph read through CANN 9.1's trial APIs (device/acl over the fake libascendcl):
 // ACL names no kind for a fill or a copy task, so the graph check counts its tasks against the
 // captured ops. A runtime that leaves a task out is found; one without the entry points is not
-// read at all.
+// read at all, and its results say so.
 var _ = Describe("the graph check on ACL", func() {
 	const probe = header + `
   - name: p
@@ -49,6 +49,7 @@ var _ = Describe("the graph check on ACL", func() {
 		res := runOn(openACL(ctx, fake.Variant{}), parseProbe(probe), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(res.Graphs).To(ConsistOf(capture.GraphCheck{Capture: "main", Nodes: 2, Work: 0, Issued: 2, Opaque: 2}))
+		Expect(res.GraphsUnread).To(BeEmpty(), "the graph was read")
 	})
 
 	It("calls a graph whose runtime leaves a task out corrupted, and only the check sees it", func(ctx SpecContext) {
@@ -68,5 +69,7 @@ var _ = Describe("the graph check on ACL", func() {
 		res := runOn(dev, parseProbe(probe), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 		Expect(res.Graphs).To(BeEmpty())
+		Expect(res.GraphsUnread).To(Equal("the acl backend cannot list a graph's nodes on this device (replaycheck devices names what it lacks)"),
+			"the result says the graph the runtime dropped a task of was not read")
 	})
 })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/runtime"
 )
 
 // Graph introspection: on a backend that can list a graph's nodes, the engine walks each captured
@@ -54,9 +55,12 @@ func isWork(kind string) bool { return kind == "memset" || kind == "memcpy" || k
 // checkGraph walks the nodes of capture's graph and compares them with the ledger: every range a
 // node writes must lie in a buffer the capture's ops wrote, every range it reads in one they
 // read, and the work nodes must number the captured work ops. Backends without introspection are
-// not asked.
+// not asked: the result says its graphs were not read, and why (Result.GraphsUnread).
 func (in *instance) checkGraph(capture string, g device.Graph) error {
 	if !in.dev.Capabilities().GraphIntrospection {
+		if in.res.GraphsUnread == "" {
+			in.res.GraphsUnread = in.graphsUnread()
+		}
 		return nil
 	}
 	check := GraphCheck{Capture: capture, Issued: in.captured}
@@ -87,6 +91,22 @@ func (in *instance) checkGraph(capture string, g device.Graph) error {
 	}
 	in.res.Graphs = append(in.res.Graphs, check)
 	return nil
+}
+
+// graphsUnread says why the runtime under test cannot list a graph's nodes: the runtime's own
+// reason where its device can (runtime.Lacker), the backend otherwise. A device states no reason
+// of its own; `replaycheck devices` names what a backend's library lacks (device.DeviceInfo.Lacks).
+func (in *instance) graphsUnread() string {
+	if in.watch.dev.Capabilities().GraphIntrospection {
+		why := fmt.Sprintf("runtime %s cannot list a graph's nodes", in.res.Runtime)
+		if l := runtime.ExtensionsOf(in.dev).Lacks; l != nil {
+			if because := l.Lacks("graph-introspection"); because != "" {
+				why += ": " + because
+			}
+		}
+		return why
+	}
+	return fmt.Sprintf("the %s backend cannot list a graph's nodes on this device (replaycheck devices names what it lacks)", in.watch.dev.Backend())
 }
 
 // walkGraph visits g's nodes: by the device's walk where the instance has one (walkerOf), through

@@ -78,6 +78,10 @@ type Result struct {
 	// graph introspection. A graph that holds work the engine did not capture, or touches memory
 	// it did not record, makes the outcome corrupted.
 	Graphs []GraphCheck `json:"graphs,omitempty"`
+	// GraphsUnread says why the instance's graphs were not read, on a device (or runtime under
+	// test) that cannot list a graph's nodes: no graph check ran, so Graphs is empty however the
+	// graphs hold their work. "" when every graph made was read, or none was made.
+	GraphsUnread string `json:"graphs_unread,omitempty"`
 	// Timeline is every call the engine made, in order, except the calls of uneventful replay
 	// rounds: past the first KeptRounds, a round in which every call succeeded, no checked
 	// buffer differed and no stale range was found is left out, and one event (Elided) stands

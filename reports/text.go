@@ -500,10 +500,18 @@ func (t *textWriter) detail(indent string, e Entry) {
 		if g.Faithful() {
 			continue
 		}
-		t.label(indent, "graph", fmt.Sprintf("of capture %s: %d nodes, %d of them work, for %d captured fill, copy or axpy ops", g.Capture, g.Nodes, g.Work, g.Issued))
+		held := fmt.Sprintf("%d of them work", g.Work)
+		if g.Opaque > 0 {
+			held += fmt.Sprintf(" and %d tasks of no named kind", g.Opaque)
+		}
+		t.label(indent, "graph", fmt.Sprintf("of capture %s: %d nodes, %s, for %d captured fill, copy or axpy ops", g.Capture, g.Nodes, held, g.Issued))
 		for _, n := range g.Unrecorded {
 			t.label(indent, "", fmt.Sprintf("  a %s node %s %v, which no buffer of the capture's ops %s", n.Kind, n.Access.Verb(), n.Range, n.Access.Verb()))
 		}
+	}
+	if e.GraphsUnread != "" {
+		// Where the graph check's findings would be: their absence is no clean graph.
+		t.label(indent, "graphs", "not read: "+e.GraphsUnread)
 	}
 	if r := e.Rejection; r != nil {
 		t.label(indent, "rejection", rejectionText(r))
