@@ -39,7 +39,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 		fs.StringVar(&out, "out", "", "write: the file to write the baseline to, or a directory (an existing one, or a path ending in /) to write it there under the platform's name, e.g. baselines/acl-cann-9.0-a2a3.yaml (default: stdout)")
 		return func(ctx context.Context, args []string) int {
 			if len(args) == 0 || (args[0] != "write" && args[0] != "diff") {
-				fmt.Fprintln(env.Stderr, "replaycheck baseline: want write or diff first")
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: want write or diff first%s\n", verbTypo(args, "write", "diff"))
 				return ExitUsage
 			}
 			verb, paths := args[0], args[1:]

@@ -38,6 +38,7 @@ import (
 	"syscall"
 
 	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/run"
 )
 
@@ -124,10 +125,24 @@ func dispatch(ctx context.Context, args []string, env Env) int {
 	}
 	cmd, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(env.Stderr, "replaycheck: unknown command %q\n\n%s", name, usage)
+		unknownCommand(env, "replaycheck", name)
 		return ExitUsage
 	}
 	return cmd.run(ctx, rest, env)
+}
+
+// unknownCommand says that name is no command, as who: with the command it is a typo of, as the
+// probe loader suggests a key (probes.Closest), or else with the usage.
+func unknownCommand(env Env, who, name string) {
+	names := []string{"help"}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	if near := probes.Closest(name, names); near != "" {
+		fmt.Fprintf(env.Stderr, "%s: unknown command %s (did you mean %s?)\nRun 'replaycheck help' for the commands.\n", who, name, near)
+		return
+	}
+	fmt.Fprintf(env.Stderr, "%s: unknown command %s\n\n%s", who, name, usage)
 }
 
 type command struct {
@@ -186,7 +201,7 @@ func help(args []string, env Env) int {
 	}
 	cmd, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(env.Stderr, "replaycheck help: unknown command %q\n\n%s", args[0], usage)
+		unknownCommand(env, "replaycheck help", args[0])
 		return ExitUsage
 	}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
@@ -239,8 +254,8 @@ func (r refusedFlag) Set(v string) error {
 // arguments ("--" ends the flags), and runs it.
 func (c *command) run(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {} // usage is printed below, to stdout for -h and to stderr for a mistake
+	fs.SetOutput(io.Discard) // its errors are printed below (flagError)
+	fs.Usage = func() {}     // usage is printed below, to stdout for -h and to stderr for a mistake
 	body := c.flags(fs, env)
 	var pos []string
 	var err error
@@ -256,11 +271,49 @@ func (c *command) run(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	if err != nil {
-		// flag has printed the error itself.
-		fmt.Fprintf(env.Stderr, "Run 'replaycheck help %s' for usage.\n", c.name)
+		fmt.Fprintf(env.Stderr, "replaycheck %s: %s\nRun 'replaycheck help %s' for usage.\n", c.name, flagError(fs, err), c.name)
 		return ExitUsage
 	}
 	return body(ctx, pos)
+}
+
+// flagError words a flag package error: a flag the command does not define as the probe loader
+// words an unknown key, "unknown flag --profle (did you mean --profile?)", with the closest flag
+// the command defines (probes.Closest); any other as the flag package
+// does ("invalid value ... for flag -replays: ..."). A refused flag is suggested too: its own
+// message says why the command does not take it.
+func flagError(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err.Error()
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	msg := "unknown flag " + dashed(name)
+	if near := probes.Closest(name, names); near != "" {
+		msg += " (did you mean " + dashed(near) + "?)"
+	}
+	return msg
+}
+
+// verbTypo is ", not X (did you mean V?)" when args's first is a typo of one of a command's verbs,
+// or "".
+func verbTypo(args []string, verbs ...string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	if near := probes.Closest(args[0], verbs); near != "" {
+		return fmt.Sprintf(", not %s (did you mean %s?)", args[0], near)
+	}
+	return ""
+}
+
+// dashed is a flag's name as the help writes it: -v, --profile.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // parseInterleaved lets flags follow positional arguments, as in "run probes.yaml --format json";

@@ -54,7 +54,7 @@ error; a value outside the schema, or an instance twice in one run, with its fil
 		fs.BoolVar(&f.table, "table", false, "print the enforcement table, then every failing verdict, instead of the report (text or json)")
 		return func(_ context.Context, args []string) int {
 			if len(args) == 0 || (args[0] != "render" && args[0] != "merge") {
-				fmt.Fprintln(env.Stderr, "replaycheck report: want render or merge first")
+				fmt.Fprintf(env.Stderr, "replaycheck report: want render or merge first%s\n", verbTypo(args, "render", "merge"))
 				return ExitUsage
 			}
 			verb, files := args[0], args[1:]
