@@ -284,10 +284,26 @@ func (t *tracker) walk(checkRaces bool) {
 			t.claim(lb, 0, b.Pos)
 		}
 	}
+	open := map[*Capture]*happensBefore{} // the captures a begin entry left open, and their race checks
 	for _, st := range p.Stages() {
-		if st.Capture != nil {
+		switch {
+		case st.Whole():
 			t.capture(st.Capture, checkRaces)
-		} else {
+		case st.Part == PartBegin:
+			open[st.Capture] = t.races(st.Capture, checkRaces)
+		case st.Part == PartOps:
+			// Each op goes into the capture its stream belongs to: checked there, at its place in
+			// that capture's ops.
+			for i, op := range st.Ops {
+				in, hb := st.Into[i], open[st.Into[i].Capture]
+				if in.stray {
+					hb = nil
+				}
+				t.captureOp(in.Capture, hb, in.Index, op)
+			}
+		case st.Part == PartEnd:
+			delete(open, st.Capture)
+		default:
 			t.steps(st.Ops)
 		}
 	}
@@ -305,28 +321,39 @@ func (t *tracker) steps(ops []*Op) {
 // capture walks one capture's ops and, when checkRaces is set and the capture's stream is
 // declared, checks its data ops for races between its streams.
 func (t *tracker) capture(c *Capture, checkRaces bool) {
-	var hb *happensBefore
-	if checkRaces && t.streams[c.Stream] {
-		hb = newHappensBefore(append(slices.Clone(t.p.Streams), DefaultStream), c, t.l.lim.raceKnobs())
-	}
+	hb := t.races(c, checkRaces)
 	for i, op := range c.Ops {
-		t.initInCapture(op)
-		acc, ok := t.step(op)
-		if hb == nil || hb.exhausted || !t.streams[op.Stream] {
-			continue
+		t.captureOp(c, hb, i, op)
+	}
+}
+
+// races is the race check of capture c's ops; nil when checkRaces is not set or the capture's
+// stream is not declared.
+func (t *tracker) races(c *Capture, checkRaces bool) *happensBefore {
+	if checkRaces && t.streams[c.Stream] {
+		return newHappensBefore(append(slices.Clone(t.p.Streams), DefaultStream), c, t.l.lim.raceKnobs())
+	}
+	return nil
+}
+
+// captureOp walks op i of capture c's ops and checks it for races with hb (nil: not checked).
+func (t *tracker) captureOp(c *Capture, hb *happensBefore, i int, op *Op) {
+	t.initInCapture(op)
+	acc, ok := t.step(op)
+	if hb == nil || hb.exhausted || !t.streams[op.Stream] {
+		return
+	}
+	switch {
+	case op.Kind == OpRecord && t.events[op.Event]:
+		hb.record(op.Stream, op.Event)
+	case op.Kind == OpWait && t.events[op.Event]:
+		hb.wait(op.Stream, op.Event)
+	case op.Kind.TouchesData() && ok:
+		if r := hb.access(op, i, acc); r != "" {
+			t.l.errorf(op.Pos, RuleRace, "%s", r)
 		}
-		switch {
-		case op.Kind == OpRecord && t.events[op.Event]:
-			hb.record(op.Stream, op.Event)
-		case op.Kind == OpWait && t.events[op.Event]:
-			hb.wait(op.Stream, op.Event)
-		case op.Kind.TouchesData() && ok:
-			if r := hb.access(op, i, acc); r != "" {
-				t.l.errorf(op.Pos, RuleRace, "%s", r)
-			}
-			if hb.exhausted {
-				t.l.errorf(op.Pos, RuleLimit, "capture %s has too many unordered data ops for the race check (more than %d op pairs by here); order its streams with record/wait or split it", c.Name, hb.knobs.budget)
-			}
+		if hb.exhausted {
+			t.l.errorf(op.Pos, RuleLimit, "capture %s has too many unordered data ops for the race check (more than %d op pairs by here); order its streams with record/wait or split it", c.Name, hb.knobs.budget)
 		}
 	}
 }
@@ -335,7 +362,9 @@ func (t *tracker) capture(c *Capture, checkRaces bool) {
 func (l *loader) checkIntents(p *Probe) {
 	lists := [][]*Op{p.Replay.Each}
 	for _, st := range p.Stages() {
-		lists = append(lists, st.Ops) // an eager stage's; a capture's stage has none
+		if st.Eager() {
+			lists = append(lists, st.Ops)
+		}
 	}
 	for _, ops := range lists {
 		for _, op := range ops {

@@ -48,6 +48,23 @@ var _ = Describe("the JSON schema's phases", func() {
 		gm.Expect(defs["phases-entry"].OneOf[0].Properties["eager"].Items.Ref).To(gm.Equal("#/definitions/op"))
 	})
 
+	It("has a begin entry and an end entry with the loader's keys", func() {
+		keys := func(n *node) []string {
+			var out []string
+			for k := range n.Properties {
+				out = append(out, k)
+			}
+			return sorted(out)
+		}
+		gm.Expect(defs["phases-entry"].OneOf[2].Properties["begin"].Ref).To(gm.Equal("#/definitions/begin-entry"))
+		gm.Expect(keys(defs["begin-entry"])).To(gm.Equal(sorted(beginKeys)))
+		gm.Expect(defs["begin-entry"].Required).To(gm.Equal([]string{"name"}))
+		gm.Expect(defs["phases-entry"].OneOf[3].Properties["ops"].Items.Ref).To(gm.Equal("#/definitions/op"))
+		gm.Expect(defs["phases-entry"].OneOf[4].Properties["end"].Ref).To(gm.Equal("#/definitions/end-entry"))
+		gm.Expect(defs["end-entry"].OneOf).To(gm.HaveLen(2))
+		gm.Expect(keys(defs["end-entry"].OneOf[1])).To(gm.Equal(sorted(endKeys)))
+	})
+
 	It("excludes the sections phases replaces", func() {
 		var excluded []string
 		for _, form := range defs["probe"].OneOf {

@@ -138,28 +138,37 @@ func (l *loader) checkPrivatePools(p *Probe) {
 			}
 		}
 	}
-	for _, st := range p.Stages() {
-		if st.Capture == nil {
-			eager(st.Ops, false)
-			continue
-		}
-		c := st.Capture
-		for _, op := range c.Ops {
-			switch op.Kind {
-			case OpAlloc:
-				if pl := op.Place.Pool; p.IsPrivate(pl) && pl != c.Pool {
-					l.errorf(l.where(op, "pool", op.Pos), RulePrivatePool, "alloc %s from graph-private pool %q in capture %s, which allocates from %s: name the pool in the capture's pool key", op.Buffer, pl, c.Name, poolText(c.Pool))
-				}
-				pools[op.Buffer] = op.Place.Pool
-			case OpGrow:
-				if pl := pools[op.Buffer]; p.IsPrivate(pl) && pl != c.Pool {
-					l.errorf(l.where(op, "buffer", op.Pos), RulePrivatePool, "grow of %s in capture %s re-bases it in graph-private pool %q, but the capture allocates from %s", op.Buffer, c.Name, pl, poolText(c.Pool))
-				}
-			case OpDestroy:
-				l.errorf(op.Pos, RuleBadValue, "destroy inside capture %s: destroy a graph in eager work, outside a capture", c.Name)
+	inCapture := func(c *Capture, op *Op) {
+		switch op.Kind {
+		case OpAlloc:
+			if pl := op.Place.Pool; p.IsPrivate(pl) && pl != c.Pool {
+				l.errorf(l.where(op, "pool", op.Pos), RulePrivatePool, "alloc %s from graph-private pool %q in capture %s, which allocates from %s: name the pool in the capture's pool key", op.Buffer, pl, c.Name, poolText(c.Pool))
 			}
+			pools[op.Buffer] = op.Place.Pool
+		case OpGrow:
+			if pl := pools[op.Buffer]; p.IsPrivate(pl) && pl != c.Pool {
+				l.errorf(l.where(op, "buffer", op.Pos), RulePrivatePool, "grow of %s in capture %s re-bases it in graph-private pool %q, but the capture allocates from %s", op.Buffer, c.Name, pl, poolText(c.Pool))
+			}
+		case OpDestroy:
+			l.errorf(op.Pos, RuleBadValue, "destroy inside capture %s: destroy a graph in eager work, outside a capture", c.Name)
 		}
-		ended[c.Name] = true
+	}
+	for _, st := range p.Stages() {
+		switch {
+		case st.Eager():
+			eager(st.Ops, false)
+		case st.Whole():
+			for _, op := range st.Capture.Ops {
+				inCapture(st.Capture, op)
+			}
+			ended[st.Capture.Name] = true
+		case st.Part == PartOps:
+			for i, op := range st.Ops {
+				inCapture(st.Into[i].Capture, op)
+			}
+		case st.Part == PartEnd:
+			ended[st.Capture.Name] = true
+		}
 	}
 	eager(p.Replay.Each, true)
 	if _, given := l.pos[fieldKey{&p.Replay, "order"}]; !given && len(destroyed) > 0 {

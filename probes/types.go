@@ -216,6 +216,9 @@ type Capture struct {
 	Name   string // "main" for the single `capture:` form
 	Stream string // origin stream
 	Ops    []*Op
+	// Thread is the thread that begins the capture: main, unless a begin entry of a phases list
+	// names another.
+	Thread device.Thread
 	// EndThread is the thread that ends the capture.
 	EndThread device.Thread
 	// EndStream is the stream the capture is ended on; defaults to Stream. (Extension: lets probes
