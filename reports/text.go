@@ -50,6 +50,15 @@ const (
 	shortMismatchBytes = 4
 )
 
+// ExpectedBaseline is the EXPECTED cell of an instance whose probe sets no outcome on its
+// platform: the platform baseline decides (an enforcement table's "-", CellNotRun, is an instance
+// that did not run).
+const ExpectedBaseline = "baseline"
+
+// ExpectedLegend is the text report's line under its table when an EXPECTED cell is
+// ExpectedBaseline.
+const ExpectedLegend = "EXPECTED baseline: the probe sets no outcome here; the platform baseline decides (" + CellNotRun + " in the enforcement table: not run)"
+
 // WriteText writes rep for a terminal: a header line, one aligned line per instance (verdict mark,
 // probe, mode, guards, outcome, expected, short reason), a detail block under each instance whose
 // verdict failed (with Verbose, also under every instance with a finding), a summary line per
@@ -87,10 +96,11 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	for i, h := range header {
 		widths[i] = utf8.RuneCountInString(h)
 	}
+	byBaseline := false
 	for i, e := range rep.Results {
 		expected := string(e.Expected)
 		if expected == "" {
-			expected = "-"
+			expected, byBaseline = ExpectedBaseline, true
 		}
 		rows[i] = []string{markOf(e.Verdict.Status), e.Probe, e.Mode.String(), probes.GuardsName(e.Guarded), string(e.Outcome), expected, shortReason(e)}
 		for j, cell := range rows[i] {
@@ -113,6 +123,9 @@ func WriteText(w io.Writer, rep *Report, opt TextOptions) error {
 	}
 	if len(rows) > 0 {
 		tw.printf("\n")
+	}
+	if byBaseline {
+		tw.printf("%s\n", ExpectedLegend)
 	}
 	tw.sets(rep.Results)
 	tw.printf("%s\n", summaryLine(rep.Summary))
