@@ -30,6 +30,8 @@ type Extensions struct {
 	Watch CallWatcher
 	// Compare compares device memory with host bytes where it lies.
 	Compare Comparer
+	// Fingerprint reduces device memory to fingerprints where it lies (device/cuda's kernel).
+	Fingerprint Fingerprinter
 	// Walk visits a graph's nodes without building their list.
 	Walk GraphWalker
 	// Kernels enqueues a batch of kernels (fills, copies and axpys) in one call.

@@ -22,6 +22,10 @@ type Options struct {
 	// Seed 0 replays a graph's nodes in capture order. A non-zero seed picks among the nodes whose
 	// dependencies are done at random, reproducibly for the seed, to expose missing dependencies.
 	Seed uint64
+	// Fingerprints makes each device state the fingerprint extension (device.Fingerprinter): the
+	// engine then verifies as it does across a GPU's link, by fingerprints and reading back only
+	// the chunks that differ. Off by default: comparing in place costs less here.
+	Fingerprints bool
 }
 
 const (

@@ -77,6 +77,8 @@ type core struct {
 	never chan struct{}
 	// knobs are the device's internal switches (compare.go), set by tests only; guarded by mu.
 	knobs knobs
+	// fingerprints: Extensions states Fingerprint (Options.Fingerprints; fingerprint.go).
+	fingerprints bool
 }
 
 var _ device.Device = (*Device)(nil)
@@ -92,6 +94,8 @@ func newDevice(index int, opts Options, p *Profile) *Device {
 		graphs:  map[device.Graph]*graph{},
 		spares:  spareBlocks{max: maxSpares},
 		never:   make(chan struct{}),
+
+		fingerprints: opts.Fingerprints,
 	}}
 	d.rulesFor = map[string][]int{}
 	for i, r := range p.Rules {
@@ -284,7 +288,11 @@ func (d *Device) call(t device.Thread, op string, body func() error) error {
 // Extensions states every ability the simulator has beyond device.Device, for d itself: a
 // session's view (OnThread's) states them for the view.
 func (d *Device) Extensions() device.Extensions {
-	return device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Session: d, Compare: d, Walk: d, Kernels: d}
+	e := device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Session: d, Compare: d, Walk: d, Kernels: d}
+	if d.fingerprints {
+		e.Fingerprint = d
+	}
+	return e
 }
 
 // InSession reports whether d is a session's view for t and the session is running
