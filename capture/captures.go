@@ -99,12 +99,12 @@ func (in *instance) abandonCapture(c *probes.Capture) error {
 	}
 	defer in.tl.enter(in.tl.enter(PhaseCleanup))
 	var g device.Graph
-	g, err = in.dev.EndCapture(device.Main, origin)
+	g, err = in.dev.EndCapture(c.Thread, origin) // the thread that began it: main but for a begin entry's
 	if err == nil {
-		in.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup: the probe left the capture active)", c.Stream), Thread: device.Main}, nil)
+		in.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup: the probe left the capture active)", c.Stream), Thread: c.Thread}, nil)
 		return in.must("DestroyGraph (cleanup)", func() error { return in.dev.DestroyGraph(device.Main, g) })
 	}
-	in.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup)", c.Stream), Thread: device.Main}, err)
+	in.tl.record(Event{Call: fmt.Sprintf("EndCapture(%s) (cleanup)", c.Stream), Thread: c.Thread}, err)
 	info, ierr := in.dev.CaptureInfo(device.Main, origin)
 	switch {
 	case ierr != nil:
@@ -167,6 +167,9 @@ func (in *instance) noteCaptured(acc probes.Access) {
 // noteAccess enters a's access into the ledger of the capture in progress: a new entry the first
 // time the capture touches a, a wider access after.
 func (in *instance) noteAccess(a *allocation, how Access) {
+	if in.noteOpen(a, how) {
+		return
+	}
 	if a.ledgerOf == in.capture {
 		in.res.Ledger[a.inLedger].Access = in.res.Ledger[a.inLedger].Access.With(how)
 		return

@@ -80,6 +80,8 @@ type instance struct {
 	batches *batcher
 
 	priv privatePools // the probe's graph-private pools (privatepool.go)
+
+	region region // the captures a phases list left open (region.go)
 }
 
 // handles are the device objects an instance made for the probe's names, and the engine's own
@@ -327,12 +329,17 @@ func lacking(p *probes.Probe, caps device.Capabilities) (capability, why string)
 func expectedEvents(p *probes.Probe, replays int) (events, kernels int) {
 	n := 2*len(p.Streams) + 2*len(p.Events) + 3*len(p.Buffers) + 16
 	for _, st := range p.Stages() {
-		if st.Capture == nil {
+		switch {
+		case st.Eager():
 			n += len(st.Ops) + 1 // and the SyncDevice that ends the stage
 			continue
+		case st.Part == probes.PartBegin || st.Part == probes.PartEnd:
+			n += 2
+			continue
+		case st.Part == "":
+			n += 4
 		}
-		n += 4
-		for _, op := range st.Capture.Ops {
+		for _, op := range st.Issued() {
 			if op.Kind.TouchesData() {
 				kernels++ // recorded compactly when it takes (Timeline)
 			} else {
@@ -412,6 +419,13 @@ func (in *instance) body() error {
 	// The probe's stages in order (probes.Probe.Stages): prepare, each capture, between; or the
 	// entries of its phases list, eager work between two captures included.
 	for _, st := range in.p.Stages() {
+		if st.Part != "" {
+			// A begin, ops or end entry: captures left open (region.go).
+			if err := in.regionStage(st); err != nil {
+				return err
+			}
+			continue
+		}
 		if st.Capture != nil {
 			if err := in.runCapture(st.Capture); err != nil {
 				return err

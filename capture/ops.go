@@ -177,26 +177,34 @@ func (in *instance) ops(at probes.Step, ops []*probes.Op) error {
 				continue
 			}
 		}
-		op := ops[i]
 		step := at
 		step.Index = i
-		acc, why := in.resolve(op)
-		if why != "" {
-			// Neither the device nor the oracle sees the op: an earlier op that the platform
-			// rejected or a guard refused left nothing for it to act on as written.
-			in.tl.skipped(step, op, why)
-			in.res.Skipped = append(in.res.Skipped, step)
-			continue
-		}
-		took, err := in.issue(step, op, acc)
-		if err != nil {
+		if err := in.issueOp(step, ops[i]); err != nil {
 			return err
 		}
-		if capture != "" {
-			in.oracle.Capture(capture, op, took)
-		} else {
-			in.oracle.Eager(op, took)
-		}
+	}
+	return nil
+}
+
+// issueOp issues op at step, an op of a capture (step.Capture, the capture in progress) or of an
+// eager stage, and tells the oracle what it did.
+func (in *instance) issueOp(step probes.Step, op *probes.Op) error {
+	acc, why := in.resolve(op)
+	if why != "" {
+		// Neither the device nor the oracle sees the op: an earlier op that the platform
+		// rejected or a guard refused left nothing for it to act on as written.
+		in.tl.skipped(step, op, why)
+		in.res.Skipped = append(in.res.Skipped, step)
+		return nil
+	}
+	took, err := in.issue(step, op, acc)
+	if err != nil {
+		return err
+	}
+	if step.Capture != "" {
+		in.oracle.Capture(step.Capture, op, took)
+	} else {
+		in.oracle.Eager(op, took)
 	}
 	return nil
 }
