@@ -174,4 +174,66 @@ var _ = Describe("captures left open (begin, ops, end)", func() {
 			`, "capture first has 2 ops")).To(Equal([]string{"24:51 refused-by"}))
 		})
 	})
+
+	Describe("the oracle", func() {
+		// Both captures' ops, issued interleaved as an ops entry issues them.
+		run := func(p *probes.Probe, endFirst bool) *probes.Oracle {
+			o := probes.NewOracle(p)
+			for _, st := range p.Stages() {
+				switch st.Part {
+				case probes.PartOps:
+					for i, op := range st.Ops {
+						o.Capture(st.Into[i].Capture.Name, op, true)
+					}
+				case probes.PartEnd:
+					o.EndCapture(st.Capture.Name, st.Capture.Name != "first" || endFirst)
+				}
+			}
+			return o
+		}
+		p := func() *probes.Probe {
+			return phasesProbe(`
+				buffers: {a: {bytes: 8}, b: {bytes: 8, init: "fill:0x05"}, c: {bytes: 8}}
+				streams: [s1, s2]
+				phases:
+				  - begin: {name: first, stream: s1}
+				  - begin: {name: second, stream: s2}
+				  - ops:
+				      - fill: {dst: a, value: 1, stream: s1}
+				      - copy: {dst: c, src: a, stream: s2}
+				      - fill: {dst: a, value: 2, stream: s1}
+				  - end: first
+				  - end: second
+				expect: {guarded: exact}
+			`)
+		}
+		bytesOf := func(o *probes.Oracle, name string) []byte {
+			b, ok := o.Bytes(name)
+			Expect(ok).To(BeTrue())
+			return b
+		}
+
+		It("holds in each graph the ops that went into its capture, in the order issued", func() {
+			o := run(p(), true)
+			Expect(bytesOf(o, "a")).To(Equal(make([]byte, 8)), "nothing replays at capture")
+			o.Launch("second", true) // the copy alone: a is still zero
+			Expect(bytesOf(o, "c")).To(Equal(make([]byte, 8)))
+			o.Launch("first", true) // both fills, the second last
+			Expect(bytesOf(o, "a")).To(Equal([]byte{2, 2, 2, 2, 2, 2, 2, 2}))
+			o.Launch("second", true)
+			Expect(bytesOf(o, "c")).To(Equal([]byte{2, 2, 2, 2, 2, 2, 2, 2}))
+		})
+
+		It("drops the graph of a capture whose end failed, and keeps the other's", func() {
+			o := run(p(), false)
+			o.Launch("first", true)
+			Expect(bytesOf(o, "a")).To(Equal(make([]byte, 8)))
+			o.Launch("second", true)
+			Expect(bytesOf(o, "c")).To(Equal(make([]byte, 8)))
+			// Negative control: with both ends taken, first's launch writes a.
+			o = run(p(), true)
+			o.Launch("first", true)
+			Expect(bytesOf(o, "a")).NotTo(Equal(make([]byte, 8)))
+		})
+	})
 })
