@@ -3,12 +3,23 @@ GO      ?= go
 BIN     := bin/replaycheck
 ARGS    ?=
 
-.PHONY: run test suites check build bench fuzz vet fmt-check clean device-check device-bundle fakes plugins interposer
+.PHONY: help run test suites check build install bench fuzz vet fmt-check clean device-check device-bundle fakes plugins interposer
+
+## help: every target with what it does (these ## lines)
+help:
+	@sed -n -e 's/^## \([a-z-]*:\)/\1/p' -e 's/^## /    /p' $(firstword $(MAKEFILE_LIST))
 
 ## build: the replaycheck CLI into bin/; with gcc present it carries the acl and cuda backends
 ## (cgo), and CGO_ENABLED=0 builds one that runs everything on the simulator
 build:
 	@$(GO) build -o $(BIN) ./cmd/replaycheck
+
+## install: bin/replaycheck into $(DESTDIR)$(PREFIX)/bin, PREFIX /usr/local unless given, e.g.
+## make install PREFIX=$HOME/.local (or go install ./cmd/replaycheck, into $(go env GOPATH)/bin)
+PREFIX ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/replaycheck
 
 ## run: the probe catalog (specs/) on the simulated device, default profile cann; every report
 ## format also goes to $(RUN_OUT) (git ignores build/), named on stderr. Quiet: stdout is
@@ -23,13 +34,19 @@ run: build
 ## the plugin loader, the engine's watched calls, the run's processes), without it elsewhere (the
 ## probe language, judging, the CLI's scripts, which run an ordinary build); then the cgo-free
 ## build, and again without cgo the packages whose files depend on it (NOCGO_PKGS), where the
-## bindings and plugins say they cannot load. No test writes into the checkout.
+## bindings and plugins say they cannot load. No test writes into the checkout. A test skipped
+## for a missing tool (the browser test without Chromium) says so in a line at the end.
 RACE_PKGS := ./device/... ./internal/dl/... ./runtime/... ./capture/... ./run/... ./harness/... \
 	./cmd/replaycheck/internal/...
 # The packages with a file built only with or only without cgo.
 NOCGO_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' -E '^//go:build .*cgo' .))))
+# go test shows a passing package's output only with -v: a suite that skips a test for a missing
+# tool appends a line to $$REPLAYCHECK_SKIP_LOG, printed here whatever the suites' status.
 test: fmt-check vet
-	@scripts/untouched.sh bin build -- $(MAKE) --no-print-directory suites
+	@skips=$$(mktemp) && status=0 && \
+	{ REPLAYCHECK_SKIP_LOG=$$skips scripts/untouched.sh bin build -- $(MAKE) --no-print-directory suites || status=$$?; } && \
+	if [ -s "$$skips" ]; then echo "make test: skipped:"; sort -u "$$skips" | sed 's/^/  /'; fi; \
+	rm -f "$$skips"; exit $$status
 
 # suites: the test suites of make test, without the check that they left the checkout alone
 suites:
