@@ -87,7 +87,7 @@ func listStale(b *strings.Builder, stale []StaleRange, each func(StaleRange)) {
 		each(s)
 	}
 	if more := len(stale) - staleInReason; more > 0 {
-		fmt.Fprintf(b, "; and %d more stale ranges (the result's stale list has every one)", more)
+		fmt.Fprintf(b, "; and %s (the result's stale list has every one)", plural(int64(more), "more stale range"))
 	}
 }
 
@@ -107,7 +107,7 @@ func (in *instance) staleReason(s *StaleRange) string {
 	reason := fmt.Sprintf("no checked byte differs, but replay round %d of graph %s used stale memory: it %s %s at %v, captured at generation %d, now %s",
 		s.Round, s.Capture, s.Access.Verb(), s.Buffer, s.Range, s.Generation, s.Now)
 	if n := len(in.res.Stale); n > 1 {
-		reason += fmt.Sprintf(" (and %d more stale ranges)", n-1)
+		reason += fmt.Sprintf(" (and %s)", plural(int64(n-1), "more stale range"))
 	}
 	if in.res.Rejection != nil {
 		reason += "; also " + rejectionReason(in.res.Rejection)

@@ -29,7 +29,7 @@ var _ = Describe("an Ascend graph in the text detail", func() {
 		rep := reports.New("replaycheck", "dev", reports.Options{})
 		rep.Add(res)
 		out := string(writeText(rep, reports.TextOptions{}))
-		Expect(out).To(ContainSubstring("graph     of capture main: 1 nodes, 0 of them work and 1 tasks of no named kind, for 2 captured fill, copy or axpy ops"))
+		Expect(out).To(ContainSubstring("graph     of capture main: 1 node, 0 of them work and 1 task of no named kind, for 2 captured fill, copy or axpy ops"))
 
 		// A graph without opaque tasks says nothing of them.
 		res.Graphs = []capture.GraphCheck{{Capture: "main", Nodes: 3, Work: 3, Issued: 2}}

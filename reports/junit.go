@@ -190,8 +190,8 @@ func junitNotRun(r *Report, id string) junitCase {
 	if err != nil {
 		probe, _, _ = strings.Cut(id, "@")
 	}
-	msg := fmt.Sprintf("not run: the run was interrupted before this instance (%d of %d instances not run)",
-		len(r.NotRun), len(r.NotRun)+len(r.Results))
+	msg := fmt.Sprintf("not run: the run was interrupted before this instance (%d of %s not run)",
+		len(r.NotRun), counted(len(r.NotRun)+len(r.Results), "instance"))
 	return junitCase{Name: safeChars(id), Classname: safeChars(probe), Time: junitSeconds(0),
 		Error: &junitProblem{Message: msg, Type: "not-run"}}
 }

@@ -78,7 +78,7 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 		if n := len(r.NotRun); n > 0 {
 			// Never ✅: a run that stopped early passed nothing about the instances it did not reach.
 			mark = mdIncomplete
-			incomplete = "; **incomplete**: " + mdText(fmt.Sprintf("%d of %d instances not run (the run was interrupted)", n, n+len(r.Results)))
+			incomplete = "; **incomplete**: " + mdText(fmt.Sprintf("%d of %s not run (the run was interrupted)", n, counted(n+len(r.Results), "instance")))
 		}
 		if skippedAll(r.Summary) {
 			// Never ✅ either: a run that skipped everything verified nothing.
@@ -278,7 +278,7 @@ func writeMarkdownSkipped(tw *textWriter, runs []*Report) {
 			lines = append(lines, fmt.Sprintf("- %s on %s: %s\n", pluralInstances(g.n), mdText(RunName(r)), mdText(g.reason)))
 		}
 		if rest > 0 {
-			lines = append(lines, fmt.Sprintf("- on %s, %d other reasons (the JSON report has each)\n", mdText(RunName(r)), rest))
+			lines = append(lines, fmt.Sprintf("- on %s, %s (the JSON report has each)\n", mdText(RunName(r)), counted(rest, "other reason")))
 		}
 	}
 	if len(lines) == 0 {

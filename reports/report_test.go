@@ -623,7 +623,7 @@ var _ = Describe("a graph holding work that was not captured", func() {
 		rep := reports.New("replaycheck", "dev", reports.Options{})
 		rep.Add(res)
 		out := string(writeText(rep, reports.TextOptions{}))
-		Expect(out).To(ContainSubstring("graph     of capture main: 2 nodes, 2 of them work, for 1 captured fill, copy or axpy ops"))
+		Expect(out).To(ContainSubstring("graph     of capture main: 2 nodes, 2 of them work, for 1 captured fill, copy or axpy op"))
 		Expect(out).To(ContainSubstring("a memset node writes 0x100000000+64, which no buffer of the capture's ops writes"))
 	})
 })

@@ -252,7 +252,7 @@ func skipReasons(results []Entry, s Summary) []string {
 		lines = append(lines, fmt.Sprintf("skipped: %s: %s", pluralInstances(g.n), g.reason))
 	}
 	if rest > 0 {
-		lines = append(lines, fmt.Sprintf("skipped: %s for %d other reasons (the JSON report has each)", pluralInstances(instances), rest))
+		lines = append(lines, fmt.Sprintf("skipped: %s for %s (the JSON report has each)", pluralInstances(instances), counted(rest, "other reason")))
 	}
 	if skippedAll(s) {
 		lines = append(lines, nothingVerified)
@@ -289,12 +289,12 @@ func shortReason(e Entry) string {
 		// The platform changed: what changed is the news, not the outcome alone.
 		s = fmt.Sprintf("drift: baseline says %s, now %s", e.Verdict.Drift.Baseline, e.Verdict.Drift.Now)
 	case e.Outcome == probes.Exact:
-		s = fmt.Sprintf("%d/%d rounds exact", e.Rounds, e.Replays)
+		s = fmt.Sprintf("%d/%s exact", e.Rounds, counted(e.Replays, "round"))
 	case e.Outcome == probes.Corrupted && e.CorruptedRounds == 0 && len(e.Stale) > 0:
 		st := e.Stale[0]
 		s = fmt.Sprintf("stale access in round %d: graph %s %s freed %s; no checked byte differs yet", st.Round, st.Capture, st.Access.Verb(), st.Buffer)
 	case e.Outcome == probes.Corrupted:
-		s = fmt.Sprintf("%d/%d rounds corrupted, first at round %d", e.CorruptedRounds, e.Rounds, e.FirstCorrupted)
+		s = fmt.Sprintf("%d/%s corrupted, first at round %d", e.CorruptedRounds, counted(e.Rounds, "round"), e.FirstCorrupted)
 		if len(e.Stale) > 0 {
 			var bufs []string
 			for _, st := range e.Stale {
@@ -476,7 +476,7 @@ func (t *textWriter) detail(indent string, e Entry) {
 		t.label(indent, "mismatch", where)
 		shown := ""
 		if n := int64(len(m.Want)); n < m.Length {
-			shown = fmt.Sprintf("  (first %d bytes)", n)
+			shown = "  (first " + counted(int(n), "byte") + ")"
 		}
 		t.label(indent, "", "  want "+words(m.Want)+shown)
 		t.label(indent, "", "  got  "+words(m.Got))
@@ -494,8 +494,8 @@ func (t *textWriter) detail(indent string, e Entry) {
 			if shown == 0 {
 				which = "none shown"
 			}
-			t.label(indent, "differs", fmt.Sprintf("round %d  %s  %d ranges, %d of %d bytes (%s), %s",
-				d.Round, d.Buffer, d.Ranges, d.Bytes, d.BufferBytes, share(d.Bytes, d.BufferBytes), which))
+			t.label(indent, "differs", fmt.Sprintf("round %d  %s  %s, %d of %s (%s), %s",
+				d.Round, d.Buffer, counted(int(d.Ranges), "range"), d.Bytes, counted(int(d.BufferBytes), "byte"), share(d.Bytes, d.BufferBytes), which))
 		}
 	}
 	for _, s := range e.Stale {
@@ -515,9 +515,9 @@ func (t *textWriter) detail(indent string, e Entry) {
 		}
 		held := fmt.Sprintf("%d of them work", g.Work)
 		if g.Opaque > 0 {
-			held += fmt.Sprintf(" and %d tasks of no named kind", g.Opaque)
+			held += fmt.Sprintf(" and %s of no named kind", counted(g.Opaque, "task"))
 		}
-		t.label(indent, "graph", fmt.Sprintf("of capture %s: %d nodes, %s, for %d captured fill, copy or axpy ops", g.Capture, g.Nodes, held, g.Issued))
+		t.label(indent, "graph", fmt.Sprintf("of capture %s: %s, %s, for %s", g.Capture, counted(g.Nodes, "node"), held, counted(g.Issued, "captured fill, copy or axpy op")))
 		for _, n := range g.Unrecorded {
 			t.label(indent, "", fmt.Sprintf("  a %s node %s %v, which no buffer of the capture's ops %s", n.Kind, n.Access.Verb(), n.Range, n.Access.Verb()))
 		}
@@ -631,7 +631,7 @@ func (t *textWriter) timeline(indent string, events []capture.Event) {
 	if phases {
 		kinds, in = "capture, eager phases, between, errors", "capture, eager phases, between or with errors"
 	}
-	head := fmt.Sprintf("%d of %d calls (%s)", len(keep), calls, kinds)
+	head := fmt.Sprintf("%d of %s (%s)", len(keep), counted(calls, "call"), kinds)
 	if len(keep) > maxTimelineEvents {
 		head = fmt.Sprintf("last %d of the %d calls in %s (%d calls in all)", maxTimelineEvents, len(keep), in, calls)
 		keep = keep[len(keep)-maxTimelineEvents:]
@@ -750,7 +750,7 @@ func WriteFailures(w io.Writer, runs ...*Report) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	tw.printf("\n%d failing instance(s):\n", len(lines))
+	tw.printf("\n%s:\n", counted(len(lines), "failing instance"))
 	for _, l := range lines {
 		tw.printf("%s\n", l)
 	}

@@ -696,7 +696,11 @@ func (d *Device) checkResidency(g device.Graph, ranges []capturedRange, known bo
 	case 1:
 		return refusal(runtime.GuardResidency, "Launch", "replay of %v refused: %s", g, first)
 	}
-	return refusal(runtime.GuardResidency, "Launch", "replay of %v refused: %s (and %d more stale ranges)", g, first, stale-1)
+	more := "ranges"
+	if stale == 2 {
+		more = "range"
+	}
+	return refusal(runtime.GuardResidency, "Launch", "replay of %v refused: %s (and %d more stale %s)", g, first, stale-1, more)
 }
 
 // describeHolder names the slot or pool holding a, for refusal details.

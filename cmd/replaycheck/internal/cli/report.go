@@ -97,8 +97,8 @@ error; a value outside the schema, or an instance twice in one run, with its fil
 			code := ExitOK
 			for _, r := range runs {
 				if n := len(r.NotRun); n > 0 {
-					fmt.Fprintf(env.Stderr, "%s: incomplete: %s: %d of %d instances not run (the run was interrupted)\n",
-						name, reports.RunName(r), n, n+len(r.Results))
+					fmt.Fprintf(env.Stderr, "%s: incomplete: %s: %d of %s not run (the run was interrupted)\n",
+						name, reports.RunName(r), n, plural(n+len(r.Results), "instance"))
 					code = ExitFail
 				}
 				if r.Summary.Failed() {

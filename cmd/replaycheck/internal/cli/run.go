@@ -318,7 +318,7 @@ func (e *ends) notRun() {
 	if len(e.runs) > 1 {
 		which = " (" + strings.Join(per, ", ") + ")"
 	}
-	fmt.Fprintf(e.env.Stderr, "replaycheck run: interrupted: %d of %d instances not run%s\n", n, e.selected*len(e.runs), which)
+	fmt.Fprintf(e.env.Stderr, "replaycheck run: interrupted: %d of %s not run%s\n", n, plural(e.selected*len(e.runs), "instance"), which)
 }
 
 // finish writes an output directory's final files (when out is set) and the reports to stdout,
