@@ -22,7 +22,9 @@ var baselineCommand = &command{
 	detail: `A baseline records what one platform (a device's platform key: sim/cann, acl/cann-9.0-a2a3) did with every unguarded instance:
 outcome and, for a rejection, class, code and whether the capture was invalidated.
 
-  write  runs the unguarded instances and writes the baseline to --out (default: stdout).
+  write  runs the unguarded instances and writes the baseline to --out (default: stdout). Several
+         profiles (--profile cann,cuda) write one file each into the directory --out names, under
+         the platform's name (sim-cann.yaml, sim-cuda.yaml), as specs/baselines/ holds them.
   diff   runs them and compares with the baseline (--baseline; auto finds
          baselines/<platform key>.yaml beside the probes). Each changed behaviour is printed with the
          probe, the mode, the old and the new behaviour; instances the baseline does not hold are
@@ -31,7 +33,7 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
          with the baseline's instances it covers only; the others are counted, not listed.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
 		var f runFlags
-		f.declarePlatform(fs, env, false, "simulator platform profile: cann or cuda, one per baseline (env "+run.EnvProfile+")")
+		f.declarePlatform(fs, env, false, "simulator platform profile: cann or cuda, or a comma-separated list for one baseline each (write: --out a directory; env "+run.EnvProfile+")")
 		fs.Var(refusedFlag{why: "a baseline records the platform alone, so only unguarded instances run (leave --guards out)", takes: "off"}, "guards", "")
 		fs.Var(refusedFlag{why: "a baseline records the platform alone, never a runtime under test (leave --runtime out; use run --runtime)"}, "runtime", "")
 		fs.Var(refusedFlag{why: "baseline prints text (the baseline itself is YAML); for a JSON report use run --format json", takes: "text"}, "format", "")
@@ -47,8 +49,18 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 			// so the environment's REPLAYCHECK_GUARDS and REPLAYCHECK_RUNTIME, which name run's, do
 			// not apply (baseline has neither flag).
 			f.cfg.Guards, f.cfg.Runtime = "off", ""
-			if len(f.cfg.Profiles()) != 1 {
-				fmt.Fprintln(env.Stderr, "replaycheck baseline: one --profile at a time")
+			profiles := f.cfg.Profiles()
+			switch {
+			case len(profiles) == 0:
+				fmt.Fprintln(env.Stderr, "replaycheck baseline: --profile names no profile")
+				return ExitUsage
+			case len(profiles) > 1 && verb == "write" && !isDir(out):
+				// One file per platform: stdout or one file would hold several baselines.
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: --profile %s writes %d baselines, one file each: give --out a directory (e.g. --out specs/baselines/)\n",
+					strings.Join(profiles, ","), len(profiles))
+				return ExitUsage
+			case len(profiles) > 1 && verb == "diff" && f.cfg.Baseline != "auto" && f.cfg.Baseline != "":
+				fmt.Fprintf(env.Stderr, "replaycheck baseline: --baseline %s names one file, but %d profiles run: leave --baseline out\n", f.cfg.Baseline, len(profiles))
 				return ExitUsage
 			}
 			err := f.check()
@@ -56,60 +68,90 @@ outcome and, for a rejection, class, code and whether the capture was invalidate
 			if !ok {
 				return ExitUsage
 			}
-			cfg := f.cfg
-			cfg.Profile, cfg.Paths = f.cfg.Profiles()[0], paths
-			var base *verdict.Baseline
-			if verb == "diff" {
-				// The baseline is found before anything runs: a missing one must not cost a run.
-				p, err := run.Open(ctx, cfg)
-				if err != nil {
-					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-					return ExitUsage
-				}
-				key := p.Key
-				if err := p.Close(); err != nil {
-					fmt.Fprintf(env.Stderr, "replaycheck baseline: closing device: %v\n", err)
-					return ExitFail
-				}
-				if base, err = cfg.LocateBaseline(key); err == nil && base == nil {
-					err = fmt.Errorf("no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)", key, verdict.BaselineFile(key))
-				}
-				if err != nil {
+			// Every profile is checked before any runs: a typo in the second must not cost the first.
+			for _, profile := range profiles {
+				c := f.cfg
+				c.Profile = profile
+				if err := c.CheckBackend(); err != nil {
 					fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
 					return ExitUsage
 				}
 			}
-			cfg.Baseline = "none" // the run records outcomes; diff compares them itself
-			rep, err := run.Execute(ctx, cfg, instances)
-			if rep == nil {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-				return ExitUsage
-			}
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
-				return ExitFail
-			}
-			if len(rep.NotRun) > 0 {
-				fmt.Fprintf(env.Stderr, "replaycheck baseline: interrupted: %d of %d instances not run\n", len(rep.NotRun), len(instances))
-				return ExitFail
-			}
-			results := make([]*capture.Result, len(rep.Results))
-			for i := range rep.Results {
-				results[i] = &rep.Results[i].Result
-			}
-			if broken := brokenResults(results); len(broken) > 0 {
-				for _, b := range broken {
-					fmt.Fprintf(env.Stderr, "replaycheck baseline: %s ended in error: %s\n", b.ID, b.Reason)
+			code := ExitOK
+			for _, profile := range profiles {
+				cfg := f.cfg
+				cfg.Profile, cfg.Paths = profile, paths
+				code = max(code, baselineOne(ctx, env, verb, out, cfg, instances))
+				if code == ExitUsage {
+					break
 				}
-				return ExitFail
 			}
-			if verb == "write" {
-				return writeBaseline(env, out, verdict.NewBaseline(rep.Platform, rep.Device, results))
-			}
-			base, outside := base.Within(cfg.Covers)
-			return diffBaseline(env, base, results, outside)
+			return code
 		}
 	},
+}
+
+// isDir reports whether --out names a directory: one that exists, or a path ending in /.
+func isDir(out string) bool {
+	if strings.HasSuffix(out, "/") {
+		return true
+	}
+	st, err := os.Stat(out)
+	return err == nil && st.IsDir()
+}
+
+// baselineOne writes or diffs the baseline of cfg's one profile.
+func baselineOne(ctx context.Context, env Env, verb, out string, cfg run.Config, instances []probes.Instance) int {
+	var base *verdict.Baseline
+	if verb == "diff" {
+		// The baseline is found before anything runs: a missing one must not cost a run.
+		p, err := run.Open(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+			return ExitUsage
+		}
+		key := p.Key
+		if err := p.Close(); err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck baseline: closing device: %v\n", err)
+			return ExitFail
+		}
+		if base, err = cfg.LocateBaseline(key); err == nil && base == nil {
+			err = fmt.Errorf("no baseline for %s (looked for baselines/%s beside the probes; name one with --baseline)", key, verdict.BaselineFile(key))
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+			return ExitUsage
+		}
+	}
+	cfg.Baseline = "none" // the run records outcomes; diff compares them itself
+	rep, err := run.Execute(ctx, cfg, instances)
+	if rep == nil {
+		fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+		return ExitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "replaycheck baseline: %v\n", err)
+		return ExitFail
+	}
+	if len(rep.NotRun) > 0 {
+		fmt.Fprintf(env.Stderr, "replaycheck baseline: interrupted: %d of %s not run\n", len(rep.NotRun), plural(len(instances), "instance"))
+		return ExitFail
+	}
+	results := make([]*capture.Result, len(rep.Results))
+	for i := range rep.Results {
+		results[i] = &rep.Results[i].Result
+	}
+	if broken := brokenResults(results); len(broken) > 0 {
+		for _, b := range broken {
+			fmt.Fprintf(env.Stderr, "replaycheck baseline: %s ended in error: %s\n", b.ID, b.Reason)
+		}
+		return ExitFail
+	}
+	if verb == "write" {
+		return writeBaseline(env, out, verdict.NewBaseline(rep.Platform, rep.Device, results))
+	}
+	base, outside := base.Within(cfg.Covers)
+	return diffBaseline(env, base, results, outside)
 }
 
 // brokenResults are the results that say nothing about the platform because the run broke.
@@ -127,7 +169,7 @@ func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 	w := env.Stdout
 	if out != "" {
 		path := out
-		if st, err := os.Stat(out); strings.HasSuffix(out, "/") || (err == nil && st.IsDir()) {
+		if isDir(out) {
 			// A directory: the file is named after the platform, so a device host needs not know it.
 			path = filepath.Join(out, verdict.BaselineFile(b.Platform))
 			out = path
@@ -154,7 +196,7 @@ func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 		return ExitUsage
 	}
 	if out != "" {
-		fmt.Fprintf(env.Stdout, "wrote %s: %d instances of %s\n", out, len(b.Instances), b.Platform)
+		fmt.Fprintf(env.Stdout, "wrote %s: %s of %s\n", out, plural(len(b.Instances), "instance"), b.Platform)
 	}
 	return ExitOK
 }
