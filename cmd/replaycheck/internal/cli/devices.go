@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/acl"
 	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/cuda"
 	"github.com/replaycheck/replaycheck/internal/bytesize"
 )
 
@@ -17,7 +19,8 @@ var devicesCommand = &command{
 	summary: "list every backend, whether it is usable here and why not, and its devices",
 	detail: `List every backend replaycheck defines (sim, acl, cuda): whether this binary can use it on this
 host and, when not, exactly why (built without cgo, the library paths tried, a symbol missing, a
-library without a driver, no device); for each device its name, memory, driver and runtime
+library without a driver, no device) and, for acl and cuda, how to load a driver library from a path the
+dynamic loader does not search (` + acl.EnvLibrary + `, ` + cuda.EnvLibrary + `); for each device its name, memory, driver and runtime
 versions and the platform key its baselines go under, and what its library lacks that a device
 would otherwise do ("without graph reading: ..."). Exit 0 whatever is found; 2 for usage errors.`,
 	flags: func(fs *flag.FlagSet, env Env) func(context.Context, []string) int {
@@ -54,8 +57,27 @@ type backendState struct {
 	// Source is where the backend comes from (built in, or the library it loaded).
 	Source string `json:"source,omitempty"`
 	// Reason says why the backend is not usable, or what went wrong listing a device.
-	Reason  string              `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Hint says how to point the backend at a driver library the loader does not find, when
+	// that may be why it is unusable.
+	Hint    string              `json:"hint,omitempty"`
 	Devices []device.DeviceInfo `json:"devices"`
+}
+
+// libraries are the environment variable that names each device backend's driver library, and
+// the library's usual name.
+var libraries = map[string]struct{ env, lib string }{
+	"acl":  {acl.EnvLibrary, "libascendcl.so"},
+	"cuda": {cuda.EnvLibrary, "libcuda.so.1"},
+}
+
+// libraryHint says how to load backend name's library from a path the loader does not search.
+func libraryHint(name string) string {
+	l, ok := libraries[name]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("to load one the dynamic loader does not find: %s=/path/to/%s replaycheck devices", l.env, l.lib)
 }
 
 // inventory opens every known backend, lists its devices and closes it.
@@ -70,7 +92,7 @@ func inventory(ctx context.Context) []backendState {
 		}
 		b, err := backends.Open(name, backends.Config{})
 		if err != nil {
-			st.Reason = err.Error()
+			st.Reason, st.Hint = err.Error(), libraryHint(name)
 			out = append(out, st)
 			continue
 		}
@@ -110,6 +132,9 @@ func writeInventory(env Env, inv []backendState) {
 			state, detail = "unavailable", st.Reason
 		}
 		fmt.Fprintf(env.Stdout, "%-*s  %-11s  %s\n", nameW, st.Name, state, detail)
+		if st.Hint != "" {
+			fmt.Fprintf(env.Stdout, "%*s  %-11s  %s\n", nameW, "", "", st.Hint)
+		}
 		for _, d := range st.Devices {
 			parts := []string{bytesize.Format(d.Memory)}
 			if d.Driver != "" {
