@@ -438,3 +438,176 @@ func checkCLIDoc(doc string, facts cliFacts) []string {
 	}
 	return problems
 }
+
+// The README: at most 200 lines, every link inside the repository and landing (a file, and a
+// heading of it for an anchor), and a layout table that names every package and every command.
+var _ = Describe("README.md", Ordered, func() {
+	root := filepath.Join("..", "..")
+	var readme string
+	var packages []string
+	BeforeAll(func() {
+		data, err := os.ReadFile(filepath.Join(root, "README.md"))
+		Expect(err).NotTo(HaveOccurred())
+		readme = string(data)
+		goList := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
+		goList.Dir = root
+		goList.Stderr = GinkgoWriter
+		out, err := goList.Output()
+		Expect(err).NotTo(HaveOccurred())
+		abs, err := filepath.Abs(root)
+		Expect(err).NotTo(HaveOccurred())
+		for _, dir := range strings.Fields(string(out)) {
+			rel, err := filepath.Rel(abs, dir)
+			Expect(err).NotTo(HaveOccurred())
+			packages = append(packages, filepath.ToSlash(rel))
+		}
+		Expect(packages).To(ContainElements("capture", "cmd/replaycheck", "watch/interpose"))
+	})
+
+	It("is at most 200 lines", func() {
+		Expect(strings.Count(readme, "\n")).To(BeNumerically("<=", 200))
+	})
+
+	It("links only inside the repository, to files and headings that exist", func() {
+		for _, page := range []string{"README.md", "docs/cli.md", "docs/guide.md"} {
+			Expect(checkLinks(root, page)).To(BeEmpty(), page)
+		}
+	})
+
+	It("has a layout table naming every package and every command", func() {
+		Expect(checkLayout(readme, packages, gatherCommands(), root)).To(BeEmpty())
+	})
+
+	DescribeTable("finds a README that",
+		func(edit func(string) string, want string) {
+			changed := edit(readme)
+			Expect(changed).NotTo(Equal(readme), "the edit changed nothing")
+			dir := GinkgoT().TempDir()
+			Expect(os.MkdirAll(filepath.Join(dir, "docs"), 0o755)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(dir, "README.md"), []byte(changed), 0o644)).To(Succeed())
+			for _, f := range []string{"docs/cli.md", "docs/guide.md", "docs/performance.md", "docs/watch.md"} {
+				data, err := os.ReadFile(filepath.Join(root, f))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(os.WriteFile(filepath.Join(dir, f), data, 0o644)).To(Succeed())
+			}
+			problems := append(checkLinks(dir, "README.md"), checkLayout(changed, packages, gatherCommands(), root)...)
+			Expect(problems).To(ContainElement(ContainSubstring(want)))
+		},
+		Entry("links outside the repository", addAfter("## Watch a program", "See [x](https://example.com/)."), "https://example.com/: outside the repository"),
+		Entry("links to a missing file", addAfter("## Watch a program", "See [x](docs/nope.md)."), "docs/nope.md: no such file"),
+		Entry("links to a missing heading", replace("docs/performance.md#make-test-and-make-check", "docs/performance.md#make-tests"),
+			"docs/performance.md#make-tests: no such heading"),
+		Entry("leaves a package out of the layout", dropLine("| `run/proc` |"), "run/proc: a package the layout table does not name"),
+		Entry("names a path that does not exist", addAfter("| `run/proc` |", "| `run/nope` | x |"), "run/nope: in the layout table but not in the repository"),
+		Entry("leaves a command out", replace("`devices`, `watch`, `version`", "`watch`, `version`"), "devices: a command the layout table's cmd/replaycheck row does not name"),
+	)
+})
+
+// gatherCommands is replaycheck help's command list.
+func gatherCommands() []string {
+	GinkgoHelper()
+	var stdout, stderr bytes.Buffer
+	Expect(cli.Main([]string{"help"}, &stdout, &stderr)).To(Equal(0), stderr.String())
+	_, list, _ := strings.Cut(stdout.String(), "\nCommands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	var names []string
+	for _, l := range strings.Split(list, "\n") {
+		if fields := strings.Fields(l); len(fields) > 0 {
+			names = append(names, fields[0])
+		}
+	}
+	return names
+}
+
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// checkLinks lists the links of page (relative to root) that leave the repository or land nowhere.
+func checkLinks(root, page string) []string {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join(root, page))
+	Expect(err).NotTo(HaveOccurred())
+	var problems []string
+	for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+		target := m[1]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			problems = append(problems, target+": outside the repository")
+			continue
+		}
+		file, anchor, _ := strings.Cut(target, "#")
+		path := filepath.Join(root, page)
+		if file != "" {
+			path = filepath.Join(filepath.Dir(path), file)
+		}
+		body, err := os.ReadFile(path)
+		if err != nil {
+			if st, serr := os.Stat(path); serr == nil && st.IsDir() && anchor == "" {
+				continue
+			}
+			problems = append(problems, target+": no such file")
+			continue
+		}
+		if anchor != "" && !slices.Contains(headingSlugs(string(body)), anchor) {
+			problems = append(problems, target+": no such heading")
+		}
+	}
+	return problems
+}
+
+// headingSlugs is the anchors GitHub gives the headings of a Markdown file.
+func headingSlugs(md string) []string {
+	var slugs []string
+	inCode := false
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		text := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(text) {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+				b.WriteRune(r)
+			case r == ' ':
+				b.WriteRune('-')
+			}
+		}
+		slugs = append(slugs, b.String())
+	}
+	return slugs
+}
+
+// checkLayout lists the packages the README's layout table leaves out, the paths it names that do
+// not exist, and the commands its cmd/replaycheck row leaves out.
+func checkLayout(readme string, packages, commands []string, root string) []string {
+	var problems []string
+	layout, ok := docSection(readme, "## Layout")
+	if !ok {
+		return []string{"no ## Layout section"}
+	}
+	var named []string
+	for _, row := range tableRows(layout, "`") {
+		for _, part := range strings.Split(row[0], ",") {
+			path := strings.TrimSuffix(strings.Trim(strings.TrimSpace(part), "`"), "/")
+			named = append(named, path)
+			if _, err := os.Stat(filepath.Join(root, path)); err != nil {
+				problems = append(problems, path+": in the layout table but not in the repository")
+			}
+		}
+		if strings.Trim(row[0], "`") == "cmd/replaycheck" {
+			for _, c := range commands {
+				if !strings.Contains(row[1], "`"+c+"`") {
+					problems = append(problems, c+": a command the layout table's cmd/replaycheck row does not name")
+				}
+			}
+		}
+	}
+	for _, p := range packages {
+		if !slices.Contains(named, p) {
+			problems = append(problems, p+": a package the layout table does not name")
+		}
+	}
+	return problems
+}
