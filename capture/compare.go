@@ -13,16 +13,26 @@ import (
 	"github.com/replaycheck/replaycheck/probes"
 )
 
-// Verification at memory speed: a buffer is compared with the oracle where it lies when the backend
-// can (device.Comparer, the simulator's pages), and otherwise read back in chunks through one host
-// buffer the instance reuses, the read of chunk i+1 overlapping the comparison of chunk i (the
-// chunk: knobs.ReadChunk). Only the first corrupted round reads a differing buffer back whole, to
-// localise its ranges.
+// Verification at memory speed: a buffer is compared with the oracle by fingerprints where the
+// device computes them (device.Fingerprinter: a GPU's kernel; fingerprints.go), reading back only
+// the chunks whose fingerprints differ; else where it lies when the backend can (device.Comparer,
+// the simulator's pages, the bindings' pinned chunks); and otherwise read back in chunks through
+// one host buffer the instance reuses, the read of chunk i+1 overlapping the comparison of chunk i
+// (the chunk: knobs.ReadChunk). Only the first corrupted round reads a differing buffer's bytes
+// back to localise its ranges: all of them, or by fingerprints only its differing chunks.
 
 // verifier is the instance's way to the device's bytes for verification.
 type verifier struct {
-	cmp     device.Comparer // nil: read back
-	scratch []byte          // the read-back chunks, two of them, reused across rounds
+	cmp     *deviceCompare // nil: read back
+	scratch []byte         // the read-back chunks, two of them, reused across rounds
+	fps     *fingerprints  // the oracle's fingerprints, from the first verification by them
+}
+
+// deviceCompare is what the device states for verification, each watched: an in-place comparison,
+// fingerprints, either or both.
+type deviceCompare struct {
+	eq device.Comparer      // nil: read back
+	fp device.Fingerprinter // nil: compare (eq) or read back
 }
 
 // scratchPool keeps the read-back chunks of instances that finished (releaseScratch) for the next
@@ -52,15 +62,24 @@ func (v *verifier) releaseScratch() {
 	}
 }
 
-// comparerOf returns the in-place comparison dev's device states (device.Extensions.Compare) when
-// the runtime under test is direct (runtime.UnderTest.Direct: its Read passes straight to the
-// device; a runtime of the user's own reads through itself). It goes through the watch like every
-// other device call.
-func comparerOf(dev watched, direct bool) device.Comparer {
-	if c := device.ExtensionsOf(dev.Device).Compare; c != nil && direct {
-		return watchedComparer{c: c, w: dev.w}
+// comparerOf returns the in-place comparison and the fingerprints dev's device states
+// (device.Extensions.Compare, Fingerprint) when the runtime under test is direct
+// (runtime.UnderTest.Direct: its Read passes straight to the device; a runtime of the user's own
+// reads through itself); nil when it states neither. They go through the watch like every other
+// device call.
+func comparerOf(dev watched, direct bool) *deviceCompare {
+	e := device.ExtensionsOf(dev.Device)
+	if !direct || (e.Compare == nil && e.Fingerprint == nil) {
+		return nil
 	}
-	return nil
+	c := &deviceCompare{}
+	if e.Compare != nil {
+		c.eq = watchedComparer{c: e.Compare, w: dev.w}
+	}
+	if e.Fingerprint != nil {
+		c.fp = watchedFingerprinter{f: e.Fingerprint, w: dev.w}
+	}
+	return c
 }
 
 // watchedComparer is a device.Comparer whose calls the watch times (watch.go).
@@ -74,10 +93,21 @@ func (c watchedComparer) Equal(t device.Thread, src device.Ptr, want []byte) (eq
 	return
 }
 
+// watchedFingerprinter is a device.Fingerprinter whose calls the watch times (watch.go).
+type watchedFingerprinter struct {
+	f device.Fingerprinter
+	w *watch
+}
+
+func (f watchedFingerprinter) Fingerprints(t device.Thread, src device.Ptr, out []uint64) (err error) {
+	f.w.do("Fingerprints", func() { err = f.f.Fingerprints(t, src, out) })
+	return
+}
+
 // equal reports whether buffer a holds want, as a synchronous read of it would see.
 func (in *instance) equal(a *allocation, want []byte) (bool, error) {
-	if in.cmp != nil && !a.host {
-		return in.cmp.Equal(device.Main, a.ptr, want)
+	if in.cmp != nil && in.cmp.eq != nil && !a.host {
+		return in.cmp.eq.Equal(device.Main, a.ptr, want)
 	}
 	return in.equalByReading(a, want)
 }

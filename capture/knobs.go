@@ -41,6 +41,16 @@ type knobs struct {
 	// and NoSharingRule drops the sharing rule (privatepool.go): their negative controls.
 	NoPrivatePools bool
 	NoSharingRule  bool
+	// NoFingerprints verifies as on a device without the fingerprint extension (fingerprints.go):
+	// the other side of the spec that compares both. FingerprintsMatch takes the oracle's
+	// fingerprints for the device's, so that every chunk matches: its negative control.
+	NoFingerprints    bool
+	FingerprintsMatch bool
+	// FingerprintAudit recomputes every chunk of the oracle's fingerprints each round and fails the
+	// instance when one kept was stale; ForgetWrites marks nothing the rounds write, its negative
+	// control.
+	FingerprintAudit bool
+	ForgetWrites     bool
 }
 
 // defaultKnobs are the knobs of every instance no test tuned.

@@ -19,6 +19,7 @@ func (in *instance) replays() error {
 		in.tl.beginRound(round)
 		corrupted, stale := in.res.CorruptedRounds, len(in.res.Stale)
 		in.tl.enter(PhaseEach)
+		in.noteWrites(in.p.Replay.Each)
 		if err := in.eager(probes.Stage{Phase: probes.PhaseEach}, in.p.Replay.Each); err != nil {
 			return err
 		}
@@ -48,6 +49,7 @@ func (in *instance) replays() error {
 			}
 			if took {
 				in.roundLaunch = step
+				in.noteLaunch(lc.Capture)
 			}
 			in.oracle.Launch(lc.Capture, took)
 		}
@@ -133,8 +135,20 @@ func (in *instance) verify(round int, launched time.Time) error {
 		}
 		in.times.verified += int64(len(want))
 		in.cur = deviceCall{desc: "verify: reading " + name}
-		equal, err := in.equal(a, want)
+		var (
+			equal bool
+			got   []byte // the device's bytes, when byFingerprints read them
+			err   error
+		)
+		if in.cmp != nil && in.cmp.fp != nil && !a.host && !in.knobs.NoFingerprints {
+			equal, got, err = in.byFingerprints(name, a, want, in.res.FirstCorrupted == 0)
+		} else {
+			equal, err = in.equal(a, want)
+		}
 		if err != nil {
+			if kindOf(err) == ErrHarness {
+				return err
+			}
 			return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
 		}
 		if equal {
@@ -142,8 +156,11 @@ func (in *instance) verify(round int, launched time.Time) error {
 		}
 		differs = true
 		if in.res.FirstCorrupted == 0 {
-			// Localising needs the device's bytes: read them back, once, in the first corrupted round.
-			got, err := in.contents(a)
+			// Localising needs the device's bytes: read them back, once, in the first corrupted round
+			// (by fingerprints, only the chunks that differ were).
+			if got == nil {
+				got, err = in.contents(a)
+			}
 			if err != nil {
 				return fail(ErrSetup, nil, fmt.Errorf("verify: reading %s: %w", name, err))
 			}
@@ -152,6 +169,7 @@ func (in *instance) verify(round int, launched time.Time) error {
 			in.res.Differences = append(in.res.Differences, d)
 		}
 	}
+	in.fps.forgetUnseen()
 	if differs {
 		in.res.CorruptedRounds++
 		if in.res.FirstCorrupted == 0 {
