@@ -146,6 +146,12 @@ var _ = Describe("measuring on the simulator", func() {
 			}),
 		Entry("invalidation dropped", "cuda", "synchronisation of the legacy default stream while a blocking stream captures",
 			func(r *sim.Rule) { r.Invalidates = false }),
+		Entry("the cross-capture record made the wait's conflict", "cann", "record, on a capturing stream, an event last recorded in another capture (the event moves to the stream's capture)",
+			func(r *sim.Rule) {
+				r.Allow, r.Code, r.Name, r.Class, r.Invalidates = false, 107032, "ACL_ERROR_STREAM_CAPTURE_CONFLICT", device.ClassCaptureConflict, true
+			}),
+		Entry("the cross-capture wait's invalidation dropped", "cann", "wait on an event recorded in another capture (both captures are invalidated)",
+			func(r *sim.Rule) { r.Invalidates = false }),
 	)
 
 	It("refuses to compare a device with another family's profile", func() {
