@@ -64,6 +64,7 @@
 //
 // The engine is one state machine (instance) whose jobs live in their own files: the op interpreter
 // (ops.go), buffers and slots (buffers.go), captures and the residency ledger (captures.go),
+// captures a phases list leaves open, two or more in progress at once (region.go),
 // replays, verification and stale-range forensics (verify.go), refusals (sideeffects.go), teardown
 // (teardown.go), the outcome and its reason (classify.go), the timeline recorder (timeline.go),
 // injected faults (faults.go) and the watch on device calls (watch.go).

@@ -40,7 +40,9 @@
 // What the loader resolves, so that later layers see no gaps: a probe takes the keys it leaves out
 // (replays, modes, guards) from its set's defaults, then from [DefaultReplays], [DefaultModes] and
 // [DefaultGuards]; `capture:` becomes the one [Capture] named "main"; the captures of a phases list
-// are the probe's Captures too, in order, and the list itself is [Probe.Phases]; a capture's stream defaults to
+// are the probe's Captures too, in order, and the list itself is [Probe.Phases]; the ops of its
+// ops entries are each in the Ops of the capture its stream belongs to ([Stage.Into]), so that a
+// capture left open by a begin entry lists its ops as a capture entry does; a capture's stream defaults to
 // the probe's first stream and its end-stream to its stream; the stream of fill, copy, axpy, record,
 // wait and sync ops defaults to the capture's stream inside a capture's ops and to the first stream
 // elsewhere; replay.stream defaults to the first capture's stream and replay.order to each capture
