@@ -104,6 +104,13 @@ static CUresult rc_axpy(void *fn, void *f, void *stream, uint64_t y, uint64_t x,
 	return ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
 		void **))fn)(f, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
 }
+// The fingerprint kernel's launch: kernelParams (u64 src, u64 n, u64 out), one block per chunk.
+static CUresult rc_fingerprint(void *fn, void *f, void *stream, uint64_t src, uint64_t n, uint64_t out, unsigned grid,
+		unsigned block) {
+	void *params[3] = {&src, &n, &out};
+	return ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+		void **))fn)(f, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
+}
 // Graph introspection, matched against NVIDIA's cuda.h of CUDA 12.6 (CUDA_VERSION 12060), where
 // none of the four names is a macro for a versioned export:
 //   cuGraphGetNodes(CUgraph, CUgraphNode *nodes, size_t *numNodes)
@@ -219,6 +226,10 @@ const (
 	axpyBlock          = 256
 	// KernelName is the entry point of the axpy kernel in AxpyPTX.
 	KernelName = "replaycheck_axpy"
+	// FingerprintName is the entry point of the fingerprint kernel in FingerprintPTX, launched
+	// with FingerprintBlock threads per block, one block per chunk.
+	FingerprintName  = "replaycheck_fingerprint"
+	FingerprintBlock = 256
 )
 
 // AxpyPTX is the axpy kernel as PTX text, JIT-compiled by cuModuleLoadData when a device opens
@@ -259,6 +270,119 @@ const AxpyPTX = `.version 7.0
 	mad.lo.u32 %r8, %r7, %r1, %r8;
 	st.global.u32 [%rd7], %r8;
 DONE:
+	ret;
+}
+`
+
+// FingerprintPTX is the fingerprint kernel (internal/fingerprint's definition) as a PTX entry,
+// loaded in one module with AxpyPTX (whose header it shares): block b sums the terms
+// Mix(word(i) ^ i*K) of chunk b's words, each thread every 256th word, adds the threads' sums in
+// shared memory and writes the chunk's fingerprint to out[b]. out is pinned host memory (the
+// binding's), which a device with unified addressing writes directly. src is 8-byte aligned; a
+// buffer's partial last word is read a byte at a time. It needs blockDim.x a power of two, at most
+// 256; a block past the last chunk writes nothing.
+const FingerprintPTX = `
+.visible .entry replaycheck_fingerprint(
+	.param .u64 replaycheck_fingerprint_src,
+	.param .u64 replaycheck_fingerprint_n,
+	.param .u64 replaycheck_fingerprint_out
+)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<34>;
+	.shared .align 8 .b64 fp_sums[256];
+
+	ld.param.u64 %rd1, [replaycheck_fingerprint_src];
+	ld.param.u64 %rd2, [replaycheck_fingerprint_n];
+	ld.param.u64 %rd3, [replaycheck_fingerprint_out];
+	cvta.to.global.u64 %rd1, %rd1;
+	cvta.to.global.u64 %rd3, %rd3;
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %ntid.x;
+	cvt.u64.u32 %rd4, %r1;
+	shl.b64 %rd5, %rd4, 17;
+	shr.u64 %rd6, %rd2, 3;
+	add.u64 %rd7, %rd2, 7;
+	shr.u64 %rd7, %rd7, 3;
+	setp.ge.u64 %p1, %rd5, %rd7;
+	@%p1 bra FP_DONE;
+	add.u64 %rd8, %rd5, 131072;
+	min.u64 %rd8, %rd8, %rd7;
+	cvt.u64.u32 %rd9, %r2;
+	add.u64 %rd10, %rd5, %rd9;
+	cvt.u64.u32 %rd11, %r3;
+	mov.u64 %rd12, 0;
+FP_LOOP:
+	setp.ge.u64 %p1, %rd10, %rd8;
+	@%p1 bra FP_REDUCE;
+	shl.b64 %rd13, %rd10, 3;
+	add.u64 %rd14, %rd1, %rd13;
+	setp.lt.u64 %p2, %rd10, %rd6;
+	@!%p2 bra FP_PARTIAL;
+	ld.global.u64 %rd15, [%rd14];
+	bra FP_MIX;
+FP_PARTIAL:
+	and.b64 %rd16, %rd2, 7;
+	shl.b64 %rd15, %rd16, 56;
+	mov.u64 %rd17, 0;
+FP_BYTE:
+	setp.ge.u64 %p3, %rd17, %rd16;
+	@%p3 bra FP_MIX;
+	add.u64 %rd18, %rd14, %rd17;
+	ld.global.u8 %r4, [%rd18];
+	cvt.u64.u32 %rd19, %r4;
+	cvt.u32.u64 %r5, %rd17;
+	shl.b32 %r5, %r5, 3;
+	shl.b64 %rd19, %rd19, %r5;
+	or.b64 %rd15, %rd15, %rd19;
+	add.u64 %rd17, %rd17, 1;
+	bra FP_BYTE;
+FP_MIX:
+	mul.lo.u64 %rd20, %rd10, 0x9E3779B97F4A7C15;
+	xor.b64 %rd21, %rd15, %rd20;
+	shr.u64 %rd22, %rd21, 33;
+	xor.b64 %rd21, %rd21, %rd22;
+	mul.lo.u64 %rd21, %rd21, 0xFF51AFD7ED558CCD;
+	shr.u64 %rd22, %rd21, 33;
+	xor.b64 %rd21, %rd21, %rd22;
+	mul.lo.u64 %rd21, %rd21, 0xC4CEB9FE1A85EC53;
+	shr.u64 %rd22, %rd21, 33;
+	xor.b64 %rd21, %rd21, %rd22;
+	add.u64 %rd12, %rd12, %rd21;
+	add.u64 %rd10, %rd10, %rd11;
+	bra FP_LOOP;
+FP_REDUCE:
+	mov.u64 %rd23, fp_sums;
+	mul.wide.u32 %rd24, %r2, 8;
+	add.u64 %rd25, %rd23, %rd24;
+	st.shared.u64 [%rd25], %rd12;
+	bar.sync 0;
+	shr.u32 %r6, %r3, 1;
+FP_HALVE:
+	setp.eq.u32 %p1, %r6, 0;
+	@%p1 bra FP_WRITE;
+	setp.ge.u32 %p2, %r2, %r6;
+	@%p2 bra FP_NEXT;
+	mul.wide.u32 %rd26, %r6, 8;
+	add.u64 %rd27, %rd25, %rd26;
+	ld.shared.u64 %rd28, [%rd27];
+	ld.shared.u64 %rd29, [%rd25];
+	add.u64 %rd29, %rd29, %rd28;
+	st.shared.u64 [%rd25], %rd29;
+FP_NEXT:
+	bar.sync 0;
+	shr.u32 %r6, %r6, 1;
+	bra FP_HALVE;
+FP_WRITE:
+	setp.ne.u32 %p1, %r2, 0;
+	@%p1 bra FP_DONE;
+	ld.shared.u64 %rd30, [%rd23];
+	shl.b64 %rd31, %rd4, 3;
+	add.u64 %rd32, %rd3, %rd31;
+	st.global.u64 [%rd32], %rd30;
+FP_DONE:
 	ret;
 }
 `
@@ -517,23 +641,58 @@ type driverImpl struct {
 
 	module, kernel unsafe.Pointer
 	noKernel       string // why there is no kernel, "" when there is one
+	// fingerprint is the fingerprint kernel (FingerprintPTX), nil with noFingerprint saying why.
+	fingerprint   unsafe.Pointer
+	noFingerprint string
 }
 
-// loadKernel JIT-compiles AxpyPTX into the primary context, on the Main worker at open.
+// loadKernel JIT-compiles AxpyPTX and FingerprintPTX, one module, into the primary context, on the
+// Main worker at open. A driver that refuses the two loads AxpyPTX alone, without fingerprints.
 func (d *driverImpl) loadKernel() {
-	ptx := C.CString(AxpyPTX)
-	defer C.free(unsafe.Pointer(ptx))
-	if code := int(C.rc_cuModuleLoadData(d.fn.cuModuleLoadData, &d.module, ptx)); code != 0 {
-		d.noKernel = fmt.Sprintf("cuModuleLoadData of the axpy PTX failed: %s", describeCode(code, d.Detail(code)))
+	// Locals, not the fields: cgo checks the whole struct a pointer passed through a variable
+	// points into, and driverImpl holds Go pointers.
+	load := func(text string) int {
+		ptx := C.CString(text)
+		defer C.free(unsafe.Pointer(ptx))
+		var m unsafe.Pointer
+		code := int(C.rc_cuModuleLoadData(d.fn.cuModuleLoadData, &m, ptx))
+		d.module = m
+		return code
+	}
+	if code := load(AxpyPTX + FingerprintPTX); code != 0 {
+		d.noFingerprint = fmt.Sprintf("cuModuleLoadData of the axpy and fingerprint PTX failed: %s", describeCode(code, d.Detail(code)))
 		d.module = nil
-		return
+		if code := load(AxpyPTX); code != 0 {
+			d.noKernel = fmt.Sprintf("cuModuleLoadData of the axpy PTX failed: %s", describeCode(code, d.Detail(code)))
+			d.module = nil
+			return
+		}
 	}
-	name := C.CString(KernelName)
-	defer C.free(unsafe.Pointer(name))
-	if code := int(C.rc_cuModuleGetFunction(d.fn.cuModuleGetFunction, &d.kernel, d.module, name)); code != 0 {
-		d.noKernel = fmt.Sprintf("cuModuleGetFunction(%s) failed: %s", KernelName, describeCode(code, d.Detail(code)))
-		d.kernel = nil
+	function := func(entry string) (unsafe.Pointer, string) {
+		name := C.CString(entry)
+		defer C.free(unsafe.Pointer(name))
+		var f unsafe.Pointer
+		if code := int(C.rc_cuModuleGetFunction(d.fn.cuModuleGetFunction, &f, d.module, name)); code != 0 {
+			return nil, fmt.Sprintf("cuModuleGetFunction(%s) failed: %s", entry, describeCode(code, d.Detail(code)))
+		}
+		return f, ""
 	}
+	d.kernel, d.noKernel = function(KernelName)
+	if d.noFingerprint == "" {
+		d.fingerprint, d.noFingerprint = function(FingerprintName)
+	}
+}
+
+// Fingerprinting says whether the fingerprint kernel is loaded (bind.FingerprintDriver).
+func (d *driverImpl) Fingerprinting() (bool, string) { return d.fingerprint != nil, d.noFingerprint }
+
+// Fingerprint launches one block of FingerprintBlock threads per chunk.
+func (d *driverImpl) Fingerprint(s unsafe.Pointer, src uint64, n int64, out unsafe.Pointer, chunks int) int {
+	if chunks > 1<<31-1 {
+		return codeInvalidValue
+	}
+	return int(C.rc_fingerprint(d.fn.cuLaunchKernel, d.fingerprint, s, C.uint64_t(src), C.uint64_t(n),
+		C.uint64_t(uintptr(out)), C.unsigned(chunks), FingerprintBlock))
 }
 
 func describeCode(code int, detail string) string {
@@ -551,7 +710,7 @@ func (d *driverImpl) Bind(device.Thread) int { return int(C.rc_call_ptr(d.fn.cuC
 func (d *driverImpl) Unbind(t device.Thread) int {
 	if t == device.Main && d.module != nil && d.fn.cuModuleUnload != nil {
 		C.rc_call_ptr(d.fn.cuModuleUnload, d.module)
-		d.module, d.kernel = nil, nil
+		d.module, d.kernel, d.fingerprint = nil, nil, nil
 	}
 	return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, nil))
 }

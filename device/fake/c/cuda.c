@@ -15,6 +15,14 @@
  * were. The y and z dimensions add no lane. extra may hold the packed arguments instead
  * (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE, 24 bytes: y at 0, x at 8, a at 16, n at 20).
  *
+ * The fingerprint kernel: cuModuleGetFunction finds "replaycheck_fingerprint" in a module whose
+ * text names it (device/cuda FingerprintPTX). Launched with kernelParams {CUdeviceptr *src,
+ * unsigned long long *n, CUdeviceptr *out} and blockDim.x a power of two up to 256, block b of the
+ * grid writes out[b], the fingerprint of chunk b of the n bytes at src (internal/fingerprint's
+ * definition), for each b below the chunk count: src is device memory, 8-byte aligned, out device
+ * or pinned host memory. It runs at the launch, as eager work does; on a capturing stream it fails
+ * not-supported (the bindings never capture it).
+ *
  * Stream arguments: CU_STREAM_LEGACY is the legacy stream; CU_STREAM_PER_THREAD, and NULL in a
  * _ptsz/_ptds entry point, the calling thread's per-thread default stream (rc_thread_stream).
  * cuGetProcAddress answers from one table (procs, at the end), with hidden aliases of the
@@ -143,12 +151,16 @@ _Static_assert(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D is 200 bytes on LP64
 #define RC_AXPY_NAME "replaycheck_axpy"
 #define RC_AXPY_FUNC ((CUfunction)(uintptr_t)0xa8a8a000ull)
 #define MAX_MODULES 64
+#define RC_FP_NAME "replaycheck_fingerprint"
+#define RC_FP_FUNC ((CUfunction)(uintptr_t)0xf1f1f000ull)
 
 #ifndef RC_STUB
 static int initialized;
 #endif
 /* Loaded modules: whether each holds the axpy kernel; the handle is index + 1 tagged. */
 static int module_live[MAX_MODULES], module_axpy[MAX_MODULES];
+/* Whether each loaded module holds the fingerprint kernel. */
+static int module_fp[MAX_MODULES];
 #define RC_MODULE_TAG 0x30d0000ull
 
 typedef struct {
@@ -771,6 +783,7 @@ RC_API CUresult cuModuleLoadData(CUmodule *module, const void *image) {
 			} else {
 				module_live[i] = 1;
 				module_axpy[i] = strstr(text, RC_AXPY_NAME) != NULL;
+				module_fp[i] = strstr(text, RC_FP_NAME) != NULL;
 				*module = P(RC_MODULE_TAG + (uint64_t)i + 1);
 			}
 		}
@@ -807,6 +820,10 @@ RC_API CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module, const char 
 	if (!err && i < 0) {
 		rc_set_detail("cuModuleGetFunction: %p is not a loaded module", module);
 		err = CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!err && strcmp(name, RC_FP_NAME) == 0 && module_fp[i]) {
+		*fn = RC_FP_FUNC;
+		return end(&c, err);
 	}
 	if (!err) {
 		if (strcmp(name, RC_AXPY_NAME) != 0 || !module_axpy[i]) {
@@ -882,11 +899,79 @@ static int axpy_args(const char *entry, void **kernelParams, void **extra, CUdev
 	return 0;
 }
 
+/* The fingerprint kernel (internal/fingerprint): per chunk of 1 MiB, the sum mod 2^64 of
+ * fmix64(word ^ index * K) over its little-endian 8-byte words, indexes counted from the buffer's
+ * start; a partial last word is its bytes zero-padded, their count in the top byte. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the fake's fingerprint kernel reads words in host order: little-endian hosts only"
+#endif
+#define RC_FP_CHUNK (1ull << 20)
+#define RC_FP_K 0x9E3779B97F4A7C15ull
+
+static uint64_t fp_mix(uint64_t k) {
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
+/* fp_sum: the fingerprint of the n bytes at p, whose first word has index word. */
+static uint64_t fp_sum(const unsigned char *p, uint64_t n, uint64_t word) {
+	uint64_t s = 0, i = 0;
+	for (; i + 8 <= n; i += 8, word++) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		s += fp_mix(w ^ word * RC_FP_K);
+	}
+	if (i < n) {
+		uint64_t w = (n - i) << 56;
+		for (uint64_t j = 0; i + j < n; j++)
+			w |= (uint64_t)p[i + j] << (8 * j);
+		s += fp_mix(w ^ word * RC_FP_K);
+	}
+	return s;
+}
+
+static int launch_fingerprint(cu_call *c, const char *entry, int ptsz, unsigned int gridDimX, unsigned int blockDimX, unsigned int blockDimY,
+			      unsigned int blockDimZ, CUstream stream, void **kernelParams, void **extra) {
+	if (extra || !kernelParams || !kernelParams[0] || !kernelParams[1] || !kernelParams[2])
+		return rc_fail("invalid-value", "%s: " RC_FP_NAME " takes kernelParams {&src, &n, &out}, and no extra", entry);
+	uint64_t src = *(CUdeviceptr *)kernelParams[0], n = *(unsigned long long *)kernelParams[1], out = *(CUdeviceptr *)kernelParams[2];
+	if (!gridDimX || !blockDimX || blockDimX > 256 || (blockDimX & (blockDimX - 1)) || blockDimY != 1 || blockDimZ != 1)
+		return rc_fail("invalid-value", "%s: " RC_FP_NAME " runs blocks of a power of two up to 256 threads, one block per chunk", entry);
+	if (src % 8)
+		return rc_fail("invalid-value", "%s: " RC_FP_NAME "'s source %#llx is not 8-byte aligned", entry, (unsigned long long)src);
+	uint64_t chunks = (n + RC_FP_CHUNK - 1) / RC_FP_CHUNK;
+	if (chunks > gridDimX)
+		chunks = gridDimX;
+	int err;
+	if (n && ((err = rc_live_range(c->d, "source", src, n)) || (err = rc_live_range(c->d, "out", out, chunks * 8))))
+		return err;
+	if (n && rc_memory_kind(c->d, src) != RC_MEM_DEVICE)
+		return rc_fail("invalid-value", "%s: " RC_FP_NAME "'s source %#llx is not device memory", entry, (unsigned long long)src);
+	int st, mode;
+	uint64_t id, origin;
+	if ((err = rc_capture_info(c->d, stream_of(c, stream, ptsz), &st, &id, &origin, &mode)))
+		return err;
+	if (st != 0)
+		return rc_fail("not-supported", "%s: the fake does not capture " RC_FP_NAME, entry);
+	const unsigned char *p = (const unsigned char *)(uintptr_t)src;
+	for (uint64_t b = 0; b < chunks; b++) {
+		uint64_t lo = b * RC_FP_CHUNK, hi = lo + RC_FP_CHUNK < n ? lo + RC_FP_CHUNK : n, v = fp_sum(p + lo, hi - lo, lo / 8);
+		memcpy((unsigned char *)(uintptr_t)out + 8 * b, &v, 8);
+	}
+	return 0;
+}
+
 static CUresult launch_kernel(const char *entry, int ptsz, CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
 			      unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, CUstream stream, void **kernelParams,
 			      void **extra) {
 	cu_call c;
 	int err = begin(&c, entry, 1);
+	if (!err && f == RC_FP_FUNC)
+		return end(&c, launch_fingerprint(&c, entry, ptsz, gridDimX, blockDimX, blockDimY, blockDimZ, stream, kernelParams, extra));
 	CUdeviceptr y = 0, x = 0;
 	unsigned int a = 0, n = 0;
 	if (!err && f != RC_AXPY_FUNC) {

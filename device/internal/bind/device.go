@@ -163,6 +163,7 @@ type Device struct {
 	kept       map[hostKey][]*allocation
 	captures   []*capture // in progress, in the order they began
 	readback   *readback  // Equal's stream and pinned chunks, from its first call
+	fps        *fpScratch // Fingerprints' stream and pinned output, from its first call
 	lastHandle uint64
 	lastID     uint64
 	counters   device.Counters
@@ -219,9 +220,14 @@ func (d *Device) Capabilities() device.Capabilities { return d.caps }
 
 // Extensions states what a bound device can do beyond device.Device: fault injection (which
 // answers why not on a library without the fakes' entry points), abandoning, sessions on a
-// worker thread and comparing in place through pinned chunks.
+// worker thread, comparing in place through pinned chunks, and fingerprints where the driver's
+// kernel for them is loaded (fingerprint.go).
 func (d *Device) Extensions() device.Extensions {
-	return device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Compare: d}
+	e := device.Extensions{Of: d, Faults: d, Abandon: d, Threads: d, Compare: d}
+	if d.fingerprinter() != nil {
+		e.Fingerprint = d
+	}
+	return e
 }
 
 // Counters are kept in Go: Mallocs, Frees, HostAllocs, HostFrees, Launches and CapturesDone count
@@ -1115,6 +1121,7 @@ func (d *Device) Close() error {
 			return
 		}
 		d.releaseReadback(note)
+		d.releaseFingerprints(note)
 		for g, ref := range d.graphs {
 			note("destroying "+g.String(), d.drv.DestroyGraph(ref))
 		}
