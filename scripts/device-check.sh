@@ -16,7 +16,8 @@
 # conformance suite on the real driver, runs the whole catalog on the device in every capture mode
 # with guards off and on, writes the reports, runs replaycheck watch's hazard programs on the
 # device and on the fake and compares their findings (with watch's benchmarks on CUDA), measures
-# the verification's read-back throughput against a plain device-to-host read, and records the
+# the verification's read-back throughput against a plain device-to-host read, checks and measures
+# the verification by fingerprints (CUDA: the kernel against the test vectors, its benchmarks), and records the
 # platform's baseline under specs/baselines/ named after the device's platform key, and last measures the rules of the
 # platform's profile that no device has settled (replaycheck measure: specs/measure), ending with their table: each
 # rule, what the profile says, what the device did, whether they agree. Everything it writes lands in
@@ -236,6 +237,37 @@ else
 	bench_rc=$?
 	log "FAILED: see verify-bench.txt"
 	fail "FAILED (the benchmark exited $bench_rc); see verify-bench.txt"
+fi
+
+step "fingerprints"
+# Verification by fingerprints (docs/performance.md, "Fingerprints"), on CUDA: the PTX kernel's
+# fingerprints against internal/fingerprint's test vectors on the GPU (device/cuda's spec "the
+# fingerprint kernel on the hardware", which the conformance step ran: its outcome is read from
+# conformance.log), then 256 MiB rewritten and unchanged against the pinned link's read, and a soak
+# of 100,000 replays verified against unverified. ACL verifies by reading back: nothing to run.
+if [ "$backend" = cuda ]; then
+	fp_why=
+	if grep -q '\[FAIL\].*fingerprint kernel on the hardware' "$out/conformance.log"; then
+		log "FAILED: the kernel's fingerprints are not the test vectors'; see conformance.log"
+		fp_why="the kernel against the test vectors; see conformance.log"
+	elif grep -q 'fingerprint kernel on the hardware' "$out/conformance.log"; then
+		log "the kernel computes the test vectors' fingerprints (conformance.log)"
+	else
+		log "the kernel was not checked: its spec did not run (conformance.log)"
+		fp_why="the kernel's spec did not run; see conformance.log"
+	fi
+	if REPLAYCHECK_HARDWARE=cuda REPLAYCHECK_SOAK_REPLAYS=100000 gotest capture -run '^$' -bench '^Benchmark(Fingerprints256MiB|Soak)$' -benchtime 2x -count 3 -timeout "${STEP_TIMEOUT}s" > "$out/fingerprint-bench.txt" 2>&1; then
+		grep -E '^Benchmark(Fingerprints256MiB|Soak)' "$out/fingerprint-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
+			log "no result: the benchmarks printed none (skipped?); see fingerprint-bench.txt"
+	else
+		log "FAILED: the fingerprint benchmarks; see fingerprint-bench.txt"
+		fp_why="${fp_why:+$fp_why; }the benchmarks; see fingerprint-bench.txt"
+	fi
+	if [ -n "$fp_why" ]; then
+		fail "FAILED ($fp_why)"
+	fi
+else
+	log "not on $backend: it verifies by reading back (docs/ascend.md)"
 fi
 
 step "baseline"
