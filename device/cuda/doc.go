@@ -11,7 +11,10 @@
 // Open retains the device's primary context (never cuCtxCreate) and makes it current on two
 // locked OS-thread workers, Main and Other; every call runs on the worker its Thread names. The
 // axpy kernel is PTX text (AxpyPTX) JIT-compiled with cuModuleLoadData at open; a driver that
-// refuses it leaves the device without capability "kernels". EndCapture instantiates the captured
+// refuses it leaves the device without capability "kernels". The fingerprint kernel
+// (FingerprintPTX, internal/fingerprint's definition) loads in the same module; a driver that
+// refuses the two loads the axpy kernel alone, and the device then states no fingerprints
+// (device.Fingerprinter, which the engine verifies with where it is stated). EndCapture instantiates the captured
 // CUgraph with cuGraphInstantiateWithFlags; a device.Graph holds both, and DestroyGraph destroys
 // both. The instantiation is a potentially unsafe call: while another capture is in progress that
 // the calling thread's interaction mode minds, it fails 900 after cuStreamEndCapture ended the

@@ -131,7 +131,12 @@
 // {&y (CUdeviceptr), &x (CUdeviceptr), &a (unsigned int), &n (unsigned int, lanes)} (or extra), and
 // computes y[i] = a*x[i] + y[i] over the little-endian uint32 lanes i < n that the launch has a
 // thread for (i = blockIdx.x*blockDim.x + threadIdx.x, one thread per lane, as device/cuda's
-// AxpyPTX): a grid too small leaves the remaining lanes as they were, as that kernel does.
+// AxpyPTX): a grid too small leaves the remaining lanes as they were, as that kernel does. The
+// CUDA library also runs "replaycheck_fingerprint" (device/cuda's FingerprintPTX, in a module whose
+// text names it): kernelParams {&src, &n (unsigned long long), &out}, blocks of a power of two up to
+// 256 threads, block b writing out[b], the fingerprint of chunk b of the n bytes at src
+// (internal/fingerprint), computed on the CPU at the launch; on a capturing stream it fails
+// not-supported. device/cuda checks it against internal/fingerprint's test vectors.
 //
 // Environment, read once per loaded copy of the library, at its first call: REPLAYCHECK_FAKE_MEMORY
 // (bytes reserved per device and as much again for pinned host memory; default 1 GiB),
