@@ -16,8 +16,8 @@
 # conformance suite on the real driver, runs the whole catalog on the device in every capture mode
 # with guards off and on, writes the reports, runs replaycheck watch's hazard programs on the
 # device and on the fake and compares their findings (with watch's benchmarks on CUDA), measures
-# the verification's read-back throughput against a plain device-to-host read, checks and measures
-# the verification by fingerprints (CUDA: the kernel against the test vectors, its benchmarks), and records the
+# the verification's read-back throughput against a plain device-to-host read and its verification
+# by fingerprints (CUDA), and records the
 # platform's baseline under specs/baselines/ named after the device's platform key, and last measures the rules of the
 # platform's profile that no device has settled (replaycheck measure: specs/measure), ending with their table: each
 # rule, what the profile says, what the device did, whether they agree. Everything it writes lands in
@@ -228,10 +228,15 @@ fi
 
 step "verification throughput"
 # The engine's read-back verification of 256 MiB on the device (chunks read while the previous one
-# is compared) against one plain device-to-host read of the same bytes (docs/performance.md).
-if REPLAYCHECK_HARDWARE=$backend gotest capture -run '^$' -bench '^BenchmarkVerifyReadBack256MiB$' -benchtime 5x -count 3 -timeout "${STEP_TIMEOUT}s" > "$out/verify-bench.txt" 2>&1; then
+# is compared) against one plain device-to-host read of the same bytes (docs/performance.md); and
+# its verification by fingerprints (docs/performance.md, "Fingerprints"; on CUDA, ACL has none):
+# 256 MiB rewritten and unchanged against the pinned link's read, and a soak of 100,000 replays
+# verified against unverified. The fingerprint kernel's own check against the test vectors is a
+# hardware spec of the conformance step (device/cuda), which prints a line when it passed: the
+# step says whether it did, after the figures.
+if REPLAYCHECK_HARDWARE=$backend REPLAYCHECK_SOAK_REPLAYS=100000 gotest capture -run '^$' -bench '^Benchmark(VerifyReadBack256MiB|Fingerprints256MiB|Soak)$' -benchtime 5x -count 3 -timeout "${STEP_TIMEOUT}s" > "$out/verify-bench.txt" 2>&1; then
 	# A benchmark that skipped (no device to read back from) prints no result line.
-	grep -E '^BenchmarkVerifyReadBack' "$out/verify-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
+	grep -E '^Benchmark(VerifyReadBack|Fingerprints256MiB|Soak)' "$out/verify-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
 		log "no result: the benchmark printed none (skipped?); see verify-bench.txt"
 else
 	bench_rc=$?
@@ -239,35 +244,12 @@ else
 	fail "FAILED (the benchmark exited $bench_rc); see verify-bench.txt"
 fi
 
-step "fingerprints"
-# Verification by fingerprints (docs/performance.md, "Fingerprints"), on CUDA: the PTX kernel's
-# fingerprints against internal/fingerprint's test vectors on the GPU (device/cuda's spec "the
-# fingerprint kernel on the hardware", which the conformance step ran: its outcome is read from
-# conformance.log), then 256 MiB rewritten and unchanged against the pinned link's read, and a soak
-# of 100,000 replays verified against unverified. ACL verifies by reading back: nothing to run.
 if [ "$backend" = cuda ]; then
-	fp_why=
-	if grep -q '\[FAIL\].*fingerprint kernel on the hardware' "$out/conformance.log"; then
-		log "FAILED: the kernel's fingerprints are not the test vectors'; see conformance.log"
-		fp_why="the kernel against the test vectors; see conformance.log"
-	elif grep -q "fingerprint kernel on the hardware: the test vectors' fingerprints" "$out/conformance.log"; then
-		log "the kernel computes the test vectors' fingerprints (conformance.log)"
+	if grep -q "fingerprint kernel on the hardware: the test vectors' fingerprints" "$out/conformance.log"; then
+		log "the fingerprint kernel computes the test vectors' fingerprints (conformance.log)"
 	else
-		log "the kernel was not checked: its spec did not run (conformance.log)"
-		fp_why="the kernel's spec did not run; see conformance.log"
+		log "the fingerprint kernel's spec did not pass on the hardware (conformance.log): do not trust the fingerprint figures above"
 	fi
-	if REPLAYCHECK_HARDWARE=cuda REPLAYCHECK_SOAK_REPLAYS=100000 gotest capture -run '^$' -bench '^Benchmark(Fingerprints256MiB|Soak)$' -benchtime 2x -count 3 -timeout "${STEP_TIMEOUT}s" > "$out/fingerprint-bench.txt" 2>&1; then
-		grep -E '^Benchmark(Fingerprints256MiB|Soak)' "$out/fingerprint-bench.txt" | sed 's/^/    /' | tee -a "$out/summary.md" ||
-			log "no result: the benchmarks printed none (skipped?); see fingerprint-bench.txt"
-	else
-		log "FAILED: the fingerprint benchmarks; see fingerprint-bench.txt"
-		fp_why="${fp_why:+$fp_why; }the benchmarks; see fingerprint-bench.txt"
-	fi
-	if [ -n "$fp_why" ]; then
-		fail "FAILED ($fp_why)"
-	fi
-else
-	log "not on $backend: it verifies by reading back (docs/ascend.md)"
 fi
 
 step "baseline"
