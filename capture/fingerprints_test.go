@@ -10,6 +10,8 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/device/fake"
 	"github.com/replaycheck/replaycheck/device/sim"
 	"github.com/replaycheck/replaycheck/internal/fingerprint"
 	"github.com/replaycheck/replaycheck/internal/progen"
@@ -77,6 +79,16 @@ func comparableResult(res *capture.Result) string {
 	b, err := json.MarshalIndent(&c, "", " ")
 	Expect(err).NotTo(HaveOccurred())
 	return string(b)
+}
+
+// verification is what res says verification found: the outcome, the rounds, every mismatch and
+// difference, and each stale range's capture, buffer, generation, round and owners.
+func verification(res *capture.Result) []any {
+	var stale []any
+	for _, st := range res.Stale {
+		stale = append(stale, []any{st.Capture, st.Buffer, st.Generation, st.Round, st.Ran, st.Owners})
+	}
+	return []any{res.Outcome, res.Rounds, res.FirstCorrupted, res.CorruptedRounds, res.Mismatches, res.Differences, stale}
 }
 
 var _ = Describe("verification by fingerprints", func() {
@@ -246,5 +258,41 @@ probes:
 		By(fmt.Sprintf("%d instances, %d with mismatches in declared device buffers, %d of them other with fingerprints taken to match", instances, corrupted, differ))
 		Expect(corrupted).To(BeNumerically(">", 50))
 		Expect(differ).To(Equal(corrupted), "every instance with a mismatch in device memory loses it when the fingerprints are taken to match")
+	})
+
+	It("give every instance of the catalog over the fake libcuda, whose kernel computes them, the result it has without them", func() {
+		if why := backends.Unavailable("cuda"); why != "" {
+			Skip(why)
+		}
+		path, err := fake.Build(GinkgoT().TempDir(), fake.CUDA, fake.Variant{})
+		Expect(err).NotTo(HaveOccurred())
+		be, err := backends.Open("cuda", backends.Config{Library: path})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(be.Close)
+		// Each run on a device of its own, so that both meet the allocator in the same state.
+		run := func(in probes.Instance, set func(k *capture.Knobs)) *capture.Result {
+			dev, err := be.Open(ctx(), 0)
+			Expect(err).NotTo(HaveOccurred())
+			defer func() { Expect(dev.Close()).To(Succeed()) }()
+			Expect(device.ExtensionsOf(dev).Fingerprint).NotTo(BeNil())
+			return capture.Run(ctx(), dev, in, capture.Tune(capture.Options{Runtime: builtin}, set))
+		}
+		cat, err := loadCatalog()
+		Expect(err).NotTo(HaveOccurred())
+		instances := 0
+		for _, s := range cat.sets {
+			for _, p := range s.Probes {
+				for _, mode := range device.CaptureModes() {
+					in := probes.Instance{Probe: p, Mode: mode, Replays: 3}
+					on := run(in, func(k *capture.Knobs) { k.FingerprintAudit = true })
+					off := run(in, func(k *capture.Knobs) { k.NoFingerprints = true })
+					// Device addresses differ from one device's lifetime to the next here: the
+					// verification's findings are compared, the stale ranges without their addresses.
+					Expect(verification(on)).To(Equal(verification(off)), "%s on the fake libcuda", in.ID())
+					instances++
+				}
+			}
+		}
+		By(fmt.Sprintf("%d instances", instances))
 	})
 })
