@@ -57,7 +57,7 @@ var _ = Describe("the graph check on ACL", func() {
 		GinkgoT().Setenv("REPLAYCHECK_FAKE_RI_DROP", "0")
 		res := runOn(dev, parseProbe(probe), device.Global, 2)
 		Expect(res.Outcome).To(Equal(probes.Corrupted), res.Reason)
-		Expect(res.Reason).To(ContainSubstring("graph main holds 0 work nodes and 1 tasks of no named kind, which cannot hold the 2 fill, copy or axpy ops captured"))
+		Expect(res.Reason).To(ContainSubstring("graph main holds 0 work nodes and 1 task of no named kind, which cannot hold the 2 fill, copy or axpy ops captured"))
 		Expect(res.Graphs).To(ConsistOf(capture.GraphCheck{Capture: "main", Nodes: 1, Work: 0, Issued: 2, Opaque: 1}))
 		Expect(res.CorruptedRounds).To(BeZero(), "every byte is right: the fake replays the whole graph")
 	})

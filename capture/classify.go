@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 )
 
@@ -55,7 +56,7 @@ func (in *instance) corruptionReason() string {
 	fmt.Fprintf(&b, "%d of %d rounds differ from the oracle, first at round %d", res.CorruptedRounds, res.Rounds, res.FirstCorrupted)
 	if len(res.Mismatches) > 0 {
 		m := res.Mismatches[0]
-		fmt.Fprintf(&b, " (%s at offset %d, %s)", m.Buffer, m.Offset, plural(m.Length, "byte"))
+		fmt.Fprintf(&b, " (%s at offset %d, %s)", m.Buffer, m.Offset, plural.Count(m.Length, "byte"))
 	}
 	listStale(&b, res.Stale, func(s StaleRange) {
 		fmt.Fprintf(&b, "; graph %s captured %s at %v, now %s", s.Capture, s.Buffer, s.Range, s.Now)
@@ -87,7 +88,7 @@ func listStale(b *strings.Builder, stale []StaleRange, each func(StaleRange)) {
 		each(s)
 	}
 	if more := len(stale) - staleInReason; more > 0 {
-		fmt.Fprintf(b, "; and %s (the result's stale list has every one)", plural(int64(more), "more stale range"))
+		fmt.Fprintf(b, "; and %s (the result's stale list has every one)", plural.Count(int64(more), "more stale range"))
 	}
 }
 
@@ -107,7 +108,7 @@ func (in *instance) staleReason(s *StaleRange) string {
 	reason := fmt.Sprintf("no checked byte differs, but replay round %d of graph %s used stale memory: it %s %s at %v, captured at generation %d, now %s",
 		s.Round, s.Capture, s.Access.Verb(), s.Buffer, s.Range, s.Generation, s.Now)
 	if n := len(in.res.Stale); n > 1 {
-		reason += fmt.Sprintf(" (and %s)", plural(int64(n-1), "more stale range"))
+		reason += fmt.Sprintf(" (and %s)", plural.Count(int64(n-1), "more stale range"))
 	}
 	if in.res.Rejection != nil {
 		reason += "; also " + rejectionReason(in.res.Rejection)
@@ -140,11 +141,4 @@ func rejectionReason(rej *Rejection) string {
 		}
 	}
 	return s
-}
-
-func plural(n int64, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
 }

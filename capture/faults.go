@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 )
 
@@ -68,7 +69,7 @@ func (in *instance) disarmFaults(ended error) {
 		case ended != nil:
 			rec.Detail = fmt.Sprintf("not armed: the instance ended before replay round %d", f.At)
 		case f.Replay() && f.At > in.spec.Replays:
-			rec.Detail = fmt.Sprintf("not armed: the instance replays %d round(s)", in.spec.Replays)
+			rec.Detail = "not armed: the instance replays " + plural.Count(in.spec.Replays, "round")
 		case f.Replay():
 			rec.Detail = fmt.Sprintf("did not fire: no launch of round %d or later reached the device", f.At)
 		default:

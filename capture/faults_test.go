@@ -163,7 +163,7 @@ var _ = Describe("injected faults", func() {
 				res := runFaulted(dev, capture.Options{Runtime: builtin}, "device-lost@5", "alloc-fail@9")
 				Expect(res.Outcome).To(Equal(probes.Exact), res.Reason)
 				Expect(res.Faults).To(Equal([]capture.FaultRecord{
-					{Fault: "device-lost@5", Detail: "not armed: the instance replays 3 round(s)"},
+					{Fault: "device-lost@5", Detail: "not armed: the instance replays 3 rounds"},
 					{Fault: "alloc-fail@9", Detail: "did not fire: the instance made fewer than 9 device allocations"},
 				}))
 				expectClean(dev)

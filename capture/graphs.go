@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/runtime"
 )
 
@@ -202,12 +203,12 @@ func graphReason(g *GraphCheck) string {
 		s := fmt.Sprintf("graph %s holds a %s node that %s %v, which no buffer of the capture's ops %s",
 			g.Capture, n.Kind, map[Access]string{AccessRead: "reads", AccessWrite: "writes"}[n.Access], n.Range, map[Access]string{AccessRead: "reads", AccessWrite: "writes"}[n.Access])
 		if more := len(g.Unrecorded) - 1; more > 0 {
-			s += fmt.Sprintf(" (and %d more such ranges)", more)
+			s += " (and " + plural.Count(more, "more such range") + ")"
 		}
 		return s
 	}
 	if g.Opaque > 0 {
-		return fmt.Sprintf("graph %s holds %d work nodes and %d tasks of no named kind, which cannot hold the %d fill, copy or axpy ops captured", g.Capture, g.Work, g.Opaque, g.Issued)
+		return fmt.Sprintf("graph %s holds %s and %s of no named kind, which cannot hold the %s captured", g.Capture, plural.Count(g.Work, "work node"), plural.Count(g.Opaque, "task"), plural.Count(g.Issued, "fill, copy or axpy op"))
 	}
 	return fmt.Sprintf("graph %s holds %d work nodes, but %d fill, copy or axpy ops were captured", g.Capture, g.Work, g.Issued)
 }

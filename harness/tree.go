@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/replaycheck/replaycheck/device/backends"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
@@ -209,7 +210,7 @@ func centralInvariant(entries []reports.Entry) string {
 	if len(broken) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d guarded instance(s) ended corrupted:\n%s", len(broken), strings.Join(broken, "\n"))
+	return fmt.Sprintf("%s ended corrupted:\n%s", plural.Count(len(broken), "guarded instance"), strings.Join(broken, "\n"))
 }
 
 func specName(in probes.Instance) string {

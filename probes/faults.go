@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/plural"
 )
 
 // Fault is a fault injected into an instance's device on purpose: a probe's `faults:` entry or a
@@ -111,7 +112,7 @@ func (l *loader) checkFaults(p *Probe) {
 	seen := map[FaultCall]Fault{}
 	for _, f := range p.Faults {
 		if f.Replay() && f.At > p.Replays {
-			l.errorf(f.Pos, RuleFault, "fault %s: the probe replays %d round(s): want a round from 1 to %d", f, p.Replays, p.Replays)
+			l.errorf(f.Pos, RuleFault, "fault %s: the probe replays %s: want a round from 1 to %d", f, plural.Count(p.Replays, "round"), p.Replays)
 			continue
 		}
 		if first, dup := seen[f.Call()]; dup {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/internal/chunk"
+	"github.com/replaycheck/replaycheck/internal/plural"
 )
 
 // loader reads one probe file. It walks yaml.Node trees rather than decoding into structs so every
@@ -308,7 +309,7 @@ func (l *loader) bufferSize(n *yaml.Node, what string, min int64) (int64, bool) 
 	case !ok:
 		return 0, false
 	case sz < min:
-		l.errorf(l.at(deref(n)), RuleBadSize, "%s: at least %s", what, plural(min, "byte"))
+		l.errorf(l.at(deref(n)), RuleBadSize, "%s: at least %s", what, plural.Count(min, "byte"))
 		return 0, false
 	case sz > l.lim.MaxBufferBytes:
 		l.errorf(l.at(deref(n)), RuleLimit, "%s: %s is above the buffer limit of %s", what, bytesText(sz), bytesText(l.lim.MaxBufferBytes))
@@ -475,11 +476,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-func plural(n int64, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/replaycheck/replaycheck/internal/addrmap"
+	"github.com/replaycheck/replaycheck/internal/plural"
 )
 
 // happensBefore orders the ops of one capture's ops list with vector clocks. Ops on one stream are
@@ -181,7 +182,7 @@ func (h *happensBefore) access(op *Op, seq int, acc Access) string {
 		}
 	}
 	if more > 0 {
-		msg += fmt.Sprintf(" (and %d more earlier ops)", more)
+		msg += " (and " + plural.Count(more, "more earlier op") + ")"
 	}
 	return msg
 }

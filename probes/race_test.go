@@ -142,7 +142,7 @@ var _ = Describe("the race check", func() {
 		}, "\n")), probes.DefaultLimits())
 		ds := diagnostics(err)
 		Expect(ds[1].Message).To(HavePrefix("fill (line 12) on stream side and fill (line 10) on stream main race on a[0:64] (write-write)"))
-		Expect(ds[1].Message).To(HaveSuffix("(and 1 more earlier ops)"))
+		Expect(ds[1].Message).To(HaveSuffix("(and 1 more earlier op)"))
 	})
 
 	It("checks each capture on its own", func() {

@@ -30,8 +30,8 @@ var _ = Describe("a fault in the text report", func() {
 	It("keeps the whole detail when the reason says something else, and for a fault that did not fire", func() {
 		out := faulted("the runtime refused: out of memory",
 			capture.FaultRecord{Fault: "alloc-fail@1", Fired: true, Call: "Malloc", Detail: "fired in the device call Malloc: " + deviceErr},
-			capture.FaultRecord{Fault: "device-lost@5", Detail: "not armed: the instance replays 3 round(s)"})
+			capture.FaultRecord{Fault: "device-lost@5", Detail: "not armed: the instance replays 3 rounds"})
 		Expect(out).To(ContainSubstring("alloc-fail@1: fired in the device call Malloc: " + deviceErr + "\n"))
-		Expect(out).To(ContainSubstring("device-lost@5: not armed: the instance replays 3 round(s)\n"))
+		Expect(out).To(ContainSubstring("device-lost@5: not armed: the instance replays 3 rounds\n"))
 	})
 })

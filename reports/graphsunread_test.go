@@ -24,7 +24,7 @@ var _ = Describe("an Ascend graph in the text detail", func() {
 
 	It("counts the tasks of no named kind on the graph line", func() {
 		res := ascend()
-		res.Outcome, res.Reason = probes.Corrupted, "every byte is right, but graph main holds 0 work nodes and 1 tasks of no named kind, which cannot hold the 2 fill, copy or axpy ops captured"
+		res.Outcome, res.Reason = probes.Corrupted, "every byte is right, but graph main holds 0 work nodes and 1 task of no named kind, which cannot hold the 2 fill, copy or axpy ops captured"
 		res.Graphs = []capture.GraphCheck{{Capture: "main", Nodes: 1, Work: 0, Issued: 2, Opaque: 1}}
 		rep := reports.New("replaycheck", "dev", reports.Options{})
 		rep.Add(res)

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -191,7 +192,7 @@ func junitNotRun(r *Report, id string) junitCase {
 		probe, _, _ = strings.Cut(id, "@")
 	}
 	msg := fmt.Sprintf("not run: the run was interrupted before this instance (%d of %s not run)",
-		len(r.NotRun), counted(len(r.NotRun)+len(r.Results), "instance"))
+		len(r.NotRun), plural.Count(len(r.NotRun)+len(r.Results), "instance"))
 	return junitCase{Name: safeChars(id), Classname: safeChars(probe), Time: junitSeconds(0),
 		Error: &junitProblem{Message: msg, Type: "not-run"}}
 }

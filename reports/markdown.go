@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -78,7 +79,7 @@ func WriteMarkdown(w io.Writer, runs ...*Report) error {
 		if n := len(r.NotRun); n > 0 {
 			// Never ✅: a run that stopped early passed nothing about the instances it did not reach.
 			mark = mdIncomplete
-			incomplete = "; **incomplete**: " + mdText(fmt.Sprintf("%d of %s not run (the run was interrupted)", n, counted(n+len(r.Results), "instance")))
+			incomplete = "; **incomplete**: " + mdText(fmt.Sprintf("%d of %s not run (the run was interrupted)", n, plural.Count(n+len(r.Results), "instance")))
 		}
 		if skippedAll(r.Summary) {
 			// Never ✅ either: a run that skipped everything verified nothing.
@@ -278,7 +279,7 @@ func writeMarkdownSkipped(tw *textWriter, runs []*Report) {
 			lines = append(lines, fmt.Sprintf("- %s on %s: %s\n", pluralInstances(g.n), mdText(RunName(r)), mdText(g.reason)))
 		}
 		if rest > 0 {
-			lines = append(lines, fmt.Sprintf("- on %s, %s (the JSON report has each)\n", mdText(RunName(r)), counted(rest, "other reason")))
+			lines = append(lines, fmt.Sprintf("- on %s, %s (the JSON report has each)\n", mdText(RunName(r)), plural.Count(rest, "other reason")))
 		}
 	}
 	if len(lines) == 0 {
@@ -299,7 +300,7 @@ func WriteMarkdownTable(w io.Writer, t *Table) error {
 	tw.printf("What the platform did with each unguarded probe.\n\nCells: %s\n\n", mdText(TableLegend))
 	if len(t.Rows) == 0 {
 		if t.Positives > 0 {
-			tw.printf("No unguarded hazard instances: %s of positive probes not shown.\n", counted(t.Positives, "unguarded instance"))
+			tw.printf("No unguarded hazard instances: %s of positive probes not shown.\n", plural.Count(t.Positives, "unguarded instance"))
 		} else {
 			tw.printf("No unguarded instances.\n")
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -88,14 +89,6 @@ func cellOf(e Entry) string {
 	return string(e.Outcome)
 }
 
-// counted is "1 unguarded instance" or "3 unguarded instances".
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func rejectionCell(r *capture.Rejection) string {
 	c := fmt.Sprint(r.Code)
 	if r.Invalidated {
@@ -166,7 +159,7 @@ func WriteTable(w io.Writer, t *Table) error {
 	tw.printf("  %s\n\n", TableLegend)
 	if len(t.Rows) == 0 {
 		if t.Positives > 0 {
-			tw.printf("  (no unguarded hazard instances: %s of positive probes not shown)\n", counted(t.Positives, "unguarded instance"))
+			tw.printf("  (no unguarded hazard instances: %s of positive probes not shown)\n", plural.Count(t.Positives, "unguarded instance"))
 		} else {
 			tw.printf("  (no unguarded instances)\n")
 		}

@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/hex"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/runtime"
 	"io"
 	"slices"
@@ -252,7 +253,7 @@ func skipReasons(results []Entry, s Summary) []string {
 		lines = append(lines, fmt.Sprintf("skipped: %s: %s", pluralInstances(g.n), g.reason))
 	}
 	if rest > 0 {
-		lines = append(lines, fmt.Sprintf("skipped: %s for %s (the JSON report has each)", pluralInstances(instances), counted(rest, "other reason")))
+		lines = append(lines, fmt.Sprintf("skipped: %s for %s (the JSON report has each)", pluralInstances(instances), plural.Count(rest, "other reason")))
 	}
 	if skippedAll(s) {
 		lines = append(lines, nothingVerified)
@@ -289,12 +290,12 @@ func shortReason(e Entry) string {
 		// The platform changed: what changed is the news, not the outcome alone.
 		s = fmt.Sprintf("drift: baseline says %s, now %s", e.Verdict.Drift.Baseline, e.Verdict.Drift.Now)
 	case e.Outcome == probes.Exact:
-		s = fmt.Sprintf("%d/%s exact", e.Rounds, counted(e.Replays, "round"))
+		s = fmt.Sprintf("%d/%s exact", e.Rounds, plural.Count(e.Replays, "round"))
 	case e.Outcome == probes.Corrupted && e.CorruptedRounds == 0 && len(e.Stale) > 0:
 		st := e.Stale[0]
 		s = fmt.Sprintf("stale access in round %d: graph %s %s freed %s; no checked byte differs yet", st.Round, st.Capture, st.Access.Verb(), st.Buffer)
 	case e.Outcome == probes.Corrupted:
-		s = fmt.Sprintf("%d/%s corrupted, first at round %d", e.CorruptedRounds, counted(e.Rounds, "round"), e.FirstCorrupted)
+		s = fmt.Sprintf("%d/%s corrupted, first at round %d", e.CorruptedRounds, plural.Count(e.Rounds, "round"), e.FirstCorrupted)
 		if len(e.Stale) > 0 {
 			var bufs []string
 			for _, st := range e.Stale {
@@ -360,13 +361,6 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-3]) + "..."
-}
-
-func pluralInstances(n int) string {
-	if n == 1 {
-		return "1 instance"
-	}
-	return fmt.Sprintf("%d instances", n)
 }
 
 // summaryLine reads like "48 instances: 40 pass, 0 fail, 8 skip (exact 24, corrupted 16, skipped
@@ -476,7 +470,7 @@ func (t *textWriter) detail(indent string, e Entry) {
 		t.label(indent, "mismatch", where)
 		shown := ""
 		if n := int64(len(m.Want)); n < m.Length {
-			shown = "  (first " + counted(int(n), "byte") + ")"
+			shown = "  (first " + plural.Count(int(n), "byte") + ")"
 		}
 		t.label(indent, "", "  want "+words(m.Want)+shown)
 		t.label(indent, "", "  got  "+words(m.Got))
@@ -495,7 +489,7 @@ func (t *textWriter) detail(indent string, e Entry) {
 				which = "none shown"
 			}
 			t.label(indent, "differs", fmt.Sprintf("round %d  %s  %s, %d of %s (%s), %s",
-				d.Round, d.Buffer, counted(int(d.Ranges), "range"), d.Bytes, counted(int(d.BufferBytes), "byte"), share(d.Bytes, d.BufferBytes), which))
+				d.Round, d.Buffer, plural.Count(int(d.Ranges), "range"), d.Bytes, plural.Count(int(d.BufferBytes), "byte"), share(d.Bytes, d.BufferBytes), which))
 		}
 	}
 	for _, s := range e.Stale {
@@ -515,9 +509,9 @@ func (t *textWriter) detail(indent string, e Entry) {
 		}
 		held := fmt.Sprintf("%d of them work", g.Work)
 		if g.Opaque > 0 {
-			held += fmt.Sprintf(" and %s of no named kind", counted(g.Opaque, "task"))
+			held += fmt.Sprintf(" and %s of no named kind", plural.Count(g.Opaque, "task"))
 		}
-		t.label(indent, "graph", fmt.Sprintf("of capture %s: %s, %s, for %s", g.Capture, counted(g.Nodes, "node"), held, counted(g.Issued, "captured fill, copy or axpy op")))
+		t.label(indent, "graph", fmt.Sprintf("of capture %s: %s, %s, for %s", g.Capture, plural.Count(g.Nodes, "node"), held, plural.Count(g.Issued, "captured fill, copy or axpy op")))
 		for _, n := range g.Unrecorded {
 			t.label(indent, "", fmt.Sprintf("  a %s node %s %v, which no buffer of the capture's ops %s", n.Kind, n.Access.Verb(), n.Range, n.Access.Verb()))
 		}
@@ -631,7 +625,7 @@ func (t *textWriter) timeline(indent string, events []capture.Event) {
 	if phases {
 		kinds, in = "capture, eager phases, between, errors", "capture, eager phases, between or with errors"
 	}
-	head := fmt.Sprintf("%d of %s (%s)", len(keep), counted(calls, "call"), kinds)
+	head := fmt.Sprintf("%d of %s (%s)", len(keep), plural.Count(calls, "call"), kinds)
 	if len(keep) > maxTimelineEvents {
 		head = fmt.Sprintf("last %d of the %d calls in %s (%d calls in all)", maxTimelineEvents, len(keep), in, calls)
 		keep = keep[len(keep)-maxTimelineEvents:]
@@ -750,7 +744,7 @@ func WriteFailures(w io.Writer, runs ...*Report) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	tw.printf("\n%s:\n", counted(len(lines), "failing instance"))
+	tw.printf("\n%s:\n", plural.Count(len(lines), "failing instance"))
 	for _, l := range lines {
 		tw.printf("%s\n", l)
 	}
@@ -776,3 +770,9 @@ func share(part, whole int64) string {
 	}
 	return strconv.FormatFloat(p, 'g', 2, 64) + "%"
 }
+
+// pluralInstances counts instances, the noun most of the reports' counts are of.
+func pluralInstances(n int) string { return plural.Count(n, "instance") }
+
+// counted is plural.Count for the HTML writer's counts.
+func counted(n int, noun string) string { return plural.Count(n, noun) }

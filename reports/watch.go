@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/verdict"
 	"github.com/replaycheck/replaycheck/watch"
 )
@@ -163,8 +164,8 @@ func kindsOf(findings []watch.Finding) []watch.Kind {
 // WatchSummary is a watch report's last line: "N findings (K kinds), S suppressed", N the
 // distinct findings (sites), K their kinds and S the findings suppressions kept out.
 func WatchSummary(r *Report) string {
-	return fmt.Sprintf("%s (%s), %d suppressed", counted(len(r.Findings), "finding"),
-		counted(len(kindsOf(r.Findings)), "kind"), suppressedTotal(watchRun(r)))
+	return fmt.Sprintf("%s (%s), %d suppressed", plural.Count(len(r.Findings), "finding"),
+		plural.Count(len(kindsOf(r.Findings)), "kind"), suppressedTotal(watchRun(r)))
 }
 
 // findingName names a finding in a list: its kind, graph and range ("stale-replay graph 0x5

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/runtime"
 	"hash/fnv"
 	"math"
@@ -544,9 +545,9 @@ func (c *Config) Covers(id string) (bool, error) {
 func (c Config) describe(all, matched int) string {
 	switch {
 	case matched > 0:
-		return fmt.Sprintf("--shard %s holds none of the %s the other flags select", c.Shard, plural(matched, "instance"))
+		return fmt.Sprintf("--shard %s holds none of the %s the other flags select", c.Shard, plural.Count(matched, "instance"))
 	case c.Run != "" && all > 0:
-		return fmt.Sprintf("--run %q matches none of the %s the other flags select", c.Run, plural(all, "instance"))
+		return fmt.Sprintf("--run %q matches none of the %s the other flags select", c.Run, plural.Count(all, "instance"))
 	case c.Run != "":
 		return fmt.Sprintf("--run %q: the other flags already select no instance", c.Run)
 	case c.Modes != "" || (c.Guards != "both" && c.Guards != ""):
@@ -560,13 +561,6 @@ func (c Config) describe(all, matched int) string {
 		return fmt.Sprintf("no probe runs with %s (a probe's own modes and guards limit what can be selected)", strings.Join(asked, " and "))
 	}
 	return "the probe files hold no probe"
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // reportOptions are the report's options this configuration asks for.

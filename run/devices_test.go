@@ -80,7 +80,7 @@ var _ = Describe("faults in a run", func() {
 			c.Faults = []string{"alloc-fail@0"}
 			Expect(c.Check()).To(MatchError(HavePrefix("--fault: ")))
 			c.Faults, c.Replays = []string{"alloc-fail@50", "device-lost@4"}, 3
-			Expect(c.Check()).To(MatchError("--fault: device-lost@4: --replays 3 runs 3 round(s) per instance, so round 4 never comes"))
+			Expect(c.Check()).To(MatchError("--fault: device-lost@4: --replays 3 runs 3 rounds per instance, so round 4 never comes"))
 		})
 
 		It("refuses two faults that fire at the same call, naming both, from a flag or the variable", func() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/capture"
 	"github.com/replaycheck/replaycheck/device"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/verdict"
@@ -67,7 +68,7 @@ func (c *Config) checkFaults() error {
 		}
 		seen[f.Call()] = f
 		if f.Replay() && c.Replays > 0 && f.At > c.Replays {
-			return c.settingErrf("fault", "%s: --replays %d runs %d round(s) per instance, so round %d never comes", f, c.Replays, c.Replays, f.At)
+			return c.settingErrf("fault", "%s: --replays %d runs %s per instance, so round %d never comes", f, c.Replays, plural.Count(c.Replays, "round"), f.At)
 		}
 	}
 	return nil

@@ -155,7 +155,7 @@ var _ = Describe("replaycheck run --isolate", Ordered, func() {
 		s = replaycheck([]string{"REPLAYCHECK_SEED_HANG=launch"}, "run", "--runtime", plugin, "--timeout", "1s", "--run", "^basic/simple-replay@global/guards-on", catalog)
 		Expect(s.ExitCode()).To(Equal(1))
 		Expect(string(s.Out.Contents())).To(ContainSubstring("timeout in Launch: Launch(graph main) on main did not return within the instance's 1s timeout (and 250ms of grace), inside the runtime under test's own code"))
-		Expect(string(s.Err.Contents())).To(ContainSubstring("1 runtime(s) left open, each still inside a call that never returned (an instance given up on a timeout): Launch x1"))
+		Expect(string(s.Err.Contents())).To(ContainSubstring("1 runtime left open, each still inside a call that never returned (an instance given up on a timeout): Launch x1"))
 	})
 
 	It("checks a runtime plugin's slot log in every isolated worker with --check-slot-log", func() {

@@ -3,6 +3,7 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/runtime"
 	"slices"
 
@@ -322,8 +323,8 @@ func (d *Device) rollback(t device.Thread, op string, failed runtime.Region, cau
 			errs = append(errs, fmt.Errorf("rollback free of %v: %w", ptrs[i], err))
 		}
 	}
-	err := fmt.Errorf("%s: allocation of arena region %q (%d bytes) failed; rolled back %d allocation(s) of this commit, no region changed: %w",
-		op, failed.Key, failed.Bytes, len(made), cause)
+	err := fmt.Errorf("%s: allocation of arena region %q (%d bytes) failed; rolled back %s of this commit, no region changed: %w",
+		op, failed.Key, failed.Bytes, plural.Count(len(made), "allocation"), cause)
 	if len(errs) > 0 {
 		return errors.Join(append([]error{err}, errs...)...)
 	}

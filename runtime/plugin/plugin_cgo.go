@@ -17,6 +17,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/runtime"
 	"maps"
 	"runtime/cgo"
@@ -162,8 +163,8 @@ func (p *Plugin) CloseRuntimes() error {
 			calls = append(calls, fmt.Sprintf("%s x%d", op, stuck[op]))
 			n += stuck[op]
 		}
-		errs = append(errs, fmt.Errorf("runtime plugin %s: %d runtime(s) left open, each still inside a call that never returned (an instance given up on a timeout): %s",
-			p.path, n, strings.Join(calls, ", ")))
+		errs = append(errs, fmt.Errorf("runtime plugin %s: %s left open, each still inside a call that never returned (an instance given up on a timeout): %s",
+			p.path, plural.Count(n, "runtime"), strings.Join(calls, ", ")))
 	}
 	return errors.Join(errs...)
 }

@@ -635,7 +635,7 @@ var _ = Describe("closing the plugin after an instance was given up on a hang", 
 		var cerr error
 		Eventually(closed, 5*time.Second).Should(Receive(&cerr), "Close waited for the call that never returns")
 		Expect(cerr).To(MatchError(SatisfyAll(
-			ContainSubstring("1 runtime(s) left open, each still inside a call that never returned (an instance given up on a timeout): Launch x1"),
+			ContainSubstring("1 runtime left open, each still inside a call that never returned (an instance given up on a timeout): Launch x1"),
 			ContainSubstring("the library stays loaded"))))
 	})
 })
@@ -670,7 +670,7 @@ var _ = Describe("a plugin whose own code never returns", func() {
 			Expect(os.Unsetenv("RC_TEST_HANG")).To(Succeed())
 			next := capture.Run(context.Background(), openSim("cann"), in, capture.Options{Runtime: rut(p)})
 			Expect(next.Outcome).To(Equal(probes.Exact), next.Reason)
-			Expect(p.Close()).To(MatchError(ContainSubstring(fmt.Sprintf("1 runtime(s) left open, each still inside a call that never returned (an instance given up on a timeout): %s x1", named))))
+			Expect(p.Close()).To(MatchError(ContainSubstring(fmt.Sprintf("1 runtime left open, each still inside a call that never returned (an instance given up on a timeout): %s x1", named))))
 		})
 	}
 })

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/run"
 	"github.com/replaycheck/replaycheck/verdict"
@@ -134,7 +135,7 @@ func baselineOne(ctx context.Context, env Env, verb, out string, cfg run.Config,
 		return ExitFail
 	}
 	if len(rep.NotRun) > 0 {
-		fmt.Fprintf(env.Stderr, "replaycheck baseline: interrupted: %d of %s not run\n", len(rep.NotRun), plural(len(instances), "instance"))
+		fmt.Fprintf(env.Stderr, "replaycheck baseline: interrupted: %d of %s not run\n", len(rep.NotRun), plural.Count(len(instances), "instance"))
 		return ExitFail
 	}
 	results := make([]*capture.Result, len(rep.Results))
@@ -196,7 +197,7 @@ func writeBaseline(env Env, out string, b *verdict.Baseline) int {
 		return ExitUsage
 	}
 	if out != "" {
-		fmt.Fprintf(env.Stdout, "wrote %s: %s of %s\n", out, plural(len(b.Instances), "instance"), b.Platform)
+		fmt.Fprintf(env.Stdout, "wrote %s: %s of %s\n", out, plural.Count(len(b.Instances), "instance"), b.Platform)
 	}
 	return ExitOK
 }
@@ -223,7 +224,7 @@ func diffBaseline(env Env, b *verdict.Baseline, results []*capture.Result, outsi
 	}
 	narrowed := ""
 	if outside > 0 {
-		narrowed = fmt.Sprintf(" (%s outside the selection not compared)", plural(outside, "baseline instance"))
+		narrowed = fmt.Sprintf(" (%s outside the selection not compared)", plural.Count(outside, "baseline instance"))
 	}
 	fmt.Fprintf(&out, "baseline %s (%s): %d changed, %d not run, %d uncharacterised, %d unchanged%s\n",
 		b.Platform, b.File, changed, missing, unknown, b.Unchanged(results), narrowed)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/run"
 )
@@ -168,7 +169,7 @@ file:line:col: rule: message, all of them, then exit with status 2. Without a pr
 			}
 			n := len(probes.Instances(l.probes, probes.Matrix{}))
 			if _, err := fmt.Fprintf(env.Stdout, "ok: %s, %s, %s\n",
-				plural(len(l.sets), "probe file"), plural(len(l.probes), "probe"), plural(n, "instance")); err != nil {
+				plural.Count(len(l.sets), "probe file"), plural.Count(len(l.probes), "probe"), plural.Count(n, "instance")); err != nil {
 				// The verdict is the line: a caller that cannot read it must not see success.
 				fmt.Fprintf(env.Stderr, "replaycheck validate: writing: %v\n", err)
 				return ExitUsage
@@ -176,11 +177,4 @@ file:line:col: rule: message, all of them, then exit with status 2. Without a pr
 			return ExitOK
 		}
 	},
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

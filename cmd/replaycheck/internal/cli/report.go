@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
 )
@@ -98,7 +99,7 @@ error; a value outside the schema, or an instance twice in one run, with its fil
 			for _, r := range runs {
 				if n := len(r.NotRun); n > 0 {
 					fmt.Fprintf(env.Stderr, "%s: incomplete: %s: %d of %s not run (the run was interrupted)\n",
-						name, reports.RunName(r), n, plural(n+len(r.Results), "instance"))
+						name, reports.RunName(r), n, plural.Count(n+len(r.Results), "instance"))
 					code = ExitFail
 				}
 				if r.Summary.Failed() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/internal/bytesize"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/reports"
 	"github.com/replaycheck/replaycheck/run"
 )
@@ -318,7 +319,7 @@ func (e *ends) notRun() {
 	if len(e.runs) > 1 {
 		which = " (" + strings.Join(per, ", ") + ")"
 	}
-	fmt.Fprintf(e.env.Stderr, "replaycheck run: interrupted: %d of %s not run%s\n", n, plural(e.selected*len(e.runs), "instance"), which)
+	fmt.Fprintf(e.env.Stderr, "replaycheck run: interrupted: %d of %s not run%s\n", n, plural.Count(e.selected*len(e.runs), "instance"), which)
 }
 
 // finish writes an output directory's final files (when out is set) and the reports to stdout,

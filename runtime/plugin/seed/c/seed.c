@@ -1100,7 +1100,8 @@ static int32_t check_residency(state *S, rc_graph g, const graph *known, rc_erro
 		return RC_OK;
 	if (n == 1)
 		return refuse(S, RULE_RESIDENCY, err, "replay of %s refused: %s", gw.s, first);
-	return refuse(S, RULE_RESIDENCY, err, "replay of %s refused: %s (and %zu more stale ranges)", gw.s, first, n - 1);
+	return refuse(S, RULE_RESIDENCY, err, "replay of %s refused: %s (and %zu more stale range%s)", gw.s, first, n - 1,
+		      n == 2 ? "" : "s");
 }
 
 static int32_t d_launch(void *self, rc_thread t, rc_graph g, rc_stream s, rc_error *err) {
