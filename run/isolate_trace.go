@@ -18,8 +18,8 @@ func traced(dev device.Device, w *announcer) device.Device {
 }
 
 // Extensions passes on what the traced device states, announced where using it is a call into
-// the driver: an in-place comparison (a device-to-host copy on CUDA) and a graph walk go through
-// the tracer. Arming a fault, abandoning the device and running a session on its thread are not
+// the driver: an in-place comparison (a device-to-host copy on CUDA), fingerprints (a kernel and
+// its read-back) and a graph walk go through the tracer. Arming a fault, abandoning the device and running a session on its thread are not
 // calls that could crash (a session's calls come back through the tracer). A batch of kernels is
 // not passed on: the tracer announces each kernel's call. A new ability is passed on only here.
 func (d *tracedDevice) Extensions() device.Extensions {
@@ -28,7 +28,21 @@ func (d *tracedDevice) Extensions() device.Extensions {
 	if e.Compare != nil {
 		out.Compare = tracedComparer{c: e.Compare, w: d.w}
 	}
+	if e.Fingerprint != nil {
+		out.Fingerprint = tracedFingerprinter{f: e.Fingerprint, w: d.w}
+	}
 	return out
+}
+
+// tracedFingerprinter is the traced device's fingerprints, announced.
+type tracedFingerprinter struct {
+	f device.Fingerprinter
+	w *announcer
+}
+
+func (f tracedFingerprinter) Fingerprints(t device.Thread, src device.Ptr, out []uint64) error {
+	f.w.call("Fingerprints")
+	return f.f.Fingerprints(t, src, out)
 }
 
 // tracedComparer is the traced device's in-place comparison, announced.

@@ -67,4 +67,28 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		// A device that cannot compare in place is not made to look as if it could.
 		gm.Expect(device.ExtensionsOf(traced(struct{ device.Device }{dev}, w)).Compare).To(gm.BeNil())
 	})
+
+	It("announces fingerprints as the call into the driver they are, where the device has them", func() {
+		b, err := sim.New(sim.Options{Profile: "cuda", Fingerprints: true})
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		dev, err := b.Open(context.Background(), 0)
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		DeferCleanup(dev.Close)
+		p, err := dev.Malloc(device.Main, 64)
+		gm.Expect(err).NotTo(gm.HaveOccurred())
+		var out bytes.Buffer
+		w := &announcer{out: bufio.NewWriter(&out)}
+
+		f := device.ExtensionsOf(traced(dev, w)).Fingerprint
+		gm.Expect(f).NotTo(gm.BeNil(), "an isolated worker verifies as the engine does in process")
+		want := make([]uint64, 1)
+		gm.Expect(device.ExtensionsOf(dev).Fingerprint.Fingerprints(device.Main, p, want)).To(gm.Succeed())
+		got := make([]uint64, 1)
+		gm.Expect(f.Fingerprints(device.Main, p, got)).To(gm.Succeed())
+		gm.Expect(got).To(gm.Equal(want))
+		gm.Expect(w.out.Flush()).To(gm.Succeed())
+		gm.Expect(out.String()).To(gm.ContainSubstring(`"call":"Fingerprints"`))
+
+		gm.Expect(device.ExtensionsOf(traced(struct{ device.Device }{dev}, w)).Fingerprint).To(gm.BeNil())
+	})
 })
