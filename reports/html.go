@@ -4,71 +4,127 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
-	"github.com/replaycheck/replaycheck/device"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/verdict"
 )
 
-// WriteHTML writes runs as one self-contained HTML page (no script, no outside resource): per run
-// an SVG matrix of probes by (mode, guards), one cell per instance coloured by outcome and outlined
-// when its verdict failed, each cell linking to the instance; then every instance that did not
-// pass or has a finding, with its detail (the text report's), its mismatches as want/got byte
-// rows, and a picture of memory: the ranges each graph captured, the stale ones marked with the
-// buffers that hold them now. A run that did not reach every instance it selected (Report.NotRun:
-// it was interrupted) has a banner under its heading and the list of those instances at its end,
-// and the page's title says "(incomplete)".
+// WriteHTML writes runs as one self-contained HTML page (no script, no outside resource), in the
+// order a reader needs it:
 //
-// A watch report (Report.IsWatch) is its header, a Findings table (kind, count, pid, graph, range,
-// detail, refused), each row opening onto the finding's text with its call stacks, the
-// suppressions and the interposer's notes; a page of watch reports only has no outcome legend.
+//   - a summary: one row per run (pass or fail, its counts, device, runtime, baseline), then what
+//     failed, each linking to its detail; an interrupted run's banner (Report.NotRun), a run's
+//     reasons for skipping, and how to give uncharacterised instances a verdict;
+//   - the enforcement table of every run (EnforcementTable's cells, coloured, each titled with what
+//     its code means and what the instance saw), with its legend;
+//   - the matrix: every instance as a cell coloured by outcome, outlined when its verdict failed,
+//     a row per probe under its set, a column group per run; its legends;
+//   - the failures, open, each with its detail (the text report's, wrapped), its mismatches once, as
+//     want/got words with the differing ones marked, and a picture of memory: the ranges each graph
+//     captured, the stale ones, and the buffers that hold them now, with a legend;
+//   - the instances that need a verdict (uncharacterised) and the skipped ones, folded;
+//   - the expected findings (instances that passed with something to show, as a probe that
+//     demonstrates a hazard does), folded under their probe;
+//   - the instances an interrupted run did not reach; the page's title then says "(incomplete)".
+//
+// A watch report (Report.IsWatch) has a row in the summary and a section of its own: its header, a
+// Findings table (kind, count, pid, graph, range, detail, refused), each row opening onto the
+// finding's text with its call stacks, the suppressions and the interposer's notes. It may share a
+// page with runs.
 func WriteHTML(w io.Writer, runs ...*Report) error {
-	page := htmlPage{Title: "replaycheck report", Watch: allWatch(runs)}
-	incomplete := false
-	for _, r := range runs {
-		page.Title = fmt.Sprintf("replaycheck %s report", r.Version)
-		if r.IsWatch() {
-			page.Title = fmt.Sprintf("replaycheck %s watch report", r.Version)
-			page.Runs = append(page.Runs, htmlWatchRunOf(r))
-			continue
-		}
-		page.Runs = append(page.Runs, htmlRunOf(r))
-		incomplete = incomplete || len(r.NotRun) > 0
-	}
-	if incomplete {
-		page.Title += " (incomplete)"
-	}
-	return htmlTemplate.Execute(w, page)
+	return htmlTemplate.Execute(w, htmlPageOf(runs))
 }
 
 type htmlPage struct {
-	Title string
-	Runs  []htmlRun
-	// Watch: every run is a watch report; the outcome legend says nothing of them.
-	Watch bool
+	Title, Meta string
+	Nav         []htmlLink
+	Summary     []htmlSummaryRow
+	// Failed lists the failing instances for the summary (the first maxFailedListed), FailedMore
+	// says how many more there are.
+	Failed             []htmlLink
+	FailedMore         string
+	AllPassed          string
+	Notes              []htmlRunNotes
+	Enforcement        *htmlEnforcement
+	Matrix             template.HTML
+	OutcomeLegend      []htmlLegendItem
+	Failures           []htmlInstance
+	Uncharacterised    []htmlInstance
+	Skipped            []htmlInstance
+	Expected           []htmlProbeGroup
+	ExpectedInstances  int
+	NotRun             []htmlNotRun
+	Watches            []htmlRun
+	HasRuns, OnlyWatch bool
 }
 
+type htmlLink struct {
+	Href, Text, Run, Note string
+}
+
+// htmlSummaryRow is one run in the summary table.
+type htmlSummaryRow struct {
+	Run, Href, Status, Class                 string
+	Total, Pass, Fail, Skip, Uncharacterised int
+	Outcomes, Device, Runtime, Baseline      string
+	Watch                                    string // a watch report's summary, instead of the counts
+}
+
+// htmlRunNotes are what the summary says of one run under the table.
+type htmlRunNotes struct {
+	Run, Incomplete, Hint, Crash string
+	Skipped                      []string
+}
+
+type htmlNotRun struct {
+	Run string
+	IDs []string
+}
+
+// htmlRun is a watch report's section (the name is the one WatchRun's writer fills in).
 type htmlRun struct {
-	Name, Summary, Device, Runtime string
-	Matrix                         template.HTML
-	Instances                      []htmlInstance
-	// Incomplete says how many selected instances the run did not reach, NotRun lists them.
-	Incomplete string
-	NotRun     []string
-	// Skipped says why instances were skipped, a line per reason (skipReasons).
-	Skipped []string
-	// Watch is a watch report's section; the fields above are then unused.
+	Name  string
 	Watch *htmlWatch
 }
 
 type htmlInstance struct {
-	Anchor, ID, Mark, Outcome, Verdict string
-	Detail                             string
-	Mismatches                         []capture.Mismatch
-	Memory                             template.HTML
+	Anchor, Run, ID, Mark, Status, Outcome, Expected, Reason string
+	Open                                                     bool
+	Detail                                                   string
+	Bytes                                                    []htmlMismatch
+	Differs                                                  []string
+	Memory                                                   template.HTML
+	MemoryLegend                                             []htmlLegendItem
+}
+
+// htmlMismatch is one mismatch: want over got, in words, the differing words marked.
+type htmlMismatch struct {
+	Round          int
+	Buffer         string
+	Offset, Length int64
+	Want, Got      template.HTML
+	Shown          string
+}
+
+// htmlProbeGroup is a probe's expected findings, folded under one line.
+type htmlProbeGroup struct {
+	Probe, Hazard, Summary string
+	Instances              []htmlInstance
+}
+
+// maxFailedListed is how many failures the summary names; the Failures section has them all.
+const maxFailedListed = 12
+
+// outcomeMeanings say what each outcome colour of the matrix means, in legend order.
+var outcomeMeanings = []htmlLegendItem{
+	{Kind: string(probes.Exact), Meaning: "every replay byte-identical, no error"},
+	{Kind: string(probes.Refused), Meaning: "a guard refused the hazard"},
+	{Kind: string(probes.Rejected), Meaning: "the platform returned an error"},
+	{Kind: string(probes.Corrupted), Meaning: "wrong data, or a replay touched stale memory"},
+	{Kind: string(probes.Errored), Meaning: "the instance could not finish"},
+	{Kind: string(probes.Skipped), Meaning: "not run here (the cell's title says why)"},
 }
 
 // outcomeColours are the matrix's cell colours.
@@ -77,204 +133,262 @@ var outcomeColours = map[probes.Outcome]string{
 	probes.Corrupted: "#c62828", probes.Errored: "#6a1b9a", probes.Skipped: "#9e9e9e",
 }
 
-func anchorOf(platform, id string) string {
-	r := strings.NewReplacer("/", "-", "@", "-", ".", "-")
-	return "i-" + r.Replace(platform) + "-" + r.Replace(id)
-}
-
-func htmlRunOf(r *Report) htmlRun {
-	run := htmlRun{Name: RunName(r), Summary: summaryLine(r.Summary), Device: r.Device, Runtime: r.runtime(),
-		Skipped: skipReasons(r.Results, r.Summary)}
-	run.Matrix = matrixSVG(r)
-	if n := len(r.NotRun); n > 0 {
-		run.Incomplete = fmt.Sprintf("the run was interrupted: %d of %d instances not run, listed below; they have no verdict", n, n+len(r.Results))
-		run.NotRun = r.NotRun
-	}
-	for _, e := range r.Results {
-		if !hasSection(e) {
-			continue
-		}
-		var detail strings.Builder
-		_ = WriteDetail(&detail, e)
-		run.Instances = append(run.Instances, htmlInstance{
-			Anchor: anchorOf(run.Name, e.ID), ID: e.ID, Mark: markOf(e.Verdict.Status), Outcome: string(e.Outcome),
-			Verdict: e.Verdict.Reason, Detail: detail.String(), Mismatches: e.Mismatches, Memory: memorySVG(e),
-		})
-	}
-	return run
-}
-
 // OutcomeColour is the colour (#rrggbb) the HTML report fills an outcome's matrix cells with.
 func OutcomeColour(o probes.Outcome) (string, bool) {
 	c, ok := outcomeColours[o]
 	return c, ok
 }
 
+func anchorOf(platform, id string) string {
+	r := strings.NewReplacer("/", "-", "@", "-", ".", "-")
+	return "i-" + r.Replace(platform) + "-" + r.Replace(id)
+}
+
 // hasSection reports whether the page has a section for e: every instance that did not pass or
 // has a finding.
 func hasSection(e Entry) bool { return e.Verdict.Status != verdict.Pass || hasFinding(e) }
 
-// matrixSVG draws one row per probe and one column per (mode, guards) pair the run holds.
-func matrixSVG(r *Report) template.HTML {
-	type col struct {
-		mode    device.CaptureMode
-		guarded bool
-	}
-	var cols []col
-	var rows []string
-	cell := map[string]map[col]Entry{}
-	for _, e := range r.Results {
-		c := col{e.Mode, e.Guarded}
-		if !slices.Contains(cols, c) {
-			cols = append(cols, c)
-		}
-		if cell[e.Probe] == nil {
-			cell[e.Probe] = map[col]Entry{}
-			rows = append(rows, e.Probe)
-		}
-		cell[e.Probe][c] = e
-	}
-	slices.SortFunc(cols, func(a, b col) int {
-		if a.mode != b.mode {
-			return int(a.mode) - int(b.mode)
-		}
-		if a.guarded == b.guarded {
-			return 0
-		}
-		if a.guarded {
-			return 1
-		}
-		return -1
-	})
-	const size, labelW, headH = 16, 420, 130
-	// The column heads slant up to the right, past the last column.
-	width, height := labelW+len(cols)*size+130, headH+len(rows)*size+10
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="matrix" width="%d" height="%d" role="img" aria-label="outcome matrix">`, width, height)
-	for i, c := range cols {
-		x := labelW + i*size + size/2
-		fmt.Fprintf(&b, `<text x="%d" y="%d" transform="rotate(-60 %d %d)" font-size="10">%s, guards %s</text>`,
-			x, headH-4, x, headH-4, c.mode, probes.GuardsName(c.guarded))
-	}
-	for j, p := range rows {
-		y := headH + j*size
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="end">%s</text>`, labelW-6, y+size-4, template.HTMLEscapeString(p))
-		for i, c := range cols {
-			e, ok := cell[p][c]
-			if !ok {
-				continue
+func htmlPageOf(all []*Report) htmlPage {
+	page := htmlPage{Title: "replaycheck report", OnlyWatch: allWatch(all)}
+	var runs []*Report
+	incomplete := false
+	for _, r := range all {
+		page.Title = fmt.Sprintf("replaycheck %s report", r.Version)
+		if r.IsWatch() {
+			page.Title = fmt.Sprintf("replaycheck %s watch report", r.Version)
+			wr := htmlWatchRunOf(r)
+			anchor := fmt.Sprintf("watch-%d", len(page.Watches)+1)
+			page.Watches = append(page.Watches, htmlRun{Name: wr.Name, Watch: wr.Watch})
+			status, class := "CLEAN", "pass"
+			if len(r.Findings) > 0 {
+				status, class = "FINDINGS", "fail"
 			}
-			x := labelW + i*size
-			stroke := ""
-			if e.Verdict.Status == verdict.Fail {
-				stroke = ` stroke="#000" stroke-width="2"`
-			}
-			rect := fmt.Sprintf(`<rect class="cell" x="%d" y="%d" width="%d" height="%d" fill="%s"%s><title>%s</title></rect>`,
-				x+1, y+1, size-2, size-2, outcomeColours[e.Outcome], stroke,
-				template.HTMLEscapeString(cellTitle(e)))
-			if hasSection(e) { // a clean pass has nothing below to link to
-				rect = fmt.Sprintf(`<a href="#%s">%s</a>`, anchorOf(RunName(r), e.ID), rect)
-			}
-			b.WriteString(rect)
+			page.Summary = append(page.Summary, htmlSummaryRow{Run: wr.Name, Href: "#" + anchor, Status: status, Class: class,
+				Watch: WatchSummary(r) + "; " + wr.Watch.Exit, Device: "backend " + wr.Watch.Backend})
+			continue
+		}
+		runs = append(runs, r)
+		page.Summary = append(page.Summary, summaryRowOf(r))
+		incomplete = incomplete || len(r.NotRun) > 0
+	}
+	if incomplete {
+		page.Title += " (incomplete)"
+	}
+	page.HasRuns = len(runs) > 0
+	page.Meta = pageMeta(all)
+	for _, r := range runs {
+		notes := htmlRunNotes{Run: RunName(r), Skipped: skipReasons(r.Results, r.Summary), Crash: crashAdvice(r)}
+		if n := len(r.NotRun); n > 0 {
+			notes.Incomplete = fmt.Sprintf("the run was interrupted: %d of %d instances not run, listed below; they have no verdict", n, n+len(r.Results))
+			page.NotRun = append(page.NotRun, htmlNotRun{Run: RunName(r), IDs: r.NotRun})
+		}
+		if r.Summary.Uncharacterised > 0 {
+			notes.Hint = uncharacterisedHint(r)
+		}
+		if notes.Incomplete != "" || notes.Hint != "" || notes.Crash != "" || len(notes.Skipped) > 0 {
+			page.Notes = append(page.Notes, notes)
 		}
 	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	if page.HasRuns {
+		page.Enforcement = htmlEnforcementOf(runs)
+		page.Matrix = matrixSVG(runs)
+		page.OutcomeLegend = outcomeMeanings
+	}
+	page.sections(runs)
+	if page.HasRuns && len(page.Failures) == 0 {
+		total := 0
+		for _, r := range runs {
+			total += r.Summary.Total
+		}
+		page.AllPassed = fmt.Sprintf("No verdict failed: %s on %s.", pluralInstances(total), counted(len(runs), "platform run"))
+	}
+	page.Nav = page.nav()
+	return page
 }
 
-// memorySVG draws the address space a result's ledger spans: one bar per captured buffer, stale
-// ranges in red with what holds them now. Nothing when the result has no ledger.
-func memorySVG(e Entry) template.HTML {
-	if len(e.Ledger) == 0 {
+// pageMeta says which replaycheck wrote the page, when its first run started and where.
+func pageMeta(runs []*Report) string {
+	if len(runs) == 0 {
 		return ""
 	}
-	lo, hi := e.Ledger[0].Range.Addr, e.Ledger[0].Range.End()
-	for _, l := range e.Ledger {
-		lo, hi = min(lo, l.Range.Addr), max(hi, l.Range.End())
+	r := runs[0]
+	s := "replaycheck " + r.Version
+	if !r.Started.IsZero() {
+		s += ", started " + r.Started.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	span := float64(max(hi-lo, 1))
-	const width, barH, labelW = 640.0, 18, 200
-	x := func(a uint64) float64 { return labelW + float64(a-lo)/span*width }
-	stale := map[string]capture.StaleRange{}
-	for _, s := range e.Stale {
-		stale[fmt.Sprintf("%s/%s/%d", s.Capture, s.Buffer, s.Generation)] = s
+	if r.Host != "" {
+		s += " on " + r.Host
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="memory" width="%d" height="%d" role="img" aria-label="captured ranges">`,
-		int(labelW+width+20), (len(e.Ledger)+1)*(barH+6)+10)
-	for i, l := range e.Ledger {
-		y := i*(barH+6) + 4
-		fill, note := "#90a4ae", fmt.Sprintf("%s %v generation %d, %s", l.Buffer, l.Range, l.Generation, l.Access.Verb())
-		if s, ok := stale[fmt.Sprintf("%s/%s/%d", l.Capture, l.Buffer, l.Generation)]; ok {
-			fill, note = "#c62828", note+"; stale: now "+s.Now
-		}
-		w := max(x(l.Range.End())-x(l.Range.Addr), 2)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="11" text-anchor="end">graph %s: %s</text>`, labelW-6, y+barH-5,
-			template.HTMLEscapeString(l.Capture), template.HTMLEscapeString(l.Buffer))
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>`,
-			x(l.Range.Addr), y, w, barH, fill, template.HTMLEscapeString(note))
-	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10">%#x</text><text x="%d" y="%d" font-size="10" text-anchor="end">%#x</text>`,
-		labelW, len(e.Ledger)*(barH+6)+16, lo, int(labelW+width), len(e.Ledger)*(barH+6)+16, hi)
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	return s
 }
 
-var htmlTemplate = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"words": words}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<title>{{.Title}}</title>
-<style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; font-size: 12px; }
-svg { font-family: system-ui, sans-serif; }
-table.bytes td { font-family: monospace; padding: 0 0.8em; }
-.legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
-.incomplete { background: #fff3e0; border-left: 6px solid #ef8f00; padding: 0.6em 1em; font-weight: bold; }
-{{if .Watch}}table.findings { border-collapse: collapse; }
-table.findings th, table.findings td { border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: left; vertical-align: top; }
-table.findings td.kind { font-weight: bold; color: #c62828; white-space: nowrap; }
-table.findings summary { cursor: pointer; }
-.clean { background: #e8f5e9; border-left: 6px solid #2e7d32; padding: 0.6em 1em; font-weight: bold; }
-{{end}}</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-{{if not .Watch}}<p class="legend">
-<span style="background:#2e7d32"></span>exact<span style="background:#1565c0"></span>refused<span style="background:#ef8f00"></span>rejected<span style="background:#c62828"></span>corrupted<span style="background:#6a1b9a"></span>error<span style="background:#9e9e9e"></span>skipped; an outlined cell failed its verdict
-</p>
-{{end}}{{range .Runs}}
-<section class="run">
-<h2>{{.Name}}</h2>
-{{if .Watch}}{{template "watch" .Watch}}{{else}}{{if .Incomplete}}<p class="incomplete" role="alert">Incomplete: {{.Incomplete}}.</p>
-{{end}}<p>{{.Summary}}<br/>device {{.Device}}, runtime {{.Runtime}}</p>
-{{if .Skipped}}<ul class="skipped">{{range .Skipped}}
-<li>{{.}}</li>{{end}}
-</ul>
-{{end}}{{.Matrix}}
-{{range .Instances}}
-<details class="instance" id="{{.Anchor}}"{{if eq .Mark "FAIL"}} open="open"{{end}}>
-<summary><b>{{.Mark}}</b> {{.ID}}: {{.Outcome}}{{if .Verdict}}, {{.Verdict}}{{end}}</summary>
-<pre>{{.Detail}}</pre>
-{{if .Mismatches}}<table class="bytes">
-<tr><th>round</th><th>buffer</th><th>offset</th><th>length</th><th>want</th><th>got</th></tr>
-{{range .Mismatches}}<tr><td>{{.Round}}</td><td>{{.Buffer}}</td><td>{{.Offset}}</td><td>{{.Length}}</td><td>{{words .Want}}</td><td>{{words .Got}}</td></tr>
-{{end}}</table>{{end}}
-{{.Memory}}
-</details>
-{{end}}
-{{if .NotRun}}<details class="not-run" open="open">
-<summary><b>NOT RUN</b> {{len .NotRun}} instances: the run was interrupted before them</summary>
-<ul>{{range .NotRun}}
-<li>{{.}}</li>{{end}}
-</ul>
-</details>
-{{end}}{{end}}</section>
-{{end}}
-</body>
-</html>
-`)).Parse(`{{define "watch"}}` + htmlWatchTemplate + `{{end}}`))
+func summaryRowOf(r *Report) htmlSummaryRow {
+	s := r.Summary
+	row := htmlSummaryRow{Run: RunName(r), Total: s.Total, Pass: s.Pass, Fail: s.Fail, Skip: s.Skip, Uncharacterised: s.Uncharacterised,
+		Device: r.Device, Runtime: r.runtime(), Baseline: r.BaselineFile, Status: "PASS", Class: "pass"}
+	var parts []string
+	for _, o := range outcomeOrder(s.ByOutcome) {
+		parts = append(parts, fmt.Sprintf("%s %d", o, s.ByOutcome[o]))
+	}
+	row.Outcomes = strings.Join(parts, ", ")
+	switch {
+	case s.Failed():
+		row.Status, row.Class = "FAIL", "fail"
+	case len(r.NotRun) > 0:
+		row.Status, row.Class = "INCOMPLETE", "fail"
+	case skippedAll(s):
+		row.Status, row.Class = "NOTHING VERIFIED", "warn"
+	case s.Uncharacterised > 0:
+		row.Status, row.Class = "PASS, "+fmt.Sprint(s.Uncharacterised)+" ?", "warn"
+	}
+	return row
+}
+
+// sections sorts every instance with something to show into the page's sections: failures first.
+func (page *htmlPage) sections(runs []*Report) {
+	groups := map[string]*htmlProbeGroup{}
+	var order []string
+	for _, r := range runs {
+		run := RunName(r)
+		for _, e := range r.Results {
+			if !hasSection(e) {
+				continue
+			}
+			in := htmlInstanceOf(run, e)
+			switch e.Verdict.Status {
+			case verdict.Fail:
+				in.Open = true
+				page.Failures = append(page.Failures, in)
+				if len(page.Failed) < maxFailedListed {
+					page.Failed = append(page.Failed, htmlLink{Href: "#" + in.Anchor, Text: e.ID, Run: run, Note: in.Reason})
+				}
+			case verdict.Uncharacterised:
+				page.Uncharacterised = append(page.Uncharacterised, in)
+			case verdict.Skip:
+				page.Skipped = append(page.Skipped, in)
+			default:
+				g := groups[e.Probe]
+				if g == nil {
+					g = &htmlProbeGroup{Probe: e.Probe, Hazard: string(e.Hazard)}
+					groups[e.Probe] = g
+					order = append(order, e.Probe)
+				}
+				g.Instances = append(g.Instances, in)
+				page.ExpectedInstances++
+			}
+		}
+	}
+	if n := len(page.Failures) - len(page.Failed); n > 0 {
+		page.FailedMore = fmt.Sprintf("and %d more, under Failures below", n)
+	}
+	for _, p := range order {
+		g := groups[p]
+		g.Summary = probeGroupSummary(g.Instances)
+		page.Expected = append(page.Expected, *g)
+	}
+}
+
+// probeGroupSummary says what a probe's expected findings are: "6 instances: corrupted 6 (sim/cann
+// 3, sim/cuda 3)".
+func probeGroupSummary(ins []htmlInstance) string {
+	var outcomes, runs []string
+	byOutcome, byRun := map[string]int{}, map[string]int{}
+	for _, in := range ins {
+		if byOutcome[in.Outcome] == 0 {
+			outcomes = append(outcomes, in.Outcome)
+		}
+		byOutcome[in.Outcome]++
+		if byRun[in.Run] == 0 {
+			runs = append(runs, in.Run)
+		}
+		byRun[in.Run]++
+	}
+	var o, r []string
+	for _, k := range outcomes {
+		o = append(o, fmt.Sprintf("%s %d", k, byOutcome[k]))
+	}
+	for _, k := range runs {
+		r = append(r, fmt.Sprintf("%s %d", k, byRun[k]))
+	}
+	return fmt.Sprintf("%s: %s (%s)", pluralInstances(len(ins)), strings.Join(o, ", "), strings.Join(r, ", "))
+}
+
+func htmlInstanceOf(run string, e Entry) htmlInstance {
+	in := htmlInstance{Anchor: anchorOf(run, e.ID), Run: run, ID: e.ID, Mark: markOf(e.Verdict.Status),
+		Status: string(e.Verdict.Status), Outcome: string(e.Outcome), Expected: string(e.Expected)}
+	in.Reason = shortReason(e)
+	if e.Verdict.Status == verdict.Fail && e.Verdict.Reason != "" {
+		in.Reason = e.Verdict.Reason
+	}
+	// The mismatches and the differences are shown once, as a table; the detail has the rest.
+	rest := e
+	rest.Mismatches, rest.Differences = nil, nil
+	var detail strings.Builder
+	_ = WriteDetail(&detail, rest)
+	in.Detail = strings.TrimRight(detail.String(), "\n")
+	for _, m := range e.Mismatches {
+		want, got := markedWords(m.Want, m.Got)
+		hm := htmlMismatch{Round: m.Round, Buffer: m.Buffer, Offset: m.Offset, Length: m.Length, Want: want, Got: got}
+		if n := int64(len(m.Want)); n < m.Length {
+			hm.Shown = fmt.Sprintf("first %d of %d bytes", n, m.Length)
+		}
+		in.Bytes = append(in.Bytes, hm)
+	}
+	for _, d := range e.Differences {
+		in.Differs = append(in.Differs, fmt.Sprintf("round %d, %s: %d of %d bytes differ (%s), in %s",
+			d.Round, d.Buffer, d.Bytes, d.BufferBytes, share(d.Bytes, d.BufferBytes), counted(int(d.Ranges), "range")))
+	}
+	in.Memory, in.MemoryLegend = memoryPicture(e)
+	return in
+}
+
+// markedWords writes want and got as words (4 bytes each, in hex), the words that differ marked.
+func markedWords(want, got capture.Bytes) (template.HTML, template.HTML) {
+	w, g := strings.Fields(words(want)), strings.Fields(words(got))
+	mark := func(ws, other []string) template.HTML {
+		var b strings.Builder
+		for i, x := range ws {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if i >= len(other) || other[i] != x {
+				b.WriteString("<mark>" + template.HTMLEscapeString(x) + "</mark>")
+				continue
+			}
+			b.WriteString(template.HTMLEscapeString(x))
+		}
+		return template.HTML(b.String())
+	}
+	return mark(w, g), mark(g, w)
+}
+
+func (page *htmlPage) nav() []htmlLink {
+	var nav []htmlLink
+	add := func(href, text string, n int) {
+		if n > 0 {
+			nav = append(nav, htmlLink{Href: href, Text: text})
+		}
+	}
+	add("#summary", "Summary", 1)
+	if page.Enforcement != nil {
+		add("#enforcement", "Enforcement", 1)
+	}
+	if page.Matrix != "" {
+		add("#matrix", "Matrix", 1)
+	}
+	add("#failures", fmt.Sprintf("Failures (%d)", len(page.Failures)), len(page.Failures))
+	add("#uncharacterised", fmt.Sprintf("Uncharacterised (%d)", len(page.Uncharacterised)), len(page.Uncharacterised))
+	add("#skipped", fmt.Sprintf("Skipped (%d)", len(page.Skipped)), len(page.Skipped))
+	add("#expected", fmt.Sprintf("Expected findings (%d)", page.ExpectedInstances), page.ExpectedInstances)
+	add("#not-run", "Not run", len(page.NotRun))
+	for i, w := range page.Watches {
+		add(fmt.Sprintf("#watch-%d", i+1), w.Name, 1)
+	}
+	if len(nav) < 3 {
+		return nil
+	}
+	return nav
+}
 
 // cellTitle is what a matrix cell says on hover: the instance, its outcome and verdict, and why
 // when it was skipped (a skipped instance has no section below).
