@@ -2,209 +2,14 @@
 
 package cuda
 
+// The binding's C is in trampolines.c, declared in trampolines.h: the trampolines that call the
+// CUDA driver's entry points through the addresses dl resolved. The package's C, cgo's own
+// included, is C11 with warnings as errors.
+
 /*
-#cgo CFLAGS: -std=c11 -Wall -Wextra
-#include <stdint.h>
+#cgo CFLAGS: -std=c11 -Wall -Wextra -Werror
 #include <stdlib.h>
-#include <stddef.h>
-#include <string.h>
-
-// The CUDA driver ABI as the binding assumes it (cuda.h): CUresult, CUdevice and every enum are
-// int; CUdeviceptr is unsigned long long (64 bits); contexts, streams, events, graphs, graph
-// execs, modules and functions are pointers. No SDK header is included: every entry point is
-// called through a pointer the dl package resolved, by one of these trampolines.
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
-
-static CUresult rc_call_uint(void *fn, unsigned v) { return ((CUresult (*)(unsigned))fn)(v); }
-static CUresult rc_call_int(void *fn, int v) { return ((CUresult (*)(int))fn)(v); }
-static CUresult rc_call_void(void *fn) { return ((CUresult (*)(void))fn)(); }
-static CUresult rc_call_ptr(void *fn, void *p) { return ((CUresult (*)(void *))fn)(p); }
-static CUresult rc_call_ptr_ptr(void *fn, void *a, void *b) { return ((CUresult (*)(void *, void *))fn)(a, b); }
-static CUresult rc_call_outint(void *fn, int *out) { return ((CUresult (*)(int *))fn)(out); }
-// cuDeviceGet(CUdevice *, int ordinal)
-static CUresult rc_cuDeviceGet(void *fn, int *dev, int ordinal) { return ((CUresult (*)(int *, int))fn)(dev, ordinal); }
-// cuDeviceGetName(char *name, int len, CUdevice)
-static CUresult rc_cuDeviceGetName(void *fn, char *name, int len, int dev) {
-	return ((CUresult (*)(char *, int, int))fn)(name, len, dev);
-}
-// cuDeviceTotalMem_v2(size_t *bytes, CUdevice)
-static CUresult rc_cuDeviceTotalMem(void *fn, size_t *bytes, int dev) { return ((CUresult (*)(size_t *, int))fn)(bytes, dev); }
-// cuDevicePrimaryCtxRetain(CUcontext *, CUdevice)
-static CUresult rc_cuDevicePrimaryCtxRetain(void *fn, void **ctx, int dev) {
-	return ((CUresult (*)(void **, int))fn)(ctx, dev);
-}
-// cuMemAlloc_v2(CUdeviceptr *, size_t)
-static CUresult rc_cuMemAlloc(void *fn, uint64_t *addr, size_t n) {
-	CUdeviceptr p = 0;
-	CUresult rc = ((CUresult (*)(CUdeviceptr *, size_t))fn)(&p, n);
-	*addr = (uint64_t)p;
-	return rc;
-}
-static CUresult rc_cuMemFree(void *fn, uint64_t addr) { return ((CUresult (*)(CUdeviceptr))fn)((CUdeviceptr)addr); }
-// cuMemAllocHost_v2(void **, size_t)
-static CUresult rc_cuMemAllocHost(void *fn, void **p, size_t n) { return ((CUresult (*)(void **, size_t))fn)(p, n); }
-// cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t)
-static CUresult rc_cuMemcpyHtoD(void *fn, uint64_t dst, const void *src, size_t n) {
-	return ((CUresult (*)(CUdeviceptr, const void *, size_t))fn)((CUdeviceptr)dst, src, n);
-}
-// cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t)
-static CUresult rc_cuMemcpyDtoH(void *fn, void *dst, uint64_t src, size_t n) {
-	return ((CUresult (*)(void *, CUdeviceptr, size_t))fn)(dst, (CUdeviceptr)src, n);
-}
-// cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t, CUstream)
-static CUresult rc_cuMemcpyDtoDAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
-	return ((CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, void *))fn)((CUdeviceptr)dst, (CUdeviceptr)src, n, stream);
-}
-// cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t, CUstream); src is C memory.
-static CUresult rc_cuMemcpyHtoDAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
-	return ((CUresult (*)(CUdeviceptr, const void *, size_t, void *))fn)((CUdeviceptr)dst, (const void *)(uintptr_t)src, n, stream);
-}
-// cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t, CUstream); dst is C memory.
-static CUresult rc_cuMemcpyDtoHAsync(void *fn, uint64_t dst, uint64_t src, size_t n, void *stream) {
-	return ((CUresult (*)(void *, CUdeviceptr, size_t, void *))fn)((void *)(uintptr_t)dst, (CUdeviceptr)src, n, stream);
-}
-// cuMemsetD8Async(CUdeviceptr, unsigned char, size_t N, CUstream)
-static CUresult rc_cuMemsetD8Async(void *fn, uint64_t dst, unsigned char v, size_t n, void *stream) {
-	return ((CUresult (*)(CUdeviceptr, unsigned char, size_t, void *))fn)((CUdeviceptr)dst, v, n, stream);
-}
-// cuStreamCreate(CUstream *, unsigned flags), cuEventCreate(CUevent *, unsigned flags)
-static CUresult rc_create_flags(void *fn, void **out, unsigned flags) { return ((CUresult (*)(void **, unsigned))fn)(out, flags); }
-// cuStreamWaitEvent(CUstream, CUevent, unsigned flags)
-static CUresult rc_cuStreamWaitEvent(void *fn, void *stream, void *event) {
-	return ((CUresult (*)(void *, void *, unsigned))fn)(stream, event, 0);
-}
-// cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode)
-static CUresult rc_cuStreamBeginCapture(void *fn, void *stream, int mode) { return ((CUresult (*)(void *, int))fn)(stream, mode); }
-// cuStreamEndCapture(CUstream, CUgraph *)
-static CUresult rc_cuStreamEndCapture(void *fn, void *stream, void **graph) { return ((CUresult (*)(void *, void **))fn)(stream, graph); }
-// cuStreamIsCapturing(CUstream, CUstreamCaptureStatus *)
-static CUresult rc_cuStreamIsCapturing(void *fn, void *stream, int *status) { return ((CUresult (*)(void *, int *))fn)(stream, status); }
-// cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *)
-static CUresult rc_cuThreadExchangeStreamCaptureMode(void *fn, int *mode) { return ((CUresult (*)(int *))fn)(mode); }
-// cuGraphInstantiateWithFlags(CUgraphExec *, CUgraph, unsigned long long flags)
-static CUresult rc_cuGraphInstantiateWithFlags(void *fn, void **exec, void *graph) {
-	return ((CUresult (*)(void **, void *, unsigned long long))fn)(exec, graph, 0ULL);
-}
-// cuModuleLoadData(CUmodule *, const void *image): image is NUL-terminated PTX text.
-static CUresult rc_cuModuleLoadData(void *fn, void **mod, const char *image) {
-	return ((CUresult (*)(void **, const void *))fn)(mod, image);
-}
-// cuModuleGetFunction(CUfunction *, CUmodule, const char *name)
-static CUresult rc_cuModuleGetFunction(void *fn, void **f, void *mod, const char *name) {
-	return ((CUresult (*)(void **, void *, const char *))fn)(f, mod, name);
-}
-// cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemBytes, stream,
-// kernelParams, extra). kernelParams points at one pointer per kernel parameter, in order, each
-// pointing at the parameter's value: (u64 y, u64 x, u32 a, u32 n). The values live on this frame;
-// the driver copies them before cuLaunchKernel returns.
-static CUresult rc_axpy(void *fn, void *f, void *stream, uint64_t y, uint64_t x, uint32_t a, uint32_t n,
-		unsigned grid, unsigned block) {
-	void *params[4] = {&y, &x, &a, &n};
-	return ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
-		void **))fn)(f, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
-}
-// The fingerprint kernel's launch: kernelParams (u64 src, u64 n, u64 out), one block per chunk.
-static CUresult rc_fingerprint(void *fn, void *f, void *stream, uint64_t src, uint64_t n, uint64_t out, unsigned grid,
-		unsigned block) {
-	void *params[3] = {&src, &n, &out};
-	return ((CUresult (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
-		void **))fn)(f, grid, 1, 1, block, 1, 1, 0, stream, params, NULL);
-}
-// Graph introspection, matched against NVIDIA's cuda.h of CUDA 12.6 (CUDA_VERSION 12060), where
-// none of the four names is a macro for a versioned export:
-//   cuGraphGetNodes(CUgraph, CUgraphNode *nodes, size_t *numNodes)
-//   cuGraphNodeGetType(CUgraphNode, CUgraphNodeType *)
-//   cuGraphMemsetNodeGetParams(CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)  (CUDA_MEMSET_NODE_PARAMS_v1)
-//   cuGraphMemcpyNodeGetParams(CUgraphNode, CUDA_MEMCPY3D *)            (CUDA_MEMCPY3D_v2)
-// CUgraphNode is a pointer, CUgraphNodeType and CUmemorytype are int enums. The structs below
-// copy the header's field for field (CUarray is a pointer); the asserts pin their LP64 sizes.
-typedef struct {
-	CUdeviceptr dst;
-	size_t pitch;             // unused when height is 1
-	unsigned int value;
-	unsigned int elementSize; // 1, 2 or 4
-	size_t width;             // of a row, in elements
-	size_t height;            // rows
-} rc_memset_params;
-_Static_assert(sizeof(rc_memset_params) == 40, "CUDA_MEMSET_NODE_PARAMS is 40 bytes");
-
-typedef struct {
-	size_t srcXInBytes, srcY, srcZ, srcLOD;
-	int srcMemoryType;        // CUmemorytype
-	const void *srcHost;
-	CUdeviceptr srcDevice;
-	void *srcArray;           // CUarray
-	void *reserved0;
-	size_t srcPitch, srcHeight;
-
-	size_t dstXInBytes, dstY, dstZ, dstLOD;
-	int dstMemoryType;
-	void *dstHost;
-	CUdeviceptr dstDevice;
-	void *dstArray;
-	void *reserved1;
-	size_t dstPitch, dstHeight;
-
-	size_t WidthInBytes, Height, Depth;
-} rc_memcpy3d;
-_Static_assert(sizeof(rc_memcpy3d) == 200, "CUDA_MEMCPY3D is 200 bytes");
-_Static_assert(offsetof(rc_memcpy3d, dstXInBytes) == 88, "CUDA_MEMCPY3D's destination half starts at byte 88");
-_Static_assert(offsetof(rc_memcpy3d, WidthInBytes) == 176, "CUDA_MEMCPY3D's extent starts at byte 176");
-
-// One side of a copy, flattened for Go: the memory type, the address its type selects (srcHost or
-// srcDevice) and its offsets and pitches.
-typedef struct {
-	int type;
-	uint64_t addr, x, y, z, pitch, height;
-} rc_copy_side;
-
-typedef struct {
-	rc_copy_side src, dst;
-	uint64_t width, height, depth;
-} rc_copy_params;
-
-static CUresult rc_cuGraphGetNodes(void *fn, void *graph, void **nodes, size_t *num) {
-	return ((CUresult (*)(void *, void **, size_t *))fn)(graph, nodes, num);
-}
-static CUresult rc_cuGraphNodeGetType(void *fn, void *node, int *type) { return ((CUresult (*)(void *, int *))fn)(node, type); }
-static CUresult rc_cuGraphMemsetNodeGetParams(void *fn, void *node, uint64_t *dst, uint64_t *pitch, uint64_t *elem,
-		uint64_t *width, uint64_t *height) {
-	rc_memset_params p = {0};
-	CUresult rc = ((CUresult (*)(void *, rc_memset_params *))fn)(node, &p);
-	*dst = p.dst;
-	*pitch = p.pitch;
-	*elem = p.elementSize;
-	*width = p.width;
-	*height = p.height;
-	return rc;
-}
-// CU_MEMORYTYPE_HOST (1) names the host pointer, DEVICE (2) and UNIFIED (4) the device pointer;
-// an ARRAY (3) side has no address.
-static uint64_t rc_side_addr(int type, const void *host, CUdeviceptr dev) {
-	return type == 1 ? (uint64_t)(uintptr_t)host : (type == 2 || type == 4) ? (uint64_t)dev : 0;
-}
-static CUresult rc_cuGraphMemcpyNodeGetParams(void *fn, void *node, rc_copy_params *out) {
-	rc_memcpy3d p;
-	memset(&p, 0, sizeof p);
-	CUresult rc = ((CUresult (*)(void *, rc_memcpy3d *))fn)(node, &p);
-	out->src = (rc_copy_side){p.srcMemoryType, rc_side_addr(p.srcMemoryType, p.srcHost, p.srcDevice), p.srcXInBytes,
-		p.srcY, p.srcZ, p.srcPitch, p.srcHeight};
-	out->dst = (rc_copy_side){p.dstMemoryType, rc_side_addr(p.dstMemoryType, p.dstHost, p.dstDevice), p.dstXInBytes,
-		p.dstY, p.dstZ, p.dstPitch, p.dstHeight};
-	out->width = p.WidthInBytes;
-	out->height = p.Height;
-	out->depth = p.Depth;
-	return rc;
-}
-// cuGetErrorString(CUresult, const char **)
-static const char *rc_cuGetErrorString(void *fn, int code) {
-	const char *s = NULL;
-	if (((CUresult (*)(int, const char **))fn)(code, &s) != 0) {
-		return NULL;
-	}
-	return s;
-}
+#include "trampolines.h"
 */
 import "C"
 
@@ -501,7 +306,7 @@ func New(opts Options) (device.Backend, error) {
 	}
 	// cuInit at every open: it may be called again, and a library closed and loaded again starts
 	// uninitialised.
-	if code := int(C.rc_call_uint(b.fn.cuInit, 0)); code != 0 {
+	if code := int(C.rc_cuda_call_uint(b.fn.cuInit, 0)); code != 0 {
 		e := driverError("New", code, b.errorString(code))
 		_ = lib.Close()
 		if code == codeStubLibrary {
@@ -516,7 +321,7 @@ func New(opts Options) (device.Backend, error) {
 }
 
 func (b *backend) errorString(code int) string {
-	if s := C.rc_cuGetErrorString(b.fn.cuGetErrorString, C.int(code)); s != nil {
+	if s := C.rc_cuda_cuGetErrorString(b.fn.cuGetErrorString, C.int(code)); s != nil {
 		return C.GoString(s)
 	}
 	return ""
@@ -532,7 +337,7 @@ func (b *backend) Devices(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var n C.int
-	if code := int(C.rc_call_outint(b.fn.cuDeviceGetCount, &n)); code != 0 {
+	if code := int(C.rc_cuda_call_outint(b.fn.cuDeviceGetCount, &n)); code != 0 {
 		return 0, driverError("Devices", code, b.errorString(code))
 	}
 	return int(n), nil
@@ -548,7 +353,7 @@ func (b *backend) device(op string, ctx context.Context, index int) (C.int, erro
 		return 0, invalid(op, "device index %d out of range: the driver reports %d device(s)", index, n)
 	}
 	var dev C.int
-	if code := int(C.rc_cuDeviceGet(b.fn.cuDeviceGet, &dev, C.int(index))); code != 0 {
+	if code := int(C.rc_cuda_cuDeviceGet(b.fn.cuDeviceGet, &dev, C.int(index))); code != 0 {
 		return 0, driverError(op, code, b.errorString(code))
 	}
 	return dev, nil
@@ -569,18 +374,18 @@ func (b *backend) info(dev C.int) device.DeviceInfo {
 	var info device.DeviceInfo
 	buf := (*C.char)(C.calloc(257, 1))
 	defer C.free(unsafe.Pointer(buf))
-	if C.rc_cuDeviceGetName(b.fn.cuDeviceGetName, buf, 256, dev) == 0 {
+	if C.rc_cuda_cuDeviceGetName(b.fn.cuDeviceGetName, buf, 256, dev) == 0 {
 		info.Name = C.GoString(buf)
 	}
 	if b.fn.cuDeviceTotalMem != nil {
 		var total C.size_t
-		if C.rc_cuDeviceTotalMem(b.fn.cuDeviceTotalMem, &total, dev) == 0 {
+		if C.rc_cuda_cuDeviceTotalMem(b.fn.cuDeviceTotalMem, &total, dev) == 0 {
 			info.Memory = int64(total)
 		}
 	}
 	if b.fn.cuDriverGetVersion != nil {
 		var v C.int
-		if C.rc_call_outint(b.fn.cuDriverGetVersion, &v) == 0 && v > 0 {
+		if C.rc_cuda_call_outint(b.fn.cuDriverGetVersion, &v) == 0 && v > 0 {
 			info.Driver = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 			info.Runtime = info.Driver
 		}
@@ -600,10 +405,10 @@ func (b *backend) Open(ctx context.Context, index int) (device.Device, error) {
 			return nil, nil, err
 		}
 		drv := &driverImpl{FakeFaults: &b.fn.faults, fn: &b.fn, dev: dev}
-		if code := int(C.rc_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
+		if code := int(C.rc_cuda_cuDevicePrimaryCtxRetain(b.fn.cuDevicePrimaryCtxRetain, &drv.ctx, dev)); code != 0 {
 			return nil, nil, driverError("Open", code, b.errorString(code))
 		}
-		release := func() { C.rc_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
+		release := func() { C.rc_cuda_call_int(b.fn.cuDevicePrimaryCtxRelease, dev) }
 		caps := device.Capabilities{Kernels: false, GraphIntrospection: false, ThreadRules: true, FaultInjection: b.fn.faults.Present(), NonBlockingStreams: true}
 		d, err := bind.NewDevice(codes, drv, caps)
 		if err != nil {
@@ -655,7 +460,7 @@ func (d *driverImpl) loadKernel() {
 		ptx := C.CString(text)
 		defer C.free(unsafe.Pointer(ptx))
 		var m unsafe.Pointer
-		code := int(C.rc_cuModuleLoadData(d.fn.cuModuleLoadData, &m, ptx))
+		code := int(C.rc_cuda_cuModuleLoadData(d.fn.cuModuleLoadData, &m, ptx))
 		d.module = m
 		return code
 	}
@@ -672,7 +477,7 @@ func (d *driverImpl) loadKernel() {
 		name := C.CString(entry)
 		defer C.free(unsafe.Pointer(name))
 		var f unsafe.Pointer
-		if code := int(C.rc_cuModuleGetFunction(d.fn.cuModuleGetFunction, &f, d.module, name)); code != 0 {
+		if code := int(C.rc_cuda_cuModuleGetFunction(d.fn.cuModuleGetFunction, &f, d.module, name)); code != 0 {
 			return nil, fmt.Sprintf("cuModuleGetFunction(%s) failed: %s", entry, describeCode(code, d.Detail(code)))
 		}
 		return f, ""
@@ -691,7 +496,7 @@ func (d *driverImpl) Fingerprint(s unsafe.Pointer, src uint64, n int64, out unsa
 	if chunks > 1<<31-1 {
 		return codeInvalidValue
 	}
-	return int(C.rc_fingerprint(d.fn.cuLaunchKernel, d.fingerprint, s, C.uint64_t(src), C.uint64_t(n),
+	return int(C.rc_cuda_fingerprint(d.fn.cuLaunchKernel, d.fingerprint, s, C.uint64_t(src), C.uint64_t(n),
 		C.uint64_t(uintptr(out)), C.unsigned(chunks), FingerprintBlock))
 }
 
@@ -703,57 +508,61 @@ func describeCode(code int, detail string) string {
 	return fmt.Sprintf("%s (%d)", name, code)
 }
 
-func (d *driverImpl) Bind(device.Thread) int { return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, d.ctx)) }
+func (d *driverImpl) Bind(device.Thread) int {
+	return int(C.rc_cuda_call_ptr(d.fn.cuCtxSetCurrent, d.ctx))
+}
 
 // unbind makes no context current; on Main, which the device closes last, it unloads the kernel
 // module first, while the context is still current.
 func (d *driverImpl) Unbind(t device.Thread) int {
 	if t == device.Main && d.module != nil && d.fn.cuModuleUnload != nil {
-		C.rc_call_ptr(d.fn.cuModuleUnload, d.module)
+		C.rc_cuda_call_ptr(d.fn.cuModuleUnload, d.module)
 		d.module, d.kernel, d.fingerprint = nil, nil, nil
 	}
-	return int(C.rc_call_ptr(d.fn.cuCtxSetCurrent, nil))
+	return int(C.rc_cuda_call_ptr(d.fn.cuCtxSetCurrent, nil))
 }
 
 func (d *driverImpl) Malloc(n int64) (uint64, int) {
 	var addr C.uint64_t
-	code := int(C.rc_cuMemAlloc(d.fn.cuMemAlloc, &addr, C.size_t(n)))
+	code := int(C.rc_cuda_cuMemAlloc(d.fn.cuMemAlloc, &addr, C.size_t(n)))
 	return uint64(addr), code
 }
 
 func (d *driverImpl) Free(addr uint64) int {
-	return int(C.rc_cuMemFree(d.fn.cuMemFree, C.uint64_t(addr)))
+	return int(C.rc_cuda_cuMemFree(d.fn.cuMemFree, C.uint64_t(addr)))
 }
 
 func (d *driverImpl) Write(dst uint64, src []byte) int {
-	return int(C.rc_cuMemcpyHtoD(d.fn.cuMemcpyHtoD, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
+	return int(C.rc_cuda_cuMemcpyHtoD(d.fn.cuMemcpyHtoD, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
 }
 
 func (d *driverImpl) Read(dst []byte, src uint64) int {
-	return int(C.rc_cuMemcpyDtoH(d.fn.cuMemcpyDtoH, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
+	return int(C.rc_cuda_cuMemcpyDtoH(d.fn.cuMemcpyDtoH, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
 }
 
 func (d *driverImpl) MallocHost(n int64) (unsafe.Pointer, int) {
 	var p unsafe.Pointer
-	code := int(C.rc_cuMemAllocHost(d.fn.cuMemAllocHost, &p, C.size_t(n)))
+	code := int(C.rc_cuda_cuMemAllocHost(d.fn.cuMemAllocHost, &p, C.size_t(n)))
 	return p, code
 }
 
-func (d *driverImpl) FreeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.cuMemFreeHost, p)) }
+func (d *driverImpl) FreeHost(p unsafe.Pointer) int {
+	return int(C.rc_cuda_call_ptr(d.fn.cuMemFreeHost, p))
+}
 
 func (d *driverImpl) Memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
-	return int(C.rc_cuMemsetD8Async(d.fn.cuMemsetD8Async, C.uint64_t(dst), C.uchar(v), C.size_t(n), s))
+	return int(C.rc_cuda_cuMemsetD8Async(d.fn.cuMemsetD8Async, C.uint64_t(dst), C.uchar(v), C.size_t(n), s))
 }
 
 func (d *driverImpl) Memcpy(s unsafe.Pointer, kind bind.CopyKind, dst, src uint64, n int64) int {
 	cd, cs, cn := C.uint64_t(dst), C.uint64_t(src), C.size_t(n)
 	switch kind {
 	case bind.CopyH2D:
-		return int(C.rc_cuMemcpyHtoDAsync(d.fn.cuMemcpyHtoDAsync, cd, cs, cn, s))
+		return int(C.rc_cuda_cuMemcpyHtoDAsync(d.fn.cuMemcpyHtoDAsync, cd, cs, cn, s))
 	case bind.CopyD2H:
-		return int(C.rc_cuMemcpyDtoHAsync(d.fn.cuMemcpyDtoHAsync, cd, cs, cn, s))
+		return int(C.rc_cuda_cuMemcpyDtoHAsync(d.fn.cuMemcpyDtoHAsync, cd, cs, cn, s))
 	}
-	return int(C.rc_cuMemcpyDtoDAsync(d.fn.cuMemcpyDtoDAsync, cd, cs, cn, s))
+	return int(C.rc_cuda_cuMemcpyDtoDAsync(d.fn.cuMemcpyDtoDAsync, cd, cs, cn, s))
 }
 
 func (d *driverImpl) Kernels() (bool, string) { return d.kernel != nil, d.noKernel }
@@ -764,7 +573,7 @@ func (d *driverImpl) Axpy(s unsafe.Pointer, y, x uint64, a uint32, lanes int64) 
 		return codeInvalidValue
 	}
 	grid := (lanes + axpyBlock - 1) / axpyBlock
-	return int(C.rc_axpy(d.fn.cuLaunchKernel, d.kernel, s, C.uint64_t(y), C.uint64_t(x), C.uint32_t(a), C.uint32_t(lanes),
+	return int(C.rc_cuda_axpy(d.fn.cuLaunchKernel, d.kernel, s, C.uint64_t(y), C.uint64_t(x), C.uint32_t(a), C.uint32_t(lanes),
 		C.unsigned(grid), axpyBlock))
 }
 
@@ -776,41 +585,41 @@ func (d *driverImpl) CreateStream(nonBlocking bool) (unsafe.Pointer, int) {
 	if nonBlocking {
 		flags = streamNonBlocking
 	}
-	code := int(C.rc_create_flags(d.fn.cuStreamCreate, &s, flags))
+	code := int(C.rc_cuda_create_flags(d.fn.cuStreamCreate, &s, flags))
 	return s, code
 }
 
 func (d *driverImpl) DestroyStream(s unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.cuStreamDestroy, s))
+	return int(C.rc_cuda_call_ptr(d.fn.cuStreamDestroy, s))
 }
 
 func (d *driverImpl) CreateEvent() (unsafe.Pointer, int) {
 	var e unsafe.Pointer
-	code := int(C.rc_create_flags(d.fn.cuEventCreate, &e, eventDisableTiming))
+	code := int(C.rc_cuda_create_flags(d.fn.cuEventCreate, &e, eventDisableTiming))
 	return e, code
 }
 
 func (d *driverImpl) DestroyEvent(e unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.cuEventDestroy, e))
+	return int(C.rc_cuda_call_ptr(d.fn.cuEventDestroy, e))
 }
 
 func (d *driverImpl) Record(e, s unsafe.Pointer) int {
-	return int(C.rc_call_ptr_ptr(d.fn.cuEventRecord, e, s))
+	return int(C.rc_cuda_call_ptr_ptr(d.fn.cuEventRecord, e, s))
 }
 
 func (d *driverImpl) Wait(s, e unsafe.Pointer) int {
-	return int(C.rc_cuStreamWaitEvent(d.fn.cuStreamWaitEvent, s, e))
+	return int(C.rc_cuda_cuStreamWaitEvent(d.fn.cuStreamWaitEvent, s, e))
 }
 
 func (d *driverImpl) SyncStream(s unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.cuStreamSynchronize, s))
+	return int(C.rc_cuda_call_ptr(d.fn.cuStreamSynchronize, s))
 }
 
-func (d *driverImpl) SyncDevice() int { return int(C.rc_call_void(d.fn.cuCtxSynchronize)) }
+func (d *driverImpl) SyncDevice() int { return int(C.rc_cuda_call_void(d.fn.cuCtxSynchronize)) }
 
 // queryEvent: CUDA_ERROR_NOT_READY is the answer "not complete", not a failure.
 func (d *driverImpl) QueryEvent(e unsafe.Pointer) (bool, int) {
-	switch code := int(C.rc_call_ptr(d.fn.cuEventQuery, e)); code {
+	switch code := int(C.rc_cuda_call_ptr(d.fn.cuEventQuery, e)); code {
 	case 0:
 		return true, 0
 	case codeNotReady:
@@ -821,17 +630,17 @@ func (d *driverImpl) QueryEvent(e unsafe.Pointer) (bool, int) {
 }
 
 func (d *driverImpl) SyncEvent(e unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.cuEventSynchronize, e))
+	return int(C.rc_cuda_call_ptr(d.fn.cuEventSynchronize, e))
 }
 
 func (d *driverImpl) ExchangeMode(m device.CaptureMode) (device.CaptureMode, int) {
 	mode := C.int(m)
-	code := int(C.rc_cuThreadExchangeStreamCaptureMode(d.fn.cuThreadExchangeStreamCaptureMode, &mode))
+	code := int(C.rc_cuda_cuThreadExchangeStreamCaptureMode(d.fn.cuThreadExchangeStreamCaptureMode, &mode))
 	return device.CaptureMode(mode), code
 }
 
 func (d *driverImpl) BeginCapture(s unsafe.Pointer, m device.CaptureMode) int {
-	return int(C.rc_cuStreamBeginCapture(d.fn.cuStreamBeginCapture, s, C.int(m)))
+	return int(C.rc_cuda_cuStreamBeginCapture(d.fn.cuStreamBeginCapture, s, C.int(m)))
 }
 
 // endCapture ends the capture and instantiates its graph: the device.Graph holds both the CUgraph
@@ -839,11 +648,11 @@ func (d *driverImpl) BeginCapture(s unsafe.Pointer, m device.CaptureMode) int {
 // end's.
 func (d *driverImpl) EndCapture(s unsafe.Pointer) (bind.GraphRef, int) {
 	var g bind.GraphRef
-	if code := int(C.rc_cuStreamEndCapture(d.fn.cuStreamEndCapture, s, &g.A)); code != 0 {
+	if code := int(C.rc_cuda_cuStreamEndCapture(d.fn.cuStreamEndCapture, s, &g.A)); code != 0 {
 		return bind.GraphRef{}, code
 	}
-	if code := int(C.rc_cuGraphInstantiateWithFlags(d.fn.cuGraphInstantiateWithFlags, &g.B, g.A)); code != 0 {
-		C.rc_call_ptr(d.fn.cuGraphDestroy, g.A)
+	if code := int(C.rc_cuda_cuGraphInstantiateWithFlags(d.fn.cuGraphInstantiateWithFlags, &g.B, g.A)); code != 0 {
+		C.rc_cuda_call_ptr(d.fn.cuGraphDestroy, g.A)
 		return bind.GraphRef{}, code
 	}
 	return g, 0
@@ -851,17 +660,17 @@ func (d *driverImpl) EndCapture(s unsafe.Pointer) (bind.GraphRef, int) {
 
 func (d *driverImpl) CaptureStatus(s unsafe.Pointer) (device.CaptureStatus, int) {
 	var st C.int
-	code := int(C.rc_cuStreamIsCapturing(d.fn.cuStreamIsCapturing, s, &st))
+	code := int(C.rc_cuda_cuStreamIsCapturing(d.fn.cuStreamIsCapturing, s, &st))
 	return device.CaptureStatus(st), code
 }
 
 func (d *driverImpl) Launch(g bind.GraphRef, s unsafe.Pointer) int {
-	return int(C.rc_call_ptr_ptr(d.fn.cuGraphLaunch, g.B, s))
+	return int(C.rc_cuda_call_ptr_ptr(d.fn.cuGraphLaunch, g.B, s))
 }
 
 func (d *driverImpl) DestroyGraph(g bind.GraphRef) int {
-	code := int(C.rc_call_ptr(d.fn.cuGraphExecDestroy, g.B))
-	if c := int(C.rc_call_ptr(d.fn.cuGraphDestroy, g.A)); code == 0 {
+	code := int(C.rc_cuda_call_ptr(d.fn.cuGraphExecDestroy, g.B))
+	if c := int(C.rc_cuda_call_ptr(d.fn.cuGraphDestroy, g.A)); code == 0 {
 		code = c
 	}
 	return code
@@ -869,7 +678,7 @@ func (d *driverImpl) DestroyGraph(g bind.GraphRef) int {
 
 // detail is cuGetErrorString's text for code.
 func (d *driverImpl) Detail(code int) string {
-	if s := C.rc_cuGetErrorString(d.fn.cuGetErrorString, C.int(code)); s != nil {
+	if s := C.rc_cuda_cuGetErrorString(d.fn.cuGetErrorString, C.int(code)); s != nil {
 		return C.GoString(s)
 	}
 	return ""
@@ -903,7 +712,7 @@ func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, strin
 		return nil, code, fmt.Sprintf("%s: %s", call, describeCode(code, d.Detail(code)))
 	}
 	var count C.size_t
-	if code := int(C.rc_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, nil, &count)); code != 0 {
+	if code := int(C.rc_cuda_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, nil, &count)); code != 0 {
 		return fail("cuGraphGetNodes", code)
 	}
 	out := []device.GraphNode{}
@@ -913,7 +722,7 @@ func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, strin
 	buf := (*unsafe.Pointer)(C.calloc(count, C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
 	defer C.free(unsafe.Pointer(buf))
 	got := count
-	if code := int(C.rc_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, buf, &got)); code != 0 {
+	if code := int(C.rc_cuda_cuGraphGetNodes(d.fn.cuGraphGetNodes, g.A, buf, &got)); code != 0 {
 		return fail("cuGraphGetNodes", code)
 	}
 	for i, node := range unsafe.Slice(buf, int(count))[:min(got, count)] {
@@ -921,7 +730,7 @@ func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, strin
 			continue
 		}
 		var typ C.int
-		if code := int(C.rc_cuGraphNodeGetType(d.fn.cuGraphNodeGetType, node, &typ)); code != 0 {
+		if code := int(C.rc_cuda_cuGraphNodeGetType(d.fn.cuGraphNodeGetType, node, &typ)); code != 0 {
 			return fail("cuGraphNodeGetType", code)
 		}
 		kind, ok := nodeKinds[int(typ)]
@@ -932,7 +741,7 @@ func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, strin
 		switch kind {
 		case "memset":
 			var dst, pitch, elem, width, height C.uint64_t
-			if code := int(C.rc_cuGraphMemsetNodeGetParams(d.fn.cuGraphMemsetNodeGetParams, node, &dst, &pitch, &elem, &width, &height)); code != 0 {
+			if code := int(C.rc_cuda_cuGraphMemsetNodeGetParams(d.fn.cuGraphMemsetNodeGetParams, node, &dst, &pitch, &elem, &width, &height)); code != 0 {
 				return fail("cuGraphMemsetNodeGetParams", code)
 			}
 			w, ok := memsetRanges(uint64(dst), uint64(pitch), uint64(elem), uint64(width), uint64(height))
@@ -941,11 +750,11 @@ func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, strin
 			}
 			n.Writes = w
 		case "memcpy":
-			var p C.rc_copy_params
-			if code := int(C.rc_cuGraphMemcpyNodeGetParams(d.fn.cuGraphMemcpyNodeGetParams, node, &p)); code != 0 {
+			var p C.rc_cuda_copy_params
+			if code := int(C.rc_cuda_cuGraphMemcpyNodeGetParams(d.fn.cuGraphMemcpyNodeGetParams, node, &p)); code != 0 {
 				return fail("cuGraphMemcpyNodeGetParams", code)
 			}
-			side := func(s C.rc_copy_side) copySide {
+			side := func(s C.rc_cuda_copy_side) copySide {
 				return copySide{Type: int(s._type), Addr: uint64(s.addr), X: uint64(s.x), Y: uint64(s.y), Z: uint64(s.z),
 					Pitch: uint64(s.pitch), Height: uint64(s.height)}
 			}
