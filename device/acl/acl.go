@@ -2,89 +2,14 @@
 
 package acl
 
+// The binding's C is in trampolines.c, declared in trampolines.h: the trampolines that call the
+// ACL runtime's entry points through the addresses dl resolved. The package's C, cgo's own
+// included, is C11 with warnings as errors.
+
 /*
-#cgo CFLAGS: -std=c11 -Wall -Wextra
-#include <stdint.h>
+#cgo CFLAGS: -std=c11 -Wall -Wextra -Werror
 #include <stdlib.h>
-#include <stddef.h>
-
-// The ACL ABI as the binding assumes it (acl_base.h, acl_rt.h): aclError is int, enums are int,
-// streams, events and model RIs are void*. No SDK header is included: every entry point is called
-// through a pointer the dl package resolved, by one of these trampolines.
-typedef int aclError;
-
-static aclError rc_call_cstr(void *fn, const char *s) { return ((aclError (*)(const char *))fn)(s); }
-static aclError rc_call_void(void *fn) { return ((aclError (*)(void))fn)(); }
-static aclError rc_call_i32(void *fn, int32_t v) { return ((aclError (*)(int32_t))fn)(v); }
-static aclError rc_call_ptr(void *fn, void *p) { return ((aclError (*)(void *))fn)(p); }
-static aclError rc_call_ptr_ptr(void *fn, void *a, void *b) { return ((aclError (*)(void *, void *))fn)(a, b); }
-static aclError rc_call_outptr(void *fn, void **out) { return ((aclError (*)(void **))fn)(out); }
-static aclError rc_call_outu32(void *fn, uint32_t *out) { return ((aclError (*)(uint32_t *))fn)(out); }
-static const char *rc_call_str(void *fn) { return ((const char *(*)(void))fn)(); }
-
-static aclError rc_aclrtMalloc(void *fn, uint64_t *addr, size_t n, int policy) {
-	void *p = NULL;
-	aclError rc = ((aclError (*)(void **, size_t, int))fn)(&p, n, policy);
-	*addr = (uint64_t)(uintptr_t)p;
-	return rc;
-}
-static aclError rc_aclrtFree(void *fn, uint64_t addr) { return ((aclError (*)(void *))fn)((void *)(uintptr_t)addr); }
-static aclError rc_aclrtMallocHost(void *fn, void **p, size_t n) { return ((aclError (*)(void **, size_t))fn)(p, n); }
-// aclrtMemcpy(dst, destMax, src, count, kind), host side a Go buffer for the call's duration.
-static aclError rc_aclrtMemcpy_h2d(void *fn, uint64_t dst, const void *src, size_t n) {
-	return ((aclError (*)(void *, size_t, const void *, size_t, int))fn)((void *)(uintptr_t)dst, n, src, n, 1);
-}
-static aclError rc_aclrtMemcpy_d2h(void *fn, void *dst, uint64_t src, size_t n) {
-	return ((aclError (*)(void *, size_t, const void *, size_t, int))fn)(dst, n, (const void *)(uintptr_t)src, n, 2);
-}
-// aclrtMemcpyAsync(dst, destMax, src, count, kind, stream)
-static aclError rc_aclrtMemcpyAsync(void *fn, uint64_t dst, uint64_t src, size_t n, int kind, void *stream) {
-	return ((aclError (*)(void *, size_t, const void *, size_t, int, void *))fn)(
-		(void *)(uintptr_t)dst, n, (const void *)(uintptr_t)src, n, kind, stream);
-}
-// aclrtMemsetAsync(devPtr, maxCount, value, count, stream)
-static aclError rc_aclrtMemsetAsync(void *fn, uint64_t dst, int32_t value, size_t n, void *stream) {
-	return ((aclError (*)(void *, size_t, int32_t, size_t, void *))fn)((void *)(uintptr_t)dst, n, value, n, stream);
-}
-static aclError rc_aclrtCreateEventExWithFlag(void *fn, void **e, uint32_t flags) {
-	return ((aclError (*)(void **, uint32_t))fn)(e, flags);
-}
-static aclError rc_aclrtQueryEventStatus(void *fn, void *e, int *status) {
-	return ((aclError (*)(void *, int *))fn)(e, status);
-}
-static aclError rc_aclmdlRICaptureBegin(void *fn, void *stream, int mode) {
-	return ((aclError (*)(void *, int))fn)(stream, mode);
-}
-static aclError rc_aclmdlRICaptureGetInfo(void *fn, void *stream, int *status, void **ri) {
-	return ((aclError (*)(void *, int *, void **))fn)(stream, status, ri);
-}
-static aclError rc_aclmdlRICaptureEnd(void *fn, void *stream, void **ri) {
-	return ((aclError (*)(void *, void **))fn)(stream, ri);
-}
-static aclError rc_aclmdlRICaptureThreadExchangeMode(void *fn, int *mode) {
-	return ((aclError (*)(int *))fn)(mode);
-}
-// aclrtGetMemInfo(attr, free, total)
-static aclError rc_aclrtGetMemInfo(void *fn, int attr, size_t *freeBytes, size_t *total) {
-	return ((aclError (*)(int, size_t *, size_t *))fn)(attr, freeBytes, total);
-}
-// aclsysGetVersionStr(pkgName, versionStr): versionStr holds ACL_PKG_VERSION_MAX_SIZE (128) bytes.
-static aclError rc_aclsysGetVersionStr(void *fn, char *pkg, char *out) {
-	return ((aclError (*)(char *, char *))fn)(pkg, out);
-}
-// Graph reading, CANN 9.1's trial entry points (A2/A3), as hicann/runtime's
-// include/external/acl/acl_rt.h declares them (aclmdlRI, aclrtStream and aclmdlRITask are void*,
-// aclmdlRITaskType is an int enum):
-//   aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams, uint32_t *numStreams)
-//   aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks, uint32_t *numTasks)
-//   aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type)
-// A NULL array asks the count; an array of *num entries gets min(*num, count) of them.
-static aclError rc_aclmdlRIGetList(void *fn, void *owner, void **out, uint32_t *num) {
-	return ((aclError (*)(void *, void **, uint32_t *))fn)(owner, out, num);
-}
-static aclError rc_aclmdlRITaskGetType(void *fn, void *task, int *type) {
-	return ((aclError (*)(void *, int *))fn)(task, type);
-}
+#include "trampolines.h"
 */
 import "C"
 
@@ -227,13 +152,13 @@ func New(opts Options) (device.Backend, error) {
 	var detail string
 	onThread(func() {
 		step = "aclInit"
-		if code = int(C.rc_call_cstr(b.fn.aclInit, nil)); code == codeRepeatInitialize {
+		if code = int(C.rc_acl_call_cstr(b.fn.aclInit, nil)); code == codeRepeatInitialize {
 			code = 0
 		}
 		if code == 0 {
 			var n C.uint32_t
 			step = "aclrtGetDeviceCount"
-			code = int(C.rc_call_outu32(b.fn.aclrtGetDeviceCount, &n))
+			code = int(C.rc_acl_call_outu32(b.fn.aclrtGetDeviceCount, &n))
 		}
 		if code != 0 {
 			detail = b.errMsg()
@@ -260,7 +185,7 @@ func onThread(f func()) {
 }
 
 func (b *backend) errMsg() string {
-	if s := C.rc_call_str(b.fn.aclGetRecentErrMsg); s != nil {
+	if s := C.rc_acl_call_str(b.fn.aclGetRecentErrMsg); s != nil {
 		return strings.TrimSpace(C.GoString(s))
 	}
 	return ""
@@ -278,7 +203,7 @@ func (b *backend) Devices(ctx context.Context) (int, error) {
 	var n C.uint32_t
 	var err error
 	onThread(func() {
-		if code := int(C.rc_call_outu32(b.fn.aclrtGetDeviceCount, &n)); code != 0 {
+		if code := int(C.rc_acl_call_outu32(b.fn.aclrtGetDeviceCount, &n)); code != 0 {
 			err = driverError("Devices", code, b.errMsg())
 		}
 	})
@@ -305,11 +230,11 @@ func (b *backend) Info(ctx context.Context, index int) (device.DeviceInfo, error
 	var info device.DeviceInfo
 	var err error
 	onThread(func() {
-		if code := int(C.rc_call_i32(b.fn.aclrtSetDevice, C.int32_t(index))); code != 0 {
+		if code := int(C.rc_acl_call_i32(b.fn.aclrtSetDevice, C.int32_t(index))); code != 0 {
 			err = driverError("Info", code, b.errMsg())
 			return
 		}
-		defer C.rc_call_i32(b.fn.aclrtResetDevice, C.int32_t(index))
+		defer C.rc_acl_call_i32(b.fn.aclrtResetDevice, C.int32_t(index))
 		info = b.info()
 	})
 	info.Index = index
@@ -321,13 +246,13 @@ func (b *backend) Info(ctx context.Context, index int) (device.DeviceInfo, error
 func (b *backend) info() device.DeviceInfo {
 	var info device.DeviceInfo
 	if b.fn.aclrtGetSocName != nil {
-		if s := C.rc_call_str(b.fn.aclrtGetSocName); s != nil {
+		if s := C.rc_acl_call_str(b.fn.aclrtGetSocName); s != nil {
 			info.Name = C.GoString(s)
 		}
 	}
 	if b.fn.aclrtGetMemInfo != nil {
 		var free, total C.size_t
-		if C.rc_aclrtGetMemInfo(b.fn.aclrtGetMemInfo, hbmMem, &free, &total) == 0 {
+		if C.rc_acl_aclrtGetMemInfo(b.fn.aclrtGetMemInfo, hbmMem, &free, &total) == 0 {
 			info.Memory = int64(total)
 		}
 	}
@@ -348,7 +273,7 @@ func (b *backend) version(pkg string) string {
 	defer C.free(unsafe.Pointer(cpkg))
 	buf := (*C.char)(C.calloc(pkgVersionMax+1, 1))
 	defer C.free(unsafe.Pointer(buf))
-	if C.rc_aclsysGetVersionStr(b.fn.aclsysGetVersionStr, cpkg, buf) != 0 {
+	if C.rc_acl_aclsysGetVersionStr(b.fn.aclsysGetVersionStr, cpkg, buf) != 0 {
 		return ""
 	}
 	return strings.TrimSpace(C.GoString(buf))
@@ -396,41 +321,43 @@ type driverImpl struct {
 }
 
 func (d *driverImpl) Bind(device.Thread) int {
-	return int(C.rc_call_i32(d.fn.aclrtSetDevice, C.int32_t(d.index)))
+	return int(C.rc_acl_call_i32(d.fn.aclrtSetDevice, C.int32_t(d.index)))
 }
 
 func (d *driverImpl) Unbind(device.Thread) int {
-	return int(C.rc_call_i32(d.fn.aclrtResetDevice, C.int32_t(d.index)))
+	return int(C.rc_acl_call_i32(d.fn.aclrtResetDevice, C.int32_t(d.index)))
 }
 
 func (d *driverImpl) Malloc(n int64) (uint64, int) {
 	var addr C.uint64_t
-	code := int(C.rc_aclrtMalloc(d.fn.aclrtMalloc, &addr, C.size_t(n), mallocHugeFirst))
+	code := int(C.rc_acl_aclrtMalloc(d.fn.aclrtMalloc, &addr, C.size_t(n), mallocHugeFirst))
 	return uint64(addr), code
 }
 
 func (d *driverImpl) Free(addr uint64) int {
-	return int(C.rc_aclrtFree(d.fn.aclrtFree, C.uint64_t(addr)))
+	return int(C.rc_acl_aclrtFree(d.fn.aclrtFree, C.uint64_t(addr)))
 }
 
 func (d *driverImpl) Write(dst uint64, src []byte) int {
-	return int(C.rc_aclrtMemcpy_h2d(d.fn.aclrtMemcpy, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
+	return int(C.rc_acl_aclrtMemcpy_h2d(d.fn.aclrtMemcpy, C.uint64_t(dst), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src))))
 }
 
 func (d *driverImpl) Read(dst []byte, src uint64) int {
-	return int(C.rc_aclrtMemcpy_d2h(d.fn.aclrtMemcpy, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
+	return int(C.rc_acl_aclrtMemcpy_d2h(d.fn.aclrtMemcpy, unsafe.Pointer(unsafe.SliceData(dst)), C.uint64_t(src), C.size_t(len(dst))))
 }
 
 func (d *driverImpl) MallocHost(n int64) (unsafe.Pointer, int) {
 	var p unsafe.Pointer
-	code := int(C.rc_aclrtMallocHost(d.fn.aclrtMallocHost, &p, C.size_t(n)))
+	code := int(C.rc_acl_aclrtMallocHost(d.fn.aclrtMallocHost, &p, C.size_t(n)))
 	return p, code
 }
 
-func (d *driverImpl) FreeHost(p unsafe.Pointer) int { return int(C.rc_call_ptr(d.fn.aclrtFreeHost, p)) }
+func (d *driverImpl) FreeHost(p unsafe.Pointer) int {
+	return int(C.rc_acl_call_ptr(d.fn.aclrtFreeHost, p))
+}
 
 func (d *driverImpl) Memset(s unsafe.Pointer, dst uint64, v byte, n int64) int {
-	return int(C.rc_aclrtMemsetAsync(d.fn.aclrtMemsetAsync, C.uint64_t(dst), C.int32_t(v), C.size_t(n), s))
+	return int(C.rc_acl_aclrtMemsetAsync(d.fn.aclrtMemsetAsync, C.uint64_t(dst), C.int32_t(v), C.size_t(n), s))
 }
 
 func (d *driverImpl) Memcpy(s unsafe.Pointer, kind bind.CopyKind, dst, src uint64, n int64) int {
@@ -441,7 +368,7 @@ func (d *driverImpl) Memcpy(s unsafe.Pointer, kind bind.CopyKind, dst, src uint6
 	case bind.CopyD2H:
 		k = memcpyD2H
 	}
-	return int(C.rc_aclrtMemcpyAsync(d.fn.aclrtMemcpyAsync, C.uint64_t(dst), C.uint64_t(src), C.size_t(n), C.int(k), s))
+	return int(C.rc_acl_aclrtMemcpyAsync(d.fn.aclrtMemcpyAsync, C.uint64_t(dst), C.uint64_t(src), C.size_t(n), C.int(k), s))
 }
 
 func (d *driverImpl) Axpy(unsafe.Pointer, uint64, uint64, uint32, int64) int { return codeNotSupported }
@@ -454,85 +381,85 @@ func (d *driverImpl) Kernels() (bool, string) {
 // synchronises with it implicitly), so there is nothing to ask for.
 func (d *driverImpl) CreateStream(bool) (unsafe.Pointer, int) {
 	var s unsafe.Pointer
-	code := int(C.rc_call_outptr(d.fn.aclrtCreateStream, &s))
+	code := int(C.rc_acl_call_outptr(d.fn.aclrtCreateStream, &s))
 	return s, code
 }
 
 func (d *driverImpl) DestroyStream(s unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.aclrtDestroyStream, s))
+	return int(C.rc_acl_call_ptr(d.fn.aclrtDestroyStream, s))
 }
 
 // createEvent makes an ACL_EVENT_SYNC event: a plain aclrtCreateEvent event recorded into a
 // capture fails 207000, and cross-stream capture (fork and join) needs the flag.
 func (d *driverImpl) CreateEvent() (unsafe.Pointer, int) {
 	var e unsafe.Pointer
-	code := int(C.rc_aclrtCreateEventExWithFlag(d.fn.aclrtCreateEventExWithFlag, &e, eventSync))
+	code := int(C.rc_acl_aclrtCreateEventExWithFlag(d.fn.aclrtCreateEventExWithFlag, &e, eventSync))
 	return e, code
 }
 
 func (d *driverImpl) DestroyEvent(e unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.aclrtDestroyEvent, e))
+	return int(C.rc_acl_call_ptr(d.fn.aclrtDestroyEvent, e))
 }
 
 func (d *driverImpl) Record(e, s unsafe.Pointer) int {
-	return int(C.rc_call_ptr_ptr(d.fn.aclrtRecordEvent, e, s))
+	return int(C.rc_acl_call_ptr_ptr(d.fn.aclrtRecordEvent, e, s))
 }
 
 func (d *driverImpl) Wait(s, e unsafe.Pointer) int {
-	return int(C.rc_call_ptr_ptr(d.fn.aclrtStreamWaitEvent, s, e))
+	return int(C.rc_acl_call_ptr_ptr(d.fn.aclrtStreamWaitEvent, s, e))
 }
 
 func (d *driverImpl) SyncStream(s unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.aclrtSynchronizeStream, s))
+	return int(C.rc_acl_call_ptr(d.fn.aclrtSynchronizeStream, s))
 }
 
-func (d *driverImpl) SyncDevice() int { return int(C.rc_call_void(d.fn.aclrtSynchronizeDevice)) }
+func (d *driverImpl) SyncDevice() int { return int(C.rc_acl_call_void(d.fn.aclrtSynchronizeDevice)) }
 
 func (d *driverImpl) QueryEvent(e unsafe.Pointer) (bool, int) {
 	var st C.int
-	code := int(C.rc_aclrtQueryEventStatus(d.fn.aclrtQueryEventStatus, e, &st))
+	code := int(C.rc_acl_aclrtQueryEventStatus(d.fn.aclrtQueryEventStatus, e, &st))
 	return st == eventComplete, code
 }
 
 func (d *driverImpl) SyncEvent(e unsafe.Pointer) int {
-	return int(C.rc_call_ptr(d.fn.aclrtSynchronizeEvent, e))
+	return int(C.rc_acl_call_ptr(d.fn.aclrtSynchronizeEvent, e))
 }
 
 func (d *driverImpl) ExchangeMode(m device.CaptureMode) (device.CaptureMode, int) {
 	mode := C.int(m)
-	code := int(C.rc_aclmdlRICaptureThreadExchangeMode(d.fn.aclmdlRICaptureThreadExchangeMode, &mode))
+	code := int(C.rc_acl_aclmdlRICaptureThreadExchangeMode(d.fn.aclmdlRICaptureThreadExchangeMode, &mode))
 	return device.CaptureMode(mode), code
 }
 
 func (d *driverImpl) BeginCapture(s unsafe.Pointer, m device.CaptureMode) int {
-	return int(C.rc_aclmdlRICaptureBegin(d.fn.aclmdlRICaptureBegin, s, C.int(m)))
+	return int(C.rc_acl_aclmdlRICaptureBegin(d.fn.aclmdlRICaptureBegin, s, C.int(m)))
 }
 
 func (d *driverImpl) EndCapture(s unsafe.Pointer) (bind.GraphRef, int) {
 	var ri unsafe.Pointer
-	code := int(C.rc_aclmdlRICaptureEnd(d.fn.aclmdlRICaptureEnd, s, &ri))
+	code := int(C.rc_acl_aclmdlRICaptureEnd(d.fn.aclmdlRICaptureEnd, s, &ri))
 	return bind.GraphRef{A: ri}, code
 }
 
 func (d *driverImpl) CaptureStatus(s unsafe.Pointer) (device.CaptureStatus, int) {
 	var st C.int
 	var ri unsafe.Pointer
-	code := int(C.rc_aclmdlRICaptureGetInfo(d.fn.aclmdlRICaptureGetInfo, s, &st, &ri))
+	code := int(C.rc_acl_aclmdlRICaptureGetInfo(d.fn.aclmdlRICaptureGetInfo, s, &st, &ri))
 	return device.CaptureStatus(st), code
 }
 
 func (d *driverImpl) Launch(g bind.GraphRef, s unsafe.Pointer) int {
-	return int(C.rc_call_ptr_ptr(d.fn.aclmdlRIExecuteAsync, g.A, s))
+	return int(C.rc_acl_call_ptr_ptr(d.fn.aclmdlRIExecuteAsync, g.A, s))
 }
 
 func (d *driverImpl) DestroyGraph(g bind.GraphRef) int {
-	return int(C.rc_call_ptr(d.fn.aclmdlRIDestroy, g.A))
+	return int(C.rc_acl_call_ptr(d.fn.aclmdlRIDestroy, g.A))
 }
 
 // detail is aclGetRecentErrMsg's text: the runtime keeps it per thread, so it is read on the
 // worker that made the failing call, right after it.
 func (d *driverImpl) Detail(int) string {
-	if s := C.rc_call_str(d.fn.aclGetRecentErrMsg); s != nil {
+	if s := C.rc_acl_call_str(d.fn.aclGetRecentErrMsg); s != nil {
 		return strings.TrimSpace(C.GoString(s))
 	}
 	return ""
@@ -576,7 +503,7 @@ func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, strin
 		}
 		for _, t := range tasks {
 			var typ C.int
-			if code := int(C.rc_aclmdlRITaskGetType(d.fn.aclmdlRITaskGetType, t, &typ)); code != 0 {
+			if code := int(C.rc_acl_aclmdlRITaskGetType(d.fn.aclmdlRITaskGetType, t, &typ)); code != 0 {
 				return fail("aclmdlRITaskGetType", code)
 			}
 			out = append(out, device.GraphNode{Kind: taskKind(int(typ))})
@@ -589,13 +516,13 @@ func (d *driverImpl) GraphNodes(g bind.GraphRef) ([]device.GraphNode, int, strin
 // many entries; entries the runtime left NULL are dropped.
 func (d *driverImpl) list(fn, owner unsafe.Pointer) ([]unsafe.Pointer, int) {
 	var n C.uint32_t
-	if code := int(C.rc_aclmdlRIGetList(fn, owner, nil, &n)); code != 0 || n == 0 {
+	if code := int(C.rc_acl_aclmdlRIGetList(fn, owner, nil, &n)); code != 0 || n == 0 {
 		return nil, code
 	}
 	buf := (*unsafe.Pointer)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
 	defer C.free(unsafe.Pointer(buf))
 	got := n
-	if code := int(C.rc_aclmdlRIGetList(fn, owner, buf, &got)); code != 0 {
+	if code := int(C.rc_acl_aclmdlRIGetList(fn, owner, buf, &got)); code != 0 {
 		return nil, code
 	}
 	var out []unsafe.Pointer
