@@ -43,15 +43,7 @@ func SearchPaths() []string {
 }
 
 // candidates are the paths New tries for opts, in order.
-func candidates(opts Options) []string {
-	if opts.Library != "" {
-		return []string{opts.Library}
-	}
-	if env := os.Getenv(EnvLibrary); env != "" {
-		return []string{env}
-	}
-	return SearchPaths()
-}
+func candidates(opts Options) []string { return bind.Candidates(opts.Library, EnvLibrary, SearchPaths) }
 
 // library is how the binding's errors name what it loads.
 var library = bind.NewLibrary("acl", "runtime library", "the runtime library loaded but the driver is not usable")

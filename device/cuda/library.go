@@ -1,10 +1,6 @@
 package cuda
 
-import (
-	"os"
-
-	"github.com/replaycheck/replaycheck/device/internal/bind"
-)
+import "github.com/replaycheck/replaycheck/device/internal/bind"
 
 // Options configure the CUDA backend.
 type Options struct {
@@ -21,15 +17,8 @@ const EnvLibrary = "REPLAYCHECK_CUDA_LIB"
 // unversioned libcuda.so, which toolkits ship as a link stub.)
 func SearchPaths() []string { return []string{"libcuda.so.1"} }
 
-func candidates(opts Options) []string {
-	if opts.Library != "" {
-		return []string{opts.Library}
-	}
-	if env := os.Getenv(EnvLibrary); env != "" {
-		return []string{env}
-	}
-	return SearchPaths()
-}
+// candidates are the paths New tries for opts, in order.
+func candidates(opts Options) []string { return bind.Candidates(opts.Library, EnvLibrary, SearchPaths) }
 
 // library is how the binding's errors name what it loads.
 var library = bind.NewLibrary("cuda", "driver library", "the driver library loaded but no driver is usable")

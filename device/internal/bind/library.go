@@ -3,6 +3,7 @@ package bind
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/replaycheck/replaycheck/internal/dl"
 )
@@ -45,6 +46,19 @@ func NewLibrary(backend, what, noDriver string) *Library {
 // loader's error).
 func (l *Library) NoLibrary(tried []dl.Attempt, err error) *NoLibraryError {
 	return &NoLibraryError{Library: l, Tried: tried, Err: err}
+}
+
+// Candidates are the paths a binding's New tries, in order: library alone where it is set (the
+// backend's Options.Library), else the value of the environment variable env alone where that is
+// set, else search() (the backend's SearchPaths), called only then.
+func Candidates(library, env string, search func() []string) []string {
+	if library != "" {
+		return []string{library}
+	}
+	if v := os.Getenv(env); v != "" {
+		return []string{v}
+	}
+	return search()
 }
 
 // sentinel is a backend's own text for one of the package's failures.

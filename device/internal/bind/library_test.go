@@ -41,3 +41,28 @@ var _ = Describe("a binding's library errors", func() {
 		Expect(noDriver.Error()).To(HavePrefix("acl: the runtime library loaded but the driver is not usable: /lib/libascendcl.so"))
 	})
 })
+
+var _ = Describe("Candidates", func() {
+	const env = "REPLAYCHECK_BIND_TEST_LIB"
+	var searched int
+	search := func() []string { searched++; return []string{"libfirst.so", "/opt/lib/libsecond.so"} }
+	BeforeEach(func() { searched = 0 })
+
+	It("are the library alone where it is set, before the environment", func() {
+		GinkgoT().Setenv(env, "/from/env.so")
+		Expect(bind.Candidates("/from/options.so", env, search)).To(Equal([]string{"/from/options.so"}))
+		Expect(searched).To(BeZero())
+	})
+
+	It("are the environment variable's value alone where only it is set", func() {
+		GinkgoT().Setenv(env, "/from/env.so")
+		Expect(bind.Candidates("", env, search)).To(Equal([]string{"/from/env.so"}))
+		Expect(searched).To(BeZero())
+	})
+
+	It("are the search paths, in order, where neither is set", func() {
+		GinkgoT().Setenv(env, "")
+		Expect(bind.Candidates("", env, search)).To(Equal([]string{"libfirst.so", "/opt/lib/libsecond.so"}))
+		Expect(searched).To(Equal(1))
+	})
+})
