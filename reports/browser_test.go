@@ -82,9 +82,11 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		var dom string
 		Expect(p.Eval(`document.documentElement.outerHTML`, &dom)).To(Succeed())
-		files := map[string][]byte{name + ".png": shot, name + ".dom.html": []byte(dom)}
+		files := map[string][]byte{name + ".png": shot, name + ".dom.html": []byte(dom), name + ".html": page}
 		for f, data := range files {
-			Expect(os.WriteFile(filepath.Join(dir, f), data, 0o644)).To(Succeed())
+			if f != name+".html" {
+				Expect(os.WriteFile(filepath.Join(dir, f), data, 0o644)).To(Succeed())
+			}
 			if keep := os.Getenv(envScreenshots); keep != "" {
 				Expect(os.MkdirAll(keep, 0o755)).To(Succeed())
 				Expect(os.WriteFile(filepath.Join(keep, f), data, 0o644)).To(Succeed())
@@ -247,12 +249,16 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 			Expect(in.Open).To(Equal(fail), "failures are open, the rest folded")
 			Expect(in.Shown).To(Equal(fail))
 		}
-		var first []string
-		for _, in := range page.Instances[:min(len(page.Listed), len(page.Instances))] {
-			first = append(first, in.Anchor)
+		var first []string // each failing probe's first failure
+		seen := map[string]bool{}
+		for i, f := range failing {
+			if !seen[f.e.Probe] {
+				seen[f.e.Probe] = true
+				first = append(first, page.Instances[i].Anchor)
+			}
 		}
-		Expect(page.Listed).To(Equal(first), "the summary names the first failures, in order")
 		Expect(page.Listed).NotTo(BeEmpty())
+		Expect(page.Listed).To(Equal(first[:len(page.Listed)]), "the summary names the failing probes, in order, each linking to its first failure")
 		Expect(page.Clipped).To(BeEmpty(), "nothing in a failure is cut off behind a scroll bar")
 
 		bystanders := 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
@@ -41,9 +42,10 @@ type htmlPage struct {
 	Title, Meta string
 	Nav         []htmlLink
 	Summary     []htmlSummaryRow
-	// Failed lists the failing instances for the summary (the first maxFailedListed), FailedMore
+	// Failed lists the probes that failed for the summary (the first maxFailedListed), FailedMore
 	// says how many more there are.
-	Failed             []htmlLink
+	Failed             []htmlFailedProbe
+	failedProbes       map[string]int
 	FailedMore         string
 	AllPassed          string
 	Notes              []htmlRunNotes
@@ -61,7 +63,14 @@ type htmlPage struct {
 }
 
 type htmlLink struct {
-	Href, Text, Run, Note string
+	Href, Text string
+}
+
+// htmlFailedProbe is a probe that failed, in the summary's list.
+type htmlFailedProbe struct {
+	Href, Probe, Note string
+	n                 int
+	runs              []string
 }
 
 // htmlSummaryRow is one run in the summary table.
@@ -70,6 +79,9 @@ type htmlSummaryRow struct {
 	Total, Pass, Fail, Skip, Uncharacterised int
 	Outcomes, Device, Runtime, Baseline      string
 	Watch                                    string // a watch report's summary, instead of the counts
+	// Silent counts the run's cells of the enforcement table that say the platform let a hazard
+	// through with wrong data and no error, of Unguarded cells that ran.
+	Silent, Unguarded int
 }
 
 // htmlRunNotes are what the summary says of one run under the table.
@@ -114,7 +126,7 @@ type htmlProbeGroup struct {
 	Instances              []htmlInstance
 }
 
-// maxFailedListed is how many failures the summary names; the Failures section has them all.
+// maxFailedListed is how many failing probes the summary names; the Failures section has them all.
 const maxFailedListed = 12
 
 // outcomeMeanings say what each outcome colour of the matrix means, in legend order.
@@ -191,6 +203,7 @@ func htmlPageOf(all []*Report) htmlPage {
 	}
 	if page.HasRuns {
 		page.Enforcement = htmlEnforcementOf(runs)
+		page.countSilent(runs)
 		page.Matrix = matrixSVG(runs)
 		page.OutcomeLegend = outcomeMeanings
 	}
@@ -204,6 +217,27 @@ func htmlPageOf(all []*Report) htmlPage {
 	}
 	page.Nav = page.nav()
 	return page
+}
+
+// countSilent counts each run's silent cells of the enforcement table, of those that ran.
+func (page *htmlPage) countSilent(runs []*Report) {
+	t := EnforcementTable(runs...)
+	row := map[string]*htmlSummaryRow{}
+	for i := range page.Summary {
+		row[page.Summary[i].Run] = &page.Summary[i]
+	}
+	for _, r := range t.Rows {
+		for i, c := range r.Cells {
+			sr := row[t.Columns[i].Run]
+			if sr == nil || c == CellNotRun {
+				continue
+			}
+			sr.Unguarded++
+			if c == CellSilent || strings.HasSuffix(c, "+"+CellSilent) {
+				sr.Silent++
+			}
+		}
+	}
 }
 
 // pageMeta says which replaycheck wrote the page, when its first run started and where.
@@ -259,9 +293,7 @@ func (page *htmlPage) sections(runs []*Report) {
 			case verdict.Fail:
 				in.Open = true
 				page.Failures = append(page.Failures, in)
-				if len(page.Failed) < maxFailedListed {
-					page.Failed = append(page.Failed, htmlLink{Href: "#" + in.Anchor, Text: e.ID, Run: run, Note: in.Reason})
-				}
+				page.failed(run, e, in)
 			case verdict.Uncharacterised:
 				page.Uncharacterised = append(page.Uncharacterised, in)
 			case verdict.Skip:
@@ -278,13 +310,41 @@ func (page *htmlPage) sections(runs []*Report) {
 			}
 		}
 	}
-	if n := len(page.Failures) - len(page.Failed); n > 0 {
-		page.FailedMore = fmt.Sprintf("and %d more, under Failures below", n)
+	if n := len(page.failedProbes) - len(page.Failed); n > 0 {
+		page.FailedMore = fmt.Sprintf("and %s more, under Failures below", counted(n, "probe"))
+	}
+	for i := range page.Failed {
+		f := &page.Failed[i]
+		f.Note = fmt.Sprintf("%s on %s: %s", pluralInstances(f.n), strings.Join(f.runs, ", "), f.Note)
 	}
 	for _, p := range order {
 		g := groups[p]
 		g.Summary = probeGroupSummary(g.Instances)
 		page.Expected = append(page.Expected, *g)
+	}
+}
+
+// failed counts a failure under its probe in the summary's list (the first maxFailedListed
+// probes): a link to its first failure, how many failed on which runs, and the first one's verdict.
+func (page *htmlPage) failed(run string, e Entry, in htmlInstance) {
+	if page.failedProbes == nil {
+		page.failedProbes = map[string]int{}
+	}
+	i, ok := page.failedProbes[e.Probe]
+	if !ok {
+		i = len(page.failedProbes)
+		page.failedProbes[e.Probe] = i
+		if i < maxFailedListed {
+			page.Failed = append(page.Failed, htmlFailedProbe{Href: "#" + in.Anchor, Probe: e.Probe, Note: in.Reason})
+		}
+	}
+	if i >= maxFailedListed {
+		return
+	}
+	f := &page.Failed[i]
+	f.n++
+	if !slices.Contains(f.runs, run) {
+		f.runs = append(f.runs, run)
 	}
 }
 
@@ -317,8 +377,8 @@ func htmlInstanceOf(run string, e Entry) htmlInstance {
 	in := htmlInstance{Anchor: anchorOf(run, e.ID), Run: run, ID: e.ID, Mark: markOf(e.Verdict.Status),
 		Status: string(e.Verdict.Status), Outcome: string(e.Outcome), Expected: string(e.Expected)}
 	in.Reason = shortReason(e)
-	if e.Verdict.Status == verdict.Fail && e.Verdict.Reason != "" {
-		in.Reason = e.Verdict.Reason
+	if e.Verdict.Status == verdict.Fail {
+		in.Reason = verdictShort(e) // the detail below has the reason
 	}
 	// The mismatches and the differences are shown once, as a table; the detail has the rest.
 	rest := e
@@ -340,6 +400,22 @@ func htmlInstanceOf(run string, e Entry) htmlInstance {
 	}
 	in.Memory, in.MemoryLegend = memoryPicture(e)
 	return in
+}
+
+// verdictShort says why e failed in a few words, as the text report's verdict line does.
+func verdictShort(e Entry) string {
+	v := e.Verdict
+	switch {
+	case v.Rule == verdict.RuleOutcome:
+		return fmt.Sprintf("expected %s, got %s", e.Expected, e.Outcome)
+	case v.Rule == verdict.RuleError && e.Error != nil:
+		return fmt.Sprintf("the run ended in error (%s)", e.Error.Kind)
+	case v.Drift != nil:
+		return shortReason(e)
+	case v.Reason != "":
+		return truncate(v.Reason, maxReason)
+	}
+	return shortReason(e)
 }
 
 // markedWords writes want and got as words (4 bytes each, in hex), the words that differ marked.

@@ -30,10 +30,10 @@ const (
 
 // memoryKinds are the picture's bar kinds, in legend order.
 var memoryKinds = []htmlLegendItem{
-	{Kind: "held", Meaning: "captured range, its buffer still holds it"},
-	{Kind: "stale", Meaning: "stale: the graph still uses this range, its buffer no longer holds it"},
-	{Kind: "bystander", Meaning: "holds a stale range now: the replay reads or overwrites this buffer"},
-	{Kind: "band", Meaning: "a stale range, across every row"},
+	{Kind: "held", Meaning: "captured, still its buffer's"},
+	{Kind: "stale", Meaning: "stale: captured, then freed; the graph still uses it"},
+	{Kind: "bystander", Meaning: "holds a stale range now: the replay reads or overwrites it"},
+	{Kind: "band", Meaning: "a stale range, across the rows"},
 }
 
 var memoryFill = map[string]string{"held": "#90a4ae", "stale": "#c62828", "bystander": "#ef8f00"}

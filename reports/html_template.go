@@ -134,15 +134,15 @@ var htmlTemplate = template.Must(template.Must(template.Must(template.New("repor
 {{if not .OnlyWatch}}<section id="summary">
 <h2>Summary</h2>
 <div class="scroll"><table class="summary">
-<thead><tr><th>run</th><th>result</th><th>instances</th><th>pass</th><th>fail</th><th>skip</th><th title="uncharacterised: no expectation and no baseline entry">?</th><th>outcomes</th><th>device</th><th>runtime</th><th>baseline</th></tr></thead>
+<thead><tr><th>run</th><th>result</th><th>instances</th><th>pass</th><th>fail</th><th>skip</th><th title="uncharacterised: no expectation and no baseline entry">?</th><th title="unguarded hazard instances the platform let through with wrong data and no error (the enforcement table's silent cells), of those that ran">silent</th><th>outcomes</th><th>device</th><th>runtime</th><th>baseline</th></tr></thead>
 <tbody>
-{{range .Summary}}<tr class="{{.Class}}" data-run="{{.Run}}"><th>{{if .Href}}<a href="{{.Href}}">{{.Run}}</a>{{else}}{{.Run}}{{end}}</th><td><span class="badge {{.Class}}">{{.Status}}</span></td>{{if .Watch}}<td colspan="6">{{.Watch}}</td><td class="small">{{.Device}}</td><td></td><td></td>{{else}}<td class="n">{{.Total}}</td><td class="n">{{.Pass}}</td><td class="n fail">{{.Fail}}</td><td class="n">{{.Skip}}</td><td class="n">{{.Uncharacterised}}</td><td class="small">{{.Outcomes}}</td><td class="small">{{.Device}}</td><td class="small">{{.Runtime}}</td><td class="small">{{if .Baseline}}{{.Baseline}}{{else}}none{{end}}</td>{{end}}</tr>
+{{range .Summary}}<tr class="{{.Class}}" data-run="{{.Run}}"><th>{{if .Href}}<a href="{{.Href}}">{{.Run}}</a>{{else}}{{.Run}}{{end}}</th><td><span class="badge {{.Class}}">{{.Status}}</span></td>{{if .Watch}}<td colspan="7">{{.Watch}}</td><td class="small">{{.Device}}</td><td></td><td></td>{{else}}<td class="n">{{.Total}}</td><td class="n">{{.Pass}}</td><td class="n fail">{{.Fail}}</td><td class="n">{{.Skip}}</td><td class="n">{{.Uncharacterised}}</td><td class="n">{{if .Unguarded}}{{.Silent}} of {{.Unguarded}}{{end}}</td><td class="small">{{.Outcomes}}</td><td class="small">{{.Device}}</td><td class="small">{{.Runtime}}</td><td class="small">{{if .Baseline}}{{.Baseline}}{{else}}none{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{if .Failed}}<div class="failed">
 <h3>What failed</h3>
 <ol>
-{{range .Failed}}<li><a href="{{.Href}}"><code>{{.Text}}</code></a> on {{.Run}}: {{.Note}}</li>
+{{range .Failed}}<li><a href="{{.Href}}"><code>{{.Probe}}</code></a>: {{.Note}}</li>
 {{end}}</ol>
 {{if .FailedMore}}<p>{{.FailedMore}}</p>
 {{end}}</div>
