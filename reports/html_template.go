@@ -24,7 +24,7 @@ th, td { text-align: left; vertical-align: top; }
 .badge.warn { background: #9a6700; }
 table.summary th, table.summary td { padding: 0.35em 0.7em; border-bottom: 1px solid #d0d7de; }
 table.summary thead th { font-size: 12px; color: #57606a; font-weight: 600; border-bottom: 2px solid #d0d7de; }
-table.summary td.n { text-align: right; font-variant-numeric: tabular-nums; }
+table.summary td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.summary tr.fail td.fail { color: var(--corrupted); font-weight: 700; }
 table.summary .small { font-size: 12px; color: #57606a; }
 .failed { border-left: 5px solid var(--corrupted); background: #fff5f5; padding: 0.4em 1em 0.6em; margin: 1em 0; }
@@ -105,13 +105,23 @@ table.findings summary { cursor: pointer; }
 table.findings pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: 0.6em; }
 .clean { background: #e8f5e9; border-left: 6px solid #2e7d32; padding: 0.6em 1em; font-weight: bold; }
 @media print {
-  body { max-width: none; padding: 0; font-size: 10pt; }
+  @page { size: A4; margin: 12mm; }
+  body { max-width: none; padding: 0; font-size: 9.5pt; }
   nav { display: none; }
   * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   a { color: inherit; text-decoration: none; }
   h2 { break-after: avoid; }
+  code, pre { font-size: 8pt; }
+  table.summary { font-size: 8pt; }
+  table.summary th, table.summary td { padding: 0.2em 0.35em; }
+  table.summary td.small { min-width: 8em; font-size: 7.5pt; }
+  table.enforcement { font-size: 8pt; }
   table.enforcement thead th { position: static; }
-  table.enforcement td.cell { min-width: 0; }
+  table.enforcement th, table.enforcement td { padding: 0.05em 0.35em; }
+  table.enforcement td.cell { min-width: 0; font-size: 7.5pt; }
+  table.enforcement th.probe { white-space: normal; overflow-wrap: anywhere; }
+  table.enforcement th.probe code { font-size: 7.5pt; }
+  table.enforcement thead th.mode, table.enforcement thead th.run { font-size: 7.5pt; }
   tr, details.instance, figure.memory, .failed li { break-inside: avoid; }
   .scroll { overflow: visible; }
 }
