@@ -43,7 +43,7 @@ var _ = Describe("a binding's library errors", func() {
 })
 
 var _ = Describe("Candidates", func() {
-	const env = "REPLAYCHECK_BIND_TEST_LIB"
+	const env = "RC_BIND_CANDIDATES_TEST" // no variable replaycheck reads: only this test sets it
 	var searched int
 	search := func() []string { searched++; return []string{"libfirst.so", "/opt/lib/libsecond.so"} }
 	BeforeEach(func() { searched = 0 })
