@@ -334,7 +334,9 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 			Sections []string
 			Summary  [][]string
 			Rows     []string
-			Link     bool // the summary's row links to the watch's section
+			Link     bool     // the summary's row links to the watch's section
+			Failed   []string // what the summary says failed
+			Title    string
 		}
 		Expect(p.Eval(`(() => {
 			const row = [...document.querySelectorAll('table.summary tbody tr')].pop();
@@ -343,6 +345,8 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 				Summary: [...document.querySelectorAll('table.summary tbody tr')].map(r => [r.querySelector('th').innerText, r.querySelector('.badge').innerText]),
 				Rows: [...document.querySelectorAll('section.watch table.findings td.kind')].map(td => td.innerText),
 				Link: !!document.getElementById(row.querySelector('a').getAttribute('href').slice(1)).querySelector('table.findings'),
+				Failed: [...document.querySelectorAll('.failed li a')].map(a => a.getAttribute('href')),
+				Title: document.title,
 			};
 		})()`, &got)).To(Succeed())
 		Expect(got.Sections).To(Equal(append(sectionsOf(runs[:2]), "watch-1")))
@@ -350,6 +354,8 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 		Expect(got.Summary[2]).To(Equal([]string{"watch ./serve --model 'tiny llama'", "FINDINGS"}))
 		Expect(got.Rows).To(Equal([]string{"stale-replay", "alloc-in-capture"}))
 		Expect(got.Link).To(BeTrue())
+		Expect(got.Failed).To(Equal([]string{"#watch-1"}), "the watch's findings are what failed")
+		Expect(got.Title).NotTo(ContainSubstring("watch"), "the page is not only a watch report")
 	})
 
 	It("hears a page that does complain (the check's negative control)", func() {

@@ -46,6 +46,7 @@ type htmlPage struct {
 	// says how many more there are.
 	Failed             []htmlFailedProbe
 	failedProbes       map[string]int
+	watchFailed        []htmlFailedProbe // watch reports with findings, listed after the failing probes
 	FailedMore         string
 	AllPassed          string
 	Notes              []htmlRunNotes
@@ -167,7 +168,9 @@ func htmlPageOf(all []*Report) htmlPage {
 	for _, r := range all {
 		page.Title = fmt.Sprintf("replaycheck %s report", r.Version)
 		if r.IsWatch() {
-			page.Title = fmt.Sprintf("replaycheck %s watch report", r.Version)
+			if page.OnlyWatch {
+				page.Title = fmt.Sprintf("replaycheck %s watch report", r.Version)
+			}
 			wr := htmlWatchRunOf(r)
 			anchor := fmt.Sprintf("watch-%d", len(page.Watches)+1)
 			page.Watches = append(page.Watches, htmlRun{Name: wr.Name, Watch: wr.Watch})
@@ -177,6 +180,9 @@ func htmlPageOf(all []*Report) htmlPage {
 			}
 			page.Summary = append(page.Summary, htmlSummaryRow{Run: wr.Name, Href: "#" + anchor, Status: status, Class: class,
 				Watch: WatchSummary(r) + "; " + wr.Watch.Exit, Device: "backend " + wr.Watch.Backend})
+			if len(r.Findings) > 0 {
+				page.watchFailed = append(page.watchFailed, htmlFailedProbe{Href: "#" + anchor, Probe: wr.Name, Note: WatchSummary(r)})
+			}
 			continue
 		}
 		runs = append(runs, r)
@@ -208,7 +214,8 @@ func htmlPageOf(all []*Report) htmlPage {
 		page.OutcomeLegend = outcomeMeanings
 	}
 	page.sections(runs)
-	if page.HasRuns && len(page.Failures) == 0 {
+	page.Failed = append(page.Failed, page.watchFailed...)
+	if page.HasRuns && len(page.Failed) == 0 {
 		total := 0
 		for _, r := range runs {
 			total += r.Summary.Total
