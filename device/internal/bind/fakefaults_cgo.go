@@ -3,9 +3,8 @@
 package bind
 
 /*
-// The fake libraries' fault injection (FakeFaults): not part of any driver's ABI.
-static int rc_fake_inject(void *fn, int kind, long n) { return ((int (*)(int, long))fn)(kind, n); }
-static int rc_fake_fired(void *fn, long i, int *kind, long *n) { return ((int (*)(long, int *, long *))fn)(i, kind, n); }
+#cgo CFLAGS: -std=c11 -Wall -Wextra -Werror
+#include "fakefaults.h"
 */
 import "C"
 
@@ -20,7 +19,7 @@ func (f *FakeFaults) injectAt(kind, n int) error {
 	if !f.Present() {
 		return errNoInjection
 	}
-	if code := int(C.rc_fake_inject(f.inject, C.int(kind), C.long(n))); code != 0 {
+	if code := int(C.rc_bind_fake_inject(f.inject, C.int(kind), C.long(n))); code != 0 {
 		return fmt.Errorf("replaycheck_fake_inject(%d, %d) refused: %d", kind, n, code)
 	}
 	return nil
@@ -33,7 +32,7 @@ func (f *FakeFaults) firedAt(i int) (device.Fault, bool, error) {
 	}
 	var k C.int
 	var n C.long
-	if C.rc_fake_fired(f.fired, C.long(i), &k, &n) == 0 {
+	if C.rc_bind_fake_fired(f.fired, C.long(i), &k, &n) == 0 {
 		return device.Fault{}, false, nil
 	}
 	return device.Fault{Kind: device.FaultKind(k), N: int(n)}, true, nil
