@@ -3,30 +3,10 @@
 package dl
 
 /*
+#cgo CFLAGS: -std=c11 -Wall -Wextra -Werror
 #cgo LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdlib.h>
-
-// The dlerror text belongs to the thread that made the failing call: read it there.
-static void *rc_dlopen(const char *path, char **err) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	*err = h ? NULL : dlerror();
-	return h;
-}
-
-static void *rc_dlsym(void *h, const char *name, char **err) {
-	dlerror();
-	void *p = dlsym(h, name);
-	char *e = dlerror();
-	*err = e;
-	return e ? NULL : p;
-}
-
-static int rc_dlclose(void *h, char **err) {
-	int rc = dlclose(h);
-	*err = rc ? dlerror() : NULL;
-	return rc;
-}
+#include "dl.h"
 */
 import "C"
 
@@ -53,7 +33,7 @@ func Open(path string) (*Library, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var cerr *C.char
-	h := C.rc_dlopen(cpath, &cerr)
+	h := C.rc_dl_open(cpath, &cerr)
 	if h == nil {
 		// dlerror names the file already, as "path: why", unless it failed on something else.
 		raw := text(cerr)
@@ -76,7 +56,7 @@ func (l *Library) Lookup(name string) (unsafe.Pointer, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var cerr *C.char
-	p := C.rc_dlsym(l.handle, cname, &cerr)
+	p := C.rc_dl_sym(l.handle, cname, &cerr)
 	if cerr != nil {
 		return nil, errors.New(text(cerr))
 	}
@@ -95,7 +75,7 @@ func (l *Library) Close() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var cerr *C.char
-	if C.rc_dlclose(l.handle, &cerr) != 0 {
+	if C.rc_dl_close(l.handle, &cerr) != 0 {
 		return fmt.Errorf("dlclose %s: %s", l.path, text(cerr))
 	}
 	l.handle = nil
