@@ -12,11 +12,22 @@ import (
 // what the platform did and titled with what its code means and what the instance saw.
 type htmlEnforcement struct {
 	Runs      []htmlColumnGroup
-	Modes     []string // every column's mode, in column order
+	Modes     []htmlMode // every column's mode, in column order
 	Groups    []htmlHazardGroup
 	Legend    []htmlLegendItem
 	Positives string // how many unguarded instances of positive probes the table leaves out
 	Columns   int    // hazard, probe and the cells
+}
+
+// htmlMode is a column's capture mode and what it means.
+type htmlMode struct{ Name, Title string }
+
+// modeTitles say what each capture mode prohibits (CUDA's CUstreamCaptureMode; ACL's
+// aclmdlRICaptureMode numbers and names them the same way).
+var modeTitles = map[string]string{
+	"global":       "capture mode global: while the capture runs, a potentially unsafe call from any thread is an error",
+	"thread-local": "capture mode thread-local: only the capturing thread's potentially unsafe calls are errors",
+	"relaxed":      "capture mode relaxed: potentially unsafe calls are not prohibited",
 }
 
 type htmlColumnGroup struct {
@@ -127,7 +138,7 @@ func htmlEnforcementOf(runs []*Report) *htmlEnforcement {
 			counted(t.Positives, "unguarded instance"))
 	}
 	for i, c := range t.Columns {
-		h.Modes = append(h.Modes, c.Mode)
+		h.Modes = append(h.Modes, htmlMode{Name: c.Mode, Title: modeTitles[c.Mode]})
 		if i == 0 || t.Columns[i-1].Run != c.Run {
 			h.Runs = append(h.Runs, htmlColumnGroup{Run: c.Run})
 		}

@@ -172,7 +172,7 @@ var htmlTemplate = template.Must(template.Must(template.Must(template.New("repor
 <ul class="legend">{{range .Legend}}<li><span class="cellmark c-{{.Kind}}">{{.Mark}}</span>{{.Meaning}}</li>{{end}}</ul>
 {{if .Groups}}<div class="scroll"><table class="enforcement">
 <thead><tr><th rowspan="2">probe</th>{{range .Runs}}<th class="run first" colspan="{{.Span}}">{{.Run}}</th>{{end}}</tr>
-<tr>{{range $i, $m := .Modes}}<th class="mode">{{$m}}</th>{{end}}</tr></thead>
+<tr>{{range .Modes}}<th class="mode"{{if .Title}} title="{{.Title}}"{{end}}>{{.Name}}</th>{{end}}</tr></thead>
 {{range .Groups}}<tbody>
 <tr class="group"><th colspan="{{$.Enforcement.Columns}}">{{.Hazard}} <span>({{.Count}})</span></th></tr>
 {{range .Rows}}<tr class="row" data-hazard="{{.Hazard}}"><th class="probe"><code>{{.Probe}}</code></th>{{range .Cells}}<td class="cell c-{{.Kind}}{{if .First}} first{{end}}" title="{{.Title}}">{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
