@@ -19,7 +19,7 @@ import (
 const (
 	mxCell   = 16
 	mxCharW  = 6.6 // an 11px monospace character
-	mxHeadH  = 118 // the slanted column heads
+	mxHeadH  = 136 // the slanted column heads, below the runs' names
 	mxGroupG = 10  // between two runs' column groups
 	mxHalfG  = 24  // between the two halves (the first half's heads slant over the second's names)
 	mxTail   = 56  // the last column head slants past the last column
