@@ -224,8 +224,7 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 				Bytes: d.querySelectorAll('table.bytes tbody').length, Bystanders: d.querySelectorAll('svg.memory rect.bystander').length,
 				Legend: [...d.querySelectorAll('figure.memory li')].map(li => li.innerText),
 			})),
-			Clipped: [...document.querySelectorAll('details.instance[open] pre, details.instance[open] td, details.instance[open] .why')]
-				.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.className + ': ' + e.textContent.slice(0, 80)),
+			Clipped: `+clipped+`,
 		}))()`, &page)).To(Succeed())
 
 		Expect(page.Sections).To(Equal(sectionsOf(runs)))
@@ -238,17 +237,11 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 			Expect(page.Summary[i]).To(Equal([]string{reports.RunName(r), want}))
 		}
 		Expect(len(page.Instances)).To(BeNumerically(">", len(failing)), "expected findings follow the failures")
-		for i, in := range page.Instances {
-			fail := i < len(failing)
-			if fail {
-				Expect([]string{in.Run, in.ID}).To(Equal([]string{failing[i].run, failing[i].e.ID}), "the failures come first, in run order")
-				Expect(in.Status).To(Equal("fail"))
-			} else {
-				Expect(in.Status).NotTo(Equal("fail"), "%s %s is listed after a pass", in.Run, in.ID)
-			}
-			Expect(in.Open).To(Equal(fail), "failures are open, the rest folded")
-			Expect(in.Shown).To(Equal(fail))
-		}
+		expectFailuresFirst(page.Instances, failing)
+		By("telling a page whose failure comes after a pass (the order check's negative control)")
+		swapped := slices.Clone(page.Instances)
+		swapped[0], swapped[len(swapped)-1] = swapped[len(swapped)-1], swapped[0]
+		Expect(InterceptGomegaFailure(func() { expectFailuresFirst(swapped, failing) })).To(HaveOccurred())
 		var first []string // each failing probe's first failure
 		seen := map[string]bool{}
 		for i, f := range failing {
@@ -274,6 +267,16 @@ var _ = Describe("the HTML report in headless Chromium", Ordered, func() {
 			}
 		}
 		Expect(bystanders).To(BeNumerically(">", 0), "some failure has a bystander to draw")
+
+		By("telling a failure whose text is cut off (the clipping check's negative control)")
+		var cut []string
+		Expect(p.Eval(`(() => {
+			const pre = document.querySelector('details.instance[open] pre.detail');
+			pre.style.whiteSpace = 'pre'; pre.style.overflowX = 'auto';
+			pre.textContent = 'x'.repeat(2000);
+			return `+clipped+`;
+		})()`, &cut)).To(Succeed())
+		Expect(cut).NotTo(BeEmpty())
 	})
 
 	It("shows an interrupted run's banner on the first screen, above its matrix, and lists what did not run", func() {
@@ -400,6 +403,27 @@ func htmlOf(runs ...*reports.Report) []byte {
 	var html bytes.Buffer
 	Expect(reports.WriteHTML(&html, runs...)).To(Succeed())
 	return html.Bytes()
+}
+
+// clipped is the expression that lists what in an open failure is cut off: wider than its box.
+const clipped = `[...document.querySelectorAll('details.instance[open] pre, details.instance[open] td, details.instance[open] .why')]
+	.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.className + ': ' + e.textContent.slice(0, 80))`
+
+// expectFailuresFirst checks the instances' order on the page: every failure, in run order, open,
+// then the rest, folded.
+func expectFailuresFirst(ins []domInstance, failing []failed) {
+	GinkgoHelper()
+	for i, in := range ins {
+		fail := i < len(failing)
+		if fail {
+			Expect([]string{in.Run, in.ID}).To(Equal([]string{failing[i].run, failing[i].e.ID}), "the failures come first, in run order")
+			Expect(in.Status).To(Equal("fail"))
+		} else {
+			Expect(in.Status).NotTo(Equal("fail"), "%s %s is listed after a pass", in.Run, in.ID)
+		}
+		Expect(in.Open).To(Equal(fail), "failures are open, the rest folded")
+		Expect(in.Shown).To(Equal(fail))
+	}
 }
 
 // sectionsOf are the sections a page of runs has, in order: the summary, the enforcement table and
