@@ -127,7 +127,7 @@ table.findings pre { white-space: pre-wrap; overflow-wrap: anywhere; background:
 }
 `
 
-var htmlTemplate = template.Must(template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
+var htmlTemplate = template.Must(template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }, "count": counted}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8"/>
@@ -195,7 +195,7 @@ var htmlTemplate = template.Must(template.Must(template.Must(template.New("repor
 {{range .Uncharacterised}}{{template "instance" .}}{{end}}</section>
 {{end}}{{if .Skipped}}<section id="skipped">
 <h2>Skipped ({{len .Skipped}})</h2>
-<details class="group"><summary>{{len .Skipped}} skipped instances (the summary lists why)</summary>
+<details class="group"><summary>{{count (len .Skipped) "skipped instance"}} (the summary says why)</summary>
 {{range .Skipped}}{{template "instance" .}}{{end}}</details>
 </section>
 {{end}}{{if .Expected}}<section id="expected">
@@ -221,7 +221,7 @@ var htmlTemplate = template.Must(template.Must(template.Must(template.New("repor
 {{end}}</body>
 </html>
 `)).Parse(`{{define "instance"}}<details class="instance {{.Status}}"{{if .Open}} open="open"{{end}}>
-<summary><span class="mark {{.Status}}">{{.Mark}}</span> <span class="run">{{.Run}}</span> <code>{{.ID}}</code> <span class="pill c-{{.Outcome}}">{{.Outcome}}</span>{{if .Expected}} <span class="run">expected {{.Expected}}</span>{{end}}<span class="why">{{.Reason}}</span></summary>
+<summary><span class="mark {{.Status}}">{{.Mark}}</span> <span class="run">{{.Run}}</span> <code>{{.ID}}</code> <span class="pill c-{{.Outcome}}">{{.Outcome}}</span>{{if and .Expected (not .Open)}} <span class="run">expected {{.Expected}}</span>{{end}}<span class="why">{{.Reason}}</span></summary>
 <div class="body"><span class="target" id="{{.Anchor}}"></span>
 <pre class="detail">{{.Detail}}</pre>
 {{if .Bytes}}<table class="bytes">
