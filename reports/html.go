@@ -419,6 +419,9 @@ func verdictShort(e Entry) string {
 		return fmt.Sprintf("the run ended in error (%s)", e.Error.Kind)
 	case v.Drift != nil:
 		return shortReason(e)
+	case v.Rule == verdict.RuleRefusedBy:
+		// Cut short, it would end before the guard and step expected: the words that say why.
+		return v.Reason
 	case v.Reason != "":
 		return truncate(v.Reason, maxReason)
 	}

@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -60,6 +61,13 @@ var _ = Describe("who refused, in the reports", func() {
 		md := string(writeMarkdown(report(e)))
 		Expect(md).To(ContainSubstring("(refused by guard residency at replay 1 main)"))
 		Expect(md).To(ContainSubstring("expected refused by guard retained at between op 1"))
+	})
+
+	It("says in the HTML page's list of failures, whole, which guard refused where and which was expected", func() {
+		var buf bytes.Buffer
+		Expect(reports.WriteHTML(&buf, report(wrongGuard()))).To(Succeed())
+		Expect(strings.Count(buf.String(), "refused by guard residency at replay 1 main (Launch), expected refused by guard retained at between op 1")).
+			To(BeNumerically(">=", 2), "in What failed and on the failure's own line, not cut before the step expected")
 	})
 
 	It("keeps the guard and the expectation in the JSON report, and reads them back", func() {
