@@ -139,7 +139,7 @@ var _ = Describe("replaycheck run --isolate", Ordered, func() {
 		Expect(s.ExitCode()).To(Equal(1))
 		Expect(string(s.Err.Contents())).To(SatisfyAll(
 			ContainSubstring("unloading the runtime plugin: runtime plugin "+plugin+": "),
-			MatchRegexp(`\d+ runtime\(s\) left open, each still inside a call that never returned \(an instance given up on a timeout\): Launch x\d+`),
+			MatchRegexp(`\d+ runtimes? left open, each still inside a call that never returned \(an instance given up on a timeout\): Launch x\d+`),
 			ContainSubstring("the library stays loaded")))
 		Expect(string(s.Out.Contents())).To(ContainSubstring("timeout in Launch"))
 
