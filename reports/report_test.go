@@ -520,6 +520,8 @@ var _ = Describe("the text report's count of differences", func() {
 		Entry("nearly all, never 100%", int64(1<<30-1), int64(1<<30), ">99.9%"),
 		Entry("two figures", int64(2683395), int64(256<<20), "1%"),
 		Entry("two figures of a third", int64(1), int64(3), "33%"),
+		Entry("nearly all, not 1e+02", int64(32640), int64(32768), "99.6%"),
+		Entry("99 and a bit", int64(9901), int64(10000), "99.0%"),
 		Entry("an empty buffer", int64(0), int64(0), "-"),
 	)
 })

@@ -767,6 +767,9 @@ func share(part, whole int64) string {
 		return "<0.01%"
 	case p > 99.9:
 		return ">99.9%"
+	case p >= 99:
+		// Two significant figures would round these to 1e+02: one decimal keeps them below 100.
+		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 	}
 	return strconv.FormatFloat(p, 'g', 2, 64) + "%"
 }
