@@ -641,14 +641,7 @@ func (l *loader) capture(c *Capture, n *yaml.Node, what string, keys []string, r
 	if !ok {
 		return false
 	}
-	if e, ok := f["name"]; ok {
-		c.Name, _ = l.name(e.val, "capture name")
-		l.mark(c, "name", e.val)
-	}
-	if e, ok := f["stream"]; ok {
-		c.Stream, _ = l.scalar(e.val, "capture stream")
-		l.mark(c, "stream", e.val)
-	}
+	l.captureOrigin(c, f)
 	if e, ok := f["end-stream"]; ok {
 		c.EndStream, _ = l.scalar(e.val, "capture end-stream")
 		l.mark(c, "end-stream", e.val)
@@ -659,11 +652,23 @@ func (l *loader) capture(c *Capture, n *yaml.Node, what string, keys []string, r
 	if e, ok := f["ops"]; ok {
 		c.Ops = l.ops(e.val, "capture ops")
 	}
+	return true
+}
+
+// captureOrigin reads the keys every form of a capture has: its name, origin stream and pool.
+func (l *loader) captureOrigin(c *Capture, f map[string]entry) {
+	if e, ok := f["name"]; ok {
+		c.Name, _ = l.name(e.val, "capture name")
+		l.mark(c, "name", e.val)
+	}
+	if e, ok := f["stream"]; ok {
+		c.Stream, _ = l.scalar(e.val, "capture stream")
+		l.mark(c, "stream", e.val)
+	}
 	if e, ok := f["pool"]; ok {
 		c.Pool, _ = l.scalar(e.val, "capture pool")
 		l.mark(c, "pool", e.val)
 	}
-	return true
 }
 
 func (l *loader) replay(p *Probe, e entry) {

@@ -358,18 +358,7 @@ func (l *loader) beginEntry(c *Capture, n *yaml.Node) bool {
 			return
 		}
 		took = true
-		if e, ok := f["name"]; ok {
-			c.Name, _ = l.name(e.val, "capture name")
-			l.mark(c, "name", e.val)
-		}
-		if e, ok := f["stream"]; ok {
-			c.Stream, _ = l.scalar(e.val, "capture stream")
-			l.mark(c, "stream", e.val)
-		}
-		if e, ok := f["pool"]; ok {
-			c.Pool, _ = l.scalar(e.val, "capture pool")
-			l.mark(c, "pool", e.val)
-		}
+		l.captureOrigin(c, f)
 		if e, ok := f["thread"]; ok {
 			c.Thread = l.thread(e.val, "begin thread")
 		}
