@@ -26,6 +26,8 @@ type vector struct {
 	Chunks []string `json:"chunks"`
 }
 
+// fmix is fmix64 written again, not fingerprint.Mix: the vectors must not come from the code
+// they check.
 func fmix(k uint64) uint64 {
 	k ^= k >> 33
 	k *= 0xff51afd7ed558ccd
