@@ -32,13 +32,16 @@ run: build
 ## test: formatting, vet, then every Ginkgo suite, each package once with cgo: under the race
 ## detector where goroutines, OS threads and cgo meet (RACE_PKGS: device workers, the bindings,
 ## the plugin loader, the engine's watched calls, the run's processes), without it elsewhere (the
-## probe language, judging, the CLI's scripts, which run an ordinary build); then the cgo-free
-## build, and again without cgo the packages whose files depend on it (NOCGO_PKGS), where the
-## bindings and plugins say they cannot load. No test writes into the checkout. A test skipped
-## for a missing tool (the browser test without Chromium) says so in a line at the end.
+## probe language, judging, the CLI's scripts, which run an ordinary build); and, at the same
+## time, the cgo-free build and again without cgo the packages whose files depend on it
+## (NOCGO_PKGS), where the bindings and plugins say they cannot load. No test writes into the
+## checkout. A test skipped for a missing tool (the browser test without Chromium) says so in a
+## line at the end.
 RACE_PKGS := ./device/... ./internal/dl/... ./runtime/... ./capture/... ./run/... ./harness/... \
 	./cmd/replaycheck/internal/...
-# The packages with a file built only with or only without cgo.
+# The packages with a file built only with or only without cgo. Their cgo-free pass leaves out the
+# specs labelled cgo-neutral, which the cgo pass ran.
+NOCGO_ARGS := -args -ginkgo.label-filter='!cgo-neutral'
 NOCGO_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' -E '^//go:build .*cgo' .))))
 # go test shows a passing package's output only with -v: a suite that skips a test for a missing
 # tool appends a line to $$REPLAYCHECK_SKIP_LOG, printed here whatever the suites' status.
@@ -49,17 +52,19 @@ test: fmt-check vet
 	rm -f "$$skips"; exit $$status
 
 # suites: the test suites of make test, without the check that they left the checkout alone. The
-# race packages and every other package (a new one lands there unless RACE_PKGS names it) run at
-# the same time: each run alone leaves a CPU idle while its slowest package finishes.
+# race packages, every other package (a new one lands there unless RACE_PKGS names it) and the
+# cgo-free build and packages run at the same time: one after the other, each left a CPU idle
+# while its slowest package finished.
 suites:
 	@race=$$($(GO) list $(RACE_PKGS)) && all=$$($(GO) list ./...) && \
 		other=$$(echo "$$all" | grep -vxF -e "$$race") && \
-		echo "$(GO) test -race -count=1 $(RACE_PKGS) &" && echo "$(GO) test -count=1" $$other && \
-		{ $(GO) test -race -count=1 $(RACE_PKGS) & pid=$$!; \
-		  $(GO) test -count=1 $$other; other=$$?; wait $$pid; race=$$?; \
-		  [ $$race -eq 0 ] && [ $$other -eq 0 ]; }
-	CGO_ENABLED=0 $(GO) build ./...
-	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
+		echo "$(GO) test -race -count=1 $(RACE_PKGS) &" && \
+		echo "CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS) $(NOCGO_ARGS) &" && \
+		echo "$(GO) test -count=1" $$other && \
+		{ $(GO) test -race -count=1 $(RACE_PKGS) & race=$$!; \
+		  { CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS) $(NOCGO_ARGS); } & nocgo=$$!; \
+		  $(GO) test -count=1 $$other; s1=$$?; wait $$race; s2=$$?; wait $$nocgo; s3=$$?; \
+		  [ $$s1 -eq 0 ] && [ $$s2 -eq 0 ] && [ $$s3 -eq 0 ]; }
 
 ## check: the inner loop between commits, under a minute and a half: formatting, vet, and every
 ## suite once without cgo and without the race detector: the simulator, the engine, the probe

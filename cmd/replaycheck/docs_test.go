@@ -25,7 +25,7 @@ import (
 // definitions), the Ginkgo suite's flags (harness.RegisterFlags), every exit status the usage
 // names, and every REPLAYCHECK_* variable the code reads. A flag, variable or command that one
 // side has and the other lacks fails the spec, naming it.
-var _ = Describe("docs/cli.md", Ordered, func() {
+var _ = Describe("docs/cli.md", Ordered, cgoNeutral, func() {
 	var facts cliFacts
 	var doc string
 	BeforeAll(func() {
@@ -441,7 +441,7 @@ func checkCLIDoc(doc string, facts cliFacts) []string {
 
 // The README: at most 200 lines, every link inside the repository and landing (a file, and a
 // heading of it for an anchor), and a layout table that names every package and every command.
-var _ = Describe("README.md", Ordered, func() {
+var _ = Describe("README.md", Ordered, cgoNeutral, func() {
 	root := filepath.Join("..", "..")
 	var readme string
 	var packages []string

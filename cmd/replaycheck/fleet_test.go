@@ -243,7 +243,7 @@ func copyTree(src, dst string) {
 	})).To(Succeed())
 }
 
-var _ = Describe("docs/fleet", Ordered, func() {
+var _ = Describe("docs/fleet", Ordered, cgoNeutral, func() {
 	var (
 		specs string // the probe files the manifests run
 		want  digest // the unsharded run of both platforms

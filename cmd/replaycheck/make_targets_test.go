@@ -32,7 +32,7 @@ func makeCommand(args ...string) *exec.Cmd {
 }
 
 // The README's way onto the PATH: make install with a PREFIX.
-var _ = Describe("make install", func() {
+var _ = Describe("make install", cgoNeutral, func() {
 	It("installs a working replaycheck into PREFIX/bin, and into DESTDIR/PREFIX/bin", func() {
 		tmp := GinkgoT().TempDir()
 		bin := filepath.Join(tmp, "build", "replaycheck") // not the checkout's bin/
@@ -59,7 +59,7 @@ var _ = Describe("make install", func() {
 // make test prints, at its end, the line of each test a suite skipped for a missing tool (go test
 // shows a passing package's output only with -v). The suites are a fake go here, which appends such
 // a line to $REPLAYCHECK_SKIP_LOG as reports/browser_test.go does: the Makefile's part alone.
-var _ = Describe("make test's skipped tests", func() {
+var _ = Describe("make test's skipped tests", cgoNeutral, func() {
 	const line = "SKIPPED the fake browser test: no Chromium"
 	// fakeGo is a go command for make test: go list prints two packages for ./... and one for the
 	// race packages, go test appends line to the skip log when skip is set and exits with status.
@@ -108,7 +108,7 @@ var _ = Describe("make test's skipped tests", func() {
 
 // The browser test's half: without Chromium it appends one line to $REPLAYCHECK_SKIP_LOG, and
 // with REPLAYCHECK_REQUIRE_BROWSER set it fails instead.
-var _ = Describe("the browser test without Chromium", func() {
+var _ = Describe("the browser test without Chromium", cgoNeutral, func() {
 	run := func(require bool) (string, string, error) {
 		GinkgoHelper()
 		goCmd, err := exec.LookPath("go")

@@ -13,7 +13,7 @@ import (
 
 // The README's own example, `make run ARGS="--format json" > out.json`, must write a JSON
 // document: make's echo of its commands would land on the same stdout.
-var _ = Describe("make run", func() {
+var _ = Describe("make run", cgoNeutral, func() {
 	It("writes only replaycheck's output to stdout", func() {
 		mk, err := exec.LookPath("make")
 		if err != nil {

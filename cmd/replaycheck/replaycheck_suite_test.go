@@ -17,3 +17,9 @@ func TestReplaycheck(t *testing.T) {
 	leakcheck.Suite(t)
 	RunSpecs(t, "cmd/replaycheck")
 }
+
+// cgoNeutral marks the specs whose subject does not change with cgo: the docs' checks, the make
+// targets, the run's journal, shards and signals on the simulator, the script runner. make test
+// runs this package with cgo and again without it (NOCGO_PKGS); its cgo-free pass leaves these
+// out (-ginkgo.label-filter='!cgo-neutral'), having run them once. make check runs them all.
+var cgoNeutral = Label("cgo-neutral")

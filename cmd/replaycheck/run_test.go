@@ -70,7 +70,7 @@ func journalLines(dir string) int {
 
 // The run layer end to end, through the real binary: journal, resume, signals, shards, and the
 // two fronts agreeing.
-var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered, func() {
+var _ = Describe("replaycheck run --out, --resume, --shard and signals", Ordered, cgoNeutral, func() {
 	var bin string
 	catalog, err := filepath.Abs(filepath.Join("..", "..", "specs"))
 	if err != nil {

@@ -329,7 +329,7 @@ func (t *scriptT) report() {
 
 // The setup is only worth something if it can fail: each script below is wrong in one way, and
 // must fail for that reason; the correct ones must pass.
-var _ = Describe("script runner", func() {
+var _ = Describe("script runner", cgoNeutral, func() {
 	const okProbe = `
 -- ok.yaml --
 version: replaycheck/v1
