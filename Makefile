@@ -66,7 +66,7 @@ suites:
 		  $(GO) test -count=1 $$other; s1=$$?; wait $$race; s2=$$?; wait $$nocgo; s3=$$?; \
 		  [ $$s1 -eq 0 ] && [ $$s2 -eq 0 ] && [ $$s3 -eq 0 ]; }
 
-## check: the inner loop between commits, under a minute and a half: formatting, vet, and every
+## check: the inner loop between commits, under two minutes: formatting, vet, and every
 ## suite once without cgo and without the race detector: the simulator, the engine, the probe
 ## language, the reports and the CLI. The cgo bindings over the fakes, the plugin loader and the
 ## race detector are make test's: run it before you push.
