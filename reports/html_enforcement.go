@@ -110,18 +110,12 @@ func cellTitleOf(run string, col TableColumn, e Entry) string {
 // unguardedEntries indexes the entries the enforcement table's cells stand for, by column and probe.
 func unguardedEntries(runs []*Report) map[TableColumn]map[string]Entry {
 	out := map[TableColumn]map[string]Entry{}
-	for _, r := range runs {
-		for _, e := range r.Results {
-			if e.Guarded || e.Hazard == "none" {
-				continue
-			}
-			c := TableColumn{Run: RunName(r), Mode: e.Mode.String()}
-			if out[c] == nil {
-				out[c] = map[string]Entry{}
-			}
-			out[c][e.Probe] = e
+	tabulated(runs, func(c TableColumn, e Entry) {
+		if out[c] == nil {
+			out[c] = map[string]Entry{}
 		}
-	}
+		out[c][e.Probe] = e
+	})
 	return out
 }
 

@@ -89,6 +89,24 @@ func cellOf(e Entry) string {
 	return string(e.Outcome)
 }
 
+// tabulated calls visit with each entry of runs the enforcement table has a cell for, and the
+// cell's column, and returns how many it left out as positive. Positive probes (hazard none) say
+// nothing about enforcement; guarded runs are the runtime's, not the platform's.
+func tabulated(runs []*Report, visit func(TableColumn, Entry)) (positives int) {
+	for _, r := range runs {
+		for _, e := range r.Results {
+			switch {
+			case e.Guarded:
+			case e.Hazard == "none":
+				positives++
+			default:
+				visit(TableColumn{Run: RunName(r), Mode: e.Mode.String()}, e)
+			}
+		}
+	}
+	return positives
+}
+
 func rejectionCell(r *capture.Rejection) string {
 	c := fmt.Sprint(r.Code)
 	if r.Invalidated {
@@ -115,25 +133,14 @@ func EnforcementTable(runs ...*Report) *Table {
 		}
 	}
 	row := map[string]*TableRow{}
-	for _, r := range runs {
-		for _, e := range r.Results {
-			// Positive probes say nothing about enforcement; guarded runs are the runtime's, not the
-			// platform's.
-			if e.Guarded {
-				continue
-			}
-			if e.Hazard == "none" {
-				t.Positives++
-				continue
-			}
-			tr := row[e.Probe]
-			if tr == nil {
-				tr = &TableRow{Hazard: string(e.Hazard), Probe: e.Probe, Cells: slices.Repeat([]string{CellNotRun}, len(t.Columns))}
-				row[e.Probe] = tr
-			}
-			tr.Cells[col[TableColumn{Run: RunName(r), Mode: e.Mode.String()}]] = cellOf(e)
+	t.Positives = tabulated(runs, func(c TableColumn, e Entry) {
+		tr := row[e.Probe]
+		if tr == nil {
+			tr = &TableRow{Hazard: string(e.Hazard), Probe: e.Probe, Cells: slices.Repeat([]string{CellNotRun}, len(t.Columns))}
+			row[e.Probe] = tr
 		}
-	}
+		tr.Cells[col[c]] = cellOf(e)
+	})
 	for _, tr := range row {
 		t.Rows = append(t.Rows, *tr)
 	}
