@@ -383,6 +383,15 @@ static uint32_t stk_intern(const stk_t *s) {
 	return id;
 }
 
+/* Starts event name for call, its stack interned first (which may send a stack event before it);
+ * returns the stack's id (lock held). */
+static uint32_t ev_open(ev_t *e, const char *name, const char *call, const stk_t *s) {
+	uint32_t id = stk_intern(s);
+	ev_start(e, name);
+	ev_call(e, call, id);
+	return id;
+}
+
 static void stk_clear(void) {
 	for (size_t i = 0; i < g_stk_cap; i++)
 		free(g_stk[i].pc);
@@ -811,10 +820,8 @@ static void do_alloc(const char *call, const stk_t *s, uint64_t addr, uint64_t s
 			   .in_capture = atomic_load(&rcw_g_active) > 0};
 		rv_insert(kind == RCW_POOL ? &g_blk : &g_drv, r);
 	}
-	uint32_t id = stk_intern(s);
 	ev_t e;
-	ev_start(&e, "alloc");
-	ev_call(&e, call, id);
+	ev_open(&e, "alloc", call, s);
 	put_key_hex(&e, " addr=", addr);
 	put_key_dec(&e, " size=", (int64_t)size);
 	put(&e, " kind=");
@@ -846,10 +853,8 @@ static void do_free(const char *call, const stk_t *s, uint64_t addr, int kind, u
 		named = r->refs > 0;
 		rec_kill(v, i - 1);
 	}
-	uint32_t id = stk_intern(s);
 	ev_t e;
-	ev_start(&e, "free");
-	ev_call(&e, call, id);
+	ev_open(&e, "free", call, s);
 	put_key_hex(&e, " addr=", addr);
 	put(&e, " kind=");
 	put(&e, kind_name(kind));
@@ -891,10 +896,8 @@ void rcw_begin(const char *call, uint64_t stream, int mode) {
 	atomic_fetch_add(&rcw_g_active, 1);
 	kc_set(&g_streams, &g_streams_n, &g_streams_cap, stream, c);
 	thread_push_cap(c->id);
-	uint32_t id = stk_intern(&s);
 	ev_t e;
-	ev_start(&e, "begin");
-	ev_call(&e, call, id);
+	ev_open(&e, "begin", call, &s);
 	put_stream(&e, " stream=", stream);
 	put_key_dec(&e, " capture=", c->id);
 	put(&e, " mode=");
@@ -937,10 +940,8 @@ void rcw_end(const char *call, uint64_t stream, uint64_t graph, int ok, int acl)
 	} else {
 		rl_clear(&c->recs);
 	}
-	uint32_t id = stk_intern(&s);
 	ev_t e;
-	ev_start(&e, "end");
-	ev_call(&e, call, id);
+	uint32_t id = ev_open(&e, "end", call, &s);
 	put_stream(&e, " stream=", stream);
 	put_key_dec(&e, " capture=", c->id);
 	put_key_hex(&e, " graph=", ok ? graph : 0);
@@ -970,10 +971,8 @@ void rcw_instantiate(const char *call, uint64_t graph, uint64_t exec) {
 		}
 		graph_free(hm_put(&g_execs, exec, ex));
 	}
-	uint32_t id = stk_intern(&s);
 	ev_t e;
-	ev_start(&e, "instantiate");
-	ev_call(&e, call, id);
+	ev_open(&e, "instantiate", call, &s);
 	put_key_hex(&e, " graph=", graph);
 	put_key_hex(&e, " exec=", exec);
 	ev_send(&e);
@@ -995,10 +994,8 @@ void rcw_update(const char *call, uint64_t exec, uint64_t graph, int ok) {
 		}
 		rl_clear(&old);
 	}
-	uint32_t id = stk_intern(&s);
 	ev_t e;
-	ev_start(&e, "update");
-	ev_call(&e, call, id);
+	ev_open(&e, "update", call, &s);
 	put_key_hex(&e, " exec=", exec);
 	put_key_hex(&e, " graph=", graph);
 	put_key_dec(&e, " ok=", ok);
@@ -1057,10 +1054,8 @@ static void destroy(const char *call, const char *name, const char *key, hmap *m
 	stk_capture(&s);
 	lock();
 	graph_free(hm_del(m, h));
-	uint32_t id = stk_intern(&s);
 	ev_t e;
-	ev_start(&e, name);
-	ev_call(&e, call, id);
+	ev_open(&e, name, call, &s);
 	put_key_hex(&e, key, h);
 	ev_send(&e);
 	unlock();
@@ -1074,10 +1069,8 @@ void rcw_mode(const char *call, int mode) {
 	stk_t s;
 	stk_capture(&s);
 	lock();
-	uint32_t id = stk_intern(&s);
 	ev_t e;
-	ev_start(&e, "mode");
-	ev_call(&e, call, id);
+	ev_open(&e, "mode", call, &s);
 	put(&e, " mode=");
 	put(&e, mode_name(mode));
 	ev_send(&e);
@@ -1098,10 +1091,8 @@ void rcw_record(const char *call, uint64_t event, uint64_t stream) {
 	else
 		kc_drop(g_events, &g_events_n, event);
 	if (send_it) {
-		uint32_t id = stk_intern(&s);
 		ev_t e;
-		ev_start(&e, "record");
-		ev_call(&e, call, id);
+		ev_open(&e, "record", call, &s);
 		put_key_hex(&e, " event=", event);
 		put_stream(&e, " stream=", stream);
 		ev_send(&e);
@@ -1122,10 +1113,8 @@ void rcw_wait(const char *call, uint64_t stream, uint64_t event) {
 	if (join)
 		kc_set(&g_streams, &g_streams_n, &g_streams_cap, stream, c);
 	if (join || priv) {
-		uint32_t id = stk_intern(&s);
 		ev_t e;
-		ev_start(&e, join ? "join" : "wait");
-		ev_call(&e, call, id);
+		ev_open(&e, join ? "join" : "wait", call, &s);
 		put_stream(&e, " stream=", stream);
 		if (join)
 			put_key_dec(&e, " capture=", c->id);
@@ -1141,10 +1130,8 @@ void rcw_sync(const char *call, int what, uint64_t stream, uint64_t event) {
 	stk_t s;
 	stk_capture(&s);
 	lock();
-	uint32_t id = stk_intern(&s);
 	ev_t e;
-	ev_start(&e, "sync");
-	ev_call(&e, call, id);
+	ev_open(&e, "sync", call, &s);
 	put(&e, what == RCW_SYNC_DEVICE ? " what=device" : what == RCW_SYNC_STREAM ? " what=stream" : " what=event");
 	put_stream(&e, " stream=", stream);
 	put_key_hex(&e, " event=", event);
@@ -1159,9 +1146,7 @@ static int op_start(ev_t *e, const char *call, const stk_t *s, uint64_t stream, 
 	int tcap = thread_tcap();
 	if (!*c && !tcap)
 		return 0;
-	uint32_t id = stk_intern(s);
-	ev_start(e, "op");
-	ev_call(e, call, id);
+	ev_open(e, "op", call, s);
 	put_stream(e, " stream=", stream);
 	put_key_dec(e, " capture=", *c ? (*c)->id : 0);
 	put_key_dec(e, " tcap=", tcap);
