@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/capture"
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 	"github.com/replaycheck/replaycheck/verdict"
 )
@@ -220,7 +221,7 @@ func htmlPageOf(all []*Report) htmlPage {
 		for _, r := range runs {
 			total += r.Summary.Total
 		}
-		page.AllPassed = fmt.Sprintf("No verdict failed: %s on %s.", pluralInstances(total), counted(len(runs), "platform run"))
+		page.AllPassed = fmt.Sprintf("No verdict failed: %s on %s.", pluralInstances(total), plural.Count(len(runs), "platform run"))
 	}
 	page.Nav = page.nav()
 	return page
@@ -318,7 +319,7 @@ func (page *htmlPage) sections(runs []*Report) {
 		}
 	}
 	if n := len(page.failedProbes) - len(page.Failed); n > 0 {
-		page.FailedMore = fmt.Sprintf("and %s more, under Failures below", counted(n, "probe"))
+		page.FailedMore = fmt.Sprintf("and %s more, under Failures below", plural.Count(n, "probe"))
 	}
 	for i := range page.Failed {
 		f := &page.Failed[i]
@@ -403,7 +404,7 @@ func htmlInstanceOf(run string, e Entry) htmlInstance {
 	}
 	for _, d := range e.Differences {
 		in.Differs = append(in.Differs, fmt.Sprintf("round %d, %s: %d of %d bytes differ (%s), in %s",
-			d.Round, d.Buffer, d.Bytes, d.BufferBytes, share(d.Bytes, d.BufferBytes), counted(int(d.Ranges), "range")))
+			d.Round, d.Buffer, d.Bytes, d.BufferBytes, share(d.Bytes, d.BufferBytes), plural.Count(int(d.Ranges), "range")))
 	}
 	in.Memory, in.MemoryLegend = memoryPicture(e)
 	return in

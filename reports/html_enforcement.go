@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/plural"
 	"github.com/replaycheck/replaycheck/probes"
 )
 
@@ -129,7 +130,7 @@ func htmlEnforcementOf(runs []*Report) *htmlEnforcement {
 	h := &htmlEnforcement{Columns: 2 + len(t.Columns)}
 	if t.Positives > 0 {
 		h.Positives = fmt.Sprintf("%s of positive probes (hazard none) are left out: they say nothing about what a platform enforces.",
-			counted(t.Positives, "unguarded instance"))
+			plural.Count(t.Positives, "unguarded instance"))
 	}
 	for i, c := range t.Columns {
 		h.Modes = append(h.Modes, htmlMode{Name: c.Mode, Title: modeTitles[c.Mode]})
@@ -175,4 +176,4 @@ func htmlEnforcementOf(runs []*Report) *htmlEnforcement {
 }
 
 // hazardCount says how many probes a hazard group holds.
-func (g htmlHazardGroup) Count() string { return counted(len(g.Rows), "probe") }
+func (g htmlHazardGroup) Count() string { return plural.Count(len(g.Rows), "probe") }

@@ -1,6 +1,10 @@
 package reports
 
-import "html/template"
+import (
+	"html/template"
+
+	"github.com/replaycheck/replaycheck/internal/plural"
+)
 
 // htmlStyle is the page's whole style: no font, image or script is loaded from anywhere. Colours
 // of the outcomes are outcomeColours'; the enforcement cells are lighter shades of the same.
@@ -127,7 +131,7 @@ table.findings pre { white-space: pre-wrap; overflow-wrap: anywhere; background:
 }
 `
 
-var htmlTemplate = template.Must(template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }, "count": counted}).Parse(`<!DOCTYPE html>
+var htmlTemplate = template.Must(template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }, "count": plural.Count[int]}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8"/>

@@ -776,6 +776,3 @@ func share(part, whole int64) string {
 
 // pluralInstances counts instances, the noun most of the reports' counts are of.
 func pluralInstances(n int) string { return plural.Count(n, "instance") }
-
-// counted is plural.Count for the HTML writer's counts.
-func counted(n int, noun string) string { return plural.Count(n, noun) }
