@@ -852,15 +852,10 @@ func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
 			continue
 		}
 		what := "expect platforms " + family
-		f, ok := l.fields(v, what, platformExpectKeys)
+		f, pe, ok := l.override(v, what, platformExpectKeys)
 		if !ok {
 			continue
 		}
-		if len(f) == 0 {
-			l.errorf(l.at(deref(v)), RuleBadValue, "%s: give at least one of %s", what, strings.Join(platformExpectKeys, ", "))
-			continue
-		}
-		pe := l.outcomes(f, what)
 		pe.Pos = l.placed(raw)
 		if e, ok := f["modes"]; ok {
 			l.through(e.val, func() { pe.Modes = l.modeExpects(e.val, what+" modes") })
@@ -868,6 +863,20 @@ func (l *loader) platformExpects(n *yaml.Node) map[string]PlatformExpect {
 		out[family] = pe
 	}
 	return out
+}
+
+// override reads one entry of expect.platforms or of a modes mapping (what names it in errors):
+// its fields, keys, at least one of them given, and the outcomes among them. ok is false when the
+// entry was reported.
+func (l *loader) override(v *yaml.Node, what string, keys []string) (f map[string]entry, o PlatformExpect, ok bool) {
+	if f, ok = l.fields(v, what, keys); !ok {
+		return nil, PlatformExpect{}, false
+	}
+	if len(f) == 0 {
+		l.errorf(l.at(deref(v)), RuleBadValue, "%s: give at least one of %s", what, strings.Join(keys, ", "))
+		return nil, PlatformExpect{}, false
+	}
+	return f, l.outcomes(f, what), true
 }
 
 // modeNames are the capture modes' names, as expect.modes keys them.
@@ -906,16 +915,10 @@ func (l *loader) modeExpects(n *yaml.Node, what string) map[device.CaptureMode]M
 		if !l.unique(seen, "capture mode", name, l.at(raw)) {
 			continue
 		}
-		entry := what + " " + name
-		f, ok := l.fields(v, entry, modeExpectKeys)
+		_, o, ok := l.override(v, what+" "+name, modeExpectKeys)
 		if !ok {
 			continue
 		}
-		if len(f) == 0 {
-			l.errorf(l.at(deref(v)), RuleBadValue, "%s: give at least one of %s", entry, strings.Join(modeExpectKeys, ", "))
-			continue
-		}
-		o := l.outcomes(f, entry)
 		out[mode] = ModeExpect{Pos: l.placed(raw), Guarded: o.Guarded, Unguarded: o.Unguarded, RejectedBy: o.RejectedBy, RefusedBy: o.RefusedBy}
 	}
 	return out
