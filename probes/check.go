@@ -230,12 +230,12 @@ func (l *loader) checkRefusalStep(p *Probe, what string, r *RefusedBy) {
 		}
 		ops = c.Ops
 	case PhaseEager:
-		i := slices.IndexFunc(p.Phases, func(st Stage) bool { return st.Entry == s.Entry && st.Eager() })
-		if i < 0 {
+		st, ok := p.Entry(s.Entry)
+		if !ok || !st.Eager() {
 			l.errorf(at, RuleRefusedBy, "%s step %s: entry %d of the probe's phases is no eager entry", what, r.Step, s.Entry)
 			return
 		}
-		ops = p.Phases[i].Ops
+		ops = st.Ops
 	default:
 		return
 	}
