@@ -47,39 +47,34 @@ type fpWrite struct {
 	off, end int64
 }
 
-// writesOf is what op may write when the oracle applies it, at most. Ops that write no buffer's
-// bytes give none; an allocation or a grow replaces the buffer's bytes, which fpBuffer's identity
-// check sees; an op of a kind this does not know writes every buffer.
+// writesOf is what op may write when the oracle applies it, at most: the write spans its
+// resolution names (probes.Op.ResolveInto), resolved against buffers of size unbounded so that a
+// range whose length is left to the buffer's size runs to its end (dirtyFrom clips it). Ops that
+// write no buffer's bytes give none; an allocation or a grow replaces the buffer's bytes, which
+// fpBuffer's identity check sees; an op of a kind this does not know, or one that does not
+// resolve, writes every buffer.
 func writesOf(op *probes.Op) []fpWrite {
-	opt := func(p *int64) int64 {
-		if p != nil {
-			return *p
-		}
-		return 0
-	}
-	to := func(off int64, n *int64) int64 {
-		if n != nil {
-			return off + *n
-		}
-		return -1
-	}
 	switch op.Kind {
-	case probes.OpFill:
-		off := opt(op.Offset)
-		return []fpWrite{{op.Dst, off, to(off, op.Bytes)}}
-	case probes.OpCopy:
-		off := opt(op.DstOffset)
-		return []fpWrite{{op.Dst, off, to(off, op.Bytes)}}
-	case probes.OpAxpy:
-		return []fpWrite{{op.Y, 0, -1}}
-	case probes.OpWrite:
-		return []fpWrite{{op.Dst, 0, -1}}
+	case probes.OpFill, probes.OpCopy, probes.OpAxpy, probes.OpWrite:
+		var sp probes.Spans
+		if err := op.ResolveInto(func(string) int64 { return unbounded }, &sp); err != nil {
+			return []fpWrite{{}}
+		}
+		ws := make([]fpWrite, sp.W)
+		for i, s := range sp.Span[:sp.W] {
+			ws[i] = fpWrite{s.Buffer, s.Off, s.End()}
+		}
+		return ws
 	case probes.OpRead, probes.OpRecord, probes.OpWait, probes.OpSync, probes.OpSyncDevice, probes.OpQuery,
 		probes.OpSyncEvent, probes.OpAlloc, probes.OpFree, probes.OpGrow, probes.OpExchangeMode, probes.OpDestroy:
 		return nil
 	}
 	return []fpWrite{{}}
 }
+
+// unbounded is the buffer size writesOf resolves ops against: past any buffer's end, and a
+// multiple of 4 as an axpy's must be.
+const unbounded = 1 << 60
 
 // noteWrites marks what ops may write (writesOf) in the oracle's fingerprints.
 func (in *instance) noteWrites(ops []*probes.Op) {
@@ -101,10 +96,7 @@ func (in *instance) noteLaunch(capture string) {
 	}
 	ws, ok := in.fps.writes[capture]
 	if !ok {
-		for _, c := range in.p.Captures {
-			if c.Name != capture {
-				continue
-			}
+		if c := in.p.Capture(capture); c != nil {
 			for _, op := range c.Ops {
 				if op.Replays() {
 					ws = append(ws, writesOf(op)...)
