@@ -223,6 +223,15 @@ type Options struct {
 	AgainstPath string
 }
 
+// PlatformOnly is cfg set to measure the platform alone: every probe in its own modes, unguarded,
+// judged against no baseline, with no runtime plugin, no shard and no injected faults. Run runs
+// under it; a command checks it before.
+func PlatformOnly(cfg run.Config) run.Config {
+	cfg.Modes, cfg.Guards, cfg.Run, cfg.Probes, cfg.Shard, cfg.Faults = "", "off", "", nil, run.Shard{}, nil
+	cfg.Baseline, cfg.Runtime = "none", ""
+	return cfg
+}
+
 // Run opens the configured backend to learn its platform family, runs the probes of that family's
 // measurements and compares each answer with the profile. A nil report with an error means
 // nothing was measured (a bad table, a backend that could not be opened, a platform of no family);
@@ -262,8 +271,8 @@ func Run(ctx context.Context, o Options) (_ *Report, runErr error) {
 	results := map[string]*capture.Result{} // by instance id
 	var order []probes.Instance
 	if len(ids) > 0 {
-		cfg := o.Config
-		cfg.Guards, cfg.Baseline, cfg.Probes, cfg.Run, cfg.Runtime = "off", "none", ids, "", ""
+		cfg := PlatformOnly(o.Config)
+		cfg.Probes = ids
 		if order, err = run.Select(o.Probes, cfg); err != nil {
 			return nil, err
 		}

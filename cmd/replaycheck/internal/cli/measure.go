@@ -37,9 +37,7 @@ call), or a verify rule has no measurement; 2 for a usage, table, probe or setup
 		format := fs.String("format", "text", "text or json")
 		return func(ctx context.Context, args []string) int {
 			fs.Visit(func(f *flag.Flag) { cfg.Set(f.Name) })
-			// Each probe's own modes, unguarded, no baseline, no runtime plugin: the platform alone.
-			cfg.Modes, cfg.Guards, cfg.Run, cfg.Probes, cfg.Shard, cfg.Faults = "", "off", "", nil, run.Shard{}, nil
-			cfg.Baseline, cfg.Runtime = "none", ""
+			cfg = measure.PlatformOnly(cfg)
 			if err := cfg.Check(); err != nil {
 				fmt.Fprintf(env.Stderr, "replaycheck measure: %v\n", err)
 				return ExitUsage
