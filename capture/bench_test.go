@@ -466,28 +466,7 @@ func BenchmarkVerify256MiBEqual(b *testing.B) {
 func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 	const n = 256 << 20
 	dev := readBackDevice(b)
-	p, err := dev.Malloc(device.Main, n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = dev.Free(device.Main, p) })
-	want := make([]byte, n)
-	for i := range want {
-		want[i] = byte(i*7 + 1)
-	}
-	if err := dev.Write(device.Main, p, want); err != nil {
-		b.Fatal(err)
-	}
-	pinned, err := dev.AllocHost(device.Main, n, device.Pinned)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = dev.FreeHost(device.Main, pinned) })
-	s, err := dev.CreateStream(device.Main, device.Blocking)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = dev.DestroyStream(device.Main, s) })
+	p, want, pinnedCopy := benchBuffer(b, dev, n)
 	verify := func(equal func(device.Device, device.Ptr, []byte) (bool, error)) func() error {
 		return func() error {
 			eq, err := equal(dev, p, want)
@@ -510,12 +489,7 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 	ways = append(ways,
 		way{"read-back/in-session", verify(capture.Options{Runtime: builtin}.EqualByReadingOnThread)},
 		way{"read-back/from-goroutine", verify(capture.Options{Runtime: builtin}.EqualByReading)},
-		way{"pinned-copy", func() error {
-			if err := dev.Copy(device.Main, s, pinned, p); err != nil {
-				return err
-			}
-			return dev.SyncStream(device.Main, s)
-		}},
+		way{"pinned-copy", pinnedCopy},
 	)
 	host := make([]byte, n)
 	for _, way := range ways {
@@ -534,6 +508,40 @@ func BenchmarkVerifyReadBack256MiB(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/took.Seconds()/1e9, "GB/s")
 			b.ReportMetric(float64(n)*float64(b.N)/base.Seconds()/1e9, "read-GB/s")
 		})
+	}
+}
+
+// benchBuffer allocates an n-byte device buffer on dev and writes a pattern into it (want), and
+// returns with them a copy of the buffer into pinned host memory on a stream of its own,
+// synchronised: the link's yardstick.
+func benchBuffer(b *testing.B, dev device.Device, n int64) (p device.Ptr, want []byte, pinnedCopy func() error) {
+	p, err := dev.Malloc(device.Main, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = dev.Free(device.Main, p) })
+	want = make([]byte, n)
+	for i := range want {
+		want[i] = byte(i*7 + 1)
+	}
+	if err := dev.Write(device.Main, p, want); err != nil {
+		b.Fatal(err)
+	}
+	pinned, err := dev.AllocHost(device.Main, n, device.Pinned)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = dev.FreeHost(device.Main, pinned) })
+	s, err := dev.CreateStream(device.Main, device.Blocking)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = dev.DestroyStream(device.Main, s) })
+	return p, want, func() error {
+		if err := dev.Copy(device.Main, s, pinned, p); err != nil {
+			return err
+		}
+		return dev.SyncStream(device.Main, s)
 	}
 }
 

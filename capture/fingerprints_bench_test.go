@@ -28,33 +28,9 @@ func BenchmarkFingerprints256MiB(b *testing.B) {
 	if device.ExtensionsOf(dev).Fingerprint == nil {
 		b.Skip("the device states no fingerprints")
 	}
-	p, err := dev.Malloc(device.Main, n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = dev.Free(device.Main, p) })
-	want := make([]byte, n)
-	for i := range want {
-		want[i] = byte(i*7 + 1)
-	}
-	if err := dev.Write(device.Main, p, want); err != nil {
-		b.Fatal(err)
-	}
-	pinned, err := dev.AllocHost(device.Main, n, device.Pinned)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = dev.FreeHost(device.Main, pinned) })
-	s, err := dev.CreateStream(device.Main, device.Blocking)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = dev.DestroyStream(device.Main, s) })
+	p, want, pinnedCopy := benchBuffer(b, dev, n)
 	pinnedRead := func() {
-		if err := dev.Copy(device.Main, s, pinned, p); err != nil {
-			b.Fatal(err)
-		}
-		if err := dev.SyncStream(device.Main, s); err != nil {
+		if err := pinnedCopy(); err != nil {
 			b.Fatal(err)
 		}
 	}
