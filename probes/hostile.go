@@ -212,7 +212,13 @@ func rawOps(n *yaml.Node) int {
 	listLen(value(n, "between"))
 	listLen(value(value(n, "capture"), "ops"))
 	listLen(value(value(n, "replay"), "each"))
-	rawPhaseOps(value(n, "phases"), listLen, value)
+	if ps := deref(value(n, "phases")); ps != nil && ps.Kind == yaml.SequenceNode {
+		for _, entry := range ps.Content {
+			listLen(value(entry, "eager"))
+			listLen(value(entry, "ops"))
+			listLen(value(value(entry, "capture"), "ops"))
+		}
+	}
 	if cs := deref(value(n, "captures")); cs != nil && cs.Kind == yaml.SequenceNode {
 		for _, c := range cs.Content {
 			listLen(value(c, "ops"))

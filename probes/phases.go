@@ -495,15 +495,3 @@ func describeEntry(n *yaml.Node) string {
 	}
 	return "a mapping of " + strings.Join(keys, ", ")
 }
-
-// rawPhaseOps counts the ops a phases list holds, as rawOps counts a probe's: before decoding.
-func rawPhaseOps(phases *yaml.Node, listLen func(*yaml.Node), value func(*yaml.Node, string) *yaml.Node) {
-	if phases = deref(phases); phases == nil || phases.Kind != yaml.SequenceNode {
-		return
-	}
-	for _, entry := range phases.Content {
-		listLen(value(entry, "eager"))
-		listLen(value(entry, "ops"))
-		listLen(value(value(entry, "capture"), "ops"))
-	}
-}
