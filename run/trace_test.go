@@ -46,15 +46,7 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 	})
 
 	It("announces an in-place comparison as the call into the driver it is, where the device has one", func() {
-		b, err := sim.New(sim.Options{Profile: "cann"})
-		gm.Expect(err).NotTo(gm.HaveOccurred())
-		dev, err := b.Open(context.Background(), 0)
-		gm.Expect(err).NotTo(gm.HaveOccurred())
-		DeferCleanup(dev.Close)
-		p, err := dev.Malloc(device.Main, 64)
-		gm.Expect(err).NotTo(gm.HaveOccurred())
-		var out bytes.Buffer
-		w := &announcer{out: bufio.NewWriter(&out)}
+		dev, p, w, out := tracedSim(sim.Options{Profile: "cann"})
 
 		c := device.ExtensionsOf(traced(dev, w)).Compare
 		gm.Expect(c).NotTo(gm.BeNil())
@@ -69,15 +61,7 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 	})
 
 	It("announces fingerprints as the call into the driver they are, where the device has them", func() {
-		b, err := sim.New(sim.Options{Profile: "cuda", Fingerprints: true})
-		gm.Expect(err).NotTo(gm.HaveOccurred())
-		dev, err := b.Open(context.Background(), 0)
-		gm.Expect(err).NotTo(gm.HaveOccurred())
-		DeferCleanup(dev.Close)
-		p, err := dev.Malloc(device.Main, 64)
-		gm.Expect(err).NotTo(gm.HaveOccurred())
-		var out bytes.Buffer
-		w := &announcer{out: bufio.NewWriter(&out)}
+		dev, p, w, out := tracedSim(sim.Options{Profile: "cuda", Fingerprints: true})
 
 		f := device.ExtensionsOf(traced(dev, w)).Fingerprint
 		gm.Expect(f).NotTo(gm.BeNil(), "an isolated worker verifies as the engine does in process")
@@ -92,3 +76,17 @@ var _ = Describe("an isolated worker's traced runtime", func() {
 		gm.Expect(device.ExtensionsOf(traced(struct{ device.Device }{dev}, w)).Fingerprint).To(gm.BeNil())
 	})
 })
+
+// tracedSim opens device 0 of a simulator made with opt, with a 64-byte buffer on it, and an
+// announcer whose announcements out holds once flushed.
+func tracedSim(opt sim.Options) (dev device.Device, p device.Ptr, w *announcer, out *bytes.Buffer) {
+	b, err := sim.New(opt)
+	gm.Expect(err).NotTo(gm.HaveOccurred())
+	dev, err = b.Open(context.Background(), 0)
+	gm.Expect(err).NotTo(gm.HaveOccurred())
+	DeferCleanup(dev.Close)
+	p, err = dev.Malloc(device.Main, 64)
+	gm.Expect(err).NotTo(gm.HaveOccurred())
+	out = &bytes.Buffer{}
+	return dev, p, &announcer{out: bufio.NewWriter(out)}, out
+}
