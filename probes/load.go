@@ -979,8 +979,19 @@ func resolveDefaults(p *Probe, d Defaults) {
 		p.Replay.Stream = p.Captures[0].Stream
 	}
 	if p.Replay.Order == nil {
+		// Each capture once: each whose graph eager work does not destroy.
+		destroyed := map[string]bool{}
+		for _, st := range p.Stages() {
+			if st.Eager() {
+				for _, op := range st.Ops {
+					destroyed[op.Capture] = destroyed[op.Capture] || op.Kind == OpDestroy
+				}
+			}
+		}
 		for _, c := range p.Captures {
-			p.Replay.Order = append(p.Replay.Order, Launch{Pos: p.Replay.Pos, Capture: c.Name})
+			if !destroyed[c.Name] {
+				p.Replay.Order = append(p.Replay.Order, Launch{Pos: p.Replay.Pos, Capture: c.Name})
+			}
 		}
 	}
 	for i := range p.Replay.Order {

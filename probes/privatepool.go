@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"slices"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -171,12 +170,9 @@ func (l *loader) checkPrivatePools(p *Probe) {
 		}
 	}
 	eager(p.Replay.Each, true)
-	if _, given := l.pos[fieldKey{&p.Replay, "order"}]; !given && len(destroyed) > 0 {
-		// The default order launches each capture once: each whose graph is still there.
-		p.Replay.Order = slices.DeleteFunc(p.Replay.Order, func(lc Launch) bool { return destroyed[lc.Capture] != (Pos{}) })
-		if len(p.Replay.Order) == 0 {
-			l.errorf(p.Pos, RuleDestroyed, "every capture's graph is destroyed: nothing is left to replay")
-		}
+	if _, given := l.pos[fieldKey{&p.Replay, "order"}]; !given && len(destroyed) > 0 && len(p.Replay.Order) == 0 {
+		// The default order (resolveDefaults) left out every destroyed graph, and so every graph.
+		l.errorf(p.Pos, RuleDestroyed, "every capture's graph is destroyed: nothing is left to replay")
 	}
 	for i, lc := range p.Replay.Order {
 		if at, ok := destroyed[lc.Capture]; ok {
