@@ -176,13 +176,10 @@ func (in *instance) noteSharing(round int, lc probes.Launch, ran bool) {
 
 // noteShared records a shared entry as a stale range of the launch, once.
 func (in *instance) noteShared(s sharedEntry, round int, ran bool, other, how string) {
-	l := s.mine
-	key := staleKey{l.Capture, l.Buffer, l.Generation}
-	if in.staleSeen[key] {
+	st, first := in.firstStale(s.mine, round, ran)
+	if !first {
 		return
 	}
-	in.staleSeen[key] = true
-	st := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation, Access: l.Access, Round: round, Ran: ran}
 	st.Now = fmt.Sprintf("shared with graph %s, which captured buffer %s (generation %d) over these bytes of private pool %q and was %s: graphs that share a private pool replay in capture order and never concurrently",
 		other, s.theirs.Buffer, s.theirs.Generation, s.pool, how)
 	if a := in.bufs[s.theirs.Buffer]; a != nil && a.gen == s.theirs.Generation {

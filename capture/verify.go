@@ -200,6 +200,18 @@ type staleKey struct {
 	gen             uint64
 }
 
+// firstStale returns ledger entry l as a stale range of a launch in round (ran: as noteStale's),
+// its Now and Owners left to the caller; false when l was found stale before: each entry is
+// reported once.
+func (in *instance) firstStale(l Residency, round int, ran bool) (StaleRange, bool) {
+	key := staleKey{l.Capture, l.Buffer, l.Generation}
+	if in.staleSeen[key] {
+		return StaleRange{}, false
+	}
+	in.staleSeen[key] = true
+	return StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation, Access: l.Access, Round: round, Ran: ran}, true
+}
+
 // noteStale records, the first time a launch of capture's graph touches it, each range the graph
 // captured that is no longer the allocation it captured: the buffer was freed, or freed and
 // allocated again (a re-base, a pool block handed out again). That is a use of stale memory
@@ -217,12 +229,10 @@ func (in *instance) noteStale(capture string, round int, ran bool) {
 		if a := in.bufs[l.Buffer]; (a != nil && a.gen == l.Generation) || in.heldPrivately(l) {
 			continue
 		}
-		key := staleKey{l.Capture, l.Buffer, l.Generation}
-		if in.staleSeen[key] {
+		s, first := in.firstStale(l, round, ran)
+		if !first {
 			continue
 		}
-		in.staleSeen[key] = true
-		s := StaleRange{Capture: l.Capture, Buffer: l.Buffer, Range: l.Range, Generation: l.Generation, Access: l.Access, Round: round, Ran: ran}
 		if live == nil {
 			names = in.liveNames()
 			live = make([]*allocation, len(names))
